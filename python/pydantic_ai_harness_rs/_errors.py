@@ -1,0 +1,33 @@
+"""The one place native errors become what the model sees.
+
+`_core.RetryableError` (a path outside the root, a denied path, a stale hash, a bad pattern,
+...) becomes `ModelRetry` with the core's message, so the agent can correct the call. Anything
+else, an `OSError` for a full or read-only disk say, propagates and aborts the run, as with
+the reference.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
+
+from pydantic_ai.exceptions import ModelRetry
+
+from pydantic_ai_harness_rs._core import RetryableError
+
+_P = ParamSpec('_P')
+_T = TypeVar('_T')
+
+
+def retry_on_core_errors(fn: Callable[_P, Awaitable[_T]]) -> Callable[_P, Awaitable[_T]]:
+    """Wrap an async tool so the core's retryable errors reach the model as `ModelRetry`."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return await fn(*args, **kwargs)
+        except RetryableError as e:
+            raise ModelRetry(str(e)) from e
+
+    return wrapper
