@@ -130,3 +130,14 @@ class FileSystemCore:
     def resolve(self, path: str, write: bool, check_allowed: bool) -> str:
         """Resolve and access-check `path`; returns the absolute resolved path."""
     def relative_to_root(self, resolved: str) -> str: ...
+
+def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str) -> str:
+    """`text` with each `(old, new)` applied in order, each `old` matching exactly once.
+
+    Raises `NoMatchError` / `AmbiguousMatchError` / `InvalidArgumentError` (empty old_text) with the
+    reference's messages (`old_text` for one pair, `replacement N` in a batch); nothing is written."""
+
+# FileSystemCore, ripgrep tools (issue 4): same arguments as the tools.
+#   def list_files(self, path: str, glob: str | None, *, cancel: CancelToken) -> Outcome
+#   def grep(self, pattern: str, path: str, glob: str | None, file_type: str | None,
+#            ignore_case: bool, literal: bool, context: int, *, cancel: CancelToken) -> Outcome
