@@ -20,6 +20,10 @@ spec_over_reference = pytest.mark.xfail(
     REFERENCE, reason='the document wins over pydantic-ai-harness 0.36.0 here', strict=True
 )
 
+reference_races = pytest.mark.xfail(
+    REFERENCE, reason='0.36.0 checks by path name: a swap between check and I/O can escape', strict=False
+)
+
 
 @pytest.fixture
 def fs() -> ModuleType:

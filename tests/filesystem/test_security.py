@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.filesystem.conftest import spec_over_reference
+from tests.filesystem.conftest import reference_races, spec_over_reference
 from tests.scripted import RETRY, run_tools
 
 pytestmark = pytest.mark.anyio
@@ -152,6 +152,7 @@ async def test_cwd_outside_root_is_refused(fs: ModuleType, tmp_path: Path) -> No
         fs.FileSystem(root_dir=tmp_path / 'root', cwd=tmp_path).get_toolset()
 
 
+@reference_races
 async def test_a_path_swapped_for_a_symlink_never_escapes(fs: ModuleType, tmp_path: Path) -> None:
     """A concurrent thread flips `sub/f.txt` between a file and a link to an outside secret."""
     root = tmp_path / 'root'
