@@ -60,15 +60,8 @@ def _last_results(messages: list[ModelMessage]) -> list[str]:
     return out
 
 
-async def run_tools(
-    capabilities: Sequence[Any],
-    calls: Sequence[tuple[str, dict[str, Any]]],
-    *,
-    listeners: Sequence[tuple[type[CapabilityEvent], Callable[..., Any]]] = (),
-    **run_kwargs: Any,
-) -> Transcript:
-    """Run `calls` through an agent with `capabilities`; see the module docstring."""
-    transcript = Transcript()
+def scripted_model(calls: Sequence[tuple[str, dict[str, Any]]], transcript: Transcript) -> FunctionModel:
+    """A model that calls each `(tool_name, args)` in turn, recording results into `transcript`."""
     step = 0
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -93,7 +86,18 @@ async def run_tools(
             elif isinstance(part, TextPart):
                 yield part.content
 
-    agent = Agent(FunctionModel(model, stream_function=stream), capabilities=list(capabilities), retries=1000)
+    return FunctionModel(model, stream_function=stream)
+
+
+async def run_agent(
+    agent: Agent[Any, Any],
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    *,
+    listeners: Sequence[tuple[type[CapabilityEvent], Callable[..., Any]]] = (),
+    **run_kwargs: Any,
+) -> Transcript:
+    """Run `calls` through an existing `agent` (its model replaced by the script)."""
+    transcript = Transcript()
 
     @agent.on_event(CapabilityEvent)
     async def collect(ctx: Any, event: CapabilityEvent) -> None:
@@ -102,8 +106,20 @@ async def run_tools(
     for kind, listener in listeners:
         agent.on_event(kind)(listener)
 
-    await agent.run('go', **run_kwargs)
+    await agent.run('go', model=scripted_model(calls, transcript), **run_kwargs)
     return transcript
+
+
+async def run_tools(
+    capabilities: Sequence[Any],
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    *,
+    listeners: Sequence[tuple[type[CapabilityEvent], Callable[..., Any]]] = (),
+    **run_kwargs: Any,
+) -> Transcript:
+    """Run `calls` through a new agent with `capabilities`; see the module docstring."""
+    agent: Agent[Any, Any] = Agent(capabilities=list(capabilities), retries=1000)
+    return await run_agent(agent, calls, listeners=listeners, **run_kwargs)
 
 
 async def call(capabilities: Sequence[Any], name: str, /, **args: Any) -> tuple[str, Transcript]:

@@ -1,0 +1,73 @@
+"""The `open_read` / `open_write` override points: a subclass's streams carry the bytes."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from types import ModuleType
+from typing import Any, BinaryIO
+
+import pytest
+
+
+pytestmark = pytest.mark.anyio
+
+
+def make_toolset(fs: ModuleType, root: Path, store: dict[str, bytes], calls: list[str]) -> Any:
+    """A toolset whose file bytes live in `store` (keyed by resolved path), not on disk."""
+
+    class _Stream(io.BytesIO):
+        def __init__(self, key: str, data: bytes) -> None:
+            super().__init__(data)
+            self.key = key
+
+        def close(self) -> None:
+            store[self.key] = self.getvalue()
+            super().close()
+
+    class MemoryToolset(fs.FileSystemToolset):  # type: ignore[misc, name-defined]
+        def open_read(self, resolved: Path) -> BinaryIO:
+            calls.append(f'read {resolved.name}')
+            return io.BytesIO(store[str(resolved)])
+
+        def open_write(self, resolved: Path, *, read_back: bool, create: bool) -> tuple[BinaryIO, bool]:
+            calls.append(f'write {resolved.name} read_back={read_back} create={create}')
+            key = str(resolved)
+            if key not in store:
+                if not create:
+                    raise FileNotFoundError(key)
+                store[key] = b''
+                return _Stream(key, b''), True
+            return _Stream(key, store[key]), False
+
+    return MemoryToolset(
+        root_dir=root,
+        allowed_patterns=[],
+        denied_patterns=[],
+        protected_patterns=[],
+        max_read_lines=2000,
+        max_list_results=1000,
+        max_search_results=1000,
+        max_find_results=1000,
+    )
+
+
+async def test_write_and_edit_go_through_the_overrides(fs: ModuleType, tmp_path: Path) -> None:
+    store: dict[str, bytes] = {}
+    calls: list[str] = []
+    toolset = make_toolset(fs, tmp_path, store, calls)
+    result = await toolset.write_file('a.txt', 'hello\n')
+    assert result.startswith('Wrote 6 chars (1 lines) to a.txt. [hash:')
+    key = str(tmp_path.resolve() / 'a.txt')
+    assert store[key] == b'hello\n'
+    assert not (tmp_path / 'a.txt').exists()
+    # The edit reads from the store: the file does not exist on disk, so it is reported missing there.
+    with pytest.raises(Exception) as excinfo:
+        await toolset.edit_file('a.txt', 'hello', 'bye')
+    assert 'File not found: a.txt' in str(excinfo.value)
+    (tmp_path / 'a.txt').write_text('on disk\n')
+    store[key] = b'hello\n'
+    assert (await toolset.edit_file('a.txt', 'hello', 'bye')).startswith('Edited a.txt. [hash:')
+    assert store[key] == b'bye\n'
+    assert (tmp_path / 'a.txt').read_text() == 'on disk\n'
+    assert calls == ['write a.txt read_back=False create=True', 'read a.txt', 'write a.txt read_back=True create=False']
