@@ -44,10 +44,15 @@ _RESULT_LINES = 6
 
 
 def _first_file(listing: str) -> str | None:
-    for line in listing.splitlines():
-        if line and not line.endswith('/') and not line.startswith('['):
-            return line
-    return None
+    """The first file of a listing, preferring one that is not a package's `__init__.py`."""
+    files = [line for line in listing.splitlines() if line and not line.endswith('/') and not line.startswith('[')]
+    return next((f for f in files if not f.endswith('__init__.py')), files[0] if files else None)
+
+
+def _next_page(result: str) -> int | None:
+    """The offset a read_file continuation hint names, if the read was cut."""
+    match = re.search(r'Use offset=(\d+) to continue reading', result)
+    return int(match.group(1)) if match else None
 
 
 class _Script:
@@ -119,7 +124,8 @@ class _Transcript:
             fields = {
                 k: v
                 for k, v in vars(event).items()
-                if k not in {'kind', 'capability_id', 'tool_call_id', 'tool_name', 'event_kind', 'root_dir'}
+                if k
+                not in {'kind', 'capability_id', 'tool_call_id', 'tool_name', 'event_kind', 'root_dir', 'cancelled', 'cancel_reason'}
             }
             shown = ', '.join(f'{k}={_cut(repr(v), 80)}' for k, v in fields.items())
             self.print(f'  ⚑ {event.kind}: {shown}')
@@ -151,8 +157,11 @@ def _explore_steps(has_rg: bool) -> tuple[list[Step], dict[str, str]]:
         lambda _: ('find_files', {'pattern': '**/*.py'}),
         fallback_find,
         pick,
-        lambda _: ('read_file', {'path': chosen['file'], 'limit': 20}) if 'file' in chosen else None,
-        lambda _: ('read_file', {'path': chosen['file'], 'offset': 20, 'limit': 10}) if 'file' in chosen else None,
+        lambda _: ('read_file', {'path': chosen['file'], 'limit': 10}) if 'file' in chosen else None,
+        # Page on from where the first window stopped, as its continuation hint says.
+        lambda last: ('read_file', {'path': chosen['file'], 'offset': offset, 'limit': 10})
+        if 'file' in chosen and (offset := _next_page(last)) is not None
+        else None,
         lambda _: ('search_files', {'pattern': r'\b(TODO|FIXME|def main)\b'}),
         lambda _: ('read_file', {'path': '../outside-the-root.txt'}),
     ]
