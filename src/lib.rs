@@ -9,5 +9,9 @@
 pub mod cancel;
 pub mod error;
 
+pub mod access;
+pub mod hash;
+pub mod path;
 #[cfg(feature = "python")]
 pub mod py;
+pub mod text;
