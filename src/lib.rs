@@ -10,8 +10,10 @@ pub mod cancel;
 pub mod error;
 
 pub mod access;
+pub mod fs;
 pub mod hash;
 pub mod path;
 #[cfg(feature = "python")]
 pub mod py;
+pub mod read;
 pub mod text;
