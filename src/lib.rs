@@ -10,6 +10,7 @@ pub mod cancel;
 pub mod error;
 
 pub mod access;
+pub mod diff;
 pub mod fs;
 pub mod hash;
 pub mod path;

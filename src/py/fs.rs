@@ -186,11 +186,18 @@ fn text_hash(text: &str) -> String {
     crate::hash::text_hash(text)
 }
 
+/// The event diff `(diff, truncated)` from `old` to `new` (see `diff::unified_diff`).
+#[pyfunction]
+fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) -> (String, bool) {
+    py.detach(move || crate::diff::unified_diff(old.as_deref(), &new, &path))
+}
+
 /// Adds the FileSystem classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFileSystemCore>()?;
     m.add_class::<PyOutcome>()?;
     m.add_function(wrap_pyfunction!(content_hash, m)?)?;
     m.add_function(wrap_pyfunction!(text_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(unified_diff, m)?)?;
     Ok(())
 }
