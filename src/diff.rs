@@ -78,7 +78,7 @@ pub fn unified_diff(old: Option<&str>, new: &str, path: &str) -> (String, bool) 
         out.push(format!("--- {from}"));
         out.push(format!("+++ {to}"));
     }
-    let mut push_line = |out: &mut Vec<String>, prefix: char, line: &str| {
+    let push_line = |out: &mut Vec<String>, prefix: char, line: &str| {
         if let Some(stripped) = line.strip_suffix('\n') {
             out.push(format!("{prefix}{stripped}"));
         } else {
@@ -325,7 +325,8 @@ fn grouped_opcodes<'s>(a: &[&'s str], b: &[&'s str], n: usize) -> Vec<Vec<Opcode
         }
         group.push((tag, i1, i2, j1, j2));
     }
-    if !group.is_empty() && !(group.len() == 1 && group[0].0 == Tag::Equal) {
+    let only_equal = group.len() == 1 && group[0].0 == Tag::Equal;
+    if !group.is_empty() && !only_equal {
         groups.push(group);
     }
     groups
