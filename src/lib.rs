@@ -18,3 +18,4 @@ pub mod path;
 pub mod py;
 pub mod read;
 pub mod text;
+pub mod write;

@@ -10,6 +10,7 @@ use pyo3::types::PyBytes;
 
 use crate::error::Result;
 use crate::fs::{FileSystem, Limits, Outcome};
+use crate::write::Plan;
 
 use super::PyCancelToken;
 
@@ -53,6 +54,52 @@ impl PyOutcome {
     }
 }
 
+/// A change checked and ready to announce with `FileChangeRequestEvent`, then commit.
+#[pyclass(name = "ChangePlan", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyChangePlan {
+    plan: Arc<Plan>,
+    root_dir: String,
+}
+
+#[pymethods]
+impl PyChangePlan {
+    /// Event path: resolved, relative to the real root.
+    #[getter]
+    fn path(&self) -> String {
+        self.plan.event_path()
+    }
+
+    #[getter]
+    fn root_dir(&self) -> String {
+        self.root_dir.clone()
+    }
+
+    /// `'write'`, `'edit'` or `'create_directory'`.
+    #[getter]
+    fn operation(&self) -> &'static str {
+        self.plan.operation.as_str()
+    }
+
+    #[getter]
+    fn diff(&self) -> String {
+        self.plan.diff.clone()
+    }
+
+    #[getter]
+    fn truncated(&self) -> bool {
+        self.plan.truncated
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ChangePlan(path={:?}, operation={:?}, truncated={})",
+            self.plan.event_path(),
+            self.plan.operation.as_str(),
+            self.plan.truncated
+        )
+    }
+}
+
 /// Runs `op` with the GIL released and maps its error to the exception hierarchy.
 fn run<T: Send>(py: Python<'_>, op: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
     py.detach(op).map_err(PyErr::from)
@@ -66,6 +113,15 @@ fn run<T: Send>(py: Python<'_>, op: impl FnOnce() -> Result<T> + Send) -> PyResu
 )]
 pub struct PyFileSystemCore {
     inner: Arc<FileSystem>,
+}
+
+impl PyFileSystemCore {
+    fn wrap(&self, plan: Plan) -> PyChangePlan {
+        PyChangePlan {
+            plan: Arc::new(plan),
+            root_dir: self.root_dir(),
+        }
+    }
 }
 
 #[pymethods]
@@ -151,6 +207,66 @@ impl PyFileSystemCore {
         run(py, move || fs.file_info(&path, &flag)).map(Into::into)
     }
 
+    #[pyo3(signature = (path, content, expected_hash, announce, *, cancel))]
+    fn plan_write(
+        &self,
+        py: Python<'_>,
+        path: String,
+        content: String,
+        expected_hash: Option<String>,
+        announce: bool,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyChangePlan> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = run(py, move || {
+            fs.plan_write(&path, content, expected_hash, announce, &flag)
+        })?;
+        Ok(self.wrap(plan))
+    }
+
+    #[pyo3(signature = (path, replacements, expected_hash, *, cancel))]
+    fn plan_edit(
+        &self,
+        py: Python<'_>,
+        path: String,
+        replacements: Vec<(String, String)>,
+        expected_hash: Option<String>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyChangePlan> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = run(py, move || {
+            fs.plan_edit(&path, &replacements, expected_hash, &flag)
+        })?;
+        Ok(self.wrap(plan))
+    }
+
+    /// None when the directory already exists (nothing to announce, nothing to emit).
+    fn plan_create_directory(
+        &self,
+        py: Python<'_>,
+        path: String,
+    ) -> PyResult<Option<PyChangePlan>> {
+        let fs = self.inner.clone();
+        let plan = run(py, move || fs.plan_create_directory(&path))?;
+        Ok(plan.map(|p| self.wrap(p)))
+    }
+
+    /// Re-resolve, then write under the descriptor guard (or create the directory).
+    #[pyo3(signature = (plan, *, cancel))]
+    fn commit(
+        &self,
+        py: Python<'_>,
+        plan: PyRef<'_, PyChangePlan>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = plan.plan.clone();
+        run(py, move || fs.commit(&plan, &flag)).map(Into::into)
+    }
+
     /// Resolve and access-check `path`; returns the absolute resolved path.
     fn resolve(
         &self,
@@ -196,6 +312,7 @@ fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFileSystemCore>()?;
     m.add_class::<PyOutcome>()?;
+    m.add_class::<PyChangePlan>()?;
     m.add_function(wrap_pyfunction!(content_hash, m)?)?;
     m.add_function(wrap_pyfunction!(text_hash, m)?)?;
     m.add_function(wrap_pyfunction!(unified_diff, m)?)?;
