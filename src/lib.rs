@@ -18,4 +18,5 @@ pub mod path;
 pub mod py;
 pub mod read;
 pub mod text;
+pub mod walk;
 pub mod write;
