@@ -17,6 +17,7 @@ pub mod path;
 #[cfg(feature = "python")]
 pub mod py;
 pub mod read;
+pub mod search;
 pub mod text;
 pub mod walk;
 pub mod write;

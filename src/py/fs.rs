@@ -207,6 +207,48 @@ impl PyFileSystemCore {
         run(py, move || fs.file_info(&path, &flag)).map(Into::into)
     }
 
+    #[pyo3(signature = (path, *, cancel))]
+    fn list_directory(
+        &self,
+        py: Python<'_>,
+        path: String,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || fs.list_directory(&path, &flag)).map(Into::into)
+    }
+
+    #[pyo3(signature = (pattern, path, include_glob, *, cancel))]
+    fn search_files(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        path: String,
+        include_glob: Option<String>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || {
+            fs.search_files(&pattern, &path, include_glob.as_deref(), &flag)
+        })
+        .map(Into::into)
+    }
+
+    #[pyo3(signature = (pattern, path, *, cancel))]
+    fn find_files(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        path: String,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || fs.find_files(&pattern, &path, &flag)).map(Into::into)
+    }
+
     #[pyo3(signature = (path, content, expected_hash, announce, *, cancel))]
     fn plan_write(
         &self,
