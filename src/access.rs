@@ -213,6 +213,11 @@ impl Access {
         Ok(())
     }
 
+    /// Whether no denied or allowed pattern restricts reads (every path is readable).
+    pub fn is_unrestricted(&self) -> bool {
+        self.denied.is_empty() && self.allowed.is_empty()
+    }
+
     /// The read-level predicate walkers filter entries with: not denied, and allowed.
     pub fn is_readable(&self, rel: &str) -> bool {
         !self.denied.is_match(rel) && (self.allowed.is_empty() || self.allowed.is_match(rel))

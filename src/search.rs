@@ -9,7 +9,6 @@
 //! literal costs about a `memmem` over the bytes. Files are searched in parallel; results
 //! are assembled in walk order and the search stops once one match past the cap is known.
 
-use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -247,6 +246,13 @@ fn prefilter(pattern: &str) -> Option<regex::bytes::Regex> {
         }
     }
     let lits = best?;
+    // A U+FFFD in a literal could come from the lossy decode; then raw bytes cannot prefilter.
+    if lits
+        .iter()
+        .any(|l| memchr::memmem::find(l, "\u{FFFD}".as_bytes()).is_some())
+    {
+        return None;
+    }
     let alternation: Vec<String> = lits
         .iter()
         .map(|l| l.iter().map(|b| format!("\\x{b:02x}")).collect::<String>())
@@ -390,6 +396,35 @@ pub fn matching_lines(
     (out, false)
 }
 
+/// Reads a whole file into `buf` (sized by `fstat`, no extra syscalls).
+fn read_into(mut file: std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let size = fstat(file.as_raw_fd())
+        .map(|st| st.st_size as usize)
+        .unwrap_or(0);
+    buf.reserve(size + 1);
+    loop {
+        if buf.len() == buf.capacity() {
+            buf.reserve(64 * 1024);
+        }
+        let spare = buf.spare_capacity_mut();
+        // SAFETY: reading into uninitialized capacity; only the bytes read are exposed.
+        let n = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+        if n < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        if n == 0 {
+            let _ = &mut file;
+            return Ok(());
+        }
+        // SAFETY: the kernel initialized n bytes past len.
+        unsafe { buf.set_len(buf.len() + n as usize) };
+    }
+}
+
 impl FileSystem {
     /// `search_files`: lines matching `pattern` in the files below `path` (or the file
     /// `path`), in sorted order, `include_glob` matched (fnmatch) against root-relative
@@ -458,7 +493,11 @@ impl FileSystem {
                 _ => return Vec::new(),
             }
             buf.clear();
-            if std::fs::File::from(fd).read_to_end(buf).is_err() || is_binary(buf) {
+            if read_into(std::fs::File::from(fd), buf).is_err() || is_binary(buf) {
+                return Vec::new();
+            }
+            // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
+            if pre.as_ref().is_some_and(|p| !p.is_match(buf)) {
                 return Vec::new();
             }
             let label = self.root.rel_to_cwd(&abs);

@@ -202,6 +202,16 @@ impl FileSystem {
         let mut entries = list_fd(fd).map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         let root_hidden = has_hidden_component(&resolved.rel);
+        // Entry names relative to cwd: the directory's own relpath joined with the name,
+        // except for an entry that is cwd or one of its ancestors.
+        let dir_rel = self.root.rel_to_cwd(&resolved.abs);
+        let cwd_child = self
+            .root
+            .cwd()
+            .strip_prefix(&resolved.abs)
+            .ok()
+            .and_then(|r| r.components().next());
+        let plain = self.access.is_unrestricted();
         let max = self.limits.max_list_results;
         let mut lines: Vec<String> = Vec::new();
         let mut count = 0;
@@ -212,17 +222,28 @@ impl FileSystem {
                 continue;
             }
             let abs = resolved.abs.join(&entry.name);
-            let Some(target) = self.walk_target(&abs, entry.kind != Kind::Symlink) else {
-                continue;
-            };
-            let rel = self.root.rel_to_cwd(&abs);
-            // The target's type and size, symlinks followed; a dangling one is skipped.
-            let st = if entry.kind == Kind::Symlink {
-                std::fs::metadata(&target.abs)
-                    .ok()
-                    .map(|m| (m.is_dir(), m.len()))
+            let target = if plain && entry.kind != Kind::Symlink {
+                None
             } else {
-                stat_at(&dir_fd, &entry.name).map(|s| (is_dir(s.st_mode), s.st_size as u64))
+                match self.walk_target(&abs, entry.kind != Kind::Symlink) {
+                    Some(t) => Some(t),
+                    None => continue,
+                }
+            };
+            let rel = if cwd_child.is_some_and(|c| c.as_os_str() == entry.name) {
+                self.root.rel_to_cwd(&abs)
+            } else if dir_rel == "." {
+                entry.name.to_string_lossy().into_owned()
+            } else {
+                format!("{dir_rel}/{}", entry.name.to_string_lossy())
+            };
+            // The target's type and size, symlinks followed; a dangling one is skipped.
+            let st = match (entry.kind, &target) {
+                (Kind::Symlink, Some(target)) => std::fs::metadata(&target.abs)
+                    .ok()
+                    .map(|m| (m.is_dir(), m.len())),
+                (Kind::Dir, _) => Some((true, 0)),
+                _ => stat_at(&dir_fd, &entry.name).map(|s| (is_dir(s.st_mode), s.st_size as u64)),
             };
             let Some((dir, size)) = st else { continue };
             let line = if dir {
