@@ -10,9 +10,9 @@
 //! are assembled in walk order and the search stops once one match past the cap is known.
 
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
@@ -23,7 +23,7 @@ use crate::fs::{FileSystem, Outcome};
 use crate::hash::is_binary;
 use crate::path::{fstat, is_reg, READ_FLAGS};
 use crate::text::{has_rare_terminator, terminator_at};
-use crate::walk::{collect_tree, has_hidden_component, Kind};
+use crate::walk::{has_hidden_component, Kind};
 
 /// A compiled search pattern.
 #[derive(Debug)]
@@ -396,6 +396,46 @@ pub fn matching_lines(
     (out, false)
 }
 
+/// A sort key equal to Python's component-wise `Path` order: bytes with `/` lowest.
+fn sort_key(rel: &Path) -> Vec<u8> {
+    rel.as_os_str()
+        .as_bytes()
+        .iter()
+        .map(|&b| if b == b'/' { 0 } else { b })
+        .collect()
+}
+
+/// Matches kept by file sort key, trimmed so only the first `max + 1` in order remain.
+#[derive(Default)]
+struct Kept {
+    files: std::collections::BTreeMap<Vec<u8>, Vec<String>>,
+    total: usize,
+}
+
+impl Kept {
+    /// Whether a file with `key` cannot contribute: `max + 1` matches sort before it.
+    fn is_beyond(&self, key: &[u8], max: usize) -> bool {
+        self.total > max
+            && self
+                .files
+                .last_key_value()
+                .is_some_and(|(last, _)| key > last.as_slice())
+    }
+
+    fn insert(&mut self, key: Vec<u8>, found: Vec<String>, max: usize) {
+        self.total += found.len();
+        self.files.insert(key, found);
+        while let Some((_, last)) = self.files.last_key_value() {
+            if self.total - last.len() > max {
+                self.total -= last.len();
+                self.files.pop_last();
+            } else {
+                break;
+            }
+        }
+    }
+}
+
 /// Reads a whole file into `buf` (sized by `fstat`, no extra syscalls).
 fn read_into(mut file: std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<()> {
     let size = fstat(file.as_raw_fd())
@@ -451,119 +491,110 @@ impl FileSystem {
             _ => None,
         };
         let meta = std::fs::metadata(&resolved.abs).ok();
-        // (root-relative path of the entry as walked, kind)
-        let entries: Vec<(std::path::PathBuf, Kind)> = match &meta {
-            Some(m) if m.is_file() => vec![(resolved.rel.clone(), Kind::File)],
-            Some(m) if m.is_dir() && !has_hidden_component(&resolved.rel) => {
-                collect_tree(&resolved.abs, cancel)?
-                    .into_iter()
-                    .map(|(rel, kind)| (resolved.rel.join(rel), kind))
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
         let max = self.limits.max_search_results;
-        let candidates: Vec<(std::path::PathBuf, Kind)> = entries
-            .into_iter()
-            .filter(|(rel, kind)| {
-                matches!(kind, Kind::File | Kind::Symlink)
-                    && !has_hidden_component(rel)
-                    && glob
-                        .as_ref()
-                        .is_none_or(|g| g.is_match(&rel.to_string_lossy()))
-            })
-            .collect();
         let beneath = self.root.open_root()?;
-        let n = candidates.len();
-        let slots: Vec<OnceLock<Vec<String>>> = (0..n).map(|_| OnceLock::new()).collect();
-        let next = AtomicUsize::new(0);
-        let stop = AtomicBool::new(false);
-        let progress = Mutex::new((0usize, 0usize));
-        let search_one = |i: usize, buf: &mut Vec<u8>| -> Vec<String> {
-            let (rel, kind) = &candidates[i];
-            let abs = self.root.real_root().join(rel);
-            let Some(target) = self.walk_target(&abs, *kind == Kind::File) else {
-                return Vec::new();
+        // The matches kept so far, by sort key; only the first `max + 1` in key order matter.
+        let kept: Mutex<Kept> = Mutex::new(Kept::default());
+        let search_one = |abs: &Path, rel: &Path, kind: Kind, buf: &mut Vec<u8>| {
+            if !matches!(kind, Kind::File | Kind::Symlink) {
+                return;
+            }
+            let rel_text = rel.to_string_lossy();
+            if glob.as_ref().is_some_and(|g| !g.is_match(&rel_text)) {
+                return;
+            }
+            let key = sort_key(rel);
+            if kept.lock().unwrap().is_beyond(&key, max) {
+                return;
+            }
+            let Some(target) = self.walk_target(abs, kind == Kind::File) else {
+                return;
             };
             let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
-                return Vec::new();
+                return;
             };
             match fstat(fd.as_raw_fd()) {
                 Ok(st) if is_reg(st.st_mode) => {}
-                _ => return Vec::new(),
+                _ => return,
             }
             buf.clear();
             if read_into(std::fs::File::from(fd), buf).is_err() || is_binary(buf) {
-                return Vec::new();
+                return;
             }
             // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
             if pre.as_ref().is_some_and(|p| !p.is_match(buf)) {
-                return Vec::new();
+                return;
             }
-            let label = self.root.rel_to_cwd(&abs);
-            match std::str::from_utf8(buf) {
+            let label = self.root.rel_to_cwd(abs);
+            let found = match std::str::from_utf8(buf) {
                 Ok(text) => matching_lines(text, &compiled, pre.as_ref(), &label, max + 1).0,
                 Err(_) => {
                     let text = String::from_utf8_lossy(buf);
                     matching_lines(&text, &compiled, pre.as_ref(), &label, max + 1).0
                 }
+            };
+            if !found.is_empty() {
+                kept.lock().unwrap().insert(key, found, max);
             }
         };
-        let worker = || {
-            let mut buf = Vec::new();
-            loop {
-                if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let found = search_one(i, &mut buf);
-                let _ = slots[i].set(found);
-                let mut p = progress.lock().unwrap();
-                while p.0 < n {
-                    match slots[p.0].get() {
-                        Some(v) => {
-                            p.1 += v.len();
-                            p.0 += 1;
+        match &meta {
+            Some(m) if m.is_file() && !has_hidden_component(&resolved.rel) => {
+                search_one(&resolved.abs, &resolved.rel, Kind::File, &mut Vec::new());
+            }
+            Some(m) if m.is_dir() && !has_hidden_component(&resolved.rel) => {
+                let root_abs = self.root.real_root();
+                let walker = ignore::WalkBuilder::new(&resolved.abs)
+                    .standard_filters(false)
+                    .hidden(false)
+                    .follow_links(false)
+                    .threads(
+                        std::thread::available_parallelism()
+                            .map(|t| t.get())
+                            .unwrap_or(1)
+                            .clamp(1, 8),
+                    )
+                    .filter_entry(|e| {
+                        e.depth() == 0 || e.file_name().as_bytes().first() != Some(&b'.')
+                    })
+                    .build_parallel();
+                walker.run(|| {
+                    let search_one = &search_one;
+                    let mut buf = Vec::new();
+                    Box::new(move |entry| {
+                        if cancel.is_cancelled() {
+                            return ignore::WalkState::Quit;
                         }
-                        None => break,
-                    }
-                }
-                if p.1 > max {
-                    stop.store(true, Ordering::Relaxed);
-                }
+                        let Ok(entry) = entry else {
+                            return ignore::WalkState::Continue;
+                        };
+                        if entry.depth() == 0 {
+                            return ignore::WalkState::Continue;
+                        }
+                        let kind = match entry.file_type() {
+                            Some(ft) if ft.is_file() => Kind::File,
+                            Some(ft) if ft.is_symlink() => Kind::Symlink,
+                            _ => return ignore::WalkState::Continue,
+                        };
+                        if let Ok(rel) = entry.path().strip_prefix(root_abs) {
+                            search_one(entry.path(), rel, kind, &mut buf);
+                        }
+                        ignore::WalkState::Continue
+                    })
+                });
             }
-        };
-        let threads = std::thread::available_parallelism()
-            .map(|t| t.get())
-            .unwrap_or(1)
-            .clamp(1, 8);
-        if n > 1 && threads > 1 {
-            std::thread::scope(|scope| {
-                for _ in 0..threads - 1 {
-                    scope.spawn(worker);
-                }
-                worker();
-            });
-        } else {
-            worker();
+            _ => {}
         }
         cancel.check()?;
+        let kept = kept.into_inner().unwrap();
         let mut results: Vec<String> = Vec::new();
         let mut truncated = false;
-        for slot in &slots {
-            let Some(found) = slot.get() else { break };
+        'files: for found in kept.files.into_values() {
             for line in found {
                 if results.len() >= max {
                     truncated = true;
-                    break;
+                    break 'files;
                 }
-                results.push(line.clone());
-            }
-            if truncated {
-                break;
+                results.push(line);
             }
         }
         let count = results.len();
@@ -584,11 +615,6 @@ impl FileSystem {
             ..Default::default()
         })
     }
-}
-
-/// Whether `rel` would be searched (for tests and callers that filter themselves).
-pub fn is_searchable(rel: &Path) -> bool {
-    !has_hidden_component(rel)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::access::Fnmatch;
 use crate::cancel::CancelFlag;
@@ -511,58 +511,6 @@ impl Finder<'_> {
         }
         Ok(true)
     }
-}
-
-/// Collects the walk of `search_files`: every entry below `root` (`rglob('*')`: real
-/// directories entered, symlinks listed but not followed), hidden names pruned, sorted
-/// component-wise; paths relative to `root`, with their kind.
-pub fn collect_tree(root: &Path, cancel: &CancelFlag) -> Result<Vec<(PathBuf, Kind)>> {
-    use std::sync::Mutex;
-    let found: Mutex<Vec<(PathBuf, Kind)>> = Mutex::new(Vec::new());
-    let walker = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .hidden(false)
-        .follow_links(false)
-        .threads(2)
-        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()))
-        .build_parallel();
-    walker.run(|| {
-        let found = &found;
-        let mut local: Vec<(PathBuf, Kind)> = Vec::new();
-        struct Flush<'a>(&'a Mutex<Vec<(PathBuf, Kind)>>, Vec<(PathBuf, Kind)>);
-        impl Drop for Flush<'_> {
-            fn drop(&mut self) {
-                self.0.lock().unwrap().append(&mut self.1);
-            }
-        }
-        let _ = &mut local;
-        let mut flush = Flush(found, local);
-        Box::new(move |entry| {
-            if cancel.is_cancelled() {
-                return ignore::WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return ignore::WalkState::Continue;
-            };
-            if entry.depth() == 0 {
-                return ignore::WalkState::Continue;
-            }
-            let kind = match entry.file_type() {
-                Some(ft) if ft.is_dir() => Kind::Dir,
-                Some(ft) if ft.is_file() => Kind::File,
-                Some(ft) if ft.is_symlink() => Kind::Symlink,
-                _ => Kind::Other,
-            };
-            if let Ok(rel) = entry.path().strip_prefix(root) {
-                flush.1.push((rel.to_path_buf(), kind));
-            }
-            ignore::WalkState::Continue
-        })
-    });
-    cancel.check()?;
-    let mut found = found.into_inner().unwrap();
-    found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(found)
 }
 
 #[cfg(test)]
