@@ -216,11 +216,19 @@ impl FileSystem {
         let mut lines: Vec<String> = Vec::new();
         let mut count = 0;
         let mut truncated = false;
-        for entry in entries {
+        let entries: Vec<DirEntry> = if root_hidden {
+            Vec::new()
+        } else {
+            entries
+                .into_iter()
+                .filter(|e| !is_hidden(&e.name))
+                .collect()
+        };
+        // Sizes of the regular entries that can be shown, fetched in parallel up front.
+        let wanted = entries.len().min(max.saturating_add(65));
+        let sizes = prefetch_stats(&dir_fd, &entries[..wanted]);
+        for (index, entry) in entries.iter().enumerate() {
             cancel.check()?;
-            if root_hidden || is_hidden(&entry.name) {
-                continue;
-            }
             let abs = resolved.abs.join(&entry.name);
             let target = if plain && entry.kind != Kind::Symlink {
                 None
@@ -243,7 +251,12 @@ impl FileSystem {
                     .ok()
                     .map(|m| (m.is_dir(), m.len())),
                 (Kind::Dir, _) => Some((true, 0)),
-                _ => stat_at(&dir_fd, &entry.name).map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+                _ => match sizes.get(index) {
+                    Some(known) => *known,
+                    None => {
+                        stat_at(&dir_fd, &entry.name).map(|s| (is_dir(s.st_mode), s.st_size as u64))
+                    }
+                },
             };
             let Some((dir, size)) = st else { continue };
             let line = if dir {
@@ -363,6 +376,38 @@ impl FileSystem {
             emit: true,
             ..Default::default()
         })
+    }
+}
+
+/// `(is_dir, size)` of each non-directory, non-symlink entry (others: `None`), in order,
+/// with the stats spread over the available cores.
+fn prefetch_stats(dir: &OwnedFd, entries: &[DirEntry]) -> Vec<Option<(bool, u64)>> {
+    let one = |e: &DirEntry| match e.kind {
+        Kind::Dir | Kind::Symlink => None,
+        _ => stat_at(dir, &e.name).map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    if entries.len() < 4096 || threads < 2 {
+        return entries.iter().map(one).collect();
+    }
+    let chunk = entries.len().div_ceil(threads);
+    let stats: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    if stats.len() == entries.len() {
+        stats
+    } else {
+        entries.iter().map(one).collect()
     }
 }
 
