@@ -152,8 +152,10 @@ impl FileSystem {
         missing: impl Fn() -> String,
         dir_message: bool,
     ) -> Result<File> {
-        let beneath = self.root.open_root()?;
         let not_found = || Error::new(ErrorKind::NotFound, missing());
+        let Some(beneath) = self.root.open_root_if_exists()? else {
+            return Err(not_found());
+        };
         let is_directory = || {
             Error::new(
                 ErrorKind::NotFound,
@@ -199,8 +201,10 @@ impl FileSystem {
     /// Source: `file_info`, _toolset.py.
     pub fn file_info(&self, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
         let resolved = self.safe_resolve(path, false, true)?;
-        let beneath = self.root.open_root()?;
         let not_found = || Error::new(ErrorKind::NotFound, format!("Path not found: {path}"));
+        let Some(beneath) = self.root.open_root_if_exists()? else {
+            return Err(not_found());
+        };
         let fd = match beneath.open(&resolved.rel, STAT_FLAGS, 0) {
             Ok(fd) => fd,
             Err(e) => {
@@ -383,6 +387,122 @@ pub(crate) mod tests {
         assert_eq!(
             result(f.file_info("bin", &c)),
             "OK path: bin\ntype: file\nsize: 3 bytes\nbinary: True"
+        );
+    }
+
+    #[test]
+    fn missing_root_fails_at_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("later");
+        let f = FileSystem::new(
+            root.to_str().unwrap(),
+            None,
+            &[],
+            &[],
+            &protected(),
+            limits(),
+        )
+        .unwrap();
+        let c = CancelFlag::new();
+        assert_eq!(
+            result(f.read_file("a.txt", 0, None, &c)),
+            "ERR File not found: a.txt"
+        );
+        assert_eq!(
+            result(f.file_info("a.txt", &c)),
+            "ERR Path not found: a.txt"
+        );
+        assert_eq!(result(f.list_directory(".", &c)), "ERR Not a directory: .");
+        assert_eq!(
+            result(f.search_files("x", ".", None, &c)),
+            "OK No matches found."
+        );
+        assert_eq!(
+            f.plan_write("a.txt", "x".into(), None, true, &c)
+                .unwrap_err()
+                .message,
+            "Parent directory '.' does not exist. Use create_directory first."
+        );
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("a.txt"), "x\n").unwrap();
+        assert_eq!(
+            result(f.read_file("a.txt", 0, None, &c)),
+            "OK [a.txt | 1 lines | hash:73cb3858a687]\n     1\tx\n"
+        );
+    }
+
+    #[test]
+    fn cancelled_calls_stop() {
+        let (_d, f) = setup();
+        let c = CancelFlag::new();
+        c.cancel();
+        assert_eq!(
+            f.read_file("a.txt", 0, None, &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+        assert_eq!(
+            f.search_files("x", ".", None, &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+        assert_eq!(
+            f.find_files("**", ".", &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+        assert_eq!(
+            f.list_directory(".", &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+    }
+
+    #[test]
+    fn walkers_never_show_outside_or_denied_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.txt"), "TOKEN outside\n").unwrap();
+        fs::create_dir(r.join("logs")).unwrap();
+        fs::write(r.join("logs/app.log"), "TOKEN denied\n").unwrap();
+        fs::write(r.join("ok.txt"), "TOKEN ok\n").unwrap();
+        symlink(outside.path().join("secret.txt"), r.join("escape.txt")).unwrap();
+        symlink(outside.path(), r.join("escdir")).unwrap();
+        symlink("logs/app.log", r.join("alias.txt")).unwrap();
+        symlink(r.join("ok.txt"), r.join("abs_inside.txt")).unwrap();
+        symlink("loop2", r.join("loop1")).unwrap();
+        symlink("loop1", r.join("loop2")).unwrap();
+        let denied = vec!["logs".to_string()];
+        let f = FileSystem::new(
+            r.to_str().unwrap(),
+            None,
+            &[],
+            &denied,
+            &protected(),
+            limits(),
+        )
+        .unwrap();
+        let c = CancelFlag::new();
+        assert_eq!(
+            f.search_files("TOKEN", ".", None, &c).unwrap().text,
+            "abs_inside.txt:1:TOKEN ok\nok.txt:1:TOKEN ok"
+        );
+        assert_eq!(
+            f.list_directory(".", &c).unwrap().text,
+            "abs_inside.txt  (9 bytes)\nok.txt  (9 bytes)"
+        );
+        assert_eq!(
+            f.find_files("**/*", ".", &c).unwrap().text,
+            "abs_inside.txt\nok.txt"
+        );
+        assert_eq!(
+            f.find_files("escdir/*", ".", &c).unwrap().text,
+            "No matches found."
+        );
+        assert_eq!(
+            f.read_file("alias.txt", 0, None, &c).unwrap_err().message,
+            "Path 'logs/app.log' is denied by pattern 'logs'."
+        );
+        assert_eq!(
+            f.read_file("escape.txt", 0, None, &c).unwrap_err().message,
+            "Path 'escape.txt' resolves outside the root directory."
         );
     }
 

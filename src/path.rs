@@ -360,6 +360,15 @@ impl Root {
         }
     }
 
+    /// A descriptor of the real root, or `Ok(None)` when the root does not exist (yet).
+    pub fn open_root_if_exists(&self) -> Result<Option<Beneath>> {
+        match self.open_root() {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if matches!(e.errno, Some(libc::ENOENT) | Some(libc::ENOTDIR)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// A descriptor of the real root to open paths beneath.
     ///
     /// Errors: a retryable NotFound when the root does not exist (yet).

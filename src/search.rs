@@ -492,7 +492,14 @@ impl FileSystem {
         };
         let meta = std::fs::metadata(&resolved.abs).ok();
         let max = self.limits.max_search_results;
-        let beneath = self.root.open_root()?;
+        let Some(beneath) = self.root.open_root_if_exists()? else {
+            return Ok(Outcome {
+                text: "No matches found.".into(),
+                path: resolved.rel_str(),
+                emit: true,
+                ..Default::default()
+            });
+        };
         // The matches kept so far, by sort key; only the first `max + 1` in key order matter.
         let kept: Mutex<Kept> = Mutex::new(Kept::default());
         let search_one = |abs: &Path, rel: &Path, kind: Kind, buf: &mut Vec<u8>| {

@@ -174,10 +174,12 @@ impl FileSystem {
     /// Resolves a walker's root: containment and denied patterns, not allowed patterns.
     fn walk_root(&self, path: &str) -> Result<(Resolved, Option<libc::stat>)> {
         let resolved = self.safe_resolve(path, false, false)?;
-        let beneath = self.root.open_root()?;
-        let st = match beneath.open(&resolved.rel, crate::path::STAT_FLAGS, 0) {
-            Ok(fd) => fstat(fd.as_raw_fd()).ok(),
-            Err(_) => None,
+        let st = match self.root.open_root_if_exists()? {
+            Some(beneath) => match beneath.open(&resolved.rel, crate::path::STAT_FLAGS, 0) {
+                Ok(fd) => fstat(fd.as_raw_fd()).ok(),
+                Err(_) => None,
+            },
+            None => None,
         };
         Ok((resolved, st))
     }

@@ -303,10 +303,13 @@ impl FileSystem {
     /// (ENOENT, ENOTDIR), as `Path.exists()` reports.
     fn stat_beneath(
         &self,
-        beneath: &Beneath,
+        beneath: Option<&Beneath>,
         rel: &Path,
         path: &str,
     ) -> Result<Option<libc::stat>> {
+        let Some(beneath) = beneath else {
+            return Ok(None);
+        };
         match beneath.open(rel, STAT_FLAGS, 0) {
             Ok(fd) => fstat(fd.as_raw_fd())
                 .map(Some)
@@ -335,15 +338,15 @@ impl FileSystem {
         cancel: &CancelFlag,
     ) -> Result<Plan> {
         let resolved = self.safe_resolve(path, true, true)?;
-        let beneath = self.root.open_root()?;
-        let st = self.stat_beneath(&beneath, &resolved.rel, path)?;
+        let beneath = self.root.open_root_if_exists()?;
+        let st = self.stat_beneath(beneath.as_ref(), &resolved.rel, path)?;
         if let Some(st) = &st {
             if !is_reg(st.st_mode) {
                 return Err(not_regular(path));
             }
         }
         let parent_rel = resolved.rel.parent().unwrap_or(Path::new("")).to_path_buf();
-        match self.stat_beneath(&beneath, &parent_rel, path)? {
+        match self.stat_beneath(beneath.as_ref(), &parent_rel, path)? {
             None => {
                 return Err(retry(
                     ErrorKind::NotFound,
@@ -371,7 +374,7 @@ impl FileSystem {
         let (mut diff, mut truncated) = (String::new(), false);
         if announce {
             let (old, g) = self.announced_state(
-                &beneath,
+                beneath.as_ref(),
                 &resolved,
                 path,
                 st.is_some(),
@@ -396,16 +399,16 @@ impl FileSystem {
 
     fn announced_state(
         &self,
-        beneath: &Beneath,
+        beneath: Option<&Beneath>,
         resolved: &Resolved,
         path: &str,
         exists: bool,
         expected_hash: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<(Option<String>, Guard)> {
-        if !exists {
+        let Some(beneath) = beneath.filter(|_| exists) else {
             return Ok((Some(String::new()), Guard::Hash(ABSENT_HASH.to_string())));
-        }
+        };
         let read = beneath
             .open(&resolved.rel, READ_FLAGS, 0)
             .and_then(|fd| {
@@ -493,8 +496,8 @@ impl FileSystem {
     /// parent that is not a directory.`. Source: `_create_directory`, _toolset.py.
     pub fn plan_create_directory(&self, path: &str) -> Result<Option<Plan>> {
         let resolved = self.safe_resolve(path, true, true)?;
-        let beneath = self.root.open_root()?;
-        if let Some(st) = self.stat_beneath(&beneath, &resolved.rel, path)? {
+        let beneath = self.root.open_root_if_exists()?;
+        if let Some(st) = self.stat_beneath(beneath.as_ref(), &resolved.rel, path)? {
             if is_dir(st.st_mode) {
                 return Ok(None);
             }
@@ -506,7 +509,7 @@ impl FileSystem {
         // The nearest existing ancestor must be a directory.
         let mut ancestor = resolved.rel.parent().map(Path::to_path_buf);
         while let Some(a) = ancestor {
-            if let Some(st) = self.stat_beneath(&beneath, &a, path)? {
+            if let Some(st) = self.stat_beneath(beneath.as_ref(), &a, path)? {
                 if !is_dir(st.st_mode) {
                     return Err(retry(
                         ErrorKind::NotFound,
