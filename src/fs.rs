@@ -508,23 +508,34 @@ pub(crate) mod tests {
 
     #[test]
     fn swapped_path_is_never_followed() {
+        swap_race(false);
+    }
+
+    #[test]
+    fn swapped_path_is_never_followed_by_the_openat_walk() {
+        swap_race(true);
+    }
+
+    /// Reads a path that another thread flips between a file and a symlink to an outside
+    /// file: the outside content must never be read, and some opens must meet the symlink.
+    fn swap_race(fallback: bool) {
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
         let (d, f) = setup();
         let outside = tempfile::tempdir().unwrap();
-        fs::write(outside.path().join("secret"), "OUTSIDE SECRET\n").unwrap();
+        let secret = outside.path().join("secret");
+        fs::write(&secret, "OUTSIDE SECRET\n").unwrap();
+        let master = d.path().join("master");
+        fs::write(&master, "inside\n").unwrap();
         let target = d.path().join("swap");
-        fs::write(&target, "inside\n").unwrap();
+        fs::hard_link(&master, &target).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let swapper = {
-            let stop = stop.clone();
-            let target = target.clone();
-            let secret = outside.path().join("secret");
-            let tmp_file = d.path().join("swap.file");
-            let tmp_link = d.path().join("swap.link");
+            let (stop, target, root) = (stop.clone(), target.clone(), d.path().to_path_buf());
             std::thread::spawn(move || {
+                let (tmp_file, tmp_link) = (root.join("swap.file"), root.join("swap.link"));
                 while !stop.load(Ordering::Relaxed) {
-                    let _ = fs::write(&tmp_file, "inside\n");
+                    let _ = fs::hard_link(&master, &tmp_file);
                     let _ = fs::rename(&tmp_file, &target);
                     let _ = symlink(&secret, &tmp_link);
                     let _ = fs::rename(&tmp_link, &target);
@@ -532,22 +543,35 @@ pub(crate) mod tests {
             })
         };
         let c = CancelFlag::new();
-        let mut ok = 0;
-        for _ in 0..3000 {
-            if let Ok(o) = f.read_file("swap", 0, None, &c) {
-                assert!(!o.text.contains("SECRET"), "{}", o.text);
-                ok += 1;
+        if fallback {
+            crate::path::force_walk_fallback(true);
+        }
+        let (mut reads, mut refused) = (0, 0);
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_millis(1500) {
+            match f.read_file("swap", 0, None, &c) {
+                Ok(o) => {
+                    assert!(
+                        !o.text.contains("SECRET"),
+                        "read through a swapped symlink: {}",
+                        o.text
+                    );
+                    reads += 1;
+                }
+                Err(e) if e.message.contains("changed to a symlink") => refused += 1,
+                Err(_) => {}
             }
             if let Ok(o) = f.file_info("swap", &c) {
-                assert!(
-                    !o.text.contains("lines: 1\nhash: ") || !o.text.contains("size: 15"),
-                    "{}",
-                    o.text
-                );
+                assert!(!o.text.contains("size: 15 bytes"), "{}", o.text);
             }
         }
         stop.store(true, Ordering::Relaxed);
         swapper.join().unwrap();
-        assert!(ok > 0);
+        if fallback {
+            crate::path::force_walk_fallback(false);
+        }
+        assert!(reads > 0);
+        // The race was really hit: some opens met the swapped-in symlink and refused it.
+        assert!(refused > 0, "reads {reads}, refused {refused}");
     }
 }

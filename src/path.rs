@@ -400,6 +400,12 @@ const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY;
 /// `openat2` availability: 0 unknown, 1 available, 2 missing (ENOSYS).
 static OPENAT2: AtomicU8 = AtomicU8::new(0);
 
+/// Forces (or stops forcing) the portable `openat` walk, as on a kernel without `openat2`.
+#[cfg(test)]
+pub(crate) fn force_walk_fallback(on: bool) {
+    OPENAT2.store(if on { 2 } else { 0 }, Ordering::Relaxed);
+}
+
 /// A directory descriptor that paths are opened beneath, symlinks refused.
 #[derive(Debug)]
 pub struct Beneath {
