@@ -350,6 +350,20 @@ fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) 
     py.detach(move || crate::diff::unified_diff(old.as_deref(), &new, &path))
 }
 
+/// `text` with each `(old, new)` applied in order, each `old` matching exactly once
+/// (`write::apply_replacements`; the custom-stream slow path of `edit_file`).
+#[pyfunction]
+fn apply_replacements(
+    py: Python<'_>,
+    text: String,
+    replacements: Vec<(String, String)>,
+    path: String,
+) -> PyResult<String> {
+    run(py, move || {
+        crate::write::apply_replacements(&text, &replacements, &path)
+    })
+}
+
 /// Adds the FileSystem classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFileSystemCore>()?;
@@ -358,5 +372,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content_hash, m)?)?;
     m.add_function(wrap_pyfunction!(text_hash, m)?)?;
     m.add_function(wrap_pyfunction!(unified_diff, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_replacements, m)?)?;
     Ok(())
 }
