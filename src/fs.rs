@@ -415,7 +415,7 @@ pub(crate) mod tests {
         assert_eq!(result(f.list_directory(".", &c)), "ERR Not a directory: .");
         assert_eq!(
             result(f.search_files("x", ".", None, &c)),
-            "OK No matches found."
+            "ERR Path '.' is not a file or directory."
         );
         assert_eq!(
             f.plan_write("a.txt", "x".into(), None, true, &c)

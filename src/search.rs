@@ -493,12 +493,13 @@ impl FileSystem {
         let meta = std::fs::metadata(&resolved.abs).ok();
         let max = self.limits.max_search_results;
         let Some(beneath) = self.root.open_root_if_exists()? else {
-            return Ok(Outcome {
-                text: "No matches found.".into(),
-                path: resolved.rel_str(),
-                emit: true,
-                ..Default::default()
-            });
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "Path {} is not a file or directory.",
+                    crate::text::py_repr(path)
+                ),
+            ));
         };
         // The matches kept so far, by sort key; only the first `max + 1` in key order matter.
         let kept: Mutex<Kept> = Mutex::new(Kept::default());
@@ -589,7 +590,18 @@ impl FileSystem {
                     })
                 });
             }
-            _ => {}
+            Some(m) if m.is_file() || m.is_dir() => {}
+            // The document: a failed operation emits no event; the reference answers
+            // `No matches found.` here. Wording of the reference's `grep` for the same case.
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "Path {} is not a file or directory.",
+                        crate::text::py_repr(path)
+                    ),
+                ))
+            }
         }
         cancel.check()?;
         let kept = kept.into_inner().unwrap();
@@ -735,8 +747,10 @@ mod tests {
             "src/main.py:2:# TODO fix"
         );
         assert_eq!(
-            f.search_files("TODO", "nope", None, &c).unwrap().text,
-            "No matches found."
+            f.search_files("TODO", "nope", None, &c)
+                .unwrap_err()
+                .message,
+            "Path 'nope' is not a file or directory."
         );
         f.limits.max_search_results = 2;
         let o = f.search_files("TODO", "src", None, &c).unwrap();
