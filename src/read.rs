@@ -170,32 +170,62 @@ impl Lines {
             }
             self.finish_line();
         }
-        while !s.is_empty() {
-            if self.done || self.line_idx >= self.spec.offset.saturating_add(self.spec.limit) {
-                self.bulk(s);
+        let mut pos = 0;
+        while pos < s.len() {
+            if self.past_window() {
+                self.bulk(&s[pos..]);
                 return;
             }
-            let rare = has_rare_terminator(&s[..s.len().min(BLOCK)]);
-            match find_term(s, rare, BLOCK) {
-                Some((pos, n)) => {
-                    let end = pos + n;
-                    self.append(&s[..end]);
-                    if n == 1 && s[pos] == b'\r' && end == s.len() {
-                        self.pending_cr = true;
-                        return;
-                    }
-                    self.finish_line();
-                    s = &s[end..];
-                }
-                None => {
-                    let take = s.len().min(BLOCK);
-                    // No terminator in the scanned prefix: it all belongs to the current line.
-                    let (head, tail) = s.split_at(take);
-                    self.append(head);
-                    s = tail;
+            let block_end = (pos + BLOCK).min(s.len());
+            let block = &s[pos..block_end];
+            let rare = has_rare_terminator(block);
+            if !rare && self.line_idx < self.spec.offset {
+                // Lines before the window: count a whole block when the window starts after it.
+                let count = memchr::memchr_iter(b'\n', block).count();
+                if self.line_idx + count < self.spec.offset {
+                    self.line_idx += count;
+                    self.cur_nonempty = match memchr::memrchr(b'\n', block) {
+                        Some(last) => last + 1 < block.len(),
+                        None => true,
+                    };
+                    pos = block_end;
+                    continue;
                 }
             }
+            // Line by line within this block (a terminator may end just past it).
+            let mut p = pos;
+            while p < block_end {
+                if self.past_window() {
+                    break;
+                }
+                let found = if rare {
+                    (p..block_end).find_map(|j| terminator_at(s, j).map(|n| (j, n)))
+                } else {
+                    memchr::memchr(b'\n', &s[p..block_end]).map(|q| (p + q, 1))
+                };
+                match found {
+                    Some((at, n)) => {
+                        let end = at + n;
+                        self.append(&s[p..end]);
+                        if n == 1 && s[at] == b'\r' && end == s.len() {
+                            self.pending_cr = true;
+                            return;
+                        }
+                        self.finish_line();
+                        p = end;
+                    }
+                    None => {
+                        self.append(&s[p..block_end]);
+                        p = block_end;
+                    }
+                }
+            }
+            pos = p;
         }
+    }
+
+    fn past_window(&self) -> bool {
+        self.done || self.line_idx >= self.spec.offset.saturating_add(self.spec.limit)
     }
 
     /// Counts the lines of `s` without keeping any.
@@ -256,15 +286,6 @@ impl Lines {
         }
         self.line_idx
     }
-}
-
-/// The first terminator in `s` (searching at most `limit` bytes): `(position, length)`.
-fn find_term(s: &[u8], rare: bool, limit: usize) -> Option<(usize, usize)> {
-    let end = s.len().min(limit);
-    if !rare {
-        return memchr::memchr(b'\n', &s[..end]).map(|p| (p, 1));
-    }
-    (0..end).find_map(|i| terminator_at(s, i).map(|n| (i, n)))
 }
 
 /// Scans everything `reader` yields: size, binary, hash, line count and the window.
@@ -591,6 +612,20 @@ mod tests {
                 .into_bytes(),
             format!("short\n{}\nafter\n", "L".repeat(500)).into_bytes(),
             b"\r\n\r\n\n\r".to_vec(),
+            (0..20000)
+                .map(|i| format!("row {i}\n"))
+                .collect::<String>()
+                .into_bytes(),
+            (0..20000)
+                .map(|i| {
+                    if i % 997 == 0 {
+                        format!("r\r{i}\u{2028}")
+                    } else {
+                        format!("row {i}\n")
+                    }
+                })
+                .collect::<String>()
+                .into_bytes(),
         ];
         let specs = [
             spec(0, 2000, None),
@@ -601,6 +636,8 @@ mod tests {
             spec(1, 2000, Some(260)),
             spec(0, 10, Some(3)),
             spec(2, 2000, Some(700)),
+            spec(15000, 3, None),
+            spec(19990, 2000, Some(400)),
         ];
         for text in &texts {
             for s in &specs {
