@@ -248,18 +248,17 @@ impl FileSystem {
                 format!("{dir_rel}/{}", entry.name.to_string_lossy())
             };
             // The target's type and size, symlinks followed; a dangling one is skipped.
-            let st = match (entry.kind, &target) {
-                (Kind::Symlink, Some(target)) => std::fs::metadata(&target.abs)
-                    .ok()
-                    .map(|m| (m.is_dir(), m.len())),
-                (Kind::Dir, _) => Some((true, 0)),
-                _ => match sizes.get(index) {
-                    Some(known) => *known,
-                    None => {
-                        stat_at(&dir_fd, &entry.name).map(|s| (is_dir(s.st_mode), s.st_size as u64))
-                    }
-                },
-            };
+            let st =
+                match (entry.kind, &target) {
+                    (Kind::Symlink, Some(target)) => stat_beneath(&beneath, target)
+                        .map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+                    (Kind::Dir, _) => Some((true, 0)),
+                    _ => match sizes.get(index) {
+                        Some(known) => *known,
+                        None => stat_at(&dir_fd, &entry.name)
+                            .map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+                    },
+                };
             let Some((dir, size)) = st else { continue };
             let line = if dir {
                 format!("{rel}/")
@@ -347,6 +346,7 @@ impl FileSystem {
         let require_dir = pattern.ends_with('/');
         let mut finder = Finder {
             fs: self,
+            beneath: self.root.open_root_if_exists()?,
             parts: glob_parts,
             require_dir,
             max,
@@ -413,11 +413,25 @@ fn prefetch_stats(dir: &OwnedFd, entries: &[DirEntry]) -> Vec<Option<(bool, u64)
     }
 }
 
+/// `stat` of a resolved entry target beneath the root (symlinks refused), as `exists()`.
+fn stat_beneath(beneath: &crate::path::Beneath, target: &Resolved) -> Option<libc::stat> {
+    let fd = beneath.open(&target.rel, crate::path::STAT_FLAGS, 0).ok()?;
+    fstat(fd.as_raw_fd()).ok()
+}
+
 fn stat_at(dir: &OwnedFd, name: &OsStr) -> Option<libc::stat> {
     let c = std::ffi::CString::new(name.as_bytes()).ok()?;
     // SAFETY: st is written by fstatat before it is read.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::fstatat(dir.as_raw_fd(), c.as_ptr(), &mut st, 0) };
+    // No follow: an entry swapped for a symlink since `readdir` is not stat'ed through.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
     (rc == 0).then_some(st)
 }
 
@@ -443,6 +457,7 @@ impl Part {
 
 struct Finder<'a> {
     fs: &'a FileSystem,
+    beneath: Option<crate::path::Beneath>,
     parts: Vec<Part>,
     require_dir: bool,
     max: usize,
@@ -475,7 +490,7 @@ impl Finder<'_> {
         let Some(target) = self.fs.walk_target(abs, is_real) else {
             return true;
         };
-        let Ok(meta) = std::fs::metadata(&target.abs) else {
+        let Some(st) = self.beneath.as_ref().and_then(|b| stat_beneath(b, &target)) else {
             return true;
         };
         if self.lines.len() >= self.max {
@@ -483,7 +498,7 @@ impl Finder<'_> {
             return false;
         }
         let rel = self.fs.root.rel_to_cwd(abs);
-        self.lines.push(if meta.is_dir() {
+        self.lines.push(if is_dir(st.st_mode) {
             format!("{rel}/")
         } else {
             rel
