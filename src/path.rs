@@ -325,7 +325,8 @@ impl Root {
                 )
             }
             _ => {
-                let mut e = Error::io(err, format!("[Errno {errno}] {}", strerror(errno)));
+                // Python shows it as `[Errno N] <strerror>` (OSError(errno, strerror)).
+                let mut e = Error::io(err, strerror(errno));
                 if errno == 0 {
                     e.message = "I/O error".to_string();
                 }
