@@ -240,8 +240,16 @@ impl Root {
         if path.contains('\0') {
             return Err(Error::new(ErrorKind::InvalidArgument, "embedded null byte"));
         }
-        let joined = self.cwd.join(path);
-        let real = realpath(&joined).map_err(|_| loop_error(path))?;
+        // `cwd` is already real: resolve a relative path from it without re-checking its
+        // components (an absolute path is resolved from `/`, like `os.path.realpath`).
+        let real = if path.starts_with('/') {
+            realpath(Path::new(path))
+        } else {
+            let mut seen = HashMap::new();
+            let mut budget = MAX_SYMLINKS;
+            join_realpath(self.cwd.clone(), path.as_bytes(), &mut seen, &mut budget)
+        }
+        .map_err(|_| loop_error(path))?;
         if let Err(e) = std::fs::metadata(&real) {
             match e.raw_os_error() {
                 Some(libc::ELOOP) => return Err(loop_error(path)),
@@ -264,7 +272,20 @@ impl Root {
     /// Resolves an entry met while walking (already absolute) like `os.path.realpath`;
     /// `None` when it resolves outside the root or through a loop.
     pub fn resolve_entry(&self, abs: &Path) -> Option<Resolved> {
-        let real = realpath(abs).ok()?;
+        let real = match abs.strip_prefix(&self.real_root) {
+            Ok(rest) => {
+                let mut seen = HashMap::new();
+                let mut budget = MAX_SYMLINKS;
+                join_realpath(
+                    self.real_root.clone(),
+                    rest.as_os_str().as_bytes(),
+                    &mut seen,
+                    &mut budget,
+                )
+            }
+            Err(_) => realpath(abs),
+        }
+        .ok()?;
         let rel = self.rel_to_root(&real)?;
         Some(Resolved { abs: real, rel })
     }
