@@ -215,7 +215,6 @@ impl FileSystem {
             .and_then(|r| r.components().next());
         let plain = self.access.is_unrestricted();
         let max = self.limits.max_list_results;
-        let mut lines: Vec<String> = Vec::new();
         let mut count = 0;
         let mut truncated = false;
         let entries: Vec<DirEntry> = if root_hidden {
@@ -229,23 +228,27 @@ impl FileSystem {
         // Sizes of the regular entries that can be shown, fetched in parallel up front.
         let wanted = entries.len().min(max.saturating_add(65));
         let sizes = prefetch_stats(&dir_fd, &entries[..wanted]);
+        let mut text = String::new();
+        let prefix = if dir_rel == "." {
+            String::new()
+        } else {
+            format!("{dir_rel}/")
+        };
         for (index, entry) in entries.iter().enumerate() {
-            cancel.check()?;
-            let abs = resolved.abs.join(&entry.name);
-            let target = if plain && entry.kind != Kind::Symlink {
-                None
-            } else {
-                match self.walk_target(&abs, entry.kind != Kind::Symlink) {
-                    Some(t) => Some(t),
-                    None => continue,
+            if index % 1024 == 0 {
+                cancel.check()?;
+            }
+            let on_cwd_path = cwd_child.is_some_and(|c| c.as_os_str() == entry.name);
+            let abs = (!plain || entry.kind == Kind::Symlink || on_cwd_path)
+                .then(|| resolved.abs.join(&entry.name));
+            let target = match &abs {
+                Some(abs) if !plain || entry.kind == Kind::Symlink => {
+                    match self.walk_target(abs, entry.kind != Kind::Symlink) {
+                        Some(t) => Some(t),
+                        None => continue,
+                    }
                 }
-            };
-            let rel = if cwd_child.is_some_and(|c| c.as_os_str() == entry.name) {
-                self.root.rel_to_cwd(&abs)
-            } else if dir_rel == "." {
-                entry.name.to_string_lossy().into_owned()
-            } else {
-                format!("{dir_rel}/{}", entry.name.to_string_lossy())
+                _ => None,
             };
             // The target's type and size, symlinks followed; a dangling one is skipped.
             let st =
@@ -260,24 +263,33 @@ impl FileSystem {
                     },
                 };
             let Some((dir, size)) = st else { continue };
-            let line = if dir {
-                format!("{rel}/")
-            } else {
-                format!("{rel}  ({size} bytes)")
-            };
-            if lines.len() >= max {
-                lines.push(format!("[... truncated at {max} entries]"));
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            if count >= max {
+                text.push_str(&format!("[... truncated at {max} entries]"));
                 truncated = true;
                 break;
             }
-            lines.push(line);
+            match (&abs, on_cwd_path) {
+                (Some(abs), true) => text.push_str(&self.root.rel_to_cwd(abs)),
+                _ => {
+                    text.push_str(&prefix);
+                    text.push_str(&entry.name.to_string_lossy());
+                }
+            }
+            if dir {
+                text.push('/');
+            } else {
+                text.push_str("  (");
+                text.push_str(&size.to_string());
+                text.push_str(" bytes)");
+            }
             count += 1;
         }
-        let text = if lines.is_empty() {
-            "(empty directory)".to_string()
-        } else {
-            lines.join("\n")
-        };
+        if text.is_empty() {
+            text.push_str("(empty directory)");
+        }
         Ok(Outcome {
             text,
             path: resolved.rel_str(),
