@@ -197,6 +197,10 @@ fn translate(pattern: &str) -> String {
                 let next = chars.next().map(|(_, n)| n);
                 match next {
                     Some('Z') if !in_class => out.push_str("\\z"),
+                    // Python's `\s` also matches \x1c-\x1f (`str.isspace`).
+                    Some('s') if !in_class => out.push_str("[\\s\\x1c-\\x1f]"),
+                    Some('S') if !in_class => out.push_str("[^\\s\\x1c-\\x1f]"),
+                    Some('s') => out.push_str("\\s\\x1c-\\x1f"),
                     Some(n) => {
                         out.push('\\');
                         out.push(n);
@@ -705,6 +709,9 @@ mod tests {
         assert!(Pattern::new("a{,2}b").unwrap().is_match("b"));
         assert!(Pattern::new("x{2}").unwrap().is_match("xx"));
         assert!(Pattern::new("[a&&b]").unwrap().is_match("&"));
+        assert!(Pattern::new("\\s").unwrap().is_match("\x1f"));
+        assert!(Pattern::new("[\\s]").unwrap().is_match("\x1f"));
+        assert!(!Pattern::new("\\S").unwrap().is_match("\x1f"));
         let e = Pattern::new("(").unwrap_err();
         assert!(
             e.message.starts_with("Invalid regex pattern: "),
