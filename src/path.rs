@@ -299,6 +299,13 @@ impl Root {
 
     /// `os.path.relpath(abs, cwd)`: the name a walker shows, `..` components allowed.
     pub fn rel_to_cwd(&self, abs: &Path) -> String {
+        if let Ok(below) = abs.strip_prefix(&self.cwd) {
+            if !below.as_os_str().is_empty()
+                && !below.components().any(|c| c == Component::ParentDir)
+            {
+                return below.to_string_lossy().into_owned();
+            }
+        }
         relpath(abs, &self.cwd)
     }
 

@@ -166,8 +166,7 @@ impl FileSystem {
         } else {
             self.root.resolve_entry(abs)?
         };
-        self.access
-            .is_readable(&resolved.rel_str())
+        (self.access.is_unrestricted() || self.access.is_readable(&resolved.rel_str()))
             .then_some(resolved)
     }
 
@@ -498,23 +497,28 @@ impl Finder<'_> {
     }
 
     /// Emits `abs` if accepted; returns false once the cap is passed (stop the walk).
-    fn emit(&mut self, abs: &Path, is_real: bool) -> bool {
+    fn emit(&mut self, abs: &Path, is_real: bool, known_dir: Option<bool>) -> bool {
         let Some(target) = self.fs.walk_target(abs, is_real) else {
             return true;
         };
-        let Some(st) = self.beneath.as_ref().and_then(|b| stat_beneath(b, &target)) else {
-            return true;
+        // A real entry's type is known from `readdir`; a symlink's target is stat'ed
+        // beneath the root (a dangling one is skipped).
+        let dir = match known_dir {
+            Some(d) if is_real => d,
+            _ => match self.beneath.as_ref().and_then(|b| stat_beneath(b, &target)) {
+                Some(st) => is_dir(st.st_mode),
+                None => return true,
+            },
         };
         if self.lines.len() >= self.max {
             self.truncated = true;
             return false;
         }
-        let rel = self.fs.root.rel_to_cwd(abs);
-        self.lines.push(if is_dir(st.st_mode) {
-            format!("{rel}/")
-        } else {
-            rel
-        });
+        let mut rel = self.fs.root.rel_to_cwd(abs);
+        if dir {
+            rel.push('/');
+        }
+        self.lines.push(rel);
         true
     }
 
@@ -529,7 +533,7 @@ impl Finder<'_> {
     ) -> Result<bool> {
         self.cancel.check()?;
         let n = self.parts.len();
-        if is_start && states.contains(&n) && !self.emit(dir, is_real) {
+        if is_start && states.contains(&n) && !self.emit(dir, is_real, Some(true)) {
             return Ok(false);
         }
         if !states.iter().any(|&i| i < n) {
@@ -576,7 +580,13 @@ impl Finder<'_> {
             }
             let next = self.closure(next);
             let child_real = is_real && entry.kind != Kind::Symlink;
-            if (matched_last || next.contains(&n)) && !self.emit(&child, child_real) {
+            if (matched_last || next.contains(&n))
+                && !self.emit(
+                    &child,
+                    child_real,
+                    (entry.kind != Kind::Symlink).then_some(entry.kind == Kind::Dir),
+                )
+            {
                 return Ok(false);
             }
             if next.iter().any(|&i| i < n) && !self.visit(&child, child_real, false, &next)? {
