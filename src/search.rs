@@ -440,11 +440,8 @@ impl Kept {
     }
 }
 
-/// Reads a whole file into `buf` (sized by `fstat`, no extra syscalls).
-fn read_into(mut file: std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    let size = fstat(file.as_raw_fd())
-        .map(|st| st.st_size as usize)
-        .unwrap_or(0);
+/// Reads a whole file of about `size` bytes into `buf` (no extra syscalls).
+fn read_into(mut file: std::fs::File, size: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
     buf.reserve(size + 1);
     loop {
         if buf.len() == buf.capacity() {
@@ -525,12 +522,12 @@ impl FileSystem {
             let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
                 return;
             };
-            match fstat(fd.as_raw_fd()) {
-                Ok(st) if is_reg(st.st_mode) => {}
+            let size = match fstat(fd.as_raw_fd()) {
+                Ok(st) if is_reg(st.st_mode) => st.st_size as usize,
                 _ => return,
-            }
+            };
             buf.clear();
-            if read_into(std::fs::File::from(fd), buf).is_err() || is_binary(buf) {
+            if read_into(std::fs::File::from(fd), size, buf).is_err() || is_binary(buf) {
                 return;
             }
             // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
