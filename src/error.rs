@@ -55,12 +55,20 @@ pub struct Error {
 impl Error {
     /// An error of `kind` with a model-facing `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), errno: None }
+        Error {
+            kind,
+            message: message.into(),
+            errno: None,
+        }
     }
 
     /// An unrecoverable OS error; `message` must not carry a host path.
     pub fn io(err: &io::Error, message: impl Into<String>) -> Self {
-        Error { kind: ErrorKind::Io(err.kind()), message: message.into(), errno: err.raw_os_error() }
+        Error {
+            kind: ErrorKind::Io(err.kind()),
+            message: message.into(),
+            errno: err.raw_os_error(),
+        }
     }
 
     /// The call was cancelled.

@@ -9,5 +9,15 @@
 pub mod cancel;
 pub mod error;
 
+pub mod access;
+pub mod diff;
+pub mod fs;
+pub mod hash;
+pub mod path;
 #[cfg(feature = "python")]
 pub mod py;
+pub mod read;
+pub mod search;
+pub mod text;
+pub mod walk;
+pub mod write;

@@ -9,19 +9,84 @@ use pyo3::prelude::*;
 
 use crate::error::{Error, ErrorKind};
 
-create_exception!(_core, HarnessError, PyException, "Base class of the core's errors.");
-create_exception!(_core, RetryableError, HarnessError, "An error the model can correct: becomes `ModelRetry`.");
-create_exception!(_core, OutsideRootError, RetryableError, "The path resolves outside `root_dir`.");
-create_exception!(_core, DeniedError, RetryableError, "The path is denied by the access patterns.");
-create_exception!(_core, ProtectedError, RetryableError, "A write to a protected path.");
-create_exception!(_core, NotFoundError, RetryableError, "The file or directory does not exist.");
-create_exception!(_core, ConflictError, RetryableError, "A stale `expected_hash` or a path replaced mid-change.");
-create_exception!(_core, NoMatchError, RetryableError, "An edit's `old_text` was not found.");
-create_exception!(_core, AmbiguousMatchError, RetryableError, "An edit's `old_text` matched more than once.");
-create_exception!(_core, OffsetPastEndError, RetryableError, "A read's offset lies past the last line.");
-create_exception!(_core, InvalidPatternError, RetryableError, "A regex or glob the engine rejects.");
-create_exception!(_core, InvalidArgumentError, RetryableError, "Any other argument the model can correct.");
-create_exception!(_core, CancelledError, HarnessError, "The native call was cancelled.");
+create_exception!(
+    _core,
+    HarnessError,
+    PyException,
+    "Base class of the core's errors."
+);
+create_exception!(
+    _core,
+    RetryableError,
+    HarnessError,
+    "An error the model can correct: becomes `ModelRetry`."
+);
+create_exception!(
+    _core,
+    OutsideRootError,
+    RetryableError,
+    "The path resolves outside `root_dir`."
+);
+create_exception!(
+    _core,
+    DeniedError,
+    RetryableError,
+    "The path is denied by the access patterns."
+);
+create_exception!(
+    _core,
+    ProtectedError,
+    RetryableError,
+    "A write to a protected path."
+);
+create_exception!(
+    _core,
+    NotFoundError,
+    RetryableError,
+    "The file or directory does not exist."
+);
+create_exception!(
+    _core,
+    ConflictError,
+    RetryableError,
+    "A stale `expected_hash` or a path replaced mid-change."
+);
+create_exception!(
+    _core,
+    NoMatchError,
+    RetryableError,
+    "An edit's `old_text` was not found."
+);
+create_exception!(
+    _core,
+    AmbiguousMatchError,
+    RetryableError,
+    "An edit's `old_text` matched more than once."
+);
+create_exception!(
+    _core,
+    OffsetPastEndError,
+    RetryableError,
+    "A read's offset lies past the last line."
+);
+create_exception!(
+    _core,
+    InvalidPatternError,
+    RetryableError,
+    "A regex or glob the engine rejects."
+);
+create_exception!(
+    _core,
+    InvalidArgumentError,
+    RetryableError,
+    "Any other argument the model can correct."
+);
+create_exception!(
+    _core,
+    CancelledError,
+    HarnessError,
+    "The native call was cancelled."
+);
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
@@ -62,7 +127,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AmbiguousMatchError", py.get_type::<AmbiguousMatchError>())?;
     m.add("OffsetPastEndError", py.get_type::<OffsetPastEndError>())?;
     m.add("InvalidPatternError", py.get_type::<InvalidPatternError>())?;
-    m.add("InvalidArgumentError", py.get_type::<InvalidArgumentError>())?;
+    m.add(
+        "InvalidArgumentError",
+        py.get_type::<InvalidArgumentError>(),
+    )?;
     m.add("CancelledError", py.get_type::<CancelledError>())?;
     Ok(())
 }

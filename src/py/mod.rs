@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 pub mod errors;
+pub mod fs;
 
 /// A cancellation flag handed to a native call; Python sets it when the awaiting task is cancelled.
 #[pyclass(name = "CancelToken", module = "pydantic_ai_harness_rs._core", frozen)]
@@ -39,5 +40,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<PyCancelToken>()?;
     errors::register(m)?;
+    fs::register(m)?;
     Ok(())
 }

@@ -1,0 +1,577 @@
+//! The FileSystem: a [`Root`], its [`Access`] lists and its limits, with one method per tool.
+//! Each method resolves and checks its path, does the I/O beneath the root descriptor and
+//! returns an [`Outcome`]: the model-facing text plus what the tool's event needs.
+
+use std::fs::File;
+use std::path::Path;
+
+use crate::access::Access;
+use crate::cancel::CancelFlag;
+use crate::error::{Error, ErrorKind, Result};
+use crate::path::{fstat, is_dir, is_reg, Resolved, Root, READ_FLAGS, STAT_FLAGS};
+use crate::read::{self, ReadSpec, WindowSpec};
+use crate::text::pure_posix;
+
+/// The numeric limits and switches of a FileSystem (the capability's fields).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Lines a `read_file` shows at most (also the default `limit`).
+    pub max_read_lines: usize,
+    /// Cap on a whole `read_file` result in chars, or none.
+    pub max_read_chars: Option<usize>,
+    /// Entries a `list_directory` shows at most.
+    pub max_list_results: usize,
+    /// Matches a `search_files` shows at most.
+    pub max_search_results: usize,
+    /// Paths a `find_files` shows at most.
+    pub max_find_results: usize,
+    /// Whether results show content hashes.
+    pub content_hashes: bool,
+}
+
+/// A finished operation: the model-facing text plus what its event needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The tool result the model reads.
+    pub text: String,
+    /// Event path: resolved, relative to the real root (`.` for the root).
+    pub path: String,
+    /// The content hash (read, write, edit), also when hashes are not shown.
+    pub content_hash: Option<String>,
+    /// Entries shown (list_directory) or matches the model received (searches).
+    pub count: usize,
+    /// Walkers: an entry or match was dropped at the cap.
+    pub truncated: bool,
+    /// Whether the tool emits its event.
+    pub emit: bool,
+}
+
+/// A root directory with its access patterns and limits; all tools run here.
+#[derive(Debug)]
+pub struct FileSystem {
+    /// The root and working directory.
+    pub root: Root,
+    /// The pattern lists.
+    pub access: Access,
+    /// The limits.
+    pub limits: Limits,
+}
+
+impl FileSystem {
+    /// Builds a FileSystem.
+    ///
+    /// Errors: `ErrorKind::InvalidArgument` when `cwd` is outside the root (the reference's
+    /// `ValueError` text), `ErrorKind::InvalidPattern` for a pattern that cannot compile.
+    pub fn new(
+        root_dir: &str,
+        cwd: Option<&str>,
+        allowed: &[String],
+        denied: &[String],
+        protected: &[String],
+        limits: Limits,
+    ) -> Result<Self> {
+        Ok(FileSystem {
+            root: Root::new(root_dir, cwd)?,
+            access: Access::new(allowed, denied, protected)?,
+            limits,
+        })
+    }
+
+    /// Resolves `path` from `cwd` and checks containment and access.
+    /// Source: `_safe_resolve`, _toolset.py.
+    pub fn safe_resolve(&self, path: &str, write: bool, check_allowed: bool) -> Result<Resolved> {
+        let resolved = self.root.resolve(path)?;
+        self.access
+            .check(&resolved.rel_str(), write, check_allowed)?;
+        Ok(resolved)
+    }
+
+    /// `read_file`: numbered lines `offset..offset + limit` with the header, streaming.
+    ///
+    /// `limit`: `None` means `max_read_lines`; larger values are capped at it. Negative
+    /// `offset` or `limit`: `ErrorKind::InvalidArgument`. Other errors as the reference:
+    /// `File not found: p`, `'p' is a directory, not a file.`, `Offset K exceeds file
+    /// length (N lines).`, OS errors. Source: `_read_file`, _toolset.py.
+    pub fn read_file(
+        &self,
+        path: &str,
+        offset: i64,
+        limit: Option<i64>,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
+        if offset < 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("offset must be >= 0, got {offset}."),
+            ));
+        }
+        let max = self.limits.max_read_lines;
+        let limit = match limit {
+            None => max,
+            Some(l) if l < 0 => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("limit must be >= 0, got {l}."),
+                ))
+            }
+            Some(l) => (l as u64).min(max as u64) as usize,
+        };
+        let resolved = self.safe_resolve(path, false, true)?;
+        let mut file =
+            self.open_regular(&resolved, path, || format!("File not found: {path}"), true)?;
+        let spec = ReadSpec {
+            offset: offset as usize,
+            limit,
+            max_read_chars: self.limits.max_read_chars,
+            content_hashes: self.limits.content_hashes,
+        };
+        let scan = read::scan(&mut file, spec.window(path), cancel)
+            .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
+        let text = if scan.binary {
+            read::binary_placeholder(scan.size)
+        } else {
+            read::render(path, &scan, &spec)?
+        };
+        Ok(Outcome {
+            text,
+            path: resolved.rel_str(),
+            content_hash: Some(scan.hash),
+            emit: true,
+            ..Default::default()
+        })
+    }
+
+    /// Opens a resolved path for reading and checks it is a regular file.
+    ///
+    /// A directory: `'p' is a directory, not a file.` when `dir_message`, else the
+    /// `missing` message, which is also used for a missing path or a special file.
+    pub(crate) fn open_regular(
+        &self,
+        resolved: &Resolved,
+        path: &str,
+        missing: impl Fn() -> String,
+        dir_message: bool,
+    ) -> Result<File> {
+        let not_found = || Error::new(ErrorKind::NotFound, missing());
+        let Some(beneath) = self.root.open_root_if_exists()? else {
+            return Err(not_found());
+        };
+        let is_directory = || {
+            Error::new(
+                ErrorKind::NotFound,
+                format!("'{path}' is a directory, not a file."),
+            )
+        };
+        let fd = match beneath.open(&resolved.rel, READ_FLAGS, 0) {
+            Ok(fd) => fd,
+            Err(e) => {
+                return Err(match e.raw_os_error() {
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ENXIO)
+                    | Some(libc::ENODEV) => not_found(),
+                    Some(libc::EACCES) => {
+                        // Classify by a stat-only open, as `is_file()`/`is_dir()` would.
+                        match beneath
+                            .open(&resolved.rel, STAT_FLAGS, 0)
+                            .and_then(|f| fstat(std::os::fd::AsRawFd::as_raw_fd(&f)))
+                        {
+                            Ok(st) if is_dir(st.st_mode) && dir_message => is_directory(),
+                            Ok(st) if !is_reg(st.st_mode) => not_found(),
+                            _ => self.root.os_error(&e, Some(&resolved.rel)),
+                        }
+                    }
+                    _ => self.root.open_error(&e, path, &resolved.rel),
+                });
+            }
+        };
+        let st = fstat(std::os::fd::AsRawFd::as_raw_fd(&fd))
+            .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
+        if is_dir(st.st_mode) && dir_message {
+            return Err(is_directory());
+        }
+        if !is_reg(st.st_mode) {
+            return Err(not_found());
+        }
+        Ok(File::from(fd))
+    }
+
+    /// `file_info`: path, type, size, and for a regular file binary, lines and hash (text
+    /// only), plus `symlink_target` when the name as given is a symlink.
+    ///
+    /// Errors: `Path not found: p`, access errors, OS errors.
+    /// Source: `file_info`, _toolset.py.
+    pub fn file_info(&self, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
+        let resolved = self.safe_resolve(path, false, true)?;
+        let not_found = || Error::new(ErrorKind::NotFound, format!("Path not found: {path}"));
+        let Some(beneath) = self.root.open_root_if_exists()? else {
+            return Err(not_found());
+        };
+        let fd = match beneath.open(&resolved.rel, STAT_FLAGS, 0) {
+            Ok(fd) => fd,
+            Err(e) => {
+                return Err(match e.raw_os_error() {
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => not_found(),
+                    _ => self.root.open_error(&e, path, &resolved.rel),
+                })
+            }
+        };
+        let st = fstat(std::os::fd::AsRawFd::as_raw_fd(&fd))
+            .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
+        let original = self.root.cwd().join(pure_posix(path));
+        let link_target = match std::fs::symlink_metadata(&original) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&original).ok(),
+            _ => None,
+        };
+        let kind = if is_dir(st.st_mode) {
+            "directory"
+        } else {
+            "file"
+        };
+        let mut parts = vec![
+            format!("path: {path}"),
+            format!("type: {kind}"),
+            format!("size: {} bytes", st.st_size),
+        ];
+        if is_reg(st.st_mode) {
+            let mut file =
+                self.open_regular(&resolved, path, || format!("Path not found: {path}"), false)?;
+            let window = WindowSpec {
+                offset: 0,
+                limit: 0,
+                cap: None,
+            };
+            let scan = read::scan(&mut file, window, cancel)
+                .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
+            parts.push(format!(
+                "binary: {}",
+                if scan.binary { "True" } else { "False" }
+            ));
+            if !scan.binary {
+                parts.push(format!("lines: {}", scan.total_lines));
+                parts.push(format!("hash: {}", scan.hash));
+            }
+        }
+        if let Some(target) = link_target {
+            parts.push(format!(
+                "symlink_target: {}",
+                self.root.safe_filename(target.as_os_str())
+            ));
+        }
+        Ok(Outcome {
+            text: parts.join("\n"),
+            path: resolved.rel_str(),
+            ..Default::default()
+        })
+    }
+
+    /// `resolve` for the Python slow path: the absolute resolved path after the checks.
+    pub fn resolve_checked(&self, path: &str, write: bool, check_allowed: bool) -> Result<String> {
+        Ok(self
+            .safe_resolve(path, write, check_allowed)?
+            .abs
+            .to_string_lossy()
+            .into_owned())
+    }
+
+    /// The root-relative name of an absolute resolved path (`_relative_to_root`).
+    ///
+    /// Errors: `ErrorKind::Outside` when it is not inside the root.
+    pub fn relative_to_root(&self, resolved: &str) -> Result<String> {
+        match self.root.rel_to_root(Path::new(resolved)) {
+            Some(rel) => Ok(crate::path::rel_display(&rel)),
+            None => Err(Error::new(
+                ErrorKind::Outside,
+                format!(
+                    "Path {} resolves outside the root directory.",
+                    crate::text::py_repr(resolved)
+                ),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    pub(crate) fn limits() -> Limits {
+        Limits {
+            max_read_lines: 2000,
+            max_read_chars: None,
+            max_list_results: 1000,
+            max_search_results: 1000,
+            max_find_results: 1000,
+            content_hashes: true,
+        }
+    }
+
+    pub(crate) fn protected() -> Vec<String> {
+        [".git/*", ".env", ".env.*", "*.pem", "*.key", "**/secrets*"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    pub(crate) fn setup() -> (tempfile::TempDir, FileSystem) {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        fs::create_dir_all(r.join("d/sub")).unwrap();
+        fs::write(r.join("a.txt"), "x\ny\n").unwrap();
+        symlink("/etc/passwd", r.join("out")).unwrap();
+        symlink("loop", r.join("loop")).unwrap();
+        symlink("a.txt", r.join("lnk")).unwrap();
+        symlink(r.join("a.txt"), r.join("abslnk")).unwrap();
+        symlink("nothere", r.join("dangle")).unwrap();
+        let fsys =
+            FileSystem::new(r.to_str().unwrap(), None, &[], &[], &protected(), limits()).unwrap();
+        (dir, fsys)
+    }
+
+    fn result(r: Result<Outcome>) -> String {
+        match r {
+            Ok(o) => format!("OK {}", o.text),
+            Err(e) => format!("ERR {}", e.message),
+        }
+    }
+
+    #[test]
+    fn read_and_info_match_reference() {
+        let (_d, f) = setup();
+        let c = CancelFlag::new();
+        // Expected strings produced with the reference (pydantic_ai_harness 0.3.6).
+        let cases = [
+            ("a\0b", "ERR embedded null byte", "ERR embedded null byte"),
+            ("loop", "ERR Path 'loop' resolves through a symlink loop.", "ERR Path 'loop' resolves through a symlink loop."),
+            ("out", "ERR Path 'out' resolves outside the root directory.", "ERR Path 'out' resolves outside the root directory."),
+            ("d", "ERR 'd' is a directory, not a file.", "OK path: d\ntype: directory\nsize: 4096 bytes"),
+            ("nope", "ERR File not found: nope", "ERR Path not found: nope"),
+            ("dangle", "ERR File not found: dangle", "ERR Path not found: dangle"),
+            ("a.txt/x", "ERR File not found: a.txt/x", "ERR Path not found: a.txt/x"),
+            (
+                "lnk",
+                "OK [lnk | 2 lines | hash:09834d488008]\n     1\tx\n     2\ty\n",
+                "OK path: lnk\ntype: file\nsize: 4 bytes\nbinary: False\nlines: 2\nhash: 09834d488008\nsymlink_target: a.txt",
+            ),
+            (
+                "abslnk",
+                "OK [abslnk | 2 lines | hash:09834d488008]\n     1\tx\n     2\ty\n",
+                "OK path: abslnk\ntype: file\nsize: 4 bytes\nbinary: False\nlines: 2\nhash: 09834d488008\nsymlink_target: a.txt",
+            ),
+        ];
+        for (path, read, info) in cases {
+            assert_eq!(
+                result(f.read_file(path, 0, None, &c)),
+                read,
+                "read {path:?}"
+            );
+            assert_eq!(result(f.file_info(path, &c)), info, "info {path:?}");
+        }
+        assert_eq!(
+            result(f.read_file("a.txt", -1, None, &c)),
+            "ERR offset must be >= 0, got -1."
+        );
+        assert_eq!(
+            result(f.read_file("a.txt", 0, Some(-1), &c)),
+            "ERR limit must be >= 0, got -1."
+        );
+        assert_eq!(
+            result(f.read_file("a.txt", 5, None, &c)),
+            "ERR Offset 5 exceeds file length (2 lines)."
+        );
+        fs::write(f.root.real_root().join("bin"), b"a\0b").unwrap();
+        assert_eq!(
+            result(f.read_file("bin", 0, None, &c)),
+            "OK [Binary file: 3 bytes. Use a binary-aware tool to inspect.]"
+        );
+        assert_eq!(
+            result(f.file_info("bin", &c)),
+            "OK path: bin\ntype: file\nsize: 3 bytes\nbinary: True"
+        );
+    }
+
+    #[test]
+    fn missing_root_fails_at_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("later");
+        let f = FileSystem::new(
+            root.to_str().unwrap(),
+            None,
+            &[],
+            &[],
+            &protected(),
+            limits(),
+        )
+        .unwrap();
+        let c = CancelFlag::new();
+        assert_eq!(
+            result(f.read_file("a.txt", 0, None, &c)),
+            "ERR File not found: a.txt"
+        );
+        assert_eq!(
+            result(f.file_info("a.txt", &c)),
+            "ERR Path not found: a.txt"
+        );
+        assert_eq!(result(f.list_directory(".", &c)), "ERR Not a directory: .");
+        assert_eq!(
+            result(f.search_files("x", ".", None, &c)),
+            "ERR Path '.' is not a file or directory."
+        );
+        assert_eq!(
+            f.plan_write("a.txt", "x".into(), None, true, &c)
+                .unwrap_err()
+                .message,
+            "Parent directory '.' does not exist. Use create_directory first."
+        );
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("a.txt"), "x\n").unwrap();
+        assert_eq!(
+            result(f.read_file("a.txt", 0, None, &c)),
+            "OK [a.txt | 1 lines | hash:73cb3858a687]\n     1\tx\n"
+        );
+    }
+
+    #[test]
+    fn cancelled_calls_stop() {
+        let (_d, f) = setup();
+        let c = CancelFlag::new();
+        c.cancel();
+        assert_eq!(
+            f.read_file("a.txt", 0, None, &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+        assert_eq!(
+            f.search_files("x", ".", None, &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+        assert_eq!(
+            f.find_files("**", ".", &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+        assert_eq!(
+            f.list_directory(".", &c).unwrap_err().kind,
+            ErrorKind::Cancelled
+        );
+    }
+
+    #[test]
+    fn walkers_never_show_outside_or_denied_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.txt"), "TOKEN outside\n").unwrap();
+        fs::create_dir(r.join("logs")).unwrap();
+        fs::write(r.join("logs/app.log"), "TOKEN denied\n").unwrap();
+        fs::write(r.join("ok.txt"), "TOKEN ok\n").unwrap();
+        symlink(outside.path().join("secret.txt"), r.join("escape.txt")).unwrap();
+        symlink(outside.path(), r.join("escdir")).unwrap();
+        symlink("logs/app.log", r.join("alias.txt")).unwrap();
+        symlink(r.join("ok.txt"), r.join("abs_inside.txt")).unwrap();
+        symlink("loop2", r.join("loop1")).unwrap();
+        symlink("loop1", r.join("loop2")).unwrap();
+        let denied = vec!["logs".to_string()];
+        let f = FileSystem::new(
+            r.to_str().unwrap(),
+            None,
+            &[],
+            &denied,
+            &protected(),
+            limits(),
+        )
+        .unwrap();
+        let c = CancelFlag::new();
+        assert_eq!(
+            f.search_files("TOKEN", ".", None, &c).unwrap().text,
+            "abs_inside.txt:1:TOKEN ok\nok.txt:1:TOKEN ok"
+        );
+        assert_eq!(
+            f.list_directory(".", &c).unwrap().text,
+            "abs_inside.txt  (9 bytes)\nok.txt  (9 bytes)"
+        );
+        assert_eq!(
+            f.find_files("**/*", ".", &c).unwrap().text,
+            "abs_inside.txt\nok.txt"
+        );
+        assert_eq!(
+            f.find_files("escdir/*", ".", &c).unwrap().text,
+            "No matches found."
+        );
+        assert_eq!(
+            f.read_file("alias.txt", 0, None, &c).unwrap_err().message,
+            "Path 'logs/app.log' is denied by pattern 'logs'."
+        );
+        assert_eq!(
+            f.read_file("escape.txt", 0, None, &c).unwrap_err().message,
+            "Path 'escape.txt' resolves outside the root directory."
+        );
+    }
+
+    #[test]
+    fn swapped_path_is_never_followed() {
+        swap_race(false);
+    }
+
+    #[test]
+    fn swapped_path_is_never_followed_by_the_openat_walk() {
+        swap_race(true);
+    }
+
+    /// Reads a path that another thread flips between a file and a symlink to an outside
+    /// file: the outside content must never be read, and some opens must meet the symlink.
+    fn swap_race(fallback: bool) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let (d, f) = setup();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret");
+        fs::write(&secret, "OUTSIDE SECRET\n").unwrap();
+        let master = d.path().join("master");
+        fs::write(&master, "inside\n").unwrap();
+        let target = d.path().join("swap");
+        fs::hard_link(&master, &target).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (stop, target, root) = (stop.clone(), target.clone(), d.path().to_path_buf());
+            std::thread::spawn(move || {
+                let (tmp_file, tmp_link) = (root.join("swap.file"), root.join("swap.link"));
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = fs::hard_link(&master, &tmp_file);
+                    let _ = fs::rename(&tmp_file, &target);
+                    let _ = symlink(&secret, &tmp_link);
+                    let _ = fs::rename(&tmp_link, &target);
+                }
+            })
+        };
+        let c = CancelFlag::new();
+        if fallback {
+            crate::path::force_walk_fallback(true);
+        }
+        let (mut reads, mut refused) = (0, 0);
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_millis(1500) {
+            match f.read_file("swap", 0, None, &c) {
+                Ok(o) => {
+                    assert!(
+                        !o.text.contains("SECRET"),
+                        "read through a swapped symlink: {}",
+                        o.text
+                    );
+                    reads += 1;
+                }
+                Err(e) if e.message.contains("changed to a symlink") => refused += 1,
+                Err(_) => {}
+            }
+            if let Ok(o) = f.file_info("swap", &c) {
+                assert!(!o.text.contains("size: 15 bytes"), "{}", o.text);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        if fallback {
+            crate::path::force_walk_fallback(false);
+        }
+        assert!(reads > 0);
+        // The race was really hit: some opens met the swapped-in symlink and refused it.
+        assert!(refused > 0, "reads {reads}, refused {refused}");
+    }
+}

@@ -1,0 +1,270 @@
+//! Content hashes: the first 12 hex chars of a sha256, over a binary file's bytes or a text
+//! file's UTF-8-lossy decode (U+FFFD for each invalid sequence, exactly as Python's
+//! incremental decoder with `errors='replace'`). Streaming, constant memory.
+//!
+//! Valid UTF-8 decodes to itself, so its bytes are hashed directly; only invalid
+//! sequences cost anything extra.
+
+use std::io::Read;
+
+use sha2::{Digest, Sha256};
+
+use crate::cancel::CancelFlag;
+use crate::error::Result;
+
+/// Bytes at the start of a file searched for NUL to call it binary.
+pub const BINARY_SAMPLE: usize = 8192;
+
+/// Chunk size of the streaming readers (bytes).
+pub const CHUNK: usize = 1 << 20;
+
+const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
+
+/// Whether `data` is binary: a NUL in its first 8192 bytes. Source: `_is_binary`.
+pub fn is_binary(data: &[u8]) -> bool {
+    memchr::memchr(0, &data[..data.len().min(BINARY_SAMPLE)]).is_some()
+}
+
+/// 12 hex chars of sha256 of `text`'s UTF-8 bytes. Source: `_content_hash`.
+pub fn text_hash(text: &str) -> String {
+    short_hex(Sha256::digest(text.as_bytes()).as_slice())
+}
+
+/// `_disk_hash` of an in-memory file: raw bytes when binary, else the lossy decode.
+pub fn content_hash(data: &[u8]) -> String {
+    let mut h = DiskHasher::new();
+    h.update(data);
+    h.finish()
+}
+
+fn short_hex(digest: &[u8]) -> String {
+    let mut s = String::with_capacity(12);
+    for b in &digest[..6] {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// An incremental UTF-8 decoder with `errors='replace'`: feeds valid runs and U+FFFD to a
+/// callback, carrying an incomplete sequence across chunk boundaries.
+#[derive(Debug, Default)]
+pub struct LossyDecoder {
+    carry: Vec<u8>,
+}
+
+impl LossyDecoder {
+    /// A decoder with nothing pending.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes `chunk`, calling `out` with each piece of valid UTF-8 (U+FFFD included).
+    pub fn feed(&mut self, chunk: &[u8], out: &mut impl FnMut(&[u8])) {
+        if chunk.is_empty() {
+            return;
+        }
+        if self.carry.is_empty() {
+            return self.feed_plain(chunk, out);
+        }
+        // Complete the pending sequence: decisions inside `buf` are the ones a whole-stream
+        // decode makes, since an incomplete tail is carried, never judged.
+        let k = chunk.len().min(3);
+        let mut buf = std::mem::take(&mut self.carry);
+        buf.extend_from_slice(&chunk[..k]);
+        self.feed_plain(&buf, out);
+        self.feed(&chunk[k..], out);
+    }
+
+    fn feed_plain(&mut self, mut chunk: &[u8], out: &mut impl FnMut(&[u8])) {
+        loop {
+            match std::str::from_utf8(chunk) {
+                Ok(_) => {
+                    if !chunk.is_empty() {
+                        out(chunk);
+                    }
+                    return;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    if valid > 0 {
+                        out(&chunk[..valid]);
+                    }
+                    match e.error_len() {
+                        Some(n) => {
+                            out(REPLACEMENT);
+                            chunk = &chunk[valid + n..];
+                        }
+                        None => {
+                            self.carry.extend_from_slice(&chunk[valid..]);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Flushes a pending incomplete sequence as U+FFFD (`final=True`).
+    pub fn finish(&mut self, out: &mut impl FnMut(&[u8])) {
+        if !self.carry.is_empty() {
+            let s = String::from_utf8_lossy(&self.carry).into_owned();
+            self.carry.clear();
+            out(s.as_bytes());
+        }
+    }
+}
+
+/// The streaming `_disk_hash`: the first bytes decide binary (NUL in the first 8192).
+#[derive(Debug)]
+pub struct DiskHasher {
+    digest: Sha256,
+    decoder: LossyDecoder,
+    head: Vec<u8>,
+    binary: Option<bool>,
+}
+
+impl Default for DiskHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DiskHasher {
+    /// A hasher that has seen nothing.
+    pub fn new() -> Self {
+        DiskHasher {
+            digest: Sha256::new(),
+            decoder: LossyDecoder::new(),
+            head: Vec::new(),
+            binary: None,
+        }
+    }
+
+    /// Whether the content is binary, once 8192 bytes (or the end) have been seen.
+    pub fn binary(&self) -> Option<bool> {
+        self.binary
+    }
+
+    /// Feeds the next bytes of the file.
+    pub fn update(&mut self, data: &[u8]) {
+        if self.binary.is_none() {
+            self.head.extend_from_slice(data);
+            if self.head.len() < BINARY_SAMPLE {
+                return;
+            }
+            let head = std::mem::take(&mut self.head);
+            self.decide(&head);
+            return;
+        }
+        self.push(data);
+    }
+
+    fn decide(&mut self, head: &[u8]) {
+        self.binary = Some(is_binary(head));
+        self.push(head);
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        if self.binary == Some(true) {
+            self.digest.update(data);
+        } else {
+            let digest = &mut self.digest;
+            self.decoder.feed(data, &mut |piece| digest.update(piece));
+        }
+    }
+
+    /// The 12-hex hash of everything fed.
+    pub fn finish(mut self) -> String {
+        if self.binary.is_none() {
+            let head = std::mem::take(&mut self.head);
+            self.decide(&head);
+        }
+        if self.binary == Some(false) {
+            let digest = &mut self.digest;
+            self.decoder.finish(&mut |piece| digest.update(piece));
+        }
+        short_hex(self.digest.finalize().as_slice())
+    }
+}
+
+/// Hashes everything `reader` yields with [`DiskHasher`], polling `cancel` per chunk.
+pub fn hash_reader(reader: &mut impl Read, cancel: &CancelFlag) -> std::io::Result<Result<String>> {
+    let mut h = DiskHasher::new();
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(Err(crate::error::Error::cancelled()));
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(Ok(h.finish()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whole(data: &[u8]) -> String {
+        if is_binary(data) {
+            short_hex(Sha256::digest(data).as_slice())
+        } else {
+            text_hash(&String::from_utf8_lossy(data))
+        }
+    }
+
+    #[test]
+    fn known_values() {
+        // Values from the reference: hashlib.sha256(b'x\ny\n').hexdigest()[:12].
+        assert_eq!(content_hash(b"x\ny\n"), "09834d488008");
+        assert_eq!(text_hash("x\ny\n"), "09834d488008");
+        assert_eq!(content_hash(b""), "e3b0c44298fc");
+    }
+
+    #[test]
+    fn streaming_equals_whole_decode_at_every_split() {
+        let samples: [&[u8]; 6] = [
+            b"plain ascii\n",
+            "h\u{e9}llo \u{20ac} \u{1F600}".as_bytes(),
+            b"bad \xff\xfe bytes \xe2\x82 cut \xf0\x9f\x98",
+            b"\xe2\x82\xe2\x82\xac\xc3",
+            b"\xed\xa0\x80 surrogate \xf4\x90\x80\x80",
+            b"nul \x00 binary \xff",
+        ];
+        for data in samples {
+            let expected = whole(data);
+            for split in 0..=data.len() {
+                for split2 in split..=data.len() {
+                    let mut h = DiskHasher::new();
+                    h.update(&data[..split]);
+                    h.update(&data[split..split2]);
+                    h.update(&data[split2..]);
+                    assert_eq!(h.finish(), expected, "{data:?} {split} {split2}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn binary_decided_on_first_8192_bytes() {
+        let mut data = vec![b'a'; 9000];
+        data[8191] = 0;
+        assert!(is_binary(&data));
+        data[8191] = b'a';
+        data[8192] = 0;
+        assert!(!is_binary(&data));
+        data.push(0xff);
+        let mut h = DiskHasher::new();
+        for c in data.chunks(1000) {
+            h.update(c);
+        }
+        assert_eq!(h.finish(), whole(&data));
+    }
+}

@@ -1,0 +1,377 @@
+//! The FileSystem classes of `_core`: `FileSystemCore`, `ChangePlan`, `Outcome`, and the
+//! functions `content_hash`, `text_hash`, `unified_diff`. Every method converts its
+//! arguments to owned values, runs the work with the GIL released, then maps errors.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::error::Result;
+use crate::fs::{FileSystem, Limits, Outcome};
+use crate::write::Plan;
+
+use super::PyCancelToken;
+
+/// A finished operation: the model-facing `text` plus what its event needs.
+#[pyclass(name = "Outcome", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyOutcome {
+    #[pyo3(get)]
+    text: String,
+    #[pyo3(get)]
+    path: String,
+    #[pyo3(get)]
+    content_hash: Option<String>,
+    #[pyo3(get)]
+    count: usize,
+    #[pyo3(get)]
+    truncated: bool,
+    #[pyo3(get)]
+    emit: bool,
+}
+
+impl From<Outcome> for PyOutcome {
+    fn from(o: Outcome) -> Self {
+        PyOutcome {
+            text: o.text,
+            path: o.path,
+            content_hash: o.content_hash,
+            count: o.count,
+            truncated: o.truncated,
+            emit: o.emit,
+        }
+    }
+}
+
+#[pymethods]
+impl PyOutcome {
+    fn __repr__(&self) -> String {
+        format!(
+            "Outcome(text={:?}, path={:?}, content_hash={:?}, count={}, truncated={}, emit={})",
+            self.text, self.path, self.content_hash, self.count, self.truncated, self.emit
+        )
+    }
+}
+
+/// A change checked and ready to announce with `FileChangeRequestEvent`, then commit.
+#[pyclass(name = "ChangePlan", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyChangePlan {
+    plan: Arc<Plan>,
+    root_dir: String,
+}
+
+#[pymethods]
+impl PyChangePlan {
+    /// Event path: resolved, relative to the real root.
+    #[getter]
+    fn path(&self) -> String {
+        self.plan.event_path()
+    }
+
+    #[getter]
+    fn root_dir(&self) -> String {
+        self.root_dir.clone()
+    }
+
+    /// `'write'`, `'edit'` or `'create_directory'`.
+    #[getter]
+    fn operation(&self) -> &'static str {
+        self.plan.operation.as_str()
+    }
+
+    #[getter]
+    fn diff(&self) -> String {
+        self.plan.diff.clone()
+    }
+
+    #[getter]
+    fn truncated(&self) -> bool {
+        self.plan.truncated
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ChangePlan(path={:?}, operation={:?}, truncated={})",
+            self.plan.event_path(),
+            self.plan.operation.as_str(),
+            self.plan.truncated
+        )
+    }
+}
+
+/// Runs `op` with the GIL released and maps its error to the exception hierarchy.
+fn run<T: Send>(py: Python<'_>, op: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
+    py.detach(op).map_err(PyErr::from)
+}
+
+/// A root directory with its access patterns and limits; all FileSystem tools run here.
+#[pyclass(
+    name = "FileSystemCore",
+    module = "pydantic_ai_harness_rs._core",
+    frozen
+)]
+pub struct PyFileSystemCore {
+    inner: Arc<FileSystem>,
+}
+
+impl PyFileSystemCore {
+    fn wrap(&self, plan: Plan) -> PyChangePlan {
+        PyChangePlan {
+            plan: Arc::new(plan),
+            root_dir: self.root_dir(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyFileSystemCore {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (root_dir, cwd, allowed_patterns, denied_patterns, protected_patterns, max_read_lines,
+        max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes))]
+    fn new(
+        py: Python<'_>,
+        root_dir: String,
+        cwd: Option<String>,
+        allowed_patterns: Vec<String>,
+        denied_patterns: Vec<String>,
+        protected_patterns: Vec<String>,
+        max_read_lines: usize,
+        max_read_chars: Option<usize>,
+        max_list_results: usize,
+        max_search_results: usize,
+        max_find_results: usize,
+        content_hashes: bool,
+    ) -> PyResult<Self> {
+        let limits = Limits {
+            max_read_lines,
+            max_read_chars,
+            max_list_results,
+            max_search_results,
+            max_find_results,
+            content_hashes,
+        };
+        let fs = py
+            .detach(|| {
+                FileSystem::new(
+                    &root_dir,
+                    cwd.as_deref(),
+                    &allowed_patterns,
+                    &denied_patterns,
+                    &protected_patterns,
+                    limits,
+                )
+            })
+            .map_err(|e| PyValueError::new_err(e.message))?;
+        Ok(PyFileSystemCore {
+            inner: Arc::new(fs),
+        })
+    }
+
+    /// The real (symlink-resolved, absolute) root.
+    #[getter]
+    fn root_dir(&self) -> String {
+        self.inner.root.real_root().to_string_lossy().into_owned()
+    }
+
+    /// The resolved working directory.
+    #[getter]
+    fn cwd(&self) -> String {
+        self.inner.root.cwd().to_string_lossy().into_owned()
+    }
+
+    #[pyo3(signature = (path, offset, limit, *, cancel))]
+    fn read_file(
+        &self,
+        py: Python<'_>,
+        path: String,
+        offset: i64,
+        limit: Option<i64>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || fs.read_file(&path, offset, limit, &flag)).map(Into::into)
+    }
+
+    #[pyo3(signature = (path, *, cancel))]
+    fn file_info(
+        &self,
+        py: Python<'_>,
+        path: String,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || fs.file_info(&path, &flag)).map(Into::into)
+    }
+
+    #[pyo3(signature = (path, *, cancel))]
+    fn list_directory(
+        &self,
+        py: Python<'_>,
+        path: String,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || fs.list_directory(&path, &flag)).map(Into::into)
+    }
+
+    #[pyo3(signature = (pattern, path, include_glob, *, cancel))]
+    fn search_files(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        path: String,
+        include_glob: Option<String>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || {
+            fs.search_files(&pattern, &path, include_glob.as_deref(), &flag)
+        })
+        .map(Into::into)
+    }
+
+    #[pyo3(signature = (pattern, path, *, cancel))]
+    fn find_files(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        path: String,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || fs.find_files(&pattern, &path, &flag)).map(Into::into)
+    }
+
+    #[pyo3(signature = (path, content, expected_hash, announce, *, cancel))]
+    fn plan_write(
+        &self,
+        py: Python<'_>,
+        path: String,
+        content: String,
+        expected_hash: Option<String>,
+        announce: bool,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyChangePlan> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = run(py, move || {
+            fs.plan_write(&path, content, expected_hash, announce, &flag)
+        })?;
+        Ok(self.wrap(plan))
+    }
+
+    #[pyo3(signature = (path, replacements, expected_hash, *, cancel))]
+    fn plan_edit(
+        &self,
+        py: Python<'_>,
+        path: String,
+        replacements: Vec<(String, String)>,
+        expected_hash: Option<String>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyChangePlan> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = run(py, move || {
+            fs.plan_edit(&path, &replacements, expected_hash, &flag)
+        })?;
+        Ok(self.wrap(plan))
+    }
+
+    /// None when the directory already exists (nothing to announce, nothing to emit).
+    fn plan_create_directory(
+        &self,
+        py: Python<'_>,
+        path: String,
+    ) -> PyResult<Option<PyChangePlan>> {
+        let fs = self.inner.clone();
+        let plan = run(py, move || fs.plan_create_directory(&path))?;
+        Ok(plan.map(|p| self.wrap(p)))
+    }
+
+    /// Re-resolve, then write under the descriptor guard (or create the directory).
+    #[pyo3(signature = (plan, *, cancel))]
+    fn commit(
+        &self,
+        py: Python<'_>,
+        plan: PyRef<'_, PyChangePlan>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = plan.plan.clone();
+        run(py, move || fs.commit(&plan, &flag)).map(Into::into)
+    }
+
+    /// Resolve and access-check `path`; returns the absolute resolved path.
+    fn resolve(
+        &self,
+        py: Python<'_>,
+        path: String,
+        write: bool,
+        check_allowed: bool,
+    ) -> PyResult<String> {
+        let fs = self.inner.clone();
+        run(py, move || fs.resolve_checked(&path, write, check_allowed))
+    }
+
+    fn relative_to_root(&self, resolved: String) -> PyResult<String> {
+        self.inner.relative_to_root(&resolved).map_err(PyErr::from)
+    }
+}
+
+/// 12 hex chars of sha256 of `data` as the reference's `_disk_hash`.
+#[pyfunction]
+fn content_hash(py: Python<'_>, data: &Bound<'_, PyBytes>) -> String {
+    let bytes = data.as_bytes();
+    if bytes.len() < (1 << 16) {
+        crate::hash::content_hash(bytes)
+    } else {
+        let owned = bytes.to_vec();
+        py.detach(move || crate::hash::content_hash(&owned))
+    }
+}
+
+/// 12 hex chars of sha256 of `text` encoded as UTF-8.
+#[pyfunction]
+fn text_hash(text: &str) -> String {
+    crate::hash::text_hash(text)
+}
+
+/// The event diff `(diff, truncated)` from `old` to `new` (see `diff::unified_diff`).
+#[pyfunction]
+fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) -> (String, bool) {
+    py.detach(move || crate::diff::unified_diff(old.as_deref(), &new, &path))
+}
+
+/// `text` with each `(old, new)` applied in order, each `old` matching exactly once
+/// (`write::apply_replacements`; the custom-stream slow path of `edit_file`).
+#[pyfunction]
+fn apply_replacements(
+    py: Python<'_>,
+    text: String,
+    replacements: Vec<(String, String)>,
+    path: String,
+) -> PyResult<String> {
+    run(py, move || {
+        crate::write::apply_replacements(&text, &replacements, &path)
+    })
+}
+
+/// Adds the FileSystem classes and functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyFileSystemCore>()?;
+    m.add_class::<PyOutcome>()?;
+    m.add_class::<PyChangePlan>()?;
+    m.add_function(wrap_pyfunction!(content_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(text_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(unified_diff, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_replacements, m)?)?;
+    Ok(())
+}

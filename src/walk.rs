@@ -1,0 +1,727 @@
+//! Walking the tree for `list_directory`, `find_files` and `search_files`: the dot rule
+//! (an entry with any root-relative component starting with `.` is skipped, so hidden
+//! directories are never entered), resolution of each entry like `realpath` with
+//! containment and read access checked on the target, output sorted component-wise like
+//! Python's `sorted(Path)`, and the caps with their exact markers.
+//!
+//! `find_files` reproduces Python 3.11 `pathlib.Path.glob`: `*`/`?`/`[...]` within one
+//! component, `**` for any number of real (non-symlink) directories including none, a
+//! trailing `**` yielding directories, and symlinked directories entered only through a
+//! named or wildcard component. It walks depth-first with sorted children, which is the
+//! sorted order itself, so a capped search stops as soon as one entry past the cap is found.
+
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use crate::access::Fnmatch;
+use crate::cancel::CancelFlag;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::{FileSystem, Outcome};
+use crate::path::{fstat, is_dir, Resolved};
+use crate::text::py_repr;
+
+/// The type of a directory entry as `readdir` reports it (symlinks not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Symlink,
+    /// Anything else (FIFO, socket, device).
+    Other,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone)]
+pub struct DirEntry {
+    /// The entry's name.
+    pub name: OsString,
+    /// Its type, symlinks not followed.
+    pub kind: Kind,
+}
+
+fn kind_of_mode(mode: libc::mode_t) -> Kind {
+    match mode & libc::S_IFMT {
+        libc::S_IFDIR => Kind::Dir,
+        libc::S_IFREG => Kind::File,
+        libc::S_IFLNK => Kind::Symlink,
+        _ => Kind::Other,
+    }
+}
+
+/// Lists the directory open at `fd` (consumed), without `.` and `..`, unsorted.
+pub fn list_fd(fd: OwnedFd) -> std::io::Result<Vec<DirEntry>> {
+    let raw = fd.into_raw_fd();
+    // SAFETY: raw is an open directory descriptor; fdopendir takes ownership of it.
+    let dir = unsafe { libc::fdopendir(raw) };
+    if dir.is_null() {
+        let err = std::io::Error::last_os_error();
+        // SAFETY: fdopendir failed, so raw is still ours to close.
+        unsafe { libc::close(raw) };
+        return Err(err);
+    }
+    let mut out = Vec::new();
+    loop {
+        // SAFETY: dir is a valid DIR*; readdir's result is valid until the next call.
+        let ent = unsafe { libc::readdir(dir) };
+        if ent.is_null() {
+            break;
+        }
+        // SAFETY: d_name is NUL-terminated.
+        let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        // SAFETY: ent is valid (see above).
+        let d_type = unsafe { (*ent).d_type };
+        let kind = match d_type {
+            libc::DT_DIR => Some(Kind::Dir),
+            libc::DT_REG => Some(Kind::File),
+            libc::DT_LNK => Some(Kind::Symlink),
+            libc::DT_UNKNOWN => None,
+            _ => Some(Kind::Other),
+        };
+        let kind = match kind {
+            Some(k) => k,
+            None => {
+                // SAFETY: st is written by fstatat before it is read.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                let rc = unsafe {
+                    libc::fstatat(
+                        libc::dirfd(dir),
+                        name.as_ptr(),
+                        &mut st,
+                        libc::AT_SYMLINK_NOFOLLOW,
+                    )
+                };
+                if rc != 0 {
+                    continue;
+                }
+                kind_of_mode(st.st_mode)
+            }
+        };
+        out.push(DirEntry {
+            name: OsStr::from_bytes(bytes).to_os_string(),
+            kind,
+        });
+    }
+    // SAFETY: dir came from fdopendir and is closed once.
+    unsafe { libc::closedir(dir) };
+    Ok(out)
+}
+
+/// Lists `path` by name (following a symlink at `path`), unsorted; empty on error.
+fn list_path(path: &Path) -> Vec<DirEntry> {
+    let Ok(rd) = std::fs::read_dir(path) else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| {
+        let e = e.ok()?;
+        let ft = e.file_type().ok()?;
+        let kind = if ft.is_dir() {
+            Kind::Dir
+        } else if ft.is_file() {
+            Kind::File
+        } else if ft.is_symlink() {
+            Kind::Symlink
+        } else {
+            Kind::Other
+        };
+        Some(DirEntry {
+            name: e.file_name(),
+            kind,
+        })
+    })
+    .collect()
+}
+
+fn is_hidden(name: &OsStr) -> bool {
+    name.as_bytes().first() == Some(&b'.')
+}
+
+/// Whether a root-relative path has a component starting with `.`.
+pub fn has_hidden_component(rel: &Path) -> bool {
+    rel.components().any(|c| is_hidden(c.as_os_str()))
+}
+
+fn not_a_directory(path: &str) -> Error {
+    Error::new(ErrorKind::NotFound, format!("Not a directory: {path}"))
+}
+
+impl FileSystem {
+    /// `_resolve_walk_entry`: the target of a walked entry if it resolves inside the root
+    /// and is readable. `is_real`: the entry path holds no symlink (no realpath needed).
+    pub(crate) fn walk_target(&self, abs: &Path, is_real: bool) -> Option<Resolved> {
+        let resolved = if is_real {
+            let rel = self.root.rel_to_root(abs)?;
+            Resolved {
+                abs: abs.to_path_buf(),
+                rel,
+            }
+        } else {
+            self.root.resolve_entry(abs)?
+        };
+        (self.access.is_unrestricted() || self.access.is_readable(&resolved.rel_str()))
+            .then_some(resolved)
+    }
+
+    /// Resolves a walker's root: containment and denied patterns, not allowed patterns.
+    fn walk_root(&self, path: &str) -> Result<(Resolved, Option<libc::stat>)> {
+        let resolved = self.safe_resolve(path, false, false)?;
+        let st = match self.root.open_root_if_exists()? {
+            Some(beneath) => match beneath.open(&resolved.rel, crate::path::STAT_FLAGS, 0) {
+                Ok(fd) => fstat(fd.as_raw_fd()).ok(),
+                Err(_) => None,
+            },
+            None => None,
+        };
+        Ok((resolved, st))
+    }
+
+    /// `list_directory`: the entries of one directory, sorted by name, as `rel/` for
+    /// directories and `rel  (N bytes)` for files (paths relative to `cwd`), capped at
+    /// `max_list_results` with `[... truncated at N entries]`.
+    ///
+    /// Errors: `Not a directory: p`, access errors. Source: `_list_directory`, _toolset.py.
+    pub fn list_directory(&self, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
+        let (resolved, st) = self.walk_root(path)?;
+        if !st.is_some_and(|s| is_dir(s.st_mode)) {
+            return Err(not_a_directory(path));
+        }
+        let beneath = self.root.open_root()?;
+        let fd = beneath
+            .open(&resolved.rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+            .map_err(|e| self.root.open_error(&e, path, &resolved.rel))?;
+        let dir_fd = fd
+            .try_clone()
+            .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
+        let mut entries = list_fd(fd).map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
+        entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        let root_hidden = has_hidden_component(&resolved.rel);
+        // Entry names relative to cwd: the directory's own relpath joined with the name,
+        // except for an entry that is cwd or one of its ancestors.
+        let dir_rel = self.root.rel_to_cwd(&resolved.abs);
+        let cwd_child = self
+            .root
+            .cwd()
+            .strip_prefix(&resolved.abs)
+            .ok()
+            .and_then(|r| r.components().next());
+        let plain = self.access.is_unrestricted();
+        let max = self.limits.max_list_results;
+        let mut count = 0;
+        let mut truncated = false;
+        let entries: Vec<DirEntry> = if root_hidden {
+            Vec::new()
+        } else {
+            entries
+                .into_iter()
+                .filter(|e| !is_hidden(&e.name))
+                .collect()
+        };
+        // Sizes of the regular entries that can be shown, fetched in parallel up front.
+        let wanted = entries.len().min(max.saturating_add(65));
+        let sizes = prefetch_stats(&dir_fd, &entries[..wanted]);
+        let mut text = String::new();
+        let prefix = if dir_rel == "." {
+            String::new()
+        } else {
+            format!("{dir_rel}/")
+        };
+        for (index, entry) in entries.iter().enumerate() {
+            if index % 1024 == 0 {
+                cancel.check()?;
+            }
+            let on_cwd_path = cwd_child.is_some_and(|c| c.as_os_str() == entry.name);
+            let abs = (!plain || entry.kind == Kind::Symlink || on_cwd_path)
+                .then(|| resolved.abs.join(&entry.name));
+            let target = match &abs {
+                Some(abs) if !plain || entry.kind == Kind::Symlink => {
+                    match self.walk_target(abs, entry.kind != Kind::Symlink) {
+                        Some(t) => Some(t),
+                        None => continue,
+                    }
+                }
+                _ => None,
+            };
+            // The target's type and size, symlinks followed; a dangling one is skipped.
+            let st =
+                match (entry.kind, &target) {
+                    (Kind::Symlink, Some(target)) => stat_beneath(&beneath, target)
+                        .map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+                    (Kind::Dir, _) => Some((true, 0)),
+                    _ => match sizes.get(index) {
+                        Some(known) => *known,
+                        None => stat_at(&dir_fd, &entry.name)
+                            .map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+                    },
+                };
+            let Some((dir, size)) = st else { continue };
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            if count >= max {
+                text.push_str(&format!("[... truncated at {max} entries]"));
+                truncated = true;
+                break;
+            }
+            match (&abs, on_cwd_path) {
+                (Some(abs), true) => text.push_str(&self.root.rel_to_cwd(abs)),
+                _ => {
+                    text.push_str(&prefix);
+                    text.push_str(&entry.name.to_string_lossy());
+                }
+            }
+            if dir {
+                text.push('/');
+            } else {
+                text.push_str("  (");
+                text.push_str(&size.to_string());
+                text.push_str(" bytes)");
+            }
+            count += 1;
+        }
+        if text.is_empty() {
+            text.push_str("(empty directory)");
+        }
+        Ok(Outcome {
+            text,
+            path: resolved.rel_str(),
+            count,
+            truncated,
+            emit: true,
+            ..Default::default()
+        })
+    }
+
+    /// `find_files`: entries matching a glob relative to `path` (Python 3.11 `Path.glob`),
+    /// sorted, as paths relative to `cwd` with `/` after directories, capped at
+    /// `max_find_results` with `[... truncated at N matches]`.
+    ///
+    /// Errors: `Pattern 'p' must be relative to the search path, not absolute.`,
+    /// `Unacceptable pattern: ''`, `Invalid pattern: '**' can only be an entire path
+    /// component`, `Pattern 'p' is not a valid glob pattern.`, `Not a directory: p`.
+    /// Source: `_find_files`, _toolset.py; `pathlib._make_selector` (3.11).
+    pub fn find_files(&self, pattern: &str, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
+        if pattern.starts_with('/') {
+            return Err(Error::new(
+                ErrorKind::InvalidPattern,
+                format!(
+                    "Pattern {} must be relative to the search path, not absolute.",
+                    py_repr(pattern)
+                ),
+            ));
+        }
+        let (resolved, st) = self.walk_root(path)?;
+        if !st.is_some_and(|s| is_dir(s.st_mode)) {
+            return Err(not_a_directory(path));
+        }
+        if pattern.is_empty() {
+            return Err(Error::new(
+                ErrorKind::InvalidPattern,
+                "Unacceptable pattern: ''",
+            ));
+        }
+        let parts: Vec<&str> = pattern
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        if parts.is_empty() {
+            return Err(Error::new(
+                ErrorKind::InvalidPattern,
+                format!("Pattern {} is not a valid glob pattern.", py_repr(pattern)),
+            ));
+        }
+        let mut glob_parts = Vec::with_capacity(parts.len());
+        for p in &parts {
+            glob_parts.push(if *p == "**" {
+                Part::Recursive
+            } else if p.contains("**") {
+                return Err(Error::new(
+                    ErrorKind::InvalidPattern,
+                    "Invalid pattern: '**' can only be an entire path component",
+                ));
+            } else if p.contains(['*', '?', '[']) {
+                Part::Wild(Fnmatch::new(p)?)
+            } else {
+                Part::Exact(OsString::from(*p))
+            });
+        }
+        let max = self.limits.max_find_results;
+        // A trailing `/` makes the last component match directories only.
+        let require_dir = pattern.ends_with('/');
+        let mut finder = Finder {
+            fs: self,
+            beneath: self.root.open_root_if_exists()?,
+            parts: glob_parts,
+            require_dir,
+            max,
+            lines: Vec::new(),
+            truncated: false,
+            cancel,
+        };
+        // `..` components and hidden walk roots only ever produce hidden paths.
+        if !has_hidden_component(&resolved.rel) && !parts.contains(&"..") {
+            let start = finder.closure(vec![0]);
+            finder.visit(&resolved.abs, true, true, &start)?;
+        }
+        let count = finder.lines.len();
+        let truncated = finder.truncated;
+        let mut lines = finder.lines;
+        if truncated {
+            lines.push(format!("[... truncated at {max} matches]"));
+        }
+        let text = if lines.is_empty() {
+            "No matches found.".to_string()
+        } else {
+            lines.join("\n")
+        };
+        Ok(Outcome {
+            text,
+            path: resolved.rel_str(),
+            count,
+            truncated,
+            emit: true,
+            ..Default::default()
+        })
+    }
+}
+
+/// `(is_dir, size)` of each non-directory, non-symlink entry (others: `None`), in order,
+/// with the stats spread over the available cores.
+fn prefetch_stats(dir: &OwnedFd, entries: &[DirEntry]) -> Vec<Option<(bool, u64)>> {
+    let one = |e: &DirEntry| match e.kind {
+        Kind::Dir | Kind::Symlink => None,
+        _ => stat_at(dir, &e.name).map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    if entries.len() < 4096 || threads < 2 {
+        return entries.iter().map(one).collect();
+    }
+    let chunk = entries.len().div_ceil(threads);
+    let stats: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    if stats.len() == entries.len() {
+        stats
+    } else {
+        entries.iter().map(one).collect()
+    }
+}
+
+/// `stat` of a resolved entry target beneath the root (symlinks refused), as `exists()`.
+fn stat_beneath(beneath: &crate::path::Beneath, target: &Resolved) -> Option<libc::stat> {
+    let fd = beneath.open(&target.rel, crate::path::STAT_FLAGS, 0).ok()?;
+    fstat(fd.as_raw_fd()).ok()
+}
+
+fn stat_at(dir: &OwnedFd, name: &OsStr) -> Option<libc::stat> {
+    let c = std::ffi::CString::new(name.as_bytes()).ok()?;
+    // SAFETY: st is written by fstatat before it is read.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // No follow: an entry swapped for a symlink since `readdir` is not stat'ed through.
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (rc == 0).then_some(st)
+}
+
+/// One component of a `find_files` pattern.
+enum Part {
+    /// `**`.
+    Recursive,
+    /// A component with `*`, `?` or `[`.
+    Wild(Fnmatch),
+    /// A literal name.
+    Exact(OsString),
+}
+
+impl Part {
+    fn matches(&self, name: &OsStr) -> bool {
+        match self {
+            Part::Recursive => false,
+            Part::Wild(m) => m.is_match(&name.to_string_lossy()),
+            Part::Exact(n) => n == name,
+        }
+    }
+}
+
+struct Finder<'a> {
+    fs: &'a FileSystem,
+    beneath: Option<crate::path::Beneath>,
+    parts: Vec<Part>,
+    require_dir: bool,
+    max: usize,
+    lines: Vec<String>,
+    truncated: bool,
+    cancel: &'a CancelFlag,
+}
+
+impl Finder<'_> {
+    /// Adds `i + 1` for every state `i` at a `**` (it also matches zero directories).
+    fn closure(&self, mut states: Vec<usize>) -> Vec<usize> {
+        let mut k = 0;
+        while k < states.len() {
+            let i = states[k];
+            if i < self.parts.len()
+                && matches!(self.parts[i], Part::Recursive)
+                && !states.contains(&(i + 1))
+            {
+                states.push(i + 1);
+            }
+            k += 1;
+        }
+        states.sort_unstable();
+        states.dedup();
+        states
+    }
+
+    /// Emits `abs` if accepted; returns false once the cap is passed (stop the walk).
+    fn emit(&mut self, abs: &Path, is_real: bool, known_dir: Option<bool>) -> bool {
+        let Some(target) = self.fs.walk_target(abs, is_real) else {
+            return true;
+        };
+        // A real entry's type is known from `readdir`; a symlink's target is stat'ed
+        // beneath the root (a dangling one is skipped).
+        let dir = match known_dir {
+            Some(d) if is_real => d,
+            _ => match self.beneath.as_ref().and_then(|b| stat_beneath(b, &target)) {
+                Some(st) => is_dir(st.st_mode),
+                None => return true,
+            },
+        };
+        if self.lines.len() >= self.max {
+            self.truncated = true;
+            return false;
+        }
+        let mut rel = self.fs.root.rel_to_cwd(abs);
+        if dir {
+            rel.push('/');
+        }
+        self.lines.push(rel);
+        true
+    }
+
+    /// Visits directory `dir` in state set `states` (closed); `is_real`: no symlink on the
+    /// way from the walk root. Returns false when the walk must stop.
+    fn visit(
+        &mut self,
+        dir: &Path,
+        is_real: bool,
+        is_start: bool,
+        states: &[usize],
+    ) -> Result<bool> {
+        self.cancel.check()?;
+        let n = self.parts.len();
+        if is_start && states.contains(&n) && !self.emit(dir, is_real, Some(true)) {
+            return Ok(false);
+        }
+        if !states.iter().any(|&i| i < n) {
+            return Ok(true);
+        }
+        let mut entries = list_path(dir);
+        entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        for entry in entries {
+            if is_hidden(&entry.name) {
+                continue;
+            }
+            let child = dir.join(&entry.name);
+            let mut follows_dir: Option<bool> = None;
+            let mut is_dir_follow = |p: &Path| -> bool {
+                *follows_dir.get_or_insert_with(|| match entry.kind {
+                    Kind::Dir => true,
+                    Kind::Symlink => std::fs::metadata(p).map(|m| m.is_dir()).unwrap_or(false),
+                    _ => false,
+                })
+            };
+            let mut next: Vec<usize> = Vec::new();
+            let mut matched_last = false;
+            for &i in states {
+                if i >= n {
+                    continue;
+                }
+                match &self.parts[i] {
+                    Part::Recursive => {
+                        if entry.kind == Kind::Dir {
+                            next.push(i);
+                        }
+                    }
+                    part => {
+                        if part.matches(&entry.name) {
+                            if i + 1 == n {
+                                matched_last =
+                                    matched_last || !self.require_dir || is_dir_follow(&child);
+                            } else if is_dir_follow(&child) {
+                                next.push(i + 1);
+                            }
+                        }
+                    }
+                }
+            }
+            let next = self.closure(next);
+            let child_real = is_real && entry.kind != Kind::Symlink;
+            if (matched_last || next.contains(&n))
+                && !self.emit(
+                    &child,
+                    child_real,
+                    (entry.kind != Kind::Symlink).then_some(entry.kind == Kind::Dir),
+                )
+            {
+                return Ok(false);
+            }
+            if next.iter().any(|&i| i < n) && !self.visit(&child, child_real, false, &next)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::tests::{limits, protected};
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    fn tree(cwd: Option<&str>, denied: &[&str]) -> (tempfile::TempDir, FileSystem) {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        fs::create_dir_all(r.join("src/pkg")).unwrap();
+        fs::create_dir_all(r.join("src/a")).unwrap();
+        fs::create_dir_all(r.join(".h")).unwrap();
+        fs::write(r.join("src/main.py"), "x").unwrap();
+        fs::write(r.join("src/pkg/m.py"), "y").unwrap();
+        fs::write(r.join("src/a-b.py"), "y").unwrap();
+        fs::write(r.join("src/a/b.py"), "y").unwrap();
+        fs::write(r.join(".h/z.py"), "z").unwrap();
+        fs::write(r.join("secrets.yaml"), "s").unwrap();
+        symlink("src", r.join("sl")).unwrap();
+        symlink("/etc", r.join("etc")).unwrap();
+        symlink("nothere", r.join("dangle")).unwrap();
+        symlink("secrets.yaml", r.join("alias.txt")).unwrap();
+        let denied: Vec<String> = denied.iter().map(|s| s.to_string()).collect();
+        let cwd = cwd.map(|c| r.join(c).to_string_lossy().into_owned());
+        let f = FileSystem::new(
+            r.to_str().unwrap(),
+            cwd.as_deref(),
+            &[],
+            &denied,
+            &protected(),
+            limits(),
+        )
+        .unwrap();
+        (dir, f)
+    }
+
+    #[test]
+    fn find_matches_python_glob() {
+        let (_d, f) = tree(None, &[]);
+        let c = CancelFlag::new();
+        // Expected outputs produced with the reference on the same tree (Python 3.11).
+        let cases = [
+            ("**", "./\nsrc/\nsrc/a/\nsrc/pkg/"),
+            ("*", "alias.txt\nsecrets.yaml\nsl/\nsrc/"),
+            (
+                "**/*.py",
+                "src/a/b.py\nsrc/a-b.py\nsrc/main.py\nsrc/pkg/m.py",
+            ),
+            ("sl/*", "sl/a/\nsl/a-b.py\nsl/main.py\nsl/pkg/"),
+            ("**/sl", "sl/"),
+            ("src/", "src/"),
+            ("*/", "sl/\nsrc/"),
+            ("**/", "./\nsrc/\nsrc/a/\nsrc/pkg/"),
+            ("src/main.py/", "No matches found."),
+            ("src//*.py", "src/a-b.py\nsrc/main.py"),
+            ("[", "No matches found."),
+            ("../*", "No matches found."),
+            ("etc/*", "No matches found."),
+            ("src/./pkg/*", "src/pkg/m.py"),
+        ];
+        for (pattern, expected) in cases {
+            assert_eq!(
+                f.find_files(pattern, ".", &c).unwrap().text,
+                expected,
+                "{pattern}"
+            );
+        }
+        let err = |p: &str| f.find_files(p, ".", &c).unwrap_err().message;
+        assert_eq!(err(""), "Unacceptable pattern: ''");
+        assert_eq!(err("."), "Pattern '.' is not a valid glob pattern.");
+        assert_eq!(
+            err("a**"),
+            "Invalid pattern: '**' can only be an entire path component"
+        );
+        assert_eq!(
+            err("/x"),
+            "Pattern '/x' must be relative to the search path, not absolute."
+        );
+        assert_eq!(
+            f.find_files("*", "nope", &c).unwrap_err().message,
+            "Not a directory: nope"
+        );
+    }
+
+    #[test]
+    fn find_caps_and_cwd() {
+        let (_d, mut f) = tree(Some("src/pkg"), &[]);
+        let c = CancelFlag::new();
+        assert_eq!(
+            f.find_files("*.py", "..", &c).unwrap().text,
+            "../a-b.py\n../main.py"
+        );
+        f.limits.max_find_results = 2;
+        let o = f.find_files("**/*.py", "../..", &c).unwrap();
+        assert_eq!(o.text, "../a/b.py\n../a-b.py\n[... truncated at 2 matches]");
+        assert!(o.truncated);
+        f.limits.max_find_results = 4;
+        let o = f.find_files("**/*.py", "../..", &c).unwrap();
+        assert!(!o.truncated);
+        assert_eq!(o.count, 4);
+    }
+
+    #[test]
+    fn list_directory_entries() {
+        let (_d, f) = tree(None, &["*.yaml"]);
+        let c = CancelFlag::new();
+        let o = f.list_directory(".", &c).unwrap();
+        assert_eq!(o.text, "sl/\nsrc/");
+        assert_eq!(o.count, 2);
+        assert_eq!(
+            f.list_directory("src", &c).unwrap().text,
+            "src/a/\nsrc/a-b.py  (1 bytes)\nsrc/main.py  (1 bytes)\nsrc/pkg/"
+        );
+        assert_eq!(
+            f.list_directory(".h", &c).unwrap().text,
+            "(empty directory)"
+        );
+        assert_eq!(
+            f.list_directory("nope", &c).unwrap_err().message,
+            "Not a directory: nope"
+        );
+        assert_eq!(
+            f.list_directory("secrets.yaml", &c).unwrap_err().message,
+            "Path 'secrets.yaml' is denied by pattern '*.yaml'."
+        );
+    }
+}

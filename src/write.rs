@@ -1,0 +1,893 @@
+//! Changes to the workspace in two steps, so Python can announce them in between:
+//! `plan_*` resolves, checks, snapshots and diffs; `commit` re-resolves, opens the target
+//! beneath the root descriptor (non-blocking, no symlinks), checks its type and the guard
+//! hash under that descriptor, and only then writes.
+//!
+//! Writes happen in place, as the reference's do, so the file keeps its inode, mode, owner
+//! and hard links. To keep a full disk from destroying the old content, the new length is
+//! reserved first (`fallocate(FALLOC_FL_KEEP_SIZE)` where supported), the new bytes are
+//! written over the old ones from offset 0 and the file is truncated to the new length last;
+//! an edit that still fails mid-write puts the old text back (its blocks are still allocated).
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+
+use crate::cancel::CancelFlag;
+use crate::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::{FileSystem, Outcome};
+use crate::hash::{is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
+use crate::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
+use crate::text::{py_repr, split_lines};
+
+/// The guard of a write announced against a path with nothing at it. Source: `_ABSENT_HASH`.
+pub const ABSENT_HASH: &str = "<absent>";
+
+/// Bytes that can hold `MAX_DIFF_SOURCE_CHARS` chars of UTF-8. Source: `_DIFF_SOURCE_BYTES`.
+pub const DIFF_SOURCE_BYTES: usize = 4 * MAX_DIFF_SOURCE_CHARS;
+
+/// What a plan changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// `write_file`.
+    Write,
+    /// `edit_file`.
+    Edit,
+    /// `create_directory`.
+    CreateDirectory,
+}
+
+impl Operation {
+    /// The event's `operation` value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Operation::Write => "write",
+            Operation::Edit => "edit",
+            Operation::CreateDirectory => "create_directory",
+        }
+    }
+}
+
+/// The content check a commit makes under its descriptor before truncating.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guard {
+    /// No check (nothing announced and no `expected_hash`, or an unreadable file).
+    None,
+    /// The file must still hash to this (`<absent>`: it must still not exist).
+    Hash(String),
+}
+
+/// A change checked and ready to announce, then commit.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The operation.
+    pub operation: Operation,
+    /// The path as the model passed it (for messages).
+    pub path: String,
+    /// The resolved target.
+    pub resolved: Resolved,
+    /// The unified diff for the announcement.
+    pub diff: String,
+    /// Whether the diff was cut (or is headers only).
+    pub truncated: bool,
+    /// Whether the change is announced (commit then re-resolves the path).
+    pub announced: bool,
+    content: String,
+    guard: Guard,
+    old: Option<String>,
+}
+
+impl Plan {
+    /// Event path: resolved, relative to the real root.
+    pub fn event_path(&self) -> String {
+        self.resolved.rel_str()
+    }
+}
+
+fn retry(kind: ErrorKind, message: String) -> Error {
+    Error::new(kind, message)
+}
+
+fn not_regular(path: &str) -> Error {
+    retry(
+        ErrorKind::NotFound,
+        format!("Path {} exists and is not a regular file.", py_repr(path)),
+    )
+}
+
+fn conflict(path: &str, expected: &str, got: &str) -> Error {
+    retry(
+        ErrorKind::Conflict,
+        format!(
+            "Conflict: file {} has changed (expected hash:{expected}, got hash:{got}). Re-read the file and retry.",
+            py_repr(path)
+        ),
+    )
+}
+
+/// Python's `str(UnicodeDecodeError)` for a strict UTF-8 decode of `data`.
+fn utf8_error_message(data: &[u8], err: std::str::Utf8Error) -> String {
+    let start = err.valid_up_to();
+    let (end, reason) = match err.error_len() {
+        Some(n) => {
+            let b = data[start];
+            let reason = if matches!(b, 0x80..=0xC1 | 0xF5..=0xFF) {
+                "invalid start byte"
+            } else {
+                "invalid continuation byte"
+            };
+            (start + n, reason)
+        }
+        None => (data.len(), "unexpected end of data"),
+    };
+    if end - start == 1 {
+        format!(
+            "'utf-8' codec can't decode byte 0x{:02x} in position {start}: {reason}",
+            data[start]
+        )
+    } else {
+        format!(
+            "'utf-8' codec can't decode bytes in position {start}-{}: {reason}",
+            end - 1
+        )
+    }
+}
+
+/// Applies `replacements` in order, each matching exactly once.
+///
+/// Errors: `InvalidArgument` (empty old_text), `NoMatch`, `AmbiguousMatch`, with the
+/// reference's messages and labels (`old_text`, or `replacement N` in a batch).
+/// Source: `_apply_replacements`, _toolset.py.
+pub fn apply_replacements(
+    text: &str,
+    replacements: &[(String, String)],
+    path: &str,
+) -> Result<String> {
+    let mut text = text.to_string();
+    for (index, (old, new)) in replacements.iter().enumerate() {
+        let label = if replacements.len() > 1 {
+            format!("replacement {}", index + 1)
+        } else {
+            "old_text".to_string()
+        };
+        if old.is_empty() {
+            return Err(retry(
+                ErrorKind::InvalidArgument,
+                format!("{label} is empty; old_text must be the exact text to replace."),
+            ));
+        }
+        let count = text.matches(old.as_str()).count();
+        if count == 0 {
+            return Err(retry(
+                ErrorKind::NoMatch,
+                format!("{label} not found in {path}. No changes were written."),
+            ));
+        }
+        if count > 1 {
+            return Err(retry(
+                ErrorKind::AmbiguousMatch,
+                format!(
+                    "{label} found {count} times in {path}. Include more surrounding context to make the match \
+                     unique. No changes were written."
+                ),
+            ));
+        }
+        text = text.replacen(old.as_str(), new, 1);
+    }
+    Ok(text)
+}
+
+fn read_all(
+    file: &mut File,
+    buf: &mut Vec<u8>,
+    cancel: &CancelFlag,
+) -> std::io::Result<Result<()>> {
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(Err(Error::cancelled()));
+        }
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(Ok(())),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Hashes a file from its current position to the end (`_disk_hash(_chunks(...))`),
+/// keeping the first `keep` bytes (and one more, to tell whether there were more).
+fn hash_keep(
+    file: &mut File,
+    keep: usize,
+    cancel: &CancelFlag,
+) -> std::io::Result<Result<(String, Vec<u8>)>> {
+    let mut h = DiskHasher::new();
+    let mut head = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(Err(Error::cancelled()));
+        }
+        let n = match file.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        if head.len() <= keep {
+            let take = (keep + 1 - head.len()).min(n);
+            head.extend_from_slice(&chunk[..take]);
+        }
+        h.update(&chunk[..n]);
+    }
+    Ok(Ok((h.finish(), head)))
+}
+
+/// `fallocate` with `FALLOC_FL_KEEP_SIZE`; `Ok` when unsupported.
+fn reserve(fd: &OwnedFd, len: usize) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: fd is a valid open descriptor.
+        let rc = unsafe {
+            libc::fallocate(
+                fd.as_raw_fd(),
+                libc::FALLOC_FL_KEEP_SIZE,
+                0,
+                len as libc::off_t,
+            )
+        };
+        if rc != 0 {
+            let err = std::io::Error::last_os_error();
+            return match err.raw_os_error() {
+                Some(libc::ENOSPC) | Some(libc::EDQUOT) | Some(libc::EFBIG) => Err(err),
+                _ => Ok(()),
+            };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (fd, len);
+    Ok(())
+}
+
+fn pwrite_all(fd: &OwnedFd, mut data: &[u8]) -> std::io::Result<()> {
+    let mut offset: libc::off_t = 0;
+    while !data.is_empty() {
+        // SAFETY: data points to data.len() readable bytes.
+        let n = unsafe { libc::pwrite(fd.as_raw_fd(), data.as_ptr().cast(), data.len(), offset) };
+        if n < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(err);
+        }
+        data = &data[n as usize..];
+        offset += n as libc::off_t;
+    }
+    Ok(())
+}
+
+fn set_len(fd: &OwnedFd, len: usize) -> std::io::Result<()> {
+    // SAFETY: fd is a valid open descriptor.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Replaces the file's content in place; see the module doc for the failure handling.
+fn write_in_place(fd: &OwnedFd, content: &[u8], rollback: Option<&[u8]>) -> std::io::Result<()> {
+    reserve(fd, content.len())?;
+    let result = pwrite_all(fd, content).and_then(|_| set_len(fd, content.len()));
+    if let (Err(_), Some(old)) = (&result, rollback) {
+        let _ = pwrite_all(fd, old).and_then(|_| set_len(fd, old.len()));
+    }
+    result
+}
+
+impl FileSystem {
+    fn io_error(&self, err: &std::io::Error, rel: &Path) -> Error {
+        self.root.os_error(err, Some(rel))
+    }
+
+    /// `stat` of a resolved relative path beneath the root: `None` when it does not exist
+    /// (ENOENT, ENOTDIR), as `Path.exists()` reports.
+    fn stat_beneath(
+        &self,
+        beneath: Option<&Beneath>,
+        rel: &Path,
+        path: &str,
+    ) -> Result<Option<libc::stat>> {
+        let Some(beneath) = beneath else {
+            return Ok(None);
+        };
+        match beneath.open(rel, STAT_FLAGS, 0) {
+            Ok(fd) => fstat(fd.as_raw_fd())
+                .map(Some)
+                .map_err(|e| self.io_error(&e, rel)),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
+                Ok(None)
+            }
+            Err(e) => Err(self.root.open_error(&e, path, rel)),
+        }
+    }
+
+    /// Plans a `write_file`: checks access (protected, denied, allowed), the target type and
+    /// the parent; with `announce`, snapshots the current content for the diff and the guard
+    /// (rejecting a stale `expected_hash` first).
+    ///
+    /// Errors: access errors, `Path 'p' exists and is not a regular file.`, `Parent directory
+    /// 'd' does not exist. Use create_directory first.`, `Path 'p' has a parent that is not a
+    /// directory.`, the conflict message, OS errors.
+    /// Source: `_write_file`, `_announced_state`, _toolset.py.
+    pub fn plan_write(
+        &self,
+        path: &str,
+        content: String,
+        expected_hash: Option<String>,
+        announce: bool,
+        cancel: &CancelFlag,
+    ) -> Result<Plan> {
+        let resolved = self.safe_resolve(path, true, true)?;
+        let beneath = self.root.open_root_if_exists()?;
+        let st = self.stat_beneath(beneath.as_ref(), &resolved.rel, path)?;
+        if let Some(st) = &st {
+            if !is_reg(st.st_mode) {
+                return Err(not_regular(path));
+            }
+        }
+        let parent_rel = resolved.rel.parent().unwrap_or(Path::new("")).to_path_buf();
+        match self.stat_beneath(beneath.as_ref(), &parent_rel, path)? {
+            None => {
+                return Err(retry(
+                    ErrorKind::NotFound,
+                    format!(
+                        "Parent directory '{}' does not exist. Use create_directory first.",
+                        crate::path::rel_display(&parent_rel)
+                    ),
+                ))
+            }
+            Some(p) if !is_dir(p.st_mode) => {
+                return Err(retry(
+                    ErrorKind::NotFound,
+                    format!(
+                        "Path {} has a parent that is not a directory.",
+                        py_repr(path)
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        let mut guard = match &expected_hash {
+            Some(h) => Guard::Hash(h.clone()),
+            None => Guard::None,
+        };
+        let (mut diff, mut truncated) = (String::new(), false);
+        if announce {
+            let (old, g) = self.announced_state(
+                beneath.as_ref(),
+                &resolved,
+                path,
+                st.is_some(),
+                expected_hash.as_deref(),
+                cancel,
+            )?;
+            guard = g;
+            (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.rel_str());
+        }
+        Ok(Plan {
+            operation: Operation::Write,
+            path: path.to_string(),
+            resolved,
+            diff,
+            truncated,
+            announced: announce,
+            content,
+            guard,
+            old: None,
+        })
+    }
+
+    fn announced_state(
+        &self,
+        beneath: Option<&Beneath>,
+        resolved: &Resolved,
+        path: &str,
+        exists: bool,
+        expected_hash: Option<&str>,
+        cancel: &CancelFlag,
+    ) -> Result<(Option<String>, Guard)> {
+        let Some(beneath) = beneath.filter(|_| exists) else {
+            return Ok((Some(String::new()), Guard::Hash(ABSENT_HASH.to_string())));
+        };
+        let read = beneath
+            .open(&resolved.rel, READ_FLAGS, 0)
+            .and_then(|fd| {
+                let st = fstat(fd.as_raw_fd())?;
+                if !is_reg(st.st_mode) {
+                    return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+                }
+                Ok(File::from(fd))
+            })
+            .and_then(|mut f| hash_keep(&mut f, DIFF_SOURCE_BYTES, cancel));
+        let (current, head) = match read {
+            Ok(r) => r?,
+            Err(e) => {
+                if expected_hash.is_some() {
+                    return Err(self.root.open_error(&e, path, &resolved.rel));
+                }
+                return Ok((None, Guard::None));
+            }
+        };
+        if let Some(expected) = expected_hash {
+            if current != expected {
+                return Err(conflict(path, expected, &current));
+            }
+        }
+        let old =
+            (head.len() <= DIFF_SOURCE_BYTES).then(|| String::from_utf8_lossy(&head).into_owned());
+        Ok((old, Guard::Hash(current)))
+    }
+
+    /// Plans an `edit_file`: reads the file (strict UTF-8, text only), checks
+    /// `expected_hash`, applies the replacements in memory and diffs.
+    ///
+    /// Errors: access errors, `File not found: p`, `p is a binary file; edit_file only edits
+    /// text files.`, the UTF-8 decode error, the conflict message, replacement errors.
+    /// Source: `_edit_file`, `_apply_replacements`, _toolset.py.
+    pub fn plan_edit(
+        &self,
+        path: &str,
+        replacements: &[(String, String)],
+        expected_hash: Option<String>,
+        cancel: &CancelFlag,
+    ) -> Result<Plan> {
+        let resolved = self.safe_resolve(path, true, true)?;
+        let mut file =
+            self.open_regular(&resolved, path, || format!("File not found: {path}"), false)?;
+        let mut raw = Vec::new();
+        read_all(&mut file, &mut raw, cancel).map_err(|e| self.io_error(&e, &resolved.rel))??;
+        if is_binary(&raw[..raw.len().min(BINARY_SAMPLE)]) {
+            return Err(retry(
+                ErrorKind::InvalidArgument,
+                format!("{path} is a binary file; edit_file only edits text files."),
+            ));
+        }
+        let text = match String::from_utf8(raw) {
+            Ok(t) => t,
+            Err(e) => {
+                let msg = utf8_error_message(e.as_bytes(), e.utf8_error());
+                return Err(retry(ErrorKind::InvalidArgument, msg));
+            }
+        };
+        let current = text_hash(&text);
+        if let Some(expected) = &expected_hash {
+            if *expected != current {
+                return Err(conflict(path, expected, &current));
+            }
+        }
+        let new_content = apply_replacements(&text, replacements, path)?;
+        let (diff, truncated) = unified_diff(Some(&text), &new_content, &resolved.rel_str());
+        Ok(Plan {
+            operation: Operation::Edit,
+            path: path.to_string(),
+            resolved,
+            diff,
+            truncated,
+            announced: true,
+            content: new_content,
+            guard: Guard::Hash(current),
+            old: Some(text),
+        })
+    }
+
+    /// Plans a `create_directory`; `None` when the directory already exists.
+    ///
+    /// Errors: access errors, `Path 'p' exists and is not a directory.`, `Path 'p' has a
+    /// parent that is not a directory.`. Source: `_create_directory`, _toolset.py.
+    pub fn plan_create_directory(&self, path: &str) -> Result<Option<Plan>> {
+        let resolved = self.safe_resolve(path, true, true)?;
+        let beneath = self.root.open_root_if_exists()?;
+        if let Some(st) = self.stat_beneath(beneath.as_ref(), &resolved.rel, path)? {
+            if is_dir(st.st_mode) {
+                return Ok(None);
+            }
+            return Err(retry(
+                ErrorKind::NotFound,
+                format!("Path {} exists and is not a directory.", py_repr(path)),
+            ));
+        }
+        // The nearest existing ancestor must be a directory.
+        let mut ancestor = resolved.rel.parent().map(Path::to_path_buf);
+        while let Some(a) = ancestor {
+            if let Some(st) = self.stat_beneath(beneath.as_ref(), &a, path)? {
+                if !is_dir(st.st_mode) {
+                    return Err(retry(
+                        ErrorKind::NotFound,
+                        format!(
+                            "Path {} has a parent that is not a directory.",
+                            py_repr(path)
+                        ),
+                    ));
+                }
+                break;
+            }
+            ancestor = a.parent().map(Path::to_path_buf);
+        }
+        Ok(Some(Plan {
+            operation: Operation::CreateDirectory,
+            path: path.to_string(),
+            resolved,
+            diff: String::new(),
+            truncated: false,
+            announced: true,
+            content: String::new(),
+            guard: Guard::None,
+            old: None,
+        }))
+    }
+
+    /// Applies a plan: re-resolves the path (a path now naming something else is a
+    /// retryable `Path 'p' was replaced while the change was announced. Retry.`), then
+    /// writes beneath the root under the descriptor guard, or creates the directory.
+    ///
+    /// Results: `Wrote N chars (L lines) to p. [hash:H]`, `Edited p. [hash:H]`,
+    /// `Created directory: p`. Source: `_request`, `_open_for_write`, `_write_content`.
+    pub fn commit(&self, plan: &Plan, cancel: &CancelFlag) -> Result<Outcome> {
+        let path = plan.path.as_str();
+        if plan.announced {
+            let again = self.safe_resolve(path, true, true)?;
+            if again != plan.resolved {
+                return Err(retry(
+                    ErrorKind::Conflict,
+                    format!(
+                        "Path {} was replaced while the change was announced. Retry.",
+                        py_repr(path)
+                    ),
+                ));
+            }
+        }
+        cancel.check()?;
+        let rel = &plan.resolved.rel;
+        let beneath = self.root.open_root()?;
+        if plan.operation == Operation::CreateDirectory {
+            let text = format!("Created directory: {path}");
+            return match beneath.mkdir_all(rel) {
+                Ok(true) => Ok(Outcome {
+                    text,
+                    path: plan.event_path(),
+                    emit: true,
+                    ..Default::default()
+                }),
+                Ok(false) => Ok(Outcome {
+                    text,
+                    path: plan.event_path(),
+                    emit: false,
+                    ..Default::default()
+                }),
+                Err(e) => Err(match e.raw_os_error() {
+                    Some(libc::EEXIST) => retry(
+                        ErrorKind::NotFound,
+                        format!("Path {} exists and is not a directory.", py_repr(path)),
+                    ),
+                    Some(libc::ENOTDIR) | Some(libc::ELOOP) | Some(libc::EXDEV) => retry(
+                        ErrorKind::NotFound,
+                        format!(
+                            "Path {} has a parent that is not a directory.",
+                            py_repr(path)
+                        ),
+                    ),
+                    _ => self.io_error(&e, rel),
+                }),
+            };
+        }
+        let read_back = plan.guard != Guard::None;
+        let create = plan.operation == Operation::Write;
+        let (fd, created) = self.open_for_write(&beneath, rel, path, read_back, create)?;
+        let st = fstat(fd.as_raw_fd()).map_err(|e| self.io_error(&e, rel))?;
+        if !is_reg(st.st_mode) {
+            return Err(not_regular(path));
+        }
+        if let (Guard::Hash(expected), false) = (&plan.guard, created) {
+            let mut file = File::from(fd.try_clone().map_err(|e| self.io_error(&e, rel))?);
+            file.seek(SeekFrom::Start(0))
+                .map_err(|e| self.io_error(&e, rel))?;
+            let (current, _) =
+                hash_keep(&mut file, 0, cancel).map_err(|e| self.io_error(&e, rel))??;
+            if current != *expected {
+                return Err(conflict(path, expected, &current));
+            }
+        }
+        write_in_place(
+            &fd,
+            plan.content.as_bytes(),
+            plan.old.as_deref().map(str::as_bytes),
+        )
+        .map_err(|e| self.io_error(&e, rel))?;
+        let hash = text_hash(&plan.content);
+        let suffix = if self.limits.content_hashes {
+            format!(" [hash:{hash}]")
+        } else {
+            String::new()
+        };
+        let text = match plan.operation {
+            Operation::Edit => format!("Edited {path}.{suffix}"),
+            _ => format!(
+                "Wrote {} chars ({} lines) to {path}.{suffix}",
+                plan.content.chars().count(),
+                split_lines(&plan.content).len()
+            ),
+        };
+        Ok(Outcome {
+            text,
+            path: plan.event_path(),
+            content_hash: Some(hash),
+            emit: true,
+            ..Default::default()
+        })
+    }
+
+    /// `_open_for_write` beneath the root: exclusive create first (retried 3 times), else
+    /// an open without truncation; non-blocking and symlink-refusing.
+    fn open_for_write(
+        &self,
+        beneath: &Beneath,
+        rel: &Path,
+        path: &str,
+        read_back: bool,
+        create: bool,
+    ) -> Result<(OwnedFd, bool)> {
+        let access = if read_back {
+            libc::O_RDWR
+        } else {
+            libc::O_WRONLY
+        };
+        let flags = access | libc::O_NONBLOCK | libc::O_NOFOLLOW;
+        let map = |e: std::io::Error| -> Error {
+            match e.raw_os_error() {
+                Some(libc::ELOOP) | Some(libc::EXDEV) => retry(
+                    ErrorKind::Conflict,
+                    format!("Path {} encountered a symlink loop or changed to a symlink before opening.", py_repr(path)),
+                ),
+                Some(libc::EISDIR) | Some(libc::ENODEV) | Some(libc::ENXIO) => not_regular(path),
+                _ => self.io_error(&e, rel),
+            }
+        };
+        if !create {
+            return beneath
+                .open(rel, flags, 0)
+                .map(|fd| (fd, false))
+                .map_err(map);
+        }
+        for _ in 0..3 {
+            match beneath.open(rel, flags | libc::O_CREAT | libc::O_EXCL, 0o666) {
+                Ok(fd) => return Ok((fd, true)),
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                    match beneath.open(rel, flags, 0) {
+                        Ok(fd) => return Ok((fd, false)),
+                        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+                        Err(e) => return Err(map(e)),
+                    }
+                }
+                Err(e) => return Err(map(e)),
+            }
+        }
+        Err(retry(
+            ErrorKind::Conflict,
+            format!(
+                "Path {} changed repeatedly while opening. Retry the write.",
+                py_repr(path)
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::tests::setup;
+    use std::fs;
+
+    fn msg<T>(r: Result<T>) -> String {
+        match r {
+            Ok(_) => "OK".to_string(),
+            Err(e) => e.message,
+        }
+    }
+
+    #[test]
+    fn write_plan_errors_match_reference() {
+        let (_d, f) = setup();
+        let c = CancelFlag::new();
+        let w = |p: &str| msg(f.plan_write(p, "x".into(), None, true, &c));
+        assert_eq!(
+            w(".GIT/config"),
+            "Path '.GIT/config' is protected (matches '.git/*')."
+        );
+        assert_eq!(
+            w(".git/config"),
+            "Path '.git/config' is protected (matches '.git/*')."
+        );
+        assert_eq!(
+            w("nodir/x"),
+            "Parent directory 'nodir' does not exist. Use create_directory first."
+        );
+        assert_eq!(
+            w("a.txt/x"),
+            "Path 'a.txt/x' has a parent that is not a directory."
+        );
+        assert_eq!(w("d"), "Path 'd' exists and is not a regular file.");
+        assert_eq!(
+            msg(f.plan_write("a.txt", "x".into(), Some("abc".into()), true, &c)),
+            "Conflict: file 'a.txt' has changed (expected hash:abc, got hash:09834d488008). Re-read the file and retry."
+        );
+    }
+
+    #[test]
+    fn write_commit_and_guards() {
+        let (d, f) = setup();
+        let c = CancelFlag::new();
+        let plan = f
+            .plan_write("new.txt", "a\nb".into(), None, true, &c)
+            .unwrap();
+        assert_eq!(
+            plan.diff,
+            "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file"
+        );
+        let out = f.commit(&plan, &c).unwrap();
+        assert_eq!(
+            out.text,
+            format!(
+                "Wrote 3 chars (2 lines) to new.txt. [hash:{}]",
+                text_hash("a\nb")
+            )
+        );
+        assert_eq!(
+            fs::read_to_string(d.path().join("new.txt")).unwrap(),
+            "a\nb"
+        );
+        // A file that appears while a create is announced is a conflict.
+        let plan = f
+            .plan_write("new2.txt", "x".into(), None, true, &c)
+            .unwrap();
+        fs::write(d.path().join("new2.txt"), "").unwrap();
+        assert_eq!(
+            msg(f.commit(&plan, &c)),
+            "Conflict: file 'new2.txt' has changed (expected hash:<absent>, got hash:e3b0c44298fc). Re-read the file and retry."
+        );
+        // Overwrite shrinks the file.
+        let plan = f
+            .plan_write("a.txt", "z".into(), Some("09834d488008".into()), false, &c)
+            .unwrap();
+        f.commit(&plan, &c).unwrap();
+        assert_eq!(fs::read_to_string(d.path().join("a.txt")).unwrap(), "z");
+        // A path replaced by a symlink while announced.
+        let plan = f.plan_write("new.txt", "q".into(), None, true, &c).unwrap();
+        fs::remove_file(d.path().join("new.txt")).unwrap();
+        std::os::unix::fs::symlink("a.txt", d.path().join("new.txt")).unwrap();
+        assert_eq!(
+            msg(f.commit(&plan, &c)),
+            "Path 'new.txt' was replaced while the change was announced. Retry."
+        );
+    }
+
+    #[test]
+    fn edits() {
+        let (d, f) = setup();
+        let c = CancelFlag::new();
+        let r = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            msg(f.plan_edit("a.txt", &r(&[("q", "z")]), None, &c)),
+            "old_text not found in a.txt. No changes were written."
+        );
+        assert_eq!(
+            msg(f.plan_edit("a.txt", &r(&[("x", "y"), ("y", "z")]), None, &c)),
+            "replacement 2 found 2 times in a.txt. Include more surrounding context to make the match unique. No changes were written."
+        );
+        assert_eq!(
+            msg(f.plan_edit("a.txt", &r(&[("", "z")]), None, &c)),
+            "old_text is empty; old_text must be the exact text to replace."
+        );
+        assert_eq!(
+            msg(f.plan_edit("d", &r(&[("a", "z")]), None, &c)),
+            "File not found: d"
+        );
+        fs::write(d.path().join("bad.txt"), b"ok \xe2\x82 x").unwrap();
+        assert_eq!(
+            msg(f.plan_edit("bad.txt", &r(&[("a", "z")]), None, &c)),
+            "'utf-8' codec can't decode bytes in position 3-4: invalid continuation byte"
+        );
+        fs::write(d.path().join("bin"), b"a\0").unwrap();
+        assert_eq!(
+            msg(f.plan_edit("bin", &r(&[("a", "z")]), None, &c)),
+            "bin is a binary file; edit_file only edits text files."
+        );
+        let plan = f.plan_edit("a.txt", &r(&[("x", "X")]), None, &c).unwrap();
+        assert_eq!(
+            plan.diff,
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-x\n+X\n y"
+        );
+        let out = f.commit(&plan, &c).unwrap();
+        assert_eq!(
+            out.text,
+            format!("Edited a.txt. [hash:{}]", text_hash("X\ny\n"))
+        );
+        // An edit does not recreate a file deleted meanwhile.
+        let plan = f.plan_edit("a.txt", &r(&[("X", "x")]), None, &c).unwrap();
+        fs::remove_file(d.path().join("a.txt")).unwrap();
+        assert_eq!(
+            msg(f.commit(&plan, &c)),
+            "[Errno 2] No such file or directory: 'a.txt'"
+        );
+        assert!(!d.path().join("a.txt").exists());
+    }
+
+    #[test]
+    fn create_directory() {
+        let (d, f) = setup();
+        let c = CancelFlag::new();
+        assert!(f.plan_create_directory("d").unwrap().is_none());
+        assert_eq!(
+            msg(f.plan_create_directory("a.txt")),
+            "Path 'a.txt' exists and is not a directory."
+        );
+        assert_eq!(
+            msg(f.plan_create_directory("a.txt/x/y")),
+            "Path 'a.txt/x/y' has a parent that is not a directory."
+        );
+        assert_eq!(
+            msg(f.plan_create_directory(".git/x")),
+            "Path '.git/x' is protected (matches '.git/*')."
+        );
+        let plan = f.plan_create_directory("n/m").unwrap().unwrap();
+        assert_eq!(plan.event_path(), "n/m");
+        let out = f.commit(&plan, &c).unwrap();
+        assert_eq!(
+            (out.text.as_str(), out.emit),
+            ("Created directory: n/m", true)
+        );
+        assert!(d.path().join("n/m").is_dir());
+        let out = f.commit(&plan, &c).unwrap();
+        assert!(!out.emit);
+    }
+
+    #[test]
+    fn utf8_messages_match_python() {
+        let cases: [(&[u8], &str); 4] = [
+            (
+                b"ab\xff",
+                "'utf-8' codec can't decode byte 0xff in position 2: invalid start byte",
+            ),
+            (
+                b"\xe2\x28",
+                "'utf-8' codec can't decode byte 0xe2 in position 0: invalid continuation byte",
+            ),
+            (
+                b"x\xe2\x82",
+                "'utf-8' codec can't decode bytes in position 1-2: unexpected end of data",
+            ),
+            (
+                b"\xed\xa0\x80",
+                "'utf-8' codec can't decode byte 0xed in position 0: invalid continuation byte",
+            ),
+        ];
+        for (data, expected) in cases {
+            let e = std::str::from_utf8(data).unwrap_err();
+            assert_eq!(utf8_error_message(data, e), expected);
+        }
+    }
+}
