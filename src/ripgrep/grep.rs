@@ -1,0 +1,192 @@
+//! `grep`: `rg --line-number --with-filename --sort path --max-columns 4096
+//! --max-columns-preview --context C [--glob G] [--type T] [--ignore-case] [--fixed-strings]
+//! --regexp PATTERN -- TARGET`, run in the target directory (TARGET `.`) or in a file's
+//! parent (TARGET `./name`), each line passed through the dot rule and [`Authorize`], capped.
+//!
+//! The matcher and searcher are configured as `rg` configures them (`matcher_rust`,
+//! `searcher` in ripgrep's `hiargs.rs`). Walked files use `rg`'s implicit binary detection
+//! (stop at the first NUL) through one searcher reused in walk order, as `rg --sort path`
+//! does (its line buffer grows across files, which decides where a late NUL is seen). An
+//! explicit file is what `rg` memory-maps: we read it instead (no SIGBUS if it shrinks while
+//! searched) and reproduce the slice strategy's binary detection, see [`Binary::Slice`].
+//!
+//! Source: `_grep`, `_match_line` in pydantic_ai_harness/filesystem/_toolset.py.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use grep_matcher::LineTerminator;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
+
+use super::list::push_line;
+use super::sink::{Binary, FileSink};
+use super::walker::{overrides, rg_error_text, types, walk};
+use super::{has_dot_component, rg_failed, rg_line, Authorize, Collector, GrepOptions, Listing};
+use crate::cancel::CancelFlag;
+use crate::error::{ErrorKind, Result};
+
+/// `DEFAULT_BUFFER_CAPACITY` of grep-searcher: how much of a slice is checked for binary
+/// data before searching it.
+const SLICE_BINARY_WINDOW: usize = 64 * 1024;
+
+/// Searches `target` (a directory, walked, or a file, searched explicitly) as `rg` does,
+/// shown through `auth`.
+///
+/// `target` is resolved and absolute. Lines are `{display}:{n}:{text}` for matches and
+/// `{display}-{n}-{text}` for context lines, in walk order, plus `rg`'s binary-file
+/// notices; a line longer than 4096 bytes is previewed as `rg --max-columns-preview` does.
+/// Stops once `opts.max_results + 1` lines were accepted.
+/// Errors, checked in `rg`'s order: `ErrorKind::InvalidArgument` for an unknown
+/// `file_type`, `ErrorKind::InvalidPattern` for a bad glob or a regex `rg` rejects (message
+/// `ripgrep failed: rg: <rg's text>`); `ErrorKind::InvalidArgument` with `ripgrep failed:
+/// rg: ...` when files or directories could not be read and the cap did not cut the
+/// search; `ErrorKind::Cancelled` once `cancel` is set.
+pub fn grep(target: &Path, opts: &GrepOptions, auth: &dyn Authorize, cancel: &CancelFlag) -> Result<Listing> {
+    let is_dir = target.is_dir();
+    let cwd = if is_dir { target } else { target.parent().unwrap_or(target) };
+    let types = types(opts.file_type.as_deref())?;
+    let overrides = overrides(cwd, opts.glob.as_deref())?;
+    let matcher = matcher(opts)?;
+    let mut out = Collector::new(opts.max_results);
+    let mut stderr = String::new();
+    if is_dir {
+        let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
+        for result in walk(target, cwd, overrides, types) {
+            cancel.check()?;
+            let entry = match result {
+                Ok(entry) => entry,
+                Err(err) => {
+                    push_line(&mut stderr, &rg_line(rg_error_text(&err.to_string(), cwd, ".")));
+                    continue;
+                }
+            };
+            if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let walked = entry.path();
+            let printed = walked.strip_prefix(cwd).unwrap_or(walked);
+            if has_dot_component(printed) {
+                continue;
+            }
+            let mut sink = FileSink::new(walked, auth, &mut out, cancel, Binary::Quit);
+            if let Err(err) = searcher.search_path(&matcher, walked, &mut sink) {
+                push_line(&mut stderr, &rg_line(format_args!("./{}: {err}", printed.display())));
+            }
+            if sink.stopped() {
+                break;
+            }
+        }
+    } else {
+        let name = target.file_name().map(Path::new).unwrap_or(target);
+        if !has_dot_component(name) {
+            if let Err(err) = search_explicit(target, opts, &matcher, auth, &mut out, cancel) {
+                push_line(&mut stderr, &rg_line(format_args!("./{}: {err}", name.display())));
+            }
+        }
+    }
+    cancel.check()?;
+    if !out.is_full() && !stderr.is_empty() {
+        return Err(rg_failed(ErrorKind::InvalidArgument, &stderr));
+    }
+    Ok(out.into_listing())
+}
+
+/// The Rust-regex matcher `rg` builds (`HiArgs::matcher_rust`), with its error text.
+fn matcher(opts: &GrepOptions) -> Result<RegexMatcher> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder
+        .multi_line(true)
+        .unicode(true)
+        .octal(false)
+        .fixed_strings(opts.literal)
+        .case_insensitive(opts.ignore_case)
+        .line_terminator(Some(b'\n'))
+        .dot_matches_new_line(false)
+        .ban_byte(Some(b'\x00'));
+    builder.build_many(&[opts.pattern.as_str()]).map_err(|err| {
+        let text = suggest_text(suggest_multiline(err.to_string()));
+        rg_failed(ErrorKind::InvalidPattern, &rg_line(text))
+    })
+}
+
+/// `rg`'s hint for a literal line terminator in the pattern.
+fn suggest_multiline(msg: String) -> String {
+    if msg.contains("the literal") && msg.contains("not allowed") {
+        format!(
+            "{msg}\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\n\
+             When multiline mode is enabled, new line characters can be matched."
+        )
+    } else {
+        msg
+    }
+}
+
+/// `rg`'s hint for a pattern that needs a NUL byte.
+fn suggest_text(msg: String) -> String {
+    if msg.contains("pattern contains \"\\0\"") {
+        format!(
+            "{msg}\n\nConsider enabling text mode with the --text flag (or -a for short). Otherwise,\n\
+             binary detection is enabled and matching a NUL byte is impossible."
+        )
+    } else {
+        msg
+    }
+}
+
+/// The searcher `rg` builds (`HiArgs::searcher`), memory maps off.
+fn searcher(context: usize, binary: BinaryDetection) -> Searcher {
+    SearcherBuilder::new()
+        .line_terminator(LineTerminator::byte(b'\n'))
+        .invert_match(false)
+        .line_number(true)
+        .multi_line(false)
+        .memory_map(MmapChoice::never())
+        .stop_on_nonmatch(false)
+        .before_context(context)
+        .after_context(context)
+        .binary_detection(binary)
+        .build()
+}
+
+/// Searches the one file `rg` was given, which it memory-maps and searches as a slice.
+///
+/// A slice with a byte-order mark is transcoded through a reader in convert mode; any other
+/// slice has its first 64 KiB checked for a NUL before the search and each reported line
+/// checked during it. A file whose size is 0 maps to an empty slice.
+fn search_explicit(
+    path: &Path,
+    opts: &GrepOptions,
+    matcher: &RegexMatcher,
+    auth: &dyn Authorize,
+    out: &mut Collector,
+    cancel: &CancelFlag,
+) -> std::io::Result<()> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    let mut head = vec![0; (len as usize).min(SLICE_BINARY_WINDOW)];
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read_at(&mut head[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    head.truncate(filled);
+    let has_bom = head.starts_with(b"\xEF\xBB\xBF") || head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF");
+    let (detection, binary) = if has_bom {
+        (BinaryDetection::convert(0), Binary::Convert)
+    } else {
+        let preset = memchr::memchr(0, &head).map(|i| i as u64);
+        (BinaryDetection::none(), Binary::Slice { preset })
+    };
+    let mut searcher = searcher(opts.context, detection);
+    let mut sink = FileSink::new(path, auth, out, cancel, binary);
+    searcher.search_file(matcher, &file, &mut sink)
+}
