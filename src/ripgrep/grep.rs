@@ -43,9 +43,18 @@ const SLICE_BINARY_WINDOW: usize = 64 * 1024;
 /// `ripgrep failed: rg: <rg's text>`); `ErrorKind::InvalidArgument` with `ripgrep failed:
 /// rg: ...` when files or directories could not be read and the cap did not cut the
 /// search; `ErrorKind::Cancelled` once `cancel` is set.
-pub fn grep(target: &Path, opts: &GrepOptions, auth: &dyn Authorize, cancel: &CancelFlag) -> Result<Listing> {
+pub fn grep(
+    target: &Path,
+    opts: &GrepOptions,
+    auth: &dyn Authorize,
+    cancel: &CancelFlag,
+) -> Result<Listing> {
     let is_dir = target.is_dir();
-    let cwd = if is_dir { target } else { target.parent().unwrap_or(target) };
+    let cwd = if is_dir {
+        target
+    } else {
+        target.parent().unwrap_or(target)
+    };
     let types = types(opts.file_type.as_deref())?;
     let overrides = overrides(cwd, opts.glob.as_deref())?;
     let matcher = matcher(opts)?;
@@ -58,7 +67,10 @@ pub fn grep(target: &Path, opts: &GrepOptions, auth: &dyn Authorize, cancel: &Ca
             let entry = match result {
                 Ok(entry) => entry,
                 Err(err) => {
-                    push_line(&mut stderr, &rg_line(rg_error_text(&err.to_string(), cwd, ".")));
+                    push_line(
+                        &mut stderr,
+                        &rg_line(rg_error_text(&err.to_string(), cwd, ".")),
+                    );
                     continue;
                 }
             };
@@ -72,7 +84,10 @@ pub fn grep(target: &Path, opts: &GrepOptions, auth: &dyn Authorize, cancel: &Ca
             }
             let mut sink = FileSink::new(walked, auth, &mut out, cancel, Binary::Quit);
             if let Err(err) = searcher.search_path(&matcher, walked, &mut sink) {
-                push_line(&mut stderr, &rg_line(format_args!("./{}: {err}", printed.display())));
+                push_line(
+                    &mut stderr,
+                    &rg_line(format_args!("./{}: {err}", printed.display())),
+                );
             }
             if sink.stopped() {
                 break;
@@ -82,7 +97,10 @@ pub fn grep(target: &Path, opts: &GrepOptions, auth: &dyn Authorize, cancel: &Ca
         let name = target.file_name().map(Path::new).unwrap_or(target);
         if !has_dot_component(name) {
             if let Err(err) = search_explicit(target, opts, &matcher, auth, &mut out, cancel) {
-                push_line(&mut stderr, &rg_line(format_args!("./{}: {err}", name.display())));
+                push_line(
+                    &mut stderr,
+                    &rg_line(format_args!("./{}: {err}", name.display())),
+                );
             }
         }
     }
@@ -179,7 +197,9 @@ fn search_explicit(
         }
     }
     head.truncate(filled);
-    let has_bom = head.starts_with(b"\xEF\xBB\xBF") || head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF");
+    let has_bom = head.starts_with(b"\xEF\xBB\xBF")
+        || head.starts_with(b"\xFF\xFE")
+        || head.starts_with(b"\xFE\xFF");
     let (detection, binary) = if has_bom {
         (BinaryDetection::convert(0), Binary::Convert)
     } else {

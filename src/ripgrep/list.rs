@@ -7,7 +7,9 @@
 use std::path::Path;
 
 use super::walker::{overrides, rg_error_text, types, walk};
-use super::{has_dot_component, rg_failed, rg_line, Authorize, Collector, ListFilesOptions, Listing};
+use super::{
+    has_dot_component, rg_failed, rg_line, Authorize, Collector, ListFilesOptions, Listing,
+};
 use crate::cancel::CancelFlag;
 use crate::error::{ErrorKind, Result};
 
@@ -35,7 +37,10 @@ pub fn list_files(
         let entry = match result {
             Ok(entry) => entry,
             Err(err) => {
-                push_line(&mut stderr, &rg_line(rg_error_text(&err.to_string(), dir, "./")));
+                push_line(
+                    &mut stderr,
+                    &rg_line(rg_error_text(&err.to_string(), dir, "./")),
+                );
                 continue;
             }
         };
@@ -48,7 +53,9 @@ pub fn list_files(
         if has_dot_component(printed) {
             continue;
         }
-        let Some(display) = auth.authorize(walked) else { continue };
+        let Some(display) = auth.authorize(walked) else {
+            continue;
+        };
         if !out.push(display) {
             break;
         }

@@ -103,7 +103,11 @@ pub(crate) struct Collector {
 
 impl Collector {
     pub(crate) fn new(max: usize) -> Self {
-        Collector { lines: Vec::new(), max, truncated: false }
+        Collector {
+            lines: Vec::new(),
+            max,
+            truncated: false,
+        }
     }
 
     /// Offers one accepted record. Returns `false` once the cap is exceeded: stop.
@@ -122,7 +126,10 @@ impl Collector {
     }
 
     pub(crate) fn into_listing(self) -> Listing {
-        Listing { lines: self.lines, truncated: self.truncated }
+        Listing {
+            lines: self.lines,
+            truncated: self.truncated,
+        }
     }
 }
 
@@ -181,6 +188,12 @@ mod tests {
 
         let mut zero = Collector::new(0);
         assert!(!zero.push("a".into()));
-        assert_eq!(zero.into_listing(), Listing { lines: vec![], truncated: true });
+        assert_eq!(
+            zero.into_listing(),
+            Listing {
+                lines: vec![],
+                truncated: true
+            }
+        );
     }
 }

@@ -77,7 +77,11 @@ pub(crate) fn grapheme_prefix_len(bytes: &[u8], n: usize) -> usize {
 /// Length of the grapheme cluster (or invalid UTF-8 subpart) that starts `bytes`.
 fn grapheme_len(bytes: &[u8]) -> usize {
     // An ASCII byte that is not whitespace, followed by ASCII, is a cluster of its own.
-    if bytes.len() >= 2 && bytes[0].is_ascii() && bytes[1].is_ascii() && !bytes[0].is_ascii_whitespace() {
+    if bytes.len() >= 2
+        && bytes[0].is_ascii()
+        && bytes[1].is_ascii()
+        && !bytes[0].is_ascii_whitespace()
+    {
         return 1;
     }
     // Anchored at the start: the search ends where the cluster does.

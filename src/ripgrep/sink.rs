@@ -61,7 +61,17 @@ impl<'a> FileSink<'a> {
             Binary::Slice { preset } => preset,
             _ => None,
         };
-        FileSink { walked, auth, display: None, out, cancel, binary, binary_offset, match_count: 0, stopped: false }
+        FileSink {
+            walked,
+            auth,
+            display: None,
+            out,
+            cancel,
+            binary,
+            binary_offset,
+            match_count: 0,
+            stopped: false,
+        }
     }
 
     /// Whether the search stopped because the cap was exceeded or the call cancelled.
@@ -71,7 +81,9 @@ impl<'a> FileSink<'a> {
 
     fn display(&mut self) -> Option<&str> {
         let (walked, auth) = (self.walked, self.auth);
-        self.display.get_or_insert_with(|| auth.authorize(walked)).as_deref()
+        self.display
+            .get_or_insert_with(|| auth.authorize(walked))
+            .as_deref()
     }
 
     /// `rg` in convert mode stops at the first line reported after binary data was seen.
@@ -140,13 +152,19 @@ impl Sink for FileSink<'_> {
         Ok(true)
     }
 
-    fn binary_data(&mut self, _searcher: &Searcher, binary_byte_offset: u64) -> Result<bool, io::Error> {
+    fn binary_data(
+        &mut self,
+        _searcher: &Searcher,
+        binary_byte_offset: u64,
+    ) -> Result<bool, io::Error> {
         self.binary_offset = Some(binary_byte_offset);
         Ok(true)
     }
 
     fn finish(&mut self, _searcher: &Searcher, _finish: &SinkFinish) -> Result<(), io::Error> {
-        let Some(offset) = self.binary_offset else { return Ok(()) };
+        let Some(offset) = self.binary_offset else {
+            return Ok(());
+        };
         if self.stopped || self.match_count == 0 {
             return Ok(());
         }
@@ -154,7 +172,9 @@ impl Sink for FileSink<'_> {
             Binary::Quit => "WARNING: stopped searching binary file after match",
             Binary::Convert | Binary::Slice { .. } => "binary file matches",
         };
-        let Some(display) = self.display() else { return Ok(()) };
+        let Some(display) = self.display() else {
+            return Ok(());
+        };
         let line = format!("{display}: {notice} (found \"\\0\" byte around offset {offset})");
         if !self.out.push(line) {
             self.stopped = true;

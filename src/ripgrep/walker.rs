@@ -22,10 +22,16 @@ use crate::error::{ErrorKind, Result};
 ///
 /// Errors: `ErrorKind::InvalidPattern`, `ripgrep failed: rg: error parsing glob ...`.
 pub(crate) fn overrides(root: &Path, glob: Option<&str>) -> Result<Override> {
-    let Some(glob) = glob else { return Ok(Override::empty()) };
+    let Some(glob) = glob else {
+        return Ok(Override::empty());
+    };
     let mut builder = OverrideBuilder::new(root);
-    builder.add(glob).map_err(|e| rg_failed(ErrorKind::InvalidPattern, &rg_line(e)))?;
-    builder.build().map_err(|e| rg_failed(ErrorKind::InvalidPattern, &rg_line(e)))
+    builder
+        .add(glob)
+        .map_err(|e| rg_failed(ErrorKind::InvalidPattern, &rg_line(e)))?;
+    builder
+        .build()
+        .map_err(|e| rg_failed(ErrorKind::InvalidPattern, &rg_line(e)))
 }
 
 /// `--type T` over ripgrep's default type list: an empty matcher when `file_type` is `None`.
@@ -37,7 +43,9 @@ pub(crate) fn types(file_type: Option<&str>) -> Result<Types> {
     if let Some(name) = file_type {
         builder.select(name);
     }
-    builder.build().map_err(|e| rg_failed(ErrorKind::InvalidArgument, &rg_line(e)))
+    builder
+        .build()
+        .map_err(|e| rg_failed(ErrorKind::InvalidArgument, &rg_line(e)))
 }
 
 /// A sorted, single-threaded walk of `path` with ripgrep's default filters: hidden files
@@ -89,7 +97,8 @@ mod tests {
     #[test]
     fn error_text_reads_relative() {
         let root = Path::new("/w/t");
-        let msg = "/w/t/d/sec: IO error for operation on /w/t/d/sec: Permission denied (os error 13)";
+        let msg =
+            "/w/t/d/sec: IO error for operation on /w/t/d/sec: Permission denied (os error 13)";
         assert_eq!(
             rg_error_text(msg, root, "."),
             "./d/sec: IO error for operation on ./d/sec: Permission denied (os error 13)"
@@ -107,7 +116,10 @@ mod tests {
              (maybe escape '{' with '[{]'?)"
         );
         let err = types(Some("zz")).unwrap_err();
-        assert_eq!(err.message, "ripgrep failed: rg: unrecognized file type: zz");
+        assert_eq!(
+            err.message,
+            "ripgrep failed: rg: unrecognized file type: zz"
+        );
         assert!(types(Some("py")).is_ok());
         assert!(types(None).is_ok());
     }
