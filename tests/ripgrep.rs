@@ -806,3 +806,13 @@ fn cancelled_calls_stop() {
     .unwrap_err();
     assert_eq!(err.kind, ErrorKind::Cancelled);
 }
+
+/// Writes the fixture tree to `$RG_FIXTURE_DIR` for manual comparisons with the Python
+/// reference: `RG_FIXTURE_DIR=/tmp/t cargo test --test ripgrep dump_tree -- --ignored`.
+#[test]
+#[ignore]
+fn dump_tree() {
+    let dir = PathBuf::from(std::env::var_os("RG_FIXTURE_DIR").expect("RG_FIXTURE_DIR"));
+    std::fs::create_dir_all(&dir).unwrap();
+    big_tree(&dir);
+}
