@@ -816,3 +816,65 @@ fn dump_tree() {
     std::fs::create_dir_all(&dir).unwrap();
     big_tree(&dir);
 }
+
+#[test]
+fn walk_roots_inside_ignored_or_hidden_directories() {
+    let t = tree();
+    // The dot rule looks only below the walk root.
+    let out = list(&t.repo, ".hidden_dir", ".", None, 100, &[]);
+    assert_eq!(lines(&out), [".hidden_dir/x.txt"]);
+    grep_cmp(&t.repo, ".hidden_dir", ".", &opts("needle"), &[]).unwrap();
+    list(&t.repo, "build", ".", None, 100, &[]);
+    list(&t.repo, "node_modules/pkg", ".", None, 100, &[]);
+    grep_cmp(&t.repo, "build", "build", &opts("needle"), &[]).unwrap();
+    grep_cmp(&t.repo, "build/out.txt", ".", &opts("needle"), &[]).unwrap();
+}
+
+#[test]
+fn late_nul_detection_depends_on_the_shared_line_buffer() {
+    setup_env();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    // b.bin grows the searcher's buffer past 64 KiB, so d.bin's NUL at 70 005 lands in its
+    // first read and d.bin is skipped silently; h.bin's NUL is far enough to be seen late.
+    let mut b = vec![b'y'; 70_000];
+    b.extend(b"\nneedle\0bar\n");
+    write(&root, "b.bin", b);
+    let mut d = b"needle\n".to_vec();
+    d.extend(vec![b'y'; 70_000]);
+    d.extend(b"\n\0\nneedle\n");
+    write(&root, "d.bin", d);
+    let mut h = b"needle\n".to_vec();
+    h.extend(vec![b'y'; 300_000]);
+    h.extend(b"\n\0\nneedle\n");
+    write(&root, "h.bin", h);
+    write(&root, "z.txt", "needle\n");
+    for context in [0, 1] {
+        let out = grep_cmp(&root, ".", ".", &GrepOptions { context, ..opts("needle") }, &[]).unwrap();
+        assert!(!out.lines.iter().any(|l| l.starts_with("d.bin")), "{out:?}");
+        assert_eq!(out.lines.last().unwrap(), "z.txt:1:needle");
+        for name in ["b.bin", "d.bin", "h.bin"] {
+            grep_cmp(&root, name, ".", &GrepOptions { context, ..opts("needle") }, &[]).unwrap();
+        }
+    }
+}
+
+#[test]
+fn non_utf8_names_and_odd_names() {
+    use std::os::unix::ffi::OsStrExt;
+    setup_env();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"bad\xffname.txt");
+    std::fs::write(root.join(name), "needle\n").unwrap();
+    write(&root, "a:1:b.txt", "needle\n");
+    write(&root, "10-2-c.txt", "needle\nctx\n");
+    write(&root, "sp ace.txt", "needle\n");
+    let out = list(&root, ".", ".", None, 100, &[]);
+    assert_eq!(lines(&out), ["10-2-c.txt", "a:1:b.txt", "bad\u{fffd}name.txt", "sp ace.txt"]);
+    let out = grep_cmp(&root, ".", ".", &GrepOptions { context: 1, ..opts("needle") }, &[]).unwrap();
+    assert_eq!(
+        lines(&out),
+        ["10-2-c.txt:1:needle", "10-2-c.txt-2-ctx", "a:1:b.txt:1:needle", "bad\u{fffd}name.txt:1:needle", "sp ace.txt:1:needle"]
+    );
+}

@@ -13,6 +13,7 @@
 //! Source: `_grep`, `_match_line` in pydantic_ai_harness/filesystem/_toolset.py.
 
 use std::fs::File;
+use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -208,5 +209,27 @@ fn search_explicit(
     };
     let mut searcher = searcher(opts.context, detection);
     let mut sink = FileSink::new(path, auth, out, cancel, binary);
-    searcher.search_file(matcher, &file, &mut sink)
+    searcher.search_reader(
+        matcher,
+        CancelReader {
+            inner: file,
+            cancel,
+        },
+        &mut sink,
+    )
+}
+
+/// A reader that fails once the call is cancelled, so a long file stops between reads.
+struct CancelReader<'a, R> {
+    inner: R,
+    cancel: &'a CancelFlag,
+}
+
+impl<R: Read> Read for CancelReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.is_cancelled() {
+            return Err(std::io::Error::other("cancelled"));
+        }
+        self.inner.read(buf)
+    }
 }

@@ -36,6 +36,13 @@ pub use list::list_files;
 /// `_relative_to_cwd` do. The dot rule (no component of the printed path may start with
 /// `.`) is applied by this module before calling, because only it knows which components
 /// lie below the walk root. Called from the searching thread(s), hence `Sync`.
+///
+/// `grep` calls it at most once per file, when the file's first line is about to be
+/// shown (files without matches cost nothing); `list_files` once per regular file listed,
+/// until the cap. The walker follows no symlinks and yields only regular files, so below a
+/// resolved walk root every component of `walked` was a real directory when walked: an
+/// implementation may cache resolved parents, or skip `realpath` when it accepts the same
+/// rename race the reference's `realpath`-then-read already has.
 pub trait Authorize: Sync {
     /// `Some(display path)` to show `walked`, `None` to drop it.
     fn authorize(&self, walked: &Path) -> Option<String>;
