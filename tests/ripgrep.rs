@@ -850,11 +850,31 @@ fn late_nul_detection_depends_on_the_shared_line_buffer() {
     write(&root, "h.bin", h);
     write(&root, "z.txt", "needle\n");
     for context in [0, 1] {
-        let out = grep_cmp(&root, ".", ".", &GrepOptions { context, ..opts("needle") }, &[]).unwrap();
+        let out = grep_cmp(
+            &root,
+            ".",
+            ".",
+            &GrepOptions {
+                context,
+                ..opts("needle")
+            },
+            &[],
+        )
+        .unwrap();
         assert!(!out.lines.iter().any(|l| l.starts_with("d.bin")), "{out:?}");
         assert_eq!(out.lines.last().unwrap(), "z.txt:1:needle");
         for name in ["b.bin", "d.bin", "h.bin"] {
-            grep_cmp(&root, name, ".", &GrepOptions { context, ..opts("needle") }, &[]).unwrap();
+            grep_cmp(
+                &root,
+                name,
+                ".",
+                &GrepOptions {
+                    context,
+                    ..opts("needle")
+                },
+                &[],
+            )
+            .unwrap();
         }
     }
 }
@@ -871,10 +891,236 @@ fn non_utf8_names_and_odd_names() {
     write(&root, "10-2-c.txt", "needle\nctx\n");
     write(&root, "sp ace.txt", "needle\n");
     let out = list(&root, ".", ".", None, 100, &[]);
-    assert_eq!(lines(&out), ["10-2-c.txt", "a:1:b.txt", "bad\u{fffd}name.txt", "sp ace.txt"]);
-    let out = grep_cmp(&root, ".", ".", &GrepOptions { context: 1, ..opts("needle") }, &[]).unwrap();
     assert_eq!(
         lines(&out),
-        ["10-2-c.txt:1:needle", "10-2-c.txt-2-ctx", "a:1:b.txt:1:needle", "bad\u{fffd}name.txt:1:needle", "sp ace.txt:1:needle"]
+        [
+            "10-2-c.txt",
+            "a:1:b.txt",
+            "bad\u{fffd}name.txt",
+            "sp ace.txt"
+        ]
     );
+    let out = grep_cmp(
+        &root,
+        ".",
+        ".",
+        &GrepOptions {
+            context: 1,
+            ..opts("needle")
+        },
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        lines(&out),
+        [
+            "10-2-c.txt:1:needle",
+            "10-2-c.txt-2-ctx",
+            "a:1:b.txt:1:needle",
+            "bad\u{fffd}name.txt:1:needle",
+            "sp ace.txt:1:needle"
+        ]
+    );
+}
+
+/// xorshift64*: a dependency-free deterministic generator for the randomized trees.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+fn random_tree(rng: &mut Rng, root: &Path) {
+    const DIRS: &[&str] = &[
+        "a",
+        "b",
+        "src",
+        "build",
+        ".hid",
+        "node_modules",
+        "x y",
+        "é",
+        "logs",
+    ];
+    const NAMES: &[&str] = &[
+        "keep", "main", "b", "c", "x1", "Z", "_u", "a-b", "a.b", ".dot", "data",
+    ];
+    const EXTS: &[&str] = &["py", "rs", "txt", "log", "tmp", "md", "bin", ""];
+    const PATTERNS: &[&str] = &[
+        "*.log",
+        "!keep.log",
+        "build/",
+        "/a",
+        "*.tmp",
+        "src/**/*.md",
+        "b",
+        "!b/c.txt",
+        "x*",
+        "!*.py",
+        "**/Z*",
+        "a/",
+        "/src/*.rs",
+        "*.bin",
+        "!data.bin",
+        "é",
+        "\\#x",
+        "node_modules",
+    ];
+    const WORDS: &[&str] = &[
+        "needle", "Needle", "hay", "stack", "a", "b", "ne", "dle", "é", "\t", "x y",
+    ];
+    if rng.chance(70) {
+        mkdir(root, ".git");
+    }
+    let mut dirs = vec![String::new()];
+    for _ in 0..rng.below(8) {
+        let parent = rng.pick(&dirs).clone();
+        let dir = if parent.is_empty() {
+            rng.pick(DIRS).to_string()
+        } else {
+            format!("{parent}/{}", rng.pick(DIRS))
+        };
+        if std::fs::create_dir_all(root.join(&dir)).is_ok() {
+            dirs.push(dir);
+        }
+    }
+    for _ in 0..rng.below(4) {
+        let dir = rng.pick(&dirs).clone();
+        let name = rng
+            .pick(&[".gitignore", ".ignore", ".rgignore"])
+            .to_string();
+        let body: String = (0..1 + rng.below(3))
+            .map(|_| format!("{}\n", rng.pick(PATTERNS)))
+            .collect();
+        let _ = std::fs::write(root.join(&dir).join(name), body);
+    }
+    for _ in 0..5 + rng.below(20) {
+        let dir = rng.pick(&dirs).clone();
+        let ext = rng.pick(EXTS);
+        let name = if ext.is_empty() {
+            rng.pick(NAMES).to_string()
+        } else {
+            format!("{}.{ext}", rng.pick(NAMES))
+        };
+        let mut body = Vec::new();
+        for _ in 0..rng.below(30) {
+            match rng.below(40) {
+                0 => body.extend(vec![b'w'; 4090 + rng.below(20)]),
+                1 => body.push(0),
+                2 => body.extend(b"\xff\xe2\x82"),
+                3 => body.extend(b"\r"),
+                _ => {}
+            }
+            for _ in 0..rng.below(6) {
+                body.extend(rng.pick(WORDS).as_bytes());
+                body.push(b' ');
+            }
+            if !rng.chance(3) {
+                body.push(b'\n');
+            }
+        }
+        let _ = std::fs::write(root.join(&dir).join(name), body);
+    }
+}
+
+#[test]
+fn randomized_trees_match_rg() {
+    setup_env();
+    if rg_bin().is_none() {
+        skip_note("randomized trees");
+        return;
+    }
+    let seeds: u64 = std::env::var("RG_RANDOM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    for seed in 1..=seeds {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        random_tree(&mut rng, &root);
+        for _ in 0..6 {
+            let glob = rng
+                .pick(&[
+                    None,
+                    Some("*.py"),
+                    Some("!*.txt"),
+                    Some("src/**"),
+                    Some("*"),
+                    Some("*.{log,tmp}"),
+                ])
+                .map(str::to_string);
+            let max = *rng.pick(&[0, 1, 3, 10, 1000]);
+            let dir = rng.pick(&[".", "a", "src", "b"]).to_string();
+            if root.join(&dir).is_dir() {
+                list(&root, &dir, ".", glob.as_deref(), max, &[]);
+            }
+            let o = GrepOptions {
+                pattern: rng
+                    .pick(&[
+                        "needle", "ne+dle", "^\\w+ $", "a|b", "", "é", "x y", "w{4000}",
+                    ])
+                    .to_string(),
+                glob,
+                file_type: rng
+                    .pick(&[None, None, Some("py"), Some("rust"), Some("md")])
+                    .map(str::to_string),
+                ignore_case: rng.chance(30),
+                literal: rng.chance(20),
+                context: *rng.pick(&[0, 0, 1, 2, 3]),
+                max_results: max,
+            };
+            if root.join(&dir).is_dir() {
+                let _ = grep_cmp(&root, &dir, ".", &o, &[]);
+            }
+            // An explicit file somewhere in the tree.
+            let files: Vec<PathBuf> = walk_files(&root);
+            if !files.is_empty() {
+                let file = rng.pick(&files);
+                let rel = file
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                let _ = grep_cmp(&root, &rel, ".", &o, &[]);
+            }
+        }
+    }
+}
+
+fn walk_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
 }
