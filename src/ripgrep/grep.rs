@@ -23,7 +23,7 @@ use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 use super::list::push_line;
 use super::sink::{Binary, FileSink};
-use super::walker::{overrides, rg_error_text, types, walk};
+use super::walker::{for_each_file, overrides, types, Walked};
 use super::{has_dot_component, rg_failed, rg_line, Authorize, Collector, GrepOptions, Listing};
 use crate::cancel::CancelFlag;
 use crate::error::{ErrorKind, Result};
@@ -63,37 +63,38 @@ pub fn grep(
     let mut stderr = String::new();
     if is_dir {
         let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
-        for result in walk(target, cwd, overrides, types) {
+        for_each_file(target, cwd, ".", overrides, types, cancel, |item| {
             cancel.check()?;
-            let entry = match result {
-                Ok(entry) => entry,
-                Err(err) => {
-                    push_line(
-                        &mut stderr,
-                        &rg_line(rg_error_text(&err.to_string(), cwd, ".")),
-                    );
-                    continue;
+            let (walked, printed) = match item {
+                Walked::Error(line) => {
+                    push_line(&mut stderr, &line);
+                    return Ok(true);
                 }
+                Walked::File { path, printed } => (path, printed),
             };
-            if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let walked = entry.path();
-            let printed = walked.strip_prefix(cwd).unwrap_or(walked);
-            if has_dot_component(printed) {
-                continue;
-            }
-            let mut sink = FileSink::new(walked, auth, &mut out, cancel, Binary::Quit);
-            if let Err(err) = searcher.search_path(&matcher, walked, &mut sink) {
+            let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit);
+            // `search_path` without memory maps is `search_reader` on the opened file; the
+            // reader wrapper lets a cancel interrupt a long file between reads.
+            let result = File::open(&walked).and_then(|file| {
+                searcher.search_reader(
+                    &matcher,
+                    CancelReader {
+                        inner: file,
+                        cancel,
+                    },
+                    &mut sink,
+                )
+            });
+            let stopped = sink.stopped();
+            cancel.check()?;
+            if let Err(err) = result {
                 push_line(
                     &mut stderr,
                     &rg_line(format_args!("./{}: {err}", printed.display())),
                 );
             }
-            if sink.stopped() {
-                break;
-            }
-        }
+            Ok(!stopped)
+        })?;
     } else {
         let name = target.file_name().map(Path::new).unwrap_or(target);
         if !has_dot_component(name) {

@@ -6,10 +6,8 @@
 
 use std::path::Path;
 
-use super::walker::{overrides, rg_error_text, types, walk};
-use super::{
-    has_dot_component, rg_failed, rg_line, Authorize, Collector, ListFilesOptions, Listing,
-};
+use super::walker::{for_each_file, overrides, types, Walked};
+use super::{rg_failed, Authorize, Collector, ListFilesOptions, Listing};
 use crate::cancel::CancelFlag;
 use crate::error::{ErrorKind, Result};
 
@@ -32,34 +30,20 @@ pub fn list_files(
     let overrides = overrides(dir, opts.glob.as_deref())?;
     let mut out = Collector::new(opts.max_results);
     let mut stderr = String::new();
-    for result in walk(dir, dir, overrides, types) {
+    for_each_file(dir, dir, "./", overrides, types, cancel, |item| {
         cancel.check()?;
-        let entry = match result {
-            Ok(entry) => entry,
-            Err(err) => {
-                push_line(
-                    &mut stderr,
-                    &rg_line(rg_error_text(&err.to_string(), dir, "./")),
-                );
-                continue;
+        Ok(match item {
+            Walked::Error(line) => {
+                push_line(&mut stderr, &line);
+                true
             }
-        };
-        // `rg --files` prints regular files only; the root and symlinks are skipped.
-        if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let walked = entry.path();
-        let printed = walked.strip_prefix(dir).unwrap_or(walked);
-        if has_dot_component(printed) {
-            continue;
-        }
-        let Some(display) = auth.authorize(walked) else {
-            continue;
-        };
-        if !out.push(display) {
-            break;
-        }
-    }
+            Walked::File { path, .. } => match auth.authorize(&path) {
+                Some(display) => out.push(display),
+                None => true,
+            },
+        })
+    })?;
+    cancel.check()?;
     if !out.is_full() && !stderr.is_empty() {
         return Err(rg_failed(ErrorKind::InvalidArgument, &stderr));
     }

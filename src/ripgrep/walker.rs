@@ -9,14 +9,103 @@
 //! Source: `HiArgs::walk_builder`, `types`, `globs` in ripgrep's
 //! `crates/core/flags/hiargs.rs`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use ignore::{Walk, WalkBuilder};
 
-use super::{rg_failed, rg_line};
+use super::{has_dot_component, rg_failed, rg_line};
+use crate::cancel::CancelFlag;
 use crate::error::{ErrorKind, Result};
+
+/// Entries handed from the walker thread to the consumer at once: one channel handoff per
+/// batch keeps thread wake-ups off the per-file path.
+const BATCH: usize = 64;
+
+/// How far the walker thread may run ahead of the consumer, in batches.
+const AHEAD: usize = 8;
+
+/// One item of a walk, in walk order.
+pub(crate) enum Walked {
+    /// A regular file below the walk root that passes the dot rule: its absolute path, and
+    /// the path `rg` prints for it relative to its cwd (without `./`).
+    File { path: PathBuf, printed: PathBuf },
+    /// An error `rg` reports and continues after, as its `rg: ...` line.
+    Error(String),
+}
+
+/// Walks `root` on a helper thread and feeds the files `rg` would search or list to `f`,
+/// in `rg --sort path` order, so walking overlaps the consumer's work.
+///
+/// Only regular files below the root are fed (`rg` skips the root directory, symlinks and
+/// other types), minus those the dot rule drops. `f` returns `Ok(false)` to stop early; the
+/// walker then stops too, having run at most a bounded number of entries ahead.
+pub(crate) fn for_each_file(
+    root: &Path,
+    cwd: &Path,
+    root_shown: &str,
+    overrides: Override,
+    types: Types,
+    cancel: &CancelFlag,
+    mut f: impl FnMut(Walked) -> Result<bool>,
+) -> Result<()> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<Vec<Walked>>(AHEAD);
+        scope.spawn(move || {
+            let mut batch = Vec::with_capacity(BATCH);
+            for result in walk(root, cwd, overrides, types) {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                let item = match result {
+                    Err(err) => {
+                        Walked::Error(rg_line(rg_error_text(&err.to_string(), cwd, root_shown)))
+                    }
+                    Ok(entry) => {
+                        if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_file()) {
+                            continue;
+                        }
+                        let path = entry.into_path();
+                        let printed = path.strip_prefix(cwd).unwrap_or(&path).to_path_buf();
+                        if has_dot_component(&printed) {
+                            continue;
+                        }
+                        Walked::File { path, printed }
+                    }
+                };
+                batch.push(item);
+                if batch.len() == BATCH
+                    && tx
+                        .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                        .is_err()
+                {
+                    return; // the consumer stopped
+                }
+            }
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+        });
+        let mut outcome = Ok(());
+        'batches: for batch in rx.iter() {
+            for item in batch {
+                match f(item) {
+                    Ok(true) => {}
+                    Ok(false) => break 'batches,
+                    Err(err) => {
+                        outcome = Err(err);
+                        break 'batches;
+                    }
+                }
+            }
+        }
+        // Dropping the receiver makes the walker's next send fail, so it ends.
+        drop(rx);
+        outcome
+    })
+}
 
 /// `--glob G` with `rg`'s cwd `root`: an empty override when `glob` is `None`.
 ///
