@@ -10,6 +10,28 @@
 //! the matcher and searcher ([`grep`]), the sink that renders `rg`'s lines ([`sink`]), the
 //! long-line preview ([`preview`]) and the capped, streamed result ([`Collector`]).
 //!
+//! Threads: the walk runs on a scoped helper thread, in `rg --sort path` order, handing
+//! files over in batches; searching, authorizing and capping stay on the calling thread with
+//! one searcher, so output order and the searcher's buffer state match `rg`'s exactly.
+//!
+//! Known differences from the reference (all outside ordinary trees):
+//! - `RIPGREP_CONFIG_PATH` is not read (`rg` would add its flags).
+//! - An explicit file is read rather than memory-mapped; the slice strategy's binary
+//!   detection is reproduced, so output differs only if the file changes while searched.
+//! - A file [`Authorize`] drops is not read further (`rg` reads it, and an unreadable
+//!   denied file would fail the whole call with `ripgrep failed`).
+//! - `rg`'s binary notice is shown under the file's authorized display path; the reference
+//!   authorizes the notice's text as if it were a path, so it shows the notice even for a
+//!   denied file whose name the patterns only match as a whole.
+//! - `ripgrep failed` texts carry `rg`'s fatal errors, not its non-fatal ignore-file
+//!   warnings, which `rg` prints to the same stderr.
+//! - A file name containing `\n` breaks the reference's record parsing; here it is shown
+//!   as [`Authorize`] renders it. Non-UTF-8 names reach [`Authorize`] as the real bytes,
+//!   where the reference resolves their lossy decoding.
+//! - Long-line previews count grapheme clusters with the `regex` crate's Unicode tables
+//!   rather than `bstr`'s; the file-type list and ignore semantics are those of the `ignore`
+//!   crate version built here rather than the one in the user's `rg`.
+//!
 //! Source: `_list_files`, `_grep`, `_ripgrep_entry`, `_match_line` in
 //! pydantic_ai_harness/filesystem/_toolset.py and `run_ripgrep` in `_ripgrep.py`; ripgrep
 //! 15.1 (`crates/core/flags/hiargs.rs`, `crates/printer/src/standard.rs`).
