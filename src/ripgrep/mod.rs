@@ -6,9 +6,9 @@
 //! path --max-columns 4096 --max-columns-preview --context C [--glob G] [--type T]
 //! [--ignore-case] [--fixed-strings] --regexp PATTERN -- TARGET` for `grep`, then filters
 //! every printed path (dot rule, containment, access patterns) and caps the result. This
-//! module owns that whole pipeline: the walker configured as `rg` configures it ([`walker`]),
-//! the matcher and searcher ([`grep`]), the sink that renders `rg`'s lines ([`sink`]), the
-//! long-line preview ([`preview`]) and the capped, streamed result ([`Collector`]).
+//! module owns that whole pipeline: the walker configured as `rg` configures it (`walker`),
+//! the matcher and searcher ([`grep`]), the sink that renders `rg`'s lines (`sink`), the
+//! long-line preview (`preview`) and the capped, streamed result (`Collector`).
 //!
 //! Threads: the walk runs on a scoped helper thread, in `rg --sort path` order, handing
 //! files over in batches; searching, authorizing and capping stay on the calling thread with
