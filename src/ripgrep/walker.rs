@@ -25,7 +25,7 @@ use crate::error::{ErrorKind, Result};
 const BATCH: usize = 64;
 
 /// How far the walker thread may run ahead of the consumer, in batches.
-const AHEAD: usize = 8;
+const AHEAD: usize = 2;
 
 /// One item of a walk, in walk order.
 pub(crate) enum Walked {
