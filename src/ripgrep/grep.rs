@@ -12,9 +12,9 @@
 //!
 //! Source: `_grep`, `_match_line` in pydantic_ai_harness/filesystem/_toolset.py.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
 use grep_matcher::LineTerminator;
@@ -75,15 +75,11 @@ pub fn grep(
             let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit);
             // `search_path` without memory maps is `search_reader` on the opened file; the
             // reader wrapper lets a cancel interrupt a long file between reads.
-            let result = File::open(&walked).and_then(|file| {
-                searcher.search_reader(
-                    &matcher,
-                    CancelReader {
-                        inner: file,
-                        cancel,
-                    },
-                    &mut sink,
-                )
+            let result = open_regular(&walked).and_then(|file| match file {
+                Some(inner) => {
+                    searcher.search_reader(&matcher, CancelReader { inner, cancel }, &mut sink)
+                }
+                None => Ok(()),
             });
             let stopped = sink.stopped();
             cancel.check()?;
@@ -183,7 +179,9 @@ fn search_explicit(
     out: &mut Collector,
     cancel: &CancelFlag,
 ) -> std::io::Result<()> {
-    let file = File::open(path)?;
+    let Some(file) = open_regular(path)? else {
+        return Ok(());
+    };
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(());
@@ -220,6 +218,25 @@ fn search_explicit(
     )
 }
 
+/// Opens a file the walk saw as a regular file, for reading.
+///
+/// Hardening beyond `rg`, which only matters if the tree changes under the walk: the last
+/// component is not followed (`O_NOFOLLOW`) and the open does not block (`O_NONBLOCK`), so a
+/// file swapped for a symlink or a FIFO after it was listed is skipped (`Ok(None)`) rather
+/// than followed or waited on.
+fn open_regular(path: &Path) -> std::io::Result<Option<File>> {
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    Ok(file.metadata()?.is_file().then_some(file))
+}
+
 /// A reader that fails once the call is cancelled, so a long file stops between reads.
 struct CancelReader<'a, R> {
     inner: R,
@@ -232,5 +249,65 @@ impl<R: Read> Read for CancelReader<'_, R> {
             return Err(std::io::Error::other("cancelled"));
         }
         self.inner.read(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_regular_skips_symlinks_and_fifos() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f.txt");
+        std::fs::write(&file, "x\n").unwrap();
+        assert!(open_regular(&file).unwrap().is_some());
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(open_regular(&link).unwrap().is_none());
+        let fifo = tmp.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(open_regular(&fifo).unwrap().is_none());
+        assert!(open_regular(&tmp.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn regex_errors_carry_rg_hints() {
+        let err = matcher(&GrepOptions {
+            pattern: "a\nb".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "ripgrep failed: rg: the literal \"\\n\" is not allowed in a regex\n\n\
+             Consider enabling multiline mode with the --multiline flag (or -U for short).\n\
+             When multiline mode is enabled, new line characters can be matched."
+        );
+        let err = matcher(&GrepOptions {
+            pattern: "\\x00".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err
+            .message
+            .ends_with("binary detection is enabled and matching a NUL byte is impossible."));
+        let err = matcher(&GrepOptions {
+            pattern: "(a)\\1".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "ripgrep failed: rg: regex parse error:\n    (?:(a)\\1)\n          ^^\nerror: backreferences are not supported"
+        );
+        assert!(matcher(&GrepOptions {
+            pattern: "a.b(c".into(),
+            literal: true,
+            ..Default::default()
+        })
+        .is_ok());
     }
 }
