@@ -11,9 +11,11 @@
 //! (`--lexical` on either: authorize without `realpath`.)
 //!
 //! The authorizer mirrors the reference's walk-entry rule with no access patterns:
-//! realpath, containment in the root, display relative to the cwd. Timing goes to stderr.
+//! realpath (each parent directory resolved once, one `lstat` per entry), containment in
+//! the root, display relative to the cwd. Timing goes to stderr.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use pydantic_ai_harness_rs::cancel::CancelFlag;
@@ -25,6 +27,33 @@ struct RootAuth {
     /// `--lexical`: skip `realpath`. Walked entries are never symlinks below a resolved root
     /// (the walker follows none), so this differs only under a concurrent rename.
     lexical: bool,
+    /// The last parent directory resolved, and its realpath: entries arrive grouped by
+    /// directory, so `realpath` runs once per directory plus one `lstat` per entry.
+    parent: Mutex<Option<(PathBuf, PathBuf)>>,
+}
+
+impl RootAuth {
+    /// `realpath(walked)`, resolving each parent directory once.
+    fn resolve(&self, walked: &Path) -> Option<PathBuf> {
+        let (parent, name) = (walked.parent()?, walked.file_name()?);
+        if std::fs::symlink_metadata(walked)
+            .ok()?
+            .file_type()
+            .is_symlink()
+        {
+            return std::fs::canonicalize(walked).ok();
+        }
+        let mut cached = self.parent.lock().unwrap();
+        match &*cached {
+            Some((p, real)) if p == parent => Some(real.join(name)),
+            _ => {
+                let real = std::fs::canonicalize(parent).ok()?;
+                let target = real.join(name);
+                *cached = Some((parent.to_path_buf(), real));
+                Some(target)
+            }
+        }
+    }
 }
 
 impl Authorize for RootAuth {
@@ -32,7 +61,7 @@ impl Authorize for RootAuth {
         let target = if self.lexical {
             walked.to_path_buf()
         } else {
-            std::fs::canonicalize(walked).ok()?
+            self.resolve(walked)?
         };
         target.strip_prefix(&self.real_root).ok()?;
         Some(relpath(&target, &self.cwd))
@@ -93,6 +122,7 @@ fn main() {
         real_root: root,
         cwd,
         lexical,
+        parent: Mutex::new(None),
     };
     let cancel = CancelFlag::new();
     let mut text = String::new();
