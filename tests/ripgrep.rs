@@ -1124,3 +1124,32 @@ fn walk_files(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn cancel_mid_walk_stops_with_cancelled() {
+    let t = tree();
+    let cancel = CancelFlag::new();
+    let inner = TestAuth::new(&t.repo, &t.repo, &[]);
+    let auth = |walked: &Path| {
+        cancel.cancel();
+        pydantic_ai_harness_rs::ripgrep::Authorize::authorize(&inner, walked)
+    };
+    let err = grep(&t.repo, &opts("needle"), &auth, &cancel).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Cancelled);
+    let cancel2 = CancelFlag::new();
+    let auth2 = |walked: &Path| {
+        cancel2.cancel();
+        pydantic_ai_harness_rs::ripgrep::Authorize::authorize(&inner, walked)
+    };
+    let err = list_files(
+        &t.repo,
+        &ListFilesOptions {
+            glob: None,
+            max_results: 100,
+        },
+        &auth2,
+        &cancel2,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Cancelled);
+}
