@@ -8,6 +8,7 @@
 
 pub mod cancel;
 pub mod error;
+pub mod ripgrep;
 
 pub mod access;
 pub mod diff;

@@ -1,0 +1,228 @@
+//! The `list_files` and `grep` tools: ripgrep's own crates run in-process, so no `rg`
+//! executable is needed and the output is what the reference builds from `rg`'s.
+//!
+//! The reference runs `rg --null --color=never --files --sort path [--glob G]` in the walk
+//! root for `list_files`, and `rg --null --color=never --line-number --with-filename --sort
+//! path --max-columns 4096 --max-columns-preview --context C [--glob G] [--type T]
+//! [--ignore-case] [--fixed-strings] --regexp PATTERN -- TARGET` for `grep`, then filters
+//! every printed path (dot rule, containment, access patterns) and caps the result. This
+//! module owns that whole pipeline: the walker configured as `rg` configures it (`walker`),
+//! the matcher and searcher ([`grep`]), the sink that renders `rg`'s lines (`sink`), the
+//! long-line preview (`preview`) and the capped, streamed result (`Collector`).
+//!
+//! Threads: the walk runs on a scoped helper thread, in `rg --sort path` order, handing
+//! files over in batches; searching, authorizing and capping stay on the calling thread with
+//! one searcher, so output order and the searcher's buffer state match `rg`'s exactly.
+//!
+//! Known differences from the reference (all outside ordinary trees):
+//! - `RIPGREP_CONFIG_PATH` is not read (`rg` would add its flags).
+//! - An explicit file is read rather than memory-mapped; the slice strategy's binary
+//!   detection is reproduced, so output differs only if the file changes while searched.
+//! - A file [`Authorize`] drops is not read further (`rg` reads it, and an unreadable
+//!   denied file would fail the whole call with `ripgrep failed`).
+//! - `rg`'s binary notice is shown under the file's authorized display path; the reference
+//!   authorizes the notice's text as if it were a path, so it shows the notice even for a
+//!   denied file whose name the patterns only match as a whole.
+//! - `ripgrep failed` texts carry `rg`'s fatal errors, not its non-fatal ignore-file
+//!   warnings, which `rg` prints to the same stderr.
+//! - A file name containing `\n` breaks the reference's record parsing; here it is shown
+//!   as [`Authorize`] renders it. Non-UTF-8 names reach [`Authorize`] as the real bytes,
+//!   where the reference resolves their lossy decoding.
+//! - Long-line previews count grapheme clusters with the `regex` crate's Unicode tables
+//!   rather than `bstr`'s; the file-type list and ignore semantics are those of the `ignore`
+//!   crate version built here rather than the one in the user's `rg`.
+//!
+//! Source: `_list_files`, `_grep`, `_ripgrep_entry`, `_match_line` in
+//! pydantic_ai_harness/filesystem/_toolset.py and `run_ripgrep` in `_ripgrep.py`; ripgrep
+//! 15.1 (`crates/core/flags/hiargs.rs`, `crates/printer/src/standard.rs`).
+
+mod grep;
+mod list;
+mod preview;
+mod sink;
+mod walker;
+
+use std::path::{Component, Path};
+
+use crate::error::{Error, ErrorKind};
+
+pub use grep::grep;
+pub use list::list_files;
+
+/// Decides, for each path the walker yields, whether the model may see it and how.
+///
+/// `walked` is absolute and unresolved: the walk root joined with the path `rg` would have
+/// printed (for a file target, the file itself). Returns the display path, relative to the
+/// configured cwd, or `None` to drop the entry. Implementations apply containment and the
+/// access patterns to the realpath-resolved target, as `_resolve_walk_entry` and
+/// `_relative_to_cwd` do. The dot rule (no component of the printed path may start with
+/// `.`) is applied by this module before calling, because only it knows which components
+/// lie below the walk root. Called from the searching thread(s), hence `Sync`.
+///
+/// `grep` calls it at most once per file, when the file's first line is about to be
+/// shown (files without matches cost nothing); `list_files` once per regular file listed,
+/// until the cap. The walker follows no symlinks and yields only regular files, so below a
+/// resolved walk root every component of `walked` was a real directory when walked: an
+/// implementation may cache resolved parents, or skip `realpath` when it accepts the same
+/// rename race the reference's `realpath`-then-read already has.
+pub trait Authorize: Sync {
+    /// `Some(display path)` to show `walked`, `None` to drop it.
+    fn authorize(&self, walked: &Path) -> Option<String>;
+}
+
+impl<F> Authorize for F
+where
+    F: Fn(&Path) -> Option<String> + Sync,
+{
+    fn authorize(&self, walked: &Path) -> Option<String> {
+        self(walked)
+    }
+}
+
+/// Arguments of `list_files` beyond the directory.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilesOptions {
+    /// `--glob`: a whitelist (or `!`-negated) glob relative to the walk root; overrides
+    /// ignore files and hidden-file skipping, as in `rg`.
+    pub glob: Option<String>,
+    /// `max_find_results`: lines kept; one more accepted entry sets `truncated`.
+    pub max_results: usize,
+}
+
+/// Arguments of `grep` beyond the target.
+#[derive(Debug, Clone, Default)]
+pub struct GrepOptions {
+    /// `--regexp`: ripgrep (Rust `regex`) syntax, or exact text when `literal`.
+    pub pattern: String,
+    /// `--glob`, as in [`ListFilesOptions::glob`]; ignored for a file target, as by `rg`.
+    pub glob: Option<String>,
+    /// `--type`: a name from ripgrep's default type list (`py`, `rust`, ..., `all`).
+    pub file_type: Option<String>,
+    /// `--ignore-case`.
+    pub ignore_case: bool,
+    /// `--fixed-strings`.
+    pub literal: bool,
+    /// `--context`: lines before and after each match; the caller checks `0..=20`.
+    pub context: usize,
+    /// `max_search_results`: lines kept; one more accepted line sets `truncated`.
+    pub max_results: usize,
+}
+
+/// Lines shown to the model, and whether the cap dropped something.
+///
+/// `truncated` is set only when an accepted record existed beyond `max_results`, exactly
+/// when the reference appends its `[... truncated at N ...]` line (which the caller adds).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// `list_files`: display paths. `grep`: `{path}:{line}:{text}` for matches,
+    /// `{path}-{line}-{text}` for context lines, and `rg`'s binary-file notices.
+    pub lines: Vec<String>,
+    /// More accepted records existed than `max_results`.
+    pub truncated: bool,
+}
+
+/// The capped result being streamed into: stops the walk once `max + 1` records were
+/// accepted, so memory stays bounded by the cap whatever the tree holds.
+#[derive(Debug)]
+pub(crate) struct Collector {
+    lines: Vec<String>,
+    max: usize,
+    truncated: bool,
+}
+
+impl Collector {
+    pub(crate) fn new(max: usize) -> Self {
+        Collector {
+            lines: Vec::new(),
+            max,
+            truncated: false,
+        }
+    }
+
+    /// Offers one accepted record. Returns `false` once the cap is exceeded: stop.
+    pub(crate) fn push(&mut self, line: String) -> bool {
+        if self.lines.len() >= self.max {
+            self.truncated = true;
+            return false;
+        }
+        self.lines.push(line);
+        true
+    }
+
+    /// Whether a record beyond the cap was offered.
+    pub(crate) fn is_full(&self) -> bool {
+        self.truncated
+    }
+
+    pub(crate) fn into_listing(self) -> Listing {
+        Listing {
+            lines: self.lines,
+            truncated: self.truncated,
+        }
+    }
+}
+
+/// The reference's dot rule: drop a path `rg` printed if any component starts with `.`
+/// (`Path(record.path).parts`, the `.` component itself excepted).
+pub(crate) fn has_dot_component(printed: &Path) -> bool {
+    printed.components().any(|c| match c {
+        Component::Normal(name) => name.as_encoded_bytes().first() == Some(&b'.'),
+        Component::ParentDir => true,
+        _ => false,
+    })
+}
+
+/// What the reference raises when `rg` exits with an error: `ripgrep failed: <stderr>`,
+/// where `stderr` holds `rg: `-prefixed lines.
+pub(crate) fn rg_failed(kind: ErrorKind, stderr: &str) -> Error {
+    let detail = stderr.trim();
+    Error::new(kind, format!("ripgrep failed: {detail}"))
+}
+
+/// The `rg: ...` line for one error message.
+pub(crate) fn rg_line(message: impl std::fmt::Display) -> String {
+    format!("rg: {message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_rule_matches_reference_parts() {
+        let cases = [
+            ("a/b.txt", false),
+            ("./a/b.txt", false),
+            (".env", true),
+            ("./.env", true),
+            ("a/.git/config", true),
+            ("a/b.c/d", false),
+            ("..", true),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(has_dot_component(Path::new(path)), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn collector_truncates_only_past_the_cap() {
+        let mut c = Collector::new(2);
+        assert!(c.push("a".into()));
+        assert!(c.push("b".into()));
+        assert!(!c.is_full());
+        assert!(!c.push("c".into()));
+        let listing = c.into_listing();
+        assert_eq!(listing.lines, vec!["a", "b"]);
+        assert!(listing.truncated);
+
+        let mut zero = Collector::new(0);
+        assert!(!zero.push("a".into()));
+        assert_eq!(
+            zero.into_listing(),
+            Listing {
+                lines: vec![],
+                truncated: true
+            }
+        );
+    }
+}
