@@ -14,6 +14,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +69,8 @@ def reference_python() -> Path:
     created = subprocess.run([sys.executable, '-m', 'venv', '--clear', str(venv)], capture_output=True, text=True)
     if created.returncode != 0:
         _skip_loudly(f'could not create the reference venv {venv}: {created.stderr.strip()}')
-    requirements = [f'pydantic-ai-harness=={REFERENCE_VERSION}', 'anyio', 'trio']
+    # ripgrep: the reference's list_files/grep run `rg` (its `coder` extra pins this release).
+    requirements = [f'pydantic-ai-harness=={REFERENCE_VERSION}', 'anyio', 'trio', 'ripgrep==14.1.0']
     # Same pydantic-ai as ours, so tool schemas and validation messages come from one release.
     slim = _installed_version('pydantic-ai-slim')
     pinned = _pip(python, *requirements, *([f'pydantic-ai-slim=={slim}'] if slim else []))
@@ -121,9 +123,18 @@ def ours_python() -> str:
     return sys.executable
 
 
+def reference_env(reference_python: Path) -> dict[str, str]:
+    """PATH for the reference's runs: with an `rg` for its list_files/grep (ours needs none)."""
+    dirs = [str(Path(reference_python).parent)]
+    for candidate in (shutil.which('rg'), str(Path(sys.executable).parent / 'rg')):
+        if candidate and os.access(candidate, os.X_OK):
+            dirs.append(str(Path(candidate).parent))
+    return {'PATH': os.pathsep.join([*dirs, os.environ.get('PATH', '')])}
+
+
 @pytest.fixture(scope='session')
 def reference_results(reference_python: Path) -> dict[str, Any]:
-    return run_scenarios(reference_python, 'pydantic_ai_harness')
+    return run_scenarios(reference_python, 'pydantic_ai_harness', env=reference_env(reference_python))
 
 
 @pytest.fixture(scope='session')
@@ -133,7 +144,7 @@ def our_results(ours_python: str) -> dict[str, Any]:
 
 @pytest.fixture(scope='session')
 def reference_results_direct(reference_python: Path) -> dict[str, Any]:
-    return run_scenarios(reference_python, 'pydantic_ai_harness', '--direct')
+    return run_scenarios(reference_python, 'pydantic_ai_harness', '--direct', env=reference_env(reference_python))
 
 
 @pytest.fixture(scope='session')

@@ -722,6 +722,88 @@ scenario(
     config={'read_only': True},
 )
 
+# ---- the opt-in ripgrep tools (the reference runs `rg`; ours must not need it) ---------
+_ALL_TOOLS = [
+    'read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'find_files',
+    'create_directory', 'file_info', 'list_files', 'grep',
+]
+_RG_TREE: dict[str, Any] = {
+    **BASE_TREE,
+    '.git': None,
+    '.gitignore': 'ignored.txt\nbuild/\n',
+    'ignored.txt': 'alpha ignored\n',
+    'build/out.txt': 'alpha built\n',
+    'src/.ignore': 'skipme.py\n',
+    'src/skipme.py': 'alpha = 0\n',
+    'src/ctx.txt': 'one\ntwo\nthree alpha\nfour\nfive\nsix\nseven alpha\neight\n',
+    'src/wide.txt': 'alpha ' + 'w' * 5000 + '\n',
+    'src/a.b.txt': 'a.b literal\naxb regex\n',
+    'src/Mixed.txt': 'ALPHA upper\n',
+}
+scenario(
+    'rg_list_files',
+    [
+        C('list_files'),
+        C('list_files', path='src'),
+        C('list_files', glob='*.py'),
+        C('list_files', glob='src/**'),
+        C('list_files', glob='ignored.txt'),
+        C('list_files', glob='.hidden/*'),
+        C('list_files', glob='*.nothing'),
+        C('list_files', path='a.txt'),
+        C('list_files', path='nope'),
+        C('list_files', path='..'),
+    ],
+    tree=_RG_TREE,
+    config={'tools': _ALL_TOOLS},
+)
+scenario(
+    'rg_list_files_cap',
+    [C('list_files'), C('list_files', glob='m[01].txt')],
+    tree=_MANY,
+    config={'tools': _ALL_TOOLS, 'max_find_results': 2},
+)
+scenario(
+    'rg_grep',
+    [
+        C('grep', pattern='alpha'),
+        C('grep', pattern='alpha', path='src'),
+        C('grep', pattern='alpha', path='src/ctx.txt'),
+        C('grep', pattern='alpha', glob='*.md'),
+        C('grep', pattern='alpha', file_type='py'),
+        C('grep', pattern='alpha', ignore_case=True, path='src'),
+        C('grep', pattern='a.b', path='src'),
+        C('grep', pattern='a.b', literal=True, path='src'),
+        C('grep', pattern='alpha', context=1, path='src/ctx.txt'),
+        C('grep', pattern='alpha', context=3, path='src/ctx.txt'),
+        C('grep', pattern='alpha', context=21),
+        C('grep', pattern='alpha', context=-1),
+        C('grep', pattern='binary'),
+        C('grep', pattern='zzz-none'),
+        C('grep', pattern='alpha', path='nope'),
+        C('grep', pattern='alpha', path='..'),
+        C('grep', pattern='SECRET'),
+        C('grep', pattern='(?=x)'),
+        C('grep', pattern='alpha', file_type='nosuchtype'),
+    ],
+    tree=_RG_TREE,
+    config={'tools': _ALL_TOOLS},
+)
+scenario(
+    'rg_grep_cap',
+    [C('grep', pattern='hit'), C('grep', pattern='hit', glob='m0.txt')],
+    tree=_MANY,
+    config={'tools': _ALL_TOOLS, 'max_search_results': 3},
+)
+scenario(
+    'rg_grep_errors',
+    [C('grep', pattern='('), C('grep', pattern='[a-')],
+    tree=_RG_TREE,
+    config={'tools': _ALL_TOOLS},
+)
+scenario('schemas_all_tools', [], schemas=True, config={'tools': _ALL_TOOLS})
+scenario('schemas_all_tools_read_only', [], schemas=True, config={'tools': _ALL_TOOLS, 'read_only': True})
+
 # ---- configuration errors (recorded at construction or first run) --------------------
 for _name, _cfg in {
     'config_zero_max_read_lines': {'max_read_lines': 0},
@@ -901,6 +983,9 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
     from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
+    if module == 'pydantic_ai_harness' and any(c.tool in ('list_files', 'grep') for c in sc.calls):
+        if shutil.which('rg') is None:
+            return {'skipped': 'the reference needs rg on PATH for list_files/grep'}
     harness = importlib.import_module(module)
     fs_module = importlib.import_module(f'{module}.filesystem')
 
