@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -40,6 +41,11 @@ class Link:
     """A symlink in a tree spec; `target` may use `<TMP>`/`<ROOT>` for absolute targets."""
 
     target: str
+
+
+@dataclass(frozen=True)
+class Fifo:
+    """A named pipe in a tree spec."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,8 @@ class Scenario:
     config: dict[str, Any] = field(default_factory=dict)
     """FileSystem keyword arguments; `cwd` is relative to the root."""
     cancel: str | bool | None = None
-    """Cancel every FileChangeRequestEvent: `True` without a reason, a string with that reason."""
+    """Cancel every FileChangeRequestEvent: `True` without a reason, a string with that reason,
+    `'raise'` to have the listener raise instead."""
     schemas: bool = False
     """Record the tool definitions the model is offered."""
 
@@ -499,6 +506,12 @@ scenario(
         C('search_files', pattern=r'(\w)\1'),
         C('search_files', pattern=r'alpha(?=\.)'),
         C('search_files', pattern=r'\bhelp'),
+        C('search_files', pattern='alpha', include_glob='**/*.py'),
+        C('search_files', pattern='alpha', include_glob='src/*.py'),
+        C('search_files', pattern='alpha', include_glob='*.md', path='docs'),
+        C('search_files', pattern='alpha', include_glob='readme.md'),
+        C('search_files', pattern='^\\s+print'),
+        C('search_files', pattern='\\d{2}'),
     ],
 )
 scenario(
@@ -546,6 +559,14 @@ scenario(
         C('find_files', pattern='*.nothing'),
         C('find_files', pattern='s?c/**/*.json'),
         C('find_files', pattern='[ad]*'),
+        C('find_files', pattern='[!ad]*'),
+        C('find_files', pattern='src/**'),
+        C('find_files', pattern='*/'),
+        C('find_files', pattern='**/data/*'),
+        C('find_files', pattern='**/'),
+        C('find_files', pattern='../*', path='src'),
+        C('find_files', pattern='./src/*.py'),
+        C('find_files', pattern='src//main.py'),
     ],
 )
 scenario(
@@ -695,6 +716,76 @@ scenario(
     ],
     tree={'.GIT/config': '[core]\n', 'NOTES.TXT': 'upper\n', 'notes.txt': 'lower\n'},
     config={'denied_patterns': ['notes.txt']},
+)
+
+scenario(
+    'pattern_syntax',
+    [
+        C('read_file', path='secret.txt'),
+        C('read_file', path='deep/er/secret.md'),
+        C('read_file', path='notes.md'),
+        C('read_file', path='data1.csv'),
+        C('read_file', path='data10.csv'),
+        C('list_directory'),
+        C('find_files', pattern='**/*'),
+        C('write_file', path='lock.bin', content='x'),
+        C('write_file', path='deep/lock.bin', content='x'),
+    ],
+    tree={
+        'secret.txt': 's\n',
+        'deep/er/secret.md': 's\n',
+        'notes.md': 'n\n',
+        'data1.csv': '1\n',
+        'data10.csv': '10\n',
+        'lock.bin': 'l\n',
+        'deep/lock.bin': 'l\n',
+    },
+    config={'denied_patterns': ['**/secret*', 'data?.csv'], 'protected_patterns': ['[!d]*.bin']},
+)
+scenario(
+    'names_and_order',
+    [
+        C('list_directory'),
+        C('find_files', pattern='*'),
+        C('search_files', pattern='x'),
+        C('read_file', path='with space.txt'),
+        C('read_file', path='ünïcødé.txt'),
+        C('file_info', path='ünïcødé.txt'),
+        C('write_file', path='naïve new.txt', content='x\n'),
+        C('edit_file', path='with space.txt', old_text='x', new_text='y'),
+    ],
+    tree={
+        'B.txt': 'x\n',
+        'a.txt': 'x\n',
+        '_under.txt': 'x\n',
+        '10.txt': 'x\n',
+        '9.txt': 'x\n',
+        'with space.txt': 'x\n',
+        'ünïcødé.txt': 'x é\n',
+        'Z/x.txt': 'x\n',
+        'a-b/x.txt': 'x\n',
+        'a/x.txt': 'x\n',
+        'a.b/x.txt': 'x\n',
+    },
+)
+scenario(
+    'fifo',
+    [
+        C('read_file', path='pipe'),
+        C('write_file', path='pipe', content='x'),
+        C('edit_file', path='pipe', old_text='a', new_text='b'),
+        C('file_info', path='pipe'),
+        C('list_directory'),
+        C('find_files', pattern='*'),
+        C('search_files', pattern='x'),
+        C('create_directory', path='pipe'),
+    ],
+    tree={'pipe': Fifo(), 'a.txt': 'x\n'},
+)
+scenario(
+    'listener_raises',
+    [C('write_file', path='a.txt', content='changed\n'), C('read_file', path='a.txt')],
+    cancel='raise',
 )
 
 # ---- events: cancellation -----------------------------------------------------------
@@ -872,6 +963,8 @@ def _build(base: str, spec: dict[str, Any], norm: Normaliser) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if isinstance(value, Link):
             os.symlink(norm.expand(value.target), path)
+        elif isinstance(value, Fifo):
+            os.mkfifo(path)
         elif isinstance(value, bytes):
             with open(path, 'wb') as f:
                 f.write(value)
@@ -889,6 +982,8 @@ def _snapshot(base: str, norm: Normaliser) -> dict[str, str]:
             rel = os.path.relpath(path, base)
             if os.path.islink(path):
                 out[rel] = '-> ' + norm.text(os.readlink(path))
+            elif stat.S_ISFIFO(os.lstat(path).st_mode):
+                out[rel] = 'fifo' 
             elif os.path.isdir(path):
                 out[rel + '/'] = 'dir'
             else:
@@ -1062,6 +1157,8 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
 
             @agent.on_event(change_request)
             async def veto(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+                if sc.cancel == 'raise':
+                    raise RuntimeError('listener refused by raising')
                 if sc.cancel is True:
                     event.cancel()
                 else:
