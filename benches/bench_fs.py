@@ -186,6 +186,13 @@ def has_module(python: str, module: str) -> bool:
     return subprocess.run([python, '-c', f'import {module}'], capture_output=True).returncode == 0
 
 
+def location_of(python: str, module: str) -> str:
+    proc = subprocess.run(
+        [python, '-c', f'import os, {module} as m; print(os.path.dirname(m.__file__))'], capture_output=True, text=True
+    )
+    return proc.stdout.strip() or '?'
+
+
 def version_of(python: str, dist: str) -> str:
     proc = subprocess.run(
         [python, '-c', f'import importlib.metadata as m; print(m.version({dist!r}))'], capture_output=True, text=True
@@ -380,13 +387,15 @@ def main() -> int:
     ref, ref_rss = measure(ref_python, 'pydantic_ai_harness', data, chosen, spec)
 
     commit = subprocess.run(['git', '-C', str(REPO), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
+    ours_location = location_of(ours_python, 'pydantic_ai_harness_rs')
     header = [
         '# FileSystem benchmark: ours vs pydantic-ai-harness 0.36.0 vs the CLI',
         '',
         f'- when: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, '
         f'{"quick" if args.quick else "full"} run (best of {repeat_big} big / {repeat_tiny} tiny / {repeat_cli} CLI)',
         f'- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}',
-        f'- ours: pydantic-ai-harness-rs {ours_version} at {commit.stdout.strip() or "?"} ({ours_python})',
+        f'- ours: pydantic-ai-harness-rs {ours_version} from {ours_location} ({ours_python}); '
+        f'this checkout at {commit.stdout.strip() or "?"}',
         f'- reference: pydantic-ai-harness {version_of(ref_python, "pydantic-ai-harness")} ({ref_python})',
         f'- inputs: {tree_count(data):,}-file tree ({paths["tree"]}), 512 MiB log, '
         f'{make_trees.WIDE_ENTRIES:,}-entry dir, 50 MiB edit file',
