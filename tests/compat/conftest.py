@@ -28,6 +28,12 @@ REFERENCE_VERSION = '0.36.0'
 SCENARIOS_SCRIPT = HERE / 'fs_scenarios.py'
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        'markers', 'compat: compares ours with pydantic-ai-harness 0.36.0 (installs it in a venv on first use)'
+    )
+
+
 def _venv_python(venv: Path) -> Path:
     return venv / ('Scripts/python.exe' if os.name == 'nt' else 'bin/python')
 

@@ -19,6 +19,8 @@ import pytest
 
 from fs_scenarios import SCENARIOS
 
+pytestmark = pytest.mark.compat
+
 Outcome = dict[str, Any]
 
 

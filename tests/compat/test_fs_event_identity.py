@@ -20,6 +20,8 @@ from fs_events_probe import EVENT_NAMES
 
 PROBE = HERE / 'fs_events_probe.py'
 
+pytestmark = pytest.mark.compat
+
 
 def _probe(python: Path | str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     import os
