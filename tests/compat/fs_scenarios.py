@@ -524,6 +524,37 @@ scenario(
         C('search_files', pattern='alpha', path='.hidden'),
     ],
 )
+# search_files takes Python `re` syntax; these are where other engines read a pattern differently.
+scenario(
+    'search_regex_dialect',
+    [
+        C('search_files', pattern='a{,3}b'),
+        C('search_files', pattern='(?P<word>alpha) (?P=word)'),
+        C('search_files', pattern='(?<word>alpha)'),
+        C('search_files', pattern=r'end\Z'),
+        C('search_files', pattern=r'end\z'),
+        C('search_files', pattern='[[:alpha:]]+9'),
+        C('search_files', pattern='[a-z&&[^x]]'),
+        C('search_files', pattern='(?<=al)pha'),
+        C('search_files', pattern='(?>al|alp)ha'),
+        C('search_files', pattern='a++b'),
+        C('search_files', pattern='(?x) al pha  # a comment'),
+        C('search_files', pattern='(?i:ALPHA) beta'),
+        C('search_files', pattern=r'\N{EM DASH}'),
+        C('search_files', pattern=r'caf\u00e9'),
+        C('search_files', pattern=r'\d\d'),
+        C('search_files', pattern=''),
+        C('search_files', pattern=r'\1(a)'),
+        C('search_files', pattern=r'\h'),
+        C('search_files', pattern='^'),
+        C('search_files', pattern=r'\bbeta\b'),
+        C('search_files', pattern='[^\\x00-\\x7f]'),
+    ],
+    tree={
+        'r.txt': 'ab aab aaab aaaab\nalpha alpha\nalpha beta\nALPHA beta\nthe end\n[:alpha:]9 x9\n'
+        'café — dash\ndigits ٣٤ 12\naaab\n&&x\n',
+    },
+)
 # Ours follows the spec: a missing search root is a retry and emits nothing (see test_fs_compat.py).
 scenario('search_missing_path', [C('search_files', pattern='alpha', path='nope')])
 _MANY = {f'm{i}.txt': 'hit\nmiss\nhit\n' for i in range(3)}
