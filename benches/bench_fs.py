@@ -359,6 +359,7 @@ def main() -> int:
     parser.add_argument('--ref-python', help='interpreter with pydantic-ai-harness==0.36.0')
     parser.add_argument('--ours-python', default=sys.executable, help='interpreter with pydantic-ai-harness-rs')
     parser.add_argument('--output', type=Path, default=RESULTS)
+    parser.add_argument('--note', action='append', default=[], help='a line to add to the report header')
     args = parser.parse_args()
 
     paths = make_trees.make_all()
@@ -401,6 +402,7 @@ def main() -> int:
         f'{make_trees.WIDE_ENTRIES:,}-entry dir, 50 MiB edit file',
         '- times are the direct toolset call (`await toolset.<tool>(...)`) inside the process; CLI is a subprocess',
         '- RSS growth: peak RSS after one call minus before it, in a fresh process',
+        *(f'- {line}' for line in args.note),
     ]
     table = report(chosen, ours, ref, ours_rss, ref_rss, cli, aside, header)
     sys.stdout.write(table)
