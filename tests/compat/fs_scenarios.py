@@ -225,6 +225,68 @@ scenario(
         'no_final_newline.txt': 'first\nlast',
     },
 )
+
+
+def _boundary_file() -> tuple[bytes, list[int]]:
+    """About 2 MiB of text where a line break or a multi-byte character straddles each power-of-two offset.
+
+    A streaming reader cuts its input into chunks; whatever their size (4 KiB to 2 MiB), one of
+    these sequences sits across a cut: `\\r|\\n`, `\\r|x`, `é` split, U+2028 split, an incomplete
+    sequence before ASCII. Returns the bytes and, per boundary, the 0-based line index just
+    before the straddling line, for reads around it.
+    """
+    specials = [b'\r\n', b'\rx', '\u00e9'.encode(), '\u2028'.encode(), b'\xe2\x82A', b'\r\r\n']
+    data = bytearray()
+    starts: list[int] = []
+    n = 0
+    for k in range(12, 22):
+        boundary = 1 << k
+        while len(data) < boundary - 64:
+            data += f'filler {n:07d}\n'.encode()
+            n += 1
+        text_before = bytes(data).decode('utf-8', errors='replace')
+        starts.append(len(text_before.splitlines()))
+        special = specials[k % len(specials)]
+        data += b'x' * (boundary - 1 - len(data))
+        data += special + f' tok{k}\n'.encode()
+    data += b'tail line without newline'
+    return bytes(data), starts
+
+
+_BOUNDARY_BYTES, _BOUNDARY_LINES = _boundary_file()
+scenario(
+    'read_chunk_boundaries',
+    [
+        C('read_file', path='big.txt', limit=3),
+        *[C('read_file', path='big.txt', offset=max(line - 1, 0), limit=5) for line in _BOUNDARY_LINES],
+        C('read_file', path='big.txt', offset=len(_BOUNDARY_BYTES) // 13),
+        C('file_info', path='big.txt'),
+        C('search_files', pattern=r'tok\d+'),
+        C('edit_file', path='big.txt', old_text='tok20', new_text='TOK20'),
+        C('read_file', path='nul_in_sample.bin'),
+        C('file_info', path='nul_in_sample.bin'),
+        C('read_file', path='cr_end.txt'),
+    ],
+    tree={
+        'big.txt': _BOUNDARY_BYTES,
+        'nul_in_sample.bin': b'a' * 8191 + b'\x00tail\n',
+        'cr_end.txt': b'one\r\r\ntwo\r',
+    },
+)
+scenario(
+    'read_max_read_chars_wide_chars',
+    [
+        C('read_file', path='wide.txt'),
+        C('read_file', path='wide.txt', offset=3),
+        C('read_file', path='crlf.txt'),
+        C('read_file', path='crlf.txt', offset=4),
+    ],
+    tree={
+        'wide.txt': ''.join(f'{i:02d} ' + '漢字🙂é' * 6 + '\n' for i in range(12)),
+        'crlf.txt': ''.join(f'line {i:02d} with crlf\r\n' for i in range(12)).encode(),
+    },
+    config={'max_read_chars': 330},
+)
 scenario(
     'read_invalid_utf8',
     [
@@ -599,6 +661,35 @@ scenario(
         C('find_files', pattern='./src/*.py'),
         C('find_files', pattern='src//main.py'),
     ],
+)
+scenario(
+    'find_glob_edge',
+    [
+        C('find_files', pattern='**/*.py'),
+        C('find_files', pattern='a/**/*.py'),
+        C('find_files', pattern='a/**/d.py'),
+        C('find_files', pattern='**/b/**'),
+        C('find_files', pattern='**/**/*.py'),
+        C('find_files', pattern='*/*/*'),
+        C('find_files', pattern='link_a/**/*.py'),
+        C('find_files', pattern='**/e.py', path='link_a'),
+        C('find_files', pattern='*[!y]'),
+        C('find_files', pattern='[a-b]*/b'),
+        C('find_files', pattern='a/b/../b/e.py'),
+        C('find_files', pattern='**/*.PY'),
+        C('list_directory', path='link_a'),
+        C('search_files', pattern='x', path='link_a'),
+    ],
+    tree={
+        'a/b/c/d.py': 'x\n',
+        'a/b/e.py': 'x\n',
+        'a/.h/f.py': 'x\n',
+        'a/b/c/.g.py': 'x\n',
+        'top.py': 'x\n',
+        'link_a': Link('a'),
+        'loop': Link('.'),
+        'b': None,
+    },
 )
 scenario(
     'find_errors',
