@@ -76,6 +76,8 @@ class Scenario:
     `'raise'` to have the listener raise instead."""
     schemas: bool = False
     """Record the tool definitions the model is offered."""
+    via_spec: bool = False
+    """Build the agent from an agent spec (`Agent.from_spec(..., custom_capability_types=[FileSystem])`)."""
 
 
 BASE_TREE: dict[str, Any] = {
@@ -1017,6 +1019,21 @@ scenario(
 scenario('schemas_all_tools', [], schemas=True, config={'tools': _ALL_TOOLS})
 scenario('schemas_all_tools_read_only', [], schemas=True, config={'tools': _ALL_TOOLS, 'read_only': True})
 
+# ---- agent spec --------------------------------------------------------------------
+scenario(
+    'spec_basic',
+    [
+        C('list_directory'),
+        C('read_file', path='src/main.py'),
+        C('read_file', path='a.txt'),
+        C('write_file', path='src/new.py', content='x = 1\n'),
+    ],
+    config={'allowed_patterns': ['*.py', 'src/*'], 'max_read_lines': 3},
+    via_spec=True,
+    schemas=True,
+)
+scenario('spec_read_only', [C('write_file', path='a.txt', content='x')], config={'read_only': True}, via_spec=True, schemas=True)
+
 # ---- configuration errors (recorded at construction or first run) --------------------
 for _name, _cfg in {
     'config_zero_max_read_lines': {'max_read_lines': 0},
@@ -1258,11 +1275,12 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
                 if sc.outside:
                     out['outside'] = _snapshot(os.path.join(tmp, 'outside'), norm)
                 return out
-            agent = Agent(
-                FunctionModel(script, stream_function=stream_script),
-                capabilities=[capability],
-                retries=100,
-            )
+            model = FunctionModel(script, stream_function=stream_script)
+            if sc.via_spec:
+                spec = {'model': 'test', 'capabilities': [{'FileSystem': {'root_dir': root, **config}}]}
+                agent = Agent.from_spec(spec, custom_capability_types=[harness.FileSystem])
+            else:
+                agent = Agent(model, capabilities=[capability], retries=100)
         except Exception as e:  # noqa: BLE001 - recorded and compared
             out['construct_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
             return out
@@ -1287,7 +1305,7 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
                     event.cancel(sc.cancel)
 
         try:
-            result = await agent.run('go')
+            result = await agent.run('go', model=model, retries=100)
             messages = result.all_messages()
         except Exception as e:  # noqa: BLE001 - recorded and compared
             out['run_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
