@@ -143,9 +143,14 @@ def reference_results(reference_python: Path) -> dict[str, Any]:
     return run_scenarios(reference_python, 'pydantic_ai_harness', env=reference_env(reference_python))
 
 
+def ours_env(ours_python: str) -> dict[str, str] | None:
+    """Ours runs with the caller's PATH: it must not need `rg`. The reference standing in for ours does."""
+    return reference_env(Path(ours_python)) if OURS_MODULE == 'pydantic_ai_harness' else None
+
+
 @pytest.fixture(scope='session')
 def our_results(ours_python: str) -> dict[str, Any]:
-    return run_scenarios(ours_python, OURS_MODULE)
+    return run_scenarios(ours_python, OURS_MODULE, env=ours_env(ours_python))
 
 
 @pytest.fixture(scope='session')
@@ -155,7 +160,7 @@ def reference_results_direct(reference_python: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope='session')
 def our_results_direct(ours_python: str) -> dict[str, Any]:
-    return run_scenarios(ours_python, OURS_MODULE, '--direct')
+    return run_scenarios(ours_python, OURS_MODULE, '--direct', env=ours_env(ours_python))
 
 
 @pytest.fixture(scope='session')
@@ -164,7 +169,7 @@ def our_results_direct_trio(ours_python: str) -> dict[str, Any]:
     has_trio = subprocess.run([ours_python, '-c', 'import trio'], capture_output=True).returncode == 0
     if not has_trio:
         pytest.skip('trio is not installed')
-    return run_scenarios(ours_python, OURS_MODULE, '--direct', '--backend', 'trio')
+    return run_scenarios(ours_python, OURS_MODULE, '--direct', '--backend', 'trio', env=ours_env(ours_python))
 
 
 @pytest.fixture(scope='session')
