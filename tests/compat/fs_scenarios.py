@@ -769,6 +769,33 @@ scenario(
     outside=OUTSIDE_TREE,
 )
 
+# ---- path spellings ------------------------------------------------------------------
+scenario(
+    'path_forms',
+    [
+        C('read_file', path=''),
+        C('list_directory', path=''),
+        C('read_file', path='a.txt/'),
+        C('file_info', path='a.txt/'),
+        C('list_directory', path='src/'),
+        C('list_directory', path='src//data'),
+        C('read_file', path='./a.txt'),
+        C('read_file', path='src/./main.py'),
+        C('read_file', path='~/a.txt'),
+        C('read_file', path='src\\main.py'),
+        C('read_file', path='a\x00b'),
+        C('file_info', path='a\x00b'),
+        C('write_file', path='newfile/', content='x\n'),
+        C('create_directory', path='newdir/'),
+        C('write_file', path='sur.txt', content='bad \ud800 surrogate'),
+        C('edit_file', path='a.txt/', old_text='beta', new_text='BETA'),
+        C('write_file', path='bin.dat', content='text now\n', expected_hash=Hash('bin.dat')),
+        C('read_file', path='/'.join(['d'] * 30) + '/x.txt'),
+        C('read_file', path='/'.join(['n' * 250] * 20)),
+    ],
+    tree={**BASE_TREE, '/'.join(['d'] * 30) + '/x.txt': 'deep\n'},
+)
+
 # ---- containment and patterns -------------------------------------------------------
 scenario(
     'containment',
@@ -1363,7 +1390,7 @@ def main(argv: list[str] | None = None) -> int:
         return results
 
     results = anyio.run(run_all, backend=args.backend)
-    json.dump(results, sys.stdout, indent=1, sort_keys=True, ensure_ascii=False)
+    json.dump(results, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write('\n')
     return 0
 
