@@ -106,13 +106,30 @@ def _patterns_case_insensitive(ref: Outcome, ours: Outcome) -> Outcome:
     return expected
 
 
+def _failed_write_may_leave_no_file(ref: Outcome, ours: Outcome) -> Outcome:
+    """Tolerated: a write_file that fails to encode its content (a lone surrogate, reachable by a direct call).
+
+    0.36.0 creates the file, then fails to encode, and leaves it empty; the retry text must
+    match, but ours need not reproduce the stray empty file. Everything else is compared.
+    """
+    expected = copy.deepcopy(ref)
+    if 'sur.txt' not in ours.get('disk', {}) and expected.get('disk', {}).get('sur.txt') == '':
+        del expected['disk']['sur.txt']
+    return expected
+
+
 DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
+    'path_forms': _failed_write_may_leave_no_file,
     'read_limit_above_max_read_lines': _limit_capped_by_max_read_lines,
     'read_negative_offset_limit': _negative_offset_limit_retry,
     'search_missing_path': _search_missing_root_retry,
     'denied_directory_descendants': _denied_covers_descendants,
     'denied_case_insensitive': _patterns_case_insensitive,
 }
+
+
+TOLERATED = {'path_forms'}
+"""Entries of DELIBERATE that allow ours either behaviour rather than require a different one."""
 
 
 # ---- comparison ---------------------------------------------------------------------
@@ -185,6 +202,8 @@ def test_direct_calls_under_trio(
 def test_deliberate_differences_are_real(reference_results: dict[str, Any]) -> None:
     """Each listed difference does show on the reference, so the list cannot go stale silently."""
     for name, expect in DELIBERATE.items():
+        if name in TOLERATED:
+            continue
         ref = reference_results[name]
         try:
             expected = expect(ref, ref)
