@@ -19,6 +19,7 @@ from typing import Any
 
 CONSTANTS = ('DEFAULT_TOOL_NAMES', 'FILE_SYSTEM_TOOL_NAMES', 'READ_ONLY_TOOL_NAMES', 'RIPGREP_TOOL_NAMES')
 METHODS = (
+    '__init__',
     'read_file',
     'write_file',
     'edit_file',
@@ -73,7 +74,7 @@ def describe(module: str) -> dict[str, Any]:
         'direct_methods_are_coroutines': {
             name: inspect.iscoroutinefunction(getattr(fs.FileSystemToolset, name))
             for name in METHODS
-            if hasattr(fs.FileSystemToolset, name) and not name.startswith('open_')
+            if hasattr(fs.FileSystemToolset, name) and not name.startswith(('open_', '__'))
         },
     }
 

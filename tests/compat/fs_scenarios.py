@@ -76,6 +76,9 @@ class Scenario:
     `'raise'` to have the listener raise instead."""
     schemas: bool = False
     """Record the tool definitions the model is offered."""
+    custom_streams: bool = False
+    """Use a FileSystem whose toolset overrides `open_read`/`open_write` with in-memory streams
+    (no `fileno`), and record each call to them."""
     via_spec: bool = False
     """Build the agent from an agent spec (`Agent.from_spec(..., custom_capability_types=[FileSystem])`)."""
 
@@ -1046,6 +1049,25 @@ scenario(
 scenario('schemas_all_tools', [], schemas=True, config={'tools': _ALL_TOOLS})
 scenario('schemas_all_tools_read_only', [], schemas=True, config={'tools': _ALL_TOOLS, 'read_only': True})
 
+# ---- custom streams (open_read / open_write overrides) -----------------------------
+_STREAM_CALLS = [
+    C('write_file', path='new.txt', content='new\n'),
+    C('write_file', path='a.txt', content='alpha\nbeta\n'),
+    C('write_file', path='a.txt', content='v3\n', expected_hash=Hash('a.txt')),
+    C('write_file', path='a.txt', content='v4\n', expected_hash='deadbeef0000'),
+    C('edit_file', path='ten.txt', old_text='line 5\n', new_text='line five\n'),
+    C('edit_file', path='ten.txt', old_text='line 6', new_text='x', expected_hash='deadbeef0000'),
+    C('edit_file', path='ten.txt', old_text='line 7', new_text='line seven', expected_hash=Hash('ten.txt')),
+    C('edit_file', path='bin.dat', old_text='binary', new_text='x'),
+    C('edit_file', path='ten.txt', old_text='nope', new_text='x'),
+    C('write_file', path='src', content='x'),
+    C('read_file', path='ten.txt'),
+    C('file_info', path='a.txt'),
+    C('create_directory', path='made'),
+]
+scenario('custom_streams', _STREAM_CALLS, custom_streams=True)
+scenario('custom_streams_cancelled', _STREAM_CALLS[:3], custom_streams=True, cancel='no')
+
 # ---- agent spec --------------------------------------------------------------------
 scenario(
     'spec_basic',
@@ -1160,6 +1182,75 @@ def _snapshot(base: str, norm: Normaliser) -> dict[str, str]:
                 else:
                     out[rel] = f'<{len(data)} bytes sha256:{hashlib.sha256(data).hexdigest()[:16]}>'
     return out
+
+
+def _custom_stream_capability(harness: Any, fs_module: Any, root: str, config: dict[str, Any], log: list[Any]) -> Any:
+    """A FileSystem whose toolset keeps each written file in memory until the tool closes it.
+
+    The streams have no `fileno`, as the spec allows; every `open_read`/`open_write` call is
+    logged with its arguments, root-relative.
+    """
+    import errno
+    import io
+    from pathlib import Path
+
+    def rel(resolved: Any) -> str:
+        return os.path.relpath(os.fspath(resolved), os.path.realpath(root))
+
+    class MemoryStream(io.BytesIO):
+        def __init__(self, path: str, data: bytes, writable: bool) -> None:
+            super().__init__(data)
+            self._path, self._writable = path, writable
+
+        def fileno(self) -> int:
+            raise io.UnsupportedOperation('fileno')
+
+        def close(self) -> None:
+            if self._writable and not self.closed:
+                with open(self._path, 'wb') as f:
+                    f.write(self.getvalue())
+            super().close()
+
+    class LoggedToolset(fs_module.FileSystemToolset):  # type: ignore[misc,name-defined]
+        def open_read(self, resolved: Any) -> Any:
+            log.append(['open_read', rel(resolved)])
+            with open(resolved, 'rb') as f:
+                return MemoryStream(os.fspath(resolved), f.read(), False)
+
+        def open_write(self, resolved: Any, *, read_back: bool, create: bool) -> Any:
+            log.append(['open_write', rel(resolved), read_back, create])
+            created = False
+            if create:
+                try:
+                    os.close(os.open(resolved, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+                    created = True
+                except FileExistsError:
+                    pass
+            elif not os.path.exists(resolved):
+                raise FileNotFoundError(errno.ENOENT, 'No such file or directory', os.fspath(resolved))
+            with open(resolved, 'rb') as f:
+                return MemoryStream(os.fspath(resolved), f.read(), True), created
+
+    @dataclasses.dataclass
+    class StreamingFileSystem(harness.FileSystem):  # type: ignore[misc,name-defined]
+        def get_toolset(self) -> Any:
+            return LoggedToolset(
+                root_dir=Path(self.root_dir),
+                allowed_patterns=self.allowed_patterns,
+                denied_patterns=self.denied_patterns,
+                protected_patterns=self.protected_patterns,
+                max_read_lines=self.max_read_lines,
+                max_read_chars=self.max_read_chars,
+                max_list_results=self.max_list_results,
+                max_search_results=self.max_search_results,
+                max_find_results=self.max_find_results,
+                id=self.id or 'file_system',
+                cwd=None if self.cwd is None else Path(self.cwd),
+                content_hashes=self.content_hashes,
+                tools=self.tools,
+            )
+
+    return StreamingFileSystem(root_dir=root, **config)
 
 
 _CAPABILITY_ID = re.compile(r'<file_system:[0-9a-f]+>')
@@ -1295,7 +1386,12 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
                 yield {0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id)}
 
         try:
-            capability = harness.FileSystem(root_dir=root, **config)
+            stream_log: list[Any] = []
+            if sc.custom_streams:
+                capability = _custom_stream_capability(harness, fs_module, root, config, stream_log)
+                out['stream_log'] = stream_log
+            else:
+                capability = harness.FileSystem(root_dir=root, **config)
             if direct:
                 out.update(await _run_direct(capability, sc, resolve_args, norm))
                 out['disk'] = _snapshot(root, norm)

@@ -159,7 +159,7 @@ def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str) -> None:
             if exp != act:
                 problems.append(f'event {index}:\n  expected {_show(exp)}\n  got      {_show(act)}')
                 break
-    for key in ('tools', 'disk', 'outside'):
+    for key in ('tools', 'disk', 'outside', 'stream_log'):
         if expected.get(key) != got.get(key):
             problems.append(f'{key}:\n  expected {_show(expected.get(key))}\n  got      {_show(got.get(key))}')
     assert not problems, f'{name}: ours differs from pydantic-ai-harness 0.36.0\n' + '\n'.join(problems)
