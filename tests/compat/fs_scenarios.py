@@ -1253,7 +1253,7 @@ def _custom_stream_capability(harness: Any, fs_module: Any, root: str, config: d
     return StreamingFileSystem(root_dir=root, **config)
 
 
-_CAPABILITY_ID = re.compile(r'<file_system:[0-9a-f]+>')
+_CAPABILITY_ID = re.compile(r'<(\w+):[0-9a-f]+>')
 
 
 def _event_record(event: Any, norm: Normaliser) -> dict[str, Any]:
@@ -1261,7 +1261,7 @@ def _event_record(event: Any, norm: Normaliser) -> dict[str, Any]:
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)
         if f.name == 'capability_id' and isinstance(value, str):
-            value = _CAPABILITY_ID.sub('<file_system:*>', value)
+            value = _CAPABILITY_ID.sub(r'<\1:*>', value)
         record[f.name] = norm.any(value)
     return record
 
