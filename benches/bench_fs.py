@@ -1,0 +1,415 @@
+"""Time the FileSystem tools: ours vs pydantic-ai-harness 0.36.0 vs the raw CLI, in one run.
+
+Usage: `python benches/bench_fs.py [--quick] [--only NAME ...] [--ref-python PATH] [--ours-python PATH]`
+
+Run it with the interpreter that has ours installed (a release build: `pip install .`). The
+reference runs in its own interpreter (`--ref-python`, else `$HARNESS_036_PYTHON`, else the
+compat suite's venv `tests/compat/.venvs/harness-0.36.0`, created here when missing). Both
+are driven by `fs_runner.py`, which times direct toolset calls (`await toolset.read_file(...)`)
+inside the process and keeps the best of N. The CLI column times the command line tool that
+does the same job, as a subprocess, best of N. Peak-RSS growth is measured in a fresh process
+per package for the two large-file workloads. Inputs come from `make_trees.py` (cached in
+`benches/.data/`). The markdown table goes to stdout and to `benches/results/fs-latest.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ beside the bench
+
+import make_trees  # noqa: E402 - after the path set-up
+
+RUNNER = HERE / 'fs_runner.py'
+RESULTS = HERE / 'results' / 'fs-latest.md'
+UNCAPPED = {'max_list_results': 1_000_000, 'max_search_results': 1_000_000, 'max_find_results': 1_000_000}
+"""Caps lifted for the big walks, so a tool returns the whole answer, as the CLI it is compared with does."""
+
+
+@dataclass
+class Workload:
+    name: str
+    what: str
+    tool: str
+    args: dict[str, Any]
+    config: dict[str, Any] = field(default_factory=dict)
+    alternate: dict[str, Any] | None = None
+    cli: list[str] | None = None
+    cli_label: str = ''
+    aside_cli: list[str] | None = None
+    """A second command shown for context only (e.g. `head` beside `openssl`)."""
+    aside_label: str = ''
+    target: tuple[str, float] | None = None
+    """(`'cli'` or `'ref'`, ratio): ours must stay within that ratio of it."""
+    rss: bool = False
+    tiny: bool = False
+
+
+def workloads(data: Path, rg: str | None) -> list[Workload]:
+    log, tree, wide = data / 'log512.log', data / 'tree', data / 'wide'
+    edit = {'path': 'edit50.txt', 'old_text': make_trees.EDIT_MARKER, 'new_text': make_trees.EDIT_MARKER_ALT}
+    edit_back = {'path': 'edit50.txt', 'old_text': make_trees.EDIT_MARKER_ALT, 'new_text': make_trees.EDIT_MARKER}
+    openssl = ['openssl', 'dgst', '-sha256', str(log)]
+    big = [
+        Workload(
+            'read_log',
+            'read_file, first window of the 512 MiB log',
+            'read_file',
+            {'path': 'log512.log'},
+            cli=openssl,
+            cli_label='openssl dgst -sha256',
+            aside_cli=['head', '-n', '2000', str(log)],
+            aside_label='head -n 2000',
+            target=('cli', 1.2),
+            rss=True,
+        ),
+        Workload(
+            'file_info_log',
+            'file_info on the 512 MiB log',
+            'file_info',
+            {'path': 'log512.log'},
+            cli=openssl,
+            cli_label='openssl dgst -sha256',
+            target=('cli', 1.2),
+            rss=True,
+        ),
+        Workload(
+            'search_rare',
+            f'search_files for a rare literal over the {tree_count(data):,}-file tree',
+            'search_files',
+            {'pattern': make_trees.RARE_LITERAL, 'path': 'tree'},
+            config=UNCAPPED,
+            cli=[rg, '-n', '--no-ignore', make_trees.RARE_LITERAL, str(tree)] if rg else None,
+            cli_label='rg -n --no-ignore',
+            target=('cli', 1.2),
+        ),
+        Workload(
+            'list_wide',
+            f'list_directory of a {make_trees.WIDE_ENTRIES:,}-entry directory',
+            'list_directory',
+            {'path': 'wide'},
+            config=UNCAPPED,
+            cli=['ls', '-1', str(wide)],
+            cli_label='ls -1',
+            target=('cli', 2.0),
+        ),
+        Workload(
+            'find_py',
+            'find_files `**/*.py` over the tree',
+            'find_files',
+            {'pattern': '**/*.py', 'path': 'tree'},
+            config=UNCAPPED,
+            cli=['find', str(tree), '-name', '*.py'],
+            cli_label="find -name '*.py'",
+            target=('cli', 1.5),
+        ),
+        Workload(
+            'edit_50mib',
+            'edit_file, one unique line in a 50 MiB file',
+            'edit_file',
+            edit,
+            alternate=edit_back,
+            target=('ref', 1.0),
+        ),
+    ]
+    tiny_edit = {'path': 'tiny/ten.txt', 'old_text': 'line 5 of', 'new_text': 'line five of'}
+    tiny_back = {'path': 'tiny/ten.txt', 'old_text': 'line five of', 'new_text': 'line 5 of'}
+    tiny_content = ''.join(f'row {n}\n' for n in range(10))
+    tiny = [
+        Workload('tiny_read_file', 'read_file, 10-line file', 'read_file', {'path': 'tiny/ten.txt'}),
+        Workload(
+            'tiny_write_file', 'write_file, 10 lines', 'write_file', {'path': 'tiny/out.txt', 'content': tiny_content}
+        ),
+        Workload('tiny_edit_file', 'edit_file, 10-line file', 'edit_file', tiny_edit, alternate=tiny_back),
+        Workload('tiny_list_directory', 'list_directory, 10 entries', 'list_directory', {'path': 'tiny/dir'}),
+        Workload(
+            'tiny_search_files', 'search_files, 10 files', 'search_files', {'pattern': 'return', 'path': 'tiny/dir'}
+        ),
+        Workload('tiny_find_files', 'find_files `*.py`, 10 files', 'find_files', {'pattern': '*.py', 'path': 'tiny/dir'}),
+        Workload(
+            'tiny_create_directory', 'create_directory, new each time', 'create_directory', {'path': 'tiny/made/d{i}'}
+        ),
+        Workload('tiny_file_info', 'file_info, 10-line file', 'file_info', {'path': 'tiny/ten.txt'}),
+    ]
+    for w in tiny:
+        w.tiny = True
+        w.target = ('ref', 1.0)
+    return big + tiny
+
+
+def tree_count(data: Path) -> int:
+    marker = data / '.tree-ready'
+    return int(marker.read_text()) if marker.exists() else 0
+
+
+# ---- interpreters ---------------------------------------------------------------------
+
+
+def find_rg(ours_python: str) -> str | None:
+    candidates = [shutil.which('rg'), str(Path(ours_python).parent / 'rg'), str(Path(sys.executable).parent / 'rg')]
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def reference_python(explicit: str | None) -> str:
+    for candidate in (
+        explicit,
+        os.environ.get('HARNESS_036_PYTHON'),
+        str(REPO / 'tests/compat/.venvs/harness-0.36.0/bin/python'),
+        '/work/venvs/ref036/bin/python',
+    ):
+        if candidate and Path(candidate).exists():
+            return candidate
+    venv = REPO / 'tests/compat/.venvs/harness-0.36.0'
+    subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True)
+    python = str(venv / 'bin/python')
+    subprocess.run([python, '-m', 'pip', 'install', '-q', 'pydantic-ai-harness==0.36.0'], check=True)
+    (venv / '.ready').write_text('{}')
+    return python
+
+
+def has_module(python: str, module: str) -> bool:
+    return subprocess.run([python, '-c', f'import {module}'], capture_output=True).returncode == 0
+
+
+def location_of(python: str, module: str) -> str:
+    proc = subprocess.run(
+        [python, '-c', f'import os, {module} as m; print(os.path.dirname(m.__file__))'], capture_output=True, text=True
+    )
+    return proc.stdout.strip() or '?'
+
+
+def version_of(python: str, dist: str) -> str:
+    proc = subprocess.run(
+        [python, '-c', f'import importlib.metadata as m; print(m.version({dist!r}))'], capture_output=True, text=True
+    )
+    return proc.stdout.strip() or '?'
+
+
+# ---- measuring ------------------------------------------------------------------------
+
+
+def reset_scratch(data: Path) -> None:
+    """Undo what a previous runner left: created directories, the edited marker."""
+    shutil.rmtree(data / 'tiny' / 'made', ignore_errors=True)
+    make_trees.make_tiny()
+    edit = data / 'edit50.txt'
+    with open(edit, 'r+b') as f:
+        content = f.read()
+        alt = make_trees.EDIT_MARKER_ALT.encode()
+        if alt in content:
+            f.seek(0)
+            f.write(content.replace(alt, make_trees.EDIT_MARKER.encode()))
+            f.truncate()
+
+
+def run_runner(python: str, module: str, spec: dict[str, Any], *extra: str) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as f:
+        json.dump(spec, f)
+        spec_path = f.name
+    try:
+        proc = subprocess.run([python, str(RUNNER), module, spec_path, *extra], capture_output=True, text=True)
+    finally:
+        os.unlink(spec_path)
+    if proc.returncode != 0:
+        return {'__error__': proc.stderr.strip()[-600:]}
+    return json.loads(proc.stdout)
+
+
+def time_cli(command: list[str], repeat: int) -> float:
+    best = float('inf')
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def spec_for(data: Path, chosen: list[Workload], repeat_big: int, repeat_tiny: int) -> dict[str, Any]:
+    entries = []
+    for w in chosen:
+        repeat = repeat_tiny if w.tiny else repeat_big
+        if w.alternate is not None and repeat % 2:
+            repeat += 1  # an even count leaves the file as it was
+        entries.append(
+            {'name': w.name, 'tool': w.tool, 'args': w.args, 'config': w.config, 'alternate': w.alternate, 'repeat': repeat}
+        )
+    return {'data_dir': str(data), 'repeat': repeat_big, 'workloads': entries}
+
+
+def measure(
+    python: str, module: str, data: Path, chosen: list[Workload], spec: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    reset_scratch(data)
+    times = run_runner(python, module, spec)
+    rss: dict[str, Any] = {}
+    for w in chosen:
+        if w.rss:
+            rss.update(run_runner(python, module, spec, '--rss', w.name))
+    reset_scratch(data)
+    return times, rss
+
+
+# ---- report ---------------------------------------------------------------------------
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return 'n/a'
+    if seconds < 1e-3:
+        return f'{seconds * 1e6:.0f} µs'
+    if seconds < 1:
+        return f'{seconds * 1e3:.1f} ms'
+    return f'{seconds:.2f} s'
+
+
+def fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return 'n/a'
+    mib = n / (1 << 20)
+    return f'{mib / 1024:.2f} GiB' if mib >= 1024 else f'{mib:.1f} MiB'
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return 'n/a' if a is None or b is None or b == 0 else f'{a / b:.2f}x'
+
+
+def best(results: dict[str, Any], name: str) -> float | None:
+    entry = results.get(name, {})
+    return entry.get('best') if isinstance(entry, dict) else None
+
+
+def note(results: dict[str, Any], name: str) -> str:
+    if '__error__' in results:
+        return ''  # reported once below
+    entry = results.get(name, {})
+    return entry.get('error', '') if isinstance(entry, dict) else ''
+
+
+def report(
+    chosen: list[Workload],
+    ours: dict[str, Any],
+    ref: dict[str, Any],
+    ours_rss: dict[str, Any],
+    ref_rss: dict[str, Any],
+    cli: dict[str, float],
+    aside: dict[str, float],
+    header: list[str],
+) -> str:
+    lines = [*header, '']
+    lines.append('| workload | ours | reference | CLI | ours/ref | ours/CLI | RSS growth ours / ref | target | met |')
+    lines.append('|---|---|---|---|---|---|---|---|---|')
+    problems: list[str] = []
+    for w in chosen:
+        o, r, c = best(ours, w.name), best(ref, w.name), cli.get(w.name)
+        cli_cell = f'{fmt_time(c)} `{w.cli_label}`' if c is not None else '—'
+        if w.name in aside:
+            cli_cell += f' (`{w.aside_label}` {fmt_time(aside[w.name])})'
+        rss_cell = '—'
+        if w.rss:
+            o_rss = ours_rss.get(w.name, {}).get('rss_growth')
+            r_rss = ref_rss.get(w.name, {}).get('rss_growth')
+            rss_cell = f'{fmt_bytes(o_rss)} / {fmt_bytes(r_rss)}'
+        target_cell, met = '—', ''
+        if w.target is not None:
+            against, limit = w.target
+            base = c if against == 'cli' else r
+            target_cell = f'≤ {limit:g}x {"CLI" if against == "cli" else "ref"}'
+            if o is not None and base is not None:
+                met = 'yes' if o <= base * limit else 'NO'
+            if w.rss:
+                target_cell += ', RSS < 64 MiB'
+                o_rss = ours_rss.get(w.name, {}).get('rss_growth')
+                if o_rss is not None and o_rss >= 64 << 20:
+                    met = 'NO'
+        lines.append(
+            f'| {w.what} | {fmt_time(o)} | {fmt_time(r)} | {cli_cell} | {ratio(o, r)} | {ratio(o, c)} '
+            f'| {rss_cell} | {target_cell} | {met} |'
+        )
+        for who, results in (('ours', ours), ('reference', ref)):
+            if msg := note(results, w.name):
+                problems.append(f'- {w.name} ({who}): {msg}')
+    if '__error__' in ours:
+        problems.append(f'- ours: runner failed: {ours["__error__"]}')
+    if '__error__' in ref:
+        problems.append(f'- reference: runner failed: {ref["__error__"]}')
+    if problems:
+        lines += ['', 'Errors:', *problems]
+    return '\n'.join(lines) + '\n'
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--quick', action='store_true', help='fewer repetitions (1 per big workload, 30 per tiny one)')
+    parser.add_argument('--only', nargs='*', help='workload names to run (default: all)')
+    parser.add_argument('--ref-python', help='interpreter with pydantic-ai-harness==0.36.0')
+    parser.add_argument('--ours-python', default=sys.executable, help='interpreter with pydantic-ai-harness-rs')
+    parser.add_argument('--output', type=Path, default=RESULTS)
+    parser.add_argument('--note', action='append', default=[], help='a line to add to the report header')
+    args = parser.parse_args()
+
+    paths = make_trees.make_all()
+    data = make_trees.DATA
+    repeat_big, repeat_tiny, repeat_cli = (1, 30, 3) if args.quick else (3, 200, 5)
+    ours_python = args.ours_python
+    ref_python = reference_python(args.ref_python)
+    rg = find_rg(ours_python)
+    chosen = [w for w in workloads(data, rg) if not args.only or w.name in args.only]
+    spec = spec_for(data, chosen, repeat_big, repeat_tiny)
+
+    cli: dict[str, float] = {}
+    aside: dict[str, float] = {}
+    for w in chosen:
+        if w.cli:
+            cli[w.name] = time_cli(w.cli, repeat_cli)
+        if w.aside_cli:
+            aside[w.name] = time_cli(w.aside_cli, repeat_cli)
+
+    if has_module(ours_python, 'pydantic_ai_harness_rs.filesystem'):
+        ours, ours_rss = measure(ours_python, 'pydantic_ai_harness_rs', data, chosen, spec)
+        ours_version = version_of(ours_python, 'pydantic-ai-harness-rs')
+    else:
+        ours, ours_rss = {'__error__': f'pydantic_ai_harness_rs.filesystem not importable by {ours_python}'}, {}
+        ours_version = 'not installed'
+    ref, ref_rss = measure(ref_python, 'pydantic_ai_harness', data, chosen, spec)
+
+    commit = subprocess.run(['git', '-C', str(REPO), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
+    ours_location = location_of(ours_python, 'pydantic_ai_harness_rs')
+    header = [
+        '# FileSystem benchmark: ours vs pydantic-ai-harness 0.36.0 vs the CLI',
+        '',
+        f'- when: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, '
+        f'{"quick" if args.quick else "full"} run (best of {repeat_big} big / {repeat_tiny} tiny / {repeat_cli} CLI)',
+        f'- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}',
+        f'- ours: pydantic-ai-harness-rs {ours_version} from {ours_location} ({ours_python}); '
+        f'this checkout at {commit.stdout.strip() or "?"}',
+        f'- reference: pydantic-ai-harness {version_of(ref_python, "pydantic-ai-harness")} ({ref_python})',
+        f'- inputs: {tree_count(data):,}-file tree ({paths["tree"]}), 512 MiB log, '
+        f'{make_trees.WIDE_ENTRIES:,}-entry dir, 50 MiB edit file',
+        '- times are the direct toolset call (`await toolset.<tool>(...)`) inside the process; CLI is a subprocess',
+        '- RSS growth: peak RSS after one call minus before it, in a fresh process',
+        *(f'- {line}' for line in args.note),
+    ]
+    table = report(chosen, ours, ref, ours_rss, ref_rss, cli, aside, header)
+    sys.stdout.write(table)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(table)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Build (once) the inputs `bench_fs.py` times the FileSystem tools on, under `benches/.data/`.
+
+- `tree/`: a copy of this machine's CPython standard library, site-packages included, topped up
+  from `/work/venvs/ref036/.../site-packages` (or `--extra`) until it holds more than 40,000
+  files; one planted file holds the rare literal `search_files` looks for.
+- `log512.log`: a 512 MiB log, generated deterministically (same bytes on every machine).
+- `wide/`: one directory with 50,000 small files.
+- `edit50.txt`: a 50 MiB text file with one unique marker line in the middle.
+- `tiny/`: a 10-line file and a 10-entry directory.
+
+Everything is cached: a part whose marker file exists is not rebuilt. `benches/.data/` is
+git-ignored. Run directly to prepare the data without timing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sysconfig
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / '.data'
+MIN_TREE_FILES = 40_000
+LOG_BYTES = 512 * 1024 * 1024
+WIDE_ENTRIES = 50_000
+EDIT_BYTES = 50 * 1024 * 1024
+RARE_LITERAL = 'quixotic_zebra_7f3a9c'
+"""Occurs in exactly one file of the tree (planted), and nowhere in the stdlib."""
+EDIT_MARKER = 'EDIT-MARKER-0b5e: the one line edit_file replaces'
+EDIT_MARKER_ALT = 'EDIT-MARKER-0b5e: the one line edit_file replaced'
+DEFAULT_EXTRA = Path('/work/venvs/ref036/lib/python3.11/site-packages')
+
+
+def _count_files(root: Path) -> int:
+    return sum(len(files) for _, _, files in os.walk(root))
+
+
+def make_tree(extra: Path | None = DEFAULT_EXTRA) -> Path:
+    tree = DATA / 'tree'
+    marker = DATA / '.tree-ready'
+    if marker.exists():
+        return tree
+    if tree.exists():
+        shutil.rmtree(tree)
+    stdlib = Path(sysconfig.get_paths()['stdlib'])
+    shutil.copytree(stdlib, tree / 'stdlib', symlinks=True, ignore_dangling_symlinks=True)
+    if _count_files(tree) <= MIN_TREE_FILES and extra is not None and extra.is_dir():
+        for entry in sorted(extra.iterdir()):
+            target = tree / 'extra-site-packages' / entry.name
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry, target, symlinks=True, ignore_dangling_symlinks=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(entry, target, follow_symlinks=False)
+            if _count_files(tree) > MIN_TREE_FILES:
+                break
+    planted = tree / 'stdlib' / 'planted' / 'deep' / 'needle.py'
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_text(f'# a rare literal, found once by search_files\nNEEDLE = "{RARE_LITERAL}"\n')
+    count = _count_files(tree)
+    if count <= MIN_TREE_FILES:
+        raise SystemExit(f'the tree has only {count} files; pass --extra with more site-packages')
+    marker.write_text(f'{count}\n')
+    return tree
+
+
+def _log_line(i: int) -> str:
+    seconds = i // 50
+    return (
+        f'2026-01-{1 + seconds // 86400 % 28:02d}T{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:'
+        f'{seconds % 60:02d}.{i % 1000:03d}Z INFO [worker-{i % 16:02d}] GET /api/v1/items/{i * 7919 % 100000} '
+        f'status={200 if i % 53 else 404} bytes={i * 31 % 65536} dur_ms={i * 17 % 997}\n'
+    )
+
+
+def make_log() -> Path:
+    path = DATA / 'log512.log'
+    if path.exists() and path.stat().st_size == LOG_BYTES:
+        return path
+    written = 0
+    i = 0
+    with open(path, 'wb') as f:
+        while written < LOG_BYTES:
+            chunk = ''.join(_log_line(n) for n in range(i, i + 20000)).encode('ascii')
+            i += 20000
+            chunk = chunk[: LOG_BYTES - written]
+            f.write(chunk)
+            written += len(chunk)
+    return path
+
+
+def make_wide() -> Path:
+    wide = DATA / 'wide'
+    marker = DATA / '.wide-ready'
+    if marker.exists():
+        return wide
+    wide.mkdir(parents=True, exist_ok=True)
+    for n in range(WIDE_ENTRIES):
+        (wide / f'entry-{n:05d}.txt').write_bytes(b'x' * (n % 100))
+    marker.write_text(f'{WIDE_ENTRIES}\n')
+    return wide
+
+
+def make_edit_file() -> Path:
+    path = DATA / 'edit50.txt'
+    if path.exists() and path.stat().st_size >= EDIT_BYTES:
+        return path
+    line = 'lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor\n'
+    lines = EDIT_BYTES // len(line) + 1
+    half = lines // 2
+    with open(path, 'w') as f:
+        block = line * 1000
+        for _ in range(half // 1000):
+            f.write(block)
+        f.write(EDIT_MARKER + '\n')
+        for _ in range((lines - half) // 1000 + 1):
+            f.write(block)
+    return path
+
+
+def make_tiny() -> Path:
+    tiny = DATA / 'tiny'
+    (tiny / 'dir').mkdir(parents=True, exist_ok=True)
+    (tiny / 'ten.txt').write_text(''.join(f'line {n} of the tiny file\n' for n in range(1, 11)))
+    for n in range(10):
+        (tiny / 'dir' / f'f{n}.py').write_text(f'def f{n}():\n    return {n}\n')
+    return tiny
+
+
+def make_all(extra: Path | None = DEFAULT_EXTRA) -> dict[str, Path]:
+    DATA.mkdir(parents=True, exist_ok=True)
+    (DATA / '.gitignore').write_text('*\n')
+    return {
+        'tree': make_tree(extra),
+        'log': make_log(),
+        'wide': make_wide(),
+        'edit': make_edit_file(),
+        'tiny': make_tiny(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--extra', type=Path, default=DEFAULT_EXTRA, help='site-packages to top the tree up from')
+    args = parser.parse_args()
+    for name, path in make_all(args.extra).items():
+        print(f'{name}: {path}')
+    print(f'tree files: {(DATA / ".tree-ready").read_text().strip()}')
+
+
+if __name__ == '__main__':
+    main()

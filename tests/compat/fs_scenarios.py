@@ -1,0 +1,1495 @@
+"""Scripted FileSystem scenarios, run the same way against the reference and against ours.
+
+Usage: `python fs_scenarios.py MODULE [--direct [--backend asyncio|trio]] [SCENARIO ...]`
+
+`MODULE` is `pydantic_ai_harness` (the reference, 0.36.0) or `pydantic_ai_harness_rs` (ours).
+The script builds each scenario's tree in a fresh temp dir, drives a real `Agent` with a
+scripted `FunctionModel` through the scenario's tool calls, and prints one JSON object on
+stdout: `{scenario: outcome}`. An outcome holds, per call, the text the model got back
+(a `ModelRetry` comes back as a retried tool return, recorded with `outcome: retry`), the
+filesystem events emitted during the run, the tool definitions the model saw (for the
+schema scenarios), and a snapshot of the tree afterwards. Temp paths are replaced by
+`<TMP>` (the scenario dir) and `<ROOT>` (the FileSystem root) so two runs compare equal.
+
+This file only uses the public API both packages share, so the same script runs in the
+reference's venv and in ours. It has no dependency on pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import importlib
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+# --------------------------------------------------------------------------------------
+# Scenario description
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symlink in a tree spec; `target` may use `<TMP>`/`<ROOT>` for absolute targets."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Fifo:
+    """A named pipe in a tree spec."""
+
+
+@dataclass(frozen=True)
+class Hash:
+    """A tool argument replaced, at call time, by the content hash of a file under the root."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Call:
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scenario:
+    name: str
+    calls: list[Call]
+    tree: dict[str, Any] = field(default_factory=dict)
+    """Paths relative to the root: `str`/`bytes` is a file, `None` a directory, `Link` a symlink."""
+    outside: dict[str, Any] = field(default_factory=dict)
+    """Same, relative to `<TMP>/outside`, a sibling of the root the sandbox must not reach."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """FileSystem keyword arguments; `cwd` is relative to the root."""
+    cancel: str | bool | None = None
+    """Cancel every FileChangeRequestEvent: `True` without a reason, a string with that reason,
+    `'raise'` to have the listener raise instead."""
+    schemas: bool = False
+    """Record the tool definitions the model is offered."""
+    custom_streams: bool = False
+    """Use a FileSystem whose toolset overrides `open_read`/`open_write` with in-memory streams
+    (no `fileno`), and record each call to them."""
+    via_spec: bool = False
+    """Build the agent from an agent spec (`Agent.from_spec(..., custom_capability_types=[FileSystem])`)."""
+
+
+BASE_TREE: dict[str, Any] = {
+    'a.txt': 'alpha\nbeta\ngamma\n',
+    'ten.txt': ''.join(f'line {i}\n' for i in range(1, 11)),
+    'empty.txt': '',
+    'bin.dat': b'\x00\x01\x02binary\xff\n',
+    'key.pem': '-----BEGIN KEY-----\n',
+    '.env': 'SECRET=1\n',
+    '.hidden/h.txt': 'hidden alpha\n',
+    'src/main.py': "import os\n\n\ndef main():\n    print('hello alpha')\n",
+    'src/util.py': 'def helper():\n    return 42\n',
+    'src/data/config.json': '{"name": "demo"}\n',
+    'docs/readme.md': '# Demo\nSee src/main.py for alpha.\n',
+    'emptydir': None,
+}
+
+OUTSIDE_TREE: dict[str, Any] = {'secret.txt': 'outside secret\n', 'd/inner.txt': 'outside inner\n'}
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(name: str, calls: list[Call], *, tree: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    assert name not in SCENARIOS, name
+    SCENARIOS[name] = Scenario(name=name, calls=calls, tree=BASE_TREE if tree is None else tree, **kwargs)
+
+
+def C(tool: str, **args: Any) -> Call:  # noqa: N802 - reads as a table
+    return Call(tool, args)
+
+
+# ---- tool schemas -------------------------------------------------------------------
+scenario('schemas_default', [], schemas=True)
+scenario('schemas_unhashed', [], schemas=True, config={'content_hashes': False})
+scenario('schemas_read_only', [], schemas=True, config={'read_only': True})
+scenario('schemas_read_only_unhashed', [], schemas=True, config={'read_only': True, 'content_hashes': False})
+scenario(
+    'schemas_subset',
+    [],
+    schemas=True,
+    config={'tools': ['edit_file', 'read_file']},
+)
+
+# ---- read_file ----------------------------------------------------------------------
+scenario(
+    'read_basic',
+    [
+        C('read_file', path='a.txt'),
+        C('read_file', path='src/main.py'),
+        C('read_file', path='./src/../a.txt'),
+        C('read_file', path='ten.txt', offset=3, limit=4),
+        C('read_file', path='ten.txt', offset=9),
+        C('read_file', path='ten.txt', limit=1),
+        C('read_file', path='ten.txt', offset=0, limit=10),
+        C('read_file', path='ten.txt', offset=2, limit=100),
+        C('read_file', path='.env'),
+        C('read_file', path='key.pem'),
+        C('read_file', path='.hidden/h.txt'),
+    ],
+)
+scenario(
+    'read_max_read_lines',
+    [
+        C('read_file', path='ten.txt'),
+        C('read_file', path='ten.txt', offset=4),
+        C('read_file', path='ten.txt', offset=8),
+        C('read_file', path='ten.txt', limit=2),
+    ],
+    config={'max_read_lines': 4},
+)
+# Ours follows the spec: max_read_lines also caps an explicit limit (see test_fs_compat.py).
+scenario(
+    'read_limit_above_max_read_lines',
+    [
+        C('read_file', path='ten.txt', limit=3),
+        C('read_file', path='ten.txt', limit=8),
+        C('read_file', path='ten.txt', offset=5, limit=3),
+        C('read_file', path='ten.txt', offset=5, limit=9),
+    ],
+    config={'max_read_lines': 3},
+)
+_LONG_DIR = 'd' * 60 + '/' + 'e' * 60
+scenario(
+    'read_max_read_chars',
+    [
+        C('read_file', path='lines.txt'),
+        C('read_file', path='lines.txt', offset=5),
+        C('read_file', path='lines.txt', offset=11),
+        C('read_file', path='oversized.txt'),
+        C('read_file', path='oversized.txt', offset=1),
+        C('read_file', path='oversized.txt', offset=2),
+        C('read_file', path=_LONG_DIR + '/long_name.txt'),
+        C('read_file', path='lines.txt', limit=2),
+        C('read_file', path='bin.dat'),
+        C('read_file', path='empty.txt'),
+    ],
+    tree={
+        'lines.txt': ''.join(f'this is line number {i:02d}\n' for i in range(1, 13)),
+        'oversized.txt': 'short\n' + 'x' * 500 + '\nafter\n',
+        _LONG_DIR + '/long_name.txt': 'one\ntwo\n',
+        'bin.dat': b'\x00' * 50,
+        'empty.txt': '',
+    },
+    config={'max_read_chars': 400},
+)
+scenario(
+    'read_max_read_chars_tiny',
+    [C('read_file', path='lines.txt'), C('read_file', path='lines.txt', offset=3)],
+    tree={'lines.txt': 'a\nb\nc\nd\ne\n'},
+    config={'max_read_chars': 10},
+)
+scenario(
+    'read_empty_and_binary',
+    [
+        C('read_file', path='empty.txt'),
+        C('read_file', path='empty.txt', offset=5),
+        C('read_file', path='bin.dat'),
+        C('read_file', path='bin.dat', offset=3),
+        C('read_file', path='late_nul.bin'),
+        C('read_file', path='nul_after_sample.txt'),
+    ],
+    tree={
+        'empty.txt': '',
+        'bin.dat': b'\x00\x01\x02binary\xff\n',
+        'late_nul.bin': b'a' * 8000 + b'\x00' + b'b' * 100,
+        'nul_after_sample.txt': b'a' * 8192 + b'\x00tail\n',
+    },
+)
+scenario(
+    'read_line_endings',
+    [
+        C('read_file', path='crlf.txt'),
+        C('read_file', path='cr.txt'),
+        C('read_file', path='u2028.txt'),
+        C('read_file', path='exotic.txt'),
+        C('read_file', path='no_final_newline.txt'),
+        C('read_file', path='crlf.txt', offset=1, limit=1),
+        C('file_info', path='crlf.txt'),
+        C('file_info', path='cr.txt'),
+        C('file_info', path='exotic.txt'),
+    ],
+    tree={
+        'crlf.txt': b'one\r\ntwo\r\nthree\r\n',
+        'cr.txt': b'one\rtwo\rthree',
+        'u2028.txt': 'one\u2028two\u2029three\nfour\n',
+        'exotic.txt': 'a\x0bb\x0cc\x1cd\x1de\x1ef\x85g\r\n\nh',
+        'no_final_newline.txt': 'first\nlast',
+    },
+)
+
+
+def _boundary_file() -> tuple[bytes, list[int]]:
+    """About 2 MiB of text where a line break or a multi-byte character straddles each power-of-two offset.
+
+    A streaming reader cuts its input into chunks; whatever their size (4 KiB to 2 MiB), one of
+    these sequences sits across a cut: `\\r|\\n`, `\\r|x`, `é` split, U+2028 split, an incomplete
+    sequence before ASCII. Returns the bytes and, per boundary, the 0-based line index just
+    before the straddling line, for reads around it.
+    """
+    specials = [b'\r\n', b'\rx', '\u00e9'.encode(), '\u2028'.encode(), b'\xe2\x82A', b'\r\r\n']
+    data = bytearray()
+    starts: list[int] = []
+    n = 0
+    for k in range(12, 22):
+        boundary = 1 << k
+        while len(data) < boundary - 64:
+            data += f'filler {n:07d}\n'.encode()
+            n += 1
+        text_before = bytes(data).decode('utf-8', errors='replace')
+        starts.append(len(text_before.splitlines()))
+        special = specials[k % len(specials)]
+        data += b'x' * (boundary - 1 - len(data))
+        data += special + f' tok{k}\n'.encode()
+    data += b'tail line without newline'
+    return bytes(data), starts
+
+
+_BOUNDARY_BYTES, _BOUNDARY_LINES = _boundary_file()
+scenario(
+    'read_chunk_boundaries',
+    [
+        C('read_file', path='big.txt', limit=3),
+        *[C('read_file', path='big.txt', offset=max(line - 1, 0), limit=5) for line in _BOUNDARY_LINES],
+        C('read_file', path='big.txt', offset=len(_BOUNDARY_BYTES) // 13),
+        C('file_info', path='big.txt'),
+        C('search_files', pattern=r'tok\d+'),
+        C('edit_file', path='big.txt', old_text='tok20', new_text='TOK20'),
+        C('read_file', path='nul_in_sample.bin'),
+        C('file_info', path='nul_in_sample.bin'),
+        C('read_file', path='cr_end.txt'),
+    ],
+    tree={
+        'big.txt': _BOUNDARY_BYTES,
+        'nul_in_sample.bin': b'a' * 8191 + b'\x00tail\n',
+        'cr_end.txt': b'one\r\r\ntwo\r',
+    },
+)
+scenario(
+    'read_max_read_chars_wide_chars',
+    [
+        C('read_file', path='wide.txt'),
+        C('read_file', path='wide.txt', offset=3),
+        C('read_file', path='crlf.txt'),
+        C('read_file', path='crlf.txt', offset=4),
+    ],
+    tree={
+        'wide.txt': ''.join(f'{i:02d} ' + '漢字🙂é' * 6 + '\n' for i in range(12)),
+        'crlf.txt': ''.join(f'line {i:02d} with crlf\r\n' for i in range(12)).encode(),
+    },
+    config={'max_read_chars': 330},
+)
+scenario(
+    'read_invalid_utf8',
+    [
+        C('read_file', path='bad.txt'),
+        C('file_info', path='bad.txt'),
+        C('search_files', pattern='bad'),
+        C('edit_file', path='bad.txt', old_text='ok', new_text='OK'),
+        C('write_file', path='bad.txt', content='fixed\n', expected_hash=Hash('bad.txt')),
+        C('read_file', path='bad.txt'),
+    ],
+    tree={'bad.txt': b'ok\n\xff\xfe bad\nend \xe2\x82\n'},
+)
+scenario(
+    'read_errors',
+    [
+        C('read_file', path='src'),
+        C('read_file', path='.'),
+        C('read_file', path='nope.txt'),
+        C('read_file', path='src/nope/x.txt'),
+        C('read_file', path='ten.txt', offset=10),
+        C('read_file', path='ten.txt', offset=100, limit=5),
+        C('read_file', path='a.txt/x'),
+        C('read_file', path='n' * 300),
+        C('read_file', path='loop1'),
+        C('read_file', path='dangling'),
+    ],
+    tree={**BASE_TREE, 'loop1': Link('loop2'), 'loop2': Link('loop1'), 'dangling': Link('nowhere.txt')},
+)
+# Ours follows the spec: a negative offset or limit is a retry (see test_fs_compat.py).
+scenario(
+    'read_negative_offset_limit',
+    [C('read_file', path='ten.txt', offset=-2), C('read_file', path='ten.txt', limit=-1)],
+)
+
+# ---- write_file ---------------------------------------------------------------------
+scenario(
+    'write_basic',
+    [
+        C('write_file', path='new.txt', content='hello\nworld\n'),
+        C('read_file', path='new.txt'),
+        C('write_file', path='a.txt', content='alpha\nBETA\ngamma\n'),
+        C('write_file', path='a.txt', content='no newline'),
+        C('write_file', path='src/empty_now.py', content=''),
+        C('write_file', path='crlf.txt', content='x\r\ny\r\n'),
+        C('read_file', path='crlf.txt'),
+        C('write_file', path='unicode.txt', content='héllo wörld ✓\n'),
+        C('write_file', path='src/../docs/new.md', content='# new\n'),
+    ],
+)
+scenario(
+    'write_expected_hash',
+    [
+        C('write_file', path='a.txt', content='v2\n', expected_hash=Hash('a.txt')),
+        C('write_file', path='a.txt', content='v3\n', expected_hash='deadbeef0000'),
+        C('write_file', path='fresh.txt', content='created\n', expected_hash='deadbeef0000'),
+        C('write_file', path='empty.txt', content='now full\n', expected_hash=Hash('empty.txt')),
+    ],
+)
+scenario(
+    'write_errors',
+    [
+        C('write_file', path='nodir/x.txt', content='x'),
+        C('write_file', path='a/b/c.txt', content='x'),
+        C('write_file', path='a.txt/x.txt', content='x'),
+        C('write_file', path='src', content='x'),
+        C('write_file', path='.', content='x'),
+        C('write_file', path='../escape.txt', content='x'),
+        C('write_file', path='<TMP>/outside/new.txt', content='x'),
+        C('write_file', path='n' * 300, content='x'),
+    ],
+)
+scenario(
+    'write_protected_defaults',
+    [
+        C('write_file', path='.env', content='X=2\n'),
+        C('write_file', path='.env.local', content='X=2\n'),
+        C('write_file', path='key.pem', content='x'),
+        C('write_file', path='src/id.key', content='x'),
+        C('write_file', path='.git/config', content='x'),
+        C('write_file', path='secrets.yaml', content='x'),
+        C('write_file', path='src/secrets/api.txt', content='x'),
+        C('edit_file', path='key.pem', old_text='KEY', new_text='LOCK'),
+        C('create_directory', path='.git/hooks'),
+        C('read_file', path='.git/config'),
+    ],
+    tree={**BASE_TREE, '.git/config': '[core]\n', 'src/secrets': None},
+)
+scenario(
+    'write_protected_disabled',
+    [C('write_file', path='.env', content='X=2\n'), C('write_file', path='key.pem', content='y\n')],
+    config={'protected_patterns': []},
+)
+scenario(
+    'write_unhashed',
+    [
+        C('write_file', path='a.txt', content='v2\n'),
+        C('write_file', path='a.txt', content='v3\n', expected_hash='deadbeef0000'),
+        C('edit_file', path='a.txt', old_text='v2', new_text='v4'),
+        C('edit_file', path='a.txt', old_text='v2', new_text='v5', expected_hash='deadbeef0000'),
+        C('read_file', path='a.txt'),
+    ],
+    config={'content_hashes': False},
+)
+scenario(
+    'write_through_symlink',
+    [
+        C('write_file', path='link.txt', content='via link\n'),
+        C('write_file', path='linkdir/new.txt', content='via dir link\n'),
+        C('write_file', path='outlink.txt', content='escape\n'),
+        C('write_file', path='dangling', content='dangles\n'),
+    ],
+    tree={
+        **BASE_TREE,
+        'link.txt': Link('a.txt'),
+        'linkdir': Link('src'),
+        'outlink.txt': Link('<TMP>/outside/secret.txt'),
+        'dangling': Link('made_by_write.txt'),
+    },
+    outside=OUTSIDE_TREE,
+)
+
+# ---- edit_file ----------------------------------------------------------------------
+scenario(
+    'edit_basic',
+    [
+        C('edit_file', path='a.txt', old_text='beta', new_text='BETA'),
+        C('read_file', path='a.txt'),
+        C(
+            'edit_file',
+            path='src/main.py',
+            replacements=[
+                {'old_text': 'import os', 'new_text': 'import sys'},
+                {'old_text': 'import sys\n', 'new_text': 'import sys\nimport re\n'},
+            ],
+        ),
+        C('edit_file', path='a.txt', old_text='gamma\n', new_text='gamma'),
+        C('edit_file', path='crlf.txt', old_text='two\r\n', new_text='2\r\n'),
+        C('read_file', path='crlf.txt'),
+        C('edit_file', path='a.txt', old_text='alpha', new_text='alpha', expected_hash=Hash('a.txt')),
+        C('edit_file', path='a.txt', old_text='alpha', new_text=''),
+    ],
+    tree={**BASE_TREE, 'crlf.txt': b'one\r\ntwo\r\nthree\r\n'},
+)
+scenario(
+    'edit_errors',
+    [
+        C('edit_file', path='a.txt', old_text='delta', new_text='x'),
+        C('edit_file', path='dup.txt', old_text='same', new_text='x'),
+        C('edit_file', path='a.txt', old_text='', new_text='x'),
+        C('edit_file', path='a.txt', old_text='alpha', new_text='x', replacements=[{'old_text': 'a', 'new_text': 'b'}]),
+        C('edit_file', path='a.txt'),
+        C('edit_file', path='a.txt', old_text='alpha'),
+        C('edit_file', path='a.txt', new_text='alpha'),
+        C('edit_file', path='a.txt', replacements=[]),
+        C(
+            'edit_file',
+            path='a.txt',
+            replacements=[{'old_text': 'alpha', 'new_text': 'ALPHA'}, {'old_text': 'missing', 'new_text': 'x'}],
+        ),
+        C(
+            'edit_file',
+            path='a.txt',
+            replacements=[{'old_text': 'alpha', 'new_text': 'x'}, {'old_text': 'x', 'new_text': 'y'}],
+        ),
+        C(
+            'edit_file',
+            path='a.txt',
+            replacements=[{'old_text': 'alpha', 'new_text': 'beta'}, {'old_text': 'beta', 'new_text': 'y'}],
+        ),
+        C('edit_file', path='a.txt', replacements=[{'old_text': '', 'new_text': 'x'}]),
+        C('edit_file', path='bin.dat', old_text='binary', new_text='x'),
+        C('edit_file', path='a.txt', old_text='alpha', new_text='x', expected_hash='deadbeef0000'),
+        C('edit_file', path='nope.txt', old_text='a', new_text='b'),
+        C('edit_file', path='src', old_text='a', new_text='b'),
+        C('edit_file', path='../outside/secret.txt', old_text='a', new_text='b'),
+        C('read_file', path='a.txt'),
+    ],
+    tree={**BASE_TREE, 'dup.txt': 'same\nsame\n'},
+)
+_BIG_SOURCE = ''.join(f'row {i:05d} ' + 'x' * 40 + '\n' for i in range(800))  # > 32768 chars
+_MID_SOURCE = ''.join(f'row {i:03d}\n' for i in range(200))  # 200 lines, < 32768 chars
+scenario(
+    'edit_diff_limits',
+    [
+        C('edit_file', path='big.txt', old_text='row 00400 ', new_text='ROW 00400 '),
+        C('edit_file', path='mid.txt', old_text='row 100\n', new_text='row 100 changed\n'),
+        C('write_file', path='mid.txt', content=''.join(f'new {i:03d}\n' for i in range(400))),
+        C('write_file', path='wide.txt', content=''.join(f'{i:04d} ' + 'w' * 60 + '\n' for i in range(300))),
+        C('write_file', path='nonl.txt', content='same\nlast'),
+        C('write_file', path='nonl.txt', content='same\nlast\n'),
+        C('write_file', path='a.txt', content='alpha\nbeta\ngamma\n'),
+        C('write_file', path='weird\nname.txt', content='x\n'),
+    ],
+    tree={'big.txt': _BIG_SOURCE, 'mid.txt': _MID_SOURCE, 'nonl.txt': 'same\nlast\n', 'a.txt': 'alpha\nbeta\ngamma\n'},
+)
+
+# ---- list_directory -----------------------------------------------------------------
+scenario(
+    'list_basic',
+    [
+        C('list_directory'),
+        C('list_directory', path='.'),
+        C('list_directory', path='src'),
+        C('list_directory', path='src/data'),
+        C('list_directory', path='emptydir'),
+        C('list_directory', path='a.txt'),
+        C('list_directory', path='nope'),
+        C('list_directory', path='.hidden'),
+        C('list_directory', path='..'),
+    ],
+)
+_FOUR = {'f1.txt': '1', 'f2.txt': '22', 'f3.txt': '333', 'sub': None}
+scenario('list_cap_exact', [C('list_directory'), C('find_files', pattern='*')], tree=_FOUR, config={'max_list_results': 4})
+scenario(
+    'list_cap_over',
+    [C('list_directory'), C('list_directory', path='sub')],
+    tree={**_FOUR, 'f4.txt': '4444'},
+    config={'max_list_results': 4},
+)
+scenario(
+    'list_allowed_patterns',
+    [
+        C('list_directory'),
+        C('list_directory', path='src'),
+        C('read_file', path='a.txt'),
+        C('read_file', path='src/main.py'),
+        C('find_files', pattern='**/*'),
+        C('search_files', pattern='alpha'),
+        C('file_info', path='src'),
+    ],
+    config={'allowed_patterns': ['*.py', 'docs/*']},
+)
+scenario(
+    'list_symlinks',
+    [
+        C('list_directory'),
+        C('find_files', pattern='**/*'),
+        C('search_files', pattern='alpha|secret|inner'),
+        C('file_info', path='link.txt'),
+        C('file_info', path='linkdir'),
+        C('file_info', path='abslink.txt'),
+        C('file_info', path='relup.txt'),
+        C('file_info', path='outlink.txt'),
+        C('file_info', path='outdir/inner.txt'),
+        C('read_file', path='outlink.txt'),
+        C('read_file', path='linkdir/main.py'),
+        C('list_directory', path='outdir'),
+        C('file_info', path='dangling'),
+    ],
+    tree={
+        'a.txt': 'alpha\n',
+        'src/main.py': 'alpha = 1\n',
+        'link.txt': Link('a.txt'),
+        'linkdir': Link('src'),
+        'abslink.txt': Link('<ROOT>/a.txt'),
+        'relup.txt': Link('../root/a.txt'),
+        'outlink.txt': Link('<TMP>/outside/secret.txt'),
+        'outdir': Link('<TMP>/outside/d'),
+        'dangling': Link('nowhere'),
+    },
+    outside=OUTSIDE_TREE,
+)
+
+# ---- search_files -------------------------------------------------------------------
+scenario(
+    'search_basic',
+    [
+        C('search_files', pattern='alpha'),
+        C('search_files', pattern=r'def \w+\('),
+        C('search_files', pattern='def', include_glob='*.py'),
+        C('search_files', pattern='.', include_glob='src/data/*'),
+        C('search_files', pattern='alpha', path='src'),
+        C('search_files', pattern='alpha', path='src/main.py'),
+        C('search_files', pattern='(?i)ALPHA'),
+        C('search_files', pattern='^$'),
+        C('search_files', pattern='zzz-no-such-text'),
+        C('search_files', pattern='binary'),
+        C('search_files', pattern='SECRET'),
+        C('search_files', pattern=r'(\w)\1'),
+        C('search_files', pattern=r'alpha(?=\.)'),
+        C('search_files', pattern=r'\bhelp'),
+        C('search_files', pattern='alpha', include_glob='**/*.py'),
+        C('search_files', pattern='alpha', include_glob='src/*.py'),
+        C('search_files', pattern='alpha', include_glob='*.md', path='docs'),
+        C('search_files', pattern='alpha', include_glob='readme.md'),
+        C('search_files', pattern='^\\s+print'),
+        C('search_files', pattern='\\d{2}'),
+    ],
+)
+scenario(
+    'search_errors',
+    [
+        C('search_files', pattern='('),
+        C('search_files', pattern='[a-'),
+        C('search_files', pattern='a{2,1}'),
+        C('search_files', pattern='alpha', path='..'),
+        C('search_files', pattern='alpha', path='.hidden'),
+    ],
+)
+# search_files takes Python `re` syntax; these are where other engines read a pattern differently.
+scenario(
+    'search_regex_dialect',
+    [
+        C('search_files', pattern='a{,3}b'),
+        C('search_files', pattern='(?P<word>alpha) (?P=word)'),
+        C('search_files', pattern='(?<word>alpha)'),
+        C('search_files', pattern=r'end\Z'),
+        C('search_files', pattern=r'end\z'),
+        C('search_files', pattern='[[:alpha:]]+9'),
+        C('search_files', pattern='[a-z&&[^x]]'),
+        C('search_files', pattern='(?<=al)pha'),
+        C('search_files', pattern='(?>al|alp)ha'),
+        C('search_files', pattern='a++b'),
+        C('search_files', pattern='(?x) al pha  # a comment'),
+        C('search_files', pattern='(?i:ALPHA) beta'),
+        C('search_files', pattern=r'\N{EM DASH}'),
+        C('search_files', pattern=r'caf\u00e9'),
+        C('search_files', pattern=r'\d\d'),
+        C('search_files', pattern=''),
+        C('search_files', pattern=r'\1(a)'),
+        C('search_files', pattern=r'\h'),
+        C('search_files', pattern='^'),
+        C('search_files', pattern=r'\bbeta\b'),
+        C('search_files', pattern='[^\\x00-\\x7f]'),
+    ],
+    tree={
+        'r.txt': 'ab aab aaab aaaab\nalpha alpha\nalpha beta\nALPHA beta\nthe end\n[:alpha:]9 x9\n'
+        'café — dash\ndigits ٣٤ 12\naaab\n&&x\n',
+    },
+)
+# Ours follows the spec: a missing search root is a retry and emits nothing (see test_fs_compat.py).
+scenario('search_missing_path', [C('search_files', pattern='alpha', path='nope')])
+_MANY = {f'm{i}.txt': 'hit\nmiss\nhit\n' for i in range(3)}
+scenario(
+    'search_cap',
+    [
+        C('search_files', pattern='hit'),
+        C('search_files', pattern='hit', include_glob='m0.txt'),
+        C('search_files', pattern='hit', include_glob='m[01].txt'),
+    ],
+    tree=_MANY,
+    config={'max_search_results': 4},
+)
+scenario(
+    'search_line_endings',
+    [C('search_files', pattern='two'), C('search_files', pattern='^three$'), C('search_files', pattern='b')],
+    tree={'crlf.txt': b'one\r\ntwo\r\nthree\r\n', 'cr.txt': b'one\rtwo\rthree', 'u.txt': 'a\u2028b\n'},
+)
+
+# ---- find_files ---------------------------------------------------------------------
+scenario(
+    'find_basic',
+    [
+        C('find_files', pattern='*.py'),
+        C('find_files', pattern='**/*.py'),
+        C('find_files', pattern='**/*.json'),
+        C('find_files', pattern='*'),
+        C('find_files', pattern='**'),
+        C('find_files', pattern='src/*'),
+        C('find_files', pattern='*.py', path='src'),
+        C('find_files', pattern='**/*.txt'),
+        C('find_files', pattern='.*'),
+        C('find_files', pattern='*.nothing'),
+        C('find_files', pattern='s?c/**/*.json'),
+        C('find_files', pattern='[ad]*'),
+        C('find_files', pattern='[!ad]*'),
+        C('find_files', pattern='src/**'),
+        C('find_files', pattern='*/'),
+        C('find_files', pattern='**/data/*'),
+        C('find_files', pattern='**/'),
+        C('find_files', pattern='../*', path='src'),
+        C('find_files', pattern='./src/*.py'),
+        C('find_files', pattern='src//main.py'),
+    ],
+)
+scenario(
+    'find_glob_edge',
+    [
+        C('find_files', pattern='**/*.py'),
+        C('find_files', pattern='a/**/*.py'),
+        C('find_files', pattern='a/**/d.py'),
+        C('find_files', pattern='**/b/**'),
+        C('find_files', pattern='**/**/*.py'),
+        C('find_files', pattern='*/*/*'),
+        C('find_files', pattern='link_a/**/*.py'),
+        C('find_files', pattern='**/e.py', path='link_a'),
+        C('find_files', pattern='*[!y]'),
+        C('find_files', pattern='[a-b]*/b'),
+        C('find_files', pattern='a/b/../b/e.py'),
+        C('find_files', pattern='**/*.PY'),
+        C('list_directory', path='link_a'),
+        C('search_files', pattern='x', path='link_a'),
+    ],
+    tree={
+        'a/b/c/d.py': 'x\n',
+        'a/b/e.py': 'x\n',
+        'a/.h/f.py': 'x\n',
+        'a/b/c/.g.py': 'x\n',
+        'top.py': 'x\n',
+        'link_a': Link('a'),
+        'loop': Link('.'),
+        'b': None,
+    },
+)
+scenario(
+    'find_errors',
+    [
+        C('find_files', pattern='/etc/*'),
+        C('find_files', pattern='<TMP>/outside/*'),
+        C('find_files', pattern='*.py', path='a.txt'),
+        C('find_files', pattern='*.py', path='nope'),
+        C('find_files', pattern=''),
+        C('find_files', pattern='.'),
+        C('find_files', pattern='*', path='..'),
+    ],
+)
+scenario(
+    'find_cap',
+    [C('find_files', pattern='*.txt'), C('find_files', pattern='m0.txt'), C('find_files', pattern='m[01].txt')],
+    tree=_MANY,
+    config={'max_find_results': 2},
+)
+
+# ---- create_directory ---------------------------------------------------------------
+scenario(
+    'create_directory',
+    [
+        C('create_directory', path='newdir'),
+        C('create_directory', path='x/y/z'),
+        C('create_directory', path='src'),
+        C('create_directory', path='newdir'),
+        C('create_directory', path='a.txt'),
+        C('create_directory', path='a.txt/sub'),
+        C('create_directory', path='a.txt/sub/deeper'),
+        C('create_directory', path='../escape'),
+        C('create_directory', path='.'),
+        C('list_directory'),
+    ],
+)
+
+# ---- file_info ----------------------------------------------------------------------
+scenario(
+    'file_info',
+    [
+        C('file_info', path='a.txt'),
+        C('file_info', path='src'),
+        C('file_info', path='.'),
+        C('file_info', path='bin.dat'),
+        C('file_info', path='empty.txt'),
+        C('file_info', path='emptydir'),
+        C('file_info', path='.env'),
+        C('file_info', path='nope'),
+        C('file_info', path='../outside'),
+    ],
+)
+
+# ---- cwd ----------------------------------------------------------------------------
+scenario(
+    'cwd_subdirectory',
+    [
+        C('list_directory'),
+        C('list_directory', path='..'),
+        C('list_directory', path='../docs'),
+        C('read_file', path='main.py'),
+        C('read_file', path='../a.txt'),
+        C('find_files', pattern='*.py'),
+        C('find_files', pattern='**/*', path='..'),
+        C('search_files', pattern='alpha', path='..'),
+        C('search_files', pattern='alpha', path='..', include_glob='docs/*'),
+        C('search_files', pattern='alpha', path='..', include_glob='*.md'),
+        C('write_file', path='../docs/new.md', content='new\n'),
+        C('edit_file', path='util.py', old_text='42', new_text='43'),
+        C('create_directory', path='../made'),
+        C('file_info', path='../a.txt'),
+        C('read_file', path='../../outside/secret.txt'),
+    ],
+    config={'cwd': 'src'},
+    outside=OUTSIDE_TREE,
+)
+
+# ---- path spellings ------------------------------------------------------------------
+scenario(
+    'path_forms',
+    [
+        C('read_file', path=''),
+        C('list_directory', path=''),
+        C('read_file', path='a.txt/'),
+        C('file_info', path='a.txt/'),
+        C('list_directory', path='src/'),
+        C('list_directory', path='src//data'),
+        C('read_file', path='./a.txt'),
+        C('read_file', path='src/./main.py'),
+        C('read_file', path='~/a.txt'),
+        C('read_file', path='src\\main.py'),
+        C('read_file', path='a\x00b'),
+        C('file_info', path='a\x00b'),
+        C('write_file', path='newfile/', content='x\n'),
+        C('create_directory', path='newdir/'),
+        C('write_file', path='sur.txt', content='bad \ud800 surrogate'),
+        C('edit_file', path='a.txt/', old_text='beta', new_text='BETA'),
+        C('write_file', path='bin.dat', content='text now\n', expected_hash=Hash('bin.dat')),
+        C('read_file', path='/'.join(['d'] * 30) + '/x.txt'),
+        C('read_file', path='/'.join(['n' * 250] * 20)),
+    ],
+    tree={**BASE_TREE, '/'.join(['d'] * 30) + '/x.txt': 'deep\n'},
+)
+
+# ---- containment and patterns -------------------------------------------------------
+scenario(
+    'containment',
+    [
+        C('read_file', path='../outside/secret.txt'),
+        C('read_file', path='<TMP>/outside/secret.txt'),
+        C('read_file', path='<ROOT>/a.txt'),
+        C('read_file', path='/etc/hostname'),
+        C('read_file', path='src/../../outside/secret.txt'),
+        C('read_file', path='escape/secret.txt'),
+        C('read_file', path='escape'),
+        C('list_directory', path='escape'),
+        C('list_directory', path='../outside'),
+        C('find_files', pattern='*', path='escape'),
+        C('search_files', pattern='secret', path='escape'),
+        C('file_info', path='escape'),
+        C('write_file', path='escape/new.txt', content='x'),
+        C('create_directory', path='escape/new'),
+        C('edit_file', path='escape/secret.txt', old_text='outside', new_text='inside'),
+    ],
+    tree={**BASE_TREE, 'escape': Link('<TMP>/outside')},
+    outside=OUTSIDE_TREE,
+)
+scenario(
+    'denied_patterns',
+    [
+        C('read_file', path='app.log'),
+        C('read_file', path='logs/app.log'),
+        C('read_file', path='private/a.txt'),
+        C('read_file', path='private/../private/./a.txt'),
+        C('write_file', path='new.log', content='x'),
+        C('list_directory'),
+        C('list_directory', path='private'),
+        C('find_files', pattern='**/*'),
+        C('search_files', pattern='log'),
+        C('file_info', path='app.log'),
+        C('create_directory', path='private/sub'),
+        C('read_file', path='alias.txt'),
+    ],
+    tree={
+        'app.log': 'log line\n',
+        'logs/app.log': 'nested log\n',
+        'private/a.txt': 'private\n',
+        'public.txt': 'public log mention\n',
+        'alias.txt': Link('private/a.txt'),
+    },
+    config={'denied_patterns': ['*.log', 'private/*']},
+)
+# Ours follows the spec: denied/protected patterns cover descendants of a matching directory and
+# match case-insensitively (see test_fs_compat.py).
+scenario(
+    'denied_directory_descendants',
+    [
+        C('read_file', path='logs/app.log'),
+        C('list_directory'),
+        C('find_files', pattern='**/*'),
+        C('search_files', pattern='line'),
+        C('write_file', path='logs/new.log', content='x\n'),
+    ],
+    tree={'logs/app.log': 'log line\n', 'keep.txt': 'kept line\n'},
+    config={'denied_patterns': ['logs']},
+)
+scenario(
+    'denied_case_insensitive',
+    [
+        C('write_file', path='.GIT/config', content='x\n'),
+        C('read_file', path='NOTES.TXT'),
+        C('read_file', path='notes.txt'),
+    ],
+    tree={'.GIT/config': '[core]\n', 'NOTES.TXT': 'upper\n', 'notes.txt': 'lower\n'},
+    config={'denied_patterns': ['notes.txt']},
+)
+
+scenario(
+    'pattern_syntax',
+    [
+        C('read_file', path='secret.txt'),
+        C('read_file', path='deep/er/secret.md'),
+        C('read_file', path='notes.md'),
+        C('read_file', path='data1.csv'),
+        C('read_file', path='data10.csv'),
+        C('list_directory'),
+        C('find_files', pattern='**/*'),
+        C('write_file', path='lock.bin', content='x'),
+        C('write_file', path='deep/lock.bin', content='x'),
+    ],
+    tree={
+        'secret.txt': 's\n',
+        'deep/er/secret.md': 's\n',
+        'notes.md': 'n\n',
+        'data1.csv': '1\n',
+        'data10.csv': '10\n',
+        'lock.bin': 'l\n',
+        'deep/lock.bin': 'l\n',
+    },
+    config={'denied_patterns': ['**/secret*', 'data?.csv'], 'protected_patterns': ['[!d]*.bin']},
+)
+scenario(
+    'names_and_order',
+    [
+        C('list_directory'),
+        C('find_files', pattern='*'),
+        C('search_files', pattern='x'),
+        C('read_file', path='with space.txt'),
+        C('read_file', path='ünïcødé.txt'),
+        C('file_info', path='ünïcødé.txt'),
+        C('write_file', path='naïve new.txt', content='x\n'),
+        C('edit_file', path='with space.txt', old_text='x', new_text='y'),
+    ],
+    tree={
+        'B.txt': 'x\n',
+        'a.txt': 'x\n',
+        '_under.txt': 'x\n',
+        '10.txt': 'x\n',
+        '9.txt': 'x\n',
+        'with space.txt': 'x\n',
+        'ünïcødé.txt': 'x é\n',
+        'Z/x.txt': 'x\n',
+        'a-b/x.txt': 'x\n',
+        'a/x.txt': 'x\n',
+        'a.b/x.txt': 'x\n',
+    },
+)
+scenario(
+    'fifo',
+    [
+        C('read_file', path='pipe'),
+        C('write_file', path='pipe', content='x'),
+        C('edit_file', path='pipe', old_text='a', new_text='b'),
+        C('file_info', path='pipe'),
+        C('list_directory'),
+        C('find_files', pattern='*'),
+        C('search_files', pattern='x'),
+        C('create_directory', path='pipe'),
+    ],
+    tree={'pipe': Fifo(), 'a.txt': 'x\n'},
+)
+scenario(
+    'listener_raises',
+    [C('write_file', path='a.txt', content='changed\n'), C('read_file', path='a.txt')],
+    cancel='raise',
+)
+
+# ---- events: cancellation -----------------------------------------------------------
+_CANCEL_CALLS = [
+    C('write_file', path='a.txt', content='changed\n'),
+    C('write_file', path='new.txt', content='new\n'),
+    C('edit_file', path='a.txt', old_text='beta', new_text='BETA'),
+    C('create_directory', path='newdir/sub'),
+    C('create_directory', path='src'),
+    C('read_file', path='a.txt'),
+]
+scenario('cancel_with_reason', _CANCEL_CALLS, cancel='a human said no')
+scenario('cancel_without_reason', _CANCEL_CALLS, cancel=True)
+
+# ---- read_only ----------------------------------------------------------------------
+scenario(
+    'read_only',
+    [
+        C('read_file', path='a.txt'),
+        C('write_file', path='a.txt', content='x'),
+        C('edit_file', path='a.txt', old_text='alpha', new_text='x'),
+        C('create_directory', path='d'),
+        C('list_directory'),
+    ],
+    config={'read_only': True},
+)
+
+# ---- the opt-in ripgrep tools (the reference runs `rg`; ours must not need it) ---------
+_ALL_TOOLS = [
+    'read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'find_files',
+    'create_directory', 'file_info', 'list_files', 'grep',
+]
+_RG_TREE: dict[str, Any] = {
+    **BASE_TREE,
+    '.git': None,
+    '.gitignore': 'ignored.txt\nbuild/\n',
+    'ignored.txt': 'alpha ignored\n',
+    'build/out.txt': 'alpha built\n',
+    'src/.ignore': 'skipme.py\n',
+    'src/skipme.py': 'alpha = 0\n',
+    'src/ctx.txt': 'one\ntwo\nthree alpha\nfour\nfive\nsix\nseven alpha\neight\n',
+    'src/wide.txt': 'alpha ' + 'w' * 5000 + '\n',
+    'src/a.b.txt': 'a.b literal\naxb regex\n',
+    'src/Mixed.txt': 'ALPHA upper\n',
+}
+scenario(
+    'rg_list_files',
+    [
+        C('list_files'),
+        C('list_files', path='src'),
+        C('list_files', glob='*.py'),
+        C('list_files', glob='src/**'),
+        C('list_files', glob='ignored.txt'),
+        C('list_files', glob='.hidden/*'),
+        C('list_files', glob='*.nothing'),
+        C('list_files', path='a.txt'),
+        C('list_files', path='nope'),
+        C('list_files', path='..'),
+    ],
+    tree=_RG_TREE,
+    config={'tools': _ALL_TOOLS},
+)
+scenario(
+    'rg_list_files_cap',
+    [C('list_files'), C('list_files', glob='m[01].txt')],
+    tree=_MANY,
+    config={'tools': _ALL_TOOLS, 'max_find_results': 2},
+)
+scenario(
+    'rg_grep',
+    [
+        C('grep', pattern='alpha'),
+        C('grep', pattern='alpha', path='src'),
+        C('grep', pattern='alpha', path='src/ctx.txt'),
+        C('grep', pattern='alpha', glob='*.md'),
+        C('grep', pattern='alpha', file_type='py'),
+        C('grep', pattern='alpha', ignore_case=True, path='src'),
+        C('grep', pattern='a.b', path='src'),
+        C('grep', pattern='a.b', literal=True, path='src'),
+        C('grep', pattern='alpha', context=1, path='src/ctx.txt'),
+        C('grep', pattern='alpha', context=3, path='src/ctx.txt'),
+        C('grep', pattern='alpha', context=21),
+        C('grep', pattern='alpha', context=-1),
+        C('grep', pattern='binary'),
+        C('grep', pattern='zzz-none'),
+        C('grep', pattern='alpha', path='nope'),
+        C('grep', pattern='alpha', path='..'),
+        C('grep', pattern='SECRET'),
+        C('grep', pattern='(?=x)'),
+        C('grep', pattern='alpha', file_type='nosuchtype'),
+    ],
+    tree=_RG_TREE,
+    config={'tools': _ALL_TOOLS},
+)
+scenario(
+    'rg_grep_cap',
+    [C('grep', pattern='hit'), C('grep', pattern='hit', glob='m0.txt')],
+    tree=_MANY,
+    config={'tools': _ALL_TOOLS, 'max_search_results': 3},
+)
+scenario(
+    'rg_grep_errors',
+    [C('grep', pattern='('), C('grep', pattern='[a-')],
+    tree=_RG_TREE,
+    config={'tools': _ALL_TOOLS},
+)
+scenario('schemas_all_tools', [], schemas=True, config={'tools': _ALL_TOOLS})
+scenario('schemas_all_tools_read_only', [], schemas=True, config={'tools': _ALL_TOOLS, 'read_only': True})
+
+# ---- custom streams (open_read / open_write overrides) -----------------------------
+_STREAM_CALLS = [
+    C('write_file', path='new.txt', content='new\n'),
+    C('write_file', path='a.txt', content='alpha\nbeta\n'),
+    C('write_file', path='a.txt', content='v3\n', expected_hash=Hash('a.txt')),
+    C('write_file', path='a.txt', content='v4\n', expected_hash='deadbeef0000'),
+    C('edit_file', path='ten.txt', old_text='line 5\n', new_text='line five\n'),
+    C('edit_file', path='ten.txt', old_text='line 6', new_text='x', expected_hash='deadbeef0000'),
+    C('edit_file', path='ten.txt', old_text='line 7', new_text='line seven', expected_hash=Hash('ten.txt')),
+    C('edit_file', path='bin.dat', old_text='binary', new_text='x'),
+    C('edit_file', path='ten.txt', old_text='nope', new_text='x'),
+    C('write_file', path='src', content='x'),
+    C('read_file', path='ten.txt'),
+    C('file_info', path='a.txt'),
+    C('create_directory', path='made'),
+]
+scenario('custom_streams', _STREAM_CALLS, custom_streams=True)
+scenario('custom_streams_cancelled', _STREAM_CALLS[:3], custom_streams=True, cancel='no')
+
+# ---- agent spec --------------------------------------------------------------------
+scenario(
+    'spec_basic',
+    [
+        C('list_directory'),
+        C('read_file', path='src/main.py'),
+        C('read_file', path='a.txt'),
+        C('write_file', path='src/new.py', content='x = 1\n'),
+    ],
+    config={'allowed_patterns': ['*.py', 'src/*'], 'max_read_lines': 3},
+    via_spec=True,
+    schemas=True,
+)
+scenario('spec_read_only', [C('write_file', path='a.txt', content='x')], config={'read_only': True}, via_spec=True, schemas=True)
+
+# ---- configuration errors (recorded at construction or first run) --------------------
+for _name, _cfg in {
+    'config_zero_max_read_lines': {'max_read_lines': 0},
+    'config_negative_max_read_chars': {'max_read_chars': -5},
+    'config_string_limit': {'max_list_results': '10'},
+    'config_unknown_tool': {'tools': ['read_file', 'rm_rf']},
+    'config_cwd_outside': {'cwd': '../outside'},
+}.items():
+    scenario(_name, [C('read_file', path='a.txt')], config=_cfg, outside=OUTSIDE_TREE)
+
+
+# --------------------------------------------------------------------------------------
+# Runner
+# --------------------------------------------------------------------------------------
+
+
+def _content_hash(data: bytes) -> str:
+    if b'\x00' in data[:8192]:
+        return hashlib.sha256(data).hexdigest()[:12]
+    return hashlib.sha256(data.decode('utf-8', errors='replace').encode('utf-8')).hexdigest()[:12]
+
+
+class Normaliser:
+    def __init__(self, tmp: str, root: str) -> None:
+        # Longest first so `<ROOT>` wins over `<TMP>`.
+        self.pairs = sorted(
+            {(tmp, '<TMP>'), (os.path.realpath(tmp), '<TMP>'), (root, '<ROOT>'), (os.path.realpath(root), '<ROOT>')},
+            key=lambda pair: -len(pair[0]),
+        )
+
+    def text(self, value: str) -> str:
+        for raw, marker in self.pairs:
+            value = value.replace(raw, marker)
+        return value
+
+    def expand(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for raw, marker in sorted(self.pairs, key=lambda p: (p[1] != '<ROOT>', -len(p[0]))):
+                value = value.replace(marker, raw)
+            return value
+        if isinstance(value, list):
+            return [self.expand(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.expand(v) for k, v in value.items()}
+        return value
+
+    def any(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, (list, tuple)):
+            return [self.any(v) for v in value]
+        if isinstance(value, dict):
+            return {str(k): self.any(v) for k, v in value.items()}
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        return self.text(repr(value))
+
+
+def _build(base: str, spec: dict[str, Any], norm: Normaliser) -> None:
+    os.makedirs(base, exist_ok=True)
+    for rel, value in spec.items():
+        path = os.path.join(base, rel)
+        if value is None:
+            os.makedirs(path, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if isinstance(value, Link):
+            os.symlink(norm.expand(value.target), path)
+        elif isinstance(value, Fifo):
+            os.mkfifo(path)
+        elif isinstance(value, bytes):
+            with open(path, 'wb') as f:
+                f.write(value)
+        else:
+            with open(path, 'wb') as f:
+                f.write(value.encode('utf-8'))
+
+
+def _snapshot(base: str, norm: Normaliser) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, base)
+            if os.path.islink(path):
+                out[rel] = '-> ' + norm.text(os.readlink(path))
+            elif stat.S_ISFIFO(os.lstat(path).st_mode):
+                out[rel] = 'fifo' 
+            elif os.path.isdir(path):
+                out[rel + '/'] = 'dir'
+            else:
+                with open(path, 'rb') as f:
+                    data = f.read()
+                if len(data) <= 400:
+                    out[rel] = data.decode('utf-8', errors='backslashreplace')
+                else:
+                    out[rel] = f'<{len(data)} bytes sha256:{hashlib.sha256(data).hexdigest()[:16]}>'
+    return out
+
+
+def _custom_stream_capability(harness: Any, fs_module: Any, root: str, config: dict[str, Any], log: list[Any]) -> Any:
+    """A FileSystem whose toolset keeps each written file in memory until the tool closes it.
+
+    The streams have no `fileno`, as the spec allows; every `open_read`/`open_write` call is
+    logged with its arguments, root-relative.
+    """
+    import errno
+    import io
+    from pathlib import Path
+
+    def rel(resolved: Any) -> str:
+        return os.path.relpath(os.fspath(resolved), os.path.realpath(root))
+
+    class MemoryStream(io.BytesIO):
+        def __init__(self, path: str, data: bytes, writable: bool) -> None:
+            super().__init__(data)
+            self._path, self._writable = path, writable
+
+        def fileno(self) -> int:
+            raise io.UnsupportedOperation('fileno')
+
+        def close(self) -> None:
+            if self._writable and not self.closed:
+                with open(self._path, 'wb') as f:
+                    f.write(self.getvalue())
+            super().close()
+
+    class LoggedToolset(fs_module.FileSystemToolset):  # type: ignore[misc,name-defined]
+        def open_read(self, resolved: Any) -> Any:
+            log.append(['open_read', rel(resolved)])
+            with open(resolved, 'rb') as f:
+                return MemoryStream(os.fspath(resolved), f.read(), False)
+
+        def open_write(self, resolved: Any, *, read_back: bool, create: bool) -> Any:
+            log.append(['open_write', rel(resolved), read_back, create])
+            created = False
+            if create:
+                try:
+                    os.close(os.open(resolved, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+                    created = True
+                except FileExistsError:
+                    pass
+            elif not os.path.exists(resolved):
+                raise FileNotFoundError(errno.ENOENT, 'No such file or directory', os.fspath(resolved))
+            with open(resolved, 'rb') as f:
+                return MemoryStream(os.fspath(resolved), f.read(), True), created
+
+    @dataclasses.dataclass
+    class StreamingFileSystem(harness.FileSystem):  # type: ignore[misc,name-defined]
+        def get_toolset(self) -> Any:
+            return LoggedToolset(
+                root_dir=Path(self.root_dir),
+                allowed_patterns=self.allowed_patterns,
+                denied_patterns=self.denied_patterns,
+                protected_patterns=self.protected_patterns,
+                max_read_lines=self.max_read_lines,
+                max_read_chars=self.max_read_chars,
+                max_list_results=self.max_list_results,
+                max_search_results=self.max_search_results,
+                max_find_results=self.max_find_results,
+                id=self.id or 'file_system',
+                cwd=None if self.cwd is None else Path(self.cwd),
+                content_hashes=self.content_hashes,
+                tools=self.tools,
+            )
+
+    return StreamingFileSystem(root_dir=root, **config)
+
+
+_CAPABILITY_ID = re.compile(r'<(\w+):[0-9a-f]+>')
+
+
+def _event_record(event: Any, norm: Normaliser) -> dict[str, Any]:
+    record: dict[str, Any] = {'class': type(event).__name__}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if f.name == 'capability_id' and isinstance(value, str):
+            value = _CAPABILITY_ID.sub(r'<\1:*>', value)
+        record[f.name] = norm.any(value)
+    return record
+
+
+def _part_record(part: Any, norm: Normaliser) -> dict[str, Any]:
+    """What the model received for one tool call."""
+    name = type(part).__name__
+    content = part.content
+    if name == 'RetryPromptPart':
+        outcome, cause = 'retry', 'validation' if not isinstance(content, str) else 'model_retry'
+    else:
+        retry = getattr(part, 'retry', None)
+        outcome = 'retry' if getattr(part, 'outcome', None) == 'retried' or retry is not None else 'ok'
+        cause = getattr(retry, 'cause', None)
+    if not isinstance(content, str):
+        # Validation errors: keep only what does not depend on the pydantic release.
+        try:
+            content = [
+                {'type': e.get('type'), 'loc': list(e.get('loc', ())), 'msg': e.get('msg')}
+                for e in content  # type: ignore[union-attr]
+            ]
+        except (TypeError, AttributeError):
+            content = repr(content)
+    return {'outcome': outcome, 'cause': cause, 'content': norm.any(content)}
+
+
+def _tool_defs(info: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            'name': t.name,
+            'description': t.description,
+            'parameters_json_schema': t.parameters_json_schema,
+        }
+        for t in sorted(info.function_tools, key=lambda t: t.name)
+    ]
+
+
+async def _run_direct(capability: Any, sc: Scenario, resolve_args: Any, norm: Normaliser) -> dict[str, Any]:
+    """The scenario's calls on the toolset's direct methods (`await toolset.read_file(...)`), outside a run.
+
+    Direct calls have no run context, so no events; `edit_file` takes one pair only, so a call
+    with `replacements` is recorded as unsupported. A read-only capability hands out a filtered
+    toolset without the direct methods: recorded as such.
+    """
+    from pydantic_ai.exceptions import ModelRetry
+
+    toolset = capability.get_toolset()
+    calls: list[dict[str, Any]] = []
+    for step, call in enumerate(sc.calls):
+        call_id = f'call_{step:02d}'
+        args = resolve_args(call.args)
+        record: dict[str, Any] = {'id': call_id, 'tool': call.tool, 'args': norm.any(args)}
+        method = getattr(toolset, call.tool, None)
+        if method is None or 'replacements' in args:
+            record.update(outcome='unsupported')
+        else:
+            try:
+                result = await method(**args)
+            except ModelRetry as e:
+                record.update(outcome='retry', cause='model_retry', content=norm.text(e.message))
+            except Exception as e:  # noqa: BLE001 - recorded and compared
+                record.update(outcome='error', cause=type(e).__name__, content=norm.text(str(e)))
+            else:
+                record.update(outcome='ok', cause=None, content=norm.any(result))
+        calls.append(record)
+    return {'calls': calls, 'events': []}
+
+
+async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> dict[str, Any]:
+    from pydantic_ai import Agent, CapabilityEvent
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    if module == 'pydantic_ai_harness' and any(c.tool in ('list_files', 'grep') for c in sc.calls):
+        if shutil.which('rg') is None:
+            return {'skipped': 'the reference needs rg on PATH for list_files/grep'}
+    harness = importlib.import_module(module)
+    fs_module = importlib.import_module(f'{module}.filesystem')
+
+    tmp = os.path.realpath(tempfile.mkdtemp(prefix='fscompat-'))
+    root = os.path.join(tmp, 'root')
+    norm = Normaliser(tmp, root)
+    out: dict[str, Any] = {}
+    try:
+        _build(root, sc.tree, norm)
+        if sc.outside:
+            _build(os.path.join(tmp, 'outside'), sc.outside, norm)
+
+        config = dict(sc.config)
+        if 'cwd' in config:
+            config['cwd'] = os.path.join(root, config['cwd'])
+        step_calls: list[tuple[str, dict[str, Any], str]] = []
+        tool_defs: list[Any] = []
+
+        def resolve_args(args: dict[str, Any]) -> dict[str, Any]:
+            resolved: dict[str, Any] = {}
+            for key, value in args.items():
+                if isinstance(value, Hash):
+                    with open(os.path.join(root, value.path), 'rb') as f:
+                        value = _content_hash(f.read())
+                resolved[key] = norm.expand(value)
+            return resolved
+
+        def script(messages: list[Any], info: AgentInfo) -> ModelResponse:
+            step = sum(1 for m in messages if isinstance(m, ModelRequest)) - 1
+            if step == 0 and sc.schemas:
+                tool_defs.extend(_tool_defs(info))
+            if step < len(sc.calls):
+                call = sc.calls[step]
+                call_id = f'call_{step:02d}'
+                args = resolve_args(call.args)
+                step_calls.append((call.tool, args, call_id))
+                return ModelResponse(parts=[ToolCallPart(call.tool, args, tool_call_id=call_id)])
+            return ModelResponse(parts=[TextPart('done')])
+
+        async def stream_script(messages: list[Any], info: AgentInfo):  # type: ignore[no-untyped-def]
+            response = script(messages, info)
+            part = response.parts[0]
+            if isinstance(part, TextPart):
+                yield part.content
+            else:
+                yield {0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id)}
+
+        try:
+            stream_log: list[Any] = []
+            if sc.custom_streams:
+                capability = _custom_stream_capability(harness, fs_module, root, config, stream_log)
+                out['stream_log'] = stream_log
+            else:
+                capability = harness.FileSystem(root_dir=root, **config)
+            if direct:
+                out.update(await _run_direct(capability, sc, resolve_args, norm))
+                out['disk'] = _snapshot(root, norm)
+                if sc.outside:
+                    out['outside'] = _snapshot(os.path.join(tmp, 'outside'), norm)
+                return out
+            model = FunctionModel(script, stream_function=stream_script)
+            if sc.via_spec:
+                spec = {'model': 'test', 'capabilities': [{'FileSystem': {'root_dir': root, **config}}]}
+                agent = Agent.from_spec(spec, custom_capability_types=[harness.FileSystem])
+            else:
+                agent = Agent(model, capabilities=[capability], retries=100)
+        except Exception as e:  # noqa: BLE001 - recorded and compared
+            out['construct_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
+            return out
+
+        events: list[dict[str, Any]] = []
+
+        @agent.on_event(CapabilityEvent)
+        async def record(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+            if isinstance(event, CapabilityEvent) and event.kind.startswith('file_system.'):
+                events.append(_event_record(event, norm))
+
+        if sc.cancel is not None:
+            change_request = fs_module.FileChangeRequestEvent
+
+            @agent.on_event(change_request)
+            async def veto(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+                if sc.cancel == 'raise':
+                    raise RuntimeError('listener refused by raising')
+                if sc.cancel is True:
+                    event.cancel()
+                else:
+                    event.cancel(sc.cancel)
+
+        try:
+            result = await agent.run('go', model=model, retries=100)
+            messages = result.all_messages()
+        except Exception as e:  # noqa: BLE001 - recorded and compared
+            out['run_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
+            messages = []
+
+        returned: dict[str, dict[str, Any]] = {}
+        for message in messages:
+            if isinstance(message, ModelRequest):
+                for part in message.parts:
+                    call_id = getattr(part, 'tool_call_id', None)
+                    if call_id is not None:
+                        returned[call_id] = _part_record(part, norm)
+        out['calls'] = [
+            {'id': call_id, 'tool': tool, 'args': norm.any(args), **returned.get(call_id, {'outcome': 'missing'})}
+            for tool, args, call_id in step_calls
+        ]
+        out['events'] = events
+        if sc.schemas:
+            out['tools'] = tool_defs
+        out['disk'] = _snapshot(root, norm)
+        if sc.outside:
+            out['outside'] = _snapshot(os.path.join(tmp, 'outside'), norm)
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('module', choices=['pydantic_ai_harness', 'pydantic_ai_harness_rs'])
+    parser.add_argument('names', nargs='*', help='scenarios to run (default: all)')
+    parser.add_argument('--backend', default='asyncio', choices=['asyncio', 'trio'])
+    parser.add_argument(
+        '--direct',
+        action='store_true',
+        help="call the toolset's methods directly instead of through an Agent run (needed for trio: "
+        'an Agent run is asyncio-only)',
+    )
+    parser.add_argument('--list', action='store_true', help='print the scenario names and exit')
+    args = parser.parse_intermixed_args(argv)
+    if args.list:
+        print('\n'.join(SCENARIOS))
+        return 0
+    names = args.names or list(SCENARIOS)
+
+    import anyio
+
+    async def run_all() -> dict[str, Any]:
+        results: dict[str, Any] = {}
+        for name in names:
+            try:
+                results[name] = await run_scenario(args.module, SCENARIOS[name], direct=args.direct)
+            except Exception as e:  # noqa: BLE001 - one broken scenario must not hide the others
+                results[name] = {'runner_error': f'{type(e).__name__}: {e}'}
+        return results
+
+    results = anyio.run(run_all, backend=args.backend)
+    json.dump(results, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write('\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
