@@ -11,3 +11,6 @@ pub mod error;
 
 #[cfg(feature = "python")]
 pub mod py;
+
+// Shell: the process supervisor.
+pub mod process;
