@@ -7,6 +7,9 @@ use pyo3::prelude::*;
 
 pub mod errors;
 
+// Shell: the process supervisor's bindings.
+pub mod shell;
+
 /// A cancellation flag handed to a native call; Python sets it when the awaiting task is cancelled.
 #[pyclass(name = "CancelToken", module = "pydantic_ai_harness_rs._core", frozen)]
 #[derive(Default)]
@@ -39,5 +42,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<PyCancelToken>()?;
     errors::register(m)?;
+    // Shell
+    shell::register(m)?;
     Ok(())
 }
