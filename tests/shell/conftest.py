@@ -89,7 +89,7 @@ async def run_calls(
 ) -> list[tuple[str, str]]:
     """Run an agent whose model makes `calls`; return the tool results (and collect events)."""
     script = Script(calls, prefix=prefix)
-    agent = Agent(script.model(), capabilities=capabilities, retries=5)
+    agent = Agent(script.model(), capabilities=capabilities, retries=100)
     if events is None:
         result = await agent.run('go', **run_kwargs)
     else:
