@@ -125,7 +125,7 @@ def live_processes_matching(marker: str) -> list[int]:
             state = Path(f'/proc/{entry}/stat').read_text().rsplit(')', 1)[1].split()[0]
         except OSError:
             continue
-        if marker in cmdline and state not in ('Z', 'X') and int(entry) != os.getpid():
+        if f'{marker} ' in cmdline and state not in ('Z', 'X') and int(entry) != os.getpid():
             pids.append(int(entry))
     return pids
 
