@@ -35,7 +35,7 @@ async def test_start_check_stop_cycle(ws: Path) -> None:
     jobs = ws / '.pydantic-ai-harness' / 'shell'
     assert (ws / '.pydantic-ai-harness' / '.gitignore').read_text() == '*\n'
     job_dir = jobs / cid
-    assert sorted(p.name for p in job_dir.iterdir()) == ['handle', 'status.json', 'stderr.log', 'stdout.log']
+    assert sorted(p.name for p in job_dir.iterdir()) == ['handle', 'launch.ready', 'status.json', 'stderr.log', 'stdout.log']
     assert oct(job_dir.stat().st_mode & 0o777) == '0o700'
     status = json.loads((job_dir / 'status.json').read_text())
     assert status['exit_code'] is None

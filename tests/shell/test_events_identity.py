@@ -93,8 +93,8 @@ def test_harness_classes_are_reexported_when_importable() -> None:
 
 
 def test_real_harness_when_available() -> None:
-    # The compat venv (tests/compat/.venvs/ref) has pydantic-ai-harness 0.57.0; use it when present.
-    ref_python = Path(__file__).resolve().parents[1] / 'compat' / '.venvs' / 'ref' / 'bin' / 'python'
+    # The compat venv (tests/compat/.venvs/shell-ref) has pydantic-ai-harness 0.57.0; use it when present.
+    ref_python = Path(__file__).resolve().parents[1] / 'compat' / '.venvs' / 'shell-ref' / 'bin' / 'python'
     if not ref_python.exists():
         pytest.skip('no reference venv yet (tests/compat creates it)')
     result = subprocess.run(
