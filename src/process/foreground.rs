@@ -3,7 +3,7 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::group::{signal_group, stop_group};
-use super::spawn::shell_command;
+use super::spawn::{spawn_shell, Sink};
 use super::tail::TailBuffer;
 use crate::error::{Error, Result};
 
@@ -102,32 +102,30 @@ impl Foreground {
         }
         let started = Instant::now();
         let args = vec![b"-c".to_vec(), spec.script];
-        let mut child = shell_command(
+        let spawned = spawn_shell(
             &args,
             &spec.cwd,
             &spec.env,
             spec.max_file_bytes,
-            Stdio::piped(),
-            Stdio::piped(),
+            Sink::Pipe,
+            Sink::Pipe,
         )
-        .spawn()
         .map_err(|e| {
             Error::io(
                 &e,
                 format!("Unable to start the command: {}", os_reason(&e)),
             )
         })?;
-        let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+        let mut child = spawned.child;
+        let pgid = child.id();
         let stdout = Arc::new(Mutex::new(TailBuffer::new(spec.tail_bytes)));
         let stderr = Arc::new(Mutex::new(TailBuffer::new(spec.tail_bytes)));
         let readers = [
-            child
+            spawned
                 .stdout
-                .take()
                 .map(|p| tokio::spawn(read_into(p, stdout.clone()))),
-            child
+            spawned
                 .stderr
-                .take()
                 .map(|p| tokio::spawn(read_into(p, stderr.clone()))),
         ];
         let deadline = spec.timeout.map(|t| started + t);
@@ -214,7 +212,7 @@ pub fn os_reason(err: &std::io::Error) -> String {
     }
 }
 
-async fn read_into(mut pipe: impl AsyncRead + Unpin, buf: Arc<Mutex<TailBuffer>>) {
+async fn read_into(mut pipe: impl AsyncRead + Unpin + Send, buf: Arc<Mutex<TailBuffer>>) {
     let mut chunk = vec![0u8; READ_CHUNK];
     loop {
         match pipe.read(&mut chunk).await {

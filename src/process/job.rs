@@ -12,7 +12,6 @@ use std::fs;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -21,7 +20,7 @@ use tokio::sync::watch;
 
 use super::foreground::os_reason;
 use super::group::{signal_group, wait_group_gone};
-use super::spawn::{file_limit_allowed, shell_command};
+use super::spawn::{file_limit_allowed, spawn_shell, Sink};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Seconds a job gets to exit after `SIGTERM` before its group gets `SIGKILL`.
@@ -136,18 +135,11 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         if unlimited { b"1".to_vec() } else { Vec::new() },
     ];
     let handle = super::block_on(async {
-        let mut child = shell_command(
-            &args,
-            &spec.cwd,
-            &spec.env,
-            limit,
-            Stdio::piped(),
-            Stdio::null(),
-        )
-        .spawn()
-        .map_err(|e| io_err(&e, "Unable to start the command"))?;
-        let pid = child.id().map(|p| p as i32).unwrap_or(0);
-        if let Some(mut ready) = child.stdout.take() {
+        let spawned = spawn_shell(&args, &spec.cwd, &spec.env, limit, Sink::Pipe, Sink::Null)
+            .map_err(|e| io_err(&e, "Unable to start the command"))?;
+        let mut child = spawned.child;
+        let pid = child.id();
+        if let Some(mut ready) = spawned.stdout {
             let mut sink = Vec::new();
             let _ = tokio::io::AsyncReadExt::read_to_end(&mut ready, &mut sink).await;
         }

@@ -82,3 +82,374 @@ pub fn shell_command(
     }
     cmd
 }
+
+/// Where a spawned command's stdout or stderr goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sink {
+    /// A pipe whose read end the caller gets.
+    Pipe,
+    /// `/dev/null`.
+    Null,
+}
+
+/// The read end of a command's output pipe.
+pub type Reader = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+
+/// A spawned `/bin/sh`: its [`Child`] and the read ends of the pipes asked for.
+pub struct Spawned {
+    /// The process, to wait for (and reap).
+    pub child: Child,
+    /// stdout's read end, with [`Sink::Pipe`].
+    pub stdout: Option<Reader>,
+    /// stderr's read end, with [`Sink::Pipe`].
+    pub stderr: Option<Reader>,
+}
+
+/// A spawned process to wait for: through tokio, or a raw PID from `posix_spawn`.
+pub enum Child {
+    /// Spawned by `tokio::process` (fork, `pre_exec`).
+    Tokio(tokio::process::Child),
+    /// Spawned by `posix_spawn`; waited for through a pidfd where the kernel has them.
+    Raw(RawChild),
+}
+
+impl Child {
+    /// The PID (also the process group and session ID: the child called `setsid`).
+    pub fn id(&self) -> i32 {
+        match self {
+            Child::Tokio(c) => c.id().map(|p| p as i32).unwrap_or(0),
+            Child::Raw(c) => c.pid,
+        }
+    }
+
+    /// Waits for the process to exit and reaps it.
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Child::Tokio(c) => c.wait().await,
+            Child::Raw(c) => c.wait().await,
+        }
+    }
+}
+
+/// A child from `posix_spawn`, reaped by [`RawChild::wait`] (or, if dropped unreaped, by a
+/// supervisor task).
+pub struct RawChild {
+    pid: i32,
+    pidfd: Option<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>>,
+    status: Option<std::process::ExitStatus>,
+}
+
+impl RawChild {
+    fn try_reap(pid: i32) -> std::io::Result<Option<std::process::ExitStatus>> {
+        use std::os::unix::process::ExitStatusExt;
+        let mut status = 0;
+        // SAFETY: plain waitpid on our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        match r {
+            0 => Ok(None),
+            -1 => Err(std::io::Error::last_os_error()),
+            _ => Ok(Some(std::process::ExitStatus::from_raw(status))),
+        }
+    }
+
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        if let Some(pidfd) = &self.pidfd {
+            loop {
+                let mut guard = pidfd.readable().await?;
+                if let Some(status) = Self::try_reap(self.pid)? {
+                    self.status = Some(status);
+                    return Ok(status);
+                }
+                guard.clear_ready();
+            }
+        }
+        // No pidfd (old kernel): a blocking waitpid on the runtime's blocking pool.
+        use std::os::unix::process::ExitStatusExt;
+        let pid = self.pid;
+        let status = tokio::task::spawn_blocking(move || loop {
+            let mut status = 0;
+            // SAFETY: plain waitpid on our own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if r == pid {
+                return Ok(std::process::ExitStatus::from_raw(status));
+            }
+            let err = std::io::Error::last_os_error();
+            if err.kind() != std::io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        self.status = Some(status);
+        Ok(status)
+    }
+}
+
+impl Drop for RawChild {
+    fn drop(&mut self) {
+        if self.status.is_some() {
+            return;
+        }
+        // Never leave a zombie: whoever dropped us did not wait, so a task does.
+        let child = RawChild {
+            pid: self.pid,
+            pidfd: self.pidfd.take(),
+            status: None,
+        };
+        super::runtime().spawn(async move {
+            let mut child = child;
+            let _ = child.wait().await;
+        });
+    }
+}
+
+/// Spawns `/bin/sh args...` in `cwd` with exactly `env`, in its own session, stdin at EOF.
+///
+/// Without a file limit on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
+/// vfork-like clone: no copy of a large parent's page tables, as `subprocess` avoids with
+/// `vfork`); otherwise, or when the C library lacks what is needed, [`shell_command`]'s fork
+/// with `pre_exec`. Must run inside the supervisor runtime. Errors: the spawn's OS error.
+pub fn spawn_shell(
+    args: &[Vec<u8>],
+    cwd: &Path,
+    env: &[(Vec<u8>, Vec<u8>)],
+    file_limit: Option<u64>,
+    stdout: Sink,
+    stderr: Sink,
+) -> std::io::Result<Spawned> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if file_limit.is_none() {
+        if let Some(spawned) = fast::spawn(args, cwd, env, stdout, stderr)? {
+            return Ok(spawned);
+        }
+    }
+    let stdio = |sink| {
+        if sink == Sink::Pipe {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        }
+    };
+    let mut child =
+        shell_command(args, cwd, env, file_limit, stdio(stdout), stdio(stderr)).spawn()?;
+    let out = child.stdout.take().map(|p| Box::new(p) as Reader);
+    let err = child.stderr.take().map(|p| Box::new(p) as Reader);
+    Ok(Spawned {
+        child: Child::Tokio(child),
+        stdout: out,
+        stderr: err,
+    })
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod fast {
+    use std::ffi::CString;
+    use std::io;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+    use std::sync::OnceLock;
+
+    use super::{Child, RawChild, Reader, Sink, Spawned, SHELL};
+
+    type AddChdir = unsafe extern "C" fn(
+        *mut libc::posix_spawn_file_actions_t,
+        *const libc::c_char,
+    ) -> libc::c_int;
+
+    /// `posix_spawn_file_actions_addchdir_np` (glibc 2.29+), looked up at run time so the
+    /// module still loads on an older C library.
+    fn addchdir() -> Option<AddChdir> {
+        static FN: OnceLock<Option<AddChdir>> = OnceLock::new();
+        *FN.get_or_init(|| {
+            // SAFETY: dlsym with a NUL-terminated name; the symbol has this signature.
+            let ptr = unsafe {
+                libc::dlsym(
+                    libc::RTLD_DEFAULT,
+                    c"posix_spawn_file_actions_addchdir_np".as_ptr(),
+                )
+            };
+            (!ptr.is_null())
+                .then(|| unsafe { std::mem::transmute::<*mut libc::c_void, AddChdir>(ptr) })
+        })
+    }
+
+    fn check(r: libc::c_int) -> io::Result<()> {
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(r))
+        }
+    }
+
+    fn cstring(bytes: &[u8]) -> io::Result<CString> {
+        CString::new(bytes)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "embedded null byte"))
+    }
+
+    /// A pipe: `(read end, non-blocking, close-on-exec; write end, close-on-exec)`.
+    fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two fds we then own.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // SAFETY: fcntl on a fd we own.
+        unsafe {
+            let flags = libc::fcntl(fds[0], libc::F_GETFL);
+            libc::fcntl(fds[0], libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        Ok((r, w))
+    }
+
+    struct Actions(libc::posix_spawn_file_actions_t);
+    impl Drop for Actions {
+        fn drop(&mut self) {
+            // SAFETY: initialised in `spawn`.
+            unsafe { libc::posix_spawn_file_actions_destroy(&mut self.0) };
+        }
+    }
+    struct Attr(libc::posix_spawnattr_t);
+    impl Drop for Attr {
+        fn drop(&mut self) {
+            // SAFETY: initialised in `spawn`.
+            unsafe { libc::posix_spawnattr_destroy(&mut self.0) };
+        }
+    }
+
+    /// `Ok(None)` when this C library cannot do it (the caller forks instead).
+    pub fn spawn(
+        args: &[Vec<u8>],
+        cwd: &Path,
+        env: &[(Vec<u8>, Vec<u8>)],
+        stdout: Sink,
+        stderr: Sink,
+    ) -> io::Result<Option<Spawned>> {
+        let Some(addchdir) = addchdir() else {
+            return Ok(None);
+        };
+        let program = cstring(SHELL.as_bytes())?;
+        let argv: Vec<CString> = std::iter::once(Ok(program.clone()))
+            .chain(args.iter().map(|a| cstring(a)))
+            .collect::<io::Result<_>>()?;
+        let envp: Vec<CString> = env
+            .iter()
+            .map(|(k, v)| cstring(&[k.as_slice(), b"=", v.as_slice()].concat()))
+            .collect::<io::Result<_>>()?;
+        let mut argv_ptrs: Vec<*mut libc::c_char> =
+            argv.iter().map(|c| c.as_ptr() as *mut _).collect();
+        argv_ptrs.push(std::ptr::null_mut());
+        let mut envp_ptrs: Vec<*mut libc::c_char> =
+            envp.iter().map(|c| c.as_ptr() as *mut _).collect();
+        envp_ptrs.push(std::ptr::null_mut());
+        let cwd = cstring(cwd.as_os_str().as_bytes())?;
+        let dev_null = c"/dev/null";
+
+        let out_pipe = if stdout == Sink::Pipe {
+            Some(pipe()?)
+        } else {
+            None
+        };
+        let err_pipe = if stderr == Sink::Pipe {
+            Some(pipe()?)
+        } else {
+            None
+        };
+
+        // SAFETY: every libc call gets initialised structures and NUL-terminated strings that
+        // outlive the spawn; the fds are ours.
+        let pid = unsafe {
+            let mut actions = Actions(std::mem::zeroed());
+            check(libc::posix_spawn_file_actions_init(&mut actions.0))?;
+            let mut attr = Attr(std::mem::zeroed());
+            check(libc::posix_spawnattr_init(&mut attr.0))?;
+            check(libc::posix_spawn_file_actions_addopen(
+                &mut actions.0,
+                0,
+                dev_null.as_ptr(),
+                libc::O_RDONLY,
+                0,
+            ))?;
+            for (fd, sink, pipe) in [(1, stdout, &out_pipe), (2, stderr, &err_pipe)] {
+                match (sink, pipe) {
+                    (Sink::Pipe, Some((_, w))) => {
+                        use std::os::fd::AsRawFd;
+                        check(libc::posix_spawn_file_actions_adddup2(
+                            &mut actions.0,
+                            w.as_raw_fd(),
+                            fd,
+                        ))?
+                    }
+                    _ => check(libc::posix_spawn_file_actions_addopen(
+                        &mut actions.0,
+                        fd,
+                        dev_null.as_ptr(),
+                        libc::O_WRONLY,
+                        0,
+                    ))?,
+                }
+            }
+            check(addchdir(&mut actions.0, cwd.as_ptr()))?;
+            // Python ignores SIGPIPE and SIGXFSZ; `subprocess` restores their defaults, so do we.
+            let mut defaults: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut defaults);
+            libc::sigaddset(&mut defaults, libc::SIGPIPE);
+            libc::sigaddset(&mut defaults, libc::SIGXFSZ);
+            check(libc::posix_spawnattr_setsigdefault(&mut attr.0, &defaults))?;
+            let mut mask: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut mask);
+            check(libc::posix_spawnattr_setsigmask(&mut attr.0, &mask))?;
+            let flags = libc::POSIX_SPAWN_SETSID
+                | (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short;
+            check(libc::posix_spawnattr_setflags(&mut attr.0, flags))?;
+            let mut pid: libc::pid_t = 0;
+            check(libc::posix_spawn(
+                &mut pid,
+                program.as_ptr(),
+                &actions.0,
+                &attr.0,
+                argv_ptrs.as_ptr(),
+                envp_ptrs.as_ptr(),
+            ))?;
+            pid
+        };
+        // SAFETY: pidfd_open returns a new fd we own, or -1.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+        let pidfd = if raw >= 0 {
+            let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+            // SAFETY: the fd is an owned, open pidfd that stays registered only while owned here.
+            unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+            }
+            .ok()
+        } else {
+            None
+        };
+        let child = Child::Raw(RawChild {
+            pid,
+            pidfd,
+            status: None,
+        });
+        let reader = |p: Option<(OwnedFd, OwnedFd)>| -> io::Result<Option<Reader>> {
+            match p {
+                Some((r, w)) => {
+                    drop(w);
+                    let rx = tokio::net::unix::pipe::Receiver::from_owned_fd_unchecked(r)?;
+                    Ok(Some(Box::new(rx) as Reader))
+                }
+                None => Ok(None),
+            }
+        };
+        let stdout = reader(out_pipe)?;
+        let stderr = reader(err_pipe)?;
+        Ok(Some(Spawned {
+            child,
+            stdout,
+            stderr,
+        }))
+    }
+}
