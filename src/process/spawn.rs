@@ -453,3 +453,71 @@ mod fast {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(limit: Option<u64>, script: &str) -> (i32, String) {
+        let env = vec![
+            (b"PATH".to_vec(), b"/usr/bin:/bin".to_vec()),
+            (b"ONLY".to_vec(), b"this".to_vec()),
+        ];
+        let args = vec![b"-c".to_vec(), script.as_bytes().to_vec()];
+        super::super::block_on(async {
+            let mut spawned =
+                spawn_shell(&args, Path::new("/"), &env, limit, Sink::Pipe, Sink::Null).unwrap();
+            let mut out = Vec::new();
+            tokio::io::AsyncReadExt::read_to_end(spawned.stdout.as_mut().unwrap(), &mut out)
+                .await
+                .unwrap();
+            let status = spawned.child.wait().await.unwrap();
+            (
+                super::super::foreground::shell_exit_code(status),
+                String::from_utf8(out).unwrap(),
+            )
+        })
+    }
+
+    #[test]
+    fn own_session_exact_env_cwd_and_stdin_at_eof() {
+        for limit in [None, Some(1 << 20)] {
+            let (code, out) = run(limit, "ps -o sid= -p $$ | tr -d ' '; echo $$; env | grep -v -e ^PWD= -e ^SHLVL= -e ^_= | sort; pwd; cat; trap");
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(code, 0, "{out}");
+            assert_eq!(lines[0], lines[1], "session leader: {out}");
+            assert_eq!(
+                &lines[2..],
+                &["ONLY=this", "PATH=/usr/bin:/bin", "/"],
+                "{limit:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn file_limit_rounds_to_blocks_and_kills_with_sigxfsz() {
+        assert_eq!(file_limit_bytes(1), 512);
+        assert_eq!(file_limit_bytes(512), 512);
+        assert_eq!(file_limit_bytes(1000), 1024);
+        let (code, _) = run(
+            Some(1000),
+            "printf '%5000s' x > /dev/null; f=$(mktemp); printf '%5000s' x > $f; rm -f $f",
+        );
+        assert_eq!(code, 128 + libc::SIGXFSZ);
+    }
+
+    #[test]
+    fn default_signal_dispositions() {
+        // The Rust test harness (like Python) ignores SIGPIPE; the command must get the default back.
+        for limit in [None, Some(1 << 20)] {
+            assert_eq!(
+                run(limit, "kill -PIPE $$; echo survived").0,
+                128 + libc::SIGPIPE
+            );
+            assert_eq!(
+                run(limit, "kill -XFSZ $$; echo survived").0,
+                128 + libc::SIGXFSZ
+            );
+        }
+    }
+}

@@ -56,7 +56,9 @@ mod tests {
 
     #[test]
     fn keeps_the_tail() {
-        let cases: &[(&[&[u8]], usize, &[u8], u64)] = &[
+        // (chunks pushed, capacity, kept bytes, total)
+        type Case<'a> = (&'a [&'a [u8]], usize, &'a [u8], u64);
+        let cases: &[Case] = &[
             (&[b"abc", b"def"], 4, b"cdef", 6),
             (&[b"abcdefgh"], 3, b"fgh", 8),
             (&[b"ab"], 4, b"ab", 2),
