@@ -22,3 +22,6 @@ pub mod search;
 pub mod text;
 pub mod walk;
 pub mod write;
+
+// Shell: the process supervisor.
+pub mod process;

@@ -5,5 +5,6 @@ change the import and keep the tools, arguments, results, errors and events.
 """
 
 from pydantic_ai_harness_rs.filesystem import FileSystem
+from pydantic_ai_harness_rs.shell import LLM_API_KEY_ENV_PATTERNS, Shell
 
-__all__ = ['FileSystem']
+__all__ = ['LLM_API_KEY_ENV_PATTERNS', 'FileSystem', 'Shell']

@@ -141,3 +141,46 @@ def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str
 #   def list_files(self, path: str, glob: str | None, *, cancel: CancelToken) -> Outcome
 #   def grep(self, pattern: str, path: str, glob: str | None, file_type: str | None,
 #            ignore_case: bool, literal: bool, context: int, *, cancel: CancelToken) -> Outcome
+
+# --- Shell: the process supervisor (src/py/shell.rs) ------------------------------------------
+
+class ForegroundCommand:
+    """One foreground command: `run` blocks (GIL released) until it ends; `kill()` or dropping it kills its group."""
+
+    def __init__(self) -> None: ...
+    def run(
+        self,
+        script: bytes,
+        cwd: str,
+        env: list[tuple[bytes, bytes]],
+        timeout: float | None,
+        max_file_bytes: int | None,
+        tail_bytes: int,
+    ) -> tuple[int, bytes, bytes, bool]:
+        """`/bin/sh -c script` in its own session: `(exit_code, stdout_tail, stderr_tail, timed_out)`.
+
+        Signal deaths are `128 + N`. Raises `OSError` when the spawn fails, `ValueError` for a NUL
+        byte, `CancelledError` after `kill()`.
+        """
+    def kill(self) -> None: ...
+
+def job_launch(
+    dir: str,
+    cwd: str,
+    env: list[tuple[bytes, bytes]],
+    command: bytes,
+    combined: bool,
+    max_file_bytes: int | None,
+    exclusive: bool,
+) -> tuple[int, int | None] | None:
+    """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists."""
+def job_attach(dir: str) -> tuple[int, int | None] | None: ...
+def job_status(dir: str) -> str | None: ...
+def job_size(path: str) -> int: ...
+def job_read(path: str, offset: int, length: int) -> bytes: ...
+def job_tail(path: str, max_bytes: int) -> bytes: ...
+def job_kill(dir: str, pid: int, pgid: int | None, grace: float) -> bool:
+    """SIGTERM the group, up to `grace` seconds, then SIGKILL; False when nothing was left."""
+def job_wait(pid: int, timeout: float) -> bool:
+    """Wait up to `timeout` seconds for the wrapper `pid` to exit; True once it has."""
+def job_cleanup(dir: str) -> None: ...

@@ -8,6 +8,9 @@ use pyo3::prelude::*;
 pub mod errors;
 pub mod fs;
 
+// Shell: the process supervisor's bindings.
+pub mod shell;
+
 /// A cancellation flag handed to a native call; Python sets it when the awaiting task is cancelled.
 #[pyclass(name = "CancelToken", module = "pydantic_ai_harness_rs._core", frozen)]
 #[derive(Default)]
@@ -41,5 +44,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCancelToken>()?;
     errors::register(m)?;
     fs::register(m)?;
+    // Shell
+    shell::register(m)?;
     Ok(())
 }

@@ -1,0 +1,175 @@
+"""The persistent `shell` tool: a detached command, a bounded foreground wait, and handles.
+
+The command runs as a job (see `_jobs`) with one combined `output.log`; the call returns the
+PID, the log and status paths, and the kill command last, so a result cut to its tail keeps
+them. Progress is emitted as `shell` events while a foreground call waits.
+"""
+
+from __future__ import annotations
+
+import codecs
+import sys
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import anyio
+
+from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.workspaces import LocalWorkspaceBackend
+
+from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
+from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, POLL_MAX, POLL_MIN, Job, launch
+
+MAX_FOREGROUND_WAIT: float = 270.0
+"""Longest a foreground `shell` call waits (seconds) before handing back the still-running command."""
+
+OUTPUT_TAIL_BYTES = 16_000
+"""Bytes of log a foreground call returns, and emits as events per call."""
+
+EVENT_CHUNK_BYTES = 4096
+"""Largest log chunk per `CommandOutputEvent`."""
+
+LINE_COUNT_LIMIT = 1_048_576
+"""Logs up to this many bytes get their lines counted for `CommandFinishedEvent.total_lines`."""
+
+CommandMode = Literal['foreground', 'background']
+
+
+def event_ctx(ctx: RunContext[Any], capability: str) -> RunContext[Any] | None:
+    """`ctx`, or `None` where events cannot reach the run's stream (a Temporal activity).
+
+    Raises `UserError` when the tool came from a bare or renamed toolset, whose capability
+    events core would refuse.
+    """
+    temporal = sys.modules.get('pydantic_ai.durable_exec.temporal')
+    if temporal is not None and isinstance(ctx, temporal.TemporalRunContext):
+        return None
+    tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
+    if ctx.tool_name is not None and tools is not None and getattr(ctx, '_capability', None) is None:
+        tool = tools.get(ctx.tool_name)
+        if tool is None or tool.tool_def.capability_id not in ctx.capabilities:
+            raise UserError(
+                f'The `{ctx.tool_name}` tool emits capability events, which Pydantic AI accepts only from '
+                f'tools a capability contributes under their own names. Pass `capabilities=[{capability}()]` '
+                'rather than its toolset in `toolsets=`, without renaming its tools.'
+            )
+    return ctx
+
+
+async def _count_lines(job: Job) -> int | None:
+    size = await job.size(job.output_path)
+    if size > LINE_COUNT_LIMIT:
+        return None
+    data = await job.read(job.output_path, 0, size)
+    return data.count(b'\n') + int(bool(data) and not data.endswith(b'\n'))
+
+
+async def _output_tail(job: Job) -> str:
+    """The log's last `OUTPUT_TAIL_BYTES`, from a line start, marked when earlier bytes are left out."""
+    size = await job.size(job.output_path)
+    start = max(0, size - OUTPUT_TAIL_BYTES)
+    data = await job.read(job.output_path, start, size - start)
+    if not start:
+        return data.decode('utf-8', errors='replace')
+    newline = data.find(b'\n')
+    if 0 <= newline < len(data) - 1:
+        start += newline + 1
+        data = data[newline + 1 :]
+    return f'[... output truncated, {start} earlier bytes omitted]\n' + data.decode('utf-8', errors='replace')
+
+
+class _OutputEvents:
+    """Emits up to `OUTPUT_TAIL_BYTES` of the log as `CommandOutputEvent`s, decoded incrementally."""
+
+    def __init__(self, job: Job, ctx: RunContext[Any] | None) -> None:
+        self.job = job
+        self.ctx = ctx
+        self.offset = 0
+        self.decoder = codecs.getincrementaldecoder('utf-8')(errors='replace')
+
+    async def emit(self) -> bool:
+        if self.ctx is None or self.offset >= OUTPUT_TAIL_BYTES:
+            return False
+        length = min(EVENT_CHUNK_BYTES, OUTPUT_TAIL_BYTES - self.offset)
+        chunk = await self.job.read(self.job.output_path, self.offset, length)
+        self.offset += len(chunk)
+        if chunk:
+            await self.ctx.emit(CommandOutputEvent(text=self.decoder.decode(chunk)))
+        return bool(chunk)
+
+    async def drain(self) -> None:
+        while await self.emit():
+            pass
+
+    async def finish(self) -> None:
+        if self.ctx is None:
+            return
+        rest = self.decoder.decode(b'', final=True)
+        if rest:
+            await self.ctx.emit(CommandOutputEvent(text=rest))
+        await self.ctx.emit(
+            CommandFinishedEvent(
+                pid=self.job.pid,
+                output_path=self.job.output_path,
+                status_path=self.job.status_path,
+                exit_code=(await self.job.status())[1],
+                truncated=await self.job.size(self.job.output_path) > self.offset,
+                total_lines=await _count_lines(self.job),
+            )
+        )
+
+
+async def run_persistent_command(
+    ctx: RunContext[Any],
+    local: LocalWorkspaceBackend | None,
+    command: str,
+    *,
+    base: str,
+    cwd: str,
+    env: Mapping[str, str] | None,
+    mode: CommandMode,
+    timeout: float,
+) -> str:
+    """Start `command` detached and return its tail (foreground) and handles.
+
+    Foreground waits up to `timeout` seconds for the exit status, emitting output events on
+    a 50 ms to 1 s backoff, and returns early when the command exits. Raises `ModelRetry`
+    for a `timeout` outside (0, `MAX_FOREGROUND_WAIT`]. A cancelled or failed call kills the
+    command and removes its files before re-raising.
+    """
+    if not 0 < timeout <= MAX_FOREGROUND_WAIT:
+        raise ModelRetry(f'timeout must be greater than zero and at most {MAX_FOREGROUND_WAIT:g} seconds.')
+    events = event_ctx(ctx, 'Shell')
+    job = await launch(ctx.workspace, local, command, base=base, cwd=cwd, env=env, combined=True)
+    output = _OutputEvents(job, events)
+    try:
+        if output.ctx is not None:
+            await output.ctx.emit(CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=job.pid))
+        if mode == 'foreground':
+            interval = POLL_MIN
+            with anyio.move_on_after(timeout):
+                while (await job.status())[0]:
+                    emitted = await output.emit()
+                    await job.wait(interval)
+                    interval = POLL_MIN if emitted else min(interval * 2, POLL_MAX)
+            await output.drain()
+        await output.finish()
+
+        result = ''
+        if mode == 'foreground':
+            result = await _output_tail(job)
+            if result and not result.endswith('\n'):
+                result += '\n'
+        result += (
+            f'PID: {job.pid} (supervisor; use `{job.stop_command}` to stop the whole process tree)\n'
+            f'Output: {job.output_path}\nStatus: {job.status_path}'
+        )
+        if (status := await job.status_text()) is not None:
+            result += f'\n{status}'
+    except BaseException:
+        with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
+            await job.kill()
+            await job.cleanup()
+        raise
+    return result

@@ -1,0 +1,105 @@
+"""Command policy: which commands may run, and which failures the model can act on.
+
+Best effort, not a security boundary: only the first shell word is checked, and allowed
+programs can start anything.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import re
+import shlex
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Concatenate, ParamSpec, TypeVar
+
+from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.workspaces import WorkspaceError
+
+from pydantic_ai_harness_rs.shell._workspace import raise_tool_failure
+
+_P = ParamSpec('_P')
+_SelfT = TypeVar('_SelfT')
+
+_INTERACTIVE = re.compile(r'(?:(?:vi|vim|nano|emacs|less|more|top|htop|man)\b|sudo\s|passwd\b|ssh\b|telnet\b|ftp\b)')
+"""Programs that want a terminal, matched at the start of the stripped command."""
+
+_RECOVERABLE_ERRNOS: dict[int | None, str] = {
+    errno.ENOENT: 'The working directory no longer exists.',
+    errno.ENOTDIR: 'The working directory is no longer a directory.',
+}
+"""Spawn errors the model caused (its command removed the directory), with what it is told."""
+
+
+def is_interactive_command(command: str) -> bool:
+    """Whether `command` starts with a program that expects a TTY (`vi`, `sudo`, `ssh`, ...)."""
+    return _INTERACTIVE.match(command.strip()) is not None
+
+
+def check_command(
+    command: str,
+    *,
+    allowed: Sequence[str],
+    denied: Sequence[str],
+    denied_operators: Sequence[str],
+    allow_interactive: bool,
+) -> None:
+    """Validate `command` before it runs.
+
+    Raises `ModelRetry` for a command no process can receive (a NUL byte, characters the OS
+    cannot encode) and `PermissionError` for a policy refusal (interactive program, denied
+    operator, denied or not-allowed executable), which `recoverable` turns into `ModelRetry`.
+    The executable is the first word as `shlex.split` reads it; an unparsable command is
+    left to the shell.
+    """
+    if '\x00' in command:
+        raise ModelRetry('The command contains a NUL byte, which cannot be passed to a process.')
+    try:
+        os.fsencode(command)
+    except UnicodeEncodeError as e:
+        raise ModelRetry('The command contains characters that cannot be encoded for the operating system.') from e
+    if not allow_interactive and is_interactive_command(command):
+        raise PermissionError(f'Interactive commands are not allowed. Command: {command!r}')
+    for operator in denied_operators:
+        if operator in command:
+            raise PermissionError(f'Shell operator {operator!r} is not allowed.')
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return
+    if not words:
+        return
+    executable = words[0]
+    if denied and executable in denied:
+        raise PermissionError(f'Command {executable!r} is denied.')
+    if allowed and executable not in allowed:
+        raise PermissionError(f'Command {executable!r} is not in the allowed list.')
+
+
+def recoverable(
+    fn: Callable[Concatenate[_SelfT, _P], Awaitable[str]],
+) -> Callable[Concatenate[_SelfT, _P], Awaitable[str]]:
+    """Turn failures the model can act on into `ModelRetry` and workspace refusals into `ToolFailed`.
+
+    `WorkspaceError` first (a read-only refusal is also a `PermissionError`): it becomes a failed
+    call, or ends the run when the workspace is gone. A policy refusal (`PermissionError`) and a
+    spawn error of the model's making (`ENOENT`, `ENOTDIR`) become `ModelRetry`; any other error
+    (`EMFILE`, `ENOMEM`, `E2BIG`, an invalid application `env`) aborts the run.
+    """
+
+    @functools.wraps(fn)
+    async def wrapper(self: _SelfT, *args: _P.args, **kwargs: _P.kwargs) -> str:
+        try:
+            return await fn(self, *args, **kwargs)
+        except WorkspaceError as e:
+            raise_tool_failure(e)
+        except PermissionError as e:
+            raise ModelRetry(str(e)) from e
+        except OSError as e:
+            reason = _RECOVERABLE_ERRNOS.get(e.errno)
+            if reason is None:
+                raise
+            raise ModelRetry(reason) from e
+
+    return wrapper

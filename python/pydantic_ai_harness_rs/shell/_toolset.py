@@ -1,0 +1,500 @@
+"""`ShellToolset`: the tools, their model-facing docstrings, and the per-run working directory.
+
+Execution goes one of two ways. A local workspace (`LocalWorkspaceBackend`) runs commands
+through the Rust supervisor (`_core.ForegroundCommand`, `_core.job_*`): own session, stdin
+at EOF, bounded tail capture, `RLIMIT_FSIZE`, group timeouts. Any other backend goes
+through `ctx.workspace.run(...)` and the workspace's file operations. Both give the same
+results; formatting, policy and `persist_cwd` are shared.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import math
+import os
+import posixpath
+import re
+import resource
+import shlex
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
+
+from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, env_bytes, launch
+from pydantic_ai_harness_rs.shell._limits import APPLY_FAILED, limited_script, validate_file_limit
+from pydantic_ai_harness_rs.shell._output import file_limit_status, labelled, truncate_tail
+from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT, CommandMode, run_persistent_command
+from pydantic_ai_harness_rs.shell._policy import check_command, recoverable
+from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
+
+RUN_SCOPED_TOOL_NAMES: tuple[str, ...] = ('run_command', 'start_command', 'check_command', 'stop_command')
+"""The default tools; background commands run until they exit, are stopped, or the workspace ends."""
+
+PERSISTENT_TOOL_NAME = 'shell'
+"""The opt-in tool whose commands hand back their log and status files."""
+
+SHELL_TOOL_NAMES: tuple[str, ...] = (*RUN_SCOPED_TOOL_NAMES, PERSISTENT_TOOL_NAME)
+"""Every tool `Shell` can register, in registration order."""
+
+_BYTES_PER_CHAR = 4
+"""UTF-8 bytes per char at most: `4 * max_output_chars` bytes of output hold every char the cap keeps."""
+
+_COMMAND_ID = re.compile(r'[0-9a-f]{32}')
+
+_FILE_LIMIT_BLOCK = 512
+"""`ulimit -f` block size of POSIX `sh`; the native limit is rounded up to it like the shell's."""
+
+
+def _file_limit_applicable(limit: int) -> bool:
+    """Whether `RLIMIT_FSIZE` can be set to `limit` rounded up to blocks (not above the hard limit)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    rounded = -(-limit // _FILE_LIMIT_BLOCK) * _FILE_LIMIT_BLOCK
+    return hard == resource.RLIM_INFINITY or rounded <= hard
+
+
+class ShellToolset(FunctionToolset[AgentDepsT]):
+    """Shell tools running commands in the run's workspace.
+
+    `run_command` runs synchronously; `start_command` / `check_command` / `stop_command`
+    manage background commands that outlive the run (a later run on the same workspace
+    reaches them by ID); the opt-in `shell` tool returns handles to a detached command's log
+    and status files. Output is labelled and cut to the last `max_output_chars` chars.
+    With `persist_cwd`, `cd` carries over between calls of one run.
+    """
+
+    def __init__(
+        self,
+        *,
+        allowed_commands: Sequence[str],
+        denied_commands: Sequence[str],
+        denied_operators: Sequence[str],
+        default_timeout: float,
+        max_output_chars: int,
+        persist_cwd: bool,
+        allow_interactive: bool,
+        max_file_bytes: int | None = None,
+        env: Mapping[str, str] | None = None,
+        denied_env_patterns: Sequence[str] = (),
+        tools: Sequence[str] = RUN_SCOPED_TOOL_NAMES,
+        cwd: Path | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        if cwd is not None:
+            from pydantic_ai_harness_rs.shell._capability import warn_cwd_ignored
+
+            warn_cwd_ignored('ShellToolset', stacklevel=3)
+        self._cwd: str | None = None
+        self._cwd_run_id: str | None = None
+        self._allowed_commands = list(allowed_commands)
+        self._denied_commands = list(denied_commands)
+        self._denied_operators = list(denied_operators)
+        self._default_timeout = default_timeout
+        self._max_output_chars = max_output_chars
+        validate_file_limit(max_file_bytes, persistent=PERSISTENT_TOOL_NAME in tools)
+        if max_file_bytes is not None and persist_cwd:
+            raise ValueError(
+                'max_file_bytes is not supported with persist_cwd; cwd capture writes a file in the child.'
+            )
+        self._max_file_bytes = max_file_bytes
+        self._persist_cwd = persist_cwd
+        self._allow_interactive = allow_interactive
+        self._env = dict(env) if env is not None else None
+        self._denied_env_patterns = list(denied_env_patterns)
+        self._tools = tuple(tools)
+        self._jobs_dirs: weakref.WeakKeyDictionary[Workspace, str] = weakref.WeakKeyDictionary()
+
+        if self._allowed_commands and self._denied_commands:
+            raise ValueError('Specify allowed_commands or denied_commands, not both.')
+        if max_output_chars <= 0:
+            raise ValueError('max_output_chars must be a positive integer.')
+        if unknown := sorted(set(self._tools) - set(SHELL_TOOL_NAMES)):
+            raise ValueError(f'Unknown shell tools: {", ".join(unknown)}. Available: {", ".join(SHELL_TOOL_NAMES)}.')
+        if PERSISTENT_TOOL_NAME in self._tools and not 0 < default_timeout <= MAX_FOREGROUND_WAIT:
+            raise ValueError(
+                f'default_timeout must be greater than zero and at most {MAX_FOREGROUND_WAIT:g} seconds '
+                'for the shell tool.'
+            )
+
+        registrations: dict[str, Callable[..., Awaitable[str]]] = {
+            'run_command': self.run_command,
+            'start_command': self.start_command,
+            'check_command': self.check_command,
+            'stop_command': self.stop_command,
+            PERSISTENT_TOOL_NAME: self.shell,
+        }
+        for name in SHELL_TOOL_NAMES:
+            if name not in self._tools:
+                continue
+            metadata: dict[str, Any] = {}
+            if name in ('run_command', 'start_command', PERSISTENT_TOOL_NAME):
+                metadata = {'code_arg_name': 'command', 'code_arg_language': 'shell'}
+            if name in ('run_command', PERSISTENT_TOOL_NAME):
+                metadata['temporal'] = {'start_to_close_timeout': timedelta(seconds=MAX_FOREGROUND_WAIT + 30)}
+            self.add_function(registrations[name], name=name, metadata=metadata or None)
+
+    def _copy(self) -> ShellToolset[AgentDepsT]:
+        return ShellToolset(
+            allowed_commands=self._allowed_commands,
+            denied_commands=self._denied_commands,
+            denied_operators=self._denied_operators,
+            default_timeout=self._default_timeout,
+            max_output_chars=self._max_output_chars,
+            max_file_bytes=self._max_file_bytes,
+            persist_cwd=self._persist_cwd,
+            allow_interactive=self._allow_interactive,
+            env=self._env,
+            denied_env_patterns=self._denied_env_patterns,
+            tools=self._tools,
+            id=self.id,
+        )
+
+    async def for_run(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
+        """A fresh copy per run when `persist_cwd` tracks a directory (per-run state); else `self`."""
+        return self._copy() if self._persist_cwd else self
+
+    async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        """No tools when the workspace cannot run commands (read-only); a run without a workspace fails."""
+        if not ctx.workspace.attached:
+            require_workspace(ctx.workspace, 'ShellToolset', ctx.messages)
+        if not supports_commands(ctx.workspace):
+            return {}
+        return await super().get_tools(ctx)
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
+    ) -> Any:
+        """Cap `str` results to the last `max_output_chars` chars (status and handles sit at the end)."""
+        result = await super().call_tool(name, tool_args, ctx, tool)
+        if not isinstance(result, str):
+            return result
+        return truncate_tail(result, self._max_output_chars)
+
+    # --- configuration ----------------------------------------------------------------
+
+    def _resolve_env(self) -> dict[str, str] | None:
+        """`env` minus names matching `denied_env_patterns` (fnmatch, case-sensitive); `None` adds nothing."""
+        if self._env is None:
+            return None
+        return {
+            name: value
+            for name, value in self._env.items()
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in self._denied_env_patterns)
+        }
+
+    def _check_command(self, command: str) -> None:
+        check_command(
+            command,
+            allowed=self._allowed_commands,
+            denied=self._denied_commands,
+            denied_operators=self._denied_operators,
+            allow_interactive=self._allow_interactive,
+        )
+
+    # --- working directory ------------------------------------------------------------
+
+    async def _jobs_base(self, ctx: RunContext[AgentDepsT]) -> str:
+        if (jobs_dir := self._jobs_dirs.get(ctx.workspace)) is None:
+            jobs_dir = self._jobs_dirs[ctx.workspace] = await metadata_dir(ctx.workspace, 'shell')
+        return jobs_dir
+
+    async def _cwd_state_path(self, ctx: RunContext[AgentDepsT]) -> str:
+        assert ctx.run_id is not None
+        run_key = hashlib.sha256(ctx.run_id.encode('utf-8')).hexdigest()
+        return posixpath.join(await self._jobs_base(ctx), 'run-state', run_key)
+
+    async def _cwd_for(self, ctx: RunContext[AgentDepsT]) -> str:
+        """The absolute directory the next `run_command` / `start_command` starts in.
+
+        Raises `ModelRetry` (and resets to the working directory) when the tracked directory
+        is gone or no longer a directory, or the saved state of this run was lost.
+        """
+        state: str | None = None
+        recorded: str | None = None
+        if self._persist_cwd and ctx.run_id is not None:
+            state = await self._cwd_state_path(ctx)
+            try:
+                recorded = (await ctx.workspace.read_bytes(state)).decode('utf-8')
+            except FileNotFoundError:
+                if self._cwd is not None and self._cwd_run_id == ctx.run_id:
+                    self._cwd = None
+                    raise ModelRetry('The saved working directory was lost; now in the workspace working directory.')
+            except UnicodeDecodeError:
+                pass
+        else:
+            recorded = self._cwd
+        if recorded is not None:
+            try:
+                entry = await ctx.workspace.stat(recorded) if posixpath.isabs(recorded) else None
+            except (FileNotFoundError, NotADirectoryError):
+                entry = None
+            if entry is None or not entry.is_dir:
+                if state is not None:
+                    await ctx.workspace.remove(state)
+                self._cwd = None
+                raise ModelRetry(f'The previous directory was removed; now in {await ctx.workspace.working_dir()}.')
+            return recorded
+        local = local_backend(ctx.workspace)
+        if local is not None:
+            return str(local._ensure_alive())  # pyright: ignore[reportPrivateUsage]
+        return await ctx.workspace.working_dir()
+
+    async def clear_run_cwd(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Remove the run's saved directory once its agent run ends."""
+        if ctx.run_id is not None:
+            try:
+                await ctx.workspace.remove(await self._cwd_state_path(ctx))
+            except FileNotFoundError:
+                pass
+
+    async def _build_cwd_capture(self, ctx: RunContext[AgentDepsT], command: str) -> tuple[str, str | None]:
+        """`command` set to record its final directory in a private file when it exits.
+
+        An `EXIT` trap writes `pwd` out of band, so output cannot spoof it, and a command
+        ending in `exit 0` is recorded too. The trap keeps the command's exit status.
+        """
+        if not self._persist_cwd:
+            return command, None
+        name = posixpath.join(await self._jobs_base(ctx), f'cwd-{uuid.uuid4().hex}')
+        record = shlex.quote(f'__harness_ec=$?; pwd > {shlex.quote(name)}; exit $__harness_ec')
+        return f'trap {record} EXIT\n{command}', name
+
+    async def _apply_captured_cwd(self, ctx: RunContext[AgentDepsT], cwd_file: str) -> None:
+        try:
+            recorded = (await ctx.workspace.read_bytes(cwd_file)).decode('utf-8').removesuffix('\n')
+            if not posixpath.isabs(recorded):
+                return
+            if (await ctx.workspace.stat(recorded)).is_dir:
+                normalized = posixpath.normpath(recorded)
+                if ctx.run_id is None:
+                    self._cwd = normalized
+                else:
+                    state = await self._cwd_state_path(ctx)
+                    await ctx.workspace.make_dir(posixpath.dirname(state))
+                    await ctx.workspace.write_bytes(state, normalized.encode('utf-8'))
+                    self._cwd = normalized
+                    self._cwd_run_id = ctx.run_id
+        except (OSError, ValueError):
+            return
+
+    async def _remove_capture(self, ctx: RunContext[AgentDepsT], cwd_file: str | None) -> None:
+        if cwd_file is None:
+            return
+        with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
+            try:
+                await ctx.workspace.remove(cwd_file)
+            except FileNotFoundError:
+                pass
+
+    # --- running ----------------------------------------------------------------------
+
+    async def _run_local(
+        self, local: LocalWorkspaceBackend, script: str, timeout: float
+    ) -> tuple[int, str, str, bool]:
+        """Run `script` with the supervisor: `(exit_code, stdout, stderr, timed_out)`."""
+        working_dir = local._ensure_alive()  # pyright: ignore[reportPrivateUsage]
+        limit = self._max_file_bytes
+        if limit is not None and not _file_limit_applicable(limit):
+            return 1, '', f'{APPLY_FAILED}\n', False
+        env = env_bytes(local._env, self._resolve_env())  # pyright: ignore[reportPrivateUsage]
+        tail_bytes = (self._max_output_chars + 4) * _BYTES_PER_CHAR
+        command = _core.ForegroundCommand()
+        try:
+            exit_code, out, err, timed_out = await anyio.to_thread.run_sync(
+                command.run, os.fsencode(script), working_dir, env, timeout, limit, tail_bytes, abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            command.kill()
+            raise
+        if not timed_out:
+            # A directory deleted under a running command: the workspace is gone, not a result.
+            local._ensure_alive()  # pyright: ignore[reportPrivateUsage]
+        return exit_code, out.decode('utf-8', errors='replace'), err.decode('utf-8', errors='replace'), timed_out
+
+    @recoverable
+    async def run_command(
+        self, ctx: RunContext[AgentDepsT], command: str, *, timeout_seconds: float | None = None
+    ) -> str:
+        """Execute a shell command and return its output.
+
+        Args:
+            ctx: The current agent run context.
+            command: The shell command to run.
+            timeout_seconds: Maximum seconds to wait (default: 30).
+
+        Returns:
+            Labeled stdout/stderr output with exit code on non-zero exit.
+        """
+        self._check_command(command)
+        timeout = timeout_seconds if timeout_seconds is not None else self._default_timeout
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise ModelRetry('timeout_seconds must be a positive number of seconds.')
+
+        actual_command, cwd_file = await self._build_cwd_capture(ctx, command)
+        try:
+            cwd = shlex.quote(await self._cwd_for(ctx))
+            local = local_backend(ctx.workspace)
+            if local is not None:
+                exit_code, stdout, stderr, timed_out = await self._run_local(
+                    local, f'cd {cwd} || exit\n{actual_command}', timeout
+                )
+                if timed_out:
+                    return labelled(stdout, stderr, empty=None, trailer=f'[Command timed out after {timeout}s]')
+            else:
+                try:
+                    result = await ctx.workspace.run(
+                        f'cd {cwd} || exit\n{limited_script(actual_command, self._max_file_bytes)}',
+                        shell=True,
+                        env=self._resolve_env(),
+                        timeout=timeout,
+                    )
+                except WorkspaceTimeoutError as e:
+                    return labelled(e.stdout, e.stderr, empty=None, trailer=f'[Command timed out after {timeout}s]')
+                exit_code, stdout, stderr = result.exit_code, result.stdout, result.stderr
+
+            output = labelled(stdout, stderr, empty='(no output)')
+            if cwd_file is not None and exit_code == 0:
+                await self._apply_captured_cwd(ctx, cwd_file)
+            if exit_code != 0:
+                output = f'{output}\n[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes)
+            return output
+        finally:
+            await self._remove_capture(ctx, cwd_file)
+
+    @recoverable
+    async def shell(
+        self,
+        ctx: RunContext[AgentDepsT],
+        command: str,
+        *,
+        mode: CommandMode = 'foreground',
+        timeout: float | None = None,
+    ) -> str:
+        """Run a command that keeps running after this call and after the agent run.
+
+        Foreground waits up to `timeout` seconds (at most 270) for the command to
+        exit, then returns handles to the same still-running process. Background
+        returns the handles immediately. Both return the PID, the path of the
+        combined stdout/stderr log, and the path of a JSON status file whose
+        `exit_code` is null until the command exits. Read those files with your
+        other tools and stop the process with `kill` and the returned PID; no
+        notification arrives when it finishes.
+
+        Args:
+            ctx: The current agent run context.
+            command: The shell command to run.
+            mode: `foreground` to wait, `background` to return at once.
+            timeout: Seconds to wait in foreground mode (default: the configured timeout).
+        """
+        self._check_command(command)
+        local = local_backend(ctx.workspace)
+        cwd = str(local._ensure_alive()) if local is not None else await ctx.workspace.working_dir()  # pyright: ignore[reportPrivateUsage]
+        return await run_persistent_command(
+            ctx,
+            local,
+            command,
+            base=await self._jobs_base(ctx),
+            cwd=cwd,
+            env=self._resolve_env(),
+            mode=mode,
+            timeout=self._default_timeout if timeout is None else timeout,
+        )
+
+    @recoverable
+    async def start_command(self, ctx: RunContext[AgentDepsT], command: str) -> str:
+        """Start a long-running command in the background (e.g. a server or watcher).
+
+        The command keeps running, after this run too, until it exits or
+        `stop_command(command_id)` stops it; call `stop_command` when done to
+        also remove its output files.
+
+        Args:
+            ctx: The current agent run context.
+            command: The shell command to run in the background.
+
+        Returns:
+            A message containing the unique command ID for later check/stop calls.
+        """
+        self._check_command(command)
+        job_id = None
+        if ctx.run_id is not None and ctx.tool_call_id is not None:
+            job_id = hashlib.sha256(f'{ctx.run_id}:{ctx.tool_call_id}'.encode()).hexdigest()[:32]
+        job = await launch(
+            ctx.workspace,
+            local_backend(ctx.workspace),
+            command,
+            base=await self._jobs_base(ctx),
+            cwd=await self._cwd_for(ctx),
+            env=self._resolve_env(),
+            combined=False,
+            file_limit=self._max_file_bytes,
+            job_id=job_id,
+        )
+        return f'Started background command: {command!r}\nID: {posixpath.basename(job.directory)}'
+
+    async def _job(self, ctx: RunContext[AgentDepsT], command_id: str) -> Job | None:
+        if not _COMMAND_ID.fullmatch(command_id):
+            return None
+        directory = posixpath.join(await self._jobs_base(ctx), command_id)
+        return await attach(ctx.workspace, directory, combined=False, local=local_backend(ctx.workspace) is not None)
+
+    @recoverable
+    async def check_command(self, ctx: RunContext[AgentDepsT], command_id: str) -> str:
+        """Check the status and recent output of a background command.
+
+        Args:
+            ctx: The current agent run context.
+            command_id: The ID returned by start_command.
+
+        Returns:
+            Status and recent output of the background command.
+        """
+        job = await self._job(ctx, command_id)
+        if job is None:
+            return f'[Error: unknown command ID {command_id!r}]'
+        running, exit_code = await job.status()
+        stdout, stderr = await job.tails(self._max_output_chars * _BYTES_PER_CHAR)
+        parts = [labelled(stdout, stderr, empty='(no output yet)'), f'[status: {"running" if running else "finished"}]']
+        if exit_code is not None:
+            parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
+        return '\n'.join(parts)
+
+    @recoverable
+    async def stop_command(self, ctx: RunContext[AgentDepsT], command_id: str) -> str:
+        """Stop a background command and return its final output.
+
+        Args:
+            ctx: The current agent run context.
+            command_id: The ID returned by start_command.
+
+        Returns:
+            Final output and exit status of the stopped command.
+        """
+        job = await self._job(ctx, command_id)
+        if job is None:
+            return f'[Error: unknown command ID {command_id!r}]'
+        running, exit_code = await job.status()
+        if running or job.pgid is not None:
+            with anyio.CancelScope(shield=True):
+                await job.kill()
+                _, exit_code = await job.status()
+        stdout, stderr = await job.tails(self._max_output_chars * _BYTES_PER_CHAR)
+        await job.cleanup()
+        parts = [labelled(stdout, stderr, empty='(no output)'), '[stopped]']
+        if exit_code is not None:
+            parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
+        return '\n'.join(parts)

@@ -1,0 +1,282 @@
+//! Foreground commands: run `/bin/sh -c script`, capture the tail of stdout and stderr, and
+//! stop the whole process group on timeout or when the caller gives up.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::group::{signal_group, stop_group};
+use super::spawn::{spawn_shell, Sink};
+use super::tail::TailBuffer;
+use crate::error::{Error, Result};
+
+/// How long a timed-out command's group gets between `SIGTERM` and `SIGKILL`.
+pub const TIMEOUT_GRACE: Duration = Duration::from_millis(100);
+
+/// How long output is still read after the command exits, for children that keep its pipes
+/// open (`sleep 30 & echo done`); the same bound as `LocalWorkspaceBackend`'s.
+pub const OUTPUT_DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Bytes read from a pipe at once.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// The script for `/bin/sh -c`.
+    pub script: Vec<u8>,
+    /// The directory the shell starts in.
+    pub cwd: PathBuf,
+    /// The complete environment, as `(name, value)` bytes.
+    pub env: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Time until the group is stopped; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// Per-file size limit (`RLIMIT_FSIZE`) in bytes, before rounding to blocks.
+    pub max_file_bytes: Option<u64>,
+    /// Bytes kept from the end of each of stdout and stderr.
+    pub tail_bytes: usize,
+}
+
+/// How a foreground command ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Exit status as a shell reports it: the code, or `128 + signal`.
+    pub exit_code: i32,
+    /// The last `tail_bytes` of stdout.
+    pub stdout: Vec<u8>,
+    /// The last `tail_bytes` of stderr.
+    pub stderr: Vec<u8>,
+    /// Bytes written to stdout in total.
+    pub stdout_total: u64,
+    /// Bytes written to stderr in total.
+    pub stderr_total: u64,
+    /// Whether the timeout stopped the command (then `exit_code` is how it died).
+    pub timed_out: bool,
+}
+
+/// Exit status as a shell reports it: the code, or `128 + signal` for a signal death.
+pub fn shell_exit_code(status: ExitStatus) -> i32 {
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+/// One foreground command: [`Foreground::run`] blocks until it ends; [`Foreground::kill`]
+/// (from any thread, or dropping the handle) kills its whole process group at once.
+#[derive(Debug, Default)]
+pub struct Foreground {
+    killed: AtomicBool,
+    notify: Notify,
+}
+
+impl Foreground {
+    /// A handle that has not started anything yet.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Foreground::default())
+    }
+
+    /// Kills the command's process group (`SIGKILL`); before the spawn, prevents it.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        self.notify.notify_one();
+    }
+
+    /// Spawns the command and waits for it, on the calling thread.
+    ///
+    /// Errors: the spawn's OS error (`ErrorKind::Io`), or `Cancelled` after [`Foreground::kill`].
+    pub fn run(&self, spec: RunSpec) -> Result<RunOutcome> {
+        super::block_on(self.run_async(spec))
+    }
+
+    async fn run_async(&self, spec: RunSpec) -> Result<RunOutcome> {
+        if self.killed.load(Ordering::SeqCst) {
+            return Err(Error::cancelled());
+        }
+        let started = Instant::now();
+        let args = vec![b"-c".to_vec(), spec.script];
+        let spawned = spawn_shell(
+            &args,
+            &spec.cwd,
+            &spec.env,
+            spec.max_file_bytes,
+            Sink::Pipe,
+            Sink::Pipe,
+        )
+        .map_err(|e| {
+            Error::io(
+                &e,
+                format!("Unable to start the command: {}", os_reason(&e)),
+            )
+        })?;
+        let mut child = spawned.child;
+        let pgid = child.id();
+        let stdout = Arc::new(Mutex::new(TailBuffer::new(spec.tail_bytes)));
+        let stderr = Arc::new(Mutex::new(TailBuffer::new(spec.tail_bytes)));
+        let readers = [
+            spawned
+                .stdout
+                .map(|p| tokio::spawn(read_into(p, stdout.clone()))),
+            spawned
+                .stderr
+                .map(|p| tokio::spawn(read_into(p, stderr.clone()))),
+        ];
+        let deadline = spec.timeout.map(|t| started + t);
+        let until_deadline = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+
+        enum Ended {
+            Exited(std::io::Result<ExitStatus>),
+            TimedOut,
+            Killed,
+        }
+        let ended = tokio::select! {
+            status = child.wait() => Ended::Exited(status),
+            _ = until_deadline => Ended::TimedOut,
+            _ = self.notify.notified() => Ended::Killed,
+        };
+
+        let (status, timed_out, drain) = match ended {
+            Ended::Exited(status) => {
+                let grace = Instant::now() + OUTPUT_DRAIN_GRACE;
+                let drain_until = deadline.map_or(grace, |d| d.min(grace));
+                (status, false, drain_until)
+            }
+            Ended::TimedOut => {
+                let _ = stop_group(pgid, TIMEOUT_GRACE).await;
+                let status = child.wait().await;
+                (status, true, Instant::now() + TIMEOUT_GRACE)
+            }
+            Ended::Killed => {
+                let _ = signal_group(pgid, Some(Signal::SIGKILL));
+                let _ = child.wait().await;
+                for reader in readers.into_iter().flatten() {
+                    reader.abort();
+                }
+                return Err(Error::cancelled());
+            }
+        };
+        let status = status.map_err(|e| {
+            Error::io(
+                &e,
+                format!("Unable to wait for the command: {}", os_reason(&e)),
+            )
+        })?;
+        for reader in readers.into_iter().flatten() {
+            let abort = reader.abort_handle();
+            tokio::select! {
+                _ = reader => {}
+                _ = tokio::time::sleep_until(drain) => abort.abort(),
+                _ = self.notify.notified() => { abort.abort(); return Err(Error::cancelled()); }
+            }
+        }
+        let take = |buf: &Arc<Mutex<TailBuffer>>| {
+            let buf = std::mem::replace(&mut *buf.lock().unwrap(), TailBuffer::new(0));
+            (buf.total(), buf.into_vec())
+        };
+        let (stdout_total, stdout) = take(&stdout);
+        let (stderr_total, stderr) = take(&stderr);
+        Ok(RunOutcome {
+            exit_code: shell_exit_code(status),
+            stdout,
+            stderr,
+            stdout_total,
+            stderr_total,
+            timed_out,
+        })
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The OS's description of `err` without any path.
+pub fn os_reason(err: &std::io::Error) -> String {
+    match err.raw_os_error() {
+        Some(code) => nix::errno::Errno::from_raw(code).desc().to_string(),
+        None => err.kind().to_string(),
+    }
+}
+
+async fn read_into(mut pipe: impl AsyncRead + Unpin + Send, buf: Arc<Mutex<TailBuffer>>) {
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        match pipe.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.lock().unwrap().push(&chunk[..n]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(script: &str, timeout: Option<Duration>) -> RunSpec {
+        RunSpec {
+            script: script.as_bytes().to_vec(),
+            cwd: std::env::temp_dir(),
+            env: vec![(b"PATH".to_vec(), b"/usr/bin:/bin".to_vec())],
+            timeout,
+            max_file_bytes: None,
+            tail_bytes: 8,
+        }
+    }
+
+    #[test]
+    fn captures_tails_and_exit_codes() {
+        let cases = [
+            (
+                "echo hello; echo oops >&2; exit 3",
+                3,
+                &b"hello\n"[..],
+                &b"oops\n"[..],
+            ),
+            ("printf 0123456789abcdef", 0, &b"89abcdef"[..], &b""[..]),
+            ("kill -9 $$", 137, &b""[..], &b""[..]),
+        ];
+        for (script, code, out, err) in cases {
+            let outcome = Foreground::new().run(spec(script, None)).unwrap();
+            assert_eq!(
+                (outcome.exit_code, &outcome.stdout[..], &outcome.stderr[..]),
+                (code, out, err),
+                "{script}"
+            );
+            assert!(!outcome.timed_out);
+        }
+    }
+
+    #[test]
+    fn timeout_stops_the_group() {
+        let outcome = Foreground::new()
+            .run(spec(
+                "echo start; sleep 100 & sleep 100",
+                Some(Duration::from_millis(200)),
+            ))
+            .unwrap();
+        assert!(outcome.timed_out);
+        assert_eq!(outcome.stdout, b"start\n");
+        assert_eq!(outcome.exit_code, 143);
+    }
+
+    #[test]
+    fn kill_before_run_cancels() {
+        let fg = Foreground::new();
+        fg.kill();
+        assert!(fg.run(spec("true", None)).is_err());
+    }
+}

@@ -1,0 +1,365 @@
+//! Background jobs: commands that outlive the call (and the Python process) that started them.
+//!
+//! A job is one owner-only directory `<base>/<id>/` holding the command's logs (`stdout.log`
+//! and `stderr.log`, or one `output.log`), `status.json` (`{"pid": <wrapper pid>,
+//! "exit_code": null | N}`) and `handle` (`<pid> <process group>`), the same files and
+//! formats the reference's jobs use, so a later run (or process) can check or stop a job by
+//! its directory. A small `sh` wrapper, started in its own session, runs the command and
+//! publishes its exit status; the supervisor reaps the wrapper while this process lives.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::sync::watch;
+
+use super::foreground::os_reason;
+use super::group::{signal_group, wait_group_gone};
+use super::spawn::{file_limit_allowed, spawn_shell, Sink};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Seconds a job gets to exit after `SIGTERM` before its group gets `SIGKILL`.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// The wrapper script: `$1` job directory, `$2` log mode (`combined` or `separate`), `$3`
+/// the command, `$4` non-empty when the per-file limit could not be applied.
+///
+/// The wrapper publishes the running status and then closes its stdout, a pipe the
+/// launcher reads to its end: once it returns, the trap is in place and the status exists.
+/// The `TERM` trap keeps the wrapper alive long enough to publish how the command ended
+/// (`143` for a `SIGTERM` stop); the command itself keeps default signal handling. A `stop`
+/// file created before the signal covers a `SIGTERM` landing before the command starts.
+pub const WRAPPER: &str = r#"dir=$1
+publish() {
+  printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp" && mv -f "$dir/status.tmp" "$dir/status.json"
+}
+trap : TERM
+printf '{"pid": %s, "exit_code": null}' "$$" > "$dir/status.json"
+exec > /dev/null
+if [ "$2" = combined ]; then out="$dir/output.log"; err="$dir/output.log"; else out="$dir/stdout.log"; err="$dir/stderr.log"; fi
+if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >> "$err"; publish 1; exit 1; fi
+(
+  [ ! -e "$dir/stop" ] || exit 143
+  exec sh -c "$3"
+) < /dev/null >> "$out" 2>> "$err"
+publish $?
+"#;
+
+/// Where a job's process lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobHandle {
+    /// The wrapper's PID, also the PID in `status.json`.
+    pub pid: i32,
+    /// The process group to signal; `None` when only the PID may be signalled.
+    pub pgid: Option<i32>,
+}
+
+/// What [`launch`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// A new job runs.
+    Started(JobHandle),
+    /// The directory already existed (an exclusive launch): nothing was started.
+    Exists,
+}
+
+/// A job to start.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    /// The job directory, created here (owner-only); its parent must exist.
+    pub dir: PathBuf,
+    /// The directory the command starts in.
+    pub cwd: PathBuf,
+    /// The complete environment.
+    pub env: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The command, run with `sh -c`.
+    pub command: Vec<u8>,
+    /// One `output.log` for both streams, rather than `stdout.log` and `stderr.log`.
+    pub combined: bool,
+    /// Per-file size limit in bytes for the command and its logs.
+    pub max_file_bytes: Option<u64>,
+    /// Refuse an existing directory ([`Launch::Exists`]) rather than reuse it.
+    pub exclusive: bool,
+}
+
+fn exits() -> &'static Mutex<HashMap<i32, watch::Receiver<bool>>> {
+    static EXITS: OnceLock<Mutex<HashMap<i32, watch::Receiver<bool>>>> = OnceLock::new();
+    EXITS.get_or_init(Default::default)
+}
+
+fn io_err(e: &std::io::Error, what: &str) -> Error {
+    Error::io(e, format!("{what}: {}", os_reason(e)))
+}
+
+/// Starts a job: creates its directory and logs, spawns the wrapper in its own session,
+/// waits for it to publish `{"pid": ..., "exit_code": null}`, and writes `handle`. The wrapper is reaped by the supervisor while this process lives.
+///
+/// Errors: the OS errors of creating the files or spawning (`ErrorKind::Io`).
+pub fn launch(spec: LaunchSpec) -> Result<Launch> {
+    let mut builder = fs::DirBuilder::new();
+    builder.mode(0o700).recursive(!spec.exclusive);
+    match builder.create(&spec.dir) {
+        Ok(()) => {}
+        Err(e) if spec.exclusive && e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Ok(Launch::Exists)
+        }
+        Err(e) => return Err(io_err(&e, "Unable to create the job directory")),
+    }
+    let logs: &[&str] = if spec.combined {
+        &["output.log"]
+    } else {
+        &["stdout.log", "stderr.log"]
+    };
+    for log in logs {
+        fs::File::create(spec.dir.join(log))
+            .map_err(|e| io_err(&e, "Unable to create the job log"))?;
+    }
+    let unlimited = spec.max_file_bytes.is_some_and(|b| !file_limit_allowed(b));
+    let limit = if unlimited { None } else { spec.max_file_bytes };
+    let args: Vec<Vec<u8>> = vec![
+        b"-c".to_vec(),
+        WRAPPER.as_bytes().to_vec(),
+        b"sh".to_vec(),
+        spec.dir.as_os_str().as_encoded_bytes().to_vec(),
+        if spec.combined {
+            b"combined".to_vec()
+        } else {
+            b"separate".to_vec()
+        },
+        spec.command,
+        if unlimited { b"1".to_vec() } else { Vec::new() },
+    ];
+    let handle = super::block_on(async {
+        let spawned = spawn_shell(&args, &spec.cwd, &spec.env, limit, Sink::Pipe, Sink::Null)
+            .map_err(|e| io_err(&e, "Unable to start the command"))?;
+        let mut child = spawned.child;
+        let pid = child.id();
+        if let Some(mut ready) = spawned.stdout {
+            let mut sink = Vec::new();
+            let _ = tokio::io::AsyncReadExt::read_to_end(&mut ready, &mut sink).await;
+        }
+        let (tx, rx) = watch::channel(false);
+        exits().lock().unwrap().insert(pid, rx);
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+            let _ = tx.send(true);
+            exits().lock().unwrap().remove(&pid);
+        });
+        Ok::<_, Error>(JobHandle {
+            pid,
+            pgid: Some(pid),
+        })
+    })?;
+    // The reference's launcher leaves this marker once the wrapper runs; kept for identical job files.
+    fs::File::create(spec.dir.join("launch.ready"))
+        .map_err(|e| io_err(&e, "Unable to write the job files"))?;
+    write_handle(&spec.dir, handle).map_err(|e| io_err(&e, "Unable to write the job handle"))?;
+    Ok(Launch::Started(handle))
+}
+
+fn write_handle(dir: &Path, handle: JobHandle) -> std::io::Result<()> {
+    let group = handle.pgid.map_or("-".to_string(), |g| g.to_string());
+    let tmp = dir.join("handle.tmp");
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(format!("{} {group}\n", handle.pid).as_bytes())?;
+    fs::rename(tmp, dir.join("handle"))
+}
+
+/// The job in `dir`, from its `handle` file; `None` when there is none (or it is malformed).
+pub fn attach(dir: &Path) -> Option<JobHandle> {
+    let text = fs::read(dir.join("handle")).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    if fields.len() != 2 || !fields[0].bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let pid = fields[0].parse().ok()?;
+    let pgid = if fields[1].bytes().all(|b| b.is_ascii_digit()) {
+        fields[1].parse().ok()
+    } else {
+        None
+    };
+    Some(JobHandle { pid, pgid })
+}
+
+/// `status.json` as published, or `None` before the first publication.
+pub fn status_text(dir: &Path) -> Option<String> {
+    fs::read(dir.join("status.json"))
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// The published exit code in a status text, `None` while the job runs (or the text is junk).
+pub fn exit_code(status: &str) -> Option<i64> {
+    let value: serde_json::Value = serde_json::from_str(status).ok()?;
+    value.get("exit_code")?.as_i64()
+}
+
+/// The size of the file at `path` in bytes; 0 when it is missing.
+pub fn size(path: &Path) -> u64 {
+    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Up to `length` bytes of `path` from `offset`; empty when the file is missing.
+///
+/// Errors: a log that exists but cannot be read (`ErrorKind::Io`).
+pub fn read_at(path: &Path, offset: u64, length: u64) -> Result<Vec<u8>> {
+    let mut file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(&e, "Unable to read the job log")),
+    };
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| io_err(&e, "Unable to read the job log"))?;
+    let mut out = Vec::new();
+    file.take(length)
+        .read_to_end(&mut out)
+        .map_err(|e| io_err(&e, "Unable to read the job log"))?;
+    Ok(out)
+}
+
+/// The last `max_bytes` bytes of `path`.
+pub fn tail(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
+    let size = size(path);
+    let start = size.saturating_sub(max_bytes);
+    read_at(path, start, size - start)
+}
+
+fn signal(dir: &Path, handle: JobHandle, sig: Option<Signal>) -> Result<bool> {
+    if sig.is_some() {
+        // Checked by the wrapper before the command starts: a signal can land before its handler.
+        let _ = fs::File::create(dir.join("stop"));
+    }
+    let sent = match handle.pgid {
+        Some(pgid) => signal_group(pgid, sig),
+        None => nix::sys::signal::kill(nix::unistd::Pid::from_raw(handle.pid), sig)
+            .map(|_| true)
+            .or_else(|e| {
+                if e == nix::errno::Errno::ESRCH {
+                    Ok(false)
+                } else {
+                    Err(e)
+                }
+            }),
+    };
+    sent.map_err(|e| {
+        Error::io(
+            &std::io::Error::from_raw_os_error(e as i32),
+            format!("Unable to signal job {}: {}", handle.pid, e.desc()),
+        )
+    })
+}
+
+/// Stops the job: `SIGTERM` to its group, up to `grace` for it to go, then `SIGKILL`.
+///
+/// Returns `false` when nothing was left to signal. Errors: a refused signal.
+pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
+    if !signal(dir, handle, Some(Signal::SIGTERM))? {
+        return Ok(false);
+    }
+    let Some(pgid) = handle.pgid else {
+        return Ok(true);
+    };
+    let finished = status_text(dir).and_then(|s| exit_code(&s)).is_some();
+    if finished {
+        // The wrapper is done; whatever is left in the group gets no grace.
+        if signal(dir, handle, None)? {
+            signal(dir, handle, Some(Signal::SIGKILL))?;
+        }
+        return Ok(true);
+    }
+    if !super::block_on(wait_group_gone(pgid, grace)) {
+        signal(dir, handle, Some(Signal::SIGKILL))?;
+    }
+    Ok(true)
+}
+
+/// Waits up to `timeout` for the wrapper `pid` (started by this process) to exit; returns
+/// whether it has. For a job started elsewhere it returns `true` at once when the PID is gone,
+/// else waits out `timeout` and returns `false` (the caller then reads the status file).
+pub fn wait_exit(pid: i32, timeout: Duration) -> bool {
+    let rx = exits().lock().unwrap().get(&pid).cloned();
+    super::block_on(async move {
+        match rx {
+            Some(mut rx) => tokio::time::timeout(timeout, rx.wait_for(|done| *done))
+                .await
+                .is_ok(),
+            None => {
+                // Not (or no longer) ours to reap: gone already, or poll its status later.
+                let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
+                if alive {
+                    tokio::time::sleep(timeout).await;
+                }
+                !alive
+            }
+        }
+    })
+}
+
+/// Removes the job directory; a missing one is not an error.
+pub fn cleanup(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::new(
+            ErrorKind::Io(e.kind()),
+            format!("Unable to remove the job files: {}", os_reason(&e)),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(dir: &Path, command: &str) -> LaunchSpec {
+        LaunchSpec {
+            dir: dir.join("job"),
+            cwd: dir.to_path_buf(),
+            env: vec![(b"PATH".to_vec(), b"/usr/bin:/bin".to_vec())],
+            command: command.as_bytes().to_vec(),
+            combined: false,
+            max_file_bytes: None,
+            exclusive: true,
+        }
+    }
+
+    #[test]
+    fn job_runs_publishes_and_stops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let Launch::Started(handle) = launch(spec(tmp.path(), "echo hi; exit 4")).unwrap() else {
+            panic!()
+        };
+        let dir = tmp.path().join("job");
+        assert_eq!(attach(&dir), Some(handle));
+        assert!(wait_exit(handle.pid, Duration::from_secs(10)));
+        let status = status_text(&dir).unwrap();
+        assert_eq!(
+            status,
+            format!("{{\"pid\": {}, \"exit_code\": 4}}", handle.pid)
+        );
+        assert_eq!(tail(&dir.join("stdout.log"), 100).unwrap(), b"hi\n");
+        assert_eq!(launch(spec(tmp.path(), "true")).unwrap(), Launch::Exists);
+
+        cleanup(&dir).unwrap();
+        let Launch::Started(handle) = launch(spec(tmp.path(), "sleep 100 & sleep 100")).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(exit_code(&status_text(&dir).unwrap()), None);
+        assert!(kill(&dir, handle, KILL_GRACE).unwrap());
+        assert!(wait_exit(handle.pid, Duration::from_secs(10)));
+        assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(143));
+        assert!(!super::super::group::group_alive(handle.pid));
+    }
+}

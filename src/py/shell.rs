@@ -1,0 +1,190 @@
+//! Python bindings of the process supervisor ([`crate::process`]): a foreground command
+//! handle and the background job operations. Every blocking call releases the GIL.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::process::foreground::{Foreground, RunSpec};
+use crate::process::job::{self, JobHandle, Launch, LaunchSpec};
+
+type EnvPairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn env_pairs(env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>) -> PyResult<EnvPairs> {
+    env.into_iter()
+        .map(|(k, v)| {
+            let (k, v) = (k.as_bytes().to_vec(), v.as_bytes().to_vec());
+            if k.contains(&0) || v.contains(&0) {
+                return Err(PyValueError::new_err("embedded null byte"));
+            }
+            if k.is_empty() || k.contains(&b'=') {
+                return Err(PyValueError::new_err("illegal environment variable name"));
+            }
+            Ok((k, v))
+        })
+        .collect()
+}
+
+fn seconds(value: f64) -> Duration {
+    Duration::try_from_secs_f64(value.max(0.0)).unwrap_or(Duration::MAX)
+}
+
+/// One foreground command: `run(...)` blocks (GIL released) until it ends; `kill()` from any
+/// thread, or dropping the handle, kills its whole process group.
+#[pyclass(name = "ForegroundCommand", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyForegroundCommand {
+    inner: Arc<Foreground>,
+}
+
+#[pymethods]
+impl PyForegroundCommand {
+    #[new]
+    fn new() -> Self {
+        PyForegroundCommand { inner: Foreground::new() }
+    }
+
+    /// Runs `/bin/sh -c script` in `cwd` with exactly `env` and waits for it.
+    ///
+    /// `timeout` is in seconds (`None`: no limit), `max_file_bytes` the per-file size limit,
+    /// `tail_bytes` how much of the end of each stream is kept. Returns `(exit_code,
+    /// stdout_tail, stderr_tail, timed_out)`; exit codes of signal deaths are `128 + N`.
+    /// Raises `OSError` when the spawn fails, `CancelledError` after `kill()`.
+    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes))]
+    #[allow(clippy::too_many_arguments)]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        script: &[u8],
+        cwd: PathBuf,
+        env: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+        timeout: Option<f64>,
+        max_file_bytes: Option<u64>,
+        tail_bytes: usize,
+    ) -> PyResult<(i32, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool)> {
+        if script.contains(&0) {
+            return Err(PyValueError::new_err("embedded null byte"));
+        }
+        let spec = RunSpec {
+            script: script.to_vec(),
+            cwd,
+            env: env_pairs(env)?,
+            timeout: timeout.map(seconds),
+            max_file_bytes,
+            tail_bytes,
+        };
+        let inner = self.inner.clone();
+        let outcome = py.detach(move || inner.run(spec))?;
+        Ok((
+            outcome.exit_code,
+            PyBytes::new(py, &outcome.stdout),
+            PyBytes::new(py, &outcome.stderr),
+            outcome.timed_out,
+        ))
+    }
+
+    /// Kills the command's process group at once (or prevents a spawn not yet made).
+    fn kill(&self) {
+        self.inner.kill();
+    }
+}
+
+fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
+    (h.pid, h.pgid)
+}
+
+/// Starts a background job in `dir` (see `process::job::launch`).
+///
+/// Returns `(pid, pgid)`, or `None` when `exclusive` and the directory already exists.
+#[pyfunction]
+#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, exclusive))]
+#[allow(clippy::too_many_arguments)]
+fn job_launch(
+    py: Python<'_>,
+    dir: PathBuf,
+    cwd: PathBuf,
+    env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>,
+    command: &[u8],
+    combined: bool,
+    max_file_bytes: Option<u64>,
+    exclusive: bool,
+) -> PyResult<Option<(i32, Option<i32>)>> {
+    if command.contains(&0) {
+        return Err(PyValueError::new_err("embedded null byte"));
+    }
+    let spec = LaunchSpec { dir, cwd, env: env_pairs(env)?, command: command.to_vec(), combined, max_file_bytes, exclusive };
+    match py.detach(move || job::launch(spec))? {
+        Launch::Started(h) => Ok(Some(handle_tuple(h))),
+        Launch::Exists => Ok(None),
+    }
+}
+
+/// The `(pid, pgid)` in `dir/handle`, or `None` when there is no usable handle.
+#[pyfunction]
+fn job_attach(py: Python<'_>, dir: PathBuf) -> Option<(i32, Option<i32>)> {
+    py.detach(move || job::attach(&dir)).map(handle_tuple)
+}
+
+/// `dir/status.json` as published (lossily decoded), or `None` before it exists.
+#[pyfunction]
+fn job_status(py: Python<'_>, dir: PathBuf) -> Option<String> {
+    py.detach(move || job::status_text(&dir))
+}
+
+/// Size of the file at `path` in bytes, 0 when missing.
+#[pyfunction]
+fn job_size(py: Python<'_>, path: PathBuf) -> u64 {
+    py.detach(move || job::size(&path))
+}
+
+/// Up to `length` bytes of `path` from `offset` (empty when missing).
+#[pyfunction]
+fn job_read<'py>(py: Python<'py>, path: PathBuf, offset: u64, length: u64) -> PyResult<Bound<'py, PyBytes>> {
+    let data = py.detach(move || job::read_at(&path, offset, length))?;
+    Ok(PyBytes::new(py, &data))
+}
+
+/// The last `max_bytes` bytes of `path` (empty when missing).
+#[pyfunction]
+fn job_tail<'py>(py: Python<'py>, path: PathBuf, max_bytes: u64) -> PyResult<Bound<'py, PyBytes>> {
+    let data = py.detach(move || job::tail(&path, max_bytes))?;
+    Ok(PyBytes::new(py, &data))
+}
+
+/// Stops the job: `SIGTERM` to its group, `grace` seconds, then `SIGKILL`.
+///
+/// Returns whether anything was signalled. Raises `OSError` for a refused signal.
+#[pyfunction]
+fn job_kill(py: Python<'_>, dir: PathBuf, pid: i32, pgid: Option<i32>, grace: f64) -> PyResult<bool> {
+    Ok(py.detach(move || job::kill(&dir, JobHandle { pid, pgid }, seconds(grace)))?)
+}
+
+/// Waits up to `timeout` seconds for the wrapper `pid` to exit; returns whether it has.
+#[pyfunction]
+fn job_wait(py: Python<'_>, pid: i32, timeout: f64) -> bool {
+    py.detach(move || job::wait_exit(pid, seconds(timeout)))
+}
+
+/// Removes the job directory `dir` (a missing one is fine).
+#[pyfunction]
+fn job_cleanup(py: Python<'_>, dir: PathBuf) -> PyResult<()> {
+    Ok(py.detach(move || job::cleanup(&dir))?)
+}
+
+/// Adds the shell classes and functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyForegroundCommand>()?;
+    m.add_function(wrap_pyfunction!(job_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(job_attach, m)?)?;
+    m.add_function(wrap_pyfunction!(job_status, m)?)?;
+    m.add_function(wrap_pyfunction!(job_size, m)?)?;
+    m.add_function(wrap_pyfunction!(job_read, m)?)?;
+    m.add_function(wrap_pyfunction!(job_tail, m)?)?;
+    m.add_function(wrap_pyfunction!(job_kill, m)?)?;
+    m.add_function(wrap_pyfunction!(job_wait, m)?)?;
+    m.add_function(wrap_pyfunction!(job_cleanup, m)?)?;
+    Ok(())
+}

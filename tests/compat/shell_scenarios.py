@@ -1,0 +1,304 @@
+"""Scripted Shell scenarios, run once on `pydantic_ai_harness` and once on `pydantic_ai_harness_rs`.
+
+Standalone (no pytest): `python shell_scenarios.py {ref|ours} OUT.json` runs every scenario
+through a real `Agent` with a scripted `FunctionModel` in fresh temporary workspaces and writes
+`{scenario: normalised results}`. IDs, PIDs and temp paths are replaced by placeholders.
+`tests/compat/test_shell_compat.py` runs it under the reference's venv for both sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.messages import ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+IMPL = sys.argv[1]
+if IMPL == 'ref':
+    import pydantic_ai_harness.shell as shell_mod  # pyright: ignore[reportMissingImports]
+else:
+    import pydantic_ai_harness_rs.shell as shell_mod
+
+Shell = shell_mod.Shell
+WS: Path = Path('.')
+
+
+def norm(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.replace(str(WS), '<ws>')
+        text = re.sub(r'\b[0-9a-f]{32}\b', '<id>', text)
+        text = re.sub(r'"pid": \d+', '"pid": <pid>', text)
+        text = re.sub(r'PID: \d+', 'PID: <pid>', text)
+        text = re.sub(r'kill -- -\d+', 'kill -- -<pid>', text)
+        return text
+    if isinstance(value, list):
+        return [norm(v) for v in value]
+    if isinstance(value, dict):
+        return {k: norm(v) for k, v in value.items()}
+    return value
+
+
+def results_of(messages: Any) -> list[list[str]]:
+    out = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, RetryPromptPart):
+                out.append(['retry', part.content if isinstance(part.content, str) else repr(part.content)])
+            elif isinstance(part, ToolReturnPart):
+                outcome = getattr(part, 'outcome', 'success')
+                kind = {'success': 'return', 'retried': 'retry'}.get(outcome, outcome)
+                out.append([kind, part.content if isinstance(part.content, str) else repr(part.content)])
+    return out
+
+
+async def run(capabilities: list[Any], calls: list[tuple[str, dict[str, Any]]], prefix: str = 'c', **kw: Any) -> Any:
+    events: list[Any] = []
+
+    def step(messages: list[Any]) -> tuple[int, tuple[str, dict[str, Any]]] | None:
+        n = sum(isinstance(m, ModelResponse) for m in messages)
+        return (n, calls[n]) if n < len(calls) else None
+
+    def fn(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        s = step(messages)
+        if s is None:
+            return ModelResponse(parts=[TextPart('done')])
+        return ModelResponse(parts=[ToolCallPart(s[1][0], s[1][1], tool_call_id=f'{prefix}-{s[0]}')])
+
+    async def stream(messages: list[Any], info: AgentInfo) -> Any:
+        s = step(messages)
+        if s is None:
+            yield 'done'
+            return
+        yield {0: DeltaToolCall(name=s[1][0], json_args=json.dumps(s[1][1]), tool_call_id=f'{prefix}-{s[0]}')}
+
+    async def handler(ctx: Any, events_stream: Any) -> None:
+        async for event in events_stream:
+            if getattr(event, 'event_kind', None) == 'capability':
+                fields = {k: getattr(event, k) for k in ('command', 'pid', 'text', 'output_path', 'status_path',
+                                                         'exit_code', 'truncated', 'total_lines') if hasattr(event, k)}
+                if 'pid' in fields:
+                    fields['pid'] = '<pid>'
+                events.append([type(event).__name__, fields])
+
+    agent = Agent(FunctionModel(fn, stream_function=stream), capabilities=capabilities, retries=100)
+    try:
+        result = await agent.run('go', event_stream_handler=handler, **kw)
+    except Exception as e:  # the run aborted: record how
+        return {'error': [type(e).__name__, str(e)]}
+    out: dict[str, Any] = {'results': results_of(result.all_messages())}
+    if events:
+        out['events'] = events
+    return out
+
+
+def fresh() -> Path:
+    global WS
+    WS = Path(tempfile.mkdtemp(prefix='shell-compat-')).resolve()
+    (WS / 'sub').mkdir()
+    return WS
+
+
+def rc(command: str, **kw: Any) -> tuple[str, dict[str, Any]]:
+    return ('run_command', {'command': command, **kw})
+
+
+async def wait_for(path: Path, predicate: Any) -> None:
+    for _ in range(3000):
+        try:
+            if predicate(path.read_text()):
+                return
+        except (OSError, ValueError):
+            pass
+        await asyncio.sleep(0.01)
+
+
+async def scenario_formats() -> Any:
+    ws = fresh()
+    return await run([LocalWorkspace(ws), Shell()], [
+        rc('echo hi'), rc('echo oops >&2'), rc('echo out; echo err >&2; exit 3'), rc('true'), rc('exit 7'),
+        rc('pwd'), rc('kill -9 $$'), rc('no-such-program-xyz'), rc("printf 'h\\303\\251llo \\360\\237\\230\\200\\n'"),
+        rc("printf 'a\\377b\\300\\n'"), rc('cat; echo after'), rc("echo 'unterminated"), rc('printf no-newline'),
+    ])
+
+
+async def scenario_policy() -> Any:
+    ws = fresh()
+    out = {}
+    out['default'] = await run([LocalWorkspace(ws), Shell()], [
+        rc('rm -rf x'), rc("'rm' x"), rc('r""m x'), rc('dd if=/dev/zero'), rc('vi f'), rc('  sudo ls'), rc('ssh h'),
+        rc('man ls'), rc('echo a\x00b'), rc('echo ok'),
+    ])
+    out['allow'] = await run([LocalWorkspace(ws), Shell(allowed_commands=['echo'])], [rc('echo a'), rc('ls'), rc('rm x')])
+    out['operators'] = await run([LocalWorkspace(ws), Shell(denied_operators=['>', '|'])], [
+        rc('echo a > f'), rc('echo a | cat'), rc('echo fine')])
+    out['interactive'] = await run([LocalWorkspace(ws), Shell(allow_interactive=True)], [rc('man-x 2>/dev/null; echo ran')])
+    out['no_denylist'] = await run([LocalWorkspace(ws), Shell(denied_commands=[])], [rc('rm -f nothing; echo ok')])
+    return out
+
+
+async def scenario_truncation() -> Any:
+    ws = fresh()
+    return await run([LocalWorkspace(ws), Shell(max_output_chars=60)], [
+        rc('seq 1 1000; echo boom >&2; exit 1'), rc('seq 1 3'), rc("i=0; while [ $i -lt 200 ]; do printf 'é😀'; i=$((i+1)); done"),
+    ])
+
+
+async def scenario_timeout() -> Any:
+    ws = fresh()
+    return await run([LocalWorkspace(ws), Shell(default_timeout=0.5)], [
+        rc('echo a; echo b >&2; sleep 30'), rc('sleep 30', timeout_seconds=0.3), rc('echo fast', timeout_seconds=5),
+    ])
+
+
+async def scenario_env() -> Any:
+    ws = fresh()
+    shell = Shell(env={'A': '1', 'OPENAI_API_KEY': 'k', 'GOOGLE_X': 'g', 'KEEP': 'me'},
+                  denied_env_patterns=shell_mod.LLM_API_KEY_ENV_PATTERNS)
+    return await run([LocalWorkspace(ws, env={'W': 'ws', 'ANTHROPIC_API_KEY': 'from-ws'}), shell], [
+        rc('echo "$A|$OPENAI_API_KEY|$GOOGLE_X|$KEEP|$W|$ANTHROPIC_API_KEY"'),
+        rc('env | cut -d= -f1 | grep -v -e ^PWD$ -e ^OLDPWD$ -e ^SHLVL$ -e ^_$ | sort'),
+    ])
+
+
+async def scenario_persist_cwd() -> Any:
+    ws = fresh()
+    (ws / 'sub' / 'deep').mkdir()
+    (ws / 'gone').mkdir()
+    return await run([LocalWorkspace(ws), Shell(persist_cwd=True, denied_commands=[])], [
+        rc('cd sub'), rc('pwd'), rc('cd deep && pwd'), rc('cd / ; false'), rc('pwd'), rc('cd ../../gone'),
+        rc('rmdir "$PWD"'), rc('pwd'), rc('pwd'), rc('echo /etc'), rc('pwd'),
+    ])
+
+
+async def scenario_file_limit() -> Any:
+    ws = fresh()
+    return await run([LocalWorkspace(ws), Shell(max_file_bytes=1000)], [
+        rc("printf '%5000s' x > big"), rc('wc -c < big'), rc('head -c 5000 /dev/zero > b2; echo after'),
+        rc("sh -c 'trap \"\" XFSZ; head -c 4096 /dev/zero > f'; exit 3"), rc('echo ok'),
+    ])
+
+
+async def scenario_background() -> Any:
+    ws = fresh()
+    first = await run([LocalWorkspace(ws), Shell()], [
+        ('start_command', {'command': 'echo ready; echo warn >&2; sleep 60'}),
+        ('start_command', {'command': 'echo done; exit 3'}),
+        ('start_command', {'command': 'sleep 61'}),
+    ])
+    ids = [re.search(r'ID: (\w+)', r[1]).group(1) for r in first['results']]  # type: ignore[union-attr]
+    jobs = ws / '.pydantic-ai-harness' / 'shell'
+    await wait_for(jobs / ids[0] / 'stderr.log', lambda t: t == 'warn\n')
+    await wait_for(jobs / ids[1] / 'status.json', lambda t: json.loads(t)['exit_code'] is not None)
+    files = sorted(p.name for p in (jobs / ids[0]).iterdir())
+    second = await run([LocalWorkspace(ws), Shell()], [
+        ('check_command', {'command_id': ids[0]}), ('check_command', {'command_id': ids[1]}),
+        ('check_command', {'command_id': ids[2]}), ('check_command', {'command_id': 'nope'}),
+        ('stop_command', {'command_id': ids[0]}), ('stop_command', {'command_id': ids[1]}),
+        ('stop_command', {'command_id': ids[2]}), ('check_command', {'command_id': ids[0]}),
+    ], prefix='later')
+    left = sorted(p.name for p in jobs.iterdir())
+    return {'first': first, 'files': files, 'second': second, 'left': left,
+            'gitignore': (ws / '.pydantic-ai-harness' / '.gitignore').read_text()}
+
+
+async def scenario_shell_tool() -> Any:
+    ws = fresh()
+    out: dict[str, Any] = {}
+    out['fg'] = await run([LocalWorkspace(ws), Shell(tools=['shell'])], [
+        ('shell', {'command': 'echo out; echo err >&2; exit 2'}),
+        ('shell', {'command': 'seq 1 20000'}),
+        ('shell', {'command': 'true', 'timeout': 0}),
+        ('shell', {'command': 'rm x'}),
+    ])
+    bg = await run([LocalWorkspace(ws), Shell(tools=['shell'])], [('shell', {'command': 'sleep 1; echo hi; sleep 60', 'mode': 'background'})])
+    pid = int(re.search(r'PID: (\d+)', bg['results'][0][1]).group(1))  # type: ignore[union-attr]
+    os.killpg(pid, 15)
+    out['bg'] = bg
+    return out
+
+
+async def scenario_construction() -> Any:
+    cases = {
+        'both': {'allowed_commands': ['ls'], 'denied_commands': ['rm']},
+        'chars': {'max_output_chars': 0},
+        'fsize0': {'max_file_bytes': 0},
+        'fsize_cwd': {'max_file_bytes': 10, 'persist_cwd': True},
+        'fsize_shell': {'max_file_bytes': 10, 'tools': ['shell']},
+        'shell_timeout': {'tools': ['shell'], 'default_timeout': 300},
+        'unknown': {'tools': ['nope']},
+    }
+    out = {}
+    for name, kwargs in cases.items():
+        try:
+            Agent('test', capabilities=[Shell(**kwargs)])
+            out[name] = 'ok'
+        except Exception as e:
+            out[name] = [type(e).__name__, str(e)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        Shell(cwd='x')
+    out['cwd_warning'] = [str(w.message) for w in caught]
+    out['denied_default'] = list(Shell().denied_commands)
+    out['denied_with_allow'] = list(Shell(allowed_commands=['ls']).denied_commands)
+    return out
+
+
+async def scenario_workspace() -> Any:
+    ws = fresh()
+    out: dict[str, Any] = {}
+    out['none'] = await run([Shell()], [rc('echo hi')])
+    tools: list[Any] = []
+
+    def fn(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        tools.append(sorted(
+            [t.name, t.description, t.parameters_json_schema] for t in info.function_tools
+            if t.name in ('run_command', 'start_command', 'check_command', 'stop_command', 'shell')
+        ))
+        return ModelResponse(parts=[TextPart('done')])
+
+    await Agent(FunctionModel(fn), capabilities=[LocalWorkspace(ws, read_only=True), Shell()]).run('go')
+    await Agent(FunctionModel(fn), capabilities=[LocalWorkspace(ws), Shell()]).run('go')
+    await Agent(FunctionModel(fn), capabilities=[LocalWorkspace(ws), Shell(tools=['shell'])]).run('go')
+    out['tools'] = tools
+    return out
+
+
+async def difference_timeout_zero() -> Any:
+    ws = fresh()
+    return await run([LocalWorkspace(ws), Shell()], [rc('echo x', timeout_seconds=0)])
+
+
+async def difference_exit_zero_after_cd() -> Any:
+    ws = fresh()
+    return await run([LocalWorkspace(ws), Shell(persist_cwd=True)], [rc('cd sub; exit 0'), rc('pwd')])
+
+
+async def difference_fifty_mib() -> Any:
+    ws = fresh()
+    return await run([LocalWorkspace(ws), Shell(max_output_chars=200)], [
+        rc("head -c 52428800 /dev/zero | tr '\\0' x; echo; echo LAST")])
+
+
+SCENARIOS = {name.removeprefix('scenario_'): fn for name, fn in globals().items() if name.startswith('scenario_')}
+SCENARIOS.update({name: fn for name, fn in globals().items() if name.startswith('difference_')})
+
+
+async def main() -> None:
+    out = {}
+    only = sys.argv[3:] or [name for name in SCENARIOS if not name.startswith('difference_')]
+    for name in only:
+        out[name] = norm(await SCENARIOS[name]())
+    Path(sys.argv[2]).write_text(json.dumps(out, indent=1, sort_keys=True))
+
+
+asyncio.run(main())
