@@ -13,6 +13,7 @@ pub mod ripgrep;
 pub mod access;
 pub mod diff;
 pub mod fs;
+pub mod fs_ripgrep;
 pub mod hash;
 pub mod path;
 #[cfg(feature = "python")]

@@ -171,7 +171,7 @@ impl FileSystem {
     }
 
     /// Resolves a walker's root: containment and denied patterns, not allowed patterns.
-    fn walk_root(&self, path: &str) -> Result<(Resolved, Option<libc::stat>)> {
+    pub(crate) fn walk_root(&self, path: &str) -> Result<(Resolved, Option<libc::stat>)> {
         let resolved = self.safe_resolve(path, false, false)?;
         let st = match self.root.open_root_if_exists()? {
             Some(beneath) => match beneath.open(&resolved.rel, crate::path::STAT_FLAGS, 0) {

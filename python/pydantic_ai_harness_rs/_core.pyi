@@ -113,6 +113,21 @@ class FileSystemCore:
     def list_directory(self, path: str, *, cancel: CancelToken) -> Outcome: ...
     def search_files(self, pattern: str, path: str, include_glob: str | None, *, cancel: CancelToken) -> Outcome: ...
     def find_files(self, pattern: str, path: str, *, cancel: CancelToken) -> Outcome: ...
+    def list_files(self, path: str, glob: str | None, *, cancel: CancelToken) -> Outcome:
+        """ripgrep's `--files` rules in-process; `count` is the files shown."""
+    def grep(
+        self,
+        pattern: str,
+        path: str,
+        glob: str | None,
+        file_type: str | None,
+        ignore_case: bool,
+        literal: bool,
+        context: int,
+        *,
+        cancel: CancelToken,
+    ) -> Outcome:
+        """ripgrep's search rules in-process; `context` in 0..=20 (checked by the caller)."""
 
     def plan_write(
         self, path: str, content: str, expected_hash: str | None, announce: bool, *, cancel: CancelToken
@@ -137,10 +152,6 @@ def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str
     Raises `NoMatchError` / `AmbiguousMatchError` / `InvalidArgumentError` (empty old_text) with the
     reference's messages (`old_text` for one pair, `replacement N` in a batch); nothing is written."""
 
-# FileSystemCore, ripgrep tools (issue 4): same arguments as the tools.
-#   def list_files(self, path: str, glob: str | None, *, cancel: CancelToken) -> Outcome
-#   def grep(self, pattern: str, path: str, glob: str | None, file_type: str | None,
-#            ignore_case: bool, literal: bool, context: int, *, cancel: CancelToken) -> Outcome
 
 # --- Shell: the process supervisor (src/py/shell.rs) ------------------------------------------
 

@@ -207,6 +207,43 @@ impl PyFileSystemCore {
         run(py, move || fs.file_info(&path, &flag)).map(Into::into)
     }
 
+    /// `list_files` (ripgrep rules, in-process): see `FileSystem::list_files`.
+    #[pyo3(signature = (path, glob, *, cancel))]
+    fn list_files(
+        &self,
+        py: Python<'_>,
+        path: String,
+        glob: Option<String>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || fs.list_files(&path, glob.as_deref(), &flag)).map(Into::into)
+    }
+
+    /// `grep` (ripgrep rules, in-process): see `FileSystem::grep`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (pattern, path, glob, file_type, ignore_case, literal, context, *, cancel))]
+    fn grep(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        path: String,
+        glob: Option<String>,
+        file_type: Option<String>,
+        ignore_case: bool,
+        literal: bool,
+        context: usize,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyOutcome> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        run(py, move || {
+            fs.grep(&pattern, &path, glob.as_deref(), file_type.as_deref(), ignore_case, literal, context, &flag)
+        })
+        .map(Into::into)
+    }
+
     #[pyo3(signature = (path, *, cancel))]
     fn list_directory(
         &self,

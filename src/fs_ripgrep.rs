@@ -1,0 +1,110 @@
+//! `list_files` and `grep` on a [`FileSystem`]: the ripgrep engine ([`crate::ripgrep`]) behind
+//! the same resolution, containment, dotfile rule and access patterns as the other walkers.
+//!
+//! The engine walks the resolved (symlink-free) root without following links, so each path it
+//! yields is real; [`FileSystem::walk_target`] then checks containment and read access, and the
+//! model sees the path relative to `cwd`. Source: `_list_files`, `_grep`, `_ripgrep_entry`,
+//! pydantic_ai_harness/filesystem/_toolset.py (0.36.0), which runs the `rg` executable instead.
+
+use std::path::Path;
+
+use crate::cancel::CancelFlag;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::{FileSystem, Outcome};
+use crate::path::{is_dir, is_reg, Resolved};
+use crate::ripgrep::{self, GrepOptions, ListFilesOptions, Listing};
+use crate::text::py_repr;
+
+impl FileSystem {
+    /// `list_files`: regular files below `path` (relative to `cwd`), recursively, sorted by
+    /// path, with ripgrep's ignore rules and an optional `glob`; at most `max_find_results`,
+    /// then `[... truncated at N files]`; `No files found.` when empty.
+    ///
+    /// Errors: `Path 'p' is not a directory.` (NotFound), containment and denied patterns on
+    /// the root, an invalid glob (InvalidPattern).
+    pub fn list_files(&self, path: &str, glob: Option<&str>, cancel: &CancelFlag) -> Result<Outcome> {
+        let (resolved, is_directory) = self.ripgrep_root(path)?;
+        if !is_directory {
+            return Err(Error::new(ErrorKind::NotFound, format!("Path {} is not a directory.", py_repr(path))));
+        }
+        let options = ListFilesOptions { glob: glob.map(str::to_owned), max_results: self.limits.max_find_results };
+        let authorize = |walked: &Path| self.ripgrep_entry(walked);
+        let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
+        Ok(self.listing_outcome(&resolved, listing, "No files found.", "files", self.limits.max_find_results))
+    }
+
+    /// `grep`: lines matching `pattern` in the file or below the directory `path`, as
+    /// `path:line:text` (context lines `path-line-text`), sorted by path; at most
+    /// `max_search_results` lines, then `[... truncated at N lines]`; `No matches found.`.
+    ///
+    /// `context` is lines before and after each match (the caller checks 0..=20).
+    /// Errors: `Path 'p' is not a file or directory.` (NotFound), a pattern, glob or file type
+    /// ripgrep rejects (InvalidPattern, with ripgrep's message), containment and denied patterns.
+    #[allow(clippy::too_many_arguments)]
+    pub fn grep(
+        &self,
+        pattern: &str,
+        path: &str,
+        glob: Option<&str>,
+        file_type: Option<&str>,
+        ignore_case: bool,
+        literal: bool,
+        context: usize,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
+        let (resolved, _) = self.ripgrep_root(path)?;
+        let options = GrepOptions {
+            pattern: pattern.to_owned(),
+            glob: glob.map(str::to_owned),
+            file_type: file_type.map(str::to_owned),
+            ignore_case,
+            literal,
+            context,
+            max_results: self.limits.max_search_results,
+        };
+        let authorize = |walked: &Path| self.ripgrep_entry(walked);
+        let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
+        Ok(self.listing_outcome(&resolved, listing, "No matches found.", "lines", self.limits.max_search_results))
+    }
+
+    /// The walk root: resolved, contained, not denied (allowed patterns apply to entries only);
+    /// with whether it is a directory. A path that is neither a file nor a directory is NotFound.
+    fn ripgrep_root(&self, path: &str) -> Result<(Resolved, bool)> {
+        let (resolved, st) = self.walk_root(path)?;
+        match st.map(|s| s.st_mode) {
+            Some(mode) if is_dir(mode) => Ok((resolved, true)),
+            Some(mode) if is_reg(mode) => Ok((resolved, false)),
+            _ => Err(Error::new(ErrorKind::NotFound, format!("Path {} is not a file or directory.", py_repr(path)))),
+        }
+    }
+
+    /// `_ripgrep_entry`: drop a walked path outside the root or unreadable; else its name
+    /// relative to `cwd`. The engine has already dropped paths with a dot component below the
+    /// directory it walks (the dotfile rule), and yields only real paths (it follows no links).
+    fn ripgrep_entry(&self, walked: &Path) -> Option<String> {
+        let target = self.walk_target(walked, true)?;
+        Some(self.root.rel_to_cwd(&target.abs))
+    }
+
+    fn listing_outcome(&self, root: &Resolved, listing: Listing, empty: &str, unit: &str, cap: usize) -> Outcome {
+        let count = listing.lines.len();
+        let mut text = listing.lines.join("\n");
+        if listing.truncated {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("[... truncated at {cap} {unit}]"));
+        }
+        if text.is_empty() {
+            text = empty.to_owned();
+        }
+        Outcome {
+            text,
+            path: root.rel_str(),
+            content_hash: None,
+            count,
+            truncated: listing.truncated,
+            emit: true,
+        }
+    }
+}
