@@ -39,6 +39,13 @@ impl Pattern {
     ///
     /// Errors: `ErrorKind::InvalidPattern` `Invalid regex pattern: <message>`.
     pub fn new(pattern: &str) -> Result<Self> {
+        // Escapes Python rejects but the Rust engines accept (`\\p{L}`, `\\z`, ...).
+        if let Some(msg) = bad_escape(pattern) {
+            return Err(Error::new(
+                ErrorKind::InvalidPattern,
+                format!("Invalid regex pattern: {msg}"),
+            ));
+        }
         let translated = translate(pattern);
         match regex::RegexBuilder::new(&translated)
             .size_limit(64 << 20)
@@ -82,6 +89,44 @@ impl Pattern {
             Pattern::Fancy(r) => r.is_match(line).unwrap_or(false),
         }
     }
+}
+
+/// Python's `bad escape \\X at position N` for an ASCII-letter escape `re` does not know.
+fn bad_escape(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut in_class = false;
+    let mut class_start = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                let &e = chars.get(i + 1)?;
+                let known = if in_class {
+                    "abfnrtvxuUNdDsSwW"
+                } else {
+                    "AbBdDsSwWZabfnrtvxuUN"
+                };
+                if e.is_ascii_alphabetic() && !known.contains(e) {
+                    return Some(format!("bad escape \\{e} at position {i}"));
+                }
+                i += 2;
+                continue;
+            }
+            '[' if !in_class => {
+                in_class = true;
+                class_start = i;
+            }
+            ']' if in_class
+                && i > class_start + 1
+                && !(i == class_start + 2 && chars[class_start + 1] == '^') =>
+            {
+                in_class = false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Python's `re.error` text for the common syntax errors: unbalanced parentheses, an
