@@ -10,7 +10,6 @@
 //! are assembled in walk order and the search stops once one match past the cap is known.
 
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -23,7 +22,7 @@ use crate::fs::{FileSystem, Outcome};
 use crate::hash::is_binary;
 use crate::path::{fstat, is_reg, READ_FLAGS};
 use crate::text::{has_rare_terminator, terminator_at};
-use crate::walk::{has_hidden_component, Kind};
+use crate::walk::{has_hidden_component, sort_key, Kind, Walker};
 
 /// A compiled search pattern.
 #[derive(Debug)]
@@ -445,15 +444,6 @@ pub fn matching_lines(
     (out, false)
 }
 
-/// A sort key equal to Python's component-wise `Path` order: bytes with `/` lowest.
-fn sort_key(rel: &Path) -> Vec<u8> {
-    rel.as_os_str()
-        .as_bytes()
-        .iter()
-        .map(|&b| if b == b'/' { 0 } else { b })
-        .collect()
-}
-
 /// Matches kept by file sort key, trimmed so only the first `max + 1` in order remain.
 #[derive(Default)]
 struct Kept {
@@ -596,45 +586,9 @@ impl FileSystem {
                 search_one(&resolved.abs, &resolved.rel, Kind::File, &mut Vec::new());
             }
             Some(m) if m.is_dir() && !has_hidden_component(&resolved.rel) => {
-                let root_abs = self.root.real_root();
-                let walker = ignore::WalkBuilder::new(&resolved.abs)
-                    .standard_filters(false)
-                    .hidden(false)
-                    .follow_links(false)
-                    .threads(
-                        std::thread::available_parallelism()
-                            .map(|t| t.get())
-                            .unwrap_or(1)
-                            .clamp(1, 8),
-                    )
-                    .filter_entry(|e| {
-                        e.depth() == 0 || e.file_name().as_bytes().first() != Some(&b'.')
-                    })
-                    .build_parallel();
-                walker.run(|| {
-                    let search_one = &search_one;
-                    let mut buf = Vec::new();
-                    Box::new(move |entry| {
-                        if cancel.is_cancelled() {
-                            return ignore::WalkState::Quit;
-                        }
-                        let Ok(entry) = entry else {
-                            return ignore::WalkState::Continue;
-                        };
-                        if entry.depth() == 0 {
-                            return ignore::WalkState::Continue;
-                        }
-                        let kind = match entry.file_type() {
-                            Some(ft) if ft.is_file() => Kind::File,
-                            Some(ft) if ft.is_symlink() => Kind::Symlink,
-                            _ => return ignore::WalkState::Continue,
-                        };
-                        if let Ok(rel) = entry.path().strip_prefix(root_abs) {
-                            search_one(entry.path(), rel, kind, &mut buf);
-                        }
-                        ignore::WalkState::Continue
-                    })
-                });
+                Walker::new(self, &resolved).for_each_with(cancel, Vec::new, |buf, entry| {
+                    search_one(entry.abs, entry.rel, entry.kind, buf);
+                })?;
             }
             Some(m) if m.is_file() || m.is_dir() => {}
             // The document: a failed operation emits no event; the reference answers
