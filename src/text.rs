@@ -156,6 +156,24 @@ pub fn has_rare_terminator(s: &[u8]) -> bool {
     false
 }
 
+/// Whether any byte of `s` can start a terminator other than `\n` and `\r` (vectorizable).
+pub fn has_terminator_besides_crlf(s: &[u8]) -> bool {
+    let mut acc = 0u8;
+    for chunk in s.chunks(64) {
+        for &b in chunk {
+            acc |= (b == 0x0b) as u8
+                | (b == 0x0c) as u8
+                | (b.wrapping_sub(0x1c) < 3) as u8
+                | (b == 0xC2) as u8
+                | (b == 0xE2) as u8;
+        }
+        if acc != 0 {
+            return true;
+        }
+    }
+    false
+}
+
 /// Python's `str.splitlines(keepends=True)` over `s`.
 pub fn split_lines_keepends(s: &str) -> Vec<&str> {
     let bytes = s.as_bytes();
