@@ -21,7 +21,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::{FileSystem, Outcome};
 use crate::hash::is_binary;
 use crate::path::{fstat, is_reg, READ_FLAGS};
-use crate::text::{has_rare_terminator, terminator_at};
+use crate::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
 use crate::walk::{has_hidden_component, sort_key, Kind, Walker};
 
 /// A compiled search pattern.
@@ -353,6 +353,22 @@ fn count_terminators(s: &[u8]) -> usize {
         if !has_rare_terminator(&s[i..end]) {
             count += memchr::memchr_iter(b'\n', &s[i..end]).count();
             i = end;
+            continue;
+        }
+        if !has_terminator_besides_crlf(&s[i..end]) {
+            // `\r\n` counts once; a pair may end just past the block.
+            let mut skip = i;
+            for p in memchr::memchr2_iter(b'\n', b'\r', &s[i..end]) {
+                let j = i + p;
+                if j < skip {
+                    continue;
+                }
+                count += 1;
+                if s[j] == b'\r' && s.get(j + 1) == Some(&b'\n') {
+                    skip = j + 2;
+                }
+            }
+            i = end.max(skip);
             continue;
         }
         let mut j = i;
