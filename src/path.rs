@@ -475,7 +475,9 @@ impl Beneath {
                         return walked;
                     }
                     r => {
-                        OPENAT2.store(1, Ordering::Relaxed);
+                        if OPENAT2.load(Ordering::Relaxed) == 0 {
+                            OPENAT2.store(1, Ordering::Relaxed);
+                        }
                         return r;
                     }
                 }
