@@ -465,8 +465,19 @@ impl Beneath {
                     Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
                         OPENAT2.store(2, Ordering::Relaxed)
                     }
+                    // Some seccomp profiles refuse unknown syscalls with EPERM: if the
+                    // portable walk opens the path, openat2 is what was refused.
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                        let walked = self.open_walk(rel_bytes, flags, mode);
+                        if walked.is_ok() {
+                            OPENAT2.store(2, Ordering::Relaxed);
+                        }
+                        return walked;
+                    }
                     r => {
-                        OPENAT2.store(1, Ordering::Relaxed);
+                        if OPENAT2.load(Ordering::Relaxed) == 0 {
+                            OPENAT2.store(1, Ordering::Relaxed);
+                        }
                         return r;
                     }
                 }

@@ -10,7 +10,9 @@ use sha2::{Digest, Sha256};
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::hash::{is_binary, LossyDecoder, BINARY_SAMPLE};
-use crate::text::{char_len, has_rare_terminator, terminator_at, thousands};
+use crate::text::{
+    char_len, has_rare_terminator, has_terminator_besides_crlf, terminator_at, thousands,
+};
 
 /// Chunk size of the streaming read (bytes): small enough to stay in cache while hashed and scanned.
 pub const READ_CHUNK: usize = 256 * 1024;
@@ -233,6 +235,8 @@ impl Lines {
         let mut i = 0;
         let mut last_end = 0;
         let mut count = 0usize;
+        // Position before which a `\n` was already counted with its `\r`.
+        let mut skip_until = 0;
         while i < s.len() {
             let end = (i + BLOCK).min(s.len());
             let block = &s[i..end];
@@ -240,7 +244,9 @@ impl Lines {
                 let mut c = 0;
                 let mut last = None;
                 for p in memchr::memchr_iter(b'\n', block) {
-                    c += 1;
+                    if i + p >= skip_until {
+                        c += 1;
+                    }
                     last = Some(p);
                 }
                 if let Some(p) = last {
@@ -248,8 +254,34 @@ impl Lines {
                 }
                 count += c;
                 i = end;
+            } else if !has_terminator_besides_crlf(block) {
+                // Only `\r` and `\n`: count each `\n`, each lone `\r`, each `\r\n` once.
+                for p in memchr::memchr2_iter(b'\n', b'\r', block) {
+                    let j = i + p;
+                    if j < skip_until {
+                        continue;
+                    }
+                    if s[j] == b'\r' {
+                        if j + 1 == s.len() {
+                            // A final `\r` may pair with a `\n` in the next piece.
+                            self.line_idx += count;
+                            self.cur_nonempty = true;
+                            self.pending_cr = true;
+                            return;
+                        }
+                        if s[j + 1] == b'\n' {
+                            skip_until = j + 2;
+                            last_end = j + 2;
+                            count += 1;
+                            continue;
+                        }
+                    }
+                    count += 1;
+                    last_end = j + 1;
+                }
+                i = end;
             } else {
-                let mut j = i;
+                let mut j = i.max(skip_until);
                 while j < end {
                     if let Some(n) = terminator_at(s, j) {
                         if n == 1 && s[j] == b'\r' && j + 1 == s.len() {
@@ -266,7 +298,8 @@ impl Lines {
                         j += 1;
                     }
                 }
-                i = j;
+                skip_until = j;
+                i = end.max(j);
             }
         }
         self.line_idx += count;
@@ -612,6 +645,16 @@ mod tests {
                 .into_bytes(),
             format!("short\n{}\nafter\n", "L".repeat(500)).into_bytes(),
             b"\r\n\r\n\n\r".to_vec(),
+            (0..15000)
+                .map(|i| {
+                    if i % 5 == 0 {
+                        format!("crlf {i}\r")
+                    } else {
+                        format!("crlf {i}\r\n")
+                    }
+                })
+                .collect::<String>()
+                .into_bytes(),
             (0..20000)
                 .map(|i| format!("row {i}\n"))
                 .collect::<String>()

@@ -10,7 +10,6 @@
 //! are assembled in walk order and the search stops once one match past the cap is known.
 
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -22,8 +21,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::{FileSystem, Outcome};
 use crate::hash::is_binary;
 use crate::path::{fstat, is_reg, READ_FLAGS};
-use crate::text::{has_rare_terminator, terminator_at};
-use crate::walk::{has_hidden_component, Kind};
+use crate::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
+use crate::walk::{has_hidden_component, sort_key, Kind, Walker};
 
 /// A compiled search pattern.
 #[derive(Debug)]
@@ -39,6 +38,13 @@ impl Pattern {
     ///
     /// Errors: `ErrorKind::InvalidPattern` `Invalid regex pattern: <message>`.
     pub fn new(pattern: &str) -> Result<Self> {
+        // Escapes Python rejects but the Rust engines accept (`\\p{L}`, `\\z`, ...).
+        if let Some(msg) = bad_escape(pattern) {
+            return Err(Error::new(
+                ErrorKind::InvalidPattern,
+                format!("Invalid regex pattern: {msg}"),
+            ));
+        }
         let translated = translate(pattern);
         match regex::RegexBuilder::new(&translated)
             .size_limit(64 << 20)
@@ -82,6 +88,44 @@ impl Pattern {
             Pattern::Fancy(r) => r.is_match(line).unwrap_or(false),
         }
     }
+}
+
+/// Python's `bad escape \\X at position N` for an ASCII-letter escape `re` does not know.
+fn bad_escape(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut in_class = false;
+    let mut class_start = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                let &e = chars.get(i + 1)?;
+                let known = if in_class {
+                    "abfnrtvxuUNdDsSwW"
+                } else {
+                    "AbBdDsSwWZabfnrtvxuUN"
+                };
+                if e.is_ascii_alphabetic() && !known.contains(e) {
+                    return Some(format!("bad escape \\{e} at position {i}"));
+                }
+                i += 2;
+                continue;
+            }
+            '[' if !in_class => {
+                in_class = true;
+                class_start = i;
+            }
+            ']' if in_class
+                && i > class_start + 1
+                && !(i == class_start + 2 && chars[class_start + 1] == '^') =>
+            {
+                in_class = false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Python's `re.error` text for the common syntax errors: unbalanced parentheses, an
@@ -311,6 +355,22 @@ fn count_terminators(s: &[u8]) -> usize {
             i = end;
             continue;
         }
+        if !has_terminator_besides_crlf(&s[i..end]) {
+            // `\r\n` counts once; a pair may end just past the block.
+            let mut skip = i;
+            for p in memchr::memchr2_iter(b'\n', b'\r', &s[i..end]) {
+                let j = i + p;
+                if j < skip {
+                    continue;
+                }
+                count += 1;
+                if s[j] == b'\r' && s.get(j + 1) == Some(&b'\n') {
+                    skip = j + 2;
+                }
+            }
+            i = end.max(skip);
+            continue;
+        }
         let mut j = i;
         while j < end {
             if let Some(n) = terminator_at(s, j) {
@@ -398,15 +458,6 @@ pub fn matching_lines(
         }
     }
     (out, false)
-}
-
-/// A sort key equal to Python's component-wise `Path` order: bytes with `/` lowest.
-fn sort_key(rel: &Path) -> Vec<u8> {
-    rel.as_os_str()
-        .as_bytes()
-        .iter()
-        .map(|&b| if b == b'/' { 0 } else { b })
-        .collect()
 }
 
 /// Matches kept by file sort key, trimmed so only the first `max + 1` in order remain.
@@ -551,45 +602,9 @@ impl FileSystem {
                 search_one(&resolved.abs, &resolved.rel, Kind::File, &mut Vec::new());
             }
             Some(m) if m.is_dir() && !has_hidden_component(&resolved.rel) => {
-                let root_abs = self.root.real_root();
-                let walker = ignore::WalkBuilder::new(&resolved.abs)
-                    .standard_filters(false)
-                    .hidden(false)
-                    .follow_links(false)
-                    .threads(
-                        std::thread::available_parallelism()
-                            .map(|t| t.get())
-                            .unwrap_or(1)
-                            .clamp(1, 8),
-                    )
-                    .filter_entry(|e| {
-                        e.depth() == 0 || e.file_name().as_bytes().first() != Some(&b'.')
-                    })
-                    .build_parallel();
-                walker.run(|| {
-                    let search_one = &search_one;
-                    let mut buf = Vec::new();
-                    Box::new(move |entry| {
-                        if cancel.is_cancelled() {
-                            return ignore::WalkState::Quit;
-                        }
-                        let Ok(entry) = entry else {
-                            return ignore::WalkState::Continue;
-                        };
-                        if entry.depth() == 0 {
-                            return ignore::WalkState::Continue;
-                        }
-                        let kind = match entry.file_type() {
-                            Some(ft) if ft.is_file() => Kind::File,
-                            Some(ft) if ft.is_symlink() => Kind::Symlink,
-                            _ => return ignore::WalkState::Continue,
-                        };
-                        if let Ok(rel) = entry.path().strip_prefix(root_abs) {
-                            search_one(entry.path(), rel, kind, &mut buf);
-                        }
-                        ignore::WalkState::Continue
-                    })
-                });
+                Walker::new(self, &resolved).for_each_with(cancel, Vec::new, |buf, entry| {
+                    search_one(entry.abs, entry.rel, entry.kind, buf);
+                })?;
             }
             Some(m) if m.is_file() || m.is_dir() => {}
             // The document: a failed operation emits no event; the reference answers

@@ -597,6 +597,109 @@ impl Finder<'_> {
     }
 }
 
+/// A sort key equal to Python's component-wise `Path` order: the bytes with `/` lowest.
+pub fn sort_key(rel: &Path) -> Vec<u8> {
+    rel.as_os_str()
+        .as_bytes()
+        .iter()
+        .map(|&b| if b == b'/' { 0 } else { b })
+        .collect()
+}
+
+/// One entry met by a [`Walker`].
+#[derive(Debug, Clone, Copy)]
+pub struct WalkEntry<'a> {
+    /// The entry's path as walked (absolute, not resolved).
+    pub abs: &'a Path,
+    /// The same path relative to the real root (what patterns and the dot rule see).
+    pub rel: &'a Path,
+    /// Its type, symlinks not followed.
+    pub kind: Kind,
+}
+
+/// The recursive walk the walker tools share: every entry below a resolved directory, in
+/// parallel and unordered (`ignore` with all its filters off), entries whose name starts
+/// with `.` skipped and not entered, symlinked directories listed but not entered (Python's
+/// `rglob('*')`). Callers resolve entries with [`FileSystem::walk_target`]-style checks and
+/// order results with [`sort_key`].
+pub struct Walker<'a> {
+    fs: &'a FileSystem,
+    root: &'a Resolved,
+    threads: usize,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker below `root` (a resolved directory of `fs`), on all available cores (at most 8).
+    pub fn new(fs: &'a FileSystem, root: &'a Resolved) -> Self {
+        let threads = std::thread::available_parallelism()
+            .map(|t| t.get())
+            .unwrap_or(1)
+            .clamp(1, 8);
+        Walker { fs, root, threads }
+    }
+
+    /// Sets the number of walking threads (1: walk on the calling thread).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Calls `visit` for every file, symlink and special entry (not directories), with a
+    /// per-thread state made by `init`. Polls `cancel` per entry.
+    ///
+    /// Errors: `ErrorKind::Cancelled` when cancelled.
+    pub fn for_each_with<S: Send, I, F>(&self, cancel: &CancelFlag, init: I, visit: F) -> Result<()>
+    where
+        I: Fn() -> S + Sync,
+        F: Fn(&mut S, &WalkEntry<'_>) + Sync,
+    {
+        if has_hidden_component(&self.root.rel) {
+            return Ok(());
+        }
+        let real_root = self.fs.root.real_root();
+        let walker = ignore::WalkBuilder::new(&self.root.abs)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(false)
+            .threads(self.threads)
+            .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()))
+            .build_parallel();
+        walker.run(|| {
+            let (init, visit) = (&init, &visit);
+            let mut state = init();
+            Box::new(move |entry| {
+                if cancel.is_cancelled() {
+                    return ignore::WalkState::Quit;
+                }
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                if entry.depth() == 0 {
+                    return ignore::WalkState::Continue;
+                }
+                let kind = match entry.file_type() {
+                    Some(ft) if ft.is_dir() => return ignore::WalkState::Continue,
+                    Some(ft) if ft.is_file() => Kind::File,
+                    Some(ft) if ft.is_symlink() => Kind::Symlink,
+                    _ => Kind::Other,
+                };
+                if let Ok(rel) = entry.path().strip_prefix(real_root) {
+                    visit(
+                        &mut state,
+                        &WalkEntry {
+                            abs: entry.path(),
+                            rel,
+                            kind,
+                        },
+                    );
+                }
+                ignore::WalkState::Continue
+            })
+        });
+        cancel.check()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -698,6 +801,41 @@ mod tests {
         let o = f.find_files("**/*.py", "../..", &c).unwrap();
         assert!(!o.truncated);
         assert_eq!(o.count, 4);
+    }
+
+    #[test]
+    fn walker_visits_sorted_relative_paths() {
+        let (_d, f) = tree(None, &[]);
+        let root = f.safe_resolve(".", false, false).unwrap();
+        let seen = std::sync::Mutex::new(Vec::new());
+        Walker::new(&f, &root)
+            .for_each_with(
+                &CancelFlag::new(),
+                || (),
+                |_, e| {
+                    seen.lock().unwrap().push((
+                        sort_key(e.rel),
+                        e.rel.to_string_lossy().into_owned(),
+                        e.kind,
+                    ));
+                },
+            )
+            .unwrap();
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
+        let got: Vec<(String, Kind)> = seen.into_iter().map(|(_, p, k)| (p, k)).collect();
+        let expected = [
+            ("alias.txt", Kind::Symlink),
+            ("dangle", Kind::Symlink),
+            ("etc", Kind::Symlink),
+            ("secrets.yaml", Kind::File),
+            ("sl", Kind::Symlink),
+            ("src/a/b.py", Kind::File),
+            ("src/a-b.py", Kind::File),
+            ("src/main.py", Kind::File),
+            ("src/pkg/m.py", Kind::File),
+        ];
+        assert_eq!(got, expected.map(|(p, k)| (p.to_string(), k)));
     }
 
     #[test]
