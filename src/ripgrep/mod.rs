@@ -32,7 +32,9 @@
 //!   a regular file, so a file swapped for a symlink or FIFO mid-walk is not followed.
 //! - Long-line previews count grapheme clusters with the `regex` crate's Unicode tables
 //!   rather than `bstr`'s; the file-type list and ignore semantics are those of the `ignore`
-//!   crate version built here rather than the one in the user's `rg`.
+//!   crate version built here rather than the one in the user's `rg` (against `rg` 15.1.0,
+//!   `ignore` 0.4.35 adds `c3 container hurl mojo ninja pkgbuild powershell proto pwsh rego
+//!   rocq scheme toit` and changes `lisp lock msbuild ps`; the common types agree).
 //!
 //! Source: `_list_files`, `_grep`, `_ripgrep_entry`, `_match_line` in
 //! pydantic_ai_harness/filesystem/_toolset.py and `run_ripgrep` in `_ripgrep.py`; ripgrep
