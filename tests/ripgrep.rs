@@ -225,6 +225,13 @@ fn gitignore_needs_a_repository() {
     write(&root, "wt/c.txt", "x\n");
     let out = list(&root, "wt", "wt", None, 100, &[]);
     assert_eq!(lines(&out), ["c.txt"]);
+    // A jujutsu repository (`.jj`) counts as one too.
+    mkdir(&root, "jj/.jj");
+    write(&root, "jj/.gitignore", "*.log\n");
+    write(&root, "jj/a.log", "x\n");
+    write(&root, "jj/c.txt", "x\n");
+    let out = list(&root, "jj", "jj", None, 100, &[]);
+    assert_eq!(lines(&out), ["c.txt"]);
     // An empty `.git` directory is enough.
     mkdir(&root, "repo/.git");
     write(&root, "repo/.gitignore", "*.log\nsub/\n");
