@@ -50,14 +50,17 @@ LIST_ARGS = ['--null', '--color=never', '--files', '--sort', 'path']
 CAP = 1000
 
 
-def best_of(runs: int, fn: Callable[[], object]) -> float:
-    fn()  # warm the page cache and the binary
-    times = []
+def best_of(runs: int, *fns: Callable[[], object]) -> list[float]:
+    """Best wall time of each of `fns`, run interleaved so load swings hit all alike."""
+    for fn in fns:
+        fn()  # warm the page cache and the binary
+    best = [float('inf')] * len(fns)
     for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
 
 
 def run_full(argv: list[str], cwd: Path) -> None:
@@ -131,9 +134,12 @@ def main() -> None:
     ]
     print(f'{"workload":<26} {"ours":>9} {"rg capped":>10} {"rg full":>9} {"ours/rg capped":>15} {"ours/rg full":>13}')
     for name, our_argv, rg_argv, term in workloads:
-        t_ours = best_of(args.runs, lambda: run_full(our_argv, root))
-        t_capped = best_of(args.runs, lambda: run_capped(rg_argv, root, term, CAP))
-        t_full = best_of(args.runs, lambda: run_full(rg_argv, root))
+        t_ours, t_capped, t_full = best_of(
+            args.runs,
+            lambda: run_full(our_argv, root),
+            lambda: run_capped(rg_argv, root, term, CAP),
+            lambda: run_full(rg_argv, root),
+        )
         print(
             f'{name:<26} {t_ours:>8.3f}s {t_capped:>9.3f}s {t_full:>8.3f}s '
             f'{t_ours / t_capped:>15.2f} {t_ours / t_full:>13.2f}',

@@ -225,6 +225,13 @@ fn gitignore_needs_a_repository() {
     write(&root, "wt/c.txt", "x\n");
     let out = list(&root, "wt", "wt", None, 100, &[]);
     assert_eq!(lines(&out), ["c.txt"]);
+    // A jujutsu repository (`.jj`) counts as one too.
+    mkdir(&root, "jj/.jj");
+    write(&root, "jj/.gitignore", "*.log\n");
+    write(&root, "jj/a.log", "x\n");
+    write(&root, "jj/c.txt", "x\n");
+    let out = list(&root, "jj", "jj", None, 100, &[]);
+    assert_eq!(lines(&out), ["c.txt"]);
     // An empty `.git` directory is enough.
     mkdir(&root, "repo/.git");
     write(&root, "repo/.gitignore", "*.log\nsub/\n");
@@ -1152,4 +1159,46 @@ fn cancel_mid_walk_stops_with_cancelled() {
     )
     .unwrap_err();
     assert_eq!(err.kind, ErrorKind::Cancelled);
+}
+
+/// The type list comes from the `ignore` crate built here, which may be newer or older
+/// than the user's `rg`: the common types must agree; other differences are printed.
+#[test]
+fn default_type_list_agrees_with_rg_on_common_types() {
+    setup_env();
+    let Some(bin) = rg_bin() else {
+        skip_note("--type-list");
+        return;
+    };
+    let mut builder = ignore::types::TypesBuilder::new();
+    builder.add_defaults();
+    let ours: std::collections::BTreeMap<String, String> = builder
+        .definitions()
+        .iter()
+        .map(|def| (def.name().to_string(), def.globs().join(", ")))
+        .collect();
+    let out = std::process::Command::new(bin)
+        .arg("--type-list")
+        .output()
+        .unwrap();
+    let theirs: std::collections::BTreeMap<String, String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(n, g)| (n.to_string(), g.to_string()))
+        .collect();
+    for name in [
+        "py", "rust", "js", "ts", "go", "c", "cpp", "java", "md", "txt", "json", "yaml", "toml",
+        "sh", "html", "css", "ruby", "all",
+    ] {
+        assert_eq!(ours.get(name), theirs.get(name), "type {name}");
+    }
+    let differ: Vec<&String> = ours
+        .keys()
+        .chain(theirs.keys())
+        .filter(|n| ours.get(*n) != theirs.get(*n))
+        .collect();
+    if !differ.is_empty() {
+        eprintln!("note: file types that differ from this rg: {differ:?}");
+    }
 }

@@ -28,9 +28,13 @@
 //! - A file name containing `\n` breaks the reference's record parsing; here it is shown
 //!   as [`Authorize`] renders it. Non-UTF-8 names reach [`Authorize`] as the real bytes,
 //!   where the reference resolves their lossy decoding.
+//! - A searched file is opened with `O_NOFOLLOW | O_NONBLOCK` and skipped unless it is still
+//!   a regular file, so a file swapped for a symlink or FIFO mid-walk is not followed.
 //! - Long-line previews count grapheme clusters with the `regex` crate's Unicode tables
 //!   rather than `bstr`'s; the file-type list and ignore semantics are those of the `ignore`
-//!   crate version built here rather than the one in the user's `rg`.
+//!   crate version built here rather than the one in the user's `rg` (against `rg` 15.1.0,
+//!   `ignore` 0.4.35 adds `c3 container hurl mojo ninja pkgbuild powershell proto pwsh rego
+//!   rocq scheme toit` and changes `lisp lock msbuild ps`; the common types agree).
 //!
 //! Source: `_list_files`, `_grep`, `_ripgrep_entry`, `_match_line` in
 //! pydantic_ai_harness/filesystem/_toolset.py and `run_ripgrep` in `_ripgrep.py`; ripgrep
@@ -57,7 +61,8 @@ pub use list::list_files;
 /// access patterns to the realpath-resolved target, as `_resolve_walk_entry` and
 /// `_relative_to_cwd` do. The dot rule (no component of the printed path may start with
 /// `.`) is applied by this module before calling, because only it knows which components
-/// lie below the walk root. Called from the searching thread(s), hence `Sync`.
+/// lie below the walk root. Called on the calling thread (the walk's helper thread never
+/// calls it); `Sync` leaves room for a parallel search.
 ///
 /// `grep` calls it at most once per file, when the file's first line is about to be
 /// shown (files without matches cost nothing); `list_files` once per regular file listed,
