@@ -79,6 +79,8 @@ class Scenario:
     custom_streams: bool = False
     """Use a FileSystem whose toolset overrides `open_read`/`open_write` with in-memory streams
     (no `fileno`), and record each call to them."""
+    root_via_link: bool = False
+    """Pass the root as `<TMP>/rootlink`, a symlink to it."""
     via_spec: bool = False
     """Build the agent from an agent spec (`Agent.from_spec(..., custom_capability_types=[FileSystem])`)."""
 
@@ -748,6 +750,38 @@ scenario(
     ],
 )
 
+_TARGETS_TREE: dict[str, Any] = {
+    'a.txt': 'alpha\n',
+    'via_outside.txt': Link('<TMP>/outside/back'),
+    'dotdot_abs.txt': Link('<TMP>/outside/d/../../root/a.txt'),
+    'via_rootlink.txt': Link('<TMP>/rootlink/a.txt'),
+    'rel_chain.txt': Link('link.txt'),
+    'link.txt': Link('a.txt'),
+    'dirlink': Link('<ROOT>/sub'),
+    'sub/inner.txt': 'inner\n',
+}
+_TARGETS_CALLS = [
+    C('file_info', path='via_outside.txt'),
+    C('file_info', path='dotdot_abs.txt'),
+    C('file_info', path='via_rootlink.txt'),
+    C('file_info', path='rel_chain.txt'),
+    C('file_info', path='dirlink'),
+    C('file_info', path='dirlink/inner.txt'),
+    C('read_file', path='via_outside.txt'),
+    C('write_file', path='via_outside.txt', content='through the hop\n'),
+    C('list_directory'),
+    C('find_files', pattern='**/*'),
+]
+_TARGETS_OUTSIDE: dict[str, Any] = {'back': Link('<ROOT>/a.txt'), 'd': None}
+scenario('file_info_symlink_targets', _TARGETS_CALLS, tree=_TARGETS_TREE, outside=_TARGETS_OUTSIDE)
+scenario(
+    'root_through_symlink',
+    [*_TARGETS_CALLS, C('read_file', path='<TMP>/rootlink/a.txt'), C('read_file', path='<ROOT>/a.txt')],
+    tree=_TARGETS_TREE,
+    outside=_TARGETS_OUTSIDE,
+    root_via_link=True,
+)
+
 # ---- cwd ----------------------------------------------------------------------------
 scenario(
     'cwd_subdirectory',
@@ -1109,7 +1143,13 @@ class Normaliser:
     def __init__(self, tmp: str, root: str) -> None:
         # Longest first so `<ROOT>` wins over `<TMP>`.
         self.pairs = sorted(
-            {(tmp, '<TMP>'), (os.path.realpath(tmp), '<TMP>'), (root, '<ROOT>'), (os.path.realpath(root), '<ROOT>')},
+            {
+                (tmp, '<TMP>'),
+                (os.path.realpath(tmp), '<TMP>'),
+                (root, '<ROOT>'),
+                (os.path.realpath(root), '<ROOT>'),
+                (os.path.join(tmp, 'rootlink'), '<TMP>/rootlink'),
+            },
             key=lambda pair: -len(pair[0]),
         )
 
@@ -1351,6 +1391,10 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
             _build(os.path.join(tmp, 'outside'), sc.outside, norm)
 
         config = dict(sc.config)
+        root_arg = root
+        if sc.root_via_link:
+            root_arg = os.path.join(tmp, 'rootlink')
+            os.symlink(root, root_arg)
         if 'cwd' in config:
             config['cwd'] = os.path.join(root, config['cwd'])
         step_calls: list[tuple[str, dict[str, Any], str]] = []
@@ -1388,10 +1432,10 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
         try:
             stream_log: list[Any] = []
             if sc.custom_streams:
-                capability = _custom_stream_capability(harness, fs_module, root, config, stream_log)
+                capability = _custom_stream_capability(harness, fs_module, root_arg, config, stream_log)
                 out['stream_log'] = stream_log
             else:
-                capability = harness.FileSystem(root_dir=root, **config)
+                capability = harness.FileSystem(root_dir=root_arg, **config)
             if direct:
                 out.update(await _run_direct(capability, sc, resolve_args, norm))
                 out['disk'] = _snapshot(root, norm)
@@ -1400,7 +1444,7 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
                 return out
             model = FunctionModel(script, stream_function=stream_script)
             if sc.via_spec:
-                spec = {'model': 'test', 'capabilities': [{'FileSystem': {'root_dir': root, **config}}]}
+                spec = {'model': 'test', 'capabilities': [{'FileSystem': {'root_dir': root_arg, **config}}]}
                 agent = Agent.from_spec(spec, custom_capability_types=[harness.FileSystem])
             else:
                 agent = Agent(model, capabilities=[capability], retries=100)
