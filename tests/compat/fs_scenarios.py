@@ -189,6 +189,25 @@ scenario(
     config={'max_read_chars': 400},
 )
 scenario(
+    'read_limits_combined',
+    [
+        C('read_file', path='lines.txt'),
+        C('read_file', path='lines.txt', offset=5),
+        C('read_file', path='lines.txt', limit=2),
+        C('read_file', path='lines.txt', offset=11),
+        C('read_file', path='short.txt'),
+        C('read_file', path='nl_only.txt'),
+        C('read_file', path='nl_only.txt', offset=3),
+        C('file_info', path='nl_only.txt'),
+    ],
+    tree={
+        'lines.txt': ''.join(f'this is line number {i:02d}\n' for i in range(1, 13)),
+        'short.txt': 'a\nb\n',
+        'nl_only.txt': '\n\n\n\n',
+    },
+    config={'max_read_lines': 5, 'max_read_chars': 300, 'content_hashes': False},
+)
+scenario(
     'read_max_read_chars_tiny',
     [C('read_file', path='lines.txt'), C('read_file', path='lines.txt', offset=3)],
     tree={'lines.txt': 'a\nb\nc\nd\ne\n'},
@@ -623,6 +642,62 @@ scenario(
         'r.txt': 'ab aab aaab aaaab\nalpha alpha\nalpha beta\nALPHA beta\nthe end\n[:alpha:]9 x9\n'
         'café — dash\ndigits ٣٤ 12\naaab\n&&x\n',
     },
+)
+# Where a raw-bytes prefilter could skip a file the reference (which decodes, then splits lines) matches.
+scenario(
+    'search_prefilter_edges',
+    [
+        C('search_files', pattern='\ufffd'),
+        C('search_files', pattern='bad\ufffd'),
+        C('search_files', pattern='gamma\r'),
+        C('search_files', pattern='one\u2028two'),
+        C('search_files', pattern='alpha\nbeta'),
+        C('search_files', pattern='(?i)ÉCOLE'),
+        C('search_files', pattern='(?i)straße'),
+        C('search_files', pattern='(?i)STRASSE'),
+        C('search_files', pattern='(?i)kelvin'),
+        C('search_files', pattern='needle'),
+        C('search_files', pattern='\x00'),
+        C('search_files', pattern='tab\there'),
+        C('search_files', pattern='\x0c'),
+        C('search_files', pattern='x\x1cy'),
+        C('search_files', pattern='caf\u0065\u0301'),
+    ],
+    tree={
+        'invalid.txt': b'ok\nbad\xff here\n',
+        'crlf.txt': b'alpha\r\nbeta\r\ngamma\r\n',
+        'seps.txt': 'one\u2028two\nx\x1cy\nff\x0cline\n',
+        'fold.txt': 'école\nstraße\n\u212aelvin\ntab\there\ncafe\u0301\n',
+        'late_nul.txt': b'a' * 9000 + b'\x00 needle\n',
+        'early_nul.bin': b'\x00 needle\n',
+    },
+)
+_ORDER_TREE = {
+    'a-b/x.txt': 'hit\n',
+    'a.b/x.txt': 'hit\n',
+    'a/x.txt': 'hit\n',
+    'a/y.txt': 'hit\n',
+    'a0.txt': 'hit\n',
+    'B.txt': 'hit\n',
+    '_u.txt': 'hit\n',
+    'é.txt': 'hit\n',
+    'z.txt': 'hit\n',
+}
+scenario(
+    'caps_follow_path_order',
+    [
+        C('search_files', pattern='hit'),
+        C('find_files', pattern='**/*.txt'),
+        C('list_directory'),
+        C('search_files', pattern='hit', path='a'),
+    ],
+    tree=_ORDER_TREE,
+    config={'max_search_results': 3, 'max_find_results': 3, 'max_list_results': 3},
+)
+scenario(
+    'caps_follow_path_order_uncapped',
+    [C('search_files', pattern='hit'), C('find_files', pattern='**/*.txt'), C('list_directory')],
+    tree=_ORDER_TREE,
 )
 # Ours follows the spec: a missing search root is a retry and emits nothing (see test_fs_compat.py).
 scenario('search_missing_path', [C('search_files', pattern='alpha', path='nope')])
