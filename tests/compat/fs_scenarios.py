@@ -344,7 +344,12 @@ scenario(
 # Ours follows the spec: a negative offset or limit is a retry (see test_fs_compat.py).
 scenario(
     'read_negative_offset_limit',
-    [C('read_file', path='ten.txt', offset=-2), C('read_file', path='ten.txt', limit=-1)],
+    [
+        C('read_file', path='ten.txt', offset=-2),
+        C('read_file', path='ten.txt', limit=-1),
+        C('read_file', path='ten.txt', limit=0),
+        C('read_file', path='ten.txt', offset=-1, limit=0),
+    ],
 )
 
 # ---- write_file ---------------------------------------------------------------------
