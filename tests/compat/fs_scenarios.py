@@ -76,6 +76,10 @@ class Scenario:
     `'raise'` to have the listener raise instead."""
     schemas: bool = False
     """Record the tool definitions the model is offered."""
+    meddle: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    """Root-relative path -> what a FileChangeRequestEvent listener does to it, the first time that
+    path is announced, while the change is held: `('write', text)`, `('delete',)`, `('mkdir',)`,
+    `('symlink', target)`."""
     custom_streams: bool = False
     """Use a FileSystem whose toolset overrides `open_read`/`open_write` with in-memory streams
     (no `fileno`), and record each call to them."""
@@ -1068,6 +1072,31 @@ _CANCEL_CALLS = [
 scenario('cancel_with_reason', _CANCEL_CALLS, cancel='a human said no')
 scenario('cancel_without_reason', _CANCEL_CALLS, cancel=True)
 
+# ---- events: a listener that changes the target while the change is held -------------
+scenario(
+    'listener_meddles',
+    [
+        C('write_file', path='a.txt', content='mine\n'),
+        C('edit_file', path='ten.txt', old_text='line 3', new_text='line three'),
+        C('write_file', path='new.txt', content='mine\n'),
+        C('edit_file', path='src/util.py', old_text='42', new_text='43'),
+        C('write_file', path='docs/readme.md', content='mine\n'),
+        C('create_directory', path='made'),
+        C('create_directory', path='made2'),
+        C('write_file', path='key2.txt', content='mine\n', expected_hash=Hash('key.pem')),
+    ],
+    meddle={
+        'a.txt': ('write', 'theirs\n'),
+        'ten.txt': ('delete',),
+        'new.txt': ('write', ''),
+        'src/util.py': ('symlink', '<TMP>/outside/secret.txt'),
+        'docs/readme.md': ('symlink', '../a.txt'),
+        'made': ('mkdir',),
+        'made2': ('write', 'a file now'),
+    },
+    outside=OUTSIDE_TREE,
+)
+
 # ---- read_only ----------------------------------------------------------------------
 scenario(
     'read_only',
@@ -1538,6 +1567,27 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
         async def record(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
             if isinstance(event, CapabilityEvent) and event.kind.startswith('file_system.'):
                 events.append(_event_record(event, norm))
+
+        if sc.meddle:
+            pending = dict(sc.meddle)
+
+            @agent.on_event(fs_module.FileChangeRequestEvent)
+            async def meddle(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+                action = pending.pop(event.path, None)
+                if action is None:
+                    return
+                target = os.path.join(root, event.path)
+                if action[0] == 'write':
+                    with open(target, 'w') as f:
+                        f.write(action[1])
+                elif action[0] == 'delete':
+                    os.unlink(target)
+                elif action[0] == 'mkdir':
+                    os.mkdir(target)
+                elif action[0] == 'symlink':
+                    if os.path.lexists(target):
+                        os.unlink(target)
+                    os.symlink(norm.expand(action[1]), target)
 
         if sc.cancel is not None:
             change_request = fs_module.FileChangeRequestEvent
