@@ -501,6 +501,35 @@ scenario(
     ],
     tree={**BASE_TREE, 'dup.txt': 'same\nsame\n'},
 )
+scenario(
+    'edit_matching',
+    [
+        C('edit_file', path='aaa.txt', old_text='aa', new_text='X'),
+        C('edit_file', path='ababa.txt', old_text='aba', new_text='Y'),
+        C('edit_file', path='aaaa.txt', old_text='aa', new_text='Z'),
+        C('edit_file', path='crlf.txt', old_text='one\ntwo', new_text='x'),
+        C('edit_file', path='crlf.txt', old_text='one\r\ntwo', new_text='1\r\n2'),
+        C('edit_file', path='uni.txt', old_text='e\u0301', new_text='\u00e9'),
+        C('edit_file', path='uni.txt', old_text='🙂', new_text='😀😀'),
+        C('edit_file', path='empty.txt', old_text='x', new_text='y'),
+        C('edit_file', path='bom.txt', old_text='\ufeffhead', new_text='head'),
+        C('read_file', path='bom.txt'),
+        C('read_file', path='uni.txt'),
+        C('create_directory', path='dangling_dir'),
+        C('create_directory', path='x/../y'),
+        C('create_directory', path='made/./deeper//z'),
+    ],
+    tree={
+        'aaa.txt': 'aaa\n',
+        'ababa.txt': 'ababa\n',
+        'aaaa.txt': 'aaaa\n',
+        'crlf.txt': b'one\r\ntwo\r\n',
+        'uni.txt': 'cafe\u0301 🙂\n',
+        'empty.txt': '',
+        'bom.txt': '\ufeffhead\nbody\n',
+        'dangling_dir': Link('not_yet'),
+    },
+)
 _BIG_SOURCE = ''.join(f'row {i:05d} ' + 'x' * 40 + '\n' for i in range(800))  # > 32768 chars
 _MID_SOURCE = ''.join(f'row {i:03d}\n' for i in range(200))  # 200 lines, < 32768 chars
 scenario(
