@@ -211,6 +211,34 @@ scenario(
     },
     config={'max_read_lines': 5, 'max_read_chars': 300, 'content_hashes': False},
 )
+_HUGE_TREE: dict[str, Any] = {
+    'huge.txt': 'x' * 3_000_000 + '\nafter\n',
+    'huge_wide.txt': 'short\n' + '\u00e9' * 1_000_000 + '\r\nafter\n',
+    'many.txt': 'ab\n' * 200_000,
+}
+scenario(
+    'read_huge_lines_capped',
+    [
+        C('read_file', path='huge.txt'),
+        C('read_file', path='huge.txt', offset=1),
+        C('read_file', path='huge_wide.txt'),
+        C('read_file', path='huge_wide.txt', offset=1),
+        C('read_file', path='many.txt', offset=199_990),
+        C('search_files', pattern='after'),
+        C('file_info', path='huge_wide.txt'),
+    ],
+    tree=_HUGE_TREE,
+    config={'max_read_chars': 1000},
+)
+scenario(
+    'read_huge_lines_uncapped',
+    [
+        C('read_file', path='huge_wide.txt', offset=1, limit=1),
+        C('read_file', path='many.txt', offset=100_000, limit=3),
+        C('edit_file', path='huge_wide.txt', old_text='short', new_text='SHORT'),
+    ],
+    tree=_HUGE_TREE,
+)
 scenario(
     'read_max_read_chars_tiny',
     [C('read_file', path='lines.txt'), C('read_file', path='lines.txt', offset=3)],
