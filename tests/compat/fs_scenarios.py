@@ -598,6 +598,45 @@ scenario(
     tree={**_FOUR, 'f4.txt': '4444'},
     config={'max_list_results': 4},
 )
+_FILTERED_TREE: dict[str, Any] = {
+    '.a.txt': 'hit\n',
+    'b.log': 'hit\n',
+    'c.txt': 'hit\n',
+    '.d/e.txt': 'hit\n',
+    'f.log': 'hit\n',
+    'g.txt': 'hit\n',
+    'h.txt': 'hit\n',
+    'dangling': Link('nowhere'),
+    'out': Link('<TMP>/outside/secret.txt'),
+}
+scenario(
+    'caps_skip_filtered_entries',
+    [
+        C('list_directory'),
+        C('find_files', pattern='*'),
+        C('search_files', pattern='hit'),
+        C('list_directory', path='.d'),
+    ],
+    tree=_FILTERED_TREE,
+    outside=OUTSIDE_TREE,
+    config={'denied_patterns': ['*.log'], 'max_list_results': 2, 'max_find_results': 2, 'max_search_results': 2},
+)
+scenario(
+    'allowed_patterns_with_cwd',
+    [
+        C('list_directory'),
+        C('list_directory', path='..'),
+        C('read_file', path='main.py'),
+        C('read_file', path='../docs/readme.md'),
+        C('find_files', pattern='**/*', path='..'),
+        C('search_files', pattern='alpha', path='..'),
+        C('write_file', path='new.py', content='x\n'),
+        C('write_file', path='new.txt', content='x\n'),
+        C('create_directory', path='pkg'),
+        C('file_info', path='.'),
+    ],
+    config={'cwd': 'src', 'allowed_patterns': ['src/*.py', 'docs/*']},
+)
 scenario(
     'list_allowed_patterns',
     [
