@@ -76,9 +76,15 @@ class Scenario:
     `'raise'` to have the listener raise instead."""
     schemas: bool = False
     """Record the tool definitions the model is offered."""
+    meddle: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    """Root-relative path -> what a FileChangeRequestEvent listener does to it, the first time that
+    path is announced, while the change is held: `('write', text)`, `('delete',)`, `('mkdir',)`,
+    `('symlink', target)`."""
     custom_streams: bool = False
     """Use a FileSystem whose toolset overrides `open_read`/`open_write` with in-memory streams
     (no `fileno`), and record each call to them."""
+    root_via_link: bool = False
+    """Pass the root as `<TMP>/rootlink`, a symlink to it."""
     via_spec: bool = False
     """Build the agent from an agent spec (`Agent.from_spec(..., custom_capability_types=[FileSystem])`)."""
 
@@ -185,6 +191,53 @@ scenario(
         'empty.txt': '',
     },
     config={'max_read_chars': 400},
+)
+scenario(
+    'read_limits_combined',
+    [
+        C('read_file', path='lines.txt'),
+        C('read_file', path='lines.txt', offset=5),
+        C('read_file', path='lines.txt', limit=2),
+        C('read_file', path='lines.txt', offset=11),
+        C('read_file', path='short.txt'),
+        C('read_file', path='nl_only.txt'),
+        C('read_file', path='nl_only.txt', offset=3),
+        C('file_info', path='nl_only.txt'),
+    ],
+    tree={
+        'lines.txt': ''.join(f'this is line number {i:02d}\n' for i in range(1, 13)),
+        'short.txt': 'a\nb\n',
+        'nl_only.txt': '\n\n\n\n',
+    },
+    config={'max_read_lines': 5, 'max_read_chars': 300, 'content_hashes': False},
+)
+_HUGE_TREE: dict[str, Any] = {
+    'huge.txt': 'x' * 3_000_000 + '\nafter\n',
+    'huge_wide.txt': 'short\n' + '\u00e9' * 1_000_000 + '\r\nafter\n',
+    'many.txt': 'ab\n' * 200_000,
+}
+scenario(
+    'read_huge_lines_capped',
+    [
+        C('read_file', path='huge.txt'),
+        C('read_file', path='huge.txt', offset=1),
+        C('read_file', path='huge_wide.txt'),
+        C('read_file', path='huge_wide.txt', offset=1),
+        C('read_file', path='many.txt', offset=199_990),
+        C('search_files', pattern='after'),
+        C('file_info', path='huge_wide.txt'),
+    ],
+    tree=_HUGE_TREE,
+    config={'max_read_chars': 1000},
+)
+scenario(
+    'read_huge_lines_uncapped',
+    [
+        C('read_file', path='huge_wide.txt', offset=1, limit=1),
+        C('read_file', path='many.txt', offset=100_000, limit=3),
+        C('edit_file', path='huge_wide.txt', old_text='short', new_text='SHORT'),
+    ],
+    tree=_HUGE_TREE,
 )
 scenario(
     'read_max_read_chars_tiny',
@@ -323,7 +376,12 @@ scenario(
 # Ours follows the spec: a negative offset or limit is a retry (see test_fs_compat.py).
 scenario(
     'read_negative_offset_limit',
-    [C('read_file', path='ten.txt', offset=-2), C('read_file', path='ten.txt', limit=-1)],
+    [
+        C('read_file', path='ten.txt', offset=-2),
+        C('read_file', path='ten.txt', limit=-1),
+        C('read_file', path='ten.txt', limit=0),
+        C('read_file', path='ten.txt', offset=-1, limit=0),
+    ],
 )
 
 # ---- write_file ---------------------------------------------------------------------
@@ -471,6 +529,35 @@ scenario(
     ],
     tree={**BASE_TREE, 'dup.txt': 'same\nsame\n'},
 )
+scenario(
+    'edit_matching',
+    [
+        C('edit_file', path='aaa.txt', old_text='aa', new_text='X'),
+        C('edit_file', path='ababa.txt', old_text='aba', new_text='Y'),
+        C('edit_file', path='aaaa.txt', old_text='aa', new_text='Z'),
+        C('edit_file', path='crlf.txt', old_text='one\ntwo', new_text='x'),
+        C('edit_file', path='crlf.txt', old_text='one\r\ntwo', new_text='1\r\n2'),
+        C('edit_file', path='uni.txt', old_text='e\u0301', new_text='\u00e9'),
+        C('edit_file', path='uni.txt', old_text='🙂', new_text='😀😀'),
+        C('edit_file', path='empty.txt', old_text='x', new_text='y'),
+        C('edit_file', path='bom.txt', old_text='\ufeffhead', new_text='head'),
+        C('read_file', path='bom.txt'),
+        C('read_file', path='uni.txt'),
+        C('create_directory', path='dangling_dir'),
+        C('create_directory', path='x/../y'),
+        C('create_directory', path='made/./deeper//z'),
+    ],
+    tree={
+        'aaa.txt': 'aaa\n',
+        'ababa.txt': 'ababa\n',
+        'aaaa.txt': 'aaaa\n',
+        'crlf.txt': b'one\r\ntwo\r\n',
+        'uni.txt': 'cafe\u0301 🙂\n',
+        'empty.txt': '',
+        'bom.txt': '\ufeffhead\nbody\n',
+        'dangling_dir': Link('not_yet'),
+    },
+)
 _BIG_SOURCE = ''.join(f'row {i:05d} ' + 'x' * 40 + '\n' for i in range(800))  # > 32768 chars
 _MID_SOURCE = ''.join(f'row {i:03d}\n' for i in range(200))  # 200 lines, < 32768 chars
 scenario(
@@ -510,6 +597,45 @@ scenario(
     [C('list_directory'), C('list_directory', path='sub')],
     tree={**_FOUR, 'f4.txt': '4444'},
     config={'max_list_results': 4},
+)
+_FILTERED_TREE: dict[str, Any] = {
+    '.a.txt': 'hit\n',
+    'b.log': 'hit\n',
+    'c.txt': 'hit\n',
+    '.d/e.txt': 'hit\n',
+    'f.log': 'hit\n',
+    'g.txt': 'hit\n',
+    'h.txt': 'hit\n',
+    'dangling': Link('nowhere'),
+    'out': Link('<TMP>/outside/secret.txt'),
+}
+scenario(
+    'caps_skip_filtered_entries',
+    [
+        C('list_directory'),
+        C('find_files', pattern='*'),
+        C('search_files', pattern='hit'),
+        C('list_directory', path='.d'),
+    ],
+    tree=_FILTERED_TREE,
+    outside=OUTSIDE_TREE,
+    config={'denied_patterns': ['*.log'], 'max_list_results': 2, 'max_find_results': 2, 'max_search_results': 2},
+)
+scenario(
+    'allowed_patterns_with_cwd',
+    [
+        C('list_directory'),
+        C('list_directory', path='..'),
+        C('read_file', path='main.py'),
+        C('read_file', path='../docs/readme.md'),
+        C('find_files', pattern='**/*', path='..'),
+        C('search_files', pattern='alpha', path='..'),
+        C('write_file', path='new.py', content='x\n'),
+        C('write_file', path='new.txt', content='x\n'),
+        C('create_directory', path='pkg'),
+        C('file_info', path='.'),
+    ],
+    config={'cwd': 'src', 'allowed_patterns': ['src/*.py', 'docs/*']},
 )
 scenario(
     'list_allowed_patterns',
@@ -621,6 +747,62 @@ scenario(
         'r.txt': 'ab aab aaab aaaab\nalpha alpha\nalpha beta\nALPHA beta\nthe end\n[:alpha:]9 x9\n'
         'café — dash\ndigits ٣٤ 12\naaab\n&&x\n',
     },
+)
+# Where a raw-bytes prefilter could skip a file the reference (which decodes, then splits lines) matches.
+scenario(
+    'search_prefilter_edges',
+    [
+        C('search_files', pattern='\ufffd'),
+        C('search_files', pattern='bad\ufffd'),
+        C('search_files', pattern='gamma\r'),
+        C('search_files', pattern='one\u2028two'),
+        C('search_files', pattern='alpha\nbeta'),
+        C('search_files', pattern='(?i)ÉCOLE'),
+        C('search_files', pattern='(?i)straße'),
+        C('search_files', pattern='(?i)STRASSE'),
+        C('search_files', pattern='(?i)kelvin'),
+        C('search_files', pattern='needle'),
+        C('search_files', pattern='\x00'),
+        C('search_files', pattern='tab\there'),
+        C('search_files', pattern='\x0c'),
+        C('search_files', pattern='x\x1cy'),
+        C('search_files', pattern='caf\u0065\u0301'),
+    ],
+    tree={
+        'invalid.txt': b'ok\nbad\xff here\n',
+        'crlf.txt': b'alpha\r\nbeta\r\ngamma\r\n',
+        'seps.txt': 'one\u2028two\nx\x1cy\nff\x0cline\n',
+        'fold.txt': 'école\nstraße\n\u212aelvin\ntab\there\ncafe\u0301\n',
+        'late_nul.txt': b'a' * 9000 + b'\x00 needle\n',
+        'early_nul.bin': b'\x00 needle\n',
+    },
+)
+_ORDER_TREE = {
+    'a-b/x.txt': 'hit\n',
+    'a.b/x.txt': 'hit\n',
+    'a/x.txt': 'hit\n',
+    'a/y.txt': 'hit\n',
+    'a0.txt': 'hit\n',
+    'B.txt': 'hit\n',
+    '_u.txt': 'hit\n',
+    'é.txt': 'hit\n',
+    'z.txt': 'hit\n',
+}
+scenario(
+    'caps_follow_path_order',
+    [
+        C('search_files', pattern='hit'),
+        C('find_files', pattern='**/*.txt'),
+        C('list_directory'),
+        C('search_files', pattern='hit', path='a'),
+    ],
+    tree=_ORDER_TREE,
+    config={'max_search_results': 3, 'max_find_results': 3, 'max_list_results': 3},
+)
+scenario(
+    'caps_follow_path_order_uncapped',
+    [C('search_files', pattern='hit'), C('find_files', pattern='**/*.txt'), C('list_directory')],
+    tree=_ORDER_TREE,
 )
 # Ours follows the spec: a missing search root is a retry and emits nothing (see test_fs_compat.py).
 scenario('search_missing_path', [C('search_files', pattern='alpha', path='nope')])
@@ -746,6 +928,38 @@ scenario(
         C('file_info', path='nope'),
         C('file_info', path='../outside'),
     ],
+)
+
+_TARGETS_TREE: dict[str, Any] = {
+    'a.txt': 'alpha\n',
+    'via_outside.txt': Link('<TMP>/outside/back'),
+    'dotdot_abs.txt': Link('<TMP>/outside/d/../../root/a.txt'),
+    'via_rootlink.txt': Link('<TMP>/rootlink/a.txt'),
+    'rel_chain.txt': Link('link.txt'),
+    'link.txt': Link('a.txt'),
+    'dirlink': Link('<ROOT>/sub'),
+    'sub/inner.txt': 'inner\n',
+}
+_TARGETS_CALLS = [
+    C('file_info', path='via_outside.txt'),
+    C('file_info', path='dotdot_abs.txt'),
+    C('file_info', path='via_rootlink.txt'),
+    C('file_info', path='rel_chain.txt'),
+    C('file_info', path='dirlink'),
+    C('file_info', path='dirlink/inner.txt'),
+    C('read_file', path='via_outside.txt'),
+    C('write_file', path='via_outside.txt', content='through the hop\n'),
+    C('list_directory'),
+    C('find_files', pattern='**/*'),
+]
+_TARGETS_OUTSIDE: dict[str, Any] = {'back': Link('<ROOT>/a.txt'), 'd': None}
+scenario('file_info_symlink_targets', _TARGETS_CALLS, tree=_TARGETS_TREE, outside=_TARGETS_OUTSIDE)
+scenario(
+    'root_through_symlink',
+    [*_TARGETS_CALLS, C('read_file', path='<TMP>/rootlink/a.txt'), C('read_file', path='<ROOT>/a.txt')],
+    tree=_TARGETS_TREE,
+    outside=_TARGETS_OUTSIDE,
+    root_via_link=True,
 )
 
 # ---- cwd ----------------------------------------------------------------------------
@@ -954,6 +1168,31 @@ _CANCEL_CALLS = [
 scenario('cancel_with_reason', _CANCEL_CALLS, cancel='a human said no')
 scenario('cancel_without_reason', _CANCEL_CALLS, cancel=True)
 
+# ---- events: a listener that changes the target while the change is held -------------
+scenario(
+    'listener_meddles',
+    [
+        C('write_file', path='a.txt', content='mine\n'),
+        C('edit_file', path='ten.txt', old_text='line 3', new_text='line three'),
+        C('write_file', path='new.txt', content='mine\n'),
+        C('edit_file', path='src/util.py', old_text='42', new_text='43'),
+        C('write_file', path='docs/readme.md', content='mine\n'),
+        C('create_directory', path='made'),
+        C('create_directory', path='made2'),
+        C('write_file', path='key2.txt', content='mine\n', expected_hash=Hash('key.pem')),
+    ],
+    meddle={
+        'a.txt': ('write', 'theirs\n'),
+        'ten.txt': ('delete',),
+        'new.txt': ('write', ''),
+        'src/util.py': ('symlink', '<TMP>/outside/secret.txt'),
+        'docs/readme.md': ('symlink', '../a.txt'),
+        'made': ('mkdir',),
+        'made2': ('write', 'a file now'),
+    },
+    outside=OUTSIDE_TREE,
+)
+
 # ---- read_only ----------------------------------------------------------------------
 scenario(
     'read_only',
@@ -1109,7 +1348,13 @@ class Normaliser:
     def __init__(self, tmp: str, root: str) -> None:
         # Longest first so `<ROOT>` wins over `<TMP>`.
         self.pairs = sorted(
-            {(tmp, '<TMP>'), (os.path.realpath(tmp), '<TMP>'), (root, '<ROOT>'), (os.path.realpath(root), '<ROOT>')},
+            {
+                (tmp, '<TMP>'),
+                (os.path.realpath(tmp), '<TMP>'),
+                (root, '<ROOT>'),
+                (os.path.realpath(root), '<ROOT>'),
+                (os.path.join(tmp, 'rootlink'), '<TMP>/rootlink'),
+            },
             key=lambda pair: -len(pair[0]),
         )
 
@@ -1351,6 +1596,10 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
             _build(os.path.join(tmp, 'outside'), sc.outside, norm)
 
         config = dict(sc.config)
+        root_arg = root
+        if sc.root_via_link:
+            root_arg = os.path.join(tmp, 'rootlink')
+            os.symlink(root, root_arg)
         if 'cwd' in config:
             config['cwd'] = os.path.join(root, config['cwd'])
         step_calls: list[tuple[str, dict[str, Any], str]] = []
@@ -1388,10 +1637,10 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
         try:
             stream_log: list[Any] = []
             if sc.custom_streams:
-                capability = _custom_stream_capability(harness, fs_module, root, config, stream_log)
+                capability = _custom_stream_capability(harness, fs_module, root_arg, config, stream_log)
                 out['stream_log'] = stream_log
             else:
-                capability = harness.FileSystem(root_dir=root, **config)
+                capability = harness.FileSystem(root_dir=root_arg, **config)
             if direct:
                 out.update(await _run_direct(capability, sc, resolve_args, norm))
                 out['disk'] = _snapshot(root, norm)
@@ -1400,7 +1649,7 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
                 return out
             model = FunctionModel(script, stream_function=stream_script)
             if sc.via_spec:
-                spec = {'model': 'test', 'capabilities': [{'FileSystem': {'root_dir': root, **config}}]}
+                spec = {'model': 'test', 'capabilities': [{'FileSystem': {'root_dir': root_arg, **config}}]}
                 agent = Agent.from_spec(spec, custom_capability_types=[harness.FileSystem])
             else:
                 agent = Agent(model, capabilities=[capability], retries=100)
@@ -1414,6 +1663,27 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
         async def record(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
             if isinstance(event, CapabilityEvent) and event.kind.startswith('file_system.'):
                 events.append(_event_record(event, norm))
+
+        if sc.meddle:
+            pending = dict(sc.meddle)
+
+            @agent.on_event(fs_module.FileChangeRequestEvent)
+            async def meddle(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+                action = pending.pop(event.path, None)
+                if action is None:
+                    return
+                target = os.path.join(root, event.path)
+                if action[0] == 'write':
+                    with open(target, 'w') as f:
+                        f.write(action[1])
+                elif action[0] == 'delete':
+                    os.unlink(target)
+                elif action[0] == 'mkdir':
+                    os.mkdir(target)
+                elif action[0] == 'symlink':
+                    if os.path.lexists(target):
+                        os.unlink(target)
+                    os.symlink(norm.expand(action[1]), target)
 
         if sc.cancel is not None:
             change_request = fs_module.FileChangeRequestEvent

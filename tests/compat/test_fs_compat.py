@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -56,13 +57,13 @@ def _limit_capped_by_max_read_lines(ref: Outcome, ours: Outcome) -> Outcome:
 def _negative_offset_limit_retry(ref: Outcome, ours: Outcome) -> Outcome:
     """Spec: `offset`/`limit` below zero is a mistake the model can fix (0.36.0 slices from the end)."""
     expected = copy.deepcopy(ref)
-    for index, word in ((0, 'offset'), (1, 'limit')):
+    for index, word in ((0, 'offset'), (1, 'limit'), (3, 'offset')):
         got = _call(ours, index)
         assert got['outcome'] == 'retry', f'negative {word} must be a retry, got {got}'
         assert word in str(got['content']).lower(), f'the retry should name {word}: {got["content"]!r}'
         expected['calls'][index].update(outcome='retry', cause=got['cause'], content=got['content'])
-    # A failed read emits nothing.
-    _drop_events(expected, 'call_00', 'call_01')
+    # A failed read emits nothing. (limit=0 alone is allowed, as in 0.36.0: call 2.)
+    _drop_events(expected, 'call_00', 'call_01', 'call_03')
     return expected
 
 
@@ -132,6 +133,40 @@ TOLERATED = {'path_forms'}
 """Entries of DELIBERATE that allow ours either behaviour rather than require a different one."""
 
 
+# ---- known bugs of ours -----------------------------------------------------------------
+# Differences from 0.36.0 found by this suite that are ours to fix. The tests still expect the
+# reference's behaviour; they are marked xfail (not strict, so a fix shows as XPASS in the
+# summary without turning CI red) so that CI stays usable meanwhile. Set FS_COMPAT_STRICT=1 to
+# run them as plain tests. Remove an entry once its fix lands.
+_REGEX_DIALECT = (
+    'search_files compiles Python re syntax differently: it accepts what re rejects '
+    "(a{2,1}, (?<name>...), \\z, \\h, \\1 before its group) and lacks \\N{NAME}"
+)
+_RG_UNBOUND = 'list_files / grep: FileSystemCore has no list_files/grep binding yet (the run aborts)'
+KNOWN_BUGS: dict[tuple[str, str], str] = {
+    **{(name, mode): _REGEX_DIALECT for name in ('search_errors', 'search_regex_dialect') for mode in ('agent', 'direct')},
+    **{
+        (name, mode): _RG_UNBOUND
+        for name in ('rg_list_files', 'rg_list_files_cap', 'rg_grep', 'rg_grep_cap', 'rg_grep_errors')
+        for mode in ('agent', 'direct')
+    },
+    ('path_forms', 'direct'): (
+        'a direct write_file whose content cannot be encoded (a lone surrogate) raises UnicodeEncodeError '
+        'instead of ModelRetry'
+    ),
+}
+
+
+def _params(mode: str) -> list[Any]:
+    strict = os.environ.get('FS_COMPAT_STRICT') == '1'
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_BUGS[(name, mode)], strict=False))
+        if (name, mode) in KNOWN_BUGS and not strict
+        else name
+        for name in SCENARIOS
+    ]
+
+
 # ---- comparison ---------------------------------------------------------------------
 
 
@@ -165,7 +200,7 @@ def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str) -> None:
     assert not problems, f'{name}: ours differs from pydantic-ai-harness 0.36.0\n' + '\n'.join(problems)
 
 
-@pytest.mark.parametrize('name', list(SCENARIOS))
+@pytest.mark.parametrize('name', _params('agent'))
 def test_scenario(name: str, reference_results: dict[str, Any], our_results: dict[str, Any]) -> None:
     ref, ours = reference_results[name], our_results[name]
     if 'skipped' in ref:
@@ -175,7 +210,7 @@ def test_scenario(name: str, reference_results: dict[str, Any], our_results: dic
     assert_same_outcome(expected, ours, name=name)
 
 
-@pytest.mark.parametrize('name', list(SCENARIOS))
+@pytest.mark.parametrize('name', _params('direct'))
 def test_direct_calls(
     name: str, reference_results_direct: dict[str, Any], our_results_direct: dict[str, Any]
 ) -> None:
@@ -187,7 +222,7 @@ def test_direct_calls(
     assert_same_outcome(expected, ours, name=f'{name} (direct)')
 
 
-@pytest.mark.parametrize('name', list(SCENARIOS))
+@pytest.mark.parametrize('name', _params('direct'))
 def test_direct_calls_under_trio(
     name: str, reference_results_direct: dict[str, Any], our_results_direct_trio: dict[str, Any]
 ) -> None:
