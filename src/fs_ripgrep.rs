@@ -15,6 +15,13 @@ use crate::path::{is_dir, is_reg, Resolved};
 use crate::ripgrep::{self, GrepOptions, ListFilesOptions, Listing};
 use crate::text::py_repr;
 
+/// What a `list_files` / `grep` root is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Directory,
+}
+
 impl FileSystem {
     /// `list_files`: regular files below `path` (relative to `cwd`), recursively, sorted by
     /// path, with ripgrep's ignore rules and an optional `glob`; at most `max_find_results`,
@@ -22,15 +29,32 @@ impl FileSystem {
     ///
     /// Errors: `Path 'p' is not a directory.` (NotFound), containment and denied patterns on
     /// the root, an invalid glob (InvalidPattern).
-    pub fn list_files(&self, path: &str, glob: Option<&str>, cancel: &CancelFlag) -> Result<Outcome> {
-        let (resolved, is_directory) = self.ripgrep_root(path)?;
-        if !is_directory {
-            return Err(Error::new(ErrorKind::NotFound, format!("Path {} is not a directory.", py_repr(path))));
+    pub fn list_files(
+        &self,
+        path: &str,
+        glob: Option<&str>,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
+        let (resolved, kind) = self.ripgrep_root(path)?;
+        if kind != Some(Kind::Directory) {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("Path {} is not a directory.", py_repr(path)),
+            ));
         }
-        let options = ListFilesOptions { glob: glob.map(str::to_owned), max_results: self.limits.max_find_results };
+        let options = ListFilesOptions {
+            glob: glob.map(str::to_owned),
+            max_results: self.limits.max_find_results,
+        };
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
-        Ok(self.listing_outcome(&resolved, listing, "No files found.", "files", self.limits.max_find_results))
+        Ok(self.listing_outcome(
+            &resolved,
+            listing,
+            "No files found.",
+            "files",
+            self.limits.max_find_results,
+        ))
     }
 
     /// `grep`: lines matching `pattern` in the file or below the directory `path`, as
@@ -52,7 +76,13 @@ impl FileSystem {
         context: usize,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
-        let (resolved, _) = self.ripgrep_root(path)?;
+        let (resolved, kind) = self.ripgrep_root(path)?;
+        if kind.is_none() {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("Path {} is not a file or directory.", py_repr(path)),
+            ));
+        }
         let options = GrepOptions {
             pattern: pattern.to_owned(),
             glob: glob.map(str::to_owned),
@@ -64,18 +94,25 @@ impl FileSystem {
         };
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
-        Ok(self.listing_outcome(&resolved, listing, "No matches found.", "lines", self.limits.max_search_results))
+        Ok(self.listing_outcome(
+            &resolved,
+            listing,
+            "No matches found.",
+            "lines",
+            self.limits.max_search_results,
+        ))
     }
 
     /// The walk root: resolved, contained, not denied (allowed patterns apply to entries only);
-    /// with whether it is a directory. A path that is neither a file nor a directory is NotFound.
-    fn ripgrep_root(&self, path: &str) -> Result<(Resolved, bool)> {
+    /// with what it is, `None` when it is missing or neither a regular file nor a directory.
+    fn ripgrep_root(&self, path: &str) -> Result<(Resolved, Option<Kind>)> {
         let (resolved, st) = self.walk_root(path)?;
-        match st.map(|s| s.st_mode) {
-            Some(mode) if is_dir(mode) => Ok((resolved, true)),
-            Some(mode) if is_reg(mode) => Ok((resolved, false)),
-            _ => Err(Error::new(ErrorKind::NotFound, format!("Path {} is not a file or directory.", py_repr(path)))),
-        }
+        let kind = match st.map(|s| s.st_mode) {
+            Some(mode) if is_dir(mode) => Some(Kind::Directory),
+            Some(mode) if is_reg(mode) => Some(Kind::File),
+            _ => None,
+        };
+        Ok((resolved, kind))
     }
 
     /// `_ripgrep_entry`: drop a walked path outside the root or unreadable; else its name
@@ -86,7 +123,14 @@ impl FileSystem {
         Some(self.root.rel_to_cwd(&target.abs))
     }
 
-    fn listing_outcome(&self, root: &Resolved, listing: Listing, empty: &str, unit: &str, cap: usize) -> Outcome {
+    fn listing_outcome(
+        &self,
+        root: &Resolved,
+        listing: Listing,
+        empty: &str,
+        unit: &str,
+        cap: usize,
+    ) -> Outcome {
         let count = listing.lines.len();
         let mut text = listing.lines.join("\n");
         if listing.truncated {

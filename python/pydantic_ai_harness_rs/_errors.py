@@ -1,7 +1,9 @@
 """The one place native errors become what the model sees.
 
 `_core.RetryableError` (a path outside the root, a denied path, a stale hash, a bad pattern,
-...) becomes `ModelRetry` with the core's message, so the agent can correct the call. Anything
+...) becomes `ModelRetry` with the core's message, so the agent can correct the call; so does a
+`UnicodeEncodeError` (a path or content with a lone surrogate cannot cross into the core, as it
+cannot be encoded by the reference's `os` calls either). Anything
 else, an `OSError` for a full or read-only disk say, propagates and aborts the run, as with
 the reference.
 """
@@ -27,7 +29,7 @@ def retry_on_core_errors(fn: Callable[_P, Awaitable[_T]]) -> Callable[_P, Awaita
     async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
         try:
             return await fn(*args, **kwargs)
-        except RetryableError as e:
+        except (RetryableError, UnicodeEncodeError) as e:
             raise ModelRetry(str(e)) from e
 
     return wrapper

@@ -239,7 +239,16 @@ impl PyFileSystemCore {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
         run(py, move || {
-            fs.grep(&pattern, &path, glob.as_deref(), file_type.as_deref(), ignore_case, literal, context, &flag)
+            fs.grep(
+                &pattern,
+                &path,
+                glob.as_deref(),
+                file_type.as_deref(),
+                ignore_case,
+                literal,
+                context,
+                &flag,
+            )
         })
         .map(Into::into)
     }

@@ -35,7 +35,11 @@ fn seconds(value: f64) -> Duration {
 
 /// One foreground command: `run(...)` blocks (GIL released) until it ends; `kill()` from any
 /// thread, or dropping the handle, kills its whole process group.
-#[pyclass(name = "ForegroundCommand", module = "pydantic_ai_harness_rs._core", frozen)]
+#[pyclass(
+    name = "ForegroundCommand",
+    module = "pydantic_ai_harness_rs._core",
+    frozen
+)]
 pub struct PyForegroundCommand {
     inner: Arc<Foreground>,
 }
@@ -44,7 +48,9 @@ pub struct PyForegroundCommand {
 impl PyForegroundCommand {
     #[new]
     fn new() -> Self {
-        PyForegroundCommand { inner: Foreground::new() }
+        PyForegroundCommand {
+            inner: Foreground::new(),
+        }
     }
 
     /// Runs `/bin/sh -c script` in `cwd` with exactly `env` and waits for it.
@@ -115,7 +121,15 @@ fn job_launch(
     if command.contains(&0) {
         return Err(PyValueError::new_err("embedded null byte"));
     }
-    let spec = LaunchSpec { dir, cwd, env: env_pairs(env)?, command: command.to_vec(), combined, max_file_bytes, exclusive };
+    let spec = LaunchSpec {
+        dir,
+        cwd,
+        env: env_pairs(env)?,
+        command: command.to_vec(),
+        combined,
+        max_file_bytes,
+        exclusive,
+    };
     match py.detach(move || job::launch(spec))? {
         Launch::Started(h) => Ok(Some(handle_tuple(h))),
         Launch::Exists => Ok(None),
@@ -142,7 +156,12 @@ fn job_size(py: Python<'_>, path: PathBuf) -> u64 {
 
 /// Up to `length` bytes of `path` from `offset` (empty when missing).
 #[pyfunction]
-fn job_read<'py>(py: Python<'py>, path: PathBuf, offset: u64, length: u64) -> PyResult<Bound<'py, PyBytes>> {
+fn job_read<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    offset: u64,
+    length: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
     let data = py.detach(move || job::read_at(&path, offset, length))?;
     Ok(PyBytes::new(py, &data))
 }
@@ -158,7 +177,13 @@ fn job_tail<'py>(py: Python<'py>, path: PathBuf, max_bytes: u64) -> PyResult<Bou
 ///
 /// Returns whether anything was signalled. Raises `OSError` for a refused signal.
 #[pyfunction]
-fn job_kill(py: Python<'_>, dir: PathBuf, pid: i32, pgid: Option<i32>, grace: f64) -> PyResult<bool> {
+fn job_kill(
+    py: Python<'_>,
+    dir: PathBuf,
+    pid: i32,
+    pgid: Option<i32>,
+    grace: f64,
+) -> PyResult<bool> {
     Ok(py.detach(move || job::kill(&dir, JobHandle { pid, pgid }, seconds(grace)))?)
 }
 

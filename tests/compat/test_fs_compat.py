@@ -138,22 +138,7 @@ TOLERATED = {'path_forms'}
 # reference's behaviour; they are marked xfail (not strict, so a fix shows as XPASS in the
 # summary without turning CI red) so that CI stays usable meanwhile. Set FS_COMPAT_STRICT=1 to
 # run them as plain tests. Remove an entry once its fix lands.
-_REGEX_DIALECT = (
-    'search_files compiles Python re syntax differently: it accepts what re rejects '
-    "(a{2,1}, (?<name>...), \\z, \\h, \\1 before its group) and lacks \\N{NAME}"
-)
-_RG_UNBOUND = 'list_files / grep: FileSystemCore has no list_files/grep binding yet (the run aborts)'
 KNOWN_BUGS: dict[tuple[str, str], str] = {
-    **{(name, mode): _REGEX_DIALECT for name in ('search_errors', 'search_regex_dialect') for mode in ('agent', 'direct')},
-    **{
-        (name, mode): _RG_UNBOUND
-        for name in ('rg_list_files', 'rg_list_files_cap', 'rg_grep', 'rg_grep_cap', 'rg_grep_errors')
-        for mode in ('agent', 'direct')
-    },
-    ('path_forms', 'direct'): (
-        'a direct write_file whose content cannot be encoded (a lone surrogate) raises UnicodeEncodeError '
-        'instead of ModelRetry'
-    ),
 }
 
 

@@ -8,6 +8,8 @@ the notifications, and turns the core's retryable errors into `ModelRetry` (`_er
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
@@ -450,7 +452,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     async def _search_files(
         self, ctx: RunContext[AgentDepsT] | None, pattern: str, *, path: str = '.', include_glob: str | None = None
     ) -> str:
-        outcome = await run_native(self._core.search_files, pattern, path, include_glob)
+        outcome = await run_native(self._core.search_files, _python_regex(pattern), path, include_glob)
         await self._searched(ctx, outcome, pattern, 'grep')
         return outcome.text
 
@@ -631,6 +633,31 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                     truncated=outcome.truncated,
                 )
             )
+
+
+_NAMED_ESCAPE = re.compile(r'\\(\\|N\{([^}]*)\})')
+"""An escaped backslash (kept as is) or a `\\N{NAME}` escape (expanded)."""
+
+
+def _python_regex(pattern: str) -> str:
+    """`pattern` checked with Python's `re`, with `\\N{NAME}` escapes spelled out for the core.
+
+    `search_files` takes Python `re` syntax; the core runs it on Rust engines, which accept a
+    few spellings `re` refuses (`a{2,1}`, `(?<name>...)`, `\\z`) and lack Unicode names.
+    Compiling with `re` first (cached) keeps the model's error messages those of the reference.
+
+    Raises:
+        ModelRetry: `Invalid regex pattern: <re's message>`.
+    """
+    try:
+        re.compile(pattern)
+    except re.error as e:
+        raise ModelRetry(f'Invalid regex pattern: {e}') from e
+    if '\\N' not in pattern:
+        return pattern
+    return _NAMED_ESCAPE.sub(
+        lambda m: m.group(0) if m.group(2) is None else re.escape(unicodedata.lookup(m.group(2))), pattern
+    )
 
 
 def _hash(outcome: Outcome) -> str:
