@@ -29,25 +29,35 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// The wrapper script: `$1` job directory, `$2` log mode (`combined` or `separate`), `$3`
 /// the command, `$4` non-empty when the per-file limit could not be applied.
 ///
-/// The wrapper publishes the running status and then closes its stdout, a pipe the
-/// launcher reads to its end: once it returns, the trap is in place and the status exists.
-/// The `TERM` trap keeps the wrapper alive long enough to publish how the command ended
-/// (`143` for a `SIGTERM` stop); the command itself keeps default signal handling. A `stop`
-/// file created before the signal covers a `SIGTERM` landing before the command starts.
+/// The wrapper publishes the running status, forks the command's process, and only then
+/// closes its stdout, a pipe the launcher reads to its end: once the launcher returns, the
+/// status exists and the command's process is in the group, so a `kill -- -PID` issued at
+/// once reaches it (before this order, a `TERM` landing between the handshake and the fork
+/// was swallowed by the trap and the command ran on). The `TERM` trap keeps the wrapper alive
+/// long enough to publish how the command ended (`143` for a `SIGTERM` stop); the command
+/// itself keeps default `TERM` handling. A `stop` file created before the signal covers a
+/// `SIGTERM` landing before the command's `exec`. `wait` returns early when the trap runs,
+/// so it is repeated until the command is gone and its real status is known.
 pub const WRAPPER: &str = r#"dir=$1
 publish() {
   printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp" && mv -f "$dir/status.tmp" "$dir/status.json"
 }
 trap : TERM
 printf '{"pid": %s, "exit_code": null}' "$$" > "$dir/status.json"
-exec > /dev/null
 if [ "$2" = combined ]; then out="$dir/output.log"; err="$dir/output.log"; else out="$dir/stdout.log"; err="$dir/stderr.log"; fi
 if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >> "$err"; publish 1; exit 1; fi
 (
   [ ! -e "$dir/stop" ] || exit 143
   exec sh -c "$3"
-) < /dev/null >> "$out" 2>> "$err"
-publish $?
+) < /dev/null >> "$out" 2>> "$err" &
+child=$!
+exec > /dev/null
+while :; do
+  wait "$child"
+  code=$?
+  kill -0 "$child" 2>/dev/null || break
+done
+publish $code
 "#;
 
 /// Where a job's process lives.

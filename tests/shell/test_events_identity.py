@@ -11,10 +11,21 @@ import pytest
 
 from pydantic_ai import CapabilityEvent
 
+import pydantic_ai_harness_rs
 from pydantic_ai_harness_rs.shell import _events
 from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2] / 'python'
+INSTALLED_PACKAGE = Path(pydantic_ai_harness_rs.__file__).resolve().parent
+"""The package as installed (with its compiled `_core`), wherever pytest imported it from."""
+
+
+@pytest.fixture
+def package_root(tmp_path: Path) -> Path:
+    """A directory holding only our package, to put on another interpreter's `PYTHONPATH`."""
+    root = tmp_path / 'only-ours'
+    root.mkdir()
+    (root / 'pydantic_ai_harness_rs').symlink_to(INSTALLED_PACKAGE)
+    return root
 
 
 def test_own_classes_without_the_harness() -> None:
@@ -33,18 +44,18 @@ def test_own_classes_without_the_harness() -> None:
     assert CommandStartedEvent(command='c', pid=2).kind == 'shell.command_started'
 
 
-def _run(code: str) -> str:
+def _run(code: str, package_root: Path) -> str:
     result = subprocess.run(
         [sys.executable, '-c', textwrap.dedent(code)],
         capture_output=True,
         text=True,
-        env={'PYTHONPATH': str(PACKAGE_ROOT), 'PATH': '/usr/bin:/bin'},
+        env={'PYTHONPATH': str(package_root), 'PATH': '/usr/bin:/bin'},
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
 
-def test_harness_classes_are_reexported_when_importable() -> None:
+def test_harness_classes_are_reexported_when_importable(package_root: Path) -> None:
     # A stand-in `pydantic_ai_harness.shell._events` registers the classes first, as the real
     # package does on import; ours must then use those classes rather than register a second set.
     out = _run(
@@ -87,12 +98,13 @@ def test_harness_classes_are_reexported_when_importable() -> None:
         assert ours.CommandOutputEvent is CommandOutputEvent
         assert ours.CommandFinishedEvent is CommandFinishedEvent
         print(ours._events.USING_HARNESS_EVENTS)
-        """
+        """,
+        package_root,
     )
     assert out.strip() == 'True'
 
 
-def test_real_harness_when_available() -> None:
+def test_real_harness_when_available(package_root: Path) -> None:
     # The compat venv (tests/compat/.venvs/shell-ref) has pydantic-ai-harness 0.57.0; use it when present.
     ref_python = Path(__file__).resolve().parents[1] / 'compat' / '.venvs' / 'shell-ref' / 'bin' / 'python'
     if not ref_python.exists():
@@ -109,7 +121,7 @@ def test_real_harness_when_available() -> None:
         ],
         capture_output=True,
         text=True,
-        env={'PYTHONPATH': str(PACKAGE_ROOT), 'PATH': '/usr/bin:/bin'},
+        env={'PYTHONPATH': str(package_root), 'PATH': '/usr/bin:/bin'},
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == 'True'
