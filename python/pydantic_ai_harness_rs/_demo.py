@@ -41,11 +41,16 @@ Step = Callable[[str], 'tuple[str, dict[str, Any]] | None']
 """Given the previous tool result, the next `(tool, args)` call, or None to skip this step."""
 
 _RESULT_LINES = 6
+_EMPTY_RESULTS = ('No matches found.', 'No files found.', '(empty directory)')
 
 
 def _first_file(listing: str) -> str | None:
     """The first file of a listing, preferring one that is not a package's `__init__.py`."""
-    files = [line for line in listing.splitlines() if line and not line.endswith('/') and not line.startswith('[')]
+    files = [
+        line
+        for line in listing.splitlines()
+        if line and not line.endswith('/') and not line.startswith('[') and line not in _EMPTY_RESULTS
+    ]
     return next((f for f in files if not f.endswith('__init__.py')), files[0] if files else None)
 
 
@@ -165,10 +170,14 @@ def _explore_steps(has_rg: bool) -> tuple[list[Step], dict[str, str]]:
         lambda _: ('search_files', {'pattern': r'\b(TODO|FIXME|def main)\b'}),
         lambda _: ('read_file', {'path': '../outside-the-root.txt'}),
     ]
+    def glob() -> str:
+        suffix = Path(chosen.get('file', 'x.py')).suffix
+        return f'*{suffix}' if suffix else '*'
+
     if has_rg:
         steps += [
-            lambda _: ('list_files', {'path': '.', 'glob': '*.md'}),
-            lambda _: ('grep', {'pattern': 'import', 'literal': True, 'context': 1, 'file_type': 'py'}),
+            lambda _: ('list_files', {'path': '.', 'glob': glob()}),
+            lambda _: ('grep', {'pattern': r'^(def|fn|class|import|use) ', 'context': 1, 'glob': glob()}),
         ]
     return steps, chosen
 
