@@ -12,7 +12,7 @@ use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::{FileSystem, Outcome};
 use crate::path::{is_dir, is_reg, Resolved};
-use crate::ripgrep::{self, GrepOptions, ListFilesOptions, Listing};
+use crate::ripgrep::{self, GrepOptions, ListFilesOptions};
 use crate::text::py_repr;
 
 /// What a `list_files` / `grep` root is.
@@ -48,12 +48,14 @@ impl FileSystem {
         };
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
-        Ok(self.listing_outcome(
-            &resolved,
-            listing,
-            "No files found.",
+        let cap = self.limits.max_find_results;
+        Ok(Outcome::listing(
+            resolved.rel_str(),
+            listing.lines,
+            listing.truncated,
+            cap,
             "files",
-            self.limits.max_find_results,
+            "No files found.",
         ))
     }
 
@@ -94,12 +96,14 @@ impl FileSystem {
         };
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
-        Ok(self.listing_outcome(
-            &resolved,
-            listing,
-            "No matches found.",
+        let cap = self.limits.max_search_results;
+        Ok(Outcome::listing(
+            resolved.rel_str(),
+            listing.lines,
+            listing.truncated,
+            cap,
             "lines",
-            self.limits.max_search_results,
+            "No matches found.",
         ))
     }
 
@@ -121,34 +125,5 @@ impl FileSystem {
     fn ripgrep_entry(&self, walked: &Path) -> Option<String> {
         let target = self.walk_target(walked, true)?;
         Some(self.root.rel_to_cwd(&target.abs))
-    }
-
-    fn listing_outcome(
-        &self,
-        root: &Resolved,
-        listing: Listing,
-        empty: &str,
-        unit: &str,
-        cap: usize,
-    ) -> Outcome {
-        let count = listing.lines.len();
-        let mut text = listing.lines.join("\n");
-        if listing.truncated {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&format!("[... truncated at {cap} {unit}]"));
-        }
-        if text.is_empty() {
-            text = empty.to_owned();
-        }
-        Outcome {
-            text,
-            path: root.rel_str(),
-            content_hash: None,
-            count,
-            truncated: listing.truncated,
-            emit: true,
-        }
     }
 }

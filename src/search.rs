@@ -632,23 +632,14 @@ impl FileSystem {
                 results.push(line);
             }
         }
-        let count = results.len();
-        if truncated {
-            results.push(format!("[... truncated at {max} matches]"));
-        }
-        let text = if results.is_empty() {
-            "No matches found.".to_string()
-        } else {
-            results.join("\n")
-        };
-        Ok(Outcome {
-            text,
-            path: resolved.rel_str(),
-            count,
+        Ok(Outcome::listing(
+            resolved.rel_str(),
+            results,
             truncated,
-            emit: true,
-            ..Default::default()
-        })
+            max,
+            "matches",
+            "No matches found.",
+        ))
     }
 }
 

@@ -370,25 +370,14 @@ impl FileSystem {
             let start = finder.closure(vec![0]);
             finder.visit(&resolved.abs, true, true, &start)?;
         }
-        let count = finder.lines.len();
-        let truncated = finder.truncated;
-        let mut lines = finder.lines;
-        if truncated {
-            lines.push(format!("[... truncated at {max} matches]"));
-        }
-        let text = if lines.is_empty() {
-            "No matches found.".to_string()
-        } else {
-            lines.join("\n")
-        };
-        Ok(Outcome {
-            text,
-            path: resolved.rel_str(),
-            count,
-            truncated,
-            emit: true,
-            ..Default::default()
-        })
+        Ok(Outcome::listing(
+            resolved.rel_str(),
+            finder.lines,
+            finder.truncated,
+            max,
+            "matches",
+            "No matches found.",
+        ))
     }
 }
 
@@ -628,6 +617,16 @@ pub struct Walker<'a> {
     threads: usize,
 }
 
+/// The kind of a walked entry the walker visits; `None` for a directory (walked into, not visited).
+fn walked_kind(file_type: Option<std::fs::FileType>) -> Option<Kind> {
+    match file_type {
+        Some(ft) if ft.is_dir() => None,
+        Some(ft) if ft.is_file() => Some(Kind::File),
+        Some(ft) if ft.is_symlink() => Some(Kind::Symlink),
+        _ => Some(Kind::Other),
+    }
+}
+
 /// Entries up to which a tree is walked on the calling thread (see `visit_small_tree`).
 pub const SMALL_TREE_ENTRIES: usize = 256;
 
@@ -669,11 +668,8 @@ impl<'a> Walker<'a> {
             if entry.depth() == 0 {
                 continue;
             }
-            let kind = match entry.file_type() {
-                Some(ft) if ft.is_dir() => continue,
-                Some(ft) if ft.is_file() => Kind::File,
-                Some(ft) if ft.is_symlink() => Kind::Symlink,
-                _ => Kind::Other,
+            let Some(kind) = walked_kind(entry.file_type()) else {
+                continue;
             };
             if entries.len() == SMALL_TREE_ENTRIES {
                 return Ok(false);
@@ -734,11 +730,8 @@ impl<'a> Walker<'a> {
                 if entry.depth() == 0 {
                     return ignore::WalkState::Continue;
                 }
-                let kind = match entry.file_type() {
-                    Some(ft) if ft.is_dir() => return ignore::WalkState::Continue,
-                    Some(ft) if ft.is_file() => Kind::File,
-                    Some(ft) if ft.is_symlink() => Kind::Symlink,
-                    _ => Kind::Other,
+                let Some(kind) = walked_kind(entry.file_type()) else {
+                    return ignore::WalkState::Continue;
                 };
                 if let Ok(rel) = entry.path().strip_prefix(real_root) {
                     visit(
