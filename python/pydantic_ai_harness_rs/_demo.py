@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 from pydantic_ai import Agent, CapabilityEvent
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
@@ -242,20 +243,31 @@ def _shell_capabilities(scratch: Path) -> list[Any]:
     return [LocalWorkspace(str(scratch)), Shell()]
 
 
+async def _run_model(directory: Path, model_name: str, transcript: _Transcript) -> int:
+    """A real model with the same tools, on a scratch copy of `directory` that is removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix='harness-rs-demo-') as tmp:
+        copy = Path(tmp) / 'copy'
+        shutil.copytree(directory, copy, ignore=shutil.ignore_patterns('.*'))
+        capabilities = [FileSystem(root_dir=copy), *_shell_capabilities(copy)]
+        try:
+            agent: Agent[Any, Any] = Agent(model_name, capabilities=capabilities)
+        except (ImportError, UserError) as e:
+            # A provider package missing (`pip install "pydantic-ai-slim[openai]"`) or an unknown name.
+            transcript.print(f'cannot use model {model_name!r}: {e}')
+            return 2
+        transcript.attach(agent)
+        result = await agent.run('Explore this project with your tools, then write notes/summary.md describing it.')
+        transcript.print(f'\nmodel: {result.output}\n(changes were made in a scratch copy, now removed)')
+    return 0
+
+
 async def _run(directory: Path, model_name: str | None, out: Any) -> int:
     transcript = _Transcript(out)
     header = f'pydantic-ai-harness-rs demo on {directory}'
     transcript.print(header + '\n' + '=' * len(header))
     explore = FileSystem(root_dir=directory, read_only=True, tools=['read_file', 'list_directory', 'search_files', 'find_files', 'file_info', 'list_files', 'grep'])
     if model_name is not None:
-        scratch = Path(tempfile.mkdtemp(prefix='harness-rs-demo-'))
-        shutil.copytree(directory, scratch / 'copy', dirs_exist_ok=True, ignore=shutil.ignore_patterns('.*'))
-        capabilities = [FileSystem(root_dir=scratch / 'copy'), *_shell_capabilities(scratch / 'copy')]
-        agent: Agent[Any, Any] = Agent(model_name, capabilities=capabilities)
-        transcript.attach(agent)
-        result = await agent.run('Explore this project with your tools, then write notes/summary.md describing it.')
-        transcript.print(f'\nmodel: {result.output}\n(changes were made in a scratch copy: {scratch / "copy"})')
-        return 0
+        return await _run_model(directory, model_name, transcript)
 
     steps, chosen = _explore_steps(has_rg=True)
     transcript.print(f'\n## 1. Explore {directory} (read-only tools)')
