@@ -8,6 +8,7 @@ the notifications, and turns the core's retryable errors into `ModelRetry` (`_er
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
@@ -21,7 +22,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
-from pydantic_ai_harness_rs._native import run_native
+from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, is_small_file, run_inline, run_native, run_sized
 from pydantic_ai_harness_rs.filesystem._events import (
     DirectoryCreatedEvent,
     DirectoryListedEvent,
@@ -145,6 +146,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             content_hashes,
         )
         self._content_hashes = content_hashes
+        self._cwd = self._core.cwd
         self._custom_streams = (
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
@@ -169,6 +171,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     def root_dir(self) -> str:
         """The resolved (symlink-free, absolute) root; events carry it as `root_dir`."""
         return self._core.root_dir
+
+    def _host_path(self, path: str) -> str:
+        """Where `path` would be on the host, for the inline-or-thread decision only (never for I/O)."""
+        return os.path.join(self._cwd, path)
 
     # --- override points -------------------------------------------------------------------
 
@@ -221,7 +227,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     async def _read_file(
         self, ctx: RunContext[AgentDepsT] | None, path: str, *, offset: int = 0, limit: int | None = None
     ) -> str:
-        outcome = await run_native(self._core.read_file, path, offset, limit)
+        small = is_small_file(self._host_path(path))
+        outcome = await run_sized(self._core.read_file, path, offset, limit, inline=small)
         if ctx is not None:
             await ctx.emit(FileReadEvent(path=outcome.path, root_dir=self.root_dir, content_hash=_hash(outcome)))
         return outcome.text
@@ -272,10 +279,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             from pydantic_ai_harness_rs.filesystem._streams import write_with_streams
 
             return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
-        plan = await run_native(self._core.plan_write, path, content, expected_hash, ctx is not None)
+        small = len(content) <= INLINE_MAX_BYTES and is_small_file(self._host_path(path))
+        plan = await run_sized(self._core.plan_write, path, content, expected_hash, ctx is not None, inline=small)
         if (refusal := await self._request(ctx, plan)) is not None:
             return refusal
-        outcome = await run_native(self._core.commit, plan)
+        outcome = await run_sized(self._core.commit, plan, inline=small)
         if ctx is not None:
             await ctx.emit(FileWrittenEvent(path=outcome.path, root_dir=self.root_dir, content_hash=_hash(outcome)))
         return outcome.text
@@ -356,10 +364,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams
 
             return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
-        plan = await run_native(self._core.plan_edit, path, replacements, expected_hash)
+        small = is_small_file(self._host_path(path))
+        plan = await run_sized(self._core.plan_edit, path, replacements, expected_hash, inline=small)
         if (refusal := await self._request(ctx, plan)) is not None:
             return refusal
-        outcome = await run_native(self._core.commit, plan)
+        outcome = await run_sized(self._core.commit, plan, inline=small)
         if ctx is not None:
             await ctx.emit(
                 FileEditedEvent(
@@ -398,7 +407,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             return f'Created directory: {path}'
         if (refusal := await self._request(ctx, plan)) is not None:
             return refusal
-        outcome = await run_native(self._core.commit, plan)
+        outcome = run_inline(self._core.commit, plan)  # a few mkdir calls
         if ctx is not None and outcome.emit:
             await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=self.root_dir))
         return outcome.text
@@ -597,7 +606,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Formatted metadata including size, type, and permissions.
         """
-        outcome = await run_native(self._core.file_info, path)
+        outcome = await run_sized(self._core.file_info, path, inline=is_small_file(self._host_path(path)))
         return outcome.text
 
     # --- events ----------------------------------------------------------------------------
