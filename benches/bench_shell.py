@@ -21,11 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 

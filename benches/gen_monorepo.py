@@ -56,7 +56,6 @@ def generate(root: Path, files: int, seed: int) -> None:
     (root / '.git' / 'info' / 'exclude').write_text('*.swp\n')
     (root / '.gitignore').write_text('node_modules/\nbuild/\n*.log\n!important.log\n*.pyc\n')
     (root / '.ignore').write_text('vendor/\n')
-    packages = max(1, files // 1000)
     rare = set(rng.sample(range(files), RARE_FILES))
     written = 0
     pkg = 0

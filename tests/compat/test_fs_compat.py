@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from fs_scenarios import SCENARIOS
 
 pytestmark = pytest.mark.compat

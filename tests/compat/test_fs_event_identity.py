@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import HERE, OURS_MODULE
 from fs_events_probe import EVENT_NAMES
 

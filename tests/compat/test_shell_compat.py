@@ -16,9 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import pydantic_ai_harness_rs
+import pytest
 
 HERE = Path(__file__).resolve().parent
 VENVS = HERE / '.venvs'

@@ -9,7 +9,6 @@ from typing import Any, BinaryIO
 
 import pytest
 
-
 pytestmark = pytest.mark.anyio
 
 

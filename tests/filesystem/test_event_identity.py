@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 
-import pytest
-
 import pydantic_ai_harness_rs.filesystem as ours
+import pytest
 
 NAMES = [
     'FileChangeRequestEvent', 'FileReadEvent', 'DirectoryListedEvent', 'FileWrittenEvent', 'FileEditedEvent',

@@ -8,9 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-
 from pydantic_ai.capabilities import LocalWorkspace
-
 from pydantic_ai_harness_rs.shell import Shell
 
 from .conftest import live_processes_matching, run_calls
@@ -134,9 +132,8 @@ async def test_term_ignoring_job_is_killed(ws: Path) -> None:
 
 
 async def test_same_tool_call_id_does_not_start_twice(ws: Path) -> None:
-    from pydantic_ai_harness_rs.shell._jobs import launch
-
     from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+    from pydantic_ai_harness_rs.shell._jobs import launch
 
     backend = LocalWorkspaceBackend(ws)
     workspace = Workspace(backend)

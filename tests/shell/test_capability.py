@@ -5,13 +5,11 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pydantic_ai_harness_rs
 import pytest
-
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.exceptions import UserError
-
-import pydantic_ai_harness_rs
 from pydantic_ai_harness_rs.shell import (
     LLM_API_KEY_ENV_PATTERNS,
     MAX_FOREGROUND_WAIT,

@@ -7,13 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
-from pydantic_ai import CapabilityEvent
-
 import pydantic_ai_harness_rs
-from pydantic_ai_harness_rs.shell import _events
-from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
+import pytest
+from pydantic_ai import CapabilityEvent
+from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent, _events
 
 INSTALLED_PACKAGE = Path(pydantic_ai_harness_rs.__file__).resolve().parent
 """The package as installed (with its compiled `_core`), wherever pytest imported it from."""

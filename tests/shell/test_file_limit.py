@@ -7,9 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-
 from pydantic_ai.capabilities import LocalWorkspace
-
 from pydantic_ai_harness_rs.shell import Shell
 
 from .conftest import run_calls

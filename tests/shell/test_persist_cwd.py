@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from pydantic_ai.capabilities import LocalWorkspace
-
 from pydantic_ai_harness_rs.shell import Shell
 
 from .conftest import run_calls

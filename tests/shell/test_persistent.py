@@ -9,9 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from pydantic_ai.capabilities import LocalWorkspace
-
 from pydantic_ai_harness_rs.shell import (
     CommandFinishedEvent,
     CommandOutputEvent,

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from pydantic_ai.capabilities import LocalWorkspace
-
 from pydantic_ai_harness_rs.shell import Shell
 
 from .conftest import run_calls
@@ -98,7 +96,6 @@ async def test_nul_byte_is_a_retry(ws: Path) -> None:
 def test_unencodable_command_is_a_retry() -> None:
     # Lone surrogates cannot travel through a model message, so the policy is called directly.
     from pydantic_ai.exceptions import ModelRetry
-
     from pydantic_ai_harness_rs.shell._policy import check_command
 
     kwargs = dict(allowed=[], denied=[], denied_operators=[], allow_interactive=False)

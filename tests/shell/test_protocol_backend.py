@@ -10,10 +10,8 @@ from typing import Any
 
 import anyio
 import pytest
-
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBackend
-
 from pydantic_ai_harness_rs.shell import Shell
 from pydantic_ai_harness_rs.shell._workspace import local_backend
 

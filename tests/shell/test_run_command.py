@@ -9,9 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from pydantic_ai.capabilities import LocalWorkspace
-
 from pydantic_ai_harness_rs.shell import LLM_API_KEY_ENV_PATTERNS, Shell
 
 from .conftest import live_processes_matching, run_calls

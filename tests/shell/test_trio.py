@@ -12,12 +12,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
-
 from pydantic_ai_harness_rs.shell import Shell
 
 from .conftest import live_processes_matching

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, RunContext

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
-
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceError
 

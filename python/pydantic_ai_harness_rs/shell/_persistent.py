@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import anyio
-
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import LocalWorkspaceBackend

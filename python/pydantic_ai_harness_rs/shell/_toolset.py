@@ -26,7 +26,6 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.tools import AgentDepsT
