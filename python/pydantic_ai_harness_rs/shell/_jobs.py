@@ -204,18 +204,31 @@ async def launch_local(
     file_limit: int | None,
     exclusive: bool,
 ) -> Job:
-    """Start `command` as a local job in `directory`; see `launch`."""
-    handle = await anyio.to_thread.run_sync(
-        lambda: _core.job_launch(
-            directory,
-            cwd,
-            env_bytes(backend._env, env),  # pyright: ignore[reportPrivateUsage]
-            os.fsencode(command),
-            combined,
-            file_limit,
-            exclusive,
+    """Start `command` as a local job in `directory`; see `launch`.
+
+    A call cancelled while the native launch runs loses its result, but not the job: the launch
+    writes the job's handle file before it returns, so the job is found there and stopped.
+    """
+    try:
+        handle = await anyio.to_thread.run_sync(
+            lambda: _core.job_launch(
+                directory,
+                cwd,
+                env_bytes(backend._env, env),  # pyright: ignore[reportPrivateUsage]
+                os.fsencode(command),
+                combined,
+                file_limit,
+                exclusive,
+            )
         )
-    )
+    except BaseException:
+        with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
+            if started := await anyio.to_thread.run_sync(_core.job_attach, directory):
+                pid, pgid = started
+                job = LocalJob(workspace=workspace, directory=directory, pid=pid, pgid=pgid, combined=combined)
+                await job.kill()
+                await job.cleanup()
+        raise
     if handle is None:
         return await _attach_existing(workspace, directory, combined=combined, local=True)
     pid, pgid = handle
