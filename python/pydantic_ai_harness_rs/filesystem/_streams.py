@@ -125,7 +125,7 @@ async def write_with_streams(
     """`write_file` through the toolset's `open_read` / `open_write` overrides."""
     core = toolset._core  # pyright: ignore[reportPrivateUsage]
     plan = core.plan_write(path, content, expected_hash, False, cancel=_core.CancelToken())
-    resolved = Path(core.resolve(path, True, True))
+    resolved = Path(plan.root_dir) / plan.path  # what plan_write resolved and checked
     guard = expected_hash
     if ctx is not None:
         old: str | None = ''
