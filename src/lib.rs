@@ -10,19 +10,10 @@ pub mod cancel;
 pub mod error;
 pub mod ripgrep;
 
-pub mod access;
-pub mod diff;
+// FileSystem: paths and containment, access patterns, reads, writes, walks and searches.
 pub mod fs;
-pub mod fs_ripgrep;
-pub mod hash;
-pub mod path;
 #[cfg(feature = "python")]
 pub mod py;
-pub mod read;
-pub mod search;
-pub mod text;
-pub mod walk;
-pub mod write;
 
 // Shell: the process supervisor.
 pub mod process;

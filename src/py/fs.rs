@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::error::Result;
+use crate::fs::write::Plan;
 use crate::fs::{FileSystem, Limits, Outcome};
-use crate::write::Plan;
 
 use super::PyCancelToken;
 
@@ -377,23 +377,23 @@ impl PyFileSystemCore {
 fn content_hash(py: Python<'_>, data: &Bound<'_, PyBytes>) -> String {
     let bytes = data.as_bytes();
     if bytes.len() < (1 << 16) {
-        crate::hash::content_hash(bytes)
+        crate::fs::hash::content_hash(bytes)
     } else {
         let owned = bytes.to_vec();
-        py.detach(move || crate::hash::content_hash(&owned))
+        py.detach(move || crate::fs::hash::content_hash(&owned))
     }
 }
 
 /// 12 hex chars of sha256 of `text` encoded as UTF-8.
 #[pyfunction]
 fn text_hash(text: &str) -> String {
-    crate::hash::text_hash(text)
+    crate::fs::hash::text_hash(text)
 }
 
 /// The event diff `(diff, truncated)` from `old` to `new` (see `diff::unified_diff`).
 #[pyfunction]
 fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) -> (String, bool) {
-    py.detach(move || crate::diff::unified_diff(old.as_deref(), &new, &path))
+    py.detach(move || crate::fs::diff::unified_diff(old.as_deref(), &new, &path))
 }
 
 /// `text` with each `(old, new)` applied in order, each `old` matching exactly once
@@ -406,7 +406,7 @@ fn apply_replacements(
     path: String,
 ) -> PyResult<String> {
     run(py, move || {
-        crate::write::apply_replacements(&text, &replacements, &path)
+        crate::fs::write::apply_replacements(&text, &replacements, &path)
     })
 }
 

@@ -15,12 +15,12 @@ use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::access::Fnmatch;
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::access::Fnmatch;
+use crate::fs::path::{fstat, is_dir, Resolved};
+use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
-use crate::path::{fstat, is_dir, Resolved};
-use crate::text::py_repr;
 
 /// The type of a directory entry as `readdir` reports it (symlinks not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +174,7 @@ impl FileSystem {
     pub(crate) fn walk_root(&self, path: &str) -> Result<(Resolved, Option<libc::stat>)> {
         let resolved = self.safe_resolve(path, false, false)?;
         let st = match self.root.open_root_if_exists()? {
-            Some(beneath) => match beneath.open(&resolved.rel, crate::path::STAT_FLAGS, 0) {
+            Some(beneath) => match beneath.open(&resolved.rel, crate::fs::path::STAT_FLAGS, 0) {
                 Ok(fd) => fstat(fd.as_raw_fd()).ok(),
                 Err(_) => None,
             },
@@ -414,8 +414,10 @@ fn prefetch_stats(dir: &OwnedFd, entries: &[DirEntry]) -> Vec<Option<(bool, u64)
 }
 
 /// `stat` of a resolved entry target beneath the root (symlinks refused), as `exists()`.
-fn stat_beneath(beneath: &crate::path::Beneath, target: &Resolved) -> Option<libc::stat> {
-    let fd = beneath.open(&target.rel, crate::path::STAT_FLAGS, 0).ok()?;
+fn stat_beneath(beneath: &crate::fs::path::Beneath, target: &Resolved) -> Option<libc::stat> {
+    let fd = beneath
+        .open(&target.rel, crate::fs::path::STAT_FLAGS, 0)
+        .ok()?;
     fstat(fd.as_raw_fd()).ok()
 }
 
@@ -457,7 +459,7 @@ impl Part {
 
 struct Finder<'a> {
     fs: &'a FileSystem,
-    beneath: Option<crate::path::Beneath>,
+    beneath: Option<crate::fs::path::Beneath>,
     parts: Vec<Part>,
     require_dir: bool,
     max: usize,

@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::text::{pure_posix, py_repr};
+use crate::fs::text::{pure_posix, py_repr};
 
 /// Shown instead of an absolute path that is not inside the root.
 pub const OUTSIDE_WORKSPACE: &str = "<outside-workspace>";

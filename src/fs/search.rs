@@ -15,14 +15,14 @@ use std::sync::Mutex;
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
-use crate::access::Fnmatch;
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::access::Fnmatch;
+use crate::fs::hash::is_binary;
+use crate::fs::path::{fstat, is_reg, READ_FLAGS};
+use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
+use crate::fs::walk::{has_hidden_component, sort_key, Kind, Walker};
 use crate::fs::{FileSystem, Outcome};
-use crate::hash::is_binary;
-use crate::path::{fstat, is_reg, READ_FLAGS};
-use crate::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
-use crate::walk::{has_hidden_component, sort_key, Kind, Walker};
 
 /// A compiled search pattern.
 #[derive(Debug)]
@@ -549,7 +549,7 @@ impl FileSystem {
                 ErrorKind::NotFound,
                 format!(
                     "Path {} is not a file or directory.",
-                    crate::text::py_repr(path)
+                    crate::fs::text::py_repr(path)
                 ),
             ));
         };
@@ -614,7 +614,7 @@ impl FileSystem {
                     ErrorKind::NotFound,
                     format!(
                         "Path {} is not a file or directory.",
-                        crate::text::py_repr(path)
+                        crate::fs::text::py_repr(path)
                     ),
                 ))
             }
@@ -646,7 +646,7 @@ impl FileSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::split_lines;
+    use crate::fs::text::split_lines;
 
     fn naive(text: &str, p: &Pattern, limit: usize) -> (Vec<String>, bool) {
         let mut out = Vec::new();

@@ -12,7 +12,7 @@
 use regex::{RegexSet, RegexSetBuilder};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::text::py_repr;
+use crate::fs::text::py_repr;
 
 /// Translates an fnmatch pattern into an (unanchored) regex body, as `fnmatch.translate`.
 pub fn fnmatch_to_regex(pat: &str) -> String {

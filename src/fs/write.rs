@@ -15,12 +15,12 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use crate::cancel::CancelFlag;
-use crate::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
+use crate::fs::hash::{is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
+use crate::fs::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
+use crate::fs::text::{py_repr, split_lines};
 use crate::fs::{FileSystem, Outcome};
-use crate::hash::{is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
-use crate::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
-use crate::text::{py_repr, split_lines};
 
 /// The guard of a write announced against a path with nothing at it. Source: `_ABSENT_HASH`.
 pub const ABSENT_HASH: &str = "<absent>";
@@ -352,7 +352,7 @@ impl FileSystem {
                     ErrorKind::NotFound,
                     format!(
                         "Parent directory '{}' does not exist. Use create_directory first.",
-                        crate::path::rel_display(&parent_rel)
+                        crate::fs::path::rel_display(&parent_rel)
                     ),
                 ))
             }

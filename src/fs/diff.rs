@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use crate::text::{is_printable, unicode_escape};
+use crate::fs::text::{is_printable, unicode_escape};
 
 /// Diffs are cut at this many chars. Source: `MAX_EVENT_DIFF_CHARS`, _events.py.
 pub const MAX_EVENT_DIFF_CHARS: usize = 8192;

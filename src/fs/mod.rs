@@ -1,16 +1,34 @@
 //! The FileSystem: a [`Root`], its [`Access`] lists and its limits, with one method per tool.
 //! Each method resolves and checks its path, does the I/O beneath the root descriptor and
 //! returns an [`Outcome`]: the model-facing text plus what the tool's event needs.
+//!
+//! One noun a module: [`path`] (resolution beneath the root descriptor, containment),
+//! [`access`] (allowed/denied/protected patterns), [`read`] and [`hash`] (streaming windows and
+//! content hashes), [`write`] and [`diff`] (plan/commit of writes, edits and mkdir; the event
+//! diff), [`walk`] and [`search`] (list_directory, find_files, search_files), [`ripgrep`]
+//! (list_files and grep on the ripgrep engine), [`text`] (the Python text semantics results
+//! depend on).
+
+pub mod access;
+pub mod diff;
+pub mod hash;
+pub mod path;
+pub mod read;
+pub mod ripgrep;
+pub mod search;
+pub mod text;
+pub mod walk;
+pub mod write;
 
 use std::fs::File;
 use std::path::Path;
 
-use crate::access::Access;
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
-use crate::path::{fstat, is_dir, is_reg, Resolved, Root, READ_FLAGS, STAT_FLAGS};
-use crate::read::{self, ReadSpec, WindowSpec};
-use crate::text::pure_posix;
+use crate::fs::access::Access;
+use crate::fs::path::{fstat, is_dir, is_reg, Resolved, Root, READ_FLAGS, STAT_FLAGS};
+use crate::fs::read::{ReadSpec, WindowSpec};
+use crate::fs::text::pure_posix;
 
 /// The numeric limits and switches of a FileSystem (the capability's fields).
 #[derive(Debug, Clone, Copy)]
@@ -309,12 +327,12 @@ impl FileSystem {
     /// Errors: `ErrorKind::Outside` when it is not inside the root.
     pub fn relative_to_root(&self, resolved: &str) -> Result<String> {
         match self.root.rel_to_root(Path::new(resolved)) {
-            Some(rel) => Ok(crate::path::rel_display(&rel)),
+            Some(rel) => Ok(crate::fs::path::rel_display(&rel)),
             None => Err(Error::new(
                 ErrorKind::Outside,
                 format!(
                     "Path {} resolves outside the root directory.",
-                    crate::text::py_repr(resolved)
+                    crate::fs::text::py_repr(resolved)
                 ),
             )),
         }
@@ -576,7 +594,7 @@ pub(crate) mod tests {
         };
         let c = CancelFlag::new();
         if fallback {
-            crate::path::force_walk_fallback(true);
+            crate::fs::path::force_walk_fallback(true);
         }
         let (mut reads, mut refused) = (0, 0);
         let started = std::time::Instant::now();
@@ -605,7 +623,7 @@ pub(crate) mod tests {
         stop.store(true, Ordering::Relaxed);
         swapper.join().unwrap();
         if fallback {
-            crate::path::force_walk_fallback(false);
+            crate::fs::path::force_walk_fallback(false);
         }
         assert!(reads > 0);
         // The race was really hit: some opens met the swapped-in symlink and refused it.

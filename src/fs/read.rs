@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
-use crate::hash::{is_binary, LossyDecoder, BINARY_SAMPLE};
-use crate::text::{
+use crate::fs::hash::{is_binary, LossyDecoder, BINARY_SAMPLE};
+use crate::fs::text::{
     char_len, has_rare_terminator, has_terminator_besides_crlf, terminator_at, thousands,
 };
 
@@ -549,7 +549,7 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::split_lines_keepends;
+    use crate::fs::text::split_lines_keepends;
 
     fn spec(offset: usize, limit: usize, max_read_chars: Option<usize>) -> ReadSpec {
         ReadSpec {
@@ -564,7 +564,7 @@ mod tests {
     fn reference(path: &str, data: &[u8], s: &ReadSpec) -> Result<String> {
         let text = String::from_utf8_lossy(data).into_owned();
         let lines = split_lines_keepends(&text);
-        let hash = crate::hash::content_hash(data);
+        let hash = crate::fs::hash::content_hash(data);
         let head = header(path, lines.len(), &hash, s.content_hashes, s.max_read_chars);
         if lines.is_empty() {
             return Ok(head + "(empty file)\n");

@@ -10,10 +10,10 @@ use std::path::Path;
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::path::{is_dir, is_reg, Resolved};
+use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
-use crate::path::{is_dir, is_reg, Resolved};
 use crate::ripgrep::{self, GrepOptions, ListFilesOptions};
-use crate::text::py_repr;
 
 /// What a `list_files` / `grep` root is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
