@@ -101,7 +101,10 @@ class FileSystemCore:
         max_search_results: int,
         max_find_results: int,
         content_hashes: bool,
+        contract: Literal['document', 'workspace'] = 'document',
     ) -> None: ...
+    """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
+    0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace)."""
     @property
     def root_dir(self) -> str: ...
     """The real (symlink-resolved, absolute) root; events carry it as `root_dir`."""

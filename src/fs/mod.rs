@@ -30,6 +30,33 @@ use crate::fs::path::{fstat, is_dir, is_reg, Resolved, Root, READ_FLAGS, STAT_FL
 use crate::fs::read::{ReadSpec, WindowSpec};
 use crate::fs::text::pure_posix;
 
+/// Which of the two documented contracts a FileSystem follows where they differ: defaults,
+/// result and message texts. One set of tools serves both; this value selects the wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Contract {
+    /// `root_dir` on the host, as `filesystem.md` documents (pydantic-ai-harness 0.36.0).
+    #[default]
+    Document,
+    /// The run's workspace, as pydantic-ai-harness 0.62.0 behaves (`upstream-0.62.md`).
+    Workspace,
+}
+
+impl Contract {
+    /// Parses the Python-side name: `'document'` or `'workspace'`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "document" => Some(Contract::Document),
+            "workspace" => Some(Contract::Workspace),
+            _ => None,
+        }
+    }
+
+    /// Whether this is the workspace (0.62.0) contract.
+    pub fn is_workspace(self) -> bool {
+        self == Contract::Workspace
+    }
+}
+
 /// The numeric limits and switches of a FileSystem (the capability's fields).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -45,6 +72,8 @@ pub struct Limits {
     pub max_find_results: usize,
     /// Whether results show content hashes.
     pub content_hashes: bool,
+    /// Which contract's defaults and texts apply.
+    pub contract: Contract,
 }
 
 /// A finished operation: the model-facing text plus what its event needs.
@@ -353,6 +382,7 @@ pub(crate) mod tests {
             max_search_results: 1000,
             max_find_results: 1000,
             content_hashes: true,
+            contract: Contract::Document,
         }
     }
 

@@ -10,7 +10,7 @@ use pyo3::types::PyBytes;
 
 use crate::error::Result;
 use crate::fs::write::Plan;
-use crate::fs::{FileSystem, Limits, Outcome};
+use crate::fs::{Contract, FileSystem, Limits, Outcome};
 
 use super::PyCancelToken;
 
@@ -129,7 +129,7 @@ impl PyFileSystemCore {
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root_dir, cwd, allowed_patterns, denied_patterns, protected_patterns, max_read_lines,
-        max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes))]
+        max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes, contract = "document"))]
     fn new(
         py: Python<'_>,
         root_dir: String,
@@ -143,7 +143,10 @@ impl PyFileSystemCore {
         max_search_results: usize,
         max_find_results: usize,
         content_hashes: bool,
+        contract: &str,
     ) -> PyResult<Self> {
+        let contract = Contract::from_name(contract)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown contract {contract:?}")))?;
         let limits = Limits {
             max_read_lines,
             max_read_chars,
@@ -151,6 +154,7 @@ impl PyFileSystemCore {
             max_search_results,
             max_find_results,
             content_hashes,
+            contract,
         };
         let fs = py
             .detach(|| {
