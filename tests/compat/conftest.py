@@ -91,6 +91,53 @@ def reference_python() -> Path:
     return python
 
 
+REFERENCE_062_VERSION = '0.62.0'
+REFERENCE_062_SLIM = '2.62.0'
+"""0.62.0 pins `pydantic-ai-slim==2.62.0`, so its venv has that release, whatever ours runs on."""
+
+
+def reference_062_python() -> Path:
+    """An interpreter with `pydantic-ai-harness==0.62.0` (and its pinned `pydantic-ai-slim`) importable.
+
+    Created the first time under `tests/compat/.venvs/harness-0.62.0` (git-ignored, reused);
+    `HARNESS_062_PYTHON` names one that already has it. Skips loudly when pip cannot install it.
+    The same venv serves the FileSystem (workspace contract) and the Shell scenarios.
+    """
+    override = os.environ.get('HARNESS_062_PYTHON')
+    if override:
+        return Path(override)
+    venv = VENVS / f'harness-{REFERENCE_062_VERSION}'
+    python = _venv_python(venv)
+    ready = venv / '.ready'
+    if ready.exists() and python.exists():
+        return python
+    VENVS.mkdir(parents=True, exist_ok=True)
+    created = subprocess.run([sys.executable, '-m', 'venv', '--clear', str(venv)], capture_output=True, text=True)
+    if created.returncode != 0:
+        _skip_loudly(f'could not create the reference venv {venv}: {created.stderr.strip()}')
+    requirements = [
+        f'pydantic-ai-harness=={REFERENCE_062_VERSION}',
+        f'pydantic-ai-slim=={REFERENCE_062_SLIM}',
+        'anyio',
+        'trio',
+        'ripgrep==14.1.0',
+    ]
+    installed = _pip(python, *requirements)
+    if installed.returncode != 0:
+        _skip_loudly(
+            f'pip could not install pydantic-ai-harness=={REFERENCE_062_VERSION} (no network?):\n'
+            f'{installed.stderr.strip()[-2000:]}'
+        )
+    ready.write_text(json.dumps({'pydantic-ai-slim': REFERENCE_062_SLIM}))
+    return python
+
+
+@pytest.fixture(scope='session')
+def reference062_python() -> Path:
+    """The 0.62.0 reference interpreter (see `reference_062_python`)."""
+    return reference_062_python()
+
+
 def run_scenarios(python: Path | str, module: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run every scenario of `fs_scenarios.py` under `python` against `module`; returns its JSON."""
     proc = subprocess.run(
