@@ -14,6 +14,7 @@ pub mod diff;
 pub mod hash;
 pub mod path;
 pub mod read;
+pub mod remote;
 pub mod ripgrep;
 pub mod search;
 pub mod text;
