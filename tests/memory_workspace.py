@@ -97,7 +97,9 @@ class MemoryWorkspace:
         if path not in self.dirs:
             raise FileNotFoundError(path)
         prefix = path.rstrip('/') + '/'
-        names = [(d[len(prefix) :], True, None) for d in self.dirs if d.startswith(prefix) and '/' not in d[len(prefix) :]]
+        names = [
+            (d[len(prefix) :], True, None) for d in self.dirs if d.startswith(prefix) and '/' not in d[len(prefix) :]
+        ]
         names += [
             (f[len(prefix) :], False, len(data))
             for f, data in self.files.items()
