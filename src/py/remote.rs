@@ -89,7 +89,12 @@ impl PySearch {
 
     /// Searches file `index`'s bytes (`None`: unreadable or too large); `True` once the
     /// match cap is hit (read no further).
-    fn feed(&self, py: Python<'_>, index: usize, data: Option<&Bound<'_, PyBytes>>) -> PyResult<bool> {
+    fn feed(
+        &self,
+        py: Python<'_>,
+        index: usize,
+        data: Option<&Bound<'_, PyBytes>>,
+    ) -> PyResult<bool> {
         let core = self.core.clone();
         let bytes = data.map(|d| d.as_bytes());
         self.with(|s| py.detach(|| core.search_feed(s, index, bytes)))
@@ -128,7 +133,9 @@ fn parent(name: &str) -> PyResult<Parent> {
         "dir" => Ok(Parent::Dir),
         "missing" => Ok(Parent::Missing),
         "notdir" => Ok(Parent::NotDir),
-        other => Err(PyValueError::new_err(format!("unknown parent state {other:?}"))),
+        other => Err(PyValueError::new_err(format!(
+            "unknown parent state {other:?}"
+        ))),
     }
 }
 
