@@ -21,21 +21,25 @@ class MemoryWorkspace:
 
     def __init__(self, files: Mapping[str, bytes | str] | None = None, *, cwd: str = '/ws') -> None:
         self.cwd = cwd
-        self.dirs: set[str] = {'/', cwd}
+        self.dirs: set[str] = {'/'}
         self.files: dict[str, bytes] = {}
+        self.children: dict[str, set[str]] = {'/': set()}
         self.calls: dict[str, int] = {}
-        parent = posixpath.dirname(cwd)
-        while parent not in self.dirs:
-            self.dirs.add(parent)
-            parent = posixpath.dirname(parent)
+        self._add_dir(cwd)
         for path, data in (files or {}).items():
             self._put(posixpath.join(cwd, path), data.encode() if isinstance(data, str) else data)
 
+    def _add_dir(self, path: str) -> None:
+        while path not in self.dirs:
+            self.dirs.add(path)
+            self.children.setdefault(path, set())
+            parent = posixpath.dirname(path)
+            self.children.setdefault(parent, set()).add(posixpath.basename(path))
+            path = parent
+
     def _put(self, path: str, data: bytes) -> None:
-        parent = posixpath.dirname(path)
-        while parent not in self.dirs:
-            self.dirs.add(parent)
-            parent = posixpath.dirname(parent)
+        self._add_dir(posixpath.dirname(path))
+        self.children[posixpath.dirname(path)].add(posixpath.basename(path))
         self.files[path] = data
 
     def _count(self, name: str) -> None:
@@ -96,15 +100,13 @@ class MemoryWorkspace:
             raise NotADirectoryError(path)
         if path not in self.dirs:
             raise FileNotFoundError(path)
-        prefix = path.rstrip('/') + '/'
-        names = [
-            (d[len(prefix) :], True, None) for d in self.dirs if d.startswith(prefix) and '/' not in d[len(prefix) :]
-        ]
-        names += [
-            (f[len(prefix) :], False, len(data))
-            for f, data in self.files.items()
-            if f.startswith(prefix) and '/' not in f[len(prefix) :]
-        ]
+        names: list[tuple[str, bool, int | None]] = []
+        for name in self.children.get(path, ()):
+            child = posixpath.join(path, name)
+            if child in self.dirs:
+                names.append((name, True, None))
+            elif child in self.files:
+                names.append((name, False, len(self.files[child])))
         out = [
             FileEntry(name=name, path=posixpath.join(given, name), is_dir=is_dir, size=size)
             for name, is_dir, size in names
@@ -118,9 +120,7 @@ class MemoryWorkspace:
         self._check_parents(path)
         if path in self.files:
             raise FileExistsError(path)
-        while path not in self.dirs:
-            self.dirs.add(path)
-            path = posixpath.dirname(path)
+        self._add_dir(path)
 
     async def remove(self, path: str) -> None:
         path = self._target(path)
@@ -128,6 +128,7 @@ class MemoryWorkspace:
         for f in [f for f in self.files if f.startswith(path + '/')]:
             del self.files[f]
         self.dirs = {d for d in self.dirs if d != path and not d.startswith(path + '/')}
+        self.children.get(posixpath.dirname(path), set()).discard(posixpath.basename(path))
 
     async def exists(self, path: str) -> bool:
         path = self._target(path)

@@ -36,7 +36,7 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:12]
 
 
-def engine(ws: MemoryWorkspace, **options: object) -> RemoteEngine:
+def engine(ws: object, **options: object) -> RemoteEngine:
     return RemoteEngine(ws, read_only_patterns=READ_ONLY, **options)  # type: ignore[arg-type]
 
 
@@ -77,7 +77,7 @@ async def test_commit_refuses_content_changed_since_the_plan() -> None:
 
     # A create announced against nothing refuses a file that appeared meanwhile.
     plan = await e.plan_write('b.txt', 'mine\n', None, True)
-    ws.files['/ws/b.txt'] = b''
+    ws._put('/ws/b.txt', b'')
     with pytest.raises(
         ConflictError, match=r"file 'b.txt' has changed \(expected hash:<absent>, got hash:e3b0c44298fc\)"
     ):
@@ -203,3 +203,15 @@ async def test_working_dir_outside_root_dir_is_a_user_error() -> None:
     assert (await e.read_file('/ws/a.txt'))[0].text.startswith('[/ws/a.txt | 1 lines')
     assert await e.root_dir() == '/'
     assert os.getcwd() != '/ws'
+
+
+async def test_a_policy_wrapper_is_never_bypassed() -> None:
+    from pydantic_ai.workspaces import ReadOnlyWorkspace, Workspace, WorkspaceReadOnlyError
+
+    ws = MemoryWorkspace({'a.txt': 'one\n'})
+    e = engine(ReadOnlyWorkspace(Workspace(ws)))  # type: ignore[arg-type]
+    assert (await e.read_file('a.txt'))[0].text.endswith('     1\tone\n')
+    plan = await e.plan_write('a.txt', 'two\n', None, True)
+    with pytest.raises(WorkspaceReadOnlyError):
+        await e.commit(plan)
+    assert ws.files == {'/ws/a.txt': b'one\n'}

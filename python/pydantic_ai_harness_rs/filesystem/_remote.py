@@ -25,6 +25,7 @@ from pydantic_ai.messages import BinaryContent
 from pydantic_ai.workspaces import (
     FileEntry,
     SupportsCommands,
+    SupportsFilesystem,
     SupportsRealpath,
     Workspace,
     WorkspaceBackend,
@@ -45,6 +46,15 @@ _Entry = tuple[str, bool, 'int | None']
 
 DEFAULT_CONCURRENCY = 16
 """Workspace calls one walk or search keeps in flight at most."""
+
+
+def _wrapped(workspace: Workspace) -> bool:
+    """Whether a policy wrapper (read-only, authority, durable...) sits between `workspace` and its backend."""
+    try:
+        from pydantic_ai.workspaces.workspace import workspace_layers
+    except ImportError:  # pragma: no cover -- older pydantic-ai: always go through the facade
+        return True
+    return len(workspace_layers(workspace)) > 1
 
 
 def _entry(entry: FileEntry) -> _Entry:
@@ -103,6 +113,11 @@ class RemoteEngine:
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         backend = self._workspace.backend
+        # The calls below pass absolute normalized paths, so with no wrapper in between the
+        # backend's own methods are what `Workspace` would call: skip its per-call protocol check.
+        self._fs: SupportsFilesystem | Workspace = (
+            backend if isinstance(backend, SupportsFilesystem) and not _wrapped(self._workspace) else self._workspace
+        )
         # Without either, `Workspace.realpath` only normalizes text: skip the calls.
         self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
         self._root_spelling = root_dir
@@ -162,14 +177,14 @@ class RemoteEngine:
 
     async def _stat(self, path: str) -> FileEntry | None:
         try:
-            return await self._workspace.stat(path)
+            return await self._fs.stat(path)
         except (FileNotFoundError, NotADirectoryError):
             return None
 
     async def _read(self, path: str) -> bytes | None:
         """The file's bytes, or `None` when nothing readable is there."""
         try:
-            return await self._workspace.read_bytes(path)
+            return await self._fs.read_bytes(path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
@@ -182,12 +197,12 @@ class RemoteEngine:
         """
         core = await self._core()
         _, _, max_dirs, max_entries = core.caps
-        ws = self._workspace
+        fs = self._fs
 
         def lister(directory: str) -> Callable[[], Awaitable[Sequence[FileEntry] | None]]:
             async def call() -> Sequence[FileEntry] | None:
                 try:
-                    return await ws.list_dir(directory)
+                    return await fs.list_dir(directory)
                 except WorkspaceError:
                     raise
                 except OSError:
@@ -294,7 +309,7 @@ class RemoteEngine:
         core = await self._core()
         resolved = await self._resolve(path, check_allowed=False)
         try:
-            children = await self._workspace.list_dir(resolved)
+            children = await self._fs.list_dir(resolved)
         except (FileNotFoundError, NotADirectoryError):
             return core.list_directory(path, resolved, None)
         unknown = [c for c in children if not c.is_dir and c.size is None]
@@ -359,7 +374,7 @@ class RemoteEngine:
                 if size is not None and size > max_bytes:
                     return None
                 try:
-                    return await self._workspace.read_bytes(file_path)
+                    return await self._fs.read_bytes(file_path)
                 except WorkspaceUnavailableError:
                     raise
                 except (WorkspaceError, OSError):
@@ -411,7 +426,7 @@ class RemoteEngine:
         resolved = await self._resolve(path, write=True)
         entry = await self._stat(resolved)
         try:
-            parent_entry = await self._workspace.stat(posixpath.dirname(resolved))
+            parent_entry = await self._fs.stat(posixpath.dirname(resolved))
             parent = 'dir' if parent_entry.is_dir else 'notdir'
         except FileNotFoundError:
             parent = 'missing'
@@ -420,7 +435,7 @@ class RemoteEngine:
         old: bytes | None = None
         if announce and entry is not None and not entry.is_dir:
             try:
-                old = await self._workspace.read_bytes(resolved)
+                old = await self._fs.read_bytes(resolved)
             except WorkspaceReadOnlyError:
                 raise
             except PermissionError:
@@ -456,7 +471,7 @@ class RemoteEngine:
             current = posixpath.dirname(resolved)
             while True:
                 try:
-                    ancestor_is_dir = (await self._workspace.stat(current)).is_dir
+                    ancestor_is_dir = (await self._fs.stat(current)).is_dir
                     break
                 except FileNotFoundError:
                     if posixpath.dirname(current) == current:
@@ -481,7 +496,7 @@ class RemoteEngine:
             if appeared is not None:
                 return core.created(plan, 'existed' if appeared.is_dir else 'file')
             try:
-                await self._workspace.make_dir(target)
+                await self._fs.make_dir(target)
             except FileExistsError:
                 return core.created(plan, 'file')
             except NotADirectoryError:
@@ -492,5 +507,5 @@ class RemoteEngine:
             await run_sized(
                 lambda cancel: core.check_guard(plan, current), inline=len(current or b'') <= INLINE_MAX_BYTES
             )
-        await self._workspace.write_bytes(target, core.plan_content(plan))
+        await self._fs.write_bytes(target, core.plan_content(plan))
         return core.written(plan)
