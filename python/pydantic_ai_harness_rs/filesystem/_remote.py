@@ -48,6 +48,47 @@ DEFAULT_CONCURRENCY = 16
 """Workspace calls one walk or search keeps in flight at most."""
 
 
+async def _in_order(
+    count: int,
+    fetch: Callable[[int], Callable[[], Awaitable[_T]]],
+    consume: Callable[[int, _T], Awaitable[bool]],
+    concurrency: int,
+) -> None:
+    """`fetch` items `0..count` with `concurrency` workers and `consume` them in index order.
+
+    Workers run at most `2 * concurrency` items ahead of the consumer, so memory stays bounded
+    whatever `count` is; when `consume` returns True the rest is neither fetched nor consumed.
+    """
+    results: dict[int, _T] = {}
+    ahead = anyio.Semaphore(2 * concurrency)
+    state = {'next': 0, 'ready': anyio.Event()}
+
+    async def worker() -> None:
+        while True:
+            await ahead.acquire()
+            index = state['next']
+            if index >= count:
+                ahead.release()
+                return
+            state['next'] = index + 1
+            results[index] = await fetch(index)()
+            state['ready'].set()  # type: ignore[union-attr]
+
+    async with anyio.create_task_group() as group:
+        for _ in range(min(concurrency, count)):
+            group.start_soon(worker)
+        for index in range(count):
+            while index not in results:
+                state['ready'] = ready = anyio.Event()
+                if index not in results:
+                    await ready.wait()
+            stop = await consume(index, results.pop(index))
+            ahead.release()
+            if stop:
+                group.cancel_scope.cancel()
+                return
+
+
 def _wrapped(workspace: Workspace) -> bool:
     """Whether a policy wrapper (read-only, authority, durable...) sits between `workspace` and its backend."""
     try:
@@ -382,21 +423,13 @@ class RemoteEngine:
 
             return call
 
-        for first in range(0, len(files), self._concurrency):
-            batch = range(first, min(first + self._concurrency, len(files)))
-            datas = await _gather([reader(i) for i in batch])
-            capped = False
-            for index, data in zip(batch, datas):
-                if data is dropped:
-                    continue
-                assert data is None or isinstance(data, bytes)
-                capped = await run_sized(
-                    lambda cancel, i=index, d=data: search.feed(i, d), inline=len(data or b'') <= INLINE_MAX_BYTES
-                )
-                if capped:
-                    break
-            if capped:
-                break
+        async def consume(index: int, data: object) -> bool:
+            if data is dropped:
+                return False
+            assert data is None or isinstance(data, bytes)
+            return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
+
+        await _in_order(len(files), reader, consume, self._concurrency)
         return search.result(cut)
 
     async def grep(
