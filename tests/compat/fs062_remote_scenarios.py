@@ -189,6 +189,12 @@ SCENARIOS: list[dict[str, Any]] = [
         ],
     },
     {
+        # More directories than one walk lists: both stop and say so.
+        'name': 'walk_cap',
+        'dirs': 10_050,
+        'calls': [('find_files', {'pattern': '**/*.txt'}), ('search_files', {'pattern': 'TODO'})],
+    },
+    {
         'name': 'links',
         'links': {
             'alias.txt': '/ws/a.txt',
@@ -206,7 +212,10 @@ def backend(scenario: dict[str, Any]) -> MemoryWorkspace:
         ws = LinkedMemoryWorkspace(FILES, symlinks=scenario['links'])
         ws._put('/outside/secret.txt', b'TODO outside\n')
         return ws
-    return MemoryWorkspace(FILES)
+    ws = MemoryWorkspace(FILES)
+    for index in range(scenario.get('dirs', 0)):
+        ws._add_dir(f'/ws/many/d{index:05}')
+    return ws
 
 
 def state(ws: MemoryWorkspace) -> dict[str, Any]:

@@ -21,13 +21,35 @@ pytestmark = pytest.mark.compat
 
 SCRIPT = Path(__file__).with_name('fs062_remote_scenarios.py')
 
-DELIBERATE: dict[tuple[str, int], str] = {
-    ('deliberate', 0): 'docs/guide.txt:2:TODO later\nlogs/app.log:1:TODO log line\nnotes.md:2:TODO: one\n'
-    'notes.md:3:TODO: two\n[2 hidden entries omitted; name a hidden path explicitly to include it]',
-    ('deliberate', 1): 'bad.txt:1:caf\ufffd latin-1\nsrc/main.py:4:    return os.getcwd()\n'
-    '[2 hidden entries omitted; name a hidden path explicitly to include it]',
+HIDDEN = '[{} hidden entries omitted; name a hidden path explicitly to include it]'
+CUT = '[... walk cut short after 10000 directories or 100000 entries; narrow the path]'
+NESTED = 'RETRY: This regex repeats a group that itself repeats'
+
+DELIBERATE: dict[tuple[str, int], tuple[str, str]] = {
+    # 0.62.0 refuses nested repetition on this path (its Python `re` could backtrack for ever);
+    # the core's engines run in linear time (or with a backtracking limit), so we search.
+    ('deliberate', 0): (
+        NESTED,
+        'docs/guide.txt:2:TODO later\nlogs/app.log:1:TODO log line\nnotes.md:2:TODO: one\n'
+        f'notes.md:3:TODO: two\n{HIDDEN.format(2)}',
+    ),
+    ('deliberate', 1): (
+        NESTED,
+        f'bad.txt:1:caf\ufffd latin-1\nsrc/main.py:4:    return os.getcwd()\n{HIDDEN.format(2)}',
+    ),
+    # A walk cut at the directory cap: ours lists breadth first (concurrently), so the shallow
+    # files are all there; 0.62.0 goes depth first into the last directory and misses its siblings.
+    ('walk_cap', 0): (
+        CUT,
+        f'a.txt\nbad.txt\ncrlf.txt\ndocs/guide.txt\nempty.txt\nnoeol.txt\n{HIDDEN.format(1)}\n{CUT}',
+    ),
+    ('walk_cap', 1): (
+        CUT,
+        'docs/guide.txt:2:TODO later\nlogs/app.log:1:TODO log line\nnotes.md:2:TODO: one\nnotes.md:3:TODO: two\n'
+        f'{HIDDEN.format(2)}\n{CUT}',
+    ),
 }
-"""Our result where 0.62.0 refuses a nested repetition (ReDoS guard of its Python walker)."""
+"""`(what 0.62.0's result contains, ours)` for the calls where we do better; listed in the README."""
 
 
 def _run(python: str | Path, side: str) -> dict[str, Any]:
@@ -52,9 +74,9 @@ def _scenarios() -> list[str]:
 def test_same_results_and_backend_state(both: tuple[dict[str, Any], dict[str, Any]], name: str) -> None:
     reference, ours = both
     expected = list(reference[name]['results'])
-    for (scenario, index), text in DELIBERATE.items():
+    for (scenario, index), (theirs, text) in DELIBERATE.items():
         if scenario == name:
-            assert expected[index].startswith('RETRY: This regex repeats a group that itself repeats'), expected[index]
+            assert theirs in expected[index], expected[index]
             expected[index] = text
     assert ours[name]['results'] == expected
     assert ours[name]['files'] == reference[name]['files']
