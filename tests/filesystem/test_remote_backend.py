@@ -215,3 +215,16 @@ async def test_a_policy_wrapper_is_never_bypassed() -> None:
     with pytest.raises(WorkspaceReadOnlyError):
         await e.commit(plan)
     assert ws.files == {'/ws/a.txt': b'one\n'}
+
+
+async def test_two_edits_planned_together_never_lose_one() -> None:
+    ws = MemoryWorkspace({'a.txt': 'one two\n'})
+    e = engine(ws)
+    first = await e.plan_edit('a.txt', [('one', '1')], None)
+    second = await e.plan_edit('a.txt', [('two', '2')], None)
+    await e.commit(first)
+    with pytest.raises(ConflictError, match="^Conflict: file 'a.txt' has changed"):
+        await e.commit(second)
+    assert ws.files['/ws/a.txt'] == b'1 two\n'
+    await e.commit(await e.plan_edit('a.txt', [('two', '2')], None))
+    assert ws.files['/ws/a.txt'] == b'1 2\n'
