@@ -168,6 +168,8 @@ class RemoteGlob:
     @property
     def include_hidden(self) -> bool:
         """Whether the glob names a hidden component (the walk then enters hidden directories)."""
+    def matching(self, start: str, paths: list[str]) -> list[str]:
+        """The `paths` (below `start`) the glob matches, in order."""
 
 class RemoteSearch:
     """One `search_files`: feed the files it names, in order, then take the result."""

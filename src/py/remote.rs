@@ -44,6 +44,14 @@ impl PyGlob {
     fn include_hidden(&self) -> bool {
         self.glob.include_hidden
     }
+
+    /// The `paths` (below `start`) the glob matches, in order.
+    fn matching(&self, start: &str, paths: Vec<String>) -> Vec<String> {
+        paths
+            .into_iter()
+            .filter(|p| self.glob.is_match(&remote::relpath(p, start)))
+            .collect()
+    }
 }
 
 /// One content search fed file by file (see `fs::remote::Search`).

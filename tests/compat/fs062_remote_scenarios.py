@@ -201,6 +201,7 @@ SCENARIOS: list[dict[str, Any]] = [
             'escape.txt': '/outside/secret.txt',
             'envlink': '/ws/.env',
             'srclink': '/ws/src',
+            'dangling.txt': '/ws/nothing',
         },
         'calls': LINKS,
     },

@@ -378,6 +378,21 @@ class RemoteEngine:
         if entry is None or not entry.is_dir:
             return core.find_files(glob, path, resolved, None, False, files_only)
         walked, cut = await self._walk(resolved, max_depth=glob.max_depth, include_hidden=glob.include_hidden)
+        # A file listed with no size may be a dangling link: a match is checked before it is shown.
+        unknown = glob.matching(resolved, [p for p, is_dir, size in walked if not is_dir and size is None])
+        if unknown:
+            gone: set[str] = set()
+
+            def exists(index: int) -> Callable[[], Awaitable[bool]]:
+                return lambda: self._fs.exists(unknown[index])
+
+            async def note(index: int, found: bool) -> bool:
+                if not found:
+                    gone.add(unknown[index])
+                return False
+
+            await _in_order(len(unknown), exists, note, self._concurrency)
+            walked = [entry for entry in walked if entry[0] not in gone]
         return await run_sized(
             lambda cancel: core.find_files(glob, path, resolved, walked, cut, files_only), inline=len(walked) < 4096
         )
