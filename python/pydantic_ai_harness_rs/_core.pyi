@@ -156,6 +156,141 @@ def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str
     reference's messages (`old_text` for one pair, `replacement N` in a batch); nothing is written."""
 
 
+# --- FileSystem on a workspace that is not on this host (src/py/remote.rs, src/fs/remote.rs) --------
+# Python moves bytes through the workspace protocol (filesystem/_remote.py); these decide and render.
+# Paths are absolute POSIX workspace paths. An entry is `(path, is_dir, size or None)`.
+
+class RemoteGlob:
+    """A compiled `find_files` glob: `*`/`?`/`[...]` within a component, `**` across them."""
+    @property
+    def max_depth(self) -> int | None:
+        """Levels below the start a walk must list; None with a `**`."""
+    @property
+    def include_hidden(self) -> bool:
+        """Whether the glob names a hidden component (the walk then enters hidden directories)."""
+    def matching(self, start: str, paths: list[str]) -> list[str]:
+        """The `paths` (below `start`) the glob matches, in order."""
+
+class RemoteSearch:
+    """One `search_files`: feed the files it names, in order, then take the result."""
+    @property
+    def include_hidden(self) -> bool: ...
+    def files(
+        self, start: tuple[str, bool, int | None] | None, walked: list[tuple[str, bool, int | None]]
+    ) -> list[tuple[str, int | None]]:
+        """The files to read, in order, from the start's stat (None: nothing there) and the walked entries."""
+    def feed(self, index: int, data: bytes | None) -> bool:
+        """Search file `index` (None: unreadable or over 10 MiB, named as skipped); True once the cap is hit."""
+    def result(self, walk_cut: bool) -> Outcome:
+        """The result text; `count` is the matches shown, `truncated` the cap or a cut walk."""
+
+class RemoteCore:
+    """A workspace's boundary, working directory, patterns and limits (always the 0.62.0 contract)."""
+    def __init__(
+        self,
+        root: str,
+        cwd: str,
+        root_named: bool,
+        allowed_patterns: list[str],
+        denied_patterns: list[str],
+        protected_patterns: list[str],
+        max_read_lines: int,
+        max_read_chars: int | None,
+        max_list_results: int,
+        max_search_results: int,
+        max_find_results: int,
+        content_hashes: bool,
+    ) -> None:
+        """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern."""
+    @property
+    def root_dir(self) -> str: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def caps(self) -> tuple[int, int, int, int]:
+        """(max read bytes 64 MiB, max search file bytes 10 MiB, max walk directories, max walk entries)."""
+    def resolve(self, path: str) -> str:
+        """`path` joined onto cwd and normalized as text; OutsideRootError outside the root."""
+    def check(self, path: str, resolved: str, real: str | None, write: bool, check_allowed: bool) -> None:
+        """Containment of the real path (None: not resolved) and the access patterns on both spellings."""
+    def event_path(self, resolved: str) -> str: ...
+    def descend(self, path: str, real: str, include_hidden: bool) -> bool:
+        """Whether a walk enters this listed directory (not hidden, inside, not denied)."""
+    def readable_real(self, real: str) -> bool:
+        """Whether a walked file whose real path is `real` may be read."""
+    def read_limit(self, offset: int, limit: int | None) -> tuple[int, int]:
+        """`(offset, limit)` capped; InvalidArgumentError for a negative offset or a limit below 1."""
+    def read_file(
+        self,
+        path: str,
+        resolved: str,
+        size: int | None,
+        data: bytes | None,
+        offset: int,
+        limit: int,
+        guessed_type: str | None,
+        *,
+        cancel: CancelToken,
+    ) -> tuple[Outcome, str | None]:
+        """The read result and, for an image or PDF up to 5 MB, its media type (the caller sends the bytes).
+
+        No `data` and no size: `Path not found: p` (emit False); a size over 64 MiB: the too-large text."""
+    def file_info(
+        self, path: str, resolved: str, entry: tuple[str, bool, int | None] | None, data: bytes | None
+    ) -> Outcome: ...
+    def plan_write(
+        self,
+        path: str,
+        resolved: str,
+        target: bool | None,
+        parent: Literal['dir', 'missing', 'notdir'],
+        old: bytes | None,
+        content: str,
+        expected_hash: str | None,
+        announce: bool,
+    ) -> ChangePlan:
+        """`target`: None (nothing), False (a file), True (a directory); `old`: its bytes when announced."""
+    def plan_edit(
+        self,
+        path: str,
+        resolved: str,
+        raw: bytes | None,
+        replacements: list[tuple[str, str]],
+        expected_hash: str | None,
+    ) -> ChangePlan: ...
+    def plan_create_directory(
+        self, path: str, resolved: str, target: bool | None, ancestor_is_dir: bool
+    ) -> ChangePlan | None: ...
+    def plan_target(self, plan: ChangePlan) -> str: ...
+    def plan_guarded(self, plan: ChangePlan) -> bool: ...
+    def plan_content(self, plan: ChangePlan) -> bytes: ...
+    def check_guard(self, plan: ChangePlan, current: bytes | None) -> None:
+        """ConflictError when the target's bytes are no longer what the plan saw (`<absent>`: nothing)."""
+    def written(self, plan: ChangePlan) -> Outcome: ...
+    def created(self, plan: ChangePlan, state: Literal['created', 'existed', 'file', 'parent']) -> Outcome: ...
+    def list_directory(
+        self, path: str, resolved: str, entries: list[tuple[str, bool, int | None]] | None
+    ) -> Outcome: ...
+    def glob(self, pattern: str) -> RemoteGlob:
+        """InvalidPatternError: absolute, empty, or with a `..` component."""
+    def find_files(
+        self,
+        glob: RemoteGlob,
+        path: str,
+        resolved: str,
+        entries: list[tuple[str, bool, int | None]] | None,
+        walk_cut: bool,
+        files_only: bool,
+    ) -> Outcome: ...
+    def search(self, pattern: str, resolved: str, include_glob: str | None) -> RemoteSearch:
+        """InvalidPatternError: `Invalid regex pattern: ...` (the core's engines, one dialect everywhere)."""
+
+def remote_grep_pattern(pattern: str, file_type: str | None, ignore_case: bool, literal: bool, context: int) -> str:
+    """The regex `grep` searches with on a backend without commands (0.62.0's refusals for file_type/context)."""
+
+def remote_list_files_glob(glob: str | None) -> str:
+    """The glob `list_files` finds on a backend without commands: `**`, the glob, or `**/<glob>`."""
+
 # --- Shell: the process supervisor (src/py/shell.rs) ------------------------------------------
 
 class ForegroundCommand:

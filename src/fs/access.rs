@@ -218,6 +218,11 @@ impl Access {
         self.denied.is_empty() && self.allowed.is_empty()
     }
 
+    /// Whether a denied pattern covers `rel` (a walk does not descend into such a directory).
+    pub fn is_denied(&self, rel: &str) -> bool {
+        self.denied.is_match(rel)
+    }
+
     /// The read-level predicate walkers filter entries with: not denied, and allowed.
     pub fn is_readable(&self, rel: &str) -> bool {
         !self.denied.is_match(rel) && (self.allowed.is_empty() || self.allowed.is_match(rel))

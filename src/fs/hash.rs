@@ -30,6 +30,11 @@ pub fn text_hash(text: &str) -> String {
     short_hex(Sha256::digest(text.as_bytes()).as_slice())
 }
 
+/// 12 hex chars of sha256 of the raw bytes, whatever they hold (0.62.0's `bytes_hash`).
+pub fn bytes_hash(data: &[u8]) -> String {
+    short_hex(Sha256::digest(data).as_slice())
+}
+
 /// `_disk_hash` of an in-memory file: raw bytes when binary, else the lossy decode.
 pub fn content_hash(data: &[u8]) -> String {
     let mut h = DiskHasher::new();

@@ -8,12 +8,18 @@
 //! diff), [`walk`] and [`search`] (list_directory, find_files, search_files), [`ripgrep`]
 //! (list_files and grep on the ripgrep engine), [`text`] (the Python text semantics results
 //! depend on).
+//!
+//! The I/O seam: [`FileSystem`] does its I/O on a host directory beneath the root descriptor;
+//! [`remote`] is the same tools on bytes a workspace backend that is not on this host hands in
+//! (Python moves them through the workspace protocol), built from the same read, write, diff,
+//! search and access pieces.
 
 pub mod access;
 pub mod diff;
 pub mod hash;
 pub mod path;
 pub mod read;
+pub mod remote;
 pub mod ripgrep;
 pub mod search;
 pub mod text;

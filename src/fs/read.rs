@@ -421,7 +421,7 @@ impl ReadSpec {
     }
 }
 
-fn label_of(path: &str, max_read_chars: Option<usize>) -> String {
+pub(crate) fn label_of(path: &str, max_read_chars: Option<usize>) -> String {
     if let Some(m) = max_read_chars {
         let keep = m / 4;
         let n = path.chars().count();

@@ -74,9 +74,9 @@ pub struct Plan {
     pub truncated: bool,
     /// Whether the change is announced (commit then re-resolves the path).
     pub announced: bool,
-    content: String,
-    guard: Guard,
-    old: Option<String>,
+    pub(crate) content: String,
+    pub(crate) guard: Guard,
+    pub(crate) old: Option<String>,
 }
 
 impl Plan {
@@ -97,7 +97,7 @@ fn not_regular(path: &str) -> Error {
     )
 }
 
-fn conflict(path: &str, expected: &str, got: &str) -> Error {
+pub(crate) fn conflict(path: &str, expected: &str, got: &str) -> Error {
     retry(
         ErrorKind::Conflict,
         format!(
@@ -177,6 +177,46 @@ pub fn apply_replacements(
         text = text.replacen(old.as_str(), new, 1);
     }
     Ok(text)
+}
+
+/// The text `edit_file` edits: refuses a binary file and undecodable UTF-8 with the
+/// reference's messages. Shared by the host and the bytes-handed-in paths.
+pub(crate) fn edit_text(path: &str, raw: Vec<u8>) -> Result<String> {
+    if is_binary(&raw[..raw.len().min(BINARY_SAMPLE)]) {
+        return Err(retry(
+            ErrorKind::InvalidArgument,
+            format!("{path} is a binary file; edit_file only edits text files."),
+        ));
+    }
+    String::from_utf8(raw).map_err(|e| {
+        let msg = utf8_error_message(e.as_bytes(), e.utf8_error());
+        retry(ErrorKind::InvalidArgument, msg)
+    })
+}
+
+/// The result of a committed write or edit and the new content's hash:
+/// `Wrote N chars (L lines) to p. [hash:H]` or `Edited p. [hash:H]`.
+pub(crate) fn written_text(
+    operation: Operation,
+    path: &str,
+    content: &str,
+    content_hashes: bool,
+) -> (String, String) {
+    let hash = text_hash(content);
+    let suffix = if content_hashes {
+        format!(" [hash:{hash}]")
+    } else {
+        String::new()
+    };
+    let text = match operation {
+        Operation::Edit => format!("Edited {path}.{suffix}"),
+        _ => format!(
+            "Wrote {} chars ({} lines) to {path}.{suffix}",
+            content.chars().count(),
+            split_lines(content).len()
+        ),
+    };
+    (text, hash)
 }
 
 fn read_all(
@@ -456,19 +496,7 @@ impl FileSystem {
             self.open_regular(&resolved, path, || format!("File not found: {path}"), false)?;
         let mut raw = Vec::new();
         read_all(&mut file, &mut raw, cancel).map_err(|e| self.io_error(&e, &resolved.rel))??;
-        if is_binary(&raw[..raw.len().min(BINARY_SAMPLE)]) {
-            return Err(retry(
-                ErrorKind::InvalidArgument,
-                format!("{path} is a binary file; edit_file only edits text files."),
-            ));
-        }
-        let text = match String::from_utf8(raw) {
-            Ok(t) => t,
-            Err(e) => {
-                let msg = utf8_error_message(e.as_bytes(), e.utf8_error());
-                return Err(retry(ErrorKind::InvalidArgument, msg));
-            }
-        };
+        let text = edit_text(path, raw)?;
         let current = text_hash(&text);
         if let Some(expected) = &expected_hash {
             if *expected != current {
@@ -613,20 +641,12 @@ impl FileSystem {
             plan.old.as_deref().map(str::as_bytes),
         )
         .map_err(|e| self.io_error(&e, rel))?;
-        let hash = text_hash(&plan.content);
-        let suffix = if self.limits.content_hashes {
-            format!(" [hash:{hash}]")
-        } else {
-            String::new()
-        };
-        let text = match plan.operation {
-            Operation::Edit => format!("Edited {path}.{suffix}"),
-            _ => format!(
-                "Wrote {} chars ({} lines) to {path}.{suffix}",
-                plan.content.chars().count(),
-                split_lines(&plan.content).len()
-            ),
-        };
+        let (text, hash) = written_text(
+            plan.operation,
+            path,
+            &plan.content,
+            self.limits.content_hashes,
+        );
         Ok(Outcome {
             text,
             path: plan.event_path(),

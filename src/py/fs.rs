@@ -57,8 +57,8 @@ impl PyOutcome {
 /// A change checked and ready to announce with `FileChangeRequestEvent`, then commit.
 #[pyclass(name = "ChangePlan", module = "pydantic_ai_harness_rs._core", frozen)]
 pub struct PyChangePlan {
-    plan: Arc<Plan>,
-    root_dir: String,
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) root_dir: String,
 }
 
 #[pymethods]
@@ -101,7 +101,7 @@ impl PyChangePlan {
 }
 
 /// Runs `op` with the GIL released and maps its error to the exception hierarchy.
-fn run<T: Send>(py: Python<'_>, op: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
+pub(crate) fn run<T: Send>(py: Python<'_>, op: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
     py.detach(op).map_err(PyErr::from)
 }
 

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 pub mod errors;
 pub mod fs;
+pub mod remote;
 
 // Shell: the process supervisor's bindings.
 pub mod shell;
@@ -44,6 +45,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCancelToken>()?;
     errors::register(m)?;
     fs::register(m)?;
+    remote::register(m)?;
     // Shell
     shell::register(m)?;
     Ok(())

@@ -1,0 +1,559 @@
+"""`RemoteEngine`: the FileSystem tools on a workspace whose files are not on this host.
+
+Every file operation goes through the workspace protocol (`pydantic_ai.workspaces`:
+`SupportsFilesystem`, and `SupportsRealpath` / `SupportsCommands` for symlink resolution when the
+backend has them). This module only moves bytes: it stats, lists, reads and writes, and hands what
+it got to `_core.RemoteCore`, which resolves paths, checks containment and access patterns, renders
+windows, hashes, plans writes and edits, filters walks and matches globs and regexes, and writes
+every result text. Nothing runs inside the workspace, so walks and searches work the same whatever
+is installed there (no `rg`, `grep` or `find`).
+
+The contract is always the workspace one (pydantic-ai-harness 0.62.0, `upstream-0.62.md`).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import posixpath
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import BinaryContent
+from pydantic_ai.workspaces import (
+    FileEntry,
+    SupportsCommands,
+    SupportsFilesystem,
+    SupportsRealpath,
+    Workspace,
+    WorkspaceBackend,
+    WorkspaceError,
+    WorkspaceReadOnlyError,
+    WorkspaceUnavailableError,
+)
+
+from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
+
+__all__ = ('RemoteEngine',)
+
+_T = TypeVar('_T')
+
+_Entry = tuple[str, bool, 'int | None']
+"""An entry as `_core.RemoteCore` takes it: `(absolute path, is_dir, size or None)`."""
+
+DEFAULT_CONCURRENCY = 16
+"""Workspace calls one walk or search keeps in flight at most."""
+
+
+async def _in_order(
+    count: int,
+    fetch: Callable[[int], Callable[[], Awaitable[_T]]],
+    consume: Callable[[int, _T], Awaitable[bool]],
+    concurrency: int,
+) -> None:
+    """`fetch` items `0..count` with `concurrency` workers and `consume` them in index order.
+
+    Workers run at most `2 * concurrency` items ahead of the consumer, so memory stays bounded
+    whatever `count` is; when `consume` returns True the rest is neither fetched nor consumed.
+    """
+    results: dict[int, _T] = {}
+    ahead = anyio.Semaphore(2 * concurrency)
+    state = {'next': 0, 'ready': anyio.Event()}
+
+    async def worker() -> None:
+        while True:
+            await ahead.acquire()
+            index = state['next']
+            if index >= count:
+                ahead.release()
+                return
+            state['next'] = index + 1
+            results[index] = await fetch(index)()
+            state['ready'].set()  # type: ignore[union-attr]
+
+    async with anyio.create_task_group() as group:
+        for _ in range(min(concurrency, count)):
+            group.start_soon(worker)
+        for index in range(count):
+            while index not in results:
+                state['ready'] = ready = anyio.Event()
+                if index not in results:
+                    await ready.wait()
+            stop = await consume(index, results.pop(index))
+            ahead.release()
+            if stop:
+                group.cancel_scope.cancel()
+                return
+
+
+def _wrapped(workspace: Workspace) -> bool:
+    """Whether a policy wrapper (read-only, authority, durable...) sits between `workspace` and its backend."""
+    try:
+        from pydantic_ai.workspaces.workspace import workspace_layers
+    except ImportError:  # pragma: no cover -- older pydantic-ai: always go through the facade
+        return True
+    return len(workspace_layers(workspace)) > 1
+
+
+def _entry(entry: FileEntry) -> _Entry:
+    return (entry.path, entry.is_dir, entry.size)
+
+
+async def _gather(calls: Sequence[Callable[[], Awaitable[_T]]]) -> list[_T]:
+    """Run `calls` concurrently and return their results in order (the first error propagates)."""
+    results: list[_T | None] = [None] * len(calls)
+
+    async def one(index: int) -> None:
+        results[index] = await calls[index]()
+
+    async with anyio.create_task_group() as group:
+        for index in range(len(calls)):
+            group.start_soon(one, index)
+    return results  # type: ignore[return-value]
+
+
+class RemoteEngine:
+    """The FileSystem tools on any `SupportsFilesystem` workspace, mirroring `_core.FileSystemCore`.
+
+    Built without I/O; the first call asks the workspace for its working directory and resolves
+    the boundary as 0.62.0 does: `root_dir=None` is the working directory with its symlinks
+    resolved, a relative `root_dir` resolves against it, `'/'` turns containment off, and a working
+    directory outside `root_dir` is a `UserError`.
+
+    Methods return `_core.Outcome` / `_core.ChangePlan`, like `FileSystemCore`'s, and raise its
+    `RetryableError` subclasses for what the model can fix. Workspace errors (`WorkspaceError`)
+    and OS errors the backend raises where no result text is defined propagate unchanged.
+
+    Args:
+        workspace: The run's workspace or a bare backend.
+        root_dir: The boundary as a workspace path (`None`: the working directory).
+        allowed_patterns, denied_patterns, read_only_patterns: The access patterns.
+        max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results,
+            content_hashes: The capability's limits.
+        concurrency: Workspace calls a walk or search keeps in flight (listings, reads).
+    """
+
+    def __init__(
+        self,
+        workspace: WorkspaceBackend,
+        *,
+        root_dir: str | None = None,
+        allowed_patterns: Sequence[str] = (),
+        denied_patterns: Sequence[str] = (),
+        read_only_patterns: Sequence[str] = (),
+        max_read_lines: int = 2000,
+        max_read_chars: int | None = 50_000,
+        max_list_results: int = 500,
+        max_search_results: int = 100,
+        max_find_results: int = 100,
+        content_hashes: bool = True,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ) -> None:
+        self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        backend = self._workspace.backend
+        # The calls below pass absolute normalized paths, so with no wrapper in between the
+        # backend's own methods are what `Workspace` would call: skip its per-call protocol check.
+        self._fs: SupportsFilesystem | Workspace = (
+            backend if isinstance(backend, SupportsFilesystem) and not _wrapped(self._workspace) else self._workspace
+        )
+        # Without either, `Workspace.realpath` only normalizes text: skip the calls.
+        self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
+        self._root_spelling = root_dir
+        self._settings = (
+            list(allowed_patterns),
+            list(denied_patterns),
+            list(read_only_patterns),
+            max_read_lines,
+            max_read_chars,
+            max_list_results,
+            max_search_results,
+            max_find_results,
+            content_hashes,
+        )
+        self._has_patterns = bool(allowed_patterns or denied_patterns or read_only_patterns)
+        self._concurrency = max(1, concurrency)
+        self._core_value: _core.RemoteCore | None = None
+
+    async def _core(self) -> _core.RemoteCore:
+        """The core for this workspace, built on the first call (source: 0.62.0 `_scope`)."""
+        if self._core_value is not None:
+            return self._core_value
+        ws = self._workspace
+        cwd = posixpath.normpath(await ws.working_dir())
+        if self._root_spelling is None:
+            root = cwd = cwd if cwd == '/' else await ws.realpath(cwd)
+        else:
+            root = await ws.resolve(self._root_spelling)
+            if root != '/':
+                root = await ws.realpath(root)
+                cwd = await ws.realpath(cwd)
+            if not (cwd == root or cwd.startswith(root.rstrip('/') + '/')):
+                raise UserError(
+                    f'The working directory {cwd!r} is outside root_dir {root!r}. '
+                    f'To work in {root!r}, attach the workspace there; '
+                    'otherwise set `root_dir` to a directory that contains the working directory.'
+                )
+        self._checks_realpath = self._sees_links and (root != '/' or self._has_patterns)
+        self._core_value = _core.RemoteCore(root, cwd, self._root_spelling is not None, *self._settings)
+        return self._core_value
+
+    async def root_dir(self) -> str:
+        """The boundary, a workspace path (events' `root_dir`)."""
+        return (await self._core()).root_dir
+
+    async def _real(self, path: str) -> str | None:
+        """Where `path` leads through symlinks, when that needs checking; else `None`."""
+        if not self._checks_realpath:
+            return None
+        return await self._workspace.realpath(path)
+
+    async def _resolve(self, path: str, *, write: bool = False, check_allowed: bool = True) -> str:
+        core = await self._core()
+        resolved = core.resolve(path)
+        core.check(path, resolved, await self._real(resolved), write, check_allowed)
+        return resolved
+
+    async def _stat(self, path: str) -> FileEntry | None:
+        try:
+            return await self._fs.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    async def _read(self, path: str) -> bytes | None:
+        """The file's bytes, or `None` when nothing readable is there."""
+        try:
+            return await self._fs.read_bytes(path)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    async def _walk(self, start: str, *, max_depth: int | None, include_hidden: bool) -> tuple[list[_Entry], bool]:
+        """Entries below `start`, listed breadth first with at most `concurrency` listings in flight.
+
+        Stops at the core's caps (directories listed, entries collected) and then says so. Hidden,
+        denied and outside directories are not entered, nor one already seen by its real path.
+        A listing that fails below the start is skipped; at the start it propagates.
+        """
+        core = await self._core()
+        _, _, max_dirs, max_entries = core.caps
+        fs = self._fs
+
+        def lister(directory: str) -> Callable[[], Awaitable[Sequence[FileEntry] | None]]:
+            async def call() -> Sequence[FileEntry] | None:
+                try:
+                    return await fs.list_dir(directory)
+                except WorkspaceError:
+                    raise
+                except OSError:
+                    if directory == start:
+                        raise
+                    return None
+
+            return call
+
+        entries: list[_Entry] = []
+        seen = {await self._real(start) or start}
+        level, depth, listed = [start], 1, 0
+        while level:
+            below: list[str] = []
+            for first in range(0, len(level), self._concurrency):
+                if listed >= max_dirs or len(entries) >= max_entries:
+                    return entries[:max_entries], True
+                batch = level[first : first + min(self._concurrency, max_dirs - listed)]
+                listed += len(batch)
+                for children in await _gather([lister(d) for d in batch]):
+                    for child in children or ():
+                        entries.append(_entry(child))
+                        if child.is_dir and (max_depth is None or depth < max_depth):
+                            below.append(child.path)
+                if len(batch) < min(self._concurrency, len(level) - first):
+                    # The directory cap cut this level short.
+                    return entries[:max_entries], True
+            level = []
+            reals = await _gather([self._real_or_skip(p) for p in below]) if self._sees_links else below
+            for path, real in zip(below, reals):
+                if real is not None and real not in seen and core.descend(path, real, include_hidden):
+                    seen.add(real)
+                    level.append(path)
+            depth += 1
+        return entries, False
+
+    def _real_or_skip(self, path: str) -> Callable[[], Awaitable[str | None]]:
+        async def call() -> str | None:
+            if not self._sees_links:
+                return path
+            try:
+                return await self._workspace.realpath(path)
+            except WorkspaceError:
+                raise
+            except OSError:
+                return None
+
+        return call
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def read_file(
+        self, path: str, offset: int = 0, limit: int | None = None
+    ) -> tuple[_core.Outcome, BinaryContent | None]:
+        """`read_file`: the outcome, and the file itself for an image or PDF up to 5 MB.
+
+        A missing path or a directory is the result `Path not found: <path>` (`emit` false).
+        Raises: `InvalidArgumentError` for a negative `offset` or a `limit` below 1,
+        `OffsetPastEndError`, access and containment errors.
+        """
+        core = await self._core()
+        offset, limit = core.read_limit(offset, limit)
+        resolved = await self._resolve(path)
+        entry = await self._stat(resolved)
+        max_bytes = core.caps[0]
+        size: int | None = None
+        data: bytes | None = None
+        if entry is not None and not entry.is_dir:
+            size = entry.size
+            if size is None or size <= max_bytes:
+                data = await self._read(resolved)
+                size = None if data is None else len(data)
+        guessed = mimetypes.guess_type(path)[0]
+        outcome, media = await run_sized(
+            core.read_file,
+            path,
+            resolved,
+            size,
+            data,
+            offset,
+            limit,
+            guessed,
+            inline=len(data or b'') <= INLINE_MAX_BYTES,
+        )
+        content = BinaryContent(data=data, media_type=media) if media is not None and data is not None else None
+        return outcome, content
+
+    async def file_info(self, path: str) -> _core.Outcome:
+        """`file_info`: path, type, size, and for a file up to 64 MiB binary, lines and hash."""
+        core = await self._core()
+        resolved = await self._resolve(path)
+        entry = await self._stat(resolved)
+        data: bytes | None = None
+        if entry is not None and not entry.is_dir and (entry.size is None or entry.size <= core.caps[0]):
+            data = await self._read(resolved)
+            if data is None:
+                entry = None
+            elif entry.size is None:
+                entry = FileEntry(name=entry.name, path=entry.path, is_dir=False, size=len(data))
+        return core.file_info(path, resolved, None if entry is None else _entry(entry), data)
+
+    async def list_directory(self, path: str = '.') -> _core.Outcome:
+        """`list_directory`: one listing, names sorted, hidden entries counted in a trailer."""
+        core = await self._core()
+        resolved = await self._resolve(path, check_allowed=False)
+        try:
+            children = await self._fs.list_dir(resolved)
+        except (FileNotFoundError, NotADirectoryError):
+            return core.list_directory(path, resolved, None)
+        unknown = [c for c in children if not c.is_dir and c.size is None]
+        stats = await _gather([lambda c=c: self._stat(c.path) for c in unknown]) if unknown else []
+        sizes = {c.path: s for c, s in zip(unknown, stats)}
+        entries: list[_Entry] = []
+        for child in children:
+            if child.path in sizes:
+                stat = sizes[child.path]
+                if stat is None:
+                    continue  # a dangling link or an entry removed meanwhile
+                entries.append((child.path, False, stat.size))
+            else:
+                entries.append(_entry(child))
+        return core.list_directory(path, resolved, entries)
+
+    # -- walking and searching -----------------------------------------------------------------
+
+    async def find_files(self, pattern: str, path: str = '.', *, files_only: bool = False) -> _core.Outcome:
+        """`find_files`: a glob where `**` spans directories, matched in the core over a walk."""
+        core = await self._core()
+        glob = core.glob(pattern)
+        resolved = await self._resolve(path, check_allowed=False)
+        entry = await self._stat(resolved)
+        if entry is None or not entry.is_dir:
+            return core.find_files(glob, path, resolved, None, False, files_only)
+        walked, cut = await self._walk(resolved, max_depth=glob.max_depth, include_hidden=glob.include_hidden)
+        # A file listed with no size may be a dangling link: a match is checked before it is shown.
+        unknown = glob.matching(resolved, [p for p, is_dir, size in walked if not is_dir and size is None])
+        if unknown:
+            gone: set[str] = set()
+
+            def exists(index: int) -> Callable[[], Awaitable[bool]]:
+                return lambda: self._fs.exists(unknown[index])
+
+            async def note(index: int, found: bool) -> bool:
+                if not found:
+                    gone.add(unknown[index])
+                return False
+
+            await _in_order(len(unknown), exists, note, self._concurrency)
+            walked = [entry for entry in walked if entry[0] not in gone]
+        return await run_sized(
+            lambda cancel: core.find_files(glob, path, resolved, walked, cut, files_only), inline=len(walked) < 4096
+        )
+
+    async def list_files(self, path: str = '.', glob: str | None = None) -> _core.Outcome:
+        """`list_files` without ripgrep, as 0.62.0 on a backend without commands: `find_files` of files."""
+        return await self.find_files(_core.remote_list_files_glob(glob), path, files_only=True)
+
+    async def search_files(self, pattern: str, path: str = '.', include_glob: str | None = None) -> _core.Outcome:
+        """`search_files`: the core's regex engine over file bytes read through the workspace.
+
+        Files are read `concurrency` at a time and searched in path order; reading stops once the
+        match cap is hit. A file over 10 MiB, or one the backend cannot read, is named as skipped.
+        """
+        core = await self._core()
+        resolved = await self._resolve(path, check_allowed=False)
+        search = core.search(pattern, resolved, include_glob)
+        entry = await self._stat(resolved)
+        walked: list[_Entry] = []
+        cut = False
+        if entry is not None and entry.is_dir:
+            walked, cut = await self._walk(resolved, max_depth=None, include_hidden=search.include_hidden)
+        files = search.files(None if entry is None else _entry(entry), walked)
+        max_bytes = core.caps[1]
+        dropped = object()
+
+        def reader(index: int) -> Callable[[], Awaitable[object]]:
+            file_path, size = files[index]
+
+            async def call() -> object:
+                if self._checks_realpath and file_path != resolved:
+                    real = await self._real_or_skip(file_path)()
+                    if real is None or not core.readable_real(real):
+                        return dropped
+                if size is not None and size > max_bytes:
+                    return None
+                try:
+                    return await self._fs.read_bytes(file_path)
+                except WorkspaceUnavailableError:
+                    raise
+                except (WorkspaceError, OSError):
+                    return None
+
+            return call
+
+        async def consume(index: int, data: object) -> bool:
+            if data is dropped:
+                return False
+            assert data is None or isinstance(data, bytes)
+            return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
+
+        await _in_order(len(files), reader, consume, self._concurrency)
+        return search.result(cut)
+
+    async def grep(
+        self,
+        pattern: str,
+        path: str = '.',
+        glob: str | None = None,
+        file_type: str | None = None,
+        ignore_case: bool = False,
+        literal: bool = False,
+        context: int = 0,
+    ) -> _core.Outcome:
+        """`grep` without ripgrep, as 0.62.0 on a backend without commands: `search_files` of the regex.
+
+        Raises `InvalidArgumentError` for `file_type`, a `context` above 0 or outside 0..20.
+        """
+        regex = _core.remote_grep_pattern(pattern, file_type, ignore_case, literal, context)
+        return await self.search_files(regex, path, glob)
+
+    # -- changing ------------------------------------------------------------------------------
+
+    async def plan_write(
+        self, path: str, content: str, expected_hash: str | None = None, announce: bool = True
+    ) -> _core.ChangePlan:
+        """Plan a `write_file`; with `announce`, snapshot the current bytes for the diff and the guard."""
+        core = await self._core()
+        resolved = await self._resolve(path, write=True)
+        entry = await self._stat(resolved)
+        try:
+            parent_entry = await self._fs.stat(posixpath.dirname(resolved))
+            parent = 'dir' if parent_entry.is_dir else 'notdir'
+        except FileNotFoundError:
+            parent = 'missing'
+        except NotADirectoryError:
+            parent = 'notdir'
+        old: bytes | None = None
+        if announce and entry is not None and not entry.is_dir:
+            try:
+                old = await self._fs.read_bytes(resolved)
+            except WorkspaceReadOnlyError:
+                raise
+            except PermissionError:
+                if expected_hash is not None:
+                    raise
+        target = None if entry is None else entry.is_dir
+        return await run_sized(
+            lambda cancel: core.plan_write(path, resolved, target, parent, old, content, expected_hash, announce),
+            inline=len(old or b'') + len(content) <= INLINE_MAX_BYTES,
+        )
+
+    async def plan_edit(
+        self, path: str, replacements: Sequence[tuple[str, str]], expected_hash: str | None = None
+    ) -> _core.ChangePlan:
+        """Plan an `edit_file` from the file's bytes: strict UTF-8, each `old` matching once."""
+        core = await self._core()
+        resolved = await self._resolve(path, write=True)
+        entry = await self._stat(resolved)
+        raw = None if entry is None or entry.is_dir else await self._read(resolved)
+        pairs = [(old, new) for old, new in replacements]
+        return await run_sized(
+            lambda cancel: core.plan_edit(path, resolved, raw, pairs, expected_hash),
+            inline=len(raw or b'') <= INLINE_MAX_BYTES,
+        )
+
+    async def plan_create_directory(self, path: str) -> _core.ChangePlan | None:
+        """Plan a `create_directory`; `None` when the directory already exists."""
+        core = await self._core()
+        resolved = await self._resolve(path, write=True)
+        entry = await self._stat(resolved)
+        ancestor_is_dir = True
+        if entry is None:
+            current = posixpath.dirname(resolved)
+            while True:
+                try:
+                    ancestor_is_dir = (await self._fs.stat(current)).is_dir
+                    break
+                except FileNotFoundError:
+                    if posixpath.dirname(current) == current:
+                        break
+                    current = posixpath.dirname(current)
+                except NotADirectoryError:
+                    ancestor_is_dir = False
+                    break
+        return core.plan_create_directory(path, resolved, None if entry is None else entry.is_dir, ancestor_is_dir)
+
+    async def commit(self, plan: _core.ChangePlan) -> _core.Outcome:
+        """Apply a plan: the path is checked again, then the conflict guard re-reads the target and
+        refuses a write when its bytes are no longer what the plan saw; then the bytes are written
+        (or the directory made) through the workspace.
+        """
+        core = await self._core()
+        target = core.plan_target(plan)
+        # Checked again, as 0.62.0 does after an announcement: a listener may have taken a while.
+        await self._resolve(target, write=True)
+        if plan.operation == 'create_directory':
+            appeared = await self._stat(target)
+            if appeared is not None:
+                return core.created(plan, 'existed' if appeared.is_dir else 'file')
+            try:
+                await self._fs.make_dir(target)
+            except FileExistsError:
+                return core.created(plan, 'file')
+            except NotADirectoryError:
+                return core.created(plan, 'parent')
+            return core.created(plan, 'created')
+        if core.plan_guarded(plan):
+            current = await self._read(target)
+            await run_sized(
+                lambda cancel: core.check_guard(plan, current), inline=len(current or b'') <= INLINE_MAX_BYTES
+            )
+        await self._fs.write_bytes(target, core.plan_content(plan))
+        return core.written(plan)

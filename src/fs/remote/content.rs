@@ -1,0 +1,220 @@
+//! `read_file` and `file_info` on bytes handed in: text windows through [`crate::fs::read`],
+//! images and PDFs sniffed by magic bytes, other binaries as a hex preview.
+
+use super::*;
+use crate::cancel::CancelFlag;
+use crate::fs::hash::{bytes_hash, is_binary};
+use crate::fs::read::{self, ReadSpec, NOTICE_CHARS};
+
+/// The media type of an image or PDF, from its leading bytes. Source: `sniff_media_type`.
+pub fn sniff_media_type(data: &[u8]) -> Option<&'static str> {
+    if data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if data.starts_with(b"\xff\xd8\xff") {
+        Some("image/jpeg")
+    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if data.starts_with(b"RIFF") && data.get(8..12) == Some(b"WEBP") {
+        Some("image/webp")
+    } else if data.starts_with(b"%PDF-") {
+        Some("application/pdf")
+    } else {
+        None
+    }
+}
+
+/// The first bytes as offset-prefixed hex rows of 16. Source: `hex_preview`.
+pub fn hex_preview(data: &[u8], max_chars: Option<usize>) -> String {
+    let limit = match max_chars {
+        None => HEX_PREVIEW_BYTES,
+        Some(m) => HEX_PREVIEW_BYTES.min(m / HEX_ROW_CHARS * 16),
+    };
+    let head = &data[..data.len().min(limit)];
+    let mut out = String::new();
+    for (row, chunk) in head.chunks(16).enumerate() {
+        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        out.push_str(&format!("{:08x}  {}\n", row * 16, hex.join(" ")));
+    }
+    if data.len() > head.len() {
+        out.push_str(&format!("... ({} more bytes)\n", data.len() - head.len()));
+    }
+    out
+}
+
+/// A `read_file` result: the text, and the media type when the bytes go back as a file.
+#[derive(Debug)]
+pub struct Read {
+    /// Text and event data.
+    pub outcome: Outcome,
+    /// `image/png` ... `application/pdf`: the caller appends the bytes as `BinaryContent`.
+    pub media_type: Option<&'static str>,
+}
+
+impl Remote {
+    /// The `limit` a read uses: capped at `max_read_lines`.
+    ///
+    /// Errors: `offset must be non-negative.`, `limit must be at least 1.`.
+    pub fn read_limit(&self, offset: i64, limit: Option<i64>) -> Result<(usize, usize)> {
+        if offset < 0 {
+            return Err(retry(
+                ErrorKind::InvalidArgument,
+                "offset must be non-negative.".into(),
+            ));
+        }
+        let max = self.limits.max_read_lines;
+        let limit = match limit {
+            Some(l) if l < 1 => {
+                return Err(retry(
+                    ErrorKind::InvalidArgument,
+                    "limit must be at least 1.".into(),
+                ))
+            }
+            Some(l) => (l as u64).min(max as u64) as usize,
+            None => max,
+        };
+        Ok((offset as usize, limit))
+    }
+
+    fn path_label(&self, path: &str) -> String {
+        read::label_of(path, self.limits.max_read_chars)
+    }
+
+    fn body_budget(&self, head: &str) -> Option<usize> {
+        self.limits
+            .max_read_chars
+            .map(|m| m.saturating_sub(head.chars().count() + NOTICE_CHARS))
+    }
+
+    /// `read_file` of the bytes the backend returned for `resolved`.
+    ///
+    /// `size`: what `stat` reported (`None` with no `data`: nothing readable is there, the
+    /// result is `Path not found: p`). `guessed_type`: `mimetypes.guess_type(path)[0]`.
+    /// Errors: `Offset K exceeds file length (N lines).`. Source: `_read_file`, `_read_binary`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_file(
+        &self,
+        path: &str,
+        resolved: &str,
+        size: Option<u64>,
+        data: Option<&[u8]>,
+        offset: usize,
+        limit: usize,
+        guessed_type: Option<&str>,
+        cancel: &CancelFlag,
+    ) -> Result<Read> {
+        let event = self.event_path(resolved);
+        let plain = |text: String, emit: bool| Read {
+            outcome: found(text, event.clone(), emit),
+            media_type: None,
+        };
+        let too_large = |n: u64| {
+            format!(
+                "[{} | {n} bytes]\nToo large to read: the limit is {MAX_READ_FILE_BYTES} bytes. Find the lines you need with a search tool, or read a byte range with a shell tool if you have one.\n",
+                self.path_label(path)
+            )
+        };
+        let data = match (data, size) {
+            (Some(d), _) if d.len() as u64 > MAX_READ_FILE_BYTES => {
+                return Ok(plain(too_large(d.len() as u64), false))
+            }
+            (Some(d), _) => d,
+            (None, Some(n)) if n > MAX_READ_FILE_BYTES => return Ok(plain(too_large(n), false)),
+            (None, _) => return Ok(plain(format!("Path not found: {path}"), false)),
+        };
+        let hash = bytes_hash(data);
+        let media_type = sniff_media_type(data);
+        if media_type.is_some() || is_binary(data) {
+            let suffix = if self.limits.content_hashes {
+                format!(" | hash:{hash}")
+            } else {
+                String::new()
+            };
+            let shown = media_type
+                .or(guessed_type)
+                .unwrap_or("application/octet-stream");
+            let head = format!(
+                "[{} | {shown} | {} bytes{suffix}]\n",
+                self.path_label(path),
+                data.len()
+            );
+            let (text, media) = match media_type {
+                None => {
+                    let intro = "Binary file; the first bytes in hex:\n";
+                    let budget = self.body_budget(&format!("{head}{intro}"));
+                    (format!("{head}{intro}{}", hex_preview(data, budget)), None)
+                }
+                Some(m) if data.len() <= MAX_MEDIA_BYTES => (head, Some(m)),
+                Some(_) => (
+                    format!("{head}Too large to view: the limit is {MAX_MEDIA_BYTES} bytes.\n"),
+                    None,
+                ),
+            };
+            let mut outcome = found(text, event, true);
+            outcome.content_hash = Some(hash);
+            return Ok(Read {
+                outcome,
+                media_type: media,
+            });
+        }
+        let spec = ReadSpec {
+            offset,
+            limit,
+            max_read_chars: self.limits.max_read_chars,
+            content_hashes: self.limits.content_hashes,
+        };
+        let mut reader = data;
+        let mut scan = read::scan(&mut reader, spec.window(path), cancel)
+            .map_err(|e| Error::new(ErrorKind::Io(e.kind()), e.to_string()))??;
+        scan.hash = hash.clone();
+        let text = read::render(path, &scan, &spec)?;
+        let mut outcome = found(text, event, true);
+        outcome.content_hash = Some(hash);
+        Ok(Read {
+            outcome,
+            media_type: None,
+        })
+    }
+
+    /// `file_info` from a `stat` (`None`: nothing there) and, for a file up to
+    /// [`MAX_READ_FILE_BYTES`], its bytes. Source: `_file_info`.
+    pub fn file_info(
+        &self,
+        path: &str,
+        resolved: &str,
+        entry: Option<&Entry>,
+        data: Option<&[u8]>,
+    ) -> Outcome {
+        let event = self.event_path(resolved);
+        let missing = || found(format!("Path not found: {path}"), event.clone(), false);
+        let Some(entry) = entry else {
+            return missing();
+        };
+        let kind = if entry.is_dir { "directory" } else { "file" };
+        let mut parts = vec![format!("path: {path}"), format!("type: {kind}")];
+        if let Some(size) = entry.size {
+            parts.push(format!("size: {size} bytes"));
+        }
+        if !entry.is_dir && entry.size.is_some_and(|s| s > MAX_READ_FILE_BYTES) {
+            parts.push(format!(
+                "contents: not read (over {MAX_READ_FILE_BYTES} bytes)"
+            ));
+        } else if !entry.is_dir {
+            let Some(data) = data else {
+                return missing();
+            };
+            let binary = is_binary(data);
+            parts.push(format!("binary: {}", if binary { "True" } else { "False" }));
+            if !binary {
+                parts.push(format!("lines: {}", line_count(data)));
+                parts.push(format!("hash: {}", bytes_hash(data)));
+            }
+        }
+        found(parts.join("\n"), event, false)
+    }
+}
+
+/// Lines split on `\n` only, a final unterminated line counted. Source: `split_lines`.
+fn line_count(data: &[u8]) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', data).count();
+    newlines + usize::from(!data.is_empty() && !data.ends_with(b"\n"))
+}

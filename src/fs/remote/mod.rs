@@ -1,0 +1,484 @@
+//! The bytes side of the FileSystem's I/O seam: every tool for a workspace whose files are not
+//! on this host. Python lists, stats, reads and writes through the workspace protocol and hands
+//! the results here; resolution, containment, access patterns, windows, hashes, diffs,
+//! replacements, walk filtering, glob and regex matching and every result text stay here,
+//! built from the same pieces the host-directory side uses ([`crate::fs::read`],
+//! [`crate::fs::write`], [`crate::fs::diff`], [`crate::fs::search`], [`crate::fs::access`]).
+//!
+//! Paths are absolute POSIX strings inside the workspace. The contract is always the
+//! workspace one (pydantic-ai-harness 0.62.0, `upstream-0.62.md` section 1).
+//!
+//! One job a module: [`posix`] (path text as `posixpath`), `content` (read windows, binaries,
+//! file_info), `change` (write, edit and mkdir plans, the conflict guard), `walk`
+//! (list_directory, find_files and its glob), `search` (search_files and the walker grep).
+
+mod change;
+mod content;
+pub mod posix;
+mod search;
+mod walk;
+
+pub use content::{hex_preview, sniff_media_type, Read};
+pub use posix::{contains, explicit_hidden, is_hidden, join, normpath, re_escape, relpath};
+pub use search::{grep_pattern, Search};
+pub use walk::{list_files_glob, Glob};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::access::Access;
+use crate::fs::{Limits, Outcome};
+
+/// Largest file `read_file` and `file_info` read whole (bytes). Source: `_MAX_READ_FILE_BYTES`.
+pub const MAX_READ_FILE_BYTES: u64 = 64 << 20;
+/// Largest file a content search reads (bytes). Source: `_MAX_SEARCH_FILE_BYTES`.
+pub const MAX_SEARCH_FILE_BYTES: u64 = 10 << 20;
+/// Largest image or PDF returned as file content (bytes). Source: `MAX_MEDIA_BYTES`.
+pub const MAX_MEDIA_BYTES: usize = 5_000_000;
+/// Directories one walk lists before it stops. Source: `_MAX_WALK_DIRECTORIES`.
+pub const MAX_WALK_DIRECTORIES: usize = 10_000;
+/// Entries one walk collects before it stops. Source: `_MAX_WALK_ENTRIES`.
+pub const MAX_WALK_ENTRIES: usize = 100_000;
+/// Leading bytes of a non-media binary file shown as hex. Source: `_HEX_PREVIEW_BYTES`.
+const HEX_PREVIEW_BYTES: usize = 64;
+/// Characters of one full hex row. Source: `_HEX_ROW_CHARS`.
+const HEX_ROW_CHARS: usize = 58;
+/// Unreadable files a search names before it only counts. Source: the `[:10]` of `_search_files`.
+const MAX_SKIPPED_NAMED: usize = 10;
+
+/// One entry a backend listed or stated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Absolute POSIX path inside the workspace.
+    pub path: String,
+    /// Whether it is a directory (a symlink followed).
+    pub is_dir: bool,
+    /// Size in bytes of a regular file, when the backend knows it.
+    pub size: Option<u64>,
+}
+
+impl Entry {
+    fn name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or("")
+    }
+}
+
+/// What `stat` said of a write target's parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parent {
+    /// A directory.
+    Dir,
+    /// Nothing there.
+    Missing,
+    /// A file, or something below a file.
+    NotDir,
+}
+
+/// A workspace's boundary, working directory, patterns and limits: every tool's logic on
+/// bytes handed in.
+#[derive(Debug)]
+pub struct Remote {
+    /// The boundary: the real workspace path of `root_dir`.
+    pub root: String,
+    /// The working directory relative paths resolve from (inside `root`).
+    pub cwd: String,
+    /// Whether `root_dir` was given (errors then name it rather than "the project root").
+    pub root_named: bool,
+    /// The access pattern lists.
+    pub access: Access,
+    /// Limits and switches.
+    pub limits: Limits,
+}
+
+fn retry(kind: ErrorKind, message: String) -> Error {
+    Error::new(kind, message)
+}
+
+fn not_a_directory(path: &str) -> Error {
+    retry(ErrorKind::NotFound, format!("Not a directory: {path}"))
+}
+
+fn found(text: String, path: String, emit: bool) -> Outcome {
+    Outcome {
+        text,
+        path,
+        emit,
+        ..Default::default()
+    }
+}
+
+/// `_with_walk_notice`: the hidden-entries trailer and the walk-cut notice.
+fn with_walk_notice(mut lines: Vec<String>, walk_cut: bool, hidden: usize) -> String {
+    if hidden > 0 {
+        lines.push(format!(
+            "[{hidden} hidden entries omitted; name a hidden path explicitly to include it]"
+        ));
+    }
+    if walk_cut {
+        if lines.is_empty() {
+            lines.push("No matches found.".to_string());
+        }
+        lines.push(format!(
+            "[... walk cut short after {MAX_WALK_DIRECTORIES} directories or {MAX_WALK_ENTRIES} entries; narrow the path]"
+        ));
+    }
+    if lines.is_empty() {
+        "No matches found.".to_string()
+    } else {
+        lines.join("\n")
+    }
+}
+
+impl Remote {
+    /// Builds the logic for one workspace. Errors: `InvalidPattern` for a bad pattern.
+    pub fn new(
+        root: &str,
+        cwd: &str,
+        root_named: bool,
+        allowed: &[String],
+        denied: &[String],
+        protected: &[String],
+        limits: Limits,
+    ) -> Result<Self> {
+        Ok(Remote {
+            root: normpath(root),
+            cwd: normpath(cwd),
+            root_named,
+            access: Access::new(allowed, denied, protected)?,
+            limits,
+        })
+    }
+
+    fn root_name(&self) -> String {
+        if self.root_named {
+            format!("root_dir `{}`", self.root)
+        } else {
+            format!("the project root `{}`", self.root)
+        }
+    }
+
+    fn root_place(&self) -> String {
+        if self.root_named {
+            format!("`{}`", self.root)
+        } else {
+            "the project".to_string()
+        }
+    }
+
+    /// Joins `path` onto the working directory and checks it lies inside the root, as text.
+    ///
+    /// Errors: `ErrorKind::Outside` with 0.62.0's message. Source: `_resolve_path`.
+    pub fn resolve(&self, path: &str) -> Result<String> {
+        let resolved = join(&self.cwd, path);
+        if !contains(&self.root, &resolved) {
+            return Err(retry(
+                ErrorKind::Outside,
+                format!(
+                    "`{resolved}` is outside {}; the file tools only work inside it. Create or clone it inside {}, or use a shell tool if you have one.",
+                    self.root_name(),
+                    self.root_place()
+                ),
+            ));
+        }
+        Ok(resolved)
+    }
+
+    /// Checks the real path the backend resolved (`None`: not resolved, the backend cannot see
+    /// links) stays inside the root, then the access patterns on both spellings.
+    ///
+    /// Errors: `ErrorKind::Outside` (leads outside through a symlink), access errors.
+    /// Source: `_resolve_path`, `_safe_resolve_real`.
+    pub fn check(
+        &self,
+        path: &str,
+        resolved: &str,
+        real: Option<&str>,
+        write: bool,
+        check_allowed: bool,
+    ) -> Result<()> {
+        if let Some(real) = real {
+            if !contains(&self.root, real) {
+                return Err(retry(
+                    ErrorKind::Outside,
+                    format!(
+                        "`{path}` leads outside {} through a symlink; the file tools only work inside it. Use a path inside {}, or a shell tool if you have one.",
+                        self.root_name(),
+                        self.root_place()
+                    ),
+                ));
+            }
+        }
+        self.access
+            .check(&relpath(resolved, &self.root), write, check_allowed)?;
+        if let Some(real) = real.filter(|r| *r != resolved) {
+            self.access
+                .check(&relpath(real, &self.root), write, check_allowed)?;
+        }
+        Ok(())
+    }
+
+    /// The event `path` of a resolved path: root-relative, or `<outside-workspace>`.
+    pub fn event_path(&self, resolved: &str) -> String {
+        if contains(&self.root, resolved) {
+            relpath(resolved, &self.root)
+        } else {
+            "<outside-workspace>".to_string()
+        }
+    }
+
+    /// `_walk_entry`: an entry's root-relative path, or `None` when a walk skips it (hidden
+    /// below `start`, or not readable by the patterns).
+    pub fn walk_entry(&self, path: &str, start: &str, include_hidden: bool) -> Option<String> {
+        if !contains(&self.root, path) {
+            return None;
+        }
+        let rel = relpath(path, &self.root);
+        if (!include_hidden && is_hidden(&relpath(path, start))) || !self.access.is_readable(&rel) {
+            return None;
+        }
+        Some(rel)
+    }
+
+    /// Whether a walk enters a listed directory whose real path is `real`: not hidden (unless
+    /// named), inside the root, not denied. Source: `_walk`.
+    pub fn descend(&self, path: &str, real: &str, include_hidden: bool) -> bool {
+        let name = path.rsplit('/').next().unwrap_or("");
+        (include_hidden || !name.starts_with('.'))
+            && contains(&self.root, real)
+            && !self.access.is_denied(&relpath(path, &self.root))
+    }
+
+    /// Whether a file reached through a walk may be read: its real path inside the root and
+    /// readable by the patterns. Source: `_readable_entry`.
+    pub fn readable_real(&self, real: &str) -> bool {
+        contains(&self.root, real) && self.access.is_readable(&relpath(real, &self.root))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cancel::CancelFlag;
+    use crate::fs::hash::bytes_hash;
+    use crate::fs::tests::limits;
+    use crate::fs::Contract;
+
+    fn remote() -> Remote {
+        let mut l = limits();
+        l.contract = Contract::Workspace;
+        Remote::new(
+            "/ws",
+            "/ws",
+            false,
+            &[],
+            &["logs".into()],
+            &["*.key".into()],
+            l,
+        )
+        .unwrap()
+    }
+
+    fn file(path: &str, size: u64) -> Entry {
+        Entry {
+            path: path.into(),
+            is_dir: false,
+            size: Some(size),
+        }
+    }
+
+    #[test]
+    fn paths_follow_posixpath() {
+        assert_eq!(normpath("/a/./b/../c//"), "/a/c");
+        assert_eq!(normpath("//a"), "//a");
+        assert_eq!(normpath("/.."), "/");
+        assert_eq!(join("/", "x"), "/x");
+        assert_eq!(join("/ws", "/etc"), "/etc");
+        assert_eq!(relpath("/ws", "/ws"), ".");
+        assert_eq!(relpath("/ws/a/b", "/ws/c"), "../a/b");
+        assert!(contains("/", "/x") && contains("/ws", "/ws") && !contains("/ws", "/wsx"));
+    }
+
+    #[test]
+    fn resolution_and_access() {
+        let r = remote();
+        assert_eq!(r.resolve("a/../b").unwrap(), "/ws/b");
+        assert_eq!(
+            r.resolve("../etc").unwrap_err().message,
+            "`/etc` is outside the project root `/ws`; the file tools only work inside it. Create or clone it inside the project, or use a shell tool if you have one."
+        );
+        assert_eq!(
+            r.check("l", "/ws/l", Some("/etc/x"), false, true)
+                .unwrap_err()
+                .message,
+            "`l` leads outside the project root `/ws` through a symlink; the file tools only work inside it. Use a path inside the project, or a shell tool if you have one."
+        );
+        assert_eq!(
+            r.check("l", "/ws/l", Some("/ws/logs/a"), false, true)
+                .unwrap_err()
+                .kind,
+            ErrorKind::Denied
+        );
+        assert!(r.check("a.key", "/ws/a.key", None, false, true).is_ok());
+        assert_eq!(
+            r.check("a.key", "/ws/a.key", None, true, true)
+                .unwrap_err()
+                .kind,
+            ErrorKind::Protected
+        );
+    }
+
+    #[test]
+    fn globs_match_components() {
+        let g = Glob::new("**/*.py").unwrap();
+        assert!(g.is_match("a.py") && g.is_match("x/y/a.py") && !g.is_match("a.pyc"));
+        assert_eq!(g.max_depth(), None);
+        assert_eq!(Glob::new("src/*").unwrap().max_depth(), Some(2));
+        assert_eq!(
+            Glob::new("../*").unwrap_err().message,
+            "Pattern '../*' is not a valid glob pattern."
+        );
+    }
+
+    #[test]
+    fn search_feeds_in_order_and_caps() {
+        let mut r = remote();
+        r.limits.max_search_results = 2;
+        let mut s = r.search("x", "/ws", None).unwrap();
+        let entries = vec![
+            file("/ws/b.txt", 4),
+            file("/ws/a.txt", 4),
+            file("/ws/.h", 2),
+            file("/ws/logs/z", 2),
+        ];
+        let start = Entry {
+            path: "/ws".into(),
+            is_dir: true,
+            size: None,
+        };
+        let files = r.search_files_of(&mut s, Some(&start), entries);
+        let names: Vec<&str> = files.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(names, ["/ws/a.txt", "/ws/b.txt"]);
+        assert!(!r.search_feed(&mut s, 0, Some(b"x\ny\n")));
+        assert!(r.search_feed(&mut s, 1, Some(b"x\nx\n")));
+        let o = r.search_result(s, false);
+        assert_eq!(
+            o.text,
+            "a.txt:1:x\nb.txt:1:x\n[... truncated at 2 matches]\n[1 hidden entries omitted; name a hidden path explicitly to include it]"
+        );
+        assert_eq!((o.count, o.truncated), (2, true));
+    }
+
+    #[test]
+    fn reads_render_windows_and_binaries() {
+        let r = remote();
+        let c = CancelFlag::new();
+        let o = r
+            .read_file(
+                "a.txt",
+                "/ws/a.txt",
+                Some(4),
+                Some(b"x\ny\n"),
+                0,
+                2000,
+                None,
+                &c,
+            )
+            .unwrap();
+        assert_eq!(
+            o.outcome.text,
+            format!(
+                "[a.txt | 2 lines | hash:{}]\n     1\tx\n     2\ty\n",
+                bytes_hash(b"x\ny\n")
+            )
+        );
+        let o = r
+            .read_file(
+                "b.bin",
+                "/ws/b.bin",
+                Some(3),
+                Some(b"a\0b"),
+                0,
+                2000,
+                None,
+                &c,
+            )
+            .unwrap();
+        assert!(o
+            .outcome
+            .text
+            .ends_with("Binary file; the first bytes in hex:\n00000000  61 00 62\n"));
+        let o = r
+            .read_file(
+                "p.png",
+                "/ws/p.png",
+                None,
+                Some(b"\x89PNG\r\n\x1a\nrest"),
+                0,
+                10,
+                None,
+                &c,
+            )
+            .unwrap();
+        assert_eq!(o.media_type, Some("image/png"));
+        let o = r
+            .read_file("n", "/ws/n", None, None, 0, 10, None, &c)
+            .unwrap();
+        assert_eq!(
+            (o.outcome.text.as_str(), o.outcome.emit),
+            ("Path not found: n", false)
+        );
+    }
+
+    #[test]
+    fn writes_plan_and_guard() {
+        let r = remote();
+        let p = r
+            .plan_write(
+                "a.txt",
+                "/ws/a.txt",
+                Some(false),
+                Parent::Dir,
+                Some(b"old\n"),
+                "new\n".into(),
+                None,
+                true,
+            )
+            .unwrap();
+        assert!(p.diff.contains("-old\n+new"));
+        assert!(r.check_guard(&p, Some(b"old\n")).is_ok());
+        assert_eq!(
+            r.check_guard(&p, Some(b"other")).unwrap_err().kind,
+            ErrorKind::Conflict
+        );
+        assert_eq!(
+            r.plan_write(
+                "d/a",
+                "/ws/d/a",
+                None,
+                Parent::Missing,
+                None,
+                "x".into(),
+                None,
+                true
+            )
+            .unwrap_err()
+            .message,
+            "Parent directory 'd' does not exist. Create the parent directory first."
+        );
+        let e = r
+            .plan_edit(
+                "a.txt",
+                "/ws/a.txt",
+                Some(b"one two".to_vec()),
+                &[("two".into(), "2".into())],
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            r.written(&e).text,
+            format!("Edited a.txt. [hash:{}]", bytes_hash(b"one 2"))
+        );
+        assert_eq!(
+            r.check_guard(&e, None).unwrap_err().message,
+            "File not found: a.txt"
+        );
+    }
+}

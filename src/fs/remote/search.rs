@@ -1,0 +1,193 @@
+//! `search_files` over files fed one by one in path order, with the core's regex engines, and the
+//! walker form of `grep` (0.62.0's refusals for what a walker cannot do).
+
+use super::*;
+use crate::fs::access::Fnmatch;
+use crate::fs::hash::is_binary;
+use crate::fs::search::{matching_lines, Pattern};
+
+/// One content search over files handed in one by one, in order: `search_files` (and the
+/// walker form of `grep`). Source: `_search_files`.
+#[derive(Debug)]
+pub struct Search {
+    pattern: Pattern,
+    include_glob: Option<Fnmatch>,
+    /// Whether the walk enters hidden directories (the glob names one).
+    pub include_hidden: bool,
+    resolved: String,
+    candidates: Vec<Entry>,
+    results: Vec<String>,
+    skipped: Vec<String>,
+    hidden: usize,
+    capped: bool,
+}
+
+impl Remote {
+    /// Compiles a search from `resolved` (already resolved and checked).
+    ///
+    /// Errors: `Invalid regex pattern: <message>`.
+    pub fn search(
+        &self,
+        pattern: &str,
+        resolved: &str,
+        include_glob: Option<&str>,
+    ) -> Result<Search> {
+        let compiled = Pattern::new(pattern)?;
+        let glob = include_glob.filter(|g| !g.is_empty());
+        Ok(Search {
+            pattern: compiled,
+            include_glob: glob.map(Fnmatch::new).transpose()?,
+            include_hidden: glob.is_some_and(explicit_hidden),
+            resolved: resolved.to_string(),
+            candidates: Vec::new(),
+            results: Vec::new(),
+            skipped: Vec::new(),
+            hidden: 0,
+            capped: false,
+        })
+    }
+
+    /// Sets the files to search from what `stat` found at the start (`None`: nothing, a file,
+    /// or a directory whose walked `entries` are given) and returns them: sorted, filtered by
+    /// the walk rules and `include_glob`. Files over [`MAX_SEARCH_FILE_BYTES`] are counted as
+    /// skipped here and not returned.
+    pub fn search_files_of(
+        &self,
+        search: &mut Search,
+        start: Option<&Entry>,
+        entries: Vec<Entry>,
+    ) -> Vec<Entry> {
+        let files: Vec<Entry> = match start {
+            None => Vec::new(),
+            Some(e) if !e.is_dir => vec![e.clone()],
+            Some(_) => {
+                if !search.include_hidden {
+                    search.hidden = entries
+                        .iter()
+                        .filter(|e| is_hidden(&relpath(&e.path, &search.resolved)))
+                        .count();
+                }
+                entries.into_iter().filter(|e| !e.is_dir).collect()
+            }
+        };
+        let mut files = files;
+        files.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+        let mut keep = Vec::new();
+        for file in files {
+            let Some(rel) = self.walk_entry(&file.path, &search.resolved, search.include_hidden)
+            else {
+                continue;
+            };
+            if search
+                .include_glob
+                .as_ref()
+                .is_some_and(|g| !g.is_match(&rel))
+            {
+                continue;
+            }
+            keep.push(file);
+        }
+        search.candidates = keep.clone();
+        keep
+    }
+
+    /// Searches one candidate's bytes (`None`: the backend could not read it, or it is over
+    /// [`MAX_SEARCH_FILE_BYTES`]); returns whether the match cap was hit (stop feeding).
+    pub fn search_feed(&self, search: &mut Search, index: usize, data: Option<&[u8]>) -> bool {
+        let Some(entry) = search.candidates.get(index) else {
+            return search.capped;
+        };
+        let label = relpath(&entry.path, &self.cwd);
+        let Some(data) = data.filter(|d| d.len() as u64 <= MAX_SEARCH_FILE_BYTES) else {
+            search.skipped.push(label);
+            return false;
+        };
+        if search.capped || is_binary(data) {
+            return search.capped;
+        }
+        let text = String::from_utf8_lossy(data);
+        let left = self
+            .limits
+            .max_search_results
+            .saturating_sub(search.results.len());
+        let (lines, capped) = matching_lines(&text, &search.pattern, None, &label, left);
+        search.results.extend(lines);
+        search.capped = capped;
+        capped
+    }
+
+    /// The search's result; `walk_cut`: the walk stopped at its caps.
+    pub fn search_result(&self, search: Search, walk_cut: bool) -> Outcome {
+        let count = search.results.len();
+        let mut lines = search.results;
+        if search.capped {
+            lines.push(format!(
+                "[... truncated at {} matches]",
+                self.limits.max_search_results
+            ));
+        }
+        if !search.skipped.is_empty() {
+            let named: Vec<&str> = search
+                .skipped
+                .iter()
+                .take(MAX_SKIPPED_NAMED)
+                .map(String::as_str)
+                .collect();
+            lines.push(format!(
+                "[{} files skipped (too large or unreadable): {}{}]",
+                search.skipped.len(),
+                named.join(", "),
+                if search.skipped.len() > MAX_SKIPPED_NAMED {
+                    ", ..."
+                } else {
+                    ""
+                }
+            ));
+        }
+        Outcome {
+            text: with_walk_notice(lines, walk_cut, search.hidden),
+            path: self.event_path(&search.resolved),
+            count,
+            truncated: search.capped || walk_cut,
+            emit: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// The `grep` arguments on a backend without commands, as the regex `search_files` runs.
+///
+/// Errors: `context must be between 0 and 20.`, the `file_type` and `context` refusals.
+/// Source: `_grep` (the filesystem-only branch).
+pub fn grep_pattern(
+    pattern: &str,
+    file_type: Option<&str>,
+    ignore_case: bool,
+    literal: bool,
+    context: i64,
+) -> Result<String> {
+    let invalid = |m: &str| Error::new(ErrorKind::InvalidArgument, m.to_string());
+    if !(0..=20).contains(&context) {
+        return Err(invalid("context must be between 0 and 20."));
+    }
+    if file_type.is_some() {
+        return Err(invalid(
+            "`file_type` needs ripgrep, which this workspace cannot run; use `glob` instead.",
+        ));
+    }
+    if context > 0 {
+        return Err(invalid(
+            "`context` needs a search command, which this workspace cannot run, so context lines are unavailable; search with `context=0`, then call `read_file` with an `offset` near the match.",
+        ));
+    }
+    let regex = if literal {
+        re_escape(pattern)
+    } else {
+        pattern.to_string()
+    };
+    Ok(if ignore_case {
+        format!("(?i){regex}")
+    } else {
+        regex
+    })
+}
