@@ -32,6 +32,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FilesSearchedEvent,
     FileWrittenEvent,
 )
+from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs._core import ChangePlan, Outcome
@@ -103,7 +104,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     `write_file`, ...) for use outside an agent run; those emit no events.
 
     Subclasses may override `open_read` / `open_write` to put the bytes of writes and edits
-    somewhere else; resolution, containment and the checks stay local.
+    somewhere else; resolution, containment and the checks stay local. Each tool carries its
+    kind (`file_system.<tool>`, `_tool_kinds.py`) where pydantic-ai has tool kinds;
+    `max_retries` is each tool's consecutive retry budget (`None`: the agent's).
 
     Raises:
         ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool.
@@ -125,8 +128,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         cwd: Path | None = None,
         content_hashes: bool = True,
         tools: Sequence[str] = DEFAULT_TOOL_NAMES,
+        max_retries: int | None = None,
     ) -> None:
-        super().__init__(id=id)
+        super().__init__(id=id, max_retries=max_retries)
         tools = tuple(tools)
         if unknown := sorted(set(tools) - set(FILE_SYSTEM_TOOL_NAMES)):
             raise ValueError(
@@ -165,7 +169,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         }
         for name in FILE_SYSTEM_TOOL_NAMES:
             if name in tools:
-                self.add_function(registrations[name], name=name)
+                self.add_function(registrations[name], name=name, **tool_kind_options(name))
 
     @property
     def root_dir(self) -> str:
