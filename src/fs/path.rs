@@ -22,6 +22,9 @@ use crate::fs::text::{pure_posix, py_repr};
 /// Shown instead of an absolute path that is not inside the root.
 pub const OUTSIDE_WORKSPACE: &str = "<outside-workspace>";
 
+/// The longest file name, in bytes, on Linux (and macOS) file systems.
+pub const NAME_MAX: usize = 255;
+
 /// Symlinks followed while resolving one path before it counts as a loop.
 const MAX_SYMLINKS: usize = 255;
 
@@ -80,7 +83,9 @@ fn loop_error(path: &str) -> Error {
     )
 }
 
-fn too_long() -> Error {
+/// `The path name is too long.`: the OS refused a name (ENAMETOOLONG), or a walk met a
+/// literal name longer than any file name can be ([`NAME_MAX`]).
+pub(crate) fn too_long() -> Error {
     Error::new(ErrorKind::InvalidArgument, "The path name is too long.")
 }
 
@@ -395,6 +400,31 @@ impl Root {
             Ok(b) => Ok(Some(b)),
             Err(e) if matches!(e.errno, Some(libc::ENOENT) | Some(libc::ENOTDIR)) => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+
+    /// A descriptor of the real root, creating the root and its missing parents first when
+    /// it does not exist yet; `true` when this call created it. For `create_directory`, which
+    /// creates a missing root as the reference's `mkdir(parents=True)` on the resolved path does.
+    ///
+    /// Errors: the root's path holds a non-directory (`Path 'p' has a parent that is not a
+    /// directory.`, retryable), or another OS error mapped by [`Root::os_error`].
+    pub fn create_root(&self, path: &str) -> Result<(Beneath, bool)> {
+        if let Some(beneath) = self.open_root_if_exists()? {
+            return Ok((beneath, false));
+        }
+        match std::fs::create_dir_all(&self.real_root) {
+            Ok(()) => Ok((self.open_root()?, true)),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR) | Some(libc::EEXIST)) => {
+                Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "Path {} has a parent that is not a directory.",
+                        py_repr(path)
+                    ),
+                ))
+            }
+            Err(e) => Err(self.os_error(&e, Some(Path::new("")))),
         }
     }
 

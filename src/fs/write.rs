@@ -558,10 +558,10 @@ impl FileSystem {
         }
         cancel.check()?;
         let rel = &plan.resolved.rel;
-        let beneath = self.root.open_root()?;
         if plan.operation == Operation::CreateDirectory {
             let text = format!("Created directory: {path}");
-            return match beneath.mkdir_all(rel) {
+            let (beneath, root_created) = self.root.create_root(path)?;
+            return match beneath.mkdir_all(rel).map(|made| made || root_created) {
                 Ok(true) => Ok(Outcome {
                     text,
                     path: plan.event_path(),
@@ -590,6 +590,7 @@ impl FileSystem {
                 }),
             };
         }
+        let beneath = self.root.open_root()?;
         let read_back = plan.guard != Guard::None;
         let create = plan.operation == Operation::Write;
         let (fd, created) = self.open_for_write(&beneath, rel, path, read_back, create)?;
