@@ -333,17 +333,21 @@ impl Root {
         OUTSIDE_WORKSPACE.to_string()
     }
 
-    /// Maps an OS error met on `rel` (relative to the root) to the reference's message.
+    /// Maps an OS error met on `rel` (relative to the root) to a message for the model.
     ///
-    /// ENOENT, EACCES, EPERM, ENOTDIR, EISDIR: retryable `[Errno N] <strerror>: '<rel>'`;
-    /// ELOOP, ENAMETOOLONG, EILSEQ: retryable, path-free reason; anything else
-    /// `ErrorKind::Io` with a path-free message (the run aborts).
+    /// ENOENT, ENOTDIR, EISDIR, EACCES, EPERM: retryable `<reason>: '<rel>'` (0.36.0's
+    /// `[Errno N] <strerror>: '<rel>'` without the raw errno, its reason in fixed words);
+    /// ELOOP, ENAMETOOLONG, EILSEQ: retryable, path-free reason (0.36.0's texts); anything
+    /// else `ErrorKind::Io` with a path-free message, which aborts the run as in 0.36.0.
     /// Source: `_recoverable`, `_sanitize_recoverable_error`, _toolset.py.
     pub fn os_error(&self, err: &io::Error, rel: Option<&Path>) -> Error {
         let errno = errno_of(err);
-        let kind = match errno {
-            libc::ENOENT | libc::ENOTDIR | libc::EISDIR => ErrorKind::NotFound,
-            libc::EACCES | libc::EPERM => ErrorKind::Denied,
+        let (kind, reason) = match errno {
+            libc::ENOENT => (ErrorKind::NotFound, "No such file or directory"),
+            libc::ENOTDIR => (ErrorKind::NotFound, "Not a directory"),
+            libc::EISDIR => (ErrorKind::NotFound, "Is a directory"),
+            libc::EACCES => (ErrorKind::Denied, "Permission denied"),
+            libc::EPERM => (ErrorKind::Denied, "Operation not permitted"),
             libc::ELOOP => {
                 return Error::new(
                     ErrorKind::InvalidArgument,
@@ -367,12 +371,8 @@ impl Root {
             }
         };
         let message = match rel {
-            Some(rel) => format!(
-                "[Errno {errno}] {}: {}",
-                strerror(errno),
-                py_repr(&rel_display(rel))
-            ),
-            None => format!("[Errno {errno}] {}", strerror(errno)),
+            Some(rel) => format!("{reason}: {}", py_repr(&rel_display(rel))),
+            None => reason.to_string(),
         };
         let mut e = Error::new(kind, message);
         e.errno = Some(errno);
@@ -717,6 +717,51 @@ mod tests {
         symlink("d/sub", r.join("sublink")).unwrap();
         let root = Root::new(r.to_str().unwrap(), None).unwrap();
         (dir, root)
+    }
+
+    #[test]
+    fn os_errors_read_without_raw_errno_or_host_path() {
+        let (_d, root) = tree();
+        let rel = Path::new("d/secret.txt");
+        let text = |errno: i32| {
+            let e = root.os_error(&io::Error::from_raw_os_error(errno), Some(rel));
+            (e.kind.is_retryable(), e.message, e.errno)
+        };
+        let retry = |m: &str, errno: i32| (true, m.to_string(), Some(errno));
+        assert_eq!(
+            text(libc::EACCES),
+            retry("Permission denied: 'd/secret.txt'", libc::EACCES)
+        );
+        assert_eq!(
+            text(libc::EPERM),
+            retry("Operation not permitted: 'd/secret.txt'", libc::EPERM)
+        );
+        assert_eq!(
+            text(libc::ENOENT),
+            retry("No such file or directory: 'd/secret.txt'", libc::ENOENT)
+        );
+        assert_eq!(
+            text(libc::ENOTDIR),
+            retry("Not a directory: 'd/secret.txt'", libc::ENOTDIR)
+        );
+        assert_eq!(
+            text(libc::EISDIR),
+            retry("Is a directory: 'd/secret.txt'", libc::EISDIR)
+        );
+        assert_eq!(text(libc::ENAMETOOLONG).1, "The path name is too long.");
+        assert_eq!(
+            text(libc::ELOOP).1,
+            "The path resolves through a symlink loop."
+        );
+        // What the model cannot fix aborts the run: an OSError with the errno, no path.
+        assert_eq!(
+            text(libc::ENOSPC),
+            (false, strerror(libc::ENOSPC), Some(libc::ENOSPC))
+        );
+        assert_eq!(
+            text(libc::EROFS),
+            (false, strerror(libc::EROFS), Some(libc::EROFS))
+        );
     }
 
     #[test]

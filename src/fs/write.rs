@@ -832,7 +832,7 @@ mod tests {
         fs::remove_file(d.path().join("a.txt")).unwrap();
         assert_eq!(
             msg(f.commit(&plan, &c)),
-            "[Errno 2] No such file or directory: 'a.txt'"
+            "No such file or directory: 'a.txt'"
         );
         assert!(!d.path().join("a.txt").exists());
     }

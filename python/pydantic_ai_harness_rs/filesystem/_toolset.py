@@ -280,9 +280,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         self, ctx: RunContext[AgentDepsT] | None, path: str, content: str, *, expected_hash: str | None = None
     ) -> str:
         if self._custom_streams:
-            from pydantic_ai_harness_rs.filesystem._streams import write_with_streams
+            from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
 
-            return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
+            with os_errors_for_the_model(self._core):
+                return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
         small = len(content) <= INLINE_MAX_BYTES and is_small_file(self._host_path(path))
         plan = await run_sized(self._core.plan_write, path, content, expected_hash, ctx is not None, inline=small)
         if (refusal := await self._request(ctx, plan)) is not None:
@@ -365,9 +366,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         expected_hash: str | None = None,
     ) -> str:
         if self._custom_streams:
-            from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams
+            from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
 
-            return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
+            with os_errors_for_the_model(self._core):
+                return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
         small = is_small_file(self._host_path(path))
         plan = await run_sized(self._core.plan_edit, path, replacements, expected_hash, inline=small)
         if (refusal := await self._request(ctx, plan)) is not None:
