@@ -99,3 +99,45 @@ def test_permission_errors_read_as_reasons_on_relative_names(tmp_path: Path) -> 
         'open.txt\nrofile.txt\nsecret.txt',
     ]
     assert not any('Errno' in r or 'os error' in r or str(tmp_path) in r for r in results)
+
+
+DISK_CHILD = r"""
+import asyncio, json, sys
+from pydantic_ai_harness_rs.filesystem import FileSystem
+
+async def main():
+    toolset = FileSystem(root_dir=sys.argv[1]).get_toolset()
+    out = []
+    for path in ['big.txt', 'a.txt']:
+        try:
+            out.append(await toolset.write_file(path, 'x' * 200_000))
+        except OSError as e:
+            out.append([type(e).__name__, e.errno, str(e)])
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize(('mount', 'errno'), [('size=64k', 28), ('size=64k,ro', 30)])
+def test_a_full_or_read_only_disk_aborts_without_host_path_or_leftover(tmp_path: Path, mount: str, errno: int) -> None:
+    """ENOSPC / EROFS: the model cannot fix them, so the run aborts (as 0.36.0); no host path, no new empty file."""
+    unshare = shutil.which('unshare')
+    if unshare is None or os.geteuid() != 0:
+        pytest.skip('needs root and unshare to mount a small tmpfs')
+    root = tmp_path / 'disk'
+    root.mkdir()
+    script = tmp_path / 'child.py'
+    script.write_text(DISK_CHILD)
+    shell = (
+        f"mount -t tmpfs -o size=64k tmpfs '{root}' && printf 'alpha\\n' > '{root}/a.txt' && "
+        f"mount -o remount,{mount} '{root}' && '{sys.executable}' '{script}' '{root}' && ls -A '{root}' && cat '{root}/a.txt'"
+    )
+    proc = subprocess.run([unshare, '-m', 'sh', '-c', shell], capture_output=True, text=True, timeout=120)
+    if 'mount' in proc.stderr and proc.returncode != 0:
+        pytest.skip(f'cannot mount a tmpfs here: {proc.stderr.strip()[-300:]}')
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, listing, content = proc.stdout.split('\n', 2)
+    reason = os.strerror(errno)
+    assert json.loads(first) == [['OSError', errno, f'[Errno {errno}] {reason}']] * 2
+    assert (listing, content) == ('a.txt', 'alpha\n')  # the old file intact, no big.txt
