@@ -6,7 +6,7 @@ Every `cancel` is a `CancelToken` the native loop polls; a cancelled call raises
 Model-facing messages never contain an absolute host path outside the root (`<outside-workspace>`).
 """
 
-from typing import Literal, final
+from typing import Literal, NoReturn, final
 
 __version__: str
 
@@ -148,6 +148,8 @@ class FileSystemCore:
     def resolve(self, path: str, write: bool, check_allowed: bool) -> str:
         """Resolve and access-check `path`; returns the absolute resolved path."""
     def relative_to_root(self, resolved: str) -> str: ...
+    def raise_os_error(self, errno: int, filename: str | None) -> NoReturn:
+        """Raise the core's error for an OS error an override raised: retryable, or OSError without the host path."""
 
 def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str) -> str:
     """`text` with each `(old, new)` applied in order, each `old` matching exactly once.

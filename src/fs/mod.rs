@@ -348,6 +348,15 @@ impl FileSystem {
         })
     }
 
+    /// The error for an OS error a Python override (`open_read`/`open_write`) raised: the
+    /// same message as the core's own I/O gives ([`Root::os_error`]), with `filename` shown
+    /// relative to the root (`<outside-workspace>` outside it), never as a host path.
+    pub fn os_error_of(&self, errno: i32, filename: Option<&std::ffi::OsStr>) -> Error {
+        let err = std::io::Error::from_raw_os_error(errno);
+        let shown = filename.map(|f| self.root.safe_filename(f));
+        self.root.os_error(&err, shown.as_deref().map(Path::new))
+    }
+
     /// `resolve` for the Python slow path: the absolute resolved path after the checks.
     pub fn resolve_checked(&self, path: &str, write: bool, check_allowed: bool) -> Result<String> {
         Ok(self

@@ -22,6 +22,9 @@ use crate::fs::text::{pure_posix, py_repr};
 /// Shown instead of an absolute path that is not inside the root.
 pub const OUTSIDE_WORKSPACE: &str = "<outside-workspace>";
 
+/// The longest file name, in bytes, on Linux (and macOS) file systems.
+pub const NAME_MAX: usize = 255;
+
 /// Symlinks followed while resolving one path before it counts as a loop.
 const MAX_SYMLINKS: usize = 255;
 
@@ -80,7 +83,9 @@ fn loop_error(path: &str) -> Error {
     )
 }
 
-fn too_long() -> Error {
+/// `The path name is too long.`: the OS refused a name (ENAMETOOLONG), or a walk met a
+/// literal name longer than any file name can be ([`NAME_MAX`]).
+pub(crate) fn too_long() -> Error {
     Error::new(ErrorKind::InvalidArgument, "The path name is too long.")
 }
 
@@ -328,17 +333,21 @@ impl Root {
         OUTSIDE_WORKSPACE.to_string()
     }
 
-    /// Maps an OS error met on `rel` (relative to the root) to the reference's message.
+    /// Maps an OS error met on `rel` (relative to the root) to a message for the model.
     ///
-    /// ENOENT, EACCES, EPERM, ENOTDIR, EISDIR: retryable `[Errno N] <strerror>: '<rel>'`;
-    /// ELOOP, ENAMETOOLONG, EILSEQ: retryable, path-free reason; anything else
-    /// `ErrorKind::Io` with a path-free message (the run aborts).
+    /// ENOENT, ENOTDIR, EISDIR, EACCES, EPERM: retryable `<reason>: '<rel>'` (0.36.0's
+    /// `[Errno N] <strerror>: '<rel>'` without the raw errno, its reason in fixed words);
+    /// ELOOP, ENAMETOOLONG, EILSEQ: retryable, path-free reason (0.36.0's texts); anything
+    /// else `ErrorKind::Io` with a path-free message, which aborts the run as in 0.36.0.
     /// Source: `_recoverable`, `_sanitize_recoverable_error`, _toolset.py.
     pub fn os_error(&self, err: &io::Error, rel: Option<&Path>) -> Error {
         let errno = errno_of(err);
-        let kind = match errno {
-            libc::ENOENT | libc::ENOTDIR | libc::EISDIR => ErrorKind::NotFound,
-            libc::EACCES | libc::EPERM => ErrorKind::Denied,
+        let (kind, reason) = match errno {
+            libc::ENOENT => (ErrorKind::NotFound, "No such file or directory"),
+            libc::ENOTDIR => (ErrorKind::NotFound, "Not a directory"),
+            libc::EISDIR => (ErrorKind::NotFound, "Is a directory"),
+            libc::EACCES => (ErrorKind::Denied, "Permission denied"),
+            libc::EPERM => (ErrorKind::Denied, "Operation not permitted"),
             libc::ELOOP => {
                 return Error::new(
                     ErrorKind::InvalidArgument,
@@ -362,12 +371,8 @@ impl Root {
             }
         };
         let message = match rel {
-            Some(rel) => format!(
-                "[Errno {errno}] {}: {}",
-                strerror(errno),
-                py_repr(&rel_display(rel))
-            ),
-            None => format!("[Errno {errno}] {}", strerror(errno)),
+            Some(rel) => format!("{reason}: {}", py_repr(&rel_display(rel))),
+            None => reason.to_string(),
         };
         let mut e = Error::new(kind, message);
         e.errno = Some(errno);
@@ -395,6 +400,31 @@ impl Root {
             Ok(b) => Ok(Some(b)),
             Err(e) if matches!(e.errno, Some(libc::ENOENT) | Some(libc::ENOTDIR)) => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+
+    /// A descriptor of the real root, creating the root and its missing parents first when
+    /// it does not exist yet; `true` when this call created it. For `create_directory`, which
+    /// creates a missing root as the reference's `mkdir(parents=True)` on the resolved path does.
+    ///
+    /// Errors: the root's path holds a non-directory (`Path 'p' has a parent that is not a
+    /// directory.`, retryable), or another OS error mapped by [`Root::os_error`].
+    pub fn create_root(&self, path: &str) -> Result<(Beneath, bool)> {
+        if let Some(beneath) = self.open_root_if_exists()? {
+            return Ok((beneath, false));
+        }
+        match std::fs::create_dir_all(&self.real_root) {
+            Ok(()) => Ok((self.open_root()?, true)),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR) | Some(libc::EEXIST)) => {
+                Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "Path {} has a parent that is not a directory.",
+                        py_repr(path)
+                    ),
+                ))
+            }
+            Err(e) => Err(self.os_error(&e, Some(Path::new("")))),
         }
     }
 
@@ -687,6 +717,51 @@ mod tests {
         symlink("d/sub", r.join("sublink")).unwrap();
         let root = Root::new(r.to_str().unwrap(), None).unwrap();
         (dir, root)
+    }
+
+    #[test]
+    fn os_errors_read_without_raw_errno_or_host_path() {
+        let (_d, root) = tree();
+        let rel = Path::new("d/secret.txt");
+        let text = |errno: i32| {
+            let e = root.os_error(&io::Error::from_raw_os_error(errno), Some(rel));
+            (e.kind.is_retryable(), e.message, e.errno)
+        };
+        let retry = |m: &str, errno: i32| (true, m.to_string(), Some(errno));
+        assert_eq!(
+            text(libc::EACCES),
+            retry("Permission denied: 'd/secret.txt'", libc::EACCES)
+        );
+        assert_eq!(
+            text(libc::EPERM),
+            retry("Operation not permitted: 'd/secret.txt'", libc::EPERM)
+        );
+        assert_eq!(
+            text(libc::ENOENT),
+            retry("No such file or directory: 'd/secret.txt'", libc::ENOENT)
+        );
+        assert_eq!(
+            text(libc::ENOTDIR),
+            retry("Not a directory: 'd/secret.txt'", libc::ENOTDIR)
+        );
+        assert_eq!(
+            text(libc::EISDIR),
+            retry("Is a directory: 'd/secret.txt'", libc::EISDIR)
+        );
+        assert_eq!(text(libc::ENAMETOOLONG).1, "The path name is too long.");
+        assert_eq!(
+            text(libc::ELOOP).1,
+            "The path resolves through a symlink loop."
+        );
+        // What the model cannot fix aborts the run: an OSError with the errno, no path.
+        assert_eq!(
+            text(libc::ENOSPC),
+            (false, strerror(libc::ENOSPC), Some(libc::ENOSPC))
+        );
+        assert_eq!(
+            text(libc::EROFS),
+            (false, strerror(libc::EROFS), Some(libc::EROFS))
+        );
     }
 
     #[test]

@@ -109,6 +109,10 @@ impl FileSystem {
 
     /// The walk root: resolved, contained, not denied (allowed patterns apply to entries only);
     /// with what it is, `None` when it is missing or neither a regular file nor a directory.
+    ///
+    /// Errors: a directory root that cannot be opened is the OS error on its name
+    /// (`Permission denied: 'p'`), as the reference's `rg` run in that directory fails to
+    /// start, rather than `rg`'s complaint about `./`.
     fn ripgrep_root(&self, path: &str) -> Result<(Resolved, Option<Kind>)> {
         let (resolved, st) = self.walk_root(path)?;
         let kind = match st.map(|s| s.st_mode) {
@@ -116,6 +120,12 @@ impl FileSystem {
             Some(mode) if is_reg(mode) => Some(Kind::File),
             _ => None,
         };
+        if kind == Some(Kind::Directory) {
+            self.root
+                .open_root()?
+                .open(&resolved.rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+                .map_err(|e| self.root.open_error(&e, path, &resolved.rel))?;
+        }
         Ok((resolved, kind))
     }
 

@@ -18,7 +18,7 @@ use std::path::Path;
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::access::Fnmatch;
-use crate::fs::path::{fstat, is_dir, Resolved};
+use crate::fs::path::{fstat, is_dir, too_long, Resolved, NAME_MAX};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 
@@ -305,7 +305,9 @@ impl FileSystem {
     ///
     /// Errors: `Pattern 'p' must be relative to the search path, not absolute.`,
     /// `Unacceptable pattern: ''`, `Invalid pattern: '**' can only be an entire path
-    /// component`, `Pattern 'p' is not a valid glob pattern.`, `Not a directory: p`.
+    /// component`, `Pattern 'p' is not a valid glob pattern.`, `Not a directory: p`,
+    /// `The path name is too long.` (a literal component over [`NAME_MAX`] bytes that the
+    /// walk looks up).
     /// Source: `_find_files`, _toolset.py; `pathlib._make_selector` (3.11).
     pub fn find_files(&self, pattern: &str, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
         if pattern.starts_with('/') {
@@ -529,6 +531,14 @@ impl Finder<'_> {
         }
         if !states.iter().any(|&i| i < n) {
             return Ok(true);
+        }
+        // A literal component is looked up by name in `dir`, as `Path.glob` does: one longer
+        // than a file name can be is the OS's ENAMETOOLONG there, a retry, not "no matches".
+        if states
+            .iter()
+            .any(|&i| matches!(self.parts.get(i), Some(Part::Exact(name)) if name.len() > NAME_MAX))
+        {
+            return Err(too_long());
         }
         let mut entries = list_path(dir);
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
@@ -876,6 +886,19 @@ mod tests {
             f.find_files("*", "nope", &c).unwrap_err().message,
             "Not a directory: nope"
         );
+        // A literal name the walk looks up that no file name can be: the OS's ENAMETOOLONG.
+        let long = "L".repeat(NAME_MAX + 1);
+        for pattern in [long.clone(), format!("src/{long}"), format!("**/{long}/*")] {
+            assert_eq!(err(&pattern), "The path name is too long.", "{pattern}");
+        }
+        let fits = "L".repeat(NAME_MAX);
+        for pattern in [fits, format!("nope/{long}"), format!("{long}*")] {
+            assert_eq!(
+                f.find_files(&pattern, ".", &c).unwrap().text,
+                "No matches found.",
+                "{pattern}"
+            );
+        }
     }
 
     #[test]

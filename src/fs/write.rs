@@ -7,7 +7,8 @@
 //! and hard links. To keep a full disk from destroying the old content, the new length is
 //! reserved first (`fallocate(FALLOC_FL_KEEP_SIZE)` where supported), the new bytes are
 //! written over the old ones from offset 0 and the file is truncated to the new length last;
-//! an edit that still fails mid-write puts the old text back (its blocks are still allocated).
+//! an edit that still fails mid-write puts the old text back (its blocks are still allocated),
+//! and a file the failed write created is removed again.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -324,6 +325,35 @@ fn set_len(fd: &OwnedFd, len: usize) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Removes the file a failed write created (a full disk, say), so no empty or partial new
+/// file is left: only while `rel` still names the file `fd` holds. Best effort.
+fn remove_created(beneath: &Beneath, rel: &Path, fd: &OwnedFd) {
+    let (Some(name), Ok(ours)) = (rel.file_name(), fstat(fd.as_raw_fd())) else {
+        return;
+    };
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    let Ok(dir) = beneath.open(parent, libc::O_RDONLY | libc::O_DIRECTORY, 0) else {
+        return;
+    };
+    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name)) else {
+        return;
+    };
+    // SAFETY: st is written by fstatat before it is read; dir and c are valid.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc == 0 && (st.st_dev, st.st_ino) == (ours.st_dev, ours.st_ino) {
+        // SAFETY: as above.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+    }
+}
+
 /// Replaces the file's content in place; see the module doc for the failure handling.
 fn write_in_place(fd: &OwnedFd, content: &[u8], rollback: Option<&[u8]>) -> std::io::Result<()> {
     reserve(fd, content.len())?;
@@ -586,10 +616,10 @@ impl FileSystem {
         }
         cancel.check()?;
         let rel = &plan.resolved.rel;
-        let beneath = self.root.open_root()?;
         if plan.operation == Operation::CreateDirectory {
             let text = format!("Created directory: {path}");
-            return match beneath.mkdir_all(rel) {
+            let (beneath, root_created) = self.root.create_root(path)?;
+            return match beneath.mkdir_all(rel).map(|made| made || root_created) {
                 Ok(true) => Ok(Outcome {
                     text,
                     path: plan.event_path(),
@@ -618,6 +648,7 @@ impl FileSystem {
                 }),
             };
         }
+        let beneath = self.root.open_root()?;
         let read_back = plan.guard != Guard::None;
         let create = plan.operation == Operation::Write;
         let (fd, created) = self.open_for_write(&beneath, rel, path, read_back, create)?;
@@ -635,12 +666,16 @@ impl FileSystem {
                 return Err(conflict(path, expected, &current));
             }
         }
-        write_in_place(
+        if let Err(e) = write_in_place(
             &fd,
             plan.content.as_bytes(),
             plan.old.as_deref().map(str::as_bytes),
-        )
-        .map_err(|e| self.io_error(&e, rel))?;
+        ) {
+            if created {
+                remove_created(&beneath, rel, &fd);
+            }
+            return Err(self.io_error(&e, rel));
+        }
         let (text, hash) = written_text(
             plan.operation,
             path,
@@ -851,7 +886,7 @@ mod tests {
         fs::remove_file(d.path().join("a.txt")).unwrap();
         assert_eq!(
             msg(f.commit(&plan, &c)),
-            "[Errno 2] No such file or directory: 'a.txt'"
+            "No such file or directory: 'a.txt'"
         );
         assert!(!d.path().join("a.txt").exists());
     }

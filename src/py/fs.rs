@@ -374,6 +374,14 @@ impl PyFileSystemCore {
     fn relative_to_root(&self, resolved: String) -> PyResult<String> {
         self.inner.relative_to_root(&resolved).map_err(PyErr::from)
     }
+
+    /// Raise the core's error for an OS error (`errno`, `filename`) met in a Python override:
+    /// a `RetryableError` the model can act on, or an `OSError` without the host path.
+    #[pyo3(signature = (errno, filename))]
+    fn raise_os_error(&self, errno: i32, filename: Option<String>) -> PyResult<()> {
+        let name = filename.as_deref().map(std::ffi::OsStr::new);
+        Err(self.inner.os_error_of(errno, name).into())
+    }
 }
 
 /// 12 hex chars of sha256 of `data` as the reference's `_disk_hash`.

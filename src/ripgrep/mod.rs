@@ -178,10 +178,31 @@ pub(crate) fn has_dot_component(printed: &Path) -> bool {
 }
 
 /// What the reference raises when `rg` exits with an error: `ripgrep failed: <stderr>`,
-/// where `stderr` holds `rg: `-prefixed lines.
+/// where `stderr` holds `rg: `-prefixed lines; without the raw errno `rg` appends to an OS
+/// error (` (os error 13)`), which no model-facing text carries.
 pub(crate) fn rg_failed(kind: ErrorKind, stderr: &str) -> Error {
-    let detail = stderr.trim();
+    let detail = without_os_error_codes(stderr.trim());
     Error::new(kind, format!("ripgrep failed: {detail}"))
+}
+
+/// `message` without Rust's `io::Error` errno suffixes, ` (os error N)`.
+fn without_os_error_codes(message: &str) -> String {
+    const MARK: &str = " (os error ";
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(MARK) {
+        let tail = &rest[at + MARK.len()..];
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..at]);
+        if digits > 0 && tail[digits..].starts_with(')') {
+            rest = &tail[digits + 1..];
+        } else {
+            out.push_str(MARK);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The `rg: ...` line for one error message.
@@ -192,6 +213,20 @@ pub(crate) fn rg_line(message: impl std::fmt::Display) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_carry_no_raw_errno() {
+        let err = rg_failed(
+            ErrorKind::InvalidArgument,
+            "rg: ./d: IO error for operation on ./d: Permission denied (os error 13)\n\
+             rg: ./s (os error x): Permission denied (os error 13)\n",
+        );
+        assert_eq!(
+            err.message,
+            "ripgrep failed: rg: ./d: IO error for operation on ./d: Permission denied\n\
+             rg: ./s (os error x): Permission denied"
+        );
+    }
 
     #[test]
     fn dot_rule_matches_reference_parts() {

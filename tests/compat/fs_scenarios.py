@@ -87,6 +87,8 @@ class Scenario:
     """Pass the root as `<TMP>/rootlink`, a symlink to it."""
     via_spec: bool = False
     """Build the agent from an agent spec (`Agent.from_spec(..., custom_capability_types=[FileSystem])`)."""
+    root_absent: bool = False
+    """Leave the root directory uncreated (`tree` must be empty): `FileSystem(root_dir='new_dir')`."""
 
 
 BASE_TREE: dict[str, Any] = {
@@ -1193,6 +1195,26 @@ scenario(
     outside=OUTSIDE_TREE,
 )
 
+# ---- a root that does not exist yet: create_directory creates it (and only it does) ----
+scenario(
+    'root_not_yet_created',
+    [
+        C('read_file', path='a.txt'),
+        C('write_file', path='a.txt', content='x\n'),
+        C('edit_file', path='a.txt', old_text='x', new_text='y'),
+        C('list_directory'),
+        C('find_files', pattern='*'),
+        C('file_info', path='.'),
+        C('create_directory', path='d/e'),
+        C('write_file', path='d/e/f.txt', content='made\n'),
+        C('list_directory', path='d'),
+        C('create_directory', path='.'),
+    ],
+    tree={},
+    root_absent=True,
+)
+scenario('root_not_yet_created_dot', [C('create_directory', path='.'), C('list_directory')], tree={}, root_absent=True)
+
 # ---- read_only ----------------------------------------------------------------------
 scenario(
     'read_only',
@@ -1239,6 +1261,40 @@ scenario(
         C('list_files', path='..'),
     ],
     tree=_RG_TREE,
+    config={'tools': _ALL_TOOLS},
+)
+# A name longer than a file name can be (255 bytes), and a path longer than PATH_MAX: every
+# tool that looks the name up retries `The path name is too long.`; globs that only match
+# names (include_glob, glob) find nothing.
+_LONG = 'L' * 300
+_DEEP = '/'.join(['d' * 200] * 30)
+scenario(
+    'long_path_names',
+    [
+        C('find_files', pattern=_LONG),
+        C('find_files', pattern=f'src/{_LONG}'),
+        C('find_files', pattern=f'**/{_LONG}'),
+        C('find_files', pattern=f'*/{_LONG}'),
+        C('find_files', pattern=f'{_LONG}/*'),
+        C('find_files', pattern=f'nope/{_LONG}'),
+        C('find_files', pattern=f'{_LONG}*'),
+        C('find_files', pattern='*', path=_LONG),
+        C('list_directory', path=f'src/{_LONG}'),
+        C('search_files', pattern='alpha', path=_LONG),
+        C('search_files', pattern='alpha', include_glob=_LONG),
+        C('list_files', path=_LONG),
+        C('list_files', glob=_LONG),
+        C('grep', pattern='alpha', path=f'src/{_LONG}'),
+        C('grep', pattern='alpha', glob=_LONG),
+        C('read_file', path=f'src/{_LONG}/x'),
+        C('write_file', path=f'src/{_LONG}', content='x'),
+        C('edit_file', path=_LONG, old_text='a', new_text='b'),
+        C('create_directory', path=f'src/{_LONG}/x'),
+        C('file_info', path=_LONG),
+        C('list_directory', path=_DEEP),
+        C('find_files', pattern=_DEEP),
+        C('write_file', path=_DEEP, content='x'),
+    ],
     config={'tools': _ALL_TOOLS},
 )
 scenario(
@@ -1591,7 +1647,8 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
     norm = Normaliser(tmp, root)
     out: dict[str, Any] = {}
     try:
-        _build(root, sc.tree, norm)
+        if not sc.root_absent:
+            _build(root, sc.tree, norm)
         if sc.outside:
             _build(os.path.join(tmp, 'outside'), sc.outside, norm)
 

@@ -10,6 +10,7 @@ import pytest
 from pydantic_ai import Agent
 
 from tests.conftest import both_backends
+from tests.filesystem.conftest import spec_over_reference
 from tests.scripted import run_agent, run_tools
 
 pytestmark = pytest.mark.anyio
@@ -20,6 +21,14 @@ pytestmark = pytest.mark.anyio
 def test_integer_limits_are_validated_at_construction(fs: ModuleType, field: str, value: Any) -> None:
     with pytest.raises(ValueError, match=f'{field} must be a positive integer, got {value!r}'):
         fs.FileSystem(**{field: value})
+
+
+@spec_over_reference
+@pytest.mark.parametrize('field', ['max_read_lines', 'max_list_results', 'max_search_results', 'max_find_results', 'max_read_chars'])
+def test_true_is_not_a_limit(fs: ModuleType, field: str) -> None:
+    """`max_search_results=True` would cap every search at one line: refused (0.36.0 takes True as 1)."""
+    with pytest.raises(ValueError, match=f'{field} must be a positive integer, got True'):
+        fs.FileSystem(**{field: True})
 
 
 def test_unknown_tool_is_refused(fs: ModuleType, tmp_path: Path) -> None:

@@ -57,3 +57,37 @@ async def test_protected_directory(fs: ModuleType, tree: Path) -> None:
     result, _ = await call([fs.FileSystem(root_dir=tree)], 'create_directory', path='.git/hooks')
     assert result == RETRY + "Path '.git/hooks' is protected (matches '.git/*')."
     assert not (tree / '.git' / 'hooks').exists()
+
+
+async def test_a_root_that_does_not_exist_yet_is_created(fs: ModuleType, tmp_path: Path) -> None:
+    """`FileSystem(root_dir='new_dir')` before the directory exists: as 0.36.0, create_directory creates the root."""
+    root = tmp_path / 'new_dir' / 'deeper'
+    t = await run_tools(
+        [fs.FileSystem(root_dir=root)],
+        [
+            ('write_file', {'path': 'a.txt', 'content': 'x'}),
+            ('create_directory', {'path': 'd'}),
+            ('write_file', {'path': 'd/a.txt', 'content': 'x'}),
+        ],
+    )
+    assert t.results == [
+        RETRY + "Parent directory '.' does not exist. Use create_directory first.",
+        'Created directory: d',
+        'Wrote 1 chars (1 lines) to d/a.txt. [hash:2d711642b726]',
+    ]
+    assert (root / 'd' / 'a.txt').read_text() == 'x'
+    assert [e.path for e in t.of(fs.DirectoryCreatedEvent)] == ['d']
+
+
+async def test_creating_a_root_that_does_not_exist_yet_by_its_own_name(fs: ModuleType, tmp_path: Path) -> None:
+    root = tmp_path / 'new_dir'
+    result, t = await call([fs.FileSystem(root_dir=root)], 'create_directory', path='.')
+    assert result == 'Created directory: .'
+    assert root.is_dir()
+    assert [e.path for e in t.of(fs.DirectoryCreatedEvent)] == ['.']
+
+
+async def test_a_root_below_a_file_is_a_retry(fs: ModuleType, tmp_path: Path) -> None:
+    (tmp_path / 'file').write_text('')
+    result, _ = await call([fs.FileSystem(root_dir=tmp_path / 'file' / 'root')], 'create_directory', path='d')
+    assert result == RETRY + "Path 'd' has a parent that is not a directory."

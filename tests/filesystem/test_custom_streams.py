@@ -9,6 +9,8 @@ from typing import Any, BinaryIO
 
 import pytest
 
+from tests.filesystem.conftest import spec_over_reference
+
 pytestmark = pytest.mark.anyio
 
 
@@ -70,3 +72,59 @@ async def test_write_and_edit_go_through_the_overrides(fs: ModuleType, tmp_path:
     assert store[key] == b'bye\n'
     assert (tmp_path / 'a.txt').read_text() == 'on disk\n'
     assert calls == ['write a.txt read_back=False create=True', 'read a.txt', 'write a.txt read_back=True create=False']
+
+
+@pytest.mark.parametrize(
+    ('error', 'expected'),
+    [
+        # 0.36.0 says the same after a raw `[Errno N] ` (the README lists it).
+        pytest.param(
+            PermissionError(13, 'Permission denied', '{root}/a.txt'),
+            "Permission denied: 'a.txt'",
+            marks=spec_over_reference,
+        ),
+        pytest.param(
+            FileNotFoundError(2, 'No such file or directory', '{root}/a.txt'),
+            "No such file or directory: 'a.txt'",
+            marks=spec_over_reference,
+        ),
+        pytest.param(
+            PermissionError(13, 'Permission denied', '/elsewhere/x'),
+            "Permission denied: '<outside-workspace>'",
+            marks=spec_over_reference,
+        ),
+        (OSError(36, 'File name too long', '{root}/a.txt'), 'The path name is too long.'),
+    ],
+)
+async def test_an_os_error_from_an_override_is_a_retry_without_host_path(
+    fs: ModuleType, tmp_path: Path, error: OSError, expected: str
+) -> None:
+    """As 0.36.0's `_recoverable`: the model can act on it, and sees no host path (nor, here, a raw errno)."""
+    from pydantic_ai.exceptions import ModelRetry
+
+    root = tmp_path.resolve()
+    error.filename = error.filename.format(root=root)
+    toolset = make_toolset(fs, root, {}, [])
+
+    def refuse(resolved: Path, *, read_back: bool, create: bool) -> tuple[BinaryIO, bool]:
+        raise error
+
+    toolset.open_write = refuse
+    with pytest.raises(ModelRetry) as raised:
+        await toolset.write_file('a.txt', 'x')
+    assert raised.value.message == expected
+
+
+@spec_over_reference  # 0.36.0's OSError names the host path
+async def test_a_full_disk_in_an_override_aborts_without_host_path(fs: ModuleType, tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    toolset = make_toolset(fs, root, {}, [])
+
+    def full(resolved: Path, *, read_back: bool, create: bool) -> tuple[BinaryIO, bool]:
+        raise OSError(28, 'No space left on device', str(resolved))
+
+    toolset.open_write = full
+    with pytest.raises(OSError) as raised:
+        await toolset.write_file('a.txt', 'x')
+    assert raised.value.errno == 28
+    assert str(root) not in str(raised.value)

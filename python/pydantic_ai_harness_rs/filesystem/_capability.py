@@ -27,7 +27,8 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     anything resolving outside `root_dir` is refused, symlinks included.
 
     Raises:
-        ValueError: an integer limit is not a positive `int`, `cwd` lies outside `root_dir`,
+        ValueError: an integer limit is not a positive `int`, `max_retries` is not `None` or a
+            non-negative `int`, `cwd` lies outside `root_dir`,
             or `tools` names an unknown tool (the latter two when the toolset is built).
     """
 
@@ -70,6 +71,10 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     tools: Sequence[str] = DEFAULT_TOOL_NAMES
     """Which tools to register, from `FILE_SYSTEM_TOOL_NAMES` (add `'list_files'`, `'grep'` to opt in)."""
 
+    max_retries: int | None = field(default=None, kw_only=True)
+    """Consecutive retries each tool allows before the run fails (a success resets the count);
+    `None` uses the agent's tool retry budget. Keyword-only, as in pydantic-ai-harness 0.62.0."""
+
     def __post_init__(self) -> None:
         limits: dict[str, Any] = {
             'max_read_lines': self.max_read_lines,
@@ -82,6 +87,9 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         for name, value in limits.items():
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f'{name} must be a positive integer, got {value!r}')
+        retries: object = self.max_retries
+        if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
+            raise ValueError(f'max_retries must be a non-negative integer, got {retries!r}')
 
     def get_toolset(self) -> FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT]:
         """Build the toolset; with `read_only`, filtered to `READ_ONLY_TOOL_NAMES`."""
@@ -99,6 +107,7 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             id=self.id or 'file_system',
             content_hashes=self.content_hashes,
             tools=self.tools,
+            max_retries=self.max_retries,
         )
         if self.read_only:
             return FilteredToolset(toolset, lambda ctx, tool: tool.name in READ_ONLY_TOOL_NAMES)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -47,6 +49,25 @@ class _Announcement:
     operation: str
     diff: str
     truncated: bool
+
+
+@contextmanager
+def os_errors_for_the_model(core: _core.FileSystemCore) -> Iterator[None]:
+    """Turn an `OSError` an override raised into the core's error for it, as the core's own I/O does.
+
+    `PermissionError: [Errno 13] Permission denied: '/host/root/a.txt'` becomes the retry
+    `Permission denied: 'a.txt'`; a full disk stays an `OSError` that aborts the run, without
+    the host path. The same mapping as every other tool (`Root::os_error`, src/fs/path.rs).
+    """
+    try:
+        yield
+    except OSError as e:
+        filename = e.filename
+        try:
+            name = None if filename is None else os.fsdecode(filename)
+        except TypeError:
+            name = None
+        core.raise_os_error(e.errno or 0, name)
 
 
 def default_open_read(resolved: Path) -> BinaryIO:

@@ -32,6 +32,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FilesSearchedEvent,
     FileWrittenEvent,
 )
+from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs._core import ChangePlan, Outcome
@@ -103,7 +104,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     `write_file`, ...) for use outside an agent run; those emit no events.
 
     Subclasses may override `open_read` / `open_write` to put the bytes of writes and edits
-    somewhere else; resolution, containment and the checks stay local.
+    somewhere else; resolution, containment and the checks stay local. Each tool carries its
+    kind (`file_system.<tool>`, `_tool_kinds.py`) where pydantic-ai has tool kinds;
+    `max_retries` is each tool's consecutive retry budget (`None`: the agent's).
 
     Raises:
         ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool.
@@ -125,8 +128,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         cwd: Path | None = None,
         content_hashes: bool = True,
         tools: Sequence[str] = DEFAULT_TOOL_NAMES,
+        max_retries: int | None = None,
     ) -> None:
-        super().__init__(id=id)
+        super().__init__(id=id, max_retries=max_retries)
         tools = tuple(tools)
         if unknown := sorted(set(tools) - set(FILE_SYSTEM_TOOL_NAMES)):
             raise ValueError(
@@ -165,7 +169,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         }
         for name in FILE_SYSTEM_TOOL_NAMES:
             if name in tools:
-                self.add_function(registrations[name], name=name)
+                self.add_function(registrations[name], name=name, **tool_kind_options(name))
 
     @property
     def root_dir(self) -> str:
@@ -276,9 +280,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         self, ctx: RunContext[AgentDepsT] | None, path: str, content: str, *, expected_hash: str | None = None
     ) -> str:
         if self._custom_streams:
-            from pydantic_ai_harness_rs.filesystem._streams import write_with_streams
+            from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
 
-            return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
+            with os_errors_for_the_model(self._core):
+                return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
         small = len(content) <= INLINE_MAX_BYTES and is_small_file(self._host_path(path))
         plan = await run_sized(self._core.plan_write, path, content, expected_hash, ctx is not None, inline=small)
         if (refusal := await self._request(ctx, plan)) is not None:
@@ -361,9 +366,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         expected_hash: str | None = None,
     ) -> str:
         if self._custom_streams:
-            from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams
+            from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
 
-            return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
+            with os_errors_for_the_model(self._core):
+                return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
         small = is_small_file(self._host_path(path))
         plan = await run_sized(self._core.plan_edit, path, replacements, expected_hash, inline=small)
         if (refusal := await self._request(ctx, plan)) is not None:
