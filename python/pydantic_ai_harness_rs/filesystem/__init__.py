@@ -1,6 +1,7 @@
 """`FileSystem`: sandboxed, pattern-filtered file tools for Pydantic AI agents (Rust core)."""
 
 from pydantic_ai_harness_rs.filesystem._capability import FileSystem
+from pydantic_ai_harness_rs.filesystem._defaults import DEFAULT_PROTECTED_PATTERNS, DEFAULT_READ_ONLY_PATTERNS
 from pydantic_ai_harness_rs.filesystem._events import (
     FILE_SYSTEM_EVENTS,
     MAX_DIFF_SOURCE_CHARS,
@@ -25,6 +26,8 @@ from pydantic_ai_harness_rs.filesystem._toolset import (
 )
 
 __all__ = [
+    'DEFAULT_PROTECTED_PATTERNS',
+    'DEFAULT_READ_ONLY_PATTERNS',
     'DEFAULT_TOOL_NAMES',
     'FILE_SYSTEM_EVENTS',
     'FILE_SYSTEM_TOOL_NAMES',
