@@ -57,6 +57,23 @@ impl Contract {
     }
 }
 
+/// 0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract).
+pub const NOT_REGULAR_FILE: &str =
+    "The path is not a regular file (a FIFO, socket, or device); use a regular file.";
+
+fn not_regular_file() -> Error {
+    Error::new(ErrorKind::InvalidArgument, NOT_REGULAR_FILE)
+}
+
+/// The workspace contract's answer for a path with no file to read (a normal result, no event).
+fn path_not_found(path: &str, resolved: &Resolved) -> Outcome {
+    Outcome {
+        text: format!("Path not found: {path}"),
+        path: resolved.rel_str(),
+        ..Default::default()
+    }
+}
+
 /// The numeric limits and switches of a FileSystem (the capability's fields).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -150,7 +167,7 @@ impl FileSystem {
         limits: Limits,
     ) -> Result<Self> {
         Ok(FileSystem {
-            root: Root::new(root_dir, cwd)?,
+            root: Root::new(root_dir, cwd)?.under(limits.contract),
             access: Access::new(allowed, denied, protected)?,
             limits,
         })
@@ -178,15 +195,26 @@ impl FileSystem {
         limit: Option<i64>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
+        let workspace = self.limits.contract.is_workspace();
         if offset < 0 {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
-                format!("offset must be >= 0, got {offset}."),
+                if workspace {
+                    "offset must be non-negative.".to_string()
+                } else {
+                    format!("offset must be >= 0, got {offset}.")
+                },
             ));
         }
         let max = self.limits.max_read_lines;
         let limit = match limit {
             None => max,
+            Some(l) if workspace && l < 1 => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "limit must be at least 1.",
+                ))
+            }
             Some(l) if l < 0 => {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
@@ -197,7 +225,12 @@ impl FileSystem {
         };
         let resolved = self.safe_resolve(path, false, true)?;
         let mut file =
-            self.open_regular(&resolved, path, || format!("File not found: {path}"), true)?;
+            match self.open_regular(&resolved, path, || format!("File not found: {path}"), true) {
+                Err(e) if workspace && e.kind == ErrorKind::NotFound => {
+                    return Ok(path_not_found(path, &resolved))
+                }
+                r => r?,
+            };
         let spec = ReadSpec {
             offset: offset as usize,
             limit,
@@ -224,6 +257,8 @@ impl FileSystem {
     ///
     /// A directory: `'p' is a directory, not a file.` when `dir_message`, else the
     /// `missing` message, which is also used for a missing path or a special file.
+    /// Workspace contract: a directory is always `missing`, a FIFO, socket or device is
+    /// [`NOT_REGULAR_FILE`].
     pub(crate) fn open_regular(
         &self,
         resolved: &Resolved,
@@ -231,7 +266,18 @@ impl FileSystem {
         missing: impl Fn() -> String,
         dir_message: bool,
     ) -> Result<File> {
-        let not_found = || Error::new(ErrorKind::NotFound, missing());
+        let workspace = self.limits.contract.is_workspace();
+        let dir_message = dir_message && !workspace;
+        let missing_error = || Error::new(ErrorKind::NotFound, missing());
+        // Not a directory and not a regular file.
+        let special = || {
+            if workspace {
+                not_regular_file()
+            } else {
+                missing_error()
+            }
+        };
+        let not_found = missing_error;
         let Some(beneath) = self.root.open_root_if_exists()? else {
             return Err(not_found());
         };
@@ -245,8 +291,8 @@ impl FileSystem {
             Ok(fd) => fd,
             Err(e) => {
                 return Err(match e.raw_os_error() {
-                    Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ENXIO)
-                    | Some(libc::ENODEV) => not_found(),
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => not_found(),
+                    Some(libc::ENXIO) | Some(libc::ENODEV) => special(),
                     Some(libc::EACCES) => {
                         // Classify by a stat-only open, as `is_file()`/`is_dir()` would.
                         match beneath
@@ -254,7 +300,8 @@ impl FileSystem {
                             .and_then(|f| fstat(std::os::fd::AsRawFd::as_raw_fd(&f)))
                         {
                             Ok(st) if is_dir(st.st_mode) && dir_message => is_directory(),
-                            Ok(st) if !is_reg(st.st_mode) => not_found(),
+                            Ok(st) if is_dir(st.st_mode) => not_found(),
+                            Ok(st) if !is_reg(st.st_mode) => special(),
                             _ => self.root.os_error(&e, Some(&resolved.rel)),
                         }
                     }
@@ -264,11 +311,15 @@ impl FileSystem {
         };
         let st = fstat(std::os::fd::AsRawFd::as_raw_fd(&fd))
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
-        if is_dir(st.st_mode) && dir_message {
-            return Err(is_directory());
+        if is_dir(st.st_mode) {
+            return Err(if dir_message {
+                is_directory()
+            } else {
+                not_found()
+            });
         }
         if !is_reg(st.st_mode) {
-            return Err(not_found());
+            return Err(special());
         }
         Ok(File::from(fd))
     }
@@ -278,8 +329,26 @@ impl FileSystem {
     ///
     /// Errors: `Path not found: p`, access errors, OS errors.
     /// Source: `file_info`, _toolset.py.
+    ///
+    /// Workspace contract (0.62.0): nothing at the path is the normal result `Path not found:
+    /// p`, a directory shows no size, a FIFO, socket or device is [`NOT_REGULAR_FILE`].
     pub fn file_info(&self, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
         let resolved = self.safe_resolve(path, false, true)?;
+        match self.file_info_resolved(path, &resolved, cancel) {
+            Err(e) if self.limits.contract.is_workspace() && e.kind == ErrorKind::NotFound => {
+                Ok(path_not_found(path, &resolved))
+            }
+            r => r,
+        }
+    }
+
+    fn file_info_resolved(
+        &self,
+        path: &str,
+        resolved: &Resolved,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
+        let workspace = self.limits.contract.is_workspace();
         let not_found = || Error::new(ErrorKind::NotFound, format!("Path not found: {path}"));
         let Some(beneath) = self.root.open_root_if_exists()? else {
             return Err(not_found());
@@ -305,14 +374,16 @@ impl FileSystem {
         } else {
             "file"
         };
-        let mut parts = vec![
-            format!("path: {path}"),
-            format!("type: {kind}"),
-            format!("size: {} bytes", st.st_size),
-        ];
+        if workspace && !is_dir(st.st_mode) && !is_reg(st.st_mode) {
+            return Err(not_regular_file());
+        }
+        let mut parts = vec![format!("path: {path}"), format!("type: {kind}")];
+        if !(workspace && is_dir(st.st_mode)) {
+            parts.push(format!("size: {} bytes", st.st_size));
+        }
         if is_reg(st.st_mode) {
             let mut file =
-                self.open_regular(&resolved, path, || format!("Path not found: {path}"), false)?;
+                self.open_regular(resolved, path, || format!("Path not found: {path}"), false)?;
             let window = WindowSpec {
                 offset: 0,
                 limit: 0,

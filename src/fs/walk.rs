@@ -317,6 +317,20 @@ impl FileSystem {
                 ),
             ));
         }
+        let workspace = self.limits.contract.is_workspace();
+        if workspace {
+            // 0.62.0: no component at all, or a `..`, is not a glob (checked before the path).
+            let named: Vec<&str> = pattern
+                .split('/')
+                .filter(|p| !p.is_empty() && *p != ".")
+                .collect();
+            if named.is_empty() || named.contains(&"..") {
+                return Err(Error::new(
+                    ErrorKind::InvalidPattern,
+                    format!("Pattern {} is not a valid glob pattern.", py_repr(pattern)),
+                ));
+            }
+        }
         let (resolved, st) = self.walk_root(path)?;
         if !st.is_some_and(|s| is_dir(s.st_mode)) {
             return Err(not_a_directory(path));
@@ -341,7 +355,7 @@ impl FileSystem {
         for p in &parts {
             glob_parts.push(if *p == "**" {
                 Part::Recursive
-            } else if p.contains("**") {
+            } else if p.contains("**") && !workspace {
                 return Err(Error::new(
                     ErrorKind::InvalidPattern,
                     "Invalid pattern: '**' can only be an entire path component",
@@ -364,6 +378,7 @@ impl FileSystem {
             lines: Vec::new(),
             truncated: false,
             cancel,
+            workspace,
         };
         // `..` components and hidden walk roots only ever produce hidden paths.
         if !has_hidden_component(&resolved.rel) && !parts.contains(&"..") {
@@ -466,6 +481,8 @@ struct Finder<'a> {
     lines: Vec<String>,
     truncated: bool,
     cancel: &'a CancelFlag,
+    /// 0.62.0's matching: `**` also matches files, and never the walk's own start.
+    workspace: bool,
 }
 
 impl Finder<'_> {
@@ -524,7 +541,11 @@ impl Finder<'_> {
     ) -> Result<bool> {
         self.cancel.check()?;
         let n = self.parts.len();
-        if is_start && states.contains(&n) && !self.emit(dir, is_real, Some(true)) {
+        if is_start
+            && !self.workspace
+            && states.contains(&n)
+            && !self.emit(dir, is_real, Some(true))
+        {
             return Ok(false);
         }
         if !states.iter().any(|&i| i < n) {
@@ -555,6 +576,12 @@ impl Finder<'_> {
                     Part::Recursive => {
                         if entry.kind == Kind::Dir {
                             next.push(i);
+                        } else if self.workspace
+                            && !self.require_dir
+                            && self.closure(vec![i + 1]).contains(&n)
+                        {
+                            // The rest of the pattern is `**`: it takes this file as its last component.
+                            matched_last = true;
                         }
                     }
                     part => {
