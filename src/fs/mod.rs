@@ -69,7 +69,7 @@ fn not_regular_file() -> Error {
 fn path_not_found(path: &str, resolved: &Resolved) -> Outcome {
     Outcome {
         text: format!("Path not found: {path}"),
-        path: resolved.rel_str(),
+        path: resolved.event_str(),
         ..Default::default()
     }
 }
@@ -177,6 +177,11 @@ impl FileSystem {
     /// Source: `_safe_resolve`, _toolset.py.
     pub fn safe_resolve(&self, path: &str, write: bool, check_allowed: bool) -> Result<Resolved> {
         let resolved = self.root.resolve(path)?;
+        // Under the workspace contract the path as written is checked too, first (0.62.0).
+        if resolved.written != resolved.rel {
+            self.access
+                .check(&resolved.event_str(), write, check_allowed)?;
+        }
         self.access
             .check(&resolved.rel_str(), write, check_allowed)?;
         Ok(resolved)
@@ -246,7 +251,7 @@ impl FileSystem {
         };
         Ok(Outcome {
             text,
-            path: resolved.rel_str(),
+            path: resolved.event_str(),
             content_hash: Some(scan.hash),
             emit: true,
             ..Default::default()
@@ -408,7 +413,7 @@ impl FileSystem {
         }
         Ok(Outcome {
             text: parts.join("\n"),
-            path: resolved.rel_str(),
+            path: resolved.event_str(),
             ..Default::default()
         })
     }

@@ -41,12 +41,26 @@ pub struct Resolved {
     pub abs: PathBuf,
     /// The same path relative to the real root; empty for the root itself.
     pub rel: PathBuf,
+    /// The path as written (joined to `cwd`, normalized as text) relative to the root: the
+    /// name events and diffs show under the workspace contract; `rel` under the document's.
+    pub written: PathBuf,
 }
 
 impl Resolved {
+    /// A resolved path whose written name is its real one.
+    pub fn real(abs: PathBuf, rel: PathBuf) -> Self {
+        let written = rel.clone();
+        Resolved { abs, rel, written }
+    }
+
     /// The root-relative name as Python's `str(path.relative_to(root))`: `.` for the root.
     pub fn rel_str(&self) -> String {
         rel_display(&self.rel)
+    }
+
+    /// The name events and diffs carry (see `written`): `.` for the root.
+    pub fn event_str(&self) -> String {
+        rel_display(&self.written)
     }
 }
 
@@ -311,6 +325,7 @@ impl Root {
         if path.contains('\0') {
             return Err(Error::new(ErrorKind::InvalidArgument, "embedded null byte"));
         }
+        let mut written_rel: Option<PathBuf> = None;
         if self.contract.is_workspace() {
             // 0.62.0 checks the path as written first (joined to the working directory and
             // normalized as text), then where its symlinks lead.
@@ -322,8 +337,9 @@ impl Root {
                 joined.extend_from_slice(path.as_bytes());
                 lexical_normalize(&joined)
             };
-            if self.rel_to_root(&written).is_none() {
-                return Err(self.outside_error(path, false));
+            match self.rel_to_root(&written) {
+                Some(rel) => written_rel = Some(rel),
+                None => return Err(self.outside_error(path, false)),
             }
         }
         // `cwd` is already real: resolve a relative path from it without re-checking its
@@ -344,7 +360,11 @@ impl Root {
             }
         }
         match self.rel_to_root(&real) {
-            Some(rel) => Ok(Resolved { abs: real, rel }),
+            Some(rel) => Ok(Resolved {
+                abs: real,
+                written: written_rel.unwrap_or_else(|| rel.clone()),
+                rel,
+            }),
             None => Err(self.outside_error(path, true)),
         }
     }
@@ -367,7 +387,7 @@ impl Root {
         }
         .ok()?;
         let rel = self.rel_to_root(&real)?;
-        Some(Resolved { abs: real, rel })
+        Some(Resolved::real(real, rel))
     }
 
     /// `abs` relative to the real root (component-wise), or `None` when outside.

@@ -633,7 +633,7 @@ impl FileSystem {
             }
         }
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            resolved.event_str(),
             results,
             truncated,
             max,

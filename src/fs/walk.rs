@@ -159,10 +159,7 @@ impl FileSystem {
     pub(crate) fn walk_target(&self, abs: &Path, is_real: bool) -> Option<Resolved> {
         let resolved = if is_real {
             let rel = self.root.rel_to_root(abs)?;
-            Resolved {
-                abs: abs.to_path_buf(),
-                rel,
-            }
+            Resolved::real(abs.to_path_buf(), rel)
         } else {
             self.root.resolve_entry(abs)?
         };
@@ -291,7 +288,7 @@ impl FileSystem {
         }
         Ok(Outcome {
             text,
-            path: resolved.rel_str(),
+            path: resolved.event_str(),
             count,
             truncated,
             emit: true,
@@ -386,7 +383,7 @@ impl FileSystem {
             finder.visit(&resolved.abs, true, true, &start)?;
         }
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            resolved.event_str(),
             finder.lines,
             finder.truncated,
             max,

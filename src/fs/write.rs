@@ -82,7 +82,7 @@ pub struct Plan {
 impl Plan {
     /// Event path: resolved, relative to the real root.
     pub fn event_path(&self) -> String {
-        self.resolved.rel_str()
+        self.resolved.event_str()
     }
 }
 
@@ -396,7 +396,7 @@ impl FileSystem {
                 cancel,
             )?;
             guard = g;
-            (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.rel_str());
+            (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.event_str());
         }
         Ok(Plan {
             operation: Operation::Write,
@@ -490,7 +490,7 @@ impl FileSystem {
             }
         }
         let new_content = apply_replacements(&text, replacements, path)?;
-        let (diff, truncated) = unified_diff(Some(&text), &new_content, &resolved.rel_str());
+        let (diff, truncated) = unified_diff(Some(&text), &new_content, &resolved.event_str());
         Ok(Plan {
             operation: Operation::Edit,
             path: path.to_string(),

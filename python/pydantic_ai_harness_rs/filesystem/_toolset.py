@@ -125,7 +125,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     somewhere else (document contract only); resolution, containment and the checks stay local.
 
     Raises:
-        ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool.
+        ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool (with `root_dir` left
+            out, a `cwd` outside the current directory fails the first call under the document instead).
         TypeError: both `read_only_patterns` and its old name `protected_patterns` are given.
     """
 
@@ -169,8 +170,18 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             'content_hashes': content_hashes,
         }
         self._root_given = root_dir is not None
-        self._core = self._new_core('.' if root_dir is None else str(root_dir), cwd, 'document')
-        self._document = LocalEngine(self._core)
+        try:
+            self._core = self._new_core('.' if root_dir is None else str(root_dir), cwd, 'document')
+        except ValueError as error:
+            if root_dir is not None:
+                raise
+            # Without `root_dir` the document's tree may never be used (a workspace run ignores
+            # `cwd`): a `cwd` outside the current directory fails the first document-mode call.
+            self._document: LocalEngine | None = None
+            self._document_error: ValueError | None = error
+        else:
+            self._document = LocalEngine(self._core)
+            self._document_error = None
         self._content_hashes = content_hashes
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
         self._deprecations: list[Callable[[], None]] = []
@@ -225,7 +236,18 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     @property
     def root_dir(self) -> str:
         """The resolved (symlink-free, absolute) root of the document contract; its events carry it as `root_dir`."""
-        return self._core.root_dir
+        return self._document_engine().root_dir
+
+    def _document_engine(self) -> LocalEngine:
+        """The engine on `root_dir` (the document's contract), built at construction.
+
+        Raises:
+            ValueError: `cwd` lies outside the current directory (`root_dir` left out).
+        """
+        if self._document is None:
+            assert self._document_error is not None
+            raise self._document_error
+        return self._document
 
     # --- which engine, which contract --------------------------------------------------------
 
@@ -240,14 +262,14 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             WorkspaceUnavailableError: the local workspace's directory is gone (the run ends).
         """
         if workspace is None:
-            return self._document
+            return self._document_engine()
         facade = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         if not facade.attached:
             refuse_unavailable(facade, 'FileSystem')
-            return self._document
+            return self._document_engine()
         local = local_backend(facade, FILE_METHODS)
         if local is not None and self._root_given:
-            return self._document
+            return self._document_engine()
         while self._deprecations:
             self._deprecations.pop(0)()
         if local is None:
@@ -303,7 +325,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """
         from pydantic_ai_harness_rs.filesystem._streams import default_open_write
 
-        return default_open_write(resolved, self._core.relative_to_root(str(resolved)), read_back=read_back, create=create)
+        return default_open_write(resolved, self._document_engine().core.relative_to_root(str(resolved)), read_back=read_back, create=create)
 
     # --- read_file -------------------------------------------------------------------------
 
