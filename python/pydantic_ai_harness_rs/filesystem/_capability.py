@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import AgentDepsT, RunContext
@@ -93,8 +93,8 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     protected_patterns: Sequence[str] | None = field(default=None, kw_only=True)
     """The document's (0.36.0's) name of `read_only_patterns`; deprecated on a workspace (a warning there)."""
 
-    _renamed: bool = field(default=False, init=False, repr=False, compare=False)
-    """Whether `protected_patterns` was given (warned about when a workspace first selects 0.62.0's contract)."""
+    _renamed: ClassVar[bool] = False
+    """Set on an instance given `protected_patterns` (warned about when a workspace first selects 0.62.0's contract)."""
 
     def __post_init__(self) -> None:
         if self.protected_patterns is not None:
