@@ -34,7 +34,16 @@ READ_ONLY_FAILURE = 'The workspace is read-only; the change was refused.'
 
 _PROVIDER_CAPABILITIES = {'modal': 'ModalSandbox()', 'e2b': 'E2BSandbox()', 'sprites': 'SpritesSandbox()'}
 
-FILE_METHODS: tuple[str, ...] = ('read_bytes', 'write_bytes', 'stat', 'list_dir', 'make_dir', 'remove', 'exists', 'realpath')
+FILE_METHODS: tuple[str, ...] = (
+    'read_bytes',
+    'write_bytes',
+    'stat',
+    'list_dir',
+    'make_dir',
+    'remove',
+    'exists',
+    'realpath',
+)
 """The `SupportsFilesystem`/`SupportsRealpath` methods: a backend overriding none of them keeps its files on this host."""
 
 

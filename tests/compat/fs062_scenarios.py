@@ -271,9 +271,7 @@ _PATTERN_CALLS = [
 scenario('read_only_patterns', _PATTERN_CALLS, config={'read_only_patterns': ['*.txt']})
 scenario('read_only_patterns_empty', _PATTERN_CALLS, config={'read_only_patterns': []})
 scenario('protected_patterns_alias', _PATTERN_CALLS, config={'protected_patterns': ['*.txt']})
-scenario(
-    'both_pattern_names', _PATTERN_CALLS, config={'protected_patterns': ['*.txt'], 'read_only_patterns': ['*.md']}
-)
+scenario('both_pattern_names', _PATTERN_CALLS, config={'protected_patterns': ['*.txt'], 'read_only_patterns': ['*.md']})
 scenario(
     'denied_and_allowed',
     [
@@ -300,7 +298,9 @@ scenario(
     ],
     config={'content_hashes': False},
 )
-scenario('workspace_on_the_run', [C('list_directory', path='.'), C('write_file', path='r.txt', content='r\n')], attach='run')
+scenario(
+    'workspace_on_the_run', [C('list_directory', path='.'), C('write_file', path='r.txt', content='r\n')], attach='run'
+)
 scenario(
     'agent_spec',
     [C('list_directory', path='.'), C('read_file', path='a.txt'), C('write_file', path='s.txt', content='s\n')],
@@ -375,7 +375,9 @@ async def run_scenario(module: str, sc: WorkspaceScenario, *, direct: bool = Fal
                 yield part.content
             else:
                 yield {
-                    0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id)
+                    0: DeltaToolCall(
+                        name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id
+                    )
                 }
 
         with warnings.catch_warnings(record=True) as caught:

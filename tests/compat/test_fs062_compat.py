@@ -124,4 +124,3 @@ def test_deliberate_differences_are_real(reference062_results: dict[str, Any]) -
     for name, expect in DELIBERATE.items():
         ref = reference062_results[name]
         assert expect(ref, ref) != ref, f'{name}: 0.62.0 already behaves this way; drop it from DELIBERATE'
-

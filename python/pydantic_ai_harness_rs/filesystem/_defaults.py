@@ -52,7 +52,6 @@ UNSET_MAX_READ_CHARS: int = _UnsetReadChars(WORKSPACE_MAX_READ_CHARS)
 """The default value of the `max_read_chars` field; compared by identity."""
 
 
-
 def read_only_patterns_for(value: Sequence[str] | None, contract: Contract) -> list[str]:
     """The read-only patterns in force under `contract`: `value`, or the contract's default when unset."""
     if value is UNSET_READ_ONLY_PATTERNS:
