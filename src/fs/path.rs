@@ -409,6 +409,23 @@ impl Root {
         relpath(abs, &self.cwd)
     }
 
+    /// The name a walker shows for `abs`, met below the walk root `walk`: relative to `cwd`,
+    /// through the walk root's written name (a symlinked directory keeps the name it was
+    /// reached by, as 0.62.0 shows it; under the document the written name is the real one).
+    pub fn shown(&self, abs: &Path, walk: &Resolved) -> String {
+        if walk.written != walk.rel {
+            if let Ok(below) = abs.strip_prefix(&walk.abs) {
+                let written = self.real_root.join(&walk.written);
+                return self.rel_to_cwd(&if below.as_os_str().is_empty() {
+                    written
+                } else {
+                    written.join(below)
+                });
+            }
+        }
+        self.rel_to_cwd(abs)
+    }
+
     /// `_model_safe_filename`: a relative name normalized as `PurePosixPath`, an absolute one
     /// relative to the root (directly or after `realpath`), else `<outside-workspace>`.
     ///

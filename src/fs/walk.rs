@@ -202,7 +202,7 @@ impl FileSystem {
         let root_hidden = has_hidden_component(&resolved.rel);
         // Entry names relative to cwd: the directory's own relpath joined with the name,
         // except for an entry that is cwd or one of its ancestors.
-        let dir_rel = self.root.rel_to_cwd(&resolved.abs);
+        let dir_rel = self.root.shown(&resolved.abs, &resolved);
         let cwd_child = self
             .root
             .cwd()
@@ -268,7 +268,7 @@ impl FileSystem {
                 break;
             }
             match (&abs, on_cwd_path) {
-                (Some(abs), true) => text.push_str(&self.root.rel_to_cwd(abs)),
+                (Some(abs), true) => text.push_str(&self.root.shown(abs, &resolved)),
                 _ => {
                     text.push_str(&prefix);
                     text.push_str(&entry.name.to_string_lossy());
@@ -376,6 +376,7 @@ impl FileSystem {
             truncated: false,
             cancel,
             workspace,
+            walk: resolved.clone(),
         };
         // `..` components and hidden walk roots only ever produce hidden paths.
         if !has_hidden_component(&resolved.rel) && !parts.contains(&"..") {
@@ -480,6 +481,8 @@ struct Finder<'a> {
     cancel: &'a CancelFlag,
     /// 0.62.0's matching: `**` also matches files, and never the walk's own start.
     workspace: bool,
+    /// The walk root, for the names shown.
+    walk: Resolved,
 }
 
 impl Finder<'_> {
@@ -519,7 +522,7 @@ impl Finder<'_> {
             self.truncated = true;
             return false;
         }
-        let mut rel = self.fs.root.rel_to_cwd(abs);
+        let mut rel = self.fs.root.shown(abs, &self.walk);
         if dir {
             rel.push('/');
         }

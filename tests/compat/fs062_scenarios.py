@@ -119,6 +119,8 @@ scenario(
         C('list_directory', path='nope'),
         C('list_directory', path='a.txt'),
         C('find_files', pattern='*', path='nope'),
+        C('search_files', pattern='x', path='nope'),
+        C('file_info', path='<ROOT>'),
     ],
     tree={**TREE, 'dangle': Link('nothere')},
 )
@@ -306,6 +308,43 @@ scenario(
     [C('list_directory', path='.'), C('read_file', path='a.txt'), C('write_file', path='s.txt', content='s\n')],
     attach='spec',
 )
+scenario(
+    'symlinks',
+    [
+        C('file_info', path='rel_dot'),
+        C('file_info', path='dirlink'),
+        C('file_info', path='dirlink/data'),
+        C('file_info', path='chain'),
+        C('read_file', path='chain'),
+        C('read_file', path='dirlink/main.py', limit=1),
+        C('write_file', path='gitlink/config', content='x'),
+        C('write_file', path='chain', content='through\n'),
+        C('edit_file', path='rel_dot', old_text='through', new_text='again'),
+        C('list_directory', path='dirlink'),
+        C('find_files', pattern='*.py', path='dirlink'),
+        C('search_files', pattern='alpha', path='dirlink'),
+        C('search_files', pattern='through', path='chain'),
+        C('create_directory', path='dirlink/newsub'),
+    ],
+    tree={
+        **TREE,
+        'rel_dot': Link('./a.txt'),
+        'dirlink': Link('src'),
+        'chain': Link('rel_dot'),
+        'gitdir/config': '[core]\n',
+        '.git': Link('gitdir'),
+        'gitlink': Link('.git'),
+    },
+)
+scenario(
+    'cancelled_changes',
+    [
+        C('write_file', path='c.txt', content='c\n'),
+        C('edit_file', path='a.txt', old_text='beta', new_text='B'),
+        C('create_directory', path='cdir'),
+    ],
+    cancel='not now',
+)
 scenario('unavailable_workspace', [C('list_directory', path='.')], attach='unavailable')
 scenario(
     'hidden_entries',
@@ -405,6 +444,13 @@ async def run_scenario(module: str, sc: WorkspaceScenario, *, direct: bool = Fal
                 async def record(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
                     if isinstance(event, CapabilityEvent) and event.kind.startswith('file_system.'):
                         events.append(_event_record(event, norm))
+
+                if sc.cancel is not None:
+                    fs_module = importlib.import_module(f'{module}.filesystem')
+
+                    @agent.on_event(fs_module.FileChangeRequestEvent)
+                    async def veto(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+                        event.cancel(sc.cancel)
 
                 run_kwargs: dict[str, Any] = {}
                 if sc.attach == 'run':

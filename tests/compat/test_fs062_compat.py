@@ -82,8 +82,23 @@ def _outside_paths_not_shown(ref: Outcome, ours: Outcome) -> Outcome:
     return expected
 
 
+def _search_missing_path_retries(ref: Outcome, ours: Outcome) -> Outcome:
+    """Searching under a path that does not exist is a retry naming it, with no event, as under the document.
+
+    0.62.0 answers `No matches found.` (and emits a FilesSearchedEvent), which reads as "the
+    text is not there" when the path was mistyped.
+    """
+    expected = copy.deepcopy(ref)
+    for call in expected['calls']:
+        if call['tool'] == 'search_files' and call['args'].get('path') == 'nope':
+            call.update(outcome='retry', cause='model_retry', content="Path 'nope' is not a file or directory.")
+            expected['events'] = [e for e in expected['events'] if e.get('tool_call_id') != call['id']]
+    return expected
+
+
 DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
     'containment': _outside_paths_not_shown,
+    'missing_paths': _search_missing_path_retries,
 }
 
 PENDING: dict[str, str] = {
