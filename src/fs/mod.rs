@@ -547,6 +547,71 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn workspace_contract_reads_and_infos() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        fs::create_dir(r.join("d")).unwrap();
+        fs::write(r.join("a.txt"), "x\ny\n").unwrap();
+        symlink("nothere", r.join("dangle")).unwrap();
+        let fifo = std::ffi::CString::new(r.join("pipe").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let limits = Limits {
+            contract: Contract::Workspace,
+            ..limits()
+        };
+        let f = FileSystem::new(r.to_str().unwrap(), None, &[], &[], &[], limits).unwrap();
+        let c = CancelFlag::new();
+        for path in ["nope", "d", "dangle", "a.txt/x"] {
+            let read = f.read_file(path, 0, None, &c).unwrap();
+            assert_eq!(
+                (read.text.as_str(), read.emit),
+                (format!("Path not found: {path}").as_str(), false)
+            );
+        }
+        for path in ["nope", "dangle"] {
+            assert_eq!(
+                result(f.file_info(path, &c)),
+                format!("OK Path not found: {path}")
+            );
+        }
+        assert_eq!(result(f.file_info("d", &c)), "OK path: d\ntype: directory");
+        let special = format!("ERR {NOT_REGULAR_FILE}");
+        assert_eq!(result(f.read_file("pipe", 0, None, &c)), special);
+        assert_eq!(result(f.file_info("pipe", &c)), special);
+        assert_eq!(
+            f.plan_write("pipe", "x".into(), None, false, &c)
+                .unwrap_err()
+                .message,
+            NOT_REGULAR_FILE
+        );
+        assert_eq!(
+            f.plan_write("no/x", "x".into(), None, false, &c)
+                .unwrap_err()
+                .message,
+            "Parent directory 'no' does not exist. Create the parent directory first."
+        );
+        assert_eq!(
+            result(f.read_file("a.txt", -1, None, &c)),
+            "ERR offset must be non-negative."
+        );
+        assert_eq!(
+            result(f.read_file("a.txt", 0, Some(0), &c)),
+            "ERR limit must be at least 1."
+        );
+        assert_eq!(f.find_files("**", ".", &c).unwrap().text, "a.txt\nd/\npipe");
+        for bad in ["../*", "a/../b", ""] {
+            assert_eq!(
+                f.find_files(bad, ".", &c).unwrap_err().message,
+                format!(
+                    "Pattern {} is not a valid glob pattern.",
+                    crate::fs::text::py_repr(bad)
+                )
+            );
+        }
+    }
+
+    #[test]
     fn missing_root_fails_at_use() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("later");

@@ -902,6 +902,48 @@ mod tests {
     }
 
     #[test]
+    fn workspace_contract_texts() {
+        let (d, root) = tree();
+        let root = root.under(Contract::Workspace);
+        let real = root.real_root().to_string_lossy().into_owned();
+        assert_eq!(
+            root.resolve("../x").unwrap_err().message,
+            format!(
+                "`<outside-workspace>` is outside the project root `{real}`; the file tools only work inside \
+                 it. Create or clone it inside the project, or use a shell tool if you have one."
+            )
+        );
+        assert_eq!(
+            root.resolve("out").unwrap_err().message,
+            format!(
+                "`out` leads outside the project root `{real}` through a symlink; the file tools only work \
+                 inside it. Use a path inside the project, or a shell tool if you have one."
+            )
+        );
+        assert_eq!(
+            root.resolve("loop").unwrap_err().message,
+            "The path resolves through a symlink loop."
+        );
+        // The name as written is kept for events; the real one for I/O and patterns.
+        let linked = root.resolve("sublink/x").unwrap();
+        assert_eq!(
+            (linked.rel_str(), linked.event_str()),
+            ("d/sub/x".to_string(), "sublink/x".to_string())
+        );
+        let listed = root.resolve("sublink").unwrap();
+        assert_eq!(root.shown(&listed.abs.join("y"), &listed), "sublink/y");
+        assert_eq!(root.safe_filename(OsStr::new("./a.txt")), "./a.txt");
+        assert_eq!(
+            root.safe_filename(d.path().join("d/../a.txt").as_os_str()),
+            "a.txt"
+        );
+        assert_eq!(
+            lexical_normalize(b"/a/./b/../../..//c"),
+            PathBuf::from("/c")
+        );
+    }
+
+    #[test]
     fn beneath_refuses_symlinks() {
         let (_d, root) = tree();
         let b = root.open_root().unwrap();

@@ -235,3 +235,32 @@ def test_only_a_stock_local_backend_is_served_natively(ws: Path) -> None:
     assert local_backend(Workspace(LocalWorkspaceBackend(ws)), FILE_METHODS) is not None
     assert local_backend(Workspace(Mapped(ws)), FILE_METHODS) is None
     assert local_backend(Workspace(Mapped(ws))) is not None  # commands still run natively for Shell
+
+
+async def test_root_dir_semantics_on_a_workspace(ws: Path) -> None:
+    """0.62.0's `root_dir` on a workspace (used where the workspace is not on this host)."""
+    from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
+
+    facade = Workspace(LocalWorkspaceBackend(ws / 'sub'))
+    real = str((ws / 'sub').resolve())
+    default = await workspace_bounds(facade, root_spelling(None))
+    assert (default.root, default.cwd, default.named, default.contains_everything) == (real, real, False, False)
+    parent = await workspace_bounds(facade, root_spelling('..'))
+    assert (parent.root, parent.cwd, parent.named) == (str(ws.resolve()), real, True)
+    assert (await workspace_bounds(facade, root_spelling('/'))).contains_everything
+    with pytest.raises(UserError) as below:
+        root_spelling('src')
+    assert str(below.value) == (
+        "root_dir 'src' is below the working directory, but root_dir must contain the working directory. "
+        "To scope the tools to a subfolder, attach the workspace there, e.g. `LocalWorkspace('./src')`."
+    )
+    with pytest.raises(UserError, match='^Workspace paths do not expand `~`: ~/x. '):
+        root_spelling('~/x')
+    elsewhere = str(Path.cwd().resolve())
+    with pytest.raises(UserError) as outside:
+        await workspace_bounds(facade, root_spelling(elsewhere))
+    assert str(outside.value) == (
+        f'The working directory {real!r} is outside root_dir {elsewhere!r}. To work in {elsewhere!r}, attach the '
+        f'workspace there, such as `LocalWorkspace({elsewhere!r})` on this machine; otherwise set `root_dir` to '
+        'a directory that contains the working directory.'
+    )
