@@ -264,3 +264,23 @@ async def test_root_dir_semantics_on_a_workspace(ws: Path) -> None:
         f'workspace there, such as `LocalWorkspace({elsewhere!r})` on this machine; otherwise set `root_dir` to '
         'a directory that contains the working directory.'
     )
+
+
+async def test_a_read_only_workspace_offers_only_the_read_tools(ws: Path) -> None:
+    from pydantic_ai.workspaces import ReadOnlyWorkspace
+
+    t = await run_tools([FileSystem()], [], workspace=ReadOnlyWorkspace(Workspace(LocalWorkspaceBackend(ws))))
+    assert [d.name for d in t.tools] == ['read_file', 'list_directory', 'search_files', 'find_files', 'file_info']
+
+
+async def test_root_dir_on_a_workspace_elsewhere_follows_0_62(ws: Path) -> None:
+    """A workspace whose files are not this host's: 0.62.0's `root_dir` rules apply before any I/O."""
+
+    class Elsewhere(LocalWorkspaceBackend):
+        async def read_bytes(self, path: str) -> bytes:  # pragma: no cover - never reached
+            raise AssertionError('no I/O before the boundary is checked')
+
+    toolset = FileSystem(root_dir='src').get_toolset()
+    assert isinstance(toolset, FileSystemToolset)
+    with pytest.raises(UserError, match="^root_dir 'src' is below the working directory"):
+        await toolset.read_file('inside.txt', workspace=Elsewhere(ws))

@@ -32,6 +32,7 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
+from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
 from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
 from pydantic_ai_harness_rs.filesystem._events import (
@@ -170,6 +171,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             'content_hashes': content_hashes,
         }
         self._root_given = root_dir is not None
+        self._root_dir = root_dir
         try:
             self._core = self._new_core('.' if root_dir is None else str(root_dir), cwd, 'document')
         except ValueError as error:
@@ -273,7 +275,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         while self._deprecations:
             self._deprecations.pop(0)()
         if local is None:
-            return self._remote_engine(facade)
+            return await self._remote_engine(facade)
         key = self._engine_keys.get(local)
         if key is None:
             key = self._engine_keys[local] = (None, await local.working_dir())
@@ -284,11 +286,19 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             engine = self._workspace_engines[key] = LocalEngine(self._new_core(key[1], None, 'workspace'))
         return engine
 
-    def _remote_engine(self, workspace: Workspace) -> Engine:
+    async def _remote_engine(self, workspace: Workspace) -> Engine:
         """THE PLACE a workspace whose files are not on this host gets its engine (`_remote.py`).
 
-        Not available yet: raises `NotImplementedError` naming what is supported.
+        The boundary follows 0.62.0's `root_dir` semantics (`_bounds.py`), checked first; the
+        engine itself is not available yet: raises `NotImplementedError` naming what is supported.
+
+        Raises:
+            UserError: `root_dir` cannot contain the workspace's working directory (0.62.0's texts).
         """
+        bounds = await workspace_bounds(workspace, root_spelling(self._root_dir))
+        # Plug in here: an engine per `(bounds.root, bounds.cwd)`, cached like the local ones,
+        # e.g. `RemoteEngine(workspace, bounds, **self._settings)` from `_remote.py`.
+        del bounds
         raise NotImplementedError(
             'FileSystem on this workspace is not supported yet: only a `LocalWorkspace` (its files on this host) '
             'is. Pass `root_dir=` to use a directory on this host instead.'
