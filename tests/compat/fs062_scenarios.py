@@ -39,6 +39,7 @@ from fs_scenarios import (
     _event_record,  # pyright: ignore[reportPrivateUsage]
     _part_record,  # pyright: ignore[reportPrivateUsage]
     _snapshot,  # pyright: ignore[reportPrivateUsage]
+    _tool_defs,  # pyright: ignore[reportPrivateUsage]
 )
 
 
@@ -345,6 +346,22 @@ scenario(
     ],
     cancel='not now',
 )
+_ALL_TOOLS = [
+    'read_file',
+    'write_file',
+    'edit_file',
+    'list_directory',
+    'search_files',
+    'find_files',
+    'create_directory',
+    'file_info',
+    'list_files',
+    'grep',
+]
+scenario('schemas_default', [], schemas=True)
+scenario('schemas_all_unhashed', [], schemas=True, config={'tools': _ALL_TOOLS, 'content_hashes': False})
+scenario('schemas_all_read_only', [], schemas=True, config={'tools': _ALL_TOOLS, 'read_only': True})
+scenario('schemas_on_the_run', [], schemas=True, attach='run')
 scenario('unavailable_workspace', [C('list_directory', path='.')], attach='unavailable')
 scenario(
     'hidden_entries',
@@ -388,6 +405,7 @@ async def run_scenario(module: str, sc: WorkspaceScenario, *, direct: bool = Fal
         if 'cwd' in config:
             config['cwd'] = os.path.join(root, config['cwd'])
         step_calls: list[tuple[str, dict[str, Any], str]] = []
+        tool_defs: list[Any] = []
 
         def resolve_args(args: dict[str, Any]) -> dict[str, Any]:
             resolved: dict[str, Any] = {}
@@ -400,6 +418,8 @@ async def run_scenario(module: str, sc: WorkspaceScenario, *, direct: bool = Fal
 
         def script(messages: list[Any], info: AgentInfo) -> ModelResponse:
             step = sum(1 for m in messages if isinstance(m, ModelRequest)) - 1
+            if step == 0 and sc.schemas:
+                tool_defs.extend(_tool_defs(info))
             if step < len(sc.calls):
                 call = sc.calls[step]
                 call_id = f'call_{step:02d}'
@@ -475,6 +495,8 @@ async def run_scenario(module: str, sc: WorkspaceScenario, *, direct: bool = Fal
                     for t, a, i in step_calls
                 ]
                 out['events'] = events
+                if sc.schemas:
+                    out['tools'] = tool_defs
         out['warnings'] = [norm.text(w) for w in _warning_texts(caught)]
         out['disk'] = _snapshot(root, norm)
         if sc.outside:

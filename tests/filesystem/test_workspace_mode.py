@@ -284,3 +284,20 @@ async def test_root_dir_on_a_workspace_elsewhere_follows_0_62(ws: Path) -> None:
     assert isinstance(toolset, FileSystemToolset)
     with pytest.raises(UserError, match="^root_dir 'src' is below the working directory"):
         await toolset.read_file('inside.txt', workspace=Elsewhere(ws))
+
+
+async def test_tool_descriptions_follow_the_contract(ws: Path) -> None:
+    workspace = await run_tools([LocalWorkspace(ws), FileSystem()], [])
+    document = await run_tools([LocalWorkspace(ws), FileSystem(root_dir=ws)], [])
+    describe = {d.name: d for d in workspace.tools}
+    assert describe['list_directory'].description == (
+        '<summary>List the contents of a directory.</summary>\n<returns>\n'
+        '<description>Paths relative to the working directory, with type indicators and sizes.</description>\n</returns>'
+    )
+    assert describe['read_file'].parameters_json_schema['properties']['path']['description'] == (
+        'File path relative to the working directory.'
+    )
+    assert {d.name: d.description for d in document.tools}['list_directory'] == (
+        '<summary>List the contents of a directory.</summary>\n<returns>\n'
+        '<description>Paths relative to `cwd`, with type indicators and sizes.</description>\n</returns>'
+    )

@@ -19,7 +19,7 @@ import re
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
@@ -185,6 +185,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             self._document = LocalEngine(self._core)
             self._document_error = None
         self._content_hashes = content_hashes
+        self._tool_names = tools
+        self._workspace_docs: FunctionToolset[object] | None = None
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
         self._deprecations: list[Callable[[], None]] = []
         if cwd is not None:
@@ -305,12 +307,36 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         )
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
-        """The tools; on a read-only workspace only `READ_ONLY_TOOL_NAMES`, as 0.62.0 offers."""
+        """The tools, described as the contract of the run's calls describes them (see `_descriptions.py`).
+
+        On a read-only workspace only `READ_ONLY_TOOL_NAMES`, as 0.62.0 offers.
+        """
         tools = await super().get_tools(ctx)
         workspace = _run_workspace(ctx)
-        if workspace is not None and workspace.attached and workspace.read_only:
+        if workspace is None or not workspace.attached:
+            return tools
+        if workspace.read_only:
             tools = {name: tool for name, tool in tools.items() if name in READ_ONLY_TOOL_NAMES}
-        return tools
+        if self._root_given and local_backend(workspace, FILE_METHODS) is not None:
+            return tools  # the document's contract on `root_dir`
+        if self._workspace_docs is None:
+            from pydantic_ai_harness_rs.filesystem._descriptions import workspace_descriptions
+
+            self._workspace_docs = workspace_descriptions(self._tool_names, self._content_hashes)
+        docs = await self._workspace_docs.get_tools(ctx)  # pyright: ignore[reportArgumentType]
+        return {
+            name: replace(
+                tool,
+                tool_def=replace(
+                    tool.tool_def,
+                    description=docs[name].tool_def.description,
+                    parameters_json_schema=docs[name].tool_def.parameters_json_schema,
+                ),
+            )
+            if name in docs
+            else tool
+            for name, tool in tools.items()
+        }
 
     # --- override points -------------------------------------------------------------------
 
@@ -335,7 +361,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """
         from pydantic_ai_harness_rs.filesystem._streams import default_open_write
 
-        return default_open_write(resolved, self._document_engine().core.relative_to_root(str(resolved)), read_back=read_back, create=create)
+        return default_open_write(
+            resolved, self._document_engine().core.relative_to_root(str(resolved)), read_back=read_back, create=create
+        )
 
     # --- read_file -------------------------------------------------------------------------
 
@@ -364,7 +392,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
     @retry_on_core_errors
     async def _read_file(
-        self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str, *, offset: int = 0, limit: int | None = None
+        self,
+        engine: Engine,
+        ctx: RunContext[AgentDepsT] | None,
+        path: str,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
     ) -> str:
         outcome = await engine.read_file(path, offset, limit)
         if ctx is not None and outcome.emit:
