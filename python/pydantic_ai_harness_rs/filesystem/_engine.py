@@ -43,8 +43,7 @@ class Engine(Protocol):
     owns cancellation). Retryable failures raise `_core.RetryableError` subclasses.
     """
 
-    @property
-    def root_dir(self) -> str:
+    async def root_dir(self) -> str:
         """The root as events carry it: absolute, symlink-free, a path of the workspace (or host)."""
         ...
 
@@ -109,8 +108,7 @@ class LocalEngine:
         self.core = core
         self._cwd = core.cwd
 
-    @property
-    def root_dir(self) -> str:
+    async def root_dir(self) -> str:
         return self.core.root_dir
 
     def _small(self, path: str) -> bool:

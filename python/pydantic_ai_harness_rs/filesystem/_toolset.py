@@ -240,7 +240,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     @property
     def root_dir(self) -> str:
         """The resolved (symlink-free, absolute) root of the document contract; its events carry it as `root_dir`."""
-        return self._document_engine().root_dir
+        return self._document_engine().core.root_dir
 
     def _document_engine(self) -> LocalEngine:
         """The engine on `root_dir` (the document's contract), built at construction.
@@ -298,8 +298,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             UserError: `root_dir` cannot contain the workspace's working directory (0.62.0's texts).
         """
         bounds = await workspace_bounds(workspace, root_spelling(self._root_dir))
-        # Plug in here: an engine per `(bounds.root, bounds.cwd)`, cached like the local ones,
-        # e.g. `RemoteEngine(workspace, bounds, **self._settings)` from `_remote.py`.
+        # Plug in here: an engine per `(bounds.root, bounds.cwd)`, cached like the local ones, e.g.
+        #   RemoteEngine(workspace, root_dir=root_spelling(self._root_dir),
+        #                allowed_patterns=s['allowed_patterns'], denied_patterns=s['denied_patterns'],
+        #                read_only_patterns=read_only_patterns_for(s['read_only_patterns'], 'workspace'),
+        #                max_read_chars=max_read_chars_for(s['max_read_chars'], 'workspace'), ...)
+        # with `s = self._settings` (`_remote.py`).
         del bounds
         raise NotImplementedError(
             'FileSystem on this workspace is not supported yet: only a `LocalWorkspace` (its files on this host) '
@@ -402,7 +406,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     ) -> str:
         outcome = await engine.read_file(path, offset, limit)
         if ctx is not None and outcome.emit:
-            await ctx.emit(FileReadEvent(path=outcome.path, root_dir=engine.root_dir, content_hash=_hash(outcome)))
+            await ctx.emit(
+                FileReadEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
+            )
         return outcome.text
 
     # --- write_file ------------------------------------------------------------------------
@@ -465,7 +471,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             return refusal
         outcome = await engine.commit(plan)
         if ctx is not None:
-            await ctx.emit(FileWrittenEvent(path=outcome.path, root_dir=engine.root_dir, content_hash=_hash(outcome)))
+            await ctx.emit(
+                FileWrittenEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
+            )
         return outcome.text
 
     # --- edit_file -------------------------------------------------------------------------
@@ -564,7 +572,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             await ctx.emit(
                 FileEditedEvent(
                     path=outcome.path,
-                    root_dir=engine.root_dir,
+                    root_dir=await engine.root_dir(),
                     content_hash=_hash(outcome),
                     diff=plan.diff,
                     truncated=plan.truncated,
@@ -600,7 +608,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             return refusal
         outcome = await engine.commit(plan)
         if ctx is not None and outcome.emit:
-            await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=engine.root_dir))
+            await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=await engine.root_dir()))
         return outcome.text
 
     # --- walkers ---------------------------------------------------------------------------
@@ -625,7 +633,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     async def _list_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str = '.') -> str:
         outcome = await engine.list_directory(path)
         if ctx is not None:
-            await ctx.emit(DirectoryListedEvent(path=outcome.path, root_dir=engine.root_dir, entry_count=outcome.count))
+            await ctx.emit(
+                DirectoryListedEvent(path=outcome.path, root_dir=await engine.root_dir(), entry_count=outcome.count)
+            )
         return outcome.text
 
     async def search_files(
@@ -861,7 +871,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             await ctx.emit(
                 FilesSearchedEvent(
                     path=outcome.path,
-                    root_dir=engine.root_dir,
+                    root_dir=await engine.root_dir(),
                     pattern=pattern,
                     search=search,
                     match_count=outcome.count,
