@@ -51,7 +51,8 @@ class ChangePlan:
     """A change checked and ready to announce with `FileChangeRequestEvent`, then commit."""
     @property
     def path(self) -> str: ...
-    """Event path: resolved, relative to the real root."""
+    """Event path, relative to the real root: resolved (document contract), or as written,
+    joined to the working directory and normalized as text (workspace contract)."""
     @property
     def root_dir(self) -> str: ...
     @property
@@ -68,7 +69,8 @@ class Outcome:
     def text(self) -> str: ...
     @property
     def path(self) -> str: ...
-    """Event path: resolved, relative to the real root."""
+    """Event path, relative to the real root: resolved (document contract), or as written,
+    joined to the working directory and normalized as text (workspace contract)."""
     @property
     def content_hash(self) -> str | None: ...
     """read_file, write_file, edit_file: the file's content hash (also when hashes are not shown)."""
@@ -80,7 +82,8 @@ class Outcome:
     """Walkers: an entry or match was dropped at the cap."""
     @property
     def emit(self) -> bool: ...
-    """Whether the tool emits its event (False e.g. for create_directory on an existing dir)."""
+    """Whether the tool emits its event (False e.g. for create_directory on an existing dir, or a
+    workspace-contract read_file answering `Path not found: ...`)."""
 
 @final
 class FileSystemCore:

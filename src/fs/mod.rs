@@ -63,6 +63,23 @@ impl Contract {
     }
 }
 
+/// 0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract).
+pub const NOT_REGULAR_FILE: &str =
+    "The path is not a regular file (a FIFO, socket, or device); use a regular file.";
+
+fn not_regular_file() -> Error {
+    Error::new(ErrorKind::InvalidArgument, NOT_REGULAR_FILE)
+}
+
+/// The workspace contract's answer for a path with no file to read (a normal result, no event).
+fn path_not_found(path: &str, resolved: &Resolved) -> Outcome {
+    Outcome {
+        text: format!("Path not found: {path}"),
+        path: resolved.event_str(),
+        ..Default::default()
+    }
+}
+
 /// The numeric limits and switches of a FileSystem (the capability's fields).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -156,7 +173,7 @@ impl FileSystem {
         limits: Limits,
     ) -> Result<Self> {
         Ok(FileSystem {
-            root: Root::new(root_dir, cwd)?,
+            root: Root::new(root_dir, cwd)?.under(limits.contract),
             access: Access::new(allowed, denied, protected)?,
             limits,
         })
@@ -166,6 +183,11 @@ impl FileSystem {
     /// Source: `_safe_resolve`, _toolset.py.
     pub fn safe_resolve(&self, path: &str, write: bool, check_allowed: bool) -> Result<Resolved> {
         let resolved = self.root.resolve(path)?;
+        // Under the workspace contract the path as written is checked too, first (0.62.0).
+        if resolved.written != resolved.rel {
+            self.access
+                .check(&resolved.event_str(), write, check_allowed)?;
+        }
         self.access
             .check(&resolved.rel_str(), write, check_allowed)?;
         Ok(resolved)
@@ -184,15 +206,26 @@ impl FileSystem {
         limit: Option<i64>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
+        let workspace = self.limits.contract.is_workspace();
         if offset < 0 {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
-                format!("offset must be >= 0, got {offset}."),
+                if workspace {
+                    "offset must be non-negative.".to_string()
+                } else {
+                    format!("offset must be >= 0, got {offset}.")
+                },
             ));
         }
         let max = self.limits.max_read_lines;
         let limit = match limit {
             None => max,
+            Some(l) if workspace && l < 1 => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "limit must be at least 1.",
+                ))
+            }
             Some(l) if l < 0 => {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
@@ -203,7 +236,12 @@ impl FileSystem {
         };
         let resolved = self.safe_resolve(path, false, true)?;
         let mut file =
-            self.open_regular(&resolved, path, || format!("File not found: {path}"), true)?;
+            match self.open_regular(&resolved, path, || format!("File not found: {path}"), true) {
+                Err(e) if workspace && e.kind == ErrorKind::NotFound => {
+                    return Ok(path_not_found(path, &resolved))
+                }
+                r => r?,
+            };
         let spec = ReadSpec {
             offset: offset as usize,
             limit,
@@ -219,7 +257,7 @@ impl FileSystem {
         };
         Ok(Outcome {
             text,
-            path: resolved.rel_str(),
+            path: resolved.event_str(),
             content_hash: Some(scan.hash),
             emit: true,
             ..Default::default()
@@ -230,6 +268,8 @@ impl FileSystem {
     ///
     /// A directory: `'p' is a directory, not a file.` when `dir_message`, else the
     /// `missing` message, which is also used for a missing path or a special file.
+    /// Workspace contract: a directory is always `missing`, a FIFO, socket or device is
+    /// [`NOT_REGULAR_FILE`].
     pub(crate) fn open_regular(
         &self,
         resolved: &Resolved,
@@ -237,7 +277,18 @@ impl FileSystem {
         missing: impl Fn() -> String,
         dir_message: bool,
     ) -> Result<File> {
-        let not_found = || Error::new(ErrorKind::NotFound, missing());
+        let workspace = self.limits.contract.is_workspace();
+        let dir_message = dir_message && !workspace;
+        let missing_error = || Error::new(ErrorKind::NotFound, missing());
+        // Not a directory and not a regular file.
+        let special = || {
+            if workspace {
+                not_regular_file()
+            } else {
+                missing_error()
+            }
+        };
+        let not_found = missing_error;
         let Some(beneath) = self.root.open_root_if_exists()? else {
             return Err(not_found());
         };
@@ -251,8 +302,8 @@ impl FileSystem {
             Ok(fd) => fd,
             Err(e) => {
                 return Err(match e.raw_os_error() {
-                    Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ENXIO)
-                    | Some(libc::ENODEV) => not_found(),
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => not_found(),
+                    Some(libc::ENXIO) | Some(libc::ENODEV) => special(),
                     Some(libc::EACCES) => {
                         // Classify by a stat-only open, as `is_file()`/`is_dir()` would.
                         match beneath
@@ -260,7 +311,8 @@ impl FileSystem {
                             .and_then(|f| fstat(std::os::fd::AsRawFd::as_raw_fd(&f)))
                         {
                             Ok(st) if is_dir(st.st_mode) && dir_message => is_directory(),
-                            Ok(st) if !is_reg(st.st_mode) => not_found(),
+                            Ok(st) if is_dir(st.st_mode) => not_found(),
+                            Ok(st) if !is_reg(st.st_mode) => special(),
                             _ => self.root.os_error(&e, Some(&resolved.rel)),
                         }
                     }
@@ -270,11 +322,15 @@ impl FileSystem {
         };
         let st = fstat(std::os::fd::AsRawFd::as_raw_fd(&fd))
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
-        if is_dir(st.st_mode) && dir_message {
-            return Err(is_directory());
+        if is_dir(st.st_mode) {
+            return Err(if dir_message {
+                is_directory()
+            } else {
+                not_found()
+            });
         }
         if !is_reg(st.st_mode) {
-            return Err(not_found());
+            return Err(special());
         }
         Ok(File::from(fd))
     }
@@ -284,8 +340,26 @@ impl FileSystem {
     ///
     /// Errors: `Path not found: p`, access errors, OS errors.
     /// Source: `file_info`, _toolset.py.
+    ///
+    /// Workspace contract (0.62.0): nothing at the path is the normal result `Path not found:
+    /// p`, a directory shows no size, a FIFO, socket or device is [`NOT_REGULAR_FILE`].
     pub fn file_info(&self, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
         let resolved = self.safe_resolve(path, false, true)?;
+        match self.file_info_resolved(path, &resolved, cancel) {
+            Err(e) if self.limits.contract.is_workspace() && e.kind == ErrorKind::NotFound => {
+                Ok(path_not_found(path, &resolved))
+            }
+            r => r,
+        }
+    }
+
+    fn file_info_resolved(
+        &self,
+        path: &str,
+        resolved: &Resolved,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
+        let workspace = self.limits.contract.is_workspace();
         let not_found = || Error::new(ErrorKind::NotFound, format!("Path not found: {path}"));
         let Some(beneath) = self.root.open_root_if_exists()? else {
             return Err(not_found());
@@ -311,14 +385,16 @@ impl FileSystem {
         } else {
             "file"
         };
-        let mut parts = vec![
-            format!("path: {path}"),
-            format!("type: {kind}"),
-            format!("size: {} bytes", st.st_size),
-        ];
+        if workspace && !is_dir(st.st_mode) && !is_reg(st.st_mode) {
+            return Err(not_regular_file());
+        }
+        let mut parts = vec![format!("path: {path}"), format!("type: {kind}")];
+        if !(workspace && is_dir(st.st_mode)) {
+            parts.push(format!("size: {} bytes", st.st_size));
+        }
         if is_reg(st.st_mode) {
             let mut file =
-                self.open_regular(&resolved, path, || format!("Path not found: {path}"), false)?;
+                self.open_regular(resolved, path, || format!("Path not found: {path}"), false)?;
             let window = WindowSpec {
                 offset: 0,
                 limit: 0,
@@ -343,7 +419,7 @@ impl FileSystem {
         }
         Ok(Outcome {
             text: parts.join("\n"),
-            path: resolved.rel_str(),
+            path: resolved.event_str(),
             ..Default::default()
         })
     }
@@ -483,6 +559,71 @@ pub(crate) mod tests {
             result(f.file_info("bin", &c)),
             "OK path: bin\ntype: file\nsize: 3 bytes\nbinary: True"
         );
+    }
+
+    #[test]
+    fn workspace_contract_reads_and_infos() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        fs::create_dir(r.join("d")).unwrap();
+        fs::write(r.join("a.txt"), "x\ny\n").unwrap();
+        symlink("nothere", r.join("dangle")).unwrap();
+        let fifo = std::ffi::CString::new(r.join("pipe").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let limits = Limits {
+            contract: Contract::Workspace,
+            ..limits()
+        };
+        let f = FileSystem::new(r.to_str().unwrap(), None, &[], &[], &[], limits).unwrap();
+        let c = CancelFlag::new();
+        for path in ["nope", "d", "dangle", "a.txt/x"] {
+            let read = f.read_file(path, 0, None, &c).unwrap();
+            assert_eq!(
+                (read.text.as_str(), read.emit),
+                (format!("Path not found: {path}").as_str(), false)
+            );
+        }
+        for path in ["nope", "dangle"] {
+            assert_eq!(
+                result(f.file_info(path, &c)),
+                format!("OK Path not found: {path}")
+            );
+        }
+        assert_eq!(result(f.file_info("d", &c)), "OK path: d\ntype: directory");
+        let special = format!("ERR {NOT_REGULAR_FILE}");
+        assert_eq!(result(f.read_file("pipe", 0, None, &c)), special);
+        assert_eq!(result(f.file_info("pipe", &c)), special);
+        assert_eq!(
+            f.plan_write("pipe", "x".into(), None, false, &c)
+                .unwrap_err()
+                .message,
+            NOT_REGULAR_FILE
+        );
+        assert_eq!(
+            f.plan_write("no/x", "x".into(), None, false, &c)
+                .unwrap_err()
+                .message,
+            "Parent directory 'no' does not exist. Create the parent directory first."
+        );
+        assert_eq!(
+            result(f.read_file("a.txt", -1, None, &c)),
+            "ERR offset must be non-negative."
+        );
+        assert_eq!(
+            result(f.read_file("a.txt", 0, Some(0), &c)),
+            "ERR limit must be at least 1."
+        );
+        assert_eq!(f.find_files("**", ".", &c).unwrap().text, "a.txt\nd/\npipe");
+        for bad in ["../*", "a/../b", ""] {
+            assert_eq!(
+                f.find_files(bad, ".", &c).unwrap_err().message,
+                format!(
+                    "Pattern {} is not a valid glob pattern.",
+                    crate::fs::text::py_repr(bad)
+                )
+            );
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::text::{pure_posix, py_repr};
+use crate::fs::Contract;
 
 /// Shown instead of an absolute path that is not inside the root.
 pub const OUTSIDE_WORKSPACE: &str = "<outside-workspace>";
@@ -33,6 +34,7 @@ const MAX_SYMLINKS: usize = 255;
 pub struct Root {
     real_root: PathBuf,
     cwd: PathBuf,
+    contract: Contract,
 }
 
 /// A path resolved like `os.path.realpath` and found inside the root.
@@ -42,12 +44,26 @@ pub struct Resolved {
     pub abs: PathBuf,
     /// The same path relative to the real root; empty for the root itself.
     pub rel: PathBuf,
+    /// The path as written (joined to `cwd`, normalized as text) relative to the root: the
+    /// name events and diffs show under the workspace contract; `rel` under the document's.
+    pub written: PathBuf,
 }
 
 impl Resolved {
+    /// A resolved path whose written name is its real one.
+    pub fn real(abs: PathBuf, rel: PathBuf) -> Self {
+        let written = rel.clone();
+        Resolved { abs, rel, written }
+    }
+
     /// The root-relative name as Python's `str(path.relative_to(root))`: `.` for the root.
     pub fn rel_str(&self) -> String {
         rel_display(&self.rel)
+    }
+
+    /// The name events and diffs carry (see `written`): `.` for the root.
+    pub fn event_str(&self) -> String {
+        rel_display(&self.written)
     }
 }
 
@@ -81,6 +97,29 @@ fn loop_error(path: &str) -> Error {
         ErrorKind::InvalidArgument,
         format!("Path {} resolves through a symlink loop.", py_repr(path)),
     )
+}
+
+/// The workspace contract's loop message (0.62.0 names no path).
+const LOOP_MESSAGE: &str = "The path resolves through a symlink loop.";
+
+/// `posixpath.normpath` of an absolute path: `.` and empty components dropped, `..` applied
+/// as text (never above `/`). No I/O, symlinks not followed.
+pub fn lexical_normalize(path: &[u8]) -> PathBuf {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for name in path.split(|&b| b == b'/') {
+        match name {
+            b"" | b"." => {}
+            b".." => {
+                parts.pop();
+            }
+            _ => parts.push(name),
+        }
+    }
+    let mut out = PathBuf::from("/");
+    for part in parts {
+        out.push(OsStr::from_bytes(part));
+    }
+    out
 }
 
 /// `The path name is too long.`: the OS refused a name (ENAMETOOLONG), or a walk met a
@@ -222,7 +261,53 @@ impl Root {
         Ok(Root {
             real_root,
             cwd: cwd_real,
+            contract: Contract::Document,
         })
+    }
+
+    /// The same root under `contract`, whose texts its errors use.
+    pub fn under(mut self, contract: Contract) -> Root {
+        self.contract = contract;
+        self
+    }
+
+    /// The symlink-loop error for `path`, worded by the contract.
+    fn loop_error(&self, path: &str) -> Error {
+        if self.contract.is_workspace() {
+            Error::new(ErrorKind::InvalidArgument, LOOP_MESSAGE)
+        } else {
+            loop_error(path)
+        }
+    }
+
+    /// The containment error for `path`: `through_link` when only its real path is outside.
+    ///
+    /// Document: `Path 'p' resolves outside the root directory.`. Workspace (0.62.0's texts,
+    /// the root shown as the absolute path it is in the workspace; a path outside the root is
+    /// never shown, `<outside-workspace>` stands in for it): `` `<outside-workspace>` is outside
+    /// the project root `<root>`; ... `` or `` `p` leads outside the project root `<root>`
+    /// through a symlink; ... ``.
+    fn outside_error(&self, path: &str, through_link: bool) -> Error {
+        let message = if !self.contract.is_workspace() {
+            format!(
+                "Path {} resolves outside the root directory.",
+                py_repr(path)
+            )
+        } else {
+            let root = self.real_root.to_string_lossy();
+            if through_link {
+                format!(
+                    "`{path}` leads outside the project root `{root}` through a symlink; the file tools only \
+                     work inside it. Use a path inside the project, or a shell tool if you have one."
+                )
+            } else {
+                format!(
+                    "`{OUTSIDE_WORKSPACE}` is outside the project root `{root}`; the file tools only work \
+                     inside it. Create or clone it inside the project, or use a shell tool if you have one."
+                )
+            }
+        };
+        Error::new(ErrorKind::Outside, message)
     }
 
     /// The real (symlink-resolved, absolute) root.
@@ -245,6 +330,23 @@ impl Root {
         if path.contains('\0') {
             return Err(Error::new(ErrorKind::InvalidArgument, "embedded null byte"));
         }
+        let mut written_rel: Option<PathBuf> = None;
+        if self.contract.is_workspace() {
+            // 0.62.0 checks the path as written first (joined to the working directory and
+            // normalized as text), then where its symlinks lead.
+            let written = if path.starts_with('/') {
+                lexical_normalize(path.as_bytes())
+            } else {
+                let mut joined = self.cwd.as_os_str().as_bytes().to_vec();
+                joined.push(b'/');
+                joined.extend_from_slice(path.as_bytes());
+                lexical_normalize(&joined)
+            };
+            match self.rel_to_root(&written) {
+                Some(rel) => written_rel = Some(rel),
+                None => return Err(self.outside_error(path, false)),
+            }
+        }
         // `cwd` is already real: resolve a relative path from it without re-checking its
         // components (an absolute path is resolved from `/`, like `os.path.realpath`).
         let real = if path.starts_with('/') {
@@ -254,23 +356,21 @@ impl Root {
             let mut budget = MAX_SYMLINKS;
             join_realpath(self.cwd.clone(), path.as_bytes(), &mut seen, &mut budget)
         }
-        .map_err(|_| loop_error(path))?;
+        .map_err(|_| self.loop_error(path))?;
         if let Err(e) = std::fs::metadata(&real) {
             match e.raw_os_error() {
-                Some(libc::ELOOP) => return Err(loop_error(path)),
+                Some(libc::ELOOP) => return Err(self.loop_error(path)),
                 Some(libc::ENAMETOOLONG) => return Err(too_long()),
                 _ => {}
             }
         }
         match self.rel_to_root(&real) {
-            Some(rel) => Ok(Resolved { abs: real, rel }),
-            None => Err(Error::new(
-                ErrorKind::Outside,
-                format!(
-                    "Path {} resolves outside the root directory.",
-                    py_repr(path)
-                ),
-            )),
+            Some(rel) => Ok(Resolved {
+                abs: real,
+                written: written_rel.unwrap_or_else(|| rel.clone()),
+                rel,
+            }),
+            None => Err(self.outside_error(path, true)),
         }
     }
 
@@ -292,7 +392,7 @@ impl Root {
         }
         .ok()?;
         let rel = self.rel_to_root(&real)?;
-        Some(Resolved { abs: real, rel })
+        Some(Resolved::real(real, rel))
     }
 
     /// `abs` relative to the real root (component-wise), or `None` when outside.
@@ -314,10 +414,39 @@ impl Root {
         relpath(abs, &self.cwd)
     }
 
+    /// The name a walker shows for `abs`, met below the walk root `walk`: relative to `cwd`,
+    /// through the walk root's written name (a symlinked directory keeps the name it was
+    /// reached by, as 0.62.0 shows it; under the document the written name is the real one).
+    pub fn shown(&self, abs: &Path, walk: &Resolved) -> String {
+        if walk.written != walk.rel {
+            if let Ok(below) = abs.strip_prefix(&walk.abs) {
+                let written = self.real_root.join(&walk.written);
+                return self.rel_to_cwd(&if below.as_os_str().is_empty() {
+                    written
+                } else {
+                    written.join(below)
+                });
+            }
+        }
+        self.rel_to_cwd(abs)
+    }
+
     /// `_model_safe_filename`: a relative name normalized as `PurePosixPath`, an absolute one
     /// relative to the root (directly or after `realpath`), else `<outside-workspace>`.
+    ///
+    /// Workspace contract (0.62.0): a relative name is shown as it is, an absolute one is
+    /// normalized as text (no symlinks followed) before it is made relative.
     pub fn safe_filename(&self, name: &OsStr) -> String {
         let raw = name.to_string_lossy();
+        if self.contract.is_workspace() {
+            if !raw.starts_with('/') {
+                return raw.into_owned();
+            }
+            return match self.rel_to_root(&lexical_normalize(name.as_bytes())) {
+                Some(rel) => rel_display(&rel),
+                None => OUTSIDE_WORKSPACE.to_string(),
+            };
+        }
         if !raw.starts_with('/') {
             return pure_posix(&raw);
         }
@@ -844,6 +973,48 @@ mod tests {
         assert_eq!(
             root.safe_filename(OsStr::new("/etc/passwd")),
             OUTSIDE_WORKSPACE
+        );
+    }
+
+    #[test]
+    fn workspace_contract_texts() {
+        let (d, root) = tree();
+        let root = root.under(Contract::Workspace);
+        let real = root.real_root().to_string_lossy().into_owned();
+        assert_eq!(
+            root.resolve("../x").unwrap_err().message,
+            format!(
+                "`<outside-workspace>` is outside the project root `{real}`; the file tools only work inside \
+                 it. Create or clone it inside the project, or use a shell tool if you have one."
+            )
+        );
+        assert_eq!(
+            root.resolve("out").unwrap_err().message,
+            format!(
+                "`out` leads outside the project root `{real}` through a symlink; the file tools only work \
+                 inside it. Use a path inside the project, or a shell tool if you have one."
+            )
+        );
+        assert_eq!(
+            root.resolve("loop").unwrap_err().message,
+            "The path resolves through a symlink loop."
+        );
+        // The name as written is kept for events; the real one for I/O and patterns.
+        let linked = root.resolve("sublink/x").unwrap();
+        assert_eq!(
+            (linked.rel_str(), linked.event_str()),
+            ("d/sub/x".to_string(), "sublink/x".to_string())
+        );
+        let listed = root.resolve("sublink").unwrap();
+        assert_eq!(root.shown(&listed.abs.join("y"), &listed), "sublink/y");
+        assert_eq!(root.safe_filename(OsStr::new("./a.txt")), "./a.txt");
+        assert_eq!(
+            root.safe_filename(d.path().join("d/../a.txt").as_os_str()),
+            "a.txt"
+        );
+        assert_eq!(
+            lexical_normalize(b"/a/./b/../../..//c"),
+            PathBuf::from("/c")
         );
     }
 

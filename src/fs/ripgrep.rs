@@ -50,7 +50,7 @@ impl FileSystem {
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_find_results;
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            resolved.event_str(),
             listing.lines,
             listing.truncated,
             cap,
@@ -98,7 +98,7 @@ impl FileSystem {
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_search_results;
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            resolved.event_str(),
             listing.lines,
             listing.truncated,
             cap,

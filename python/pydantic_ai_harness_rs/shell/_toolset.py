@@ -94,7 +94,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     ) -> None:
         super().__init__(id=id)
         if cwd is not None:
-            from pydantic_ai_harness_rs.shell._capability import warn_cwd_ignored
+            from pydantic_ai_harness_rs._warn import warn_cwd_ignored
 
             warn_cwd_ignored('ShellToolset', stacklevel=3)
         self._cwd: str | None = None

@@ -1,119 +1,36 @@
-"""How Shell reaches the run's workspace: the checks at the start of a run, the metadata
-directory its files live in, and the choice of the native supervisor for a local workspace.
-
-Mirrors the private workspace helpers of `pydantic_ai_harness` (`_workspace.py`), whose
-user-facing messages are kept word for word.
+"""How Shell reaches the run's workspace: the metadata directory its files live in; the checks
+at the start of a run and the choice of the native supervisor for a local workspace come from
+the shared `pydantic_ai_harness_rs._workspace` (re-exported here).
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
-from typing import NoReturn
 
-from pydantic_ai.exceptions import ToolFailed, UserError
-from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.workspaces import (
-    LocalWorkspaceBackend,
-    SupportsCommands,
-    UnavailableWorkspace,
-    Workspace,
-    WorkspaceBackend,
-    WorkspaceError,
-    WorkspaceReadOnlyError,
-    WorkspaceTimeoutError,
-    WorkspaceUnavailableError,
-    WrapperWorkspace,
+from pydantic_ai.workspaces import Workspace, WorkspaceError
+
+from pydantic_ai_harness_rs._workspace import (
+    READ_ONLY_FAILURE,
+    innermost_backend,
+    local_backend,
+    raise_tool_failure,
+    require_workspace,
+    supports_commands,
 )
 
-try:
-    from pydantic_ai.workspaces.unavailable import NO_WORKSPACE
-except ImportError:  # pragma: no cover - every supported release has it
-    NO_WORKSPACE = None
+__all__ = [
+    'METADATA_DIR',
+    'READ_ONLY_FAILURE',
+    'innermost_backend',
+    'local_backend',
+    'metadata_dir',
+    'raise_tool_failure',
+    'require_workspace',
+    'supports_commands',
+]
 
 METADATA_DIR = '.pydantic-ai-harness'
 """The directory below the workspace's working directory that holds the harness's own files."""
-
-READ_ONLY_FAILURE = 'The workspace is read-only; the change was refused.'
-
-_PROVIDER_CAPABILITIES = {'modal': 'ModalSandbox()', 'e2b': 'E2BSandbox()', 'sprites': 'SpritesSandbox()'}
-
-
-def innermost_backend(workspace: Workspace) -> WorkspaceBackend:
-    """The backend under every facade and wrapper of `workspace` (wrappers unwrapped via `wrapped`)."""
-    current: WorkspaceBackend = workspace
-    while isinstance(current, Workspace):
-        current = current.wrapped if isinstance(current, WrapperWorkspace) else current.backend
-    return current
-
-
-def local_backend(workspace: Workspace) -> LocalWorkspaceBackend | None:
-    """The `LocalWorkspaceBackend` to run natively, or `None` to go through `workspace.run`.
-
-    Only a stock local backend reached through plain `Workspace` facades qualifies: a wrapper
-    (durable execution, read-only, ...) or a subclass overriding `run` may change what running
-    a command means, so those keep the workspace protocol.
-    """
-    layer: object = workspace
-    while type(layer) is Workspace:
-        layer = layer._backend  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
-    if not isinstance(layer, LocalWorkspaceBackend) or type(layer).run is not LocalWorkspaceBackend.run:
-        return None
-    if not hasattr(layer, '_env') or not hasattr(layer, '_ensure_alive'):  # pragma: no cover - a future core
-        return None
-    return layer
-
-
-def supports_commands(workspace: Workspace) -> bool:
-    """Whether `workspace.run` can succeed: attached, not read-only, and its backend runs commands."""
-    if not workspace.attached or workspace.read_only:
-        return False
-    return isinstance(innermost_backend(workspace), SupportsCommands)
-
-
-def _is_unattached(workspace: Workspace) -> bool:
-    return NO_WORKSPACE is not None and innermost_backend(workspace) is NO_WORKSPACE
-
-
-def require_workspace(workspace: Workspace, owner: str, messages: Sequence[ModelMessage]) -> None:
-    """Raise `UserError` when the run has no workspace, naming `owner` and how to attach one."""
-    backend = innermost_backend(workspace)
-    if isinstance(backend, UnavailableWorkspace) and not _is_unattached(workspace):
-        raise UserError(f'`{owner}` cannot use this workspace: {backend.reason}')
-    if workspace.attached:
-        return
-    response = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
-    ref = None if response is None else getattr(response, 'workspace_ref', None)
-    if ref is not None:
-        if ref.provider == 'local':
-            example = f' (such as `LocalWorkspace({ref.id!r})`)'
-        elif (capability := _PROVIDER_CAPABILITIES.get(ref.provider)) is not None:
-            example = f' (such as `{capability}`)'
-        else:
-            example = ''
-        raise UserError(
-            f'`{owner}` needs a workspace. The message history continues in workspace '
-            f'`{ref.provider}:{ref.id}`; attach the capability that provides `{ref.provider}` workspaces'
-            f'{example} to continue there, or pass `workspace=` to the run.'
-        )
-    raise UserError(
-        f'`{owner}` needs a workspace, but none is attached to this run. '
-        "Add `LocalWorkspace('.')` (this machine; `from pydantic_ai.capabilities import LocalWorkspace`, "
-        'or `- LocalWorkspace: .` in an agent spec) or a sandbox capability such as `ModalSandbox()` '
-        "to the agent's capabilities, or pass `workspace=` to the run. "
-        'See https://pydantic.dev/docs/ai/workspace/'
-    )
-
-
-def raise_tool_failure(error: WorkspaceError) -> NoReturn:
-    """A deliberate workspace failure as a failed tool call; a workspace that is gone ends the run."""
-    if isinstance(error, WorkspaceUnavailableError):
-        raise error
-    if isinstance(error, WorkspaceReadOnlyError):
-        raise ToolFailed(READ_ONLY_FAILURE) from error
-    if isinstance(error, WorkspaceTimeoutError):
-        raise ToolFailed(str(error) or 'The workspace operation timed out.') from error
-    raise ToolFailed(str(error) or f'The workspace operation failed ({type(error).__name__}).') from error
 
 
 async def metadata_dir(workspace: Workspace, name: str) -> str:

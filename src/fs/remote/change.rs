@@ -24,13 +24,13 @@ impl Remote {
         Plan {
             operation,
             path: path.to_string(),
-            resolved: Resolved {
-                abs: PathBuf::from(resolved),
-                rel: PathBuf::from(match self.event_path(resolved).as_str() {
+            resolved: Resolved::real(
+                PathBuf::from(resolved),
+                PathBuf::from(match self.event_path(resolved).as_str() {
                     "." => "",
                     rel => rel,
                 }),
-            },
+            ),
             diff: diff.0,
             truncated: diff.1,
             announced: true,

@@ -1,0 +1,168 @@
+"""The seam between the FileSystem toolset and where the files are: an engine per root.
+
+The toolset decides which tools exist, asks listeners, emits events and maps errors; an engine
+does the work of each tool and returns the core's `Outcome` / change plan. `LocalEngine` runs
+the Rust core (`_core.FileSystemCore`) on a host directory: the document's `root_dir`, or a
+local workspace's working directory. A backend whose files are not on this host gets an engine
+with the same async methods (`RemoteEngine`, `_remote.py`), moving bytes through the workspace
+protocol while the core keeps matching, hashing, windows and texts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, is_small_file, run_inline, run_native, run_sized
+
+if TYPE_CHECKING:
+    from pydantic_ai_harness_rs._core import ChangePlan, FileSystemCore, Outcome
+
+
+class Plan(Protocol):
+    """A checked change, ready to announce (`FileChangeRequestEvent`) and then commit."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def root_dir(self) -> str: ...
+    @property
+    def operation(self) -> str: ...
+    @property
+    def diff(self) -> str: ...
+    @property
+    def truncated(self) -> bool: ...
+
+
+class Engine(Protocol):
+    """What every engine offers: the core's operations, awaitable, on one root.
+
+    Arguments and results are those of `_core.FileSystemCore` (without `cancel`: the engine
+    owns cancellation). Retryable failures raise `_core.RetryableError` subclasses.
+    """
+
+    async def root_dir(self) -> str:
+        """The root as events carry it: absolute, symlink-free, a path of the workspace (or host)."""
+        ...
+
+    async def read_file(self, path: str, offset: int, limit: int | None) -> Outcome: ...
+    async def file_info(self, path: str) -> Outcome: ...
+    async def list_directory(self, path: str) -> Outcome: ...
+    async def search_files(self, pattern: str, path: str, include_glob: str | None) -> Outcome: ...
+    async def find_files(self, pattern: str, path: str) -> Outcome: ...
+    async def list_files(self, path: str, glob: str | None) -> Outcome: ...
+    async def grep(
+        self,
+        pattern: str,
+        path: str,
+        glob: str | None,
+        file_type: str | None,
+        ignore_case: bool,
+        literal: bool,
+        context: int,
+    ) -> Outcome: ...
+    async def plan_write(self, path: str, content: str, expected_hash: str | None, announce: bool) -> Plan: ...
+    async def plan_edit(self, path: str, replacements: list[tuple[str, str]], expected_hash: str | None) -> Plan: ...
+    async def plan_create_directory(self, path: str) -> Plan | None: ...
+    async def commit(self, plan: Plan) -> Outcome: ...
+
+
+@dataclass(frozen=True)
+class LocalPlan:
+    """A core `ChangePlan` and whether committing it is small enough to run on the event loop."""
+
+    plan: ChangePlan
+    inline: bool
+
+    @property
+    def path(self) -> str:
+        return self.plan.path
+
+    @property
+    def root_dir(self) -> str:
+        return self.plan.root_dir
+
+    @property
+    def operation(self) -> str:
+        return self.plan.operation
+
+    @property
+    def diff(self) -> str:
+        return self.plan.diff
+
+    @property
+    def truncated(self) -> bool:
+        return self.plan.truncated
+
+
+class LocalEngine:
+    """The Rust core on a host directory, race-free (`openat2`) and streaming.
+
+    Work on a file up to `INLINE_MAX_BYTES` runs on the event loop's thread (cheaper than the
+    thread hop); anything larger, and every walk, in a worker thread with the GIL released.
+    """
+
+    def __init__(self, core: FileSystemCore) -> None:
+        self.core = core
+        self._cwd = core.cwd
+
+    async def root_dir(self) -> str:
+        return self.core.root_dir
+
+    def _small(self, path: str) -> bool:
+        """Whether `path` is worth no thread hop (a hint only: the path is not used for I/O)."""
+        return is_small_file(os.path.join(self._cwd, path))
+
+    async def read_file(self, path: str, offset: int, limit: int | None) -> Outcome:
+        return await run_sized(self.core.read_file, path, offset, limit, inline=self._small(path))
+
+    async def file_info(self, path: str) -> Outcome:
+        return await run_sized(self.core.file_info, path, inline=self._small(path))
+
+    async def list_directory(self, path: str) -> Outcome:
+        return await run_native(self.core.list_directory, path)
+
+    async def search_files(self, pattern: str, path: str, include_glob: str | None) -> Outcome:
+        return await run_native(self.core.search_files, pattern, path, include_glob)
+
+    async def find_files(self, pattern: str, path: str) -> Outcome:
+        return await run_native(self.core.find_files, pattern, path)
+
+    async def list_files(self, path: str, glob: str | None) -> Outcome:
+        return await run_native(self.core.list_files, path, glob)
+
+    async def grep(
+        self,
+        pattern: str,
+        path: str,
+        glob: str | None,
+        file_type: str | None,
+        ignore_case: bool,
+        literal: bool,
+        context: int,
+    ) -> Outcome:
+        return await run_native(self.core.grep, pattern, path, glob, file_type, ignore_case, literal, context)
+
+    async def plan_write(self, path: str, content: str, expected_hash: str | None, announce: bool) -> LocalPlan:
+        small = len(content) <= INLINE_MAX_BYTES and self._small(path)
+        plan = await run_sized(self.core.plan_write, path, content, expected_hash, announce, inline=small)
+        return LocalPlan(plan, small)
+
+    async def plan_edit(
+        self, path: str, replacements: Sequence[tuple[str, str]], expected_hash: str | None
+    ) -> LocalPlan:
+        small = self._small(path)
+        plan = await run_sized(self.core.plan_edit, path, list(replacements), expected_hash, inline=small)
+        return LocalPlan(plan, small)
+
+    async def plan_create_directory(self, path: str) -> LocalPlan | None:
+        plan = self.core.plan_create_directory(path)  # a few stat calls
+        return None if plan is None else LocalPlan(plan, True)
+
+    async def commit(self, plan: Plan) -> Outcome:
+        assert isinstance(plan, LocalPlan)
+        if plan.operation == 'create_directory':
+            return run_inline(self.core.commit, plan.plan)  # a few mkdir calls
+        return await run_sized(self.core.commit, plan.plan, inline=plan.inline)
