@@ -19,8 +19,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
 use crate::fs::hash::{is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
 use crate::fs::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
-use crate::fs::text::{py_repr, split_lines};
-use crate::fs::{FileSystem, Outcome};
+use crate::fs::text::py_repr;
+use crate::fs::{Contract, FileSystem, Outcome};
 
 /// The guard of a write announced against a path with nothing at it. Source: `_ABSENT_HASH`.
 pub const ABSENT_HASH: &str = "<absent>";
@@ -203,9 +203,10 @@ fn read_all(
 fn hash_keep(
     file: &mut File,
     keep: usize,
+    contract: Contract,
     cancel: &CancelFlag,
 ) -> std::io::Result<Result<(String, Vec<u8>)>> {
-    let mut h = DiskHasher::new();
+    let mut h = DiskHasher::for_contract(contract);
     let mut head = Vec::new();
     let mut chunk = vec![0u8; 1 << 20];
     loop {
@@ -418,7 +419,7 @@ impl FileSystem {
                 }
                 Ok(File::from(fd))
             })
-            .and_then(|mut f| hash_keep(&mut f, DIFF_SOURCE_BYTES, cancel));
+            .and_then(|mut f| hash_keep(&mut f, DIFF_SOURCE_BYTES, self.limits.contract, cancel));
         let (current, head) = match read {
             Ok(r) => r?,
             Err(e) => {
@@ -601,8 +602,8 @@ impl FileSystem {
             let mut file = File::from(fd.try_clone().map_err(|e| self.io_error(&e, rel))?);
             file.seek(SeekFrom::Start(0))
                 .map_err(|e| self.io_error(&e, rel))?;
-            let (current, _) =
-                hash_keep(&mut file, 0, cancel).map_err(|e| self.io_error(&e, rel))??;
+            let (current, _) = hash_keep(&mut file, 0, self.limits.contract, cancel)
+                .map_err(|e| self.io_error(&e, rel))??;
             if current != *expected {
                 return Err(conflict(path, expected, &current));
             }
@@ -624,7 +625,7 @@ impl FileSystem {
             _ => format!(
                 "Wrote {} chars ({} lines) to {path}.{suffix}",
                 plan.content.chars().count(),
-                split_lines(&plan.content).len()
+                crate::fs::read::line_count(&plan.content, self.limits.contract)
             ),
         };
         Ok(Outcome {
