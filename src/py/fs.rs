@@ -196,6 +196,15 @@ impl PyFileSystemCore {
         self.inner.root.real_root().to_string_lossy().into_owned()
     }
 
+    /// `'document'` or `'workspace'`: whose defaults and texts this core follows.
+    #[getter]
+    fn contract(&self) -> &'static str {
+        match self.inner.limits.contract {
+            Contract::Document => "document",
+            Contract::Workspace => "workspace",
+        }
+    }
+
     /// The resolved working directory.
     #[getter]
     fn cwd(&self) -> String {

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FunctionToolset
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, is_small_file, run_inline, run_native, run_sized
+from pydantic_ai_harness_rs.filesystem._content import guessed_type, read_result
 from pydantic_ai_harness_rs.filesystem._events import (
     DirectoryCreatedEvent,
     DirectoryListedEvent,
@@ -203,8 +205,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
     # --- read_file -------------------------------------------------------------------------
 
-    async def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> str:
-        """Read a text file directly, outside an agent run (no event)."""
+    async def read_file(
+        self, path: str, *, offset: int = 0, limit: int | None = None
+    ) -> str | list[str | BinaryContent]:
+        """Read a text file directly, outside an agent run (no event); an image or PDF under the
+        workspace contract comes back as `[header, BinaryContent]`."""
         return await self._read_file(None, path, offset=offset, limit=limit)
 
     async def _read_file_tool(
@@ -226,12 +231,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     @retry_on_core_errors
     async def _read_file(
         self, ctx: RunContext[AgentDepsT] | None, path: str, *, offset: int = 0, limit: int | None = None
-    ) -> str:
+    ) -> str | list[str | BinaryContent]:
         small = is_small_file(self._host_path(path))
-        outcome = await run_sized(self._core.read_file, path, offset, limit, inline=small)
+        guessed = guessed_type(self._core, path)
+        outcome = await run_sized(self._core.read_file, path, offset, limit, inline=small, guessed_type=guessed)
         if ctx is not None:
             await ctx.emit(FileReadEvent(path=outcome.path, root_dir=self.root_dir, content_hash=_hash(outcome)))
-        return outcome.text
+        return read_result(outcome)
 
     # --- write_file ------------------------------------------------------------------------
 
