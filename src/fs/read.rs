@@ -1058,6 +1058,57 @@ mod tests {
         assert!(doc.binary && doc.media_type.is_none() && doc.media.is_none());
     }
 
+    /// A file over 0.62.0's 64 MiB read limit still reads by window in one streaming pass:
+    /// the header counts every line and hashes every byte, and only the window is kept.
+    #[test]
+    fn reads_past_64_mib_by_window() {
+        struct Lines(u64, u64);
+        impl Read for Lines {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                // 16-byte lines `line 0000000001\n` until `self.1` lines were produced.
+                let mut n = 0;
+                while n + 16 <= buf.len() && self.0 < self.1 {
+                    buf[n..n + 16].copy_from_slice(format!("line {:010}\n", self.0).as_bytes());
+                    self.0 += 1;
+                    n += 16;
+                }
+                Ok(n)
+            }
+        }
+        let total = (64u64 << 20) / 16 + 1000;
+        let mut digest = Sha256::new();
+        let mut all = Lines(0, total);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = all.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            digest.update(&buf[..n]);
+        }
+        let s = workspace(total as usize - 2, 5, None);
+        let scan = scan(
+            &mut Lines(0, total),
+            s.window("big.log"),
+            &CancelFlag::new(),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(scan.size > 64 << 20);
+        assert_eq!(scan.lines.len(), 2);
+        assert_eq!(
+            render("big.log", &scan, &s).unwrap(),
+            format!(
+                "[big.log | {total} lines | hash:{}]\n{:>6}\tline {:010}\n{:>6}\tline {:010}\n",
+                short_hex(digest.finalize().as_slice()),
+                total - 1,
+                total - 2,
+                total,
+                total - 1
+            )
+        );
+    }
+
     #[test]
     fn line_counts_per_contract() {
         for (text, document, workspace) in [

@@ -761,6 +761,61 @@ mod tests {
         }
     }
 
+    /// 0.62.0's `matching_lines`: `\n` lines, each without its `\n` and one `\r`.
+    fn naive_newline(text: &str, p: &Pattern, limit: usize) -> (Vec<String>, bool) {
+        let mut out = Vec::new();
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            let line = line.strip_suffix('\n').unwrap_or(line);
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if p.is_match(line) {
+                if out.len() >= limit {
+                    return (out, true);
+                }
+                out.push(format!("f:{}:{line}", i + 1));
+            }
+        }
+        (out, false)
+    }
+
+    #[test]
+    fn newline_lines_equal_naive_with_and_without_prefilter() {
+        let texts = [
+            "alpha\nbeta TODO\r\ngamma\rTODO delta\x0bTODO\u{2028}x TODO y\n\nTODO",
+            "no match here\n",
+            "TODO",
+            "\r\nTODO\r\n\r\nTODO TODO\n",
+            "a\u{85}TODOb\u{2029}TODO\r",
+        ];
+        for pat in [
+            "TODO",
+            "TO+DO",
+            "^TODO",
+            "TODO$",
+            "(?i)todo",
+            "x TODO|gamma",
+        ] {
+            let p = Pattern::new(pat).unwrap();
+            let pre = prefilter(pat);
+            for text in texts {
+                for limit in [0, 1, 2, 100] {
+                    let expected = naive_newline(text, &p, limit);
+                    assert_eq!(
+                        matching_newline_lines(text, &p, pre.as_ref(), "f", limit),
+                        expected,
+                        "{pat} {text:?} {limit}"
+                    );
+                    assert_eq!(matching_newline_lines(text, &p, None, "f", limit), expected);
+                }
+            }
+        }
+        // A lone CR does not end a line: one line, numbered 1.
+        let p = Pattern::new("c").unwrap();
+        assert_eq!(
+            matching_newline_lines("a\rb\rc", &p, None, "f", 9).0,
+            ["f:1:a\rb\rc"]
+        );
+    }
+
     #[test]
     fn patterns() {
         assert!(matches!(

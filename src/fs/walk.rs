@@ -363,6 +363,9 @@ impl FileSystem {
     /// exists; `None` to leave it out. Only `stat` follows the link; nothing is read.
     fn listed_link(&self, abs: &Path) -> Option<(bool, u64)> {
         let rel = abs.strip_prefix(self.root.real_root()).ok()?;
+        // Only the last hop may lead outside: nothing below a linked directory outside is
+        // listed (0.62.0's walk does not enter one).
+        self.root.resolve_entry(abs.parent()?)?;
         let readable = self.access.is_unrestricted()
             || self.access.is_readable(&crate::fs::path::rel_display(rel));
         let meta = std::fs::metadata(abs).ok().filter(|_| readable)?;
@@ -1093,5 +1096,92 @@ mod tests {
             f.list_directory("secrets.yaml", &c).unwrap_err().message,
             "Path 'secrets.yaml' is denied by pattern '*.yaml'."
         );
+    }
+
+    fn workspace_tree() -> (tempfile::TempDir, FileSystem) {
+        let (d, mut f) = tree(None, &[]);
+        f.limits.contract = crate::fs::Contract::Workspace;
+        fs::write(d.path().join(".env"), "x").unwrap();
+        fs::write(d.path().join("src/.cache.py"), "c").unwrap();
+        (d, f)
+    }
+
+    /// 0.62.0: hidden entries are left out unless named, and counted in the trailer; a link
+    /// leading outside is listed (its target is only `stat`ed).
+    #[test]
+    fn workspace_walks_count_hidden_entries() {
+        let (_d, f) = workspace_tree();
+        let c = CancelFlag::new();
+        let trailer = |n| hidden_notice(n);
+        assert_eq!(
+            f.list_directory(".", &c).unwrap().text,
+            format!(
+                "alias.txt  (1 bytes)\netc/\nsecrets.yaml  (1 bytes)\nsl/\nsrc/\n{}",
+                trailer(2)
+            )
+        );
+        assert_eq!(f.list_directory(".", &c).unwrap().count, 5);
+        assert_eq!(
+            f.list_directory(".h", &c).unwrap().text,
+            ".h/z.py  (1 bytes)"
+        );
+        assert_eq!(
+            f.find_files("*.py", "src", &c).unwrap().text,
+            format!("src/a-b.py\nsrc/main.py\n{}", trailer(1))
+        );
+        assert_eq!(f.find_files(".*", ".", &c).unwrap().text, ".env\n.h/");
+        assert_eq!(f.find_files("*", ".h", &c).unwrap().text, ".h/z.py");
+        assert_eq!(
+            f.find_files("*.none", ".", &c).unwrap().text,
+            "No matches found."
+        );
+        let mut capped = workspace_tree();
+        capped.1.limits.max_list_results = 1;
+        assert_eq!(
+            capped.1.list_directory(".", &c).unwrap().text,
+            format!(
+                "alias.txt  (1 bytes)\n[... truncated at 1 entries]\n{}",
+                trailer(2)
+            )
+        );
+        // The document's contract is unchanged: no trailer, outside links hidden.
+        capped.1.limits.contract = crate::fs::Contract::Document;
+        capped.1.limits.max_list_results = 1000;
+        assert_eq!(
+            capped.1.list_directory(".", &c).unwrap().text,
+            "alias.txt  (1 bytes)\nsecrets.yaml  (1 bytes)\nsl/\nsrc/"
+        );
+    }
+
+    #[test]
+    fn walker_counts_pruned_hidden_entries_on_both_paths() {
+        for count in [3, SMALL_TREE_ENTRIES + 40] {
+            let dir = tempfile::tempdir().unwrap();
+            let r = dir.path();
+            fs::create_dir_all(r.join("d/.hidden/deep")).unwrap();
+            fs::write(r.join("d/.hidden/deep/no"), "").unwrap();
+            fs::write(r.join(".no"), "").unwrap();
+            for i in 0..count {
+                fs::write(r.join(format!("d/f{i:04}")), "").unwrap();
+            }
+            let f = FileSystem::new(r.to_str().unwrap(), None, &[], &[], &[], limits()).unwrap();
+            let root = f.safe_resolve(".", false, false).unwrap();
+            let walker = Walker::new(&f, &root).threads(2);
+            walker
+                .for_each_with(&CancelFlag::new(), || (), |_, _| {})
+                .unwrap();
+            assert_eq!(walker.hidden_skipped(), 2, "{count} files");
+            let all = Walker::new(&f, &root).threads(2).include_hidden(true);
+            let seen = std::sync::atomic::AtomicUsize::new(0);
+            all.for_each_with(
+                &CancelFlag::new(),
+                || (),
+                |_, _| {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                },
+            )
+            .unwrap();
+            assert_eq!((all.hidden_skipped(), seen.into_inner()), (0, count + 2));
+        }
     }
 }

@@ -103,7 +103,9 @@ async def calls(tools: Any, prefix: str, out: dict[str, Any], *, full: bool) -> 
     for path, glob in RIPGREP_LISTS:
         await record(f'list_files {path} glob {glob}', lambda p=path, g=glob: tools.list_files(p, glob=g))
     for pattern, path, glob in GREPS:
-        await record(f'grep {pattern} in {path} glob {glob}', lambda a=pattern, p=path, g=glob: tools.grep(a, path=p, glob=g))
+        await record(
+            f'grep {pattern} in {path} glob {glob}', lambda a=pattern, p=path, g=glob: tools.grep(a, path=p, glob=g)
+        )
 
 
 class Reference:
