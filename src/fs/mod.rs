@@ -187,15 +187,25 @@ impl FileSystem {
         guessed_type: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
+        let workspace = self.limits.contract.is_workspace();
         if offset < 0 {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                format!("offset must be >= 0, got {offset}."),
-            ));
+            let message = if workspace {
+                "offset must be non-negative.".to_string()
+            } else {
+                format!("offset must be >= 0, got {offset}.")
+            };
+            return Err(Error::new(ErrorKind::InvalidArgument, message));
         }
         let max = self.limits.max_read_lines;
         let limit = match limit {
             None => max,
+            // 0.62.0 also refuses `limit=0`, which shows no line.
+            Some(l) if workspace && l < 1 => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "limit must be at least 1.",
+                ))
+            }
             Some(l) if l < 0 => {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,

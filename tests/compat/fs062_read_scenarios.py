@@ -89,6 +89,9 @@ async def calls(tools: Any, prefix: str, out: dict[str, Any], *, full: bool) -> 
         for path in READS:
             await record(f'read {path}', lambda p=path: tools.read_file(p))
         await record('read crlf.txt offset 1 limit 1', lambda: tools.read_file('crlf.txt', offset=1, limit=1))
+        await record('read crlf.txt offset -1', lambda: tools.read_file('crlf.txt', offset=-1))
+        await record('read crlf.txt limit 0', lambda: tools.read_file('crlf.txt', limit=0))
+        await record('read crlf.txt offset 9', lambda: tools.read_file('crlf.txt', offset=9))
         for path in INFOS:
             await record(f'info {path}', lambda p=path: tools.file_info(p))
     for path in LISTS:

@@ -130,6 +130,21 @@ def test_lines_end_at_newline_only_and_hash_the_raw_bytes(tmp_path: Path) -> Non
     assert fs.file_info('cr.txt', cancel=_core.CancelToken()).text.endswith('lines: 1\nhash: d6979e20541e')
 
 
+@pytest.mark.parametrize(
+    ('offset', 'limit', 'message'),
+    [
+        (-1, None, 'offset must be non-negative.'),
+        (0, 0, 'limit must be at least 1.'),
+        (0, -2, 'limit must be at least 1.'),
+    ],
+)
+def test_window_arguments_are_checked_as_062(tmp_path: Path, offset: int, limit: int | None, message: str) -> None:
+    (tmp_path / 'a.txt').write_text('x\n')
+    with pytest.raises(_core.InvalidArgumentError) as raised:
+        core(tmp_path).read_file('a.txt', offset, limit, cancel=_core.CancelToken())
+    assert str(raised.value) == message
+
+
 def test_document_contract_is_unchanged(tmp_path: Path) -> None:
     (tmp_path / 'cr.txt').write_bytes(b'a\rb\rc')
     (tmp_path / 'pic.png').write_bytes(PNG)
