@@ -144,7 +144,7 @@ impl FileSystem {
     /// `path` as the model wrote it, relative to `cwd` and normalized lexically (`..` taken
     /// against the components before it, symlinks not followed): `posixpath.relpath` of the
     /// workspace's textual resolution.
-    fn named_path(&self, path: &str) -> String {
+    pub(crate) fn named_path(&self, path: &str) -> String {
         let mut abs = std::path::PathBuf::from("/");
         let base = if path.starts_with('/') {
             Path::new("/")

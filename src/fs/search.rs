@@ -594,6 +594,8 @@ impl FileSystem {
         // The matches kept so far, by sort key; only the first `max + 1` in key order matter.
         let kept: Mutex<Kept> = Mutex::new(Kept::default());
         let workspace = self.limits.contract.is_workspace();
+        let named = (workspace && meta.as_ref().is_some_and(|m| m.is_file()))
+            .then(|| self.named_path(path));
         let matching = if workspace {
             matching_newline_lines
         } else {
@@ -631,7 +633,11 @@ impl FileSystem {
             if pre.as_ref().is_some_and(|p| !p.is_match(buf)) {
                 return;
             }
-            let label = self.root.rel_to_cwd(abs);
+            // Workspace: a file named explicitly keeps the name it was reached by (0.62.0).
+            let label = match &named {
+                Some(name) if rel == resolved.rel => name.clone(),
+                _ => self.root.rel_to_cwd(abs),
+            };
             let found = match std::str::from_utf8(buf) {
                 Ok(text) => matching(text, &compiled, pre.as_ref(), &label, max + 1).0,
                 Err(_) => {

@@ -51,7 +51,14 @@ READS = [*TREE, 'out.txt', 'in.txt']
 INFOS = ['cr.txt', 'crlf.txt', 'bad.txt', 'bin.dat', 'doc.pdf', 'pic.png', 'seps.txt', 'empty.txt']
 LISTS = ['.', 'd', '.hidden', 'src']
 FINDS = [('*', '.'), ('.*', '.'), ('.github/*', '.'), ('*.txt', 'd'), ('*', '.hidden'), ('*.py', 'src')]
-SEARCHES = [('TODO', '.', None), ('TODO', '.', '.github/*'), ('TODO', 'src', None), ('TODO', '.hidden', None)]
+SEARCHES = [
+    ('TODO', '.', None),
+    ('TODO', '.', '.github/*'),
+    ('TODO', 'src', None),
+    ('TODO', '.hidden', None),
+    ('TODO', 'in.txt', None),
+    ('TODO', 'seps.txt', None),
+]
 RIPGREP_LISTS = [('.', None), ('.', '.github/*'), ('.', '*.txt'), ('.hidden', None)]
 GREPS = [('TODO', '.', None), ('TODO', '.', '.github/*'), ('TODO', '.hidden', None), ('TODO', 'in.txt', None)]
 CAPS = {'max_list_results': 2, 'max_search_results': 2, 'max_find_results': 2}

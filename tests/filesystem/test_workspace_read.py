@@ -210,3 +210,7 @@ def test_links_leading_outside_are_listed_not_read(tmp_path: Path) -> None:
     assert fs.find_files('*', '.', cancel=token).text == 'in.txt\nout.txt'
     assert fs.search_files('TODO', '.', None, cancel=token).text == 'in.txt:1:TODO in'
     assert core(root, 'document').list_directory('.', cancel=token).text == 'in.txt  (8 bytes)'
+    (root / 'alias.txt').symlink_to('in.txt')
+    assert fs.search_files('TODO', 'alias.txt', None, cancel=token).text == 'alias.txt:1:TODO in'
+    assert fs.search_files('TODO', '.', None, cancel=token).text == 'in.txt:1:TODO in'  # walked links: not read
+    assert fs.grep('TODO', './alias.txt', None, None, False, False, 0, cancel=token).text == 'alias.txt:1:TODO in'
