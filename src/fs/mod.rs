@@ -235,7 +235,7 @@ impl FileSystem {
         };
         Ok(Outcome {
             text,
-            path: resolved.rel_str(),
+            path: self.event_path(path, &resolved),
             content_hash: Some(scan.hash),
             emit: true,
             media,

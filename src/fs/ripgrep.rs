@@ -64,7 +64,7 @@ impl FileSystem {
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_find_results;
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            self.event_path(path, &resolved),
             listing.lines,
             listing.truncated,
             cap,
@@ -120,7 +120,7 @@ impl FileSystem {
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_search_results;
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            self.event_path(path, &resolved),
             listing.lines,
             listing.truncated,
             cap,
@@ -139,28 +139,6 @@ impl FileSystem {
             _ => None,
         };
         Ok((resolved, kind))
-    }
-
-    /// `path` as the model wrote it, relative to `cwd` and normalized lexically (`..` taken
-    /// against the components before it, symlinks not followed): `posixpath.relpath` of the
-    /// workspace's textual resolution.
-    pub(crate) fn named_path(&self, path: &str) -> String {
-        let mut abs = std::path::PathBuf::from("/");
-        let base = if path.starts_with('/') {
-            Path::new("/")
-        } else {
-            self.root.cwd()
-        };
-        for part in base.join(path).components() {
-            match part {
-                std::path::Component::ParentDir => {
-                    abs.pop();
-                }
-                std::path::Component::Normal(name) => abs.push(name),
-                _ => {}
-            }
-        }
-        self.root.rel_to_cwd(&abs)
     }
 
     /// `_ripgrep_entry`: drop a walked path outside the root or unreadable; else its name

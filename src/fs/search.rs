@@ -701,7 +701,7 @@ impl FileSystem {
             "matches"
         };
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            self.event_path(path, &resolved),
             results,
             truncated,
             max,

@@ -213,6 +213,46 @@ impl FileSystem {
         Ok((resolved, st))
     }
 
+    /// `path` as the model wrote it, relative to `cwd` and normalized lexically (`..` taken
+    /// against the components before it, symlinks not followed): `posixpath.relpath` of the
+    /// workspace's textual resolution.
+    pub(crate) fn named_path(&self, path: &str) -> String {
+        self.root.rel_to_cwd(&self.lexical(path))
+    }
+
+    /// `path` made absolute from `cwd` and normalized lexically (symlinks not followed).
+    fn lexical(&self, path: &str) -> std::path::PathBuf {
+        let mut abs = std::path::PathBuf::from("/");
+        let base = if path.starts_with('/') {
+            Path::new("/")
+        } else {
+            self.root.cwd()
+        };
+        for part in base.join(path).components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    abs.pop();
+                }
+                std::path::Component::Normal(name) => abs.push(name),
+                _ => {}
+            }
+        }
+        abs
+    }
+
+    /// The path an event names for `path` (which resolved to `resolved`): under the workspace
+    /// contract the name it was reached by, relative to the root, as 0.62.0's events keep it
+    /// (`in.txt` for a link to `d/y.txt`); otherwise, or when that name is not below the root,
+    /// the resolved path's (the document's `_relative_to_root`).
+    pub(crate) fn event_path(&self, path: &str, resolved: &Resolved) -> String {
+        if self.limits.contract.is_workspace() {
+            if let Some(rel) = self.root.rel_to_root(&self.lexical(path)) {
+                return crate::fs::path::rel_display(&rel);
+            }
+        }
+        resolved.rel_str()
+    }
+
     /// `list_directory`: the entries of one directory, sorted by name, as `rel/` for
     /// directories and `rel  (N bytes)` for files (paths relative to `cwd`), capped at
     /// `max_list_results` with `[... truncated at N entries]`.
@@ -350,7 +390,7 @@ impl FileSystem {
         }
         Ok(Outcome {
             text,
-            path: resolved.rel_str(),
+            path: self.event_path(path, &resolved),
             count,
             truncated,
             emit: true,
@@ -451,7 +491,7 @@ impl FileSystem {
             finder.visit(&resolved.abs, true, true, &start)?;
         }
         Ok(Outcome::listing(
-            resolved.rel_str(),
+            self.event_path(path, &resolved),
             finder.lines,
             finder.truncated,
             max,
@@ -1151,6 +1191,26 @@ mod tests {
             capped.1.list_directory(".", &c).unwrap().text,
             "alias.txt  (1 bytes)\nsecrets.yaml  (1 bytes)\nsl/\nsrc/"
         );
+    }
+
+    /// 0.62.0's events keep the name a file or directory was reached by; the document's
+    /// name the resolved target.
+    #[test]
+    fn events_name_the_path_as_reached() {
+        let (_d, mut f) = workspace_tree();
+        let c = CancelFlag::new();
+        let paths = |f: &FileSystem| {
+            [
+                f.read_file("alias.txt", 0, None, None, &c).unwrap().path,
+                f.list_directory("sl", &c).unwrap().path,
+                f.find_files("*", "sl/", &c).unwrap().path,
+                f.search_files("x", "./sl/../sl", None, &c).unwrap().path,
+                f.list_directory(".", &c).unwrap().path,
+            ]
+        };
+        assert_eq!(paths(&f), ["alias.txt", "sl", "sl", "sl", "."]);
+        f.limits.contract = crate::fs::Contract::Document;
+        assert_eq!(paths(&f), ["secrets.yaml", "src", "src", "src", "."]);
     }
 
     #[test]

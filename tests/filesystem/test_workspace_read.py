@@ -212,5 +212,8 @@ def test_links_leading_outside_are_listed_not_read(tmp_path: Path) -> None:
     assert core(root, 'document').list_directory('.', cancel=token).text == 'in.txt  (8 bytes)'
     (root / 'alias.txt').symlink_to('in.txt')
     assert fs.search_files('TODO', 'alias.txt', None, cancel=token).text == 'alias.txt:1:TODO in'
+    # The FileReadEvent names the file as it was reached (0.62.0), not the link's target.
+    assert fs.read_file('alias.txt', 0, None, cancel=token).path == 'alias.txt'
+    assert core(root, 'document').read_file('alias.txt', 0, None, cancel=token).path == 'in.txt'
     assert fs.search_files('TODO', '.', None, cancel=token).text == 'in.txt:1:TODO in'  # walked links: not read
     assert fs.grep('TODO', './alias.txt', None, None, False, False, 0, cancel=token).text == 'alias.txt:1:TODO in'
