@@ -132,6 +132,7 @@ fn main() {
             let opts = ListFilesOptions {
                 glob: glob.clone(),
                 max_results: max,
+                hidden: false,
             };
             (
                 list_files(&target, &opts, &auth, &cancel),
@@ -147,6 +148,7 @@ fn main() {
                 literal,
                 context,
                 max_results: max,
+                hidden: false,
             };
             (
                 grep(&target, &opts, &auth, &cancel),

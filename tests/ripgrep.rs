@@ -45,6 +45,7 @@ fn list(
     let dir = root.join(dir);
     let auth = TestAuth::new(root, &root.join(cwd), denied);
     let opts = ListFilesOptions {
+        hidden: false,
         glob: glob.map(str::to_string),
         max_results: max,
     };
@@ -618,6 +619,7 @@ fn grep_errors_read_as_rg() {
     let err = list_files(
         &t.repo,
         &ListFilesOptions {
+            hidden: false,
             glob: Some("a{".into()),
             max_results: 5,
         },
@@ -629,6 +631,7 @@ fn grep_errors_read_as_rg() {
     let err = list_files(
         &t.repo,
         &ListFilesOptions {
+            hidden: false,
             glob: Some("[z-a]".into()),
             max_results: 5,
         },
@@ -804,6 +807,7 @@ fn cancelled_calls_stop() {
     let err = list_files(
         &t.repo,
         &ListFilesOptions {
+            hidden: false,
             glob: None,
             max_results: 5,
         },
@@ -1077,6 +1081,7 @@ fn randomized_trees_match_rg() {
                 list(&root, &dir, ".", glob.as_deref(), max, &[]);
             }
             let o = GrepOptions {
+                hidden: false,
                 pattern: rng
                     .pick(&[
                         "needle", "ne+dle", "^\\w+ $", "a|b", "", "é", "x y", "w{4000}",
@@ -1151,6 +1156,7 @@ fn cancel_mid_walk_stops_with_cancelled() {
     let err = list_files(
         &t.repo,
         &ListFilesOptions {
+            hidden: false,
             glob: None,
             max_results: 100,
         },

@@ -84,6 +84,14 @@ class Outcome:
     def emit(self) -> bool: ...
     """Whether the tool emits its event (False e.g. for create_directory on an existing dir, or a
     workspace-contract read_file answering `Path not found: ...`)."""
+    @property
+    def media_type(self) -> str | None: ...
+    """read_file, workspace contract: `image/png`, `image/jpeg`, `image/gif`, `image/webp` or
+    `application/pdf` when the file (at most 5,000,000 bytes, sniffed by its leading bytes) is
+    returned as content; `text` is then its header alone. `None` otherwise."""
+    @property
+    def media_data(self) -> bytes | None: ...
+    """The whole file when `media_type` is set, else `None`."""
 
 @final
 class FileSystemCore:
@@ -113,8 +121,14 @@ class FileSystemCore:
     """The real (symlink-resolved, absolute) root; events carry it as `root_dir`."""
     @property
     def cwd(self) -> str: ...
+    @property
+    def contract(self) -> Literal['document', 'workspace']: ...
 
-    def read_file(self, path: str, offset: int, limit: int | None, *, cancel: CancelToken) -> Outcome: ...
+    def read_file(
+        self, path: str, offset: int, limit: int | None, *, cancel: CancelToken, guessed_type: str | None = None
+    ) -> Outcome:
+        """`guessed_type`: workspace contract, the type a binary file that is not an image or PDF is
+        described with (`mimetypes.guess_type(path)[0]`); `application/octet-stream` when `None`."""
     def file_info(self, path: str, *, cancel: CancelToken) -> Outcome: ...
     def list_directory(self, path: str, *, cancel: CancelToken) -> Outcome: ...
     def search_files(self, pattern: str, path: str, include_glob: str | None, *, cancel: CancelToken) -> Outcome: ...

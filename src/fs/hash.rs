@@ -1,9 +1,11 @@
-//! Content hashes: the first 12 hex chars of a sha256, over a binary file's bytes or a text
-//! file's UTF-8-lossy decode (U+FFFD for each invalid sequence, exactly as Python's
-//! incremental decoder with `errors='replace'`). Streaming, constant memory.
+//! Content hashes: the first 12 hex chars of a sha256. The document's contract (0.36.0)
+//! hashes a binary file's bytes and a text file's UTF-8-lossy decode (U+FFFD for each invalid
+//! sequence, exactly as Python's incremental decoder with `errors='replace'`); the workspace
+//! contract (0.62.0, `bytes_hash` in `_content.py`) hashes every file's raw bytes. Streaming,
+//! constant memory.
 //!
 //! Valid UTF-8 decodes to itself, so its bytes are hashed directly; only invalid
-//! sequences cost anything extra.
+//! sequences cost anything extra, and the two contracts agree on every valid UTF-8 file.
 
 use std::io::Read;
 
@@ -11,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cancel::CancelFlag;
 use crate::error::Result;
+use crate::fs::Contract;
 
 /// Bytes at the start of a file searched for NUL to call it binary.
 pub const BINARY_SAMPLE: usize = 8192;
@@ -42,7 +45,8 @@ pub fn content_hash(data: &[u8]) -> String {
     h.finish()
 }
 
-fn short_hex(digest: &[u8]) -> String {
+/// The first 12 hex chars of a finished sha256 digest.
+pub fn short_hex(digest: &[u8]) -> String {
     let mut s = String::with_capacity(12);
     for b in &digest[..6] {
         s.push_str(&format!("{b:02x}"));
@@ -119,13 +123,15 @@ impl LossyDecoder {
     }
 }
 
-/// The streaming `_disk_hash`: the first bytes decide binary (NUL in the first 8192).
+/// The streaming `_disk_hash`: the first bytes decide binary (NUL in the first 8192), or,
+/// built with [`DiskHasher::raw`], a hash of the raw bytes whatever they hold.
 #[derive(Debug)]
 pub struct DiskHasher {
     digest: Sha256,
     decoder: LossyDecoder,
     head: Vec<u8>,
     binary: Option<bool>,
+    raw: bool,
 }
 
 impl Default for DiskHasher {
@@ -142,6 +148,23 @@ impl DiskHasher {
             decoder: LossyDecoder::new(),
             head: Vec::new(),
             binary: None,
+            raw: false,
+        }
+    }
+
+    /// A hasher of the raw bytes (`bytes_hash`, 0.62.0): no decode, no binary decision.
+    pub fn raw() -> Self {
+        DiskHasher {
+            raw: true,
+            ..Self::new()
+        }
+    }
+
+    /// The hasher `contract` uses for a file's content hash.
+    pub fn for_contract(contract: Contract) -> Self {
+        match contract {
+            Contract::Document => Self::new(),
+            Contract::Workspace => Self::raw(),
         }
     }
 
@@ -152,6 +175,10 @@ impl DiskHasher {
 
     /// Feeds the next bytes of the file.
     pub fn update(&mut self, data: &[u8]) {
+        if self.raw {
+            self.digest.update(data);
+            return;
+        }
         if self.binary.is_none() {
             self.head.extend_from_slice(data);
             if self.head.len() < BINARY_SAMPLE {
@@ -180,6 +207,9 @@ impl DiskHasher {
 
     /// The 12-hex hash of everything fed.
     pub fn finish(mut self) -> String {
+        if self.raw {
+            return short_hex(self.digest.finalize().as_slice());
+        }
         if self.binary.is_none() {
             let head = std::mem::take(&mut self.head);
             self.decide(&head);
@@ -254,6 +284,25 @@ mod tests {
                     assert_eq!(h.finish(), expected, "{data:?} {split} {split2}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn raw_hash_is_of_the_bytes() {
+        // hashlib.sha256(b'bad \xff\n').hexdigest()[:12] and of its lossy decode.
+        let data = b"bad \xff\n";
+        assert_eq!(bytes_hash(data), "f7a6c136d6bf");
+        assert_eq!(content_hash(data), text_hash("bad \u{FFFD}\n"));
+        assert_ne!(bytes_hash(data), content_hash(data));
+        for split in 0..=data.len() {
+            let mut h = DiskHasher::for_contract(Contract::Workspace);
+            h.update(&data[..split]);
+            h.update(&data[split..]);
+            assert_eq!(h.finish(), bytes_hash(data));
+        }
+        // Valid UTF-8 and binary files hash alike under both contracts.
+        for same in [&b"x\ny\n"[..], b"a\0\xff"] {
+            assert_eq!(bytes_hash(same), content_hash(same));
         }
     }
 

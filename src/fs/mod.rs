@@ -114,6 +114,9 @@ pub struct Outcome {
     pub truncated: bool,
     /// Whether the tool emits its event.
     pub emit: bool,
+    /// read_file, workspace contract: an image or PDF returned as file content (`text` is then
+    /// its header alone).
+    pub media: Option<read::Media>,
 }
 
 impl Outcome {
@@ -199,11 +202,17 @@ impl FileSystem {
     /// `offset` or `limit`: `ErrorKind::InvalidArgument`. Other errors as the reference:
     /// `File not found: p`, `'p' is a directory, not a file.`, `Offset K exceeds file
     /// length (N lines).`, OS errors. Source: `_read_file`, _toolset.py.
+    ///
+    /// Workspace contract (0.62.0): `\n` lines, raw-byte hash, a binary file described by
+    /// [`read::render_binary`] (an image or PDF returned in [`Outcome::media`]), with
+    /// `guessed_type` the name's `mimetypes` type for that description; a file of any size
+    /// is read by window.
     pub fn read_file(
         &self,
         path: &str,
         offset: i64,
         limit: Option<i64>,
+        guessed_type: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
         let workspace = self.limits.contract.is_workspace();
@@ -220,6 +229,7 @@ impl FileSystem {
         let max = self.limits.max_read_lines;
         let limit = match limit {
             None => max,
+            // 0.62.0 also refuses `limit=0`, which shows no line.
             Some(l) if workspace && l < 1 => {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
@@ -247,19 +257,23 @@ impl FileSystem {
             limit,
             max_read_chars: self.limits.max_read_chars,
             content_hashes: self.limits.content_hashes,
+            contract: self.limits.contract,
         };
-        let scan = read::scan(&mut file, spec.window(path), cancel)
+        let mut scan = read::scan(&mut file, spec.window(path), cancel)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
-        let text = if scan.binary {
-            read::binary_placeholder(scan.size)
-        } else {
-            read::render(path, &scan, &spec)?
+        let (text, media) = match self.limits.contract {
+            Contract::Workspace if scan.is_binary_read() => {
+                read::render_binary(path, &mut scan, &spec, guessed_type)
+            }
+            Contract::Document if scan.binary => (read::binary_placeholder(scan.size), None),
+            _ => (read::render(path, &scan, &spec)?, None),
         };
         Ok(Outcome {
             text,
             path: resolved.event_str(),
             content_hash: Some(scan.hash),
             emit: true,
+            media,
             ..Default::default()
         })
     }
@@ -395,11 +409,7 @@ impl FileSystem {
         if is_reg(st.st_mode) {
             let mut file =
                 self.open_regular(resolved, path, || format!("Path not found: {path}"), false)?;
-            let window = WindowSpec {
-                offset: 0,
-                limit: 0,
-                cap: None,
-            };
+            let window = WindowSpec::count_only(self.limits.contract);
             let scan = read::scan(&mut file, window, cancel)
                 .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
             parts.push(format!(
@@ -532,27 +542,27 @@ pub(crate) mod tests {
         ];
         for (path, read, info) in cases {
             assert_eq!(
-                result(f.read_file(path, 0, None, &c)),
+                result(f.read_file(path, 0, None, None, &c)),
                 read,
                 "read {path:?}"
             );
             assert_eq!(result(f.file_info(path, &c)), info, "info {path:?}");
         }
         assert_eq!(
-            result(f.read_file("a.txt", -1, None, &c)),
+            result(f.read_file("a.txt", -1, None, None, &c)),
             "ERR offset must be >= 0, got -1."
         );
         assert_eq!(
-            result(f.read_file("a.txt", 0, Some(-1), &c)),
+            result(f.read_file("a.txt", 0, Some(-1), None, &c)),
             "ERR limit must be >= 0, got -1."
         );
         assert_eq!(
-            result(f.read_file("a.txt", 5, None, &c)),
+            result(f.read_file("a.txt", 5, None, None, &c)),
             "ERR Offset 5 exceeds file length (2 lines)."
         );
         fs::write(f.root.real_root().join("bin"), b"a\0b").unwrap();
         assert_eq!(
-            result(f.read_file("bin", 0, None, &c)),
+            result(f.read_file("bin", 0, None, None, &c)),
             "OK [Binary file: 3 bytes. Use a binary-aware tool to inspect.]"
         );
         assert_eq!(
@@ -578,7 +588,7 @@ pub(crate) mod tests {
         let f = FileSystem::new(r.to_str().unwrap(), None, &[], &[], &[], limits).unwrap();
         let c = CancelFlag::new();
         for path in ["nope", "d", "dangle", "a.txt/x"] {
-            let read = f.read_file(path, 0, None, &c).unwrap();
+            let read = f.read_file(path, 0, None, None, &c).unwrap();
             assert_eq!(
                 (read.text.as_str(), read.emit),
                 (format!("Path not found: {path}").as_str(), false)
@@ -592,7 +602,7 @@ pub(crate) mod tests {
         }
         assert_eq!(result(f.file_info("d", &c)), "OK path: d\ntype: directory");
         let special = format!("ERR {NOT_REGULAR_FILE}");
-        assert_eq!(result(f.read_file("pipe", 0, None, &c)), special);
+        assert_eq!(result(f.read_file("pipe", 0, None, None, &c)), special);
         assert_eq!(result(f.file_info("pipe", &c)), special);
         assert_eq!(
             f.plan_write("pipe", "x".into(), None, false, &c)
@@ -607,11 +617,11 @@ pub(crate) mod tests {
             "Parent directory 'no' does not exist. Create the parent directory first."
         );
         assert_eq!(
-            result(f.read_file("a.txt", -1, None, &c)),
+            result(f.read_file("a.txt", -1, None, None, &c)),
             "ERR offset must be non-negative."
         );
         assert_eq!(
-            result(f.read_file("a.txt", 0, Some(0), &c)),
+            result(f.read_file("a.txt", 0, Some(0), None, &c)),
             "ERR limit must be at least 1."
         );
         assert_eq!(f.find_files("**", ".", &c).unwrap().text, "a.txt\nd/\npipe");
@@ -641,7 +651,7 @@ pub(crate) mod tests {
         .unwrap();
         let c = CancelFlag::new();
         assert_eq!(
-            result(f.read_file("a.txt", 0, None, &c)),
+            result(f.read_file("a.txt", 0, None, None, &c)),
             "ERR File not found: a.txt"
         );
         assert_eq!(
@@ -662,7 +672,7 @@ pub(crate) mod tests {
         fs::create_dir(&root).unwrap();
         fs::write(root.join("a.txt"), "x\n").unwrap();
         assert_eq!(
-            result(f.read_file("a.txt", 0, None, &c)),
+            result(f.read_file("a.txt", 0, None, None, &c)),
             "OK [a.txt | 1 lines | hash:73cb3858a687]\n     1\tx\n"
         );
     }
@@ -673,7 +683,7 @@ pub(crate) mod tests {
         let c = CancelFlag::new();
         c.cancel();
         assert_eq!(
-            f.read_file("a.txt", 0, None, &c).unwrap_err().kind,
+            f.read_file("a.txt", 0, None, None, &c).unwrap_err().kind,
             ErrorKind::Cancelled
         );
         assert_eq!(
@@ -733,11 +743,15 @@ pub(crate) mod tests {
             "No matches found."
         );
         assert_eq!(
-            f.read_file("alias.txt", 0, None, &c).unwrap_err().message,
+            f.read_file("alias.txt", 0, None, None, &c)
+                .unwrap_err()
+                .message,
             "Path 'logs/app.log' is denied by pattern 'logs'."
         );
         assert_eq!(
-            f.read_file("escape.txt", 0, None, &c).unwrap_err().message,
+            f.read_file("escape.txt", 0, None, None, &c)
+                .unwrap_err()
+                .message,
             "Path 'escape.txt' resolves outside the root directory."
         );
     }
@@ -790,7 +804,7 @@ pub(crate) mod tests {
             || started.elapsed() < std::time::Duration::from_millis(500))
             && started.elapsed() < std::time::Duration::from_secs(20)
         {
-            match f.read_file("swap", 0, None, &c) {
+            match f.read_file("swap", 0, None, None, &c) {
                 Ok(o) => {
                     assert!(
                         !o.text.contains("SECRET"),

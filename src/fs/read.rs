@@ -1,7 +1,15 @@
 //! Reading a file for the model in one streaming pass: binary sniff (NUL in the first 8192
-//! bytes), content hash, lossy UTF-8 decode, `str.splitlines()` line count, and only the
-//! requested window of numbered lines kept in memory; then the reference's rendering with
-//! header, `max_read_chars` budget, oversized-line notice and continuation hint.
+//! bytes), content hash, lossy UTF-8 decode, line count, and only the requested window of
+//! numbered lines kept in memory; then the reference's rendering with header,
+//! `max_read_chars` budget, oversized-line notice and continuation hint.
+//!
+//! The two contracts differ in three places, chosen by [`WindowSpec::contract`]: lines end at
+//! every `str.splitlines()` terminator (document, 0.36.0) or at `\n` only (workspace,
+//! 0.62.0 `split_lines`); the hash is of the lossy decode or of the raw bytes; and the
+//! workspace contract also sniffs images and PDFs by their magic bytes, keeps the first
+//! [`HEX_PREVIEW_BYTES`] for a binary file's hex preview and the whole file (up to
+//! [`MAX_MEDIA_BYTES`]) for an image or PDF. The pass never holds more than that: a file of
+//! any size is read by window (0.62.0 refuses files over 64 MiB).
 
 use std::io::Read;
 
@@ -9,10 +17,21 @@ use sha2::{Digest, Sha256};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::hash::{is_binary, LossyDecoder, BINARY_SAMPLE};
+use crate::fs::hash::{is_binary, short_hex, LossyDecoder, BINARY_SAMPLE};
 use crate::fs::text::{
     char_len, has_rare_terminator, has_terminator_besides_crlf, terminator_at, thousands,
 };
+use crate::fs::Contract;
+
+/// Largest image or PDF `read_file` returns as file content (bytes); a larger one is
+/// described in text. Source: `MAX_MEDIA_BYTES`, filesystem/_content.py (0.62.0).
+pub const MAX_MEDIA_BYTES: u64 = 5_000_000;
+
+/// Leading bytes of a non-media binary file shown as hex. Source: `_HEX_PREVIEW_BYTES`.
+pub const HEX_PREVIEW_BYTES: usize = 64;
+
+/// Characters of one full hex row: 8-digit offset, two spaces, 16 bytes, newline.
+const HEX_ROW_CHARS: usize = 58;
 
 /// Chunk size of the streaming read (bytes): small enough to stay in cache while hashed and scanned.
 pub const READ_CHUNK: usize = 256 * 1024;
@@ -34,7 +53,8 @@ pub struct WindowLine {
 }
 
 /// The line window to keep while scanning: 0-based `offset`, at most `limit` lines, and an
-/// upper bound `cap` (chars) on the rendered lines kept (`None`: no bound).
+/// upper bound `cap` (chars) on the rendered lines kept (`None`: no bound); the contract
+/// whose line ends and hash apply, and whether to keep an image or PDF's bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct WindowSpec {
     /// First line kept (0-based).
@@ -43,6 +63,24 @@ pub struct WindowSpec {
     pub limit: usize,
     /// Upper bound on the rendered chars kept.
     pub cap: Option<usize>,
+    /// Document: `str.splitlines()` lines, hash of the lossy decode. Workspace: `\n` lines,
+    /// hash of the raw bytes, media sniffed.
+    pub contract: Contract,
+    /// Workspace contract: keep the bytes of an image or PDF up to [`MAX_MEDIA_BYTES`].
+    pub keep_media: bool,
+}
+
+impl WindowSpec {
+    /// A window that keeps no lines: for the line count and hash alone (`file_info`).
+    pub fn count_only(contract: Contract) -> Self {
+        WindowSpec {
+            offset: 0,
+            limit: 0,
+            cap: None,
+            contract,
+            keep_media: false,
+        }
+    }
 }
 
 /// What one pass over a file found.
@@ -50,16 +88,72 @@ pub struct WindowSpec {
 pub struct Scan {
     /// Bytes read.
     pub size: u64,
-    /// NUL in the first 8192 bytes.
+    /// NUL in the first 8192 bytes (`is_binary`).
     pub binary: bool,
-    /// The `_disk_hash` (12 hex chars).
+    /// Workspace contract: the image or PDF media type its leading bytes name.
+    pub media_type: Option<&'static str>,
+    /// Workspace contract: the first [`HEX_PREVIEW_BYTES`] bytes.
+    pub head: Vec<u8>,
+    /// Workspace contract, `keep_media`: the whole image or PDF when it is at most
+    /// [`MAX_MEDIA_BYTES`].
+    pub media: Option<Vec<u8>>,
+    /// The content hash (12 hex chars) the contract defines.
     pub hash: String,
-    /// `len(text.splitlines())` (0 for a binary file).
+    /// The line count (0 for a binary file): `len(text.splitlines())` (document) or the
+    /// `\n`-split count (workspace).
     pub total_lines: usize,
     /// The kept window lines.
     pub lines: Vec<WindowLine>,
     /// Length in chars of the first window line, even when it was not kept.
     pub first_len: Option<usize>,
+}
+
+impl Scan {
+    /// Whether `read_file` shows this file as binary: a NUL in the sample, or (workspace
+    /// contract) an image or PDF. Source: `_read_file`, _toolset.py (0.62.0).
+    pub fn is_binary_read(&self) -> bool {
+        self.binary || self.media_type.is_some()
+    }
+}
+
+/// The media type of an image or PDF, from its leading bytes (at least 12 of them when the
+/// file has that many): PNG, JPEG, GIF, WebP, PDF; `None` for anything else. The bytes
+/// decide, never the name. Source: `sniff_media_type`, filesystem/_content.py (0.62.0).
+pub fn sniff_media_type(data: &[u8]) -> Option<&'static str> {
+    if data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if data.starts_with(b"\xff\xd8\xff") {
+        Some("image/jpeg")
+    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if data.starts_with(b"RIFF") && data.get(8..12) == Some(b"WEBP") {
+        Some("image/webp")
+    } else if data.starts_with(b"%PDF-") {
+        Some("application/pdf")
+    } else {
+        None
+    }
+}
+
+/// Up to the first [`HEX_PREVIEW_BYTES`] of a file as offset-prefixed rows of 16 bytes
+/// (`00000000  00 01 ...\n`), then `... (N more bytes)\n` when the file is longer; with
+/// `max_chars`, only the rows that fit (58 chars each). `head` holds the file's first bytes,
+/// `size` is its length. Source: `hex_preview`, filesystem/_content.py (0.62.0).
+pub fn hex_preview(head: &[u8], size: u64, max_chars: Option<usize>) -> String {
+    let limit = match max_chars {
+        None => HEX_PREVIEW_BYTES,
+        Some(m) => HEX_PREVIEW_BYTES.min(m / HEX_ROW_CHARS * 16),
+    };
+    let shown = &head[..head.len().min(limit)];
+    let mut out = String::with_capacity(shown.len().div_ceil(16) * HEX_ROW_CHARS + 32);
+    for (row, bytes) in shown.chunks(16).enumerate() {
+        let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        out.push_str(&format!("{:08x}  {}\n", row * 16, hex.join(" ")));
+    }
+    if size > shown.len() as u64 {
+        out.push_str(&format!("... ({} more bytes)\n", size - shown.len() as u64));
+    }
+    out
 }
 
 fn number_width(n: usize) -> usize {
@@ -180,7 +274,7 @@ impl Lines {
             }
             let block_end = (pos + BLOCK).min(s.len());
             let block = &s[pos..block_end];
-            let rare = has_rare_terminator(block);
+            let rare = !self.newline_only() && has_rare_terminator(block);
             if !rare && self.line_idx < self.spec.offset {
                 // Lines before the window: count a whole block when the window starts after it.
                 let count = memchr::memchr_iter(b'\n', block).count();
@@ -226,12 +320,25 @@ impl Lines {
         }
     }
 
+    /// The workspace contract ends lines at `\n` only (`split_lines`, 0.62.0).
+    fn newline_only(&self) -> bool {
+        self.spec.contract.is_workspace()
+    }
+
     fn past_window(&self) -> bool {
         self.done || self.line_idx >= self.spec.offset.saturating_add(self.spec.limit)
     }
 
     /// Counts the lines of `s` without keeping any.
     fn bulk(&mut self, s: &[u8]) {
+        if self.newline_only() {
+            self.line_idx += memchr::memchr_iter(b'\n', s).count();
+            self.cur_nonempty = match memchr::memrchr(b'\n', s) {
+                Some(last) => last + 1 < s.len(),
+                None => true,
+            };
+            return;
+        }
         let mut i = 0;
         let mut last_end = 0;
         let mut count = 0usize;
@@ -321,15 +428,18 @@ impl Lines {
     }
 }
 
-/// Scans everything `reader` yields: size, binary, hash, line count and the window.
+/// Scans everything `reader` yields: size, binary, hash, line count and the window; under
+/// the workspace contract also the media type, the hex-preview head and an image's bytes.
 ///
-/// Memory: the window lines plus one chunk. Polls `cancel` per chunk.
+/// Memory: the window lines plus one chunk (plus an image or PDF up to [`MAX_MEDIA_BYTES`]
+/// with `keep_media`). Polls `cancel` per chunk.
 /// Errors: I/O errors as `Err(io)` in the outer result; `Cancelled` in the inner one.
 pub fn scan(
     reader: &mut impl Read,
     window: WindowSpec,
     cancel: &CancelFlag,
 ) -> std::io::Result<Result<Scan>> {
+    let workspace = window.contract.is_workspace();
     let mut buf = vec![0u8; READ_CHUNK];
     let mut digest = Sha256::new();
     let mut decoder = LossyDecoder::new();
@@ -345,6 +455,16 @@ pub fn scan(
         filled += n;
     }
     let binary = is_binary(&buf[..filled]);
+    let (media_type, head) = if workspace {
+        let head = &buf[..filled];
+        (
+            sniff_media_type(head),
+            head[..filled.min(HEX_PREVIEW_BYTES)].to_vec(),
+        )
+    } else {
+        (None, Vec::new())
+    };
+    let mut media = (window.keep_media && media_type.is_some()).then(Vec::new);
     let mut chunk_len = filled;
     loop {
         if cancel.is_cancelled() {
@@ -355,11 +475,21 @@ pub fn scan(
         }
         let chunk = &buf[..chunk_len];
         size += chunk_len as u64;
-        if binary {
+        if let Some(kept) = media.as_mut() {
+            if size <= MAX_MEDIA_BYTES {
+                kept.extend_from_slice(chunk);
+            } else {
+                media = None;
+            }
+        }
+        if binary || workspace {
             digest.update(chunk);
-        } else {
+        }
+        if !binary {
             decoder.feed(chunk, &mut |piece| {
-                digest.update(piece);
+                if !workspace {
+                    digest.update(piece);
+                }
                 lines.feed(piece);
             });
         }
@@ -367,17 +497,20 @@ pub fn scan(
     }
     if !binary {
         decoder.finish(&mut |piece| {
-            digest.update(piece);
+            if !workspace {
+                digest.update(piece);
+            }
             lines.feed(piece);
         });
     }
     let total_lines = if binary { 0 } else { lines.finish() };
-    let d = digest.finalize();
-    let hash: String = d[..6].iter().map(|b| format!("{b:02x}")).collect();
     Ok(Ok(Scan {
         size,
         binary,
-        hash,
+        media_type,
+        head,
+        media,
+        hash: short_hex(digest.finalize().as_slice()),
         total_lines,
         lines: lines.lines,
         first_len: lines.first_len,
@@ -393,6 +526,19 @@ fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
+/// The number of lines in `text` under `contract`: `len(text.splitlines())` (document) or
+/// the `\n`-split count (workspace, `split_lines` in 0.62.0): `\n`s plus an unterminated
+/// last line.
+pub fn line_count(text: &str, contract: Contract) -> usize {
+    match contract {
+        Contract::Document => crate::fs::text::split_lines(text).len(),
+        Contract::Workspace => {
+            let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+            newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+        }
+    }
+}
+
 /// The options of one `read_file` rendering.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadSpec {
@@ -404,6 +550,8 @@ pub struct ReadSpec {
     pub max_read_chars: Option<usize>,
     /// Whether the header shows the hash.
     pub content_hashes: bool,
+    /// Whose line ends, hash and binary results apply.
+    pub contract: Contract,
 }
 
 impl ReadSpec {
@@ -417,7 +565,64 @@ impl ReadSpec {
             offset: self.offset,
             limit: self.limit,
             cap,
+            contract: self.contract,
+            keep_media: true,
         }
+    }
+
+    /// Chars left for the body after `header` and the longest notice, or none without
+    /// `max_read_chars`. Source: `_body_budget`, _toolset.py.
+    fn body_budget(&self, header: &str) -> Option<usize> {
+        self.max_read_chars
+            .map(|m| m.saturating_sub(header.chars().count() + NOTICE_CHARS))
+    }
+}
+
+/// An image or PDF `read_file` returns as file content: its media type and bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    /// `image/png`, `image/jpeg`, `image/gif`, `image/webp` or `application/pdf`.
+    pub media_type: &'static str,
+    /// The whole file.
+    pub data: Vec<u8>,
+}
+
+/// The workspace contract's `read_file` result for a binary file (`scan.is_binary_read()`):
+/// the header `[<label> | <type> | N bytes | hash:H]\n`, then for an image or PDF up to
+/// [`MAX_MEDIA_BYTES`] the file itself as [`Media`] (the text is the header alone), for a
+/// larger one `Too large to view: the limit is 5000000 bytes.\n`, and for any other binary
+/// `Binary file; the first bytes in hex:\n` with the [`hex_preview`] in the budget left.
+/// `<type>` is the sniffed media type, else `guessed_type` (Python's
+/// `mimetypes.guess_type(path)[0]`, which the caller supplies), else
+/// `application/octet-stream`. Source: `_read_binary`, _toolset.py (0.62.0).
+pub fn render_binary(
+    path: &str,
+    scan: &mut Scan,
+    spec: &ReadSpec,
+    guessed_type: Option<&str>,
+) -> (String, Option<Media>) {
+    let label = label_of(path, spec.max_read_chars);
+    let shown_type = scan
+        .media_type
+        .or(guessed_type)
+        .unwrap_or("application/octet-stream");
+    let hash = if spec.content_hashes {
+        format!(" | hash:{}", scan.hash)
+    } else {
+        String::new()
+    };
+    let header = format!("[{label} | {shown_type} | {} bytes{hash}]\n", scan.size);
+    let Some(media_type) = scan.media_type else {
+        let text = header + "Binary file; the first bytes in hex:\n";
+        let preview = hex_preview(&scan.head, scan.size, spec.body_budget(&text));
+        return (text + &preview, None);
+    };
+    match scan.media.take() {
+        Some(data) if scan.size <= MAX_MEDIA_BYTES => (header, Some(Media { media_type, data })),
+        _ => (
+            format!("{header}Too large to view: the limit is {MAX_MEDIA_BYTES} bytes.\n"),
+            None,
+        ),
     }
 }
 
@@ -471,9 +676,7 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
         spec.content_hashes,
         spec.max_read_chars,
     );
-    let budget = spec
-        .max_read_chars
-        .map(|m| m.saturating_sub(head.chars().count() + NOTICE_CHARS));
+    let budget = spec.body_budget(&head);
     let total = scan.total_lines;
     if total == 0 {
         return Ok(head + "(empty file)\n");
@@ -557,14 +760,32 @@ mod tests {
             limit,
             max_read_chars,
             content_hashes: true,
+            contract: Contract::Document,
         }
+    }
+
+    fn workspace(offset: usize, limit: usize, max_read_chars: Option<usize>) -> ReadSpec {
+        ReadSpec {
+            contract: Contract::Workspace,
+            ..spec(offset, limit, max_read_chars)
+        }
+    }
+
+    /// 0.62.0's `split_lines`: split on `\n` only, keeping each one.
+    fn split_newlines(text: &str) -> Vec<&str> {
+        text.split_inclusive('\n').collect()
     }
 
     /// The reference algorithm over a whole in-memory text, for cross-checking.
     fn reference(path: &str, data: &[u8], s: &ReadSpec) -> Result<String> {
         let text = String::from_utf8_lossy(data).into_owned();
-        let lines = split_lines_keepends(&text);
-        let hash = crate::fs::hash::content_hash(data);
+        let (lines, hash) = match s.contract {
+            Contract::Document => (
+                split_lines_keepends(&text),
+                crate::fs::hash::content_hash(data),
+            ),
+            Contract::Workspace => (split_newlines(&text), crate::fs::hash::bytes_hash(data)),
+        };
         let head = header(path, lines.len(), &hash, s.content_hashes, s.max_read_chars);
         if lines.is_empty() {
             return Ok(head + "(empty file)\n");
@@ -682,6 +903,16 @@ mod tests {
             spec(15000, 3, None),
             spec(19990, 2000, Some(400)),
         ];
+        let both = specs.iter().flat_map(|s| {
+            [
+                *s,
+                ReadSpec {
+                    contract: Contract::Workspace,
+                    ..*s
+                },
+            ]
+        });
+        let specs: Vec<ReadSpec> = both.collect();
         for text in &texts {
             for s in &specs {
                 let expected = reference("f.txt", text, s);
@@ -716,6 +947,218 @@ mod tests {
         assert_eq!(
             binary_placeholder(3),
             "[Binary file: 3 bytes. Use a binary-aware tool to inspect.]"
+        );
+    }
+
+    /// Scans `data` with `spec`'s window and renders it as `read_file` does for that contract.
+    fn read_as(
+        path: &str,
+        data: &[u8],
+        s: &ReadSpec,
+        guessed: Option<&str>,
+    ) -> (String, Option<Media>) {
+        let mut scan = scan(&mut &data[..], s.window(path), &CancelFlag::new())
+            .unwrap()
+            .unwrap();
+        if scan.is_binary_read() {
+            render_binary(path, &mut scan, s, guessed)
+        } else {
+            (render(path, &scan, s).unwrap(), None)
+        }
+    }
+
+    /// Expected strings produced with pydantic-ai-harness 0.62.0 (`toolset.read_file` on a
+    /// `LocalWorkspaceBackend`) on the same bytes.
+    #[test]
+    fn workspace_contract_matches_062() {
+        let w = workspace(0, 2000, None);
+        let text = |path: &str, data: &[u8]| read_as(path, data, &w, None).0;
+        assert_eq!(
+            text("cr.txt", b"a\rb\rc"),
+            "[cr.txt | 1 lines | hash:d6979e20541e]\n     1\ta\rb\rc\n"
+        );
+        assert_eq!(
+            text("crlf.txt", b"x\r\ny\n\x0cz\n"),
+            "[crlf.txt | 3 lines | hash:b12233669e4f]\n     1\tx\r\n     2\ty\n     3\t\x0cz\n"
+        );
+        assert_eq!(
+            text("bad.txt", b"bad \xff\xfe\nok\n"),
+            "[bad.txt | 2 lines | hash:164842486aa6]\n     1\tbad \u{FFFD}\u{FFFD}\n     2\tok\n"
+        );
+        let bin: Vec<u8> = (0..11).collect();
+        assert_eq!(
+            text("bin.dat", &bin),
+            "[bin.dat | application/octet-stream | 11 bytes | hash:78a6273103d1]\n\
+             Binary file; the first bytes in hex:\n00000000  00 01 02 03 04 05 06 07 08 09 0a\n"
+        );
+        let long: Vec<u8> = (0..100).collect();
+        assert_eq!(
+            text("long.bin", &long),
+            "[long.bin | application/octet-stream | 100 bytes | hash:bce0aff19cf5]\n\
+             Binary file; the first bytes in hex:\n\
+             00000000  00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f\n\
+             00000010  10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f\n\
+             00000020  20 21 22 23 24 25 26 27 28 29 2a 2b 2c 2d 2e 2f\n\
+             00000030  30 31 32 33 34 35 36 37 38 39 3a 3b 3c 3d 3e 3f\n\
+             ... (36 more bytes)\n"
+        );
+        // The name's `mimetypes` type is the caller's; the bytes alone decide image or not.
+        assert_eq!(
+            read_as("a.zip", b"PK\x00\x03", &w, Some("application/zip")).0,
+            "[a.zip | application/zip | 4 bytes | hash:65f383897f64]\n\
+             Binary file; the first bytes in hex:\n00000000  50 4b 00 03\n"
+        );
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.extend([0u8; 61]);
+        assert_eq!(
+            read_as("pic.png", &png, &w, Some("image/png")),
+            (
+                "[pic.png | image/png | 69 bytes | hash:909babfeef10]\n".to_string(),
+                Some(Media {
+                    media_type: "image/png",
+                    data: png.clone()
+                })
+            )
+        );
+        // A PDF with no NUL is still sent as a file, and a misnamed image by its bytes.
+        let pdf = b"%PDF-1.4\nhello\n";
+        assert_eq!(
+            read_as("doc.pdf", pdf, &w, None),
+            (
+                "[doc.pdf | application/pdf | 15 bytes | hash:76b4a08e9ce9]\n".to_string(),
+                Some(Media {
+                    media_type: "application/pdf",
+                    data: pdf.to_vec()
+                })
+            )
+        );
+        assert_eq!(
+            read_as("notes.txt", &png, &w, Some("text/plain")).0,
+            "[notes.txt | image/png | 69 bytes | hash:909babfeef10]\n"
+        );
+        // `max_read_chars=300` leaves no room for a hex row.
+        let tight = workspace(0, 2000, Some(300));
+        assert_eq!(
+            read_as("long.bin", &long, &tight, None).0,
+            "[long.bin | application/octet-stream | 100 bytes | hash:bce0aff19cf5]\n\
+             Binary file; the first bytes in hex:\n... (100 more bytes)\n"
+        );
+        // The document's contract is unchanged.
+        assert_eq!(
+            read_as("cr.txt", b"a\rb\rc", &spec(0, 2000, None), None).0,
+            "[cr.txt | 3 lines | hash:d6979e20541e]\n     1\ta\r     2\tb\r     3\tc\n"
+        );
+        let doc = scan(
+            &mut &png[..],
+            spec(0, 2000, None).window("p"),
+            &CancelFlag::new(),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(doc.binary && doc.media_type.is_none() && doc.media.is_none());
+    }
+
+    /// A file over 0.62.0's 64 MiB read limit still reads by window in one streaming pass:
+    /// the header counts every line and hashes every byte, and only the window is kept.
+    #[test]
+    fn reads_past_64_mib_by_window() {
+        struct Lines(u64, u64);
+        impl Read for Lines {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                // 16-byte lines `line 0000000001\n` until `self.1` lines were produced.
+                let mut n = 0;
+                while n + 16 <= buf.len() && self.0 < self.1 {
+                    buf[n..n + 16].copy_from_slice(format!("line {:010}\n", self.0).as_bytes());
+                    self.0 += 1;
+                    n += 16;
+                }
+                Ok(n)
+            }
+        }
+        let total = (64u64 << 20) / 16 + 1000;
+        let mut digest = Sha256::new();
+        let mut all = Lines(0, total);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = all.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            digest.update(&buf[..n]);
+        }
+        let s = workspace(total as usize - 2, 5, None);
+        let scan = scan(
+            &mut Lines(0, total),
+            s.window("big.log"),
+            &CancelFlag::new(),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(scan.size > 64 << 20);
+        assert_eq!(scan.lines.len(), 2);
+        assert_eq!(
+            render("big.log", &scan, &s).unwrap(),
+            format!(
+                "[big.log | {total} lines | hash:{}]\n{:>6}\tline {:010}\n{:>6}\tline {:010}\n",
+                short_hex(digest.finalize().as_slice()),
+                total - 1,
+                total - 2,
+                total,
+                total - 1
+            )
+        );
+    }
+
+    #[test]
+    fn line_counts_per_contract() {
+        for (text, document, workspace) in [
+            ("", 0, 0),
+            ("a", 1, 1),
+            ("a\n", 1, 1),
+            ("a\rb\rc", 3, 1),
+            ("x\r\ny\n\x0cz", 4, 3),
+            ("\n\n", 2, 2),
+            ("a\u{2028}b\n", 2, 1),
+        ] {
+            assert_eq!(line_count(text, Contract::Document), document, "{text:?}");
+            assert_eq!(line_count(text, Contract::Workspace), workspace, "{text:?}");
+            assert_eq!(split_newlines(text).len(), workspace, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn media_sniffing_and_limits() {
+        assert_eq!(sniff_media_type(b"\xff\xd8\xff\xe0"), Some("image/jpeg"));
+        assert_eq!(sniff_media_type(b"GIF87a.."), Some("image/gif"));
+        assert_eq!(sniff_media_type(b"GIF89a"), Some("image/gif"));
+        assert_eq!(sniff_media_type(b"RIFF\0\0\0\0WEBP"), Some("image/webp"));
+        assert_eq!(sniff_media_type(b"RIFF\0\0\0\0WAVE"), None);
+        assert_eq!(sniff_media_type(b"\x89PNG\r\n"), None);
+        assert_eq!(sniff_media_type(b"%PDF"), None);
+        // Over 5 MB: described, not sent; the hash still covers every byte.
+        let mut big = b"%PDF-1.7\n".to_vec();
+        big.resize(MAX_MEDIA_BYTES as usize + 1, b'x');
+        let w = workspace(0, 2000, None);
+        let (text, media) = read_as("big.pdf", &big, &w, None);
+        assert_eq!(media, None);
+        assert_eq!(
+            text,
+            format!(
+                "[big.pdf | application/pdf | 5000001 bytes | hash:{}]\n\
+                 Too large to view: the limit is 5000000 bytes.\n",
+                crate::fs::hash::bytes_hash(&big)
+            )
+        );
+        big.truncate(MAX_MEDIA_BYTES as usize);
+        assert_eq!(read_as("big.pdf", &big, &w, None).1.unwrap().data, big);
+        // Hashes off: no hash in the header.
+        let unhashed = ReadSpec {
+            content_hashes: false,
+            ..w
+        };
+        assert_eq!(
+            read_as("b", b"\0", &unhashed, None).0,
+            "[b | application/octet-stream | 1 bytes]\nBinary file; the first bytes in hex:\n00000000  00\n"
         );
     }
 }

@@ -15,6 +15,19 @@ use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 use crate::ripgrep::{self, GrepOptions, ListFilesOptions};
 
+/// Whether 0.62.0 passes `rg --hidden` for `glob`: it names a hidden file or directory (a
+/// component starting with `.` other than `.`/`..`, or a brace alternative starting with one,
+/// as in `{.github,src}`), and does not start with the excluding `!`.
+/// Source: `_ripgrep_hidden`, _toolset.py (0.62.0).
+pub fn names_hidden_for_rg(glob: &str) -> bool {
+    !glob.starts_with('!')
+        && glob.split('/').any(|part| {
+            (part.starts_with('.') && part != "." && part != "..")
+                || part.contains("{.")
+                || part.contains(",.")
+        })
+}
+
 /// What a `list_files` / `grep` root is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -44,6 +57,7 @@ impl FileSystem {
         }
         let options = ListFilesOptions {
             glob: glob.map(str::to_owned),
+            hidden: self.limits.contract.is_workspace() && glob.is_some_and(names_hidden_for_rg),
             max_results: self.limits.max_find_results,
         };
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
@@ -92,9 +106,17 @@ impl FileSystem {
             ignore_case,
             literal,
             context,
+            hidden: self.limits.contract.is_workspace() && glob.is_some_and(names_hidden_for_rg),
             max_results: self.limits.max_search_results,
         };
-        let authorize = |walked: &Path| self.ripgrep_entry(walked);
+        // Workspace: a file named explicitly is shown by the name it was reached by (0.62.0
+        // prints what `rg` was given), not its resolved target's.
+        let named = (self.limits.contract.is_workspace() && kind == Some(Kind::File))
+            .then(|| self.named_path(path));
+        let authorize = |walked: &Path| {
+            let shown = self.ripgrep_entry(walked)?;
+            Some(named.clone().unwrap_or(shown))
+        };
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_search_results;
         Ok(Outcome::listing(

@@ -21,7 +21,7 @@ use crate::fs::access::Fnmatch;
 use crate::fs::hash::is_binary;
 use crate::fs::path::{fstat, is_reg, READ_FLAGS};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
-use crate::fs::walk::{has_hidden_component, sort_key, Kind, Walker};
+use crate::fs::walk::{has_hidden_component, names_hidden, sort_key, Kind, Walker};
 use crate::fs::{FileSystem, Outcome};
 
 /// A compiled search pattern.
@@ -460,6 +460,44 @@ pub fn matching_lines(
     (out, false)
 }
 
+/// `matching_lines` under the workspace contract (0.62.0's `matching_lines`): lines end at
+/// `\n` only, and a line is matched and shown without its `\n` and one `\r` before it.
+pub fn matching_newline_lines(
+    text: &str,
+    pattern: &Pattern,
+    pre: Option<&regex::bytes::Regex>,
+    label: &str,
+    limit: usize,
+) -> (Vec<String>, bool) {
+    let s = text.as_bytes();
+    let mut out = Vec::new();
+    // Line `line_no` starts at `start`; `next_hit` is where the prefilter next allows a match.
+    let (mut start, mut line_no) = (0, 1);
+    while start < s.len() {
+        if let Some(pre) = pre {
+            let Some(hit) = pre.find_at(s, start) else {
+                break;
+            };
+            let line_start =
+                memchr::memrchr(b'\n', &s[start..hit.start()]).map_or(start, |p| start + p + 1);
+            line_no += memchr::memchr_iter(b'\n', &s[start..line_start]).count();
+            start = line_start;
+        }
+        let end = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |p| start + p);
+        let mut line = &text[start..end];
+        line = line.strip_suffix('\r').unwrap_or(line);
+        if pattern.is_match(line) {
+            if out.len() >= limit {
+                return (out, true);
+            }
+            out.push(format!("{label}:{line_no}:{line}"));
+        }
+        start = end + 1;
+        line_no += 1;
+    }
+    (out, false)
+}
+
 /// Matches kept by file sort key, trimmed so only the first `max + 1` in order remain.
 #[derive(Default)]
 struct Kept {
@@ -555,8 +593,16 @@ impl FileSystem {
         };
         // The matches kept so far, by sort key; only the first `max + 1` in key order matter.
         let kept: Mutex<Kept> = Mutex::new(Kept::default());
+        let workspace = self.limits.contract.is_workspace();
+        let matching = if workspace {
+            matching_newline_lines
+        } else {
+            matching_lines
+        };
         let search_one = |abs: &Path, rel: &Path, kind: Kind, buf: &mut Vec<u8>| {
-            if !matches!(kind, Kind::File | Kind::Symlink) {
+            // Workspace: a symlinked file met in the walk is not searched (0.62.0 on a
+            // LocalWorkspace, whose `rg` and `find -type f` do not follow it); one named is.
+            if !(kind == Kind::File || kind == Kind::Symlink && !workspace) {
                 return;
             }
             let rel_text = rel.to_string_lossy();
@@ -587,24 +633,33 @@ impl FileSystem {
             }
             let label = self.root.shown(abs, &resolved);
             let found = match std::str::from_utf8(buf) {
-                Ok(text) => matching_lines(text, &compiled, pre.as_ref(), &label, max + 1).0,
+                Ok(text) => matching(text, &compiled, pre.as_ref(), &label, max + 1).0,
                 Err(_) => {
                     let text = String::from_utf8_lossy(buf);
-                    matching_lines(&text, &compiled, pre.as_ref(), &label, max + 1).0
+                    matching(&text, &compiled, pre.as_ref(), &label, max + 1).0
                 }
             };
             if !found.is_empty() {
                 kept.lock().unwrap().insert(key, found, max);
             }
         };
+        // Document: nothing hidden is searched. Workspace: what was named explicitly (a hidden
+        // path, or a glob naming a hidden component) is; other hidden entries are counted.
+        let hidden_root = !workspace && has_hidden_component(&resolved.rel);
+        let mut hidden = 0;
         match &meta {
-            Some(m) if m.is_file() && !has_hidden_component(&resolved.rel) => {
+            Some(m) if m.is_file() && !hidden_root => {
                 search_one(&resolved.abs, &resolved.rel, Kind::File, &mut Vec::new());
             }
-            Some(m) if m.is_dir() && !has_hidden_component(&resolved.rel) => {
-                Walker::new(self, &resolved).for_each_with(cancel, Vec::new, |buf, entry| {
+            Some(m) if m.is_dir() && !hidden_root => {
+                let include_hidden = workspace && include_glob.is_some_and(names_hidden);
+                let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
+                walker.for_each_with(cancel, Vec::new, |buf, entry| {
                     search_one(entry.abs, entry.rel, entry.kind, buf);
                 })?;
+                if workspace {
+                    hidden = walker.hidden_skipped();
+                }
             }
             Some(m) if m.is_file() || m.is_dir() => {}
             // The document: a failed operation emits no event; the reference answers
@@ -632,14 +687,22 @@ impl FileSystem {
                 results.push(line);
             }
         }
+        // Workspace: the cap text a LocalWorkspace user of 0.62.0 sees (its `rg` and `grep`
+        // paths); our engine has no output byte limit, only the line cap.
+        let unit = if workspace {
+            "lines or search output byte limit"
+        } else {
+            "matches"
+        };
         Ok(Outcome::listing(
             resolved.event_str(),
             results,
             truncated,
             max,
-            "matches",
+            unit,
             "No matches found.",
-        ))
+        )
+        .with_hidden(hidden))
     }
 }
 
@@ -696,6 +759,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// 0.62.0's `matching_lines`: `\n` lines, each without its `\n` and one `\r`.
+    fn naive_newline(text: &str, p: &Pattern, limit: usize) -> (Vec<String>, bool) {
+        let mut out = Vec::new();
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            let line = line.strip_suffix('\n').unwrap_or(line);
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if p.is_match(line) {
+                if out.len() >= limit {
+                    return (out, true);
+                }
+                out.push(format!("f:{}:{line}", i + 1));
+            }
+        }
+        (out, false)
+    }
+
+    #[test]
+    fn newline_lines_equal_naive_with_and_without_prefilter() {
+        let texts = [
+            "alpha\nbeta TODO\r\ngamma\rTODO delta\x0bTODO\u{2028}x TODO y\n\nTODO",
+            "no match here\n",
+            "TODO",
+            "\r\nTODO\r\n\r\nTODO TODO\n",
+            "a\u{85}TODOb\u{2029}TODO\r",
+        ];
+        for pat in [
+            "TODO",
+            "TO+DO",
+            "^TODO",
+            "TODO$",
+            "(?i)todo",
+            "x TODO|gamma",
+        ] {
+            let p = Pattern::new(pat).unwrap();
+            let pre = prefilter(pat);
+            for text in texts {
+                for limit in [0, 1, 2, 100] {
+                    let expected = naive_newline(text, &p, limit);
+                    assert_eq!(
+                        matching_newline_lines(text, &p, pre.as_ref(), "f", limit),
+                        expected,
+                        "{pat} {text:?} {limit}"
+                    );
+                    assert_eq!(matching_newline_lines(text, &p, None, "f", limit), expected);
+                }
+            }
+        }
+        // A lone CR does not end a line: one line, numbered 1.
+        let p = Pattern::new("c").unwrap();
+        assert_eq!(
+            matching_newline_lines("a\rb\rc", &p, None, "f", 9).0,
+            ["f:1:a\rb\rc"]
+        );
     }
 
     #[test]

@@ -14,6 +14,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
@@ -149,6 +151,34 @@ pub fn has_hidden_component(rel: &Path) -> bool {
     rel.components().any(|c| is_hidden(c.as_os_str()))
 }
 
+/// Whether a workspace-contract walk includes hidden entries because the caller's glob names
+/// one: a component starting with `.` (`.*`, `.github/*`). Source: `_explicit_hidden` (0.62.0).
+pub fn names_hidden(glob: &str) -> bool {
+    glob.split('/').any(|part| part.starts_with('.'))
+}
+
+/// The notice 0.62.0 ends a listing or walker search with when it skipped hidden entries.
+/// Source: `_with_walk_notice`, `_list_directory`, _toolset.py (0.62.0).
+pub fn hidden_notice(count: usize) -> String {
+    format!("[{count} hidden entries omitted; name a hidden path explicitly to include it]")
+}
+
+impl Outcome {
+    /// Ends the result with [`hidden_notice`] when `count` hidden entries were skipped; an empty
+    /// result (`No matches found.` and the like) becomes the notice alone, as in 0.62.0.
+    pub fn with_hidden(mut self, count: usize) -> Self {
+        if count > 0 {
+            if self.count == 0 && !self.truncated {
+                self.text = hidden_notice(count);
+            } else {
+                self.text.push('\n');
+                self.text.push_str(&hidden_notice(count));
+            }
+        }
+        self
+    }
+}
+
 fn not_a_directory(path: &str) -> Error {
     Error::new(ErrorKind::NotFound, format!("Not a directory: {path}"))
 }
@@ -180,6 +210,34 @@ impl FileSystem {
         Ok((resolved, st))
     }
 
+    /// `path` as the model wrote it, relative to `cwd` and normalized lexically (`..` taken
+    /// against the components before it, symlinks not followed): `posixpath.relpath` of the
+    /// workspace's textual resolution.
+    pub(crate) fn named_path(&self, path: &str) -> String {
+        self.root.rel_to_cwd(&self.lexical(path))
+    }
+
+    /// `path` made absolute from `cwd` and normalized lexically (symlinks not followed).
+    fn lexical(&self, path: &str) -> std::path::PathBuf {
+        let mut abs = std::path::PathBuf::from("/");
+        let base = if path.starts_with('/') {
+            Path::new("/")
+        } else {
+            self.root.cwd()
+        };
+        for part in base.join(path).components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    abs.pop();
+                }
+                std::path::Component::Normal(name) => abs.push(name),
+                _ => {}
+            }
+        }
+        abs
+    }
+
+
     /// `list_directory`: the entries of one directory, sorted by name, as `rel/` for
     /// directories and `rel  (N bytes)` for files (paths relative to `cwd`), capped at
     /// `max_list_results` with `[... truncated at N entries]`.
@@ -199,7 +257,10 @@ impl FileSystem {
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
         let mut entries = list_fd(fd).map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-        let root_hidden = has_hidden_component(&resolved.rel);
+        let workspace = self.limits.contract.is_workspace();
+        // Document: nothing below a hidden directory is shown. Workspace: the listed directory
+        // was named explicitly, so only its own hidden entries are left out (and counted).
+        let root_hidden = !workspace && has_hidden_component(&resolved.rel);
         // Entry names relative to cwd: the directory's own relpath joined with the name,
         // except for an entry that is cwd or one of its ancestors.
         let dir_rel = self.root.shown(&resolved.abs, &resolved);
@@ -215,16 +276,20 @@ impl FileSystem {
         let mut truncated = false;
         let entries: Vec<DirEntry> = if root_hidden {
             Vec::new()
+        } else if workspace {
+            entries
         } else {
             entries
                 .into_iter()
                 .filter(|e| !is_hidden(&e.name))
                 .collect()
         };
+        let mut hidden = 0;
         // Sizes of the regular entries that can be shown, fetched in parallel up front.
         let wanted = entries.len().min(max.saturating_add(65));
         let sizes = prefetch_stats(&dir_fd, &entries[..wanted]);
         let mut text = String::new();
+        let mut linked: Option<(bool, u64)> = None;
         let prefix = if dir_rel == "." {
             String::new()
         } else {
@@ -234,6 +299,10 @@ impl FileSystem {
             if index % 1024 == 0 {
                 cancel.check()?;
             }
+            if workspace && is_hidden(&entry.name) {
+                hidden += 1;
+                continue;
+            }
             let on_cwd_path = cwd_child.is_some_and(|c| c.as_os_str() == entry.name);
             let abs = (!plain || entry.kind == Kind::Symlink || on_cwd_path)
                 .then(|| resolved.abs.join(&entry.name));
@@ -241,6 +310,17 @@ impl FileSystem {
                 Some(abs) if !plain || entry.kind == Kind::Symlink => {
                     match self.walk_target(abs, entry.kind != Kind::Symlink) {
                         Some(t) => Some(t),
+                        None if workspace && entry.kind == Kind::Symlink => {
+                            // 0.62.0 lists a link leading outside by its own name, with its
+                            // target's type and size (never its content).
+                            match self.listed_link(abs) {
+                                Some(st) => {
+                                    linked = Some(st);
+                                    None
+                                }
+                                None => continue,
+                            }
+                        }
                         None => continue,
                     }
                 }
@@ -249,6 +329,7 @@ impl FileSystem {
             // The target's type and size, symlinks followed; a dangling one is skipped.
             let st =
                 match (entry.kind, &target) {
+                    _ if linked.is_some() => linked.take(),
                     (Kind::Symlink, Some(target)) => stat_beneath(&beneath, target)
                         .map(|s| (is_dir(s.st_mode), s.st_size as u64)),
                     (Kind::Dir, _) => Some((true, 0)),
@@ -283,6 +364,12 @@ impl FileSystem {
             }
             count += 1;
         }
+        if hidden > 0 {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&hidden_notice(hidden));
+        }
         if text.is_empty() {
             text.push_str("(empty directory)");
         }
@@ -294,6 +381,20 @@ impl FileSystem {
             emit: true,
             ..Default::default()
         })
+    }
+
+    /// Workspace contract: the type and size a symlink that leads outside the root (or to a
+    /// path the patterns refuse) is listed with, when its own name is readable and its target
+    /// exists; `None` to leave it out. Only `stat` follows the link; nothing is read.
+    fn listed_link(&self, abs: &Path) -> Option<(bool, u64)> {
+        let rel = abs.strip_prefix(self.root.real_root()).ok()?;
+        // Only the last hop may lead outside: nothing below a linked directory outside is
+        // listed (0.62.0's walk does not enter one).
+        self.root.resolve_entry(abs.parent()?)?;
+        let readable = self.access.is_unrestricted()
+            || self.access.is_readable(&crate::fs::path::rel_display(rel));
+        let meta = std::fs::metadata(abs).ok().filter(|_| readable)?;
+        Some((meta.is_dir(), if meta.is_dir() { 0 } else { meta.len() }))
     }
 
     /// `find_files`: entries matching a glob relative to `path` (Python 3.11 `Path.glob`),
@@ -368,9 +469,11 @@ impl FileSystem {
         let max = self.limits.max_find_results;
         // A trailing `/` makes the last component match directories only.
         let require_dir = pattern.ends_with('/');
+        let workspace = self.limits.contract.is_workspace();
         let mut finder = Finder {
             fs: self,
             beneath: self.root.open_root_if_exists()?,
+            recursive: glob_parts.iter().any(|p| matches!(p, Part::Recursive)),
             parts: glob_parts,
             require_dir,
             max,
@@ -379,9 +482,13 @@ impl FileSystem {
             cancel,
             workspace,
             walk: resolved.clone(),
+            include_hidden: workspace && names_hidden(pattern),
+            hidden: 0,
         };
-        // `..` components and hidden walk roots only ever produce hidden paths.
-        if !has_hidden_component(&resolved.rel) && !parts.contains(&"..") {
+        // Document: `..` components and hidden walk roots only ever produce hidden paths.
+        // Workspace: hidden is judged below the walk's root, which was named explicitly.
+        let hidden_root = !workspace && has_hidden_component(&resolved.rel);
+        if !hidden_root && !parts.contains(&"..") {
             let start = finder.closure(vec![0]);
             finder.visit(&resolved.abs, true, true, &start)?;
         }
@@ -392,7 +499,8 @@ impl FileSystem {
             max,
             "matches",
             "No matches found.",
-        ))
+        )
+        .with_hidden(finder.hidden))
     }
 }
 
@@ -485,6 +593,13 @@ struct Finder<'a> {
     workspace: bool,
     /// The walk root, for the names shown.
     walk: Resolved,
+    /// The pattern has a `**` component.
+    recursive: bool,
+    /// Workspace contract: the pattern names a hidden component, so hidden entries match.
+    include_hidden: bool,
+    /// Workspace contract: hidden entries the pattern would have matched (a hidden directory
+    /// too under `**`), left out. Source: `_find_files`, _toolset.py (0.62.0).
+    hidden: usize,
 }
 
 impl Finder<'_> {
@@ -508,17 +623,21 @@ impl Finder<'_> {
 
     /// Emits `abs` if accepted; returns false once the cap is passed (stop the walk).
     fn emit(&mut self, abs: &Path, is_real: bool, known_dir: Option<bool>) -> bool {
-        let Some(target) = self.fs.walk_target(abs, is_real) else {
-            return true;
-        };
-        // A real entry's type is known from `readdir`; a symlink's target is stat'ed
-        // beneath the root (a dangling one is skipped).
-        let dir = match known_dir {
-            Some(d) if is_real => d,
-            _ => match self.beneath.as_ref().and_then(|b| stat_beneath(b, &target)) {
-                Some(st) => is_dir(st.st_mode),
+        let dir = match self.fs.walk_target(abs, is_real) {
+            // A real entry's type is known from `readdir`; a symlink's target is stat'ed
+            // beneath the root (a dangling one is skipped).
+            Some(target) => match known_dir {
+                Some(d) if is_real => d,
+                _ => match self.beneath.as_ref().and_then(|b| stat_beneath(b, &target)) {
+                    Some(st) => is_dir(st.st_mode),
+                    None => return true,
+                },
+            },
+            None if self.workspace => match self.fs.listed_link(abs) {
+                Some((dir, _)) => dir,
                 None => return true,
             },
+            None => return true,
         };
         if self.lines.len() >= self.max {
             self.truncated = true;
@@ -564,7 +683,8 @@ impl Finder<'_> {
         let mut entries = list_path(dir);
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         for entry in entries {
-            if is_hidden(&entry.name) {
+            let hidden = is_hidden(&entry.name) && !self.include_hidden;
+            if hidden && !self.workspace {
                 continue;
             }
             let child = dir.join(&entry.name);
@@ -607,6 +727,12 @@ impl Finder<'_> {
                 }
             }
             let next = self.closure(next);
+            if hidden {
+                if matched_last || next.contains(&n) || (self.recursive && is_dir_follow(&child)) {
+                    self.hidden += 1;
+                }
+                continue;
+            }
             let child_real = is_real && entry.kind != Kind::Symlink;
             if (matched_last || next.contains(&n))
                 && !self.emit(
@@ -654,6 +780,8 @@ pub struct Walker<'a> {
     fs: &'a FileSystem,
     root: &'a Resolved,
     threads: usize,
+    include_hidden: bool,
+    hidden: Arc<AtomicUsize>,
 }
 
 /// The kind of a walked entry the walker visits; `None` for a directory (walked into, not visited).
@@ -676,7 +804,40 @@ impl<'a> Walker<'a> {
             .map(|t| t.get())
             .unwrap_or(1)
             .clamp(1, 8);
-        Walker { fs, root, threads }
+        Walker {
+            fs,
+            root,
+            threads,
+            include_hidden: false,
+            hidden: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Walks hidden entries too (the workspace contract, when the caller named a hidden path).
+    pub fn include_hidden(mut self, include: bool) -> Self {
+        self.include_hidden = include;
+        self
+    }
+
+    /// Hidden entries below the root the walk skipped, a pruned hidden directory counted once.
+    pub fn hidden_skipped(&self) -> usize {
+        self.hidden.load(Ordering::Relaxed)
+    }
+
+    /// The entry filter: the root itself, and then what is not hidden (or everything when
+    /// hidden entries are included), counting what it skips into `counter`.
+    fn filter(
+        &self,
+        counter: Arc<AtomicUsize>,
+    ) -> impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static {
+        let include_hidden = self.include_hidden;
+        move |e| {
+            let keep = e.depth() == 0 || include_hidden || !is_hidden(e.file_name());
+            if !keep {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+            keep
+        }
     }
 
     /// Sets the number of walking threads (1: walk on the calling thread).
@@ -694,11 +855,13 @@ impl<'a> Walker<'a> {
         I: Fn() -> S,
         F: Fn(&mut S, &WalkEntry<'_>),
     {
+        // Counted apart: only a walk that was the whole tree adds its count.
+        let hidden = Arc::new(AtomicUsize::new(0));
         let walk = ignore::WalkBuilder::new(&self.root.abs)
             .standard_filters(false)
             .hidden(false)
             .follow_links(false)
-            .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()))
+            .filter_entry(self.filter(hidden.clone()))
             .build();
         let mut entries = Vec::new();
         for entry in walk {
@@ -715,6 +878,8 @@ impl<'a> Walker<'a> {
             }
             entries.push((entry.into_path(), kind));
         }
+        self.hidden
+            .fetch_add(hidden.load(Ordering::Relaxed), Ordering::Relaxed);
         let real_root = self.fs.root.real_root();
         let mut state = init();
         for (abs, kind) in &entries {
@@ -742,7 +907,9 @@ impl<'a> Walker<'a> {
         I: Fn() -> S + Sync,
         F: Fn(&mut S, &WalkEntry<'_>) + Sync,
     {
-        if has_hidden_component(&self.root.rel) {
+        // The document's dot rule is root-relative; the workspace's is relative to the walk's
+        // own root, so a hidden directory named explicitly is walked.
+        if !self.fs.limits.contract.is_workspace() && has_hidden_component(&self.root.rel) {
             return Ok(());
         }
         let real_root = self.fs.root.real_root();
@@ -754,7 +921,7 @@ impl<'a> Walker<'a> {
             .hidden(false)
             .follow_links(false)
             .threads(self.threads)
-            .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()))
+            .filter_entry(self.filter(self.hidden.clone()))
             .build_parallel();
         walker.run(|| {
             let (init, visit) = (&init, &visit);
@@ -1004,5 +1171,112 @@ mod tests {
             f.list_directory("secrets.yaml", &c).unwrap_err().message,
             "Path 'secrets.yaml' is denied by pattern '*.yaml'."
         );
+    }
+
+    fn workspace_tree() -> (tempfile::TempDir, FileSystem) {
+        let (d, mut f) = tree(None, &[]);
+        f.limits.contract = crate::fs::Contract::Workspace;
+        fs::write(d.path().join(".env"), "x").unwrap();
+        fs::write(d.path().join("src/.cache.py"), "c").unwrap();
+        (d, f)
+    }
+
+    /// 0.62.0: hidden entries are left out unless named, and counted in the trailer; a link
+    /// leading outside is listed (its target is only `stat`ed).
+    #[test]
+    fn workspace_walks_count_hidden_entries() {
+        let (_d, f) = workspace_tree();
+        let c = CancelFlag::new();
+        let trailer = |n| hidden_notice(n);
+        assert_eq!(
+            f.list_directory(".", &c).unwrap().text,
+            format!(
+                "alias.txt  (1 bytes)\netc/\nsecrets.yaml  (1 bytes)\nsl/\nsrc/\n{}",
+                trailer(2)
+            )
+        );
+        assert_eq!(f.list_directory(".", &c).unwrap().count, 5);
+        assert_eq!(
+            f.list_directory(".h", &c).unwrap().text,
+            ".h/z.py  (1 bytes)"
+        );
+        assert_eq!(
+            f.find_files("*.py", "src", &c).unwrap().text,
+            format!("src/a-b.py\nsrc/main.py\n{}", trailer(1))
+        );
+        assert_eq!(f.find_files(".*", ".", &c).unwrap().text, ".env\n.h/");
+        assert_eq!(f.find_files("*", ".h", &c).unwrap().text, ".h/z.py");
+        assert_eq!(
+            f.find_files("*.none", ".", &c).unwrap().text,
+            "No matches found."
+        );
+        let mut capped = workspace_tree();
+        capped.1.limits.max_list_results = 1;
+        assert_eq!(
+            capped.1.list_directory(".", &c).unwrap().text,
+            format!(
+                "alias.txt  (1 bytes)\n[... truncated at 1 entries]\n{}",
+                trailer(2)
+            )
+        );
+        // The document's contract is unchanged: no trailer, outside links hidden.
+        capped.1.limits.contract = crate::fs::Contract::Document;
+        capped.1.limits.max_list_results = 1000;
+        assert_eq!(
+            capped.1.list_directory(".", &c).unwrap().text,
+            "alias.txt  (1 bytes)\nsecrets.yaml  (1 bytes)\nsl/\nsrc/"
+        );
+    }
+
+    /// 0.62.0's events keep the name a file or directory was reached by; the document's
+    /// name the resolved target.
+    #[test]
+    fn events_name_the_path_as_reached() {
+        let (_d, mut f) = workspace_tree();
+        let c = CancelFlag::new();
+        let paths = |f: &FileSystem| {
+            [
+                f.read_file("alias.txt", 0, None, None, &c).unwrap().path,
+                f.list_directory("sl", &c).unwrap().path,
+                f.find_files("*", "sl/", &c).unwrap().path,
+                f.search_files("x", "./sl/../sl", None, &c).unwrap().path,
+                f.list_directory(".", &c).unwrap().path,
+            ]
+        };
+        assert_eq!(paths(&f), ["alias.txt", "sl", "sl", "sl", "."]);
+        f.limits.contract = crate::fs::Contract::Document;
+        assert_eq!(paths(&f), ["secrets.yaml", "src", "src", "src", "."]);
+    }
+
+    #[test]
+    fn walker_counts_pruned_hidden_entries_on_both_paths() {
+        for count in [3, SMALL_TREE_ENTRIES + 40] {
+            let dir = tempfile::tempdir().unwrap();
+            let r = dir.path();
+            fs::create_dir_all(r.join("d/.hidden/deep")).unwrap();
+            fs::write(r.join("d/.hidden/deep/no"), "").unwrap();
+            fs::write(r.join(".no"), "").unwrap();
+            for i in 0..count {
+                fs::write(r.join(format!("d/f{i:04}")), "").unwrap();
+            }
+            let f = FileSystem::new(r.to_str().unwrap(), None, &[], &[], &[], limits()).unwrap();
+            let root = f.safe_resolve(".", false, false).unwrap();
+            let walker = Walker::new(&f, &root).threads(2);
+            walker
+                .for_each_with(&CancelFlag::new(), || (), |_, _| {})
+                .unwrap();
+            assert_eq!(walker.hidden_skipped(), 2, "{count} files");
+            let all = Walker::new(&f, &root).threads(2).include_hidden(true);
+            let seen = std::sync::atomic::AtomicUsize::new(0);
+            all.for_each_with(
+                &CancelFlag::new(),
+                || (),
+                |_, _| {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                },
+            )
+            .unwrap();
+            assert_eq!((all.hidden_skipped(), seen.into_inner()), (0, count + 2));
+        }
     }
 }

@@ -20,8 +20,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
 use crate::fs::hash::{is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
 use crate::fs::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
-use crate::fs::text::{py_repr, split_lines};
-use crate::fs::{FileSystem, Outcome, NOT_REGULAR_FILE};
+use crate::fs::text::py_repr;
+use crate::fs::{Contract, FileSystem, Outcome, NOT_REGULAR_FILE};
 
 /// The guard of a write announced against a path with nothing at it. Source: `_ABSENT_HASH`.
 pub const ABSENT_HASH: &str = "<absent>";
@@ -202,6 +202,7 @@ pub(crate) fn written_text(
     path: &str,
     content: &str,
     content_hashes: bool,
+    contract: Contract,
 ) -> (String, String) {
     let hash = text_hash(content);
     let suffix = if content_hashes {
@@ -214,7 +215,7 @@ pub(crate) fn written_text(
         _ => format!(
             "Wrote {} chars ({} lines) to {path}.{suffix}",
             content.chars().count(),
-            split_lines(content).len()
+            crate::fs::read::line_count(content, contract)
         ),
     };
     (text, hash)
@@ -244,9 +245,10 @@ fn read_all(
 fn hash_keep(
     file: &mut File,
     keep: usize,
+    contract: Contract,
     cancel: &CancelFlag,
 ) -> std::io::Result<Result<(String, Vec<u8>)>> {
-    let mut h = DiskHasher::new();
+    let mut h = DiskHasher::for_contract(contract);
     let mut head = Vec::new();
     let mut chunk = vec![0u8; 1 << 20];
     loop {
@@ -502,7 +504,7 @@ impl FileSystem {
                 }
                 Ok(File::from(fd))
             })
-            .and_then(|mut f| hash_keep(&mut f, DIFF_SOURCE_BYTES, cancel));
+            .and_then(|mut f| hash_keep(&mut f, DIFF_SOURCE_BYTES, self.limits.contract, cancel));
         let (current, head) = match read {
             Ok(r) => r?,
             Err(e) => {
@@ -674,8 +676,8 @@ impl FileSystem {
             let mut file = File::from(fd.try_clone().map_err(|e| self.io_error(&e, rel))?);
             file.seek(SeekFrom::Start(0))
                 .map_err(|e| self.io_error(&e, rel))?;
-            let (current, _) =
-                hash_keep(&mut file, 0, cancel).map_err(|e| self.io_error(&e, rel))??;
+            let (current, _) = hash_keep(&mut file, 0, self.limits.contract, cancel)
+                .map_err(|e| self.io_error(&e, rel))??;
             if current != *expected {
                 return Err(conflict(path, expected, &current));
             }
@@ -695,6 +697,7 @@ impl FileSystem {
             path,
             &plan.content,
             self.limits.content_hashes,
+            self.limits.contract,
         );
         Ok(Outcome {
             text,

@@ -29,10 +29,19 @@ pub struct PyOutcome {
     truncated: bool,
     #[pyo3(get)]
     emit: bool,
+    /// read_file, workspace contract: the media type of an image or PDF returned as content.
+    #[pyo3(get)]
+    media_type: Option<&'static str>,
+    /// Its bytes (converted to `bytes` when read, not before).
+    media_data: Option<Vec<u8>>,
 }
 
 impl From<Outcome> for PyOutcome {
     fn from(o: Outcome) -> Self {
+        let (media_type, media_data) = match o.media {
+            Some(m) => (Some(m.media_type), Some(m.data)),
+            None => (None, None),
+        };
         PyOutcome {
             text: o.text,
             path: o.path,
@@ -40,12 +49,20 @@ impl From<Outcome> for PyOutcome {
             count: o.count,
             truncated: o.truncated,
             emit: o.emit,
+            media_type,
+            media_data,
         }
     }
 }
 
 #[pymethods]
 impl PyOutcome {
+    /// The bytes of the image or PDF in `media_type`, or `None`.
+    #[getter]
+    fn media_data<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        self.media_data.as_deref().map(|d| PyBytes::new(py, d))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Outcome(text={:?}, path={:?}, content_hash={:?}, count={}, truncated={}, emit={})",
@@ -179,13 +196,22 @@ impl PyFileSystemCore {
         self.inner.root.real_root().to_string_lossy().into_owned()
     }
 
+    /// `'document'` or `'workspace'`: whose defaults and texts this core follows.
+    #[getter]
+    fn contract(&self) -> &'static str {
+        match self.inner.limits.contract {
+            Contract::Document => "document",
+            Contract::Workspace => "workspace",
+        }
+    }
+
     /// The resolved working directory.
     #[getter]
     fn cwd(&self) -> String {
         self.inner.root.cwd().to_string_lossy().into_owned()
     }
 
-    #[pyo3(signature = (path, offset, limit, *, cancel))]
+    #[pyo3(signature = (path, offset, limit, *, cancel, guessed_type = None))]
     fn read_file(
         &self,
         py: Python<'_>,
@@ -193,10 +219,14 @@ impl PyFileSystemCore {
         offset: i64,
         limit: Option<i64>,
         cancel: PyRef<'_, PyCancelToken>,
+        guessed_type: Option<String>,
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
-        run(py, move || fs.read_file(&path, offset, limit, &flag)).map(Into::into)
+        run(py, move || {
+            fs.read_file(&path, offset, limit, guessed_type.as_deref(), &flag)
+        })
+        .map(Into::into)
     }
 
     #[pyo3(signature = (path, *, cancel))]

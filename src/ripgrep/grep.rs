@@ -63,37 +63,46 @@ pub fn grep(
     let mut stderr = String::new();
     if is_dir {
         let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
-        for_each_file(target, cwd, ".", overrides, types, cancel, |item| {
-            cancel.check()?;
-            let (walked, printed) = match item {
-                Walked::Error(line) => {
-                    push_line(&mut stderr, &line);
-                    return Ok(true);
+        for_each_file(
+            target,
+            cwd,
+            ".",
+            overrides,
+            types,
+            opts.hidden,
+            cancel,
+            |item| {
+                cancel.check()?;
+                let (walked, printed) = match item {
+                    Walked::Error(line) => {
+                        push_line(&mut stderr, &line);
+                        return Ok(true);
+                    }
+                    Walked::File { path, printed } => (path, printed),
+                };
+                let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit);
+                // `search_path` without memory maps is `search_reader` on the opened file; the
+                // reader wrapper lets a cancel interrupt a long file between reads.
+                let result = open_regular(&walked).and_then(|file| match file {
+                    Some(inner) => {
+                        searcher.search_reader(&matcher, CancelReader { inner, cancel }, &mut sink)
+                    }
+                    None => Ok(()),
+                });
+                let stopped = sink.stopped();
+                cancel.check()?;
+                if let Err(err) = result {
+                    push_line(
+                        &mut stderr,
+                        &rg_line(format_args!("./{}: {err}", printed.display())),
+                    );
                 }
-                Walked::File { path, printed } => (path, printed),
-            };
-            let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit);
-            // `search_path` without memory maps is `search_reader` on the opened file; the
-            // reader wrapper lets a cancel interrupt a long file between reads.
-            let result = open_regular(&walked).and_then(|file| match file {
-                Some(inner) => {
-                    searcher.search_reader(&matcher, CancelReader { inner, cancel }, &mut sink)
-                }
-                None => Ok(()),
-            });
-            let stopped = sink.stopped();
-            cancel.check()?;
-            if let Err(err) = result {
-                push_line(
-                    &mut stderr,
-                    &rg_line(format_args!("./{}: {err}", printed.display())),
-                );
-            }
-            Ok(!stopped)
-        })?;
+                Ok(!stopped)
+            },
+        )?;
     } else {
         let name = target.file_name().map(Path::new).unwrap_or(target);
-        if !has_dot_component(name) {
+        if opts.hidden || !has_dot_component(name) {
             if let Err(err) = search_explicit(target, opts, &matcher, auth, &mut out, cancel) {
                 push_line(
                     &mut stderr,

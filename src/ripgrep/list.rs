@@ -30,19 +30,28 @@ pub fn list_files(
     let overrides = overrides(dir, opts.glob.as_deref())?;
     let mut out = Collector::new(opts.max_results);
     let mut stderr = String::new();
-    for_each_file(dir, dir, "./", overrides, types, cancel, |item| {
-        cancel.check()?;
-        Ok(match item {
-            Walked::Error(line) => {
-                push_line(&mut stderr, &line);
-                true
-            }
-            Walked::File { path, .. } => match auth.authorize(&path) {
-                Some(display) => out.push(display),
-                None => true,
-            },
-        })
-    })?;
+    for_each_file(
+        dir,
+        dir,
+        "./",
+        overrides,
+        types,
+        opts.hidden,
+        cancel,
+        |item| {
+            cancel.check()?;
+            Ok(match item {
+                Walked::Error(line) => {
+                    push_line(&mut stderr, &line);
+                    true
+                }
+                Walked::File { path, .. } => match auth.authorize(&path) {
+                    Some(display) => out.push(display),
+                    None => true,
+                },
+            })
+        },
+    )?;
     cancel.check()?;
     if !out.is_full() && !stderr.is_empty() {
         return Err(rg_failed(ErrorKind::InvalidArgument, &stderr));

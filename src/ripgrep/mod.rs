@@ -90,6 +90,8 @@ pub struct ListFilesOptions {
     /// `--glob`: a whitelist (or `!`-negated) glob relative to the walk root; overrides
     /// ignore files and hidden-file skipping, as in `rg`.
     pub glob: Option<String>,
+    /// `--hidden`: walk and show hidden files too (0.62.0 passes it when `glob` names one).
+    pub hidden: bool,
     /// `max_find_results`: lines kept; one more accepted entry sets `truncated`.
     pub max_results: usize,
 }
@@ -109,6 +111,8 @@ pub struct GrepOptions {
     pub literal: bool,
     /// `--context`: lines before and after each match; the caller checks `0..=20`.
     pub context: usize,
+    /// `--hidden`, as in [`ListFilesOptions::hidden`].
+    pub hidden: bool,
     /// `max_search_results`: lines kept; one more accepted line sets `truncated`.
     pub max_results: usize,
 }

@@ -42,12 +42,14 @@ pub(crate) enum Walked {
 /// Only regular files below the root are fed (`rg` skips the root directory, symlinks and
 /// other types), minus those the dot rule drops. `f` returns `Ok(false)` to stop early; the
 /// walker then stops too, having run at most a bounded number of entries ahead.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn for_each_file(
     root: &Path,
     cwd: &Path,
     root_shown: &str,
     overrides: Override,
     types: Types,
+    hidden: bool,
     cancel: &CancelFlag,
     mut f: impl FnMut(Walked) -> Result<bool>,
 ) -> Result<()> {
@@ -55,7 +57,7 @@ pub(crate) fn for_each_file(
         let (tx, rx) = mpsc::sync_channel::<Vec<Walked>>(AHEAD);
         scope.spawn(move || {
             let mut batch = Vec::with_capacity(BATCH);
-            for result in walk(root, cwd, overrides, types) {
+            for result in walk(root, cwd, overrides, types, hidden) {
                 if cancel.is_cancelled() {
                     break;
                 }
@@ -69,7 +71,7 @@ pub(crate) fn for_each_file(
                         }
                         let path = entry.into_path();
                         let printed = path.strip_prefix(cwd).unwrap_or(&path).to_path_buf();
-                        if has_dot_component(&printed) {
+                        if !hidden && has_dot_component(&printed) {
                             continue;
                         }
                         Walked::File { path, printed }
@@ -142,8 +144,15 @@ pub(crate) fn types(file_type: Option<&str>) -> Result<Types> {
 /// excludes file inside a git repository, ignore files of parent directories, entries
 /// sorted by file name bytes in each directory (a depth-first sorted walk).
 ///
-/// `cwd` is the directory `rg` would run in: it roots global gitignore matching.
-pub(crate) fn walk(path: &Path, cwd: &Path, overrides: Override, types: Types) -> Walk {
+/// `cwd` is the directory `rg` would run in: it roots global gitignore matching. `hidden`
+/// is `--hidden`: hidden files are walked too.
+pub(crate) fn walk(
+    path: &Path,
+    cwd: &Path,
+    overrides: Override,
+    types: Types,
+    hidden: bool,
+) -> Walk {
     let mut builder = WalkBuilder::new(path);
     builder
         .max_depth(None)
@@ -153,7 +162,7 @@ pub(crate) fn walk(path: &Path, cwd: &Path, overrides: Override, types: Types) -
         .same_file_system(false)
         .overrides(overrides)
         .types(types)
-        .hidden(true)
+        .hidden(!hidden)
         .parents(true)
         .ignore(true)
         .git_global(true)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, is_small_file, run_inline, run_native, run_sized
+from pydantic_ai_harness_rs.filesystem._content import guessed_type
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs._core import ChangePlan, FileSystemCore, Outcome
@@ -116,7 +117,8 @@ class LocalEngine:
         return is_small_file(os.path.join(self._cwd, path))
 
     async def read_file(self, path: str, offset: int, limit: int | None) -> Outcome:
-        return await run_sized(self.core.read_file, path, offset, limit, inline=self._small(path))
+        guessed = guessed_type(self.core, path)
+        return await run_sized(self.core.read_file, path, offset, limit, inline=self._small(path), guessed_type=guessed)
 
     async def file_info(self, path: str) -> Outcome:
         return await run_sized(self.core.file_info, path, inline=self._small(path))

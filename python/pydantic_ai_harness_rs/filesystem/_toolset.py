@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
@@ -33,6 +34,7 @@ from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
 from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
+from pydantic_ai_harness_rs.filesystem._content import read_result
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
 from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
 from pydantic_ai_harness_rs.filesystem._events import (
@@ -377,8 +379,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
     async def read_file(
         self, path: str, *, offset: int = 0, limit: int | None = None, workspace: WorkspaceBackend | None = None
-    ) -> str:
-        """Read a text file directly, outside an agent run (no event); in `workspace` when given."""
+    ) -> str | list[str | BinaryContent]:
+        """Read a file directly, outside an agent run (no event); in `workspace` when given. An image
+        or PDF under the workspace contract comes back as `[header, BinaryContent]`."""
         return await self._read_file(await self._engine(workspace), None, path, offset=offset, limit=limit)
 
     async def _read_file_tool(
@@ -407,13 +410,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         offset: int = 0,
         limit: int | None = None,
-    ) -> str:
+    ) -> str | list[str | BinaryContent]:
         outcome = await engine.read_file(path, offset, limit)
         if ctx is not None and outcome.emit:
             await ctx.emit(
                 FileReadEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
             )
-        return outcome.text
+        return read_result(outcome)
 
     # --- write_file ------------------------------------------------------------------------
 

@@ -213,6 +213,7 @@ impl Remote {
             &plan.path,
             &plan.content,
             self.limits.content_hashes,
+            crate::fs::Contract::Workspace,
         );
         Outcome {
             text,

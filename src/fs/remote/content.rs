@@ -161,6 +161,7 @@ impl Remote {
             limit,
             max_read_chars: self.limits.max_read_chars,
             content_hashes: self.limits.content_hashes,
+            contract: crate::fs::Contract::Workspace,
         };
         let mut reader = data;
         let mut scan = read::scan(&mut reader, spec.window(path), cancel)
