@@ -644,9 +644,9 @@ impl FileSystem {
             }
         };
         // Document: nothing hidden is searched. Workspace: what was named explicitly (a hidden
-        // path, or a glob naming a hidden component) is; other hidden entries are counted.
+        // path, or a glob naming a hidden component) is; other hidden entries are left out
+        // without a trailer, as 0.62.0's command-backed search on a LocalWorkspace does.
         let hidden_root = !workspace && has_hidden_component(&resolved.rel);
-        let mut hidden = 0;
         match &meta {
             Some(m) if m.is_file() && !hidden_root => {
                 search_one(&resolved.abs, &resolved.rel, Kind::File, &mut Vec::new());
@@ -657,9 +657,6 @@ impl FileSystem {
                 walker.for_each_with(cancel, Vec::new, |buf, entry| {
                     search_one(entry.abs, entry.rel, entry.kind, buf);
                 })?;
-                if workspace {
-                    hidden = walker.hidden_skipped();
-                }
             }
             Some(m) if m.is_file() || m.is_dir() => {}
             // The document: a failed operation emits no event; the reference answers
@@ -701,8 +698,7 @@ impl FileSystem {
             max,
             unit,
             "No matches found.",
-        )
-        .with_hidden(hidden))
+        ))
     }
 }
 

@@ -1173,9 +1173,15 @@ mod tests {
         );
     }
 
+    /// Switches `f` (its limits and its root's texts) to `contract`.
+    fn set_contract(f: &mut FileSystem, contract: crate::fs::Contract) {
+        f.limits.contract = contract;
+        f.root = f.root.clone().under(contract);
+    }
+
     fn workspace_tree() -> (tempfile::TempDir, FileSystem) {
         let (d, mut f) = tree(None, &[]);
-        f.limits.contract = crate::fs::Contract::Workspace;
+        set_contract(&mut f, crate::fs::Contract::Workspace);
         fs::write(d.path().join(".env"), "x").unwrap();
         fs::write(d.path().join("src/.cache.py"), "c").unwrap();
         (d, f)
@@ -1244,7 +1250,7 @@ mod tests {
             ]
         };
         assert_eq!(paths(&f), ["alias.txt", "sl", "sl", "sl", "."]);
-        f.limits.contract = crate::fs::Contract::Document;
+        set_contract(&mut f, crate::fs::Contract::Document);
         assert_eq!(paths(&f), ["secrets.yaml", "src", "src", "src", "."]);
     }
 

@@ -101,9 +101,7 @@ DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
     'missing_paths': _search_missing_path_retries,
 }
 
-PENDING: dict[str, str] = {
-    'hidden_entries': 'the hidden-entries trailer of list_directory/find_files/search_files (issue 7, branch fsread)',
-}
+PENDING: dict[str, str] = {}
 """Differences from 0.62.0 that another branch of issue 7 removes; xfail (not strict) until merged."""
 
 
