@@ -157,10 +157,11 @@ class Ours:
         self._cancel = _core.CancelToken()
 
     async def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> Any:
-        from pydantic_ai_harness_rs.filesystem._content import guessed_type, read_result
+        from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
 
         outcome = self._call(self._core.read_file, path, offset, limit, guessed_type=guessed_type(self._core, path))
-        return read_result(outcome)
+        content = media_content(outcome)
+        return outcome.text if content is None else [outcome.text, content]
 
     async def file_info(self, path: str) -> str:
         return self._call(self._core.file_info, path).text

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import BinaryContent
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs.filesystem._content import guessed_type, read_result
+from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
 
 PNG = b'\x89PNG\r\n\x1a\n' + bytes(61)
 TRAILER = '[{} hidden entries omitted; name a hidden path explicitly to include it]'
@@ -39,7 +39,8 @@ def core(root: Path, contract: str = 'workspace', **limits: int) -> _core.FileSy
 
 def read(fs: _core.FileSystemCore, path: str, offset: int = 0, limit: int | None = None) -> object:
     outcome = fs.read_file(path, offset, limit, cancel=_core.CancelToken(), guessed_type=guessed_type(fs, path))
-    return read_result(outcome)
+    content = media_content(outcome)
+    return outcome.text if content is None else [outcome.text, content]
 
 
 def short_hash(data: bytes) -> str:

@@ -30,9 +30,9 @@ def guessed_type(core: FileSystemCore, path: str) -> str | None:
     return mimetypes.guess_type(path)[0]
 
 
-def read_result(outcome: Outcome) -> str | list[str | BinaryContent]:
-    """The tool result for a `read_file` outcome: its text, or `[header, BinaryContent]` for an
-    image or PDF of at most 5,000,000 bytes (workspace contract)."""
+def media_content(outcome: Outcome) -> BinaryContent | None:
+    """The image or PDF (at most 5,000,000 bytes, workspace contract) a `read_file` outcome carries
+    as `BinaryContent`, for the result `[header, BinaryContent]`; `None` for a text result."""
     if outcome.media_type is None or outcome.media_data is None:
-        return outcome.text
-    return [outcome.text, BinaryContent(data=outcome.media_data, media_type=outcome.media_type)]
+        return None
+    return BinaryContent(data=outcome.media_data, media_type=outcome.media_type)

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, is_small_file, run_inline, run_native, run_sized
-from pydantic_ai_harness_rs.filesystem._content import guessed_type
+from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
 
 if TYPE_CHECKING:
+    from pydantic_ai.messages import BinaryContent
+
     from pydantic_ai_harness_rs._core import ChangePlan, FileSystemCore, Outcome
 
 
@@ -48,7 +50,10 @@ class Engine(Protocol):
         """The root as events carry it: absolute, symlink-free, a path of the workspace (or host)."""
         ...
 
-    async def read_file(self, path: str, offset: int, limit: int | None) -> Outcome: ...
+    async def read_file(self, path: str, offset: int, limit: int | None) -> tuple[Outcome, BinaryContent | None]:
+        """The outcome, and the file itself for an image or PDF (workspace contract, at most 5 MB)."""
+        ...
+
     async def file_info(self, path: str) -> Outcome: ...
     async def list_directory(self, path: str) -> Outcome: ...
     async def search_files(self, pattern: str, path: str, include_glob: str | None) -> Outcome: ...
@@ -116,9 +121,12 @@ class LocalEngine:
         """Whether `path` is worth no thread hop (a hint only: the path is not used for I/O)."""
         return is_small_file(os.path.join(self._cwd, path))
 
-    async def read_file(self, path: str, offset: int, limit: int | None) -> Outcome:
+    async def read_file(self, path: str, offset: int, limit: int | None) -> tuple[Outcome, BinaryContent | None]:
         guessed = guessed_type(self.core, path)
-        return await run_sized(self.core.read_file, path, offset, limit, inline=self._small(path), guessed_type=guessed)
+        outcome = await run_sized(
+            self.core.read_file, path, offset, limit, inline=self._small(path), guessed_type=guessed
+        )
+        return outcome, media_content(outcome)
 
     async def file_info(self, path: str) -> Outcome:
         return await run_sized(self.core.file_info, path, inline=self._small(path))

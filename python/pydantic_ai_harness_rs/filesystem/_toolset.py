@@ -34,7 +34,6 @@ from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
 from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
-from pydantic_ai_harness_rs.filesystem._content import read_result
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
 from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
 from pydantic_ai_harness_rs.filesystem._events import (
@@ -46,6 +45,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FilesSearchedEvent,
     FileWrittenEvent,
 )
+from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
 
 if TYPE_CHECKING:
@@ -205,6 +205,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         self._engine_keys: weakref.WeakKeyDictionary[WorkspaceBackend, tuple[str | None, str]] = (
             weakref.WeakKeyDictionary()
         )
+        self._remote_engines: weakref.WeakKeyDictionary[Workspace, Engine] = weakref.WeakKeyDictionary()
         self._custom_streams = (
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
@@ -295,26 +296,36 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         return engine
 
     async def _remote_engine(self, workspace: Workspace) -> Engine:
-        """THE PLACE a workspace whose files are not on this host gets its engine (`_remote.py`).
+        """The engine for a workspace whose files are not on this host: `RemoteEngine` (`_remote.py`).
 
-        The boundary follows 0.62.0's `root_dir` semantics (`_bounds.py`), checked first; the
-        engine itself is not available yet: raises `NotImplementedError` naming what is supported.
+        Python moves bytes through the workspace protocol; the Rust core matches, hashes, windows,
+        diffs and words every result. The boundary follows 0.62.0's `root_dir` semantics
+        (`_bounds.py`), checked before any file I/O. One engine per workspace object (held weakly).
 
         Raises:
             UserError: `root_dir` cannot contain the workspace's working directory (0.62.0's texts).
         """
-        bounds = await workspace_bounds(workspace, root_spelling(self._root_dir))
-        # Plug in here: an engine per `(bounds.root, bounds.cwd)`, cached like the local ones, e.g.
-        #   RemoteEngine(workspace, root_dir=root_spelling(self._root_dir),
-        #                allowed_patterns=s['allowed_patterns'], denied_patterns=s['denied_patterns'],
-        #                read_only_patterns=read_only_patterns_for(s['read_only_patterns'], 'workspace'),
-        #                max_read_chars=max_read_chars_for(s['max_read_chars'], 'workspace'), ...)
-        # with `s = self._settings` (`_remote.py`).
-        del bounds
-        raise NotImplementedError(
-            'FileSystem on this workspace is not supported yet: only a `LocalWorkspace` (its files on this host) '
-            'is. Pass `root_dir=` to use a directory on this host instead.'
+        engine = self._remote_engines.get(workspace)
+        if engine is not None:
+            return engine
+        spelling = root_spelling(self._root_dir)
+        await workspace_bounds(workspace, spelling)
+        s = self._settings
+        engine = RemoteEngine(
+            workspace,
+            root_dir=spelling,
+            allowed_patterns=s['allowed_patterns'],
+            denied_patterns=s['denied_patterns'],
+            read_only_patterns=read_only_patterns_for(s['read_only_patterns'], 'workspace'),
+            max_read_lines=s['max_read_lines'],
+            max_read_chars=max_read_chars_for(s['max_read_chars'], 'workspace'),
+            max_list_results=s['max_list_results'],
+            max_search_results=s['max_search_results'],
+            max_find_results=s['max_find_results'],
+            content_hashes=s['content_hashes'],
         )
+        self._remote_engines[workspace] = engine
+        return engine
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         """The tools, described as the contract of the run's calls describes them (see `_descriptions.py`).
@@ -411,12 +422,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         offset: int = 0,
         limit: int | None = None,
     ) -> str | list[str | BinaryContent]:
-        outcome = await engine.read_file(path, offset, limit)
+        outcome, content = await engine.read_file(path, offset, limit)
         if ctx is not None and outcome.emit:
             await ctx.emit(
                 FileReadEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
             )
-        return read_result(outcome)
+        return outcome.text if content is None else [outcome.text, content]
 
     # --- write_file ------------------------------------------------------------------------
 
