@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import warnings
@@ -387,6 +388,24 @@ async def difference_fifty_mib() -> Any:
     ws = fresh()
     return await run([LocalWorkspace(ws), Shell(max_output_chars=200)], [
         rc("head -c 52428800 /dev/zero | tr '\\0' x; echo; echo LAST")])
+
+
+async def difference_nothing_on_path() -> Any:
+    """A local workspace whose PATH has `sh` and `base64` but no `mv`: the references refuse, we run."""
+    ws = fresh()
+    tools = Path(tempfile.mkdtemp(prefix='shell-compat-path-'))
+    for tool in ('sh', 'base64', 'sleep', 'wc'):
+        (tools / tool).symlink_to(shutil.which(tool))  # type: ignore[arg-type]
+    out = await run(
+        [LocalWorkspace(ws, env={'PATH': str(tools)}), Shell()], [('start_command', {'command': 'echo ran; exit 4'})]
+    )
+    jobs = ws / '.pydantic-ai-harness' / 'shell'
+    ids = [p for p in jobs.iterdir() if len(p.name) == 32] if jobs.exists() else []
+    if ids:
+        await wait_for(ids[0] / 'status.json', lambda t: json.loads(t)['exit_code'] is not None)
+        out['status'] = json.loads((ids[0] / 'status.json').read_text())['exit_code']
+        out['stdout'] = (ids[0] / 'stdout.log').read_text()
+    return out
 
 
 SCENARIOS = {name.removeprefix('scenario_'): fn for name, fn in globals().items() if name.startswith('scenario_')}

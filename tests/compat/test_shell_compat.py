@@ -181,3 +181,29 @@ def test_documented_differences(ref_python: Path, ours_path: Path, tmp_path: Pat
     kind, text = ours['difference_fifty_mib']['results'][0]
     assert kind == 'return'
     assert text.startswith('[... output truncated, showing last ') and text.endswith('xxx\nLAST\n')
+
+
+def test_differences_from_062(reference062_python: Path, ours_path: Path, tmp_path: Path) -> None:
+    """What 0.62.0 still does differently, each on purpose (README, "Shell")."""
+    names = ['difference_timeout_zero', 'difference_exit_zero_after_cd', 'difference_fifty_mib', 'difference_nothing_on_path']
+    ref = _run(reference062_python, 'ref', tmp_path / 'ref.json', *names)
+    ours = _run(reference062_python, 'ours', tmp_path / 'ours.json', *names, path=ours_path)
+
+    # The document's three, unchanged in 0.62.0.
+    assert ref['difference_timeout_zero']['error'][0] == 'ValueError'
+    assert ours['difference_timeout_zero'] == {
+        'results': [['retry', 'timeout_seconds must be a positive number of seconds.']]
+    }
+    assert ref['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>\n']
+    assert ours['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>/sub\n']
+    assert ref['difference_fifty_mib']['results'][0][0] == 'failed'
+    assert ours['difference_fifty_mib']['results'][0][0] == 'return'
+
+    # A local workspace whose PATH lacks `mv`: 0.62.0 (and the document) fail the call; our supervisor
+    # needs nothing from that PATH, so the job runs and records its exit.
+    assert ref['difference_nothing_on_path'] == {
+        'results': [['failed', 'Shell needs `mv` and `base64` on PATH in the workspace; this image lacks `mv`.']]
+    }
+    started = ours['difference_nothing_on_path']
+    assert started['results'][0][0] == 'return'
+    assert (started['status'], started['stdout']) == (4, 'ran\n')
