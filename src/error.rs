@@ -28,6 +28,9 @@ pub enum ErrorKind {
     InvalidPattern,
     /// Any other argument the model can correct (negative offset, bad context, ...).
     InvalidArgument,
+    /// The OS refused to start a command as too long (`E2BIG`) and the same invocation
+    /// without the model's command starts: the model can send a shorter one.
+    CommandTooLong,
     /// The call was cancelled from Python; no result is wanted.
     Cancelled,
     /// An OS error the model cannot fix (disk full, read-only disk): the run aborts.

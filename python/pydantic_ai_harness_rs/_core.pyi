@@ -24,6 +24,8 @@ class AmbiguousMatchError(RetryableError): ...
 class OffsetPastEndError(RetryableError): ...
 class InvalidPatternError(RetryableError): ...
 class InvalidArgumentError(RetryableError): ...
+class CommandTooLongError(RetryableError):
+    """The OS refused a command as too long (`E2BIG`) and the invocation without it starts."""
 class CancelledError(HarnessError): ...
 
 @final
@@ -318,17 +320,19 @@ class ForegroundCommand:
     def __init__(self) -> None: ...
     def run(
         self,
-        script: bytes,
+        prologue: bytes,
+        command: bytes,
         cwd: str,
         env: list[tuple[bytes, bytes]],
         timeout: float | None,
         max_file_bytes: int | None,
         tail_bytes: int,
     ) -> tuple[int, bytes, bytes, bool]:
-        """`/bin/sh -c script` in its own session: `(exit_code, stdout_tail, stderr_tail, timed_out)`.
+        """`/bin/sh -c prologue+command` in its own session: `(exit_code, stdout_tail, stderr_tail, timed_out)`.
 
-        Signal deaths are `128 + N`. Raises `OSError` when the spawn fails, `ValueError` for a NUL
-        byte, `CancelledError` after `kill()`.
+        Signal deaths are `128 + N`. Raises `CommandTooLongError` when the OS refuses `command` as
+        too long (`E2BIG`, and the prologue alone starts), `OSError` when the spawn fails otherwise,
+        `ValueError` for a NUL byte, `CancelledError` after `kill()`.
         """
     def kill(self) -> None: ...
 
@@ -339,9 +343,19 @@ def job_launch(
     command: bytes,
     combined: bool,
     max_file_bytes: int | None,
+    max_log_bytes: int | None,
     exclusive: bool,
 ) -> tuple[int, int | None] | None:
-    """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists."""
+    """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists.
+
+    Raises `CommandTooLongError` (nothing started, `dir` removed) when the OS refuses `command` as too long."""
+COMMAND_TOO_LONG: str
+"""What the model is told when the OS refuses its command as too long to start."""
+LOG_WATCHER: str
+"""The shell functions that keep a job's logs under `max_log_bytes` (`__harness_watch_logs LIMIT INTERVAL`)."""
+LOG_CHECK_INTERVAL: str
+"""Seconds between two log checks, as the reference's."""
+
 def job_attach(dir: str) -> tuple[int, int | None] | None: ...
 def job_status(dir: str) -> str | None: ...
 def job_size(path: str) -> int: ...

@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::group::{signal_group, stop_group};
-use super::spawn::{spawn_shell, Sink};
+use super::spawn::{spawn_error, spawn_shell, Sink};
 use super::tail::TailBuffer;
 use crate::error::{Error, Result};
 
@@ -31,8 +31,11 @@ const READ_CHUNK: usize = 64 * 1024;
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
-    /// The script for `/bin/sh -c`.
-    pub script: Vec<u8>,
+    /// The lines before the model's command (the script for `/bin/sh -c` is `prologue` +
+    /// `command`), so a refusal as too long can tell whose bytes are to blame.
+    pub prologue: Vec<u8>,
+    /// The model's command, the end of the script.
+    pub command: Vec<u8>,
     /// The directory the shell starts in.
     pub cwd: PathBuf,
     /// The complete environment, as `(name, value)` bytes.
@@ -101,21 +104,21 @@ impl Foreground {
             return Err(Error::cancelled());
         }
         let started = Instant::now();
-        let args = vec![b"-c".to_vec(), spec.script];
-        let spawned = spawn_shell(
+        let args = vec![b"-c".to_vec(), [&spec.prologue[..], &spec.command].concat()];
+        let spawned = match spawn_shell(
             &args,
             &spec.cwd,
             &spec.env,
             spec.max_file_bytes,
             Sink::Pipe,
             Sink::Pipe,
-        )
-        .map_err(|e| {
-            Error::io(
-                &e,
-                format!("Unable to start the command: {}", os_reason(&e)),
-            )
-        })?;
+        ) {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                let without = [b"-c".to_vec(), spec.prologue];
+                return Err(spawn_error(e, &without, &spec.cwd, &spec.env).await);
+            }
+        };
         let mut child = spawned.child;
         let pgid = child.id();
         let stdout = Arc::new(Mutex::new(TailBuffer::new(spec.tail_bytes)));
@@ -228,7 +231,8 @@ mod tests {
 
     fn spec(script: &str, timeout: Option<Duration>) -> RunSpec {
         RunSpec {
-            script: script.as_bytes().to_vec(),
+            prologue: Vec::new(),
+            command: script.as_bytes().to_vec(),
             cwd: std::env::temp_dir(),
             env: vec![(b"PATH".to_vec(), b"/usr/bin:/bin".to_vec())],
             timeout,
@@ -271,6 +275,22 @@ mod tests {
         assert!(outcome.timed_out);
         assert_eq!(outcome.stdout, b"start\n");
         assert_eq!(outcome.exit_code, 143);
+    }
+
+    #[test]
+    fn too_long_blames_the_command_only_when_it_is_the_cause() {
+        let huge = "x".repeat(200 * 1024);
+        let mut long_command = spec(&format!(": {huge}"), None);
+        long_command.prologue = b"cd / || exit\n".to_vec();
+        let err = Foreground::new().run(long_command).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::CommandTooLong);
+        assert_eq!(err.message, super::super::spawn::COMMAND_TOO_LONG);
+
+        let mut big_env = spec("true", None);
+        big_env.env.push((b"BIG".to_vec(), huge.into_bytes()));
+        let err = Foreground::new().run(big_env).unwrap_err();
+        assert!(matches!(err.kind, crate::error::ErrorKind::Io(_)));
+        assert_eq!(err.errno, Some(libc::E2BIG));
     }
 
     #[test]

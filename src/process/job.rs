@@ -20,14 +20,70 @@ use tokio::sync::watch;
 
 use super::foreground::os_reason;
 use super::group::{signal_group, wait_group_gone};
-use super::spawn::{file_limit_allowed, spawn_shell, Sink};
+use super::spawn::{file_limit_allowed, spawn_error, spawn_shell, Sink};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Seconds a job gets to exit after `SIGTERM` before its group gets `SIGKILL`.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
+/// Shell functions that keep a job's logs under `max_log_bytes`, shared by the local wrapper
+/// ([`wrapper`]) and the one a workspace reached by protocol runs.
+///
+/// `__harness_watch_logs LIMIT INTERVAL` checks `$out` and `$err` every `INTERVAL` seconds while
+/// the wrapper (`$$`) lives, and once more when stopped (`TERM`, or a `watch.stop` file in
+/// `$dir`); a log over `LIMIT` bytes is emptied and left holding the notice
+/// `[Log exceeded max_log_bytes=LIMIT; earlier output was cleared.]`, while the command keeps
+/// writing to it (its descriptor appends). A log holding no more than the notice is left alone.
+/// Each clear appends one byte to `$dir/log_clears` before and one after, so a reader can tell a
+/// clear under way (odd size) from one done. A command that reads its own log thus meets its end
+/// at the latest one interval later, and the disk holds at most one interval's output.
+/// `__harness_stop_watcher` stops the watcher started as `__harness_watcher` and waits for it.
+/// Start it in a subshell with its own redirections, `(__harness_watch_logs L I) > /dev/null &`:
+/// redirections on a bare function call leave dash's saved copy of the old descriptor open in
+/// the children, which would hold the launcher's pipe open until the watcher ends.
+/// Utilities are `$__harness_wc` and `$__harness_sleep`.
+pub const LOG_WATCHER: &str = r#"__harness_clear_logs() {
+  for __harness_log in "$out" "$err"; do
+    __harness_size=$(( $("$__harness_wc" -c < "$__harness_log" 2> /dev/null) + 0 ))
+    if [ "$__harness_size" -gt "$1" ] && [ "$__harness_size" -gt $(( ${#__harness_notice} + 1 )) ]; then
+      printf x >> "$dir/log_clears"
+      true > "$__harness_log"
+      printf '%s\n' "$__harness_notice" >> "$__harness_log"
+      printf x >> "$dir/log_clears"
+    fi
+  done
+}
+__harness_watch_logs() {
+  trap '__harness_watch_stopped=1; kill "$__harness_sleeper" 2> /dev/null' TERM
+  __harness_notice="[Log exceeded max_log_bytes=$1; earlier output was cleared.]"
+  while [ -z "$__harness_watch_stopped" ] && [ ! -e "$dir/watch.stop" ] && kill -0 $$ 2> /dev/null; do
+    "$__harness_sleep" "$2" 2> /dev/null & __harness_sleeper=$!
+    wait "$__harness_sleeper"
+    [ $? -ne 127 ] || break
+    [ -z "$__harness_watch_stopped" ] && [ ! -e "$dir/watch.stop" ] || break
+    __harness_clear_logs "$1"
+  done
+  wait "$__harness_sleeper" 2> /dev/null
+  __harness_clear_logs "$1"
+}
+__harness_stop_watcher() {
+  [ -z "$__harness_watcher" ] || {
+    true 2> /dev/null > "$dir/watch.stop"; kill "$__harness_watcher" 2> /dev/null; wait "$__harness_watcher" 2> /dev/null
+  }
+}"#;
+
+/// Seconds between two checks of a job's logs against `max_log_bytes`, as the reference's.
+pub const LOG_CHECK_INTERVAL: &str = "1";
+
 /// The wrapper script: `$1` job directory, `$2` log mode (`combined` or `separate`), `$3`
-/// the command, `$4` non-empty when the per-file limit could not be applied.
+/// the command, `$4` non-empty when the per-file limit could not be applied, `$5` the log
+/// limit in bytes (empty: none), `$6` the seconds between log checks, `$7` and `$8` the `wc`
+/// and `sleep` the log watcher ([`LOG_WATCHER`]) runs.
+///
+/// Nothing it runs is looked up on the command's `PATH`: the status is written with the
+/// shell's own `printf` (one write of a few bytes; readers retry the instant it is empty,
+/// see [`status_text`]), the command starts under `/bin/sh`, and the watcher's utilities are
+/// absolute paths the supervisor found on its own `PATH` ([`host_tool`]).
 ///
 /// The wrapper publishes the running status, forks the command's process, and only then
 /// closes its stdout, a pipe the launcher reads to its end: once the launcher returns, the
@@ -37,18 +93,24 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// long enough to publish how the command ended (`143` for a `SIGTERM` stop); the command
 /// itself keeps default `TERM` handling. A `stop` file created before the signal covers a
 /// `SIGTERM` landing before the command's `exec`. `wait` returns early when the trap runs,
-/// so it is repeated until the command is gone and its real status is known.
-pub const WRAPPER: &str = r#"dir=$1
+/// so it is repeated until the command is gone and its real status is known. The command
+/// runs as `sh -c` with `$0` `sh`, so the shell's messages read as the reference's
+/// (`sh: 1: nosuch: not found`).
+pub const WRAPPER_BODY: &str = r#"dir=$1
+__harness_wc=$7
+__harness_sleep=$8
 publish() {
-  printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp" && mv -f "$dir/status.tmp" "$dir/status.json"
+  printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.json"
 }
 trap : TERM
-printf '{"pid": %s, "exit_code": null}' "$$" > "$dir/status.json"
+publish null
 if [ "$2" = combined ]; then out="$dir/output.log"; err="$dir/output.log"; else out="$dir/stdout.log"; err="$dir/stderr.log"; fi
-if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >> "$err"; publish 1; exit 1; fi
+__harness_watcher=
+if [ -n "$5" ]; then (__harness_watch_logs "$5" "$6") < /dev/null > /dev/null 2>&1 & __harness_watcher=$!; fi
+if [ -n "$4" ]; then __harness_stop_watcher; echo 'Unable to apply max_file_bytes.' >> "$err"; publish 1; exit 1; fi
 (
   [ ! -e "$dir/stop" ] || exit 143
-  exec sh -c "$3"
+  exec /bin/sh -c "$3" sh
 ) < /dev/null >> "$out" 2>> "$err" &
 child=$!
 exec > /dev/null
@@ -57,8 +119,35 @@ while :; do
   code=$?
   kill -0 "$child" 2>/dev/null || break
 done
+__harness_stop_watcher
 publish $code
 "#;
+
+/// The complete local wrapper: [`LOG_WATCHER`] then [`WRAPPER_BODY`].
+pub fn wrapper() -> &'static str {
+    static WRAPPER: OnceLock<String> = OnceLock::new();
+    WRAPPER.get_or_init(|| format!("{LOG_WATCHER}\n{WRAPPER_BODY}"))
+}
+
+/// The absolute path of utility `name` on this process's `PATH` (then `/usr/bin`, `/bin`), so
+/// a job does not depend on what the workspace's `PATH` holds; `name` itself when none is found.
+pub fn host_tool(name: &str) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).chain(["/usr/bin".into(), "/bin".into()]);
+    for dir in dirs {
+        let candidate = dir.join(name);
+        if candidate.is_absolute() && is_executable(&candidate) {
+            return candidate.as_os_str().as_bytes().to_vec();
+        }
+    }
+    name.as_bytes().to_vec()
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
 
 /// Where a job's process lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,8 +182,16 @@ pub struct LaunchSpec {
     pub combined: bool,
     /// Per-file size limit in bytes for the command and its logs.
     pub max_file_bytes: Option<u64>,
+    /// Size past which a log is emptied, leaving a notice (see [`LOG_WATCHER`]); `None`: never.
+    pub max_log_bytes: Option<u64>,
     /// Refuse an existing directory ([`Launch::Exists`]) rather than reuse it.
     pub exclusive: bool,
+}
+
+/// `wc` and `sleep` for the log watcher, looked up once.
+fn host_tools() -> &'static [Vec<u8>; 2] {
+    static TOOLS: OnceLock<[Vec<u8>; 2]> = OnceLock::new();
+    TOOLS.get_or_init(|| [host_tool("wc"), host_tool("sleep")])
 }
 
 fn exits() -> &'static Mutex<HashMap<i32, watch::Receiver<bool>>> {
@@ -131,9 +228,10 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
     }
     let unlimited = spec.max_file_bytes.is_some_and(|b| !file_limit_allowed(b));
     let limit = if unlimited { None } else { spec.max_file_bytes };
-    let args: Vec<Vec<u8>> = vec![
+    let tools = host_tools();
+    let mut args: Vec<Vec<u8>> = vec![
         b"-c".to_vec(),
-        WRAPPER.as_bytes().to_vec(),
+        wrapper().as_bytes().to_vec(),
         b"sh".to_vec(),
         spec.dir.as_os_str().as_encoded_bytes().to_vec(),
         if spec.combined {
@@ -143,10 +241,22 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         },
         spec.command,
         if unlimited { b"1".to_vec() } else { Vec::new() },
+        spec.max_log_bytes
+            .map_or_else(Vec::new, |n| n.to_string().into_bytes()),
+        LOG_CHECK_INTERVAL.as_bytes().to_vec(),
+        tools[0].clone(),
+        tools[1].clone(),
     ];
+    const COMMAND_ARG: usize = 5;
     let handle = super::block_on(async {
-        let spawned = spawn_shell(&args, &spec.cwd, &spec.env, limit, Sink::Pipe, Sink::Null)
-            .map_err(|e| io_err(&e, "Unable to start the command"))?;
+        let spawned = match spawn_shell(&args, &spec.cwd, &spec.env, limit, Sink::Pipe, Sink::Null)
+        {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                args[COMMAND_ARG].clear();
+                return Err(spawn_error(e, &args, &spec.cwd, &spec.env).await);
+            }
+        };
         let mut child = spawned.child;
         let pid = child.id();
         if let Some(mut ready) = spawned.stdout {
@@ -164,7 +274,15 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             pid,
             pgid: Some(pid),
         })
-    })?;
+    });
+    let handle = match handle {
+        Ok(handle) => handle,
+        Err(e) => {
+            // Nothing started: the directory this call created goes too, as if never claimed.
+            let _ = fs::remove_dir_all(&spec.dir);
+            return Err(e);
+        }
+    };
     // The reference's launcher leaves this marker once the wrapper runs; kept for identical job files.
     fs::File::create(spec.dir.join("launch.ready"))
         .map_err(|e| io_err(&e, "Unable to write the job files"))?;
@@ -203,11 +321,23 @@ pub fn attach(dir: &Path) -> Option<JobHandle> {
 }
 
 /// `status.json` as published, or `None` before the first publication.
+///
+/// The wrapper rewrites the file in place (no `mv` needed on any `PATH`): truncation and one
+/// write of a few bytes, so an empty read is a write in flight and is read again.
 pub fn status_text(dir: &Path) -> Option<String> {
-    fs::read(dir.join("status.json"))
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+    let path = dir.join("status.json");
+    for _ in 0..STATUS_READ_ATTEMPTS {
+        let bytes = fs::read(&path).ok()?;
+        if !bytes.is_empty() {
+            return Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Some(String::new())
 }
+
+/// Reads of an empty `status.json` before it is returned as it is.
+const STATUS_READ_ATTEMPTS: usize = 50;
 
 /// The published exit code in a status text, `None` while the job runs (or the text is junk).
 pub fn exit_code(status: &str) -> Option<i64> {
@@ -340,8 +470,70 @@ mod tests {
             command: command.as_bytes().to_vec(),
             combined: false,
             max_file_bytes: None,
+            max_log_bytes: None,
             exclusive: true,
         }
+    }
+
+    #[test]
+    fn status_needs_nothing_on_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut bare = spec(tmp.path(), "echo hi; exit 5");
+        bare.env = vec![(b"PATH".to_vec(), b"/nonexistent".to_vec())];
+        bare.max_log_bytes = Some(1000);
+        let Launch::Started(handle) = launch(bare).unwrap() else {
+            panic!()
+        };
+        let dir = tmp.path().join("job");
+        assert!(wait_exit(handle.pid, Duration::from_secs(10)));
+        assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(5));
+        assert_eq!(tail(&dir.join("stdout.log"), 100).unwrap(), b"hi\n");
+        let mut files: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        files.sort();
+        assert_eq!(
+            files,
+            [
+                "handle",
+                "launch.ready",
+                "status.json",
+                "stderr.log",
+                "stdout.log",
+                "watch.stop"
+            ]
+        );
+    }
+
+    #[test]
+    fn log_over_the_limit_is_emptied_and_the_command_runs_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut chatty = spec(
+            tmp.path(),
+            "printf '%300s' x; sleep 1.5; echo after; exit 3",
+        );
+        chatty.max_log_bytes = Some(100);
+        let Launch::Started(handle) = launch(chatty).unwrap() else {
+            panic!()
+        };
+        let dir = tmp.path().join("job");
+        assert!(wait_exit(handle.pid, Duration::from_secs(20)));
+        assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(3));
+        assert_eq!(
+            tail(&dir.join("stdout.log"), 1000).unwrap(),
+            b"[Log exceeded max_log_bytes=100; earlier output was cleared.]\nafter\n"
+        );
+        assert_eq!(size(&dir.join("log_clears")), 2);
+    }
+
+    #[test]
+    fn too_long_command_starts_nothing_and_leaves_no_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let huge = spec(tmp.path(), &format!(": {}", "x".repeat(200 * 1024)));
+        let err = launch(huge).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::CommandTooLong);
+        assert!(!tmp.path().join("job").exists());
     }
 
     #[test]

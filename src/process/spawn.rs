@@ -8,6 +8,8 @@ use std::process::Stdio;
 
 use tokio::process::Command;
 
+use crate::error::{Error, ErrorKind};
+
 /// The shell that runs every command, as `subprocess` does for `shell=True`.
 pub const SHELL: &str = "/bin/sh";
 
@@ -242,6 +244,44 @@ pub fn spawn_shell(
         stdout: out,
         stderr: err,
     })
+}
+
+/// What the model is told when the OS refuses its command as too long to start (`E2BIG`).
+pub const COMMAND_TOO_LONG: &str =
+    "The command is too long to start; write the script to a file, with a file \
+     tool or in several shorter commands, then run the file.";
+
+/// The error for a spawn of `args` that failed with `err`.
+///
+/// `E2BIG` is the model's to fix only when its command is what makes the invocation too long:
+/// `without_command` (the same arguments with the command left out) is handed to `/bin/sh`
+/// after an empty script, which starts nothing; when that starts, the error is
+/// [`ErrorKind::CommandTooLong`] with [`COMMAND_TOO_LONG`]. Otherwise (the environment alone is
+/// too big, or any other errno) it is the OS error, which aborts the run. Must run inside the
+/// supervisor runtime.
+pub async fn spawn_error(
+    err: std::io::Error,
+    without_command: &[Vec<u8>],
+    cwd: &Path,
+    env: &[(Vec<u8>, Vec<u8>)],
+) -> Error {
+    if err.raw_os_error() == Some(libc::E2BIG) {
+        let probe: Vec<Vec<u8>> = [b"-c".to_vec(), Vec::new(), b"sh".to_vec()]
+            .into_iter()
+            .chain(without_command.iter().cloned())
+            .collect();
+        if let Ok(mut spawned) = spawn_shell(&probe, cwd, env, None, Sink::Null, Sink::Null) {
+            let _ = spawned.child.wait().await;
+            return Error::new(ErrorKind::CommandTooLong, COMMAND_TOO_LONG);
+        }
+    }
+    Error::io(
+        &err,
+        format!(
+            "Unable to start the command: {}",
+            super::foreground::os_reason(&err)
+        ),
+    )
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -83,6 +83,12 @@ create_exception!(
 );
 create_exception!(
     _core,
+    CommandTooLongError,
+    RetryableError,
+    "The OS refused the command as too long (`E2BIG`); a shorter one would start."
+);
+create_exception!(
+    _core,
     CancelledError,
     HarnessError,
     "The native call was cancelled."
@@ -102,6 +108,7 @@ impl From<Error> for PyErr {
             ErrorKind::OffsetPastEnd => OffsetPastEndError::new_err(msg),
             ErrorKind::InvalidPattern => InvalidPatternError::new_err(msg),
             ErrorKind::InvalidArgument => InvalidArgumentError::new_err(msg),
+            ErrorKind::CommandTooLong => CommandTooLongError::new_err(msg),
             ErrorKind::Cancelled => CancelledError::new_err(msg),
             ErrorKind::Io(_) => match err.errno {
                 Some(errno) => PyOSError::new_err((errno, msg)),
@@ -131,6 +138,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "InvalidArgumentError",
         py.get_type::<InvalidArgumentError>(),
     )?;
+    m.add("CommandTooLongError", py.get_type::<CommandTooLongError>())?;
     m.add("CancelledError", py.get_type::<CancelledError>())?;
     Ok(())
 }

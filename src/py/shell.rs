@@ -53,29 +53,33 @@ impl PyForegroundCommand {
         }
     }
 
-    /// Runs `/bin/sh -c script` in `cwd` with exactly `env` and waits for it.
+    /// Runs `/bin/sh -c prologue+command` in `cwd` with exactly `env` and waits for it.
     ///
+    /// `prologue` is the script's start, `command` the model's command that ends it.
     /// `timeout` is in seconds (`None`: no limit), `max_file_bytes` the per-file size limit,
     /// `tail_bytes` how much of the end of each stream is kept. Returns `(exit_code,
     /// stdout_tail, stderr_tail, timed_out)`; exit codes of signal deaths are `128 + N`.
-    /// Raises `OSError` when the spawn fails, `CancelledError` after `kill()`.
-    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes))]
+    /// Raises `CommandTooLongError` when the OS refuses `command` as too long, `OSError` when
+    /// the spawn fails otherwise, `CancelledError` after `kill()`.
+    #[pyo3(signature = (prologue, command, cwd, env, timeout, max_file_bytes, tail_bytes))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
         py: Python<'py>,
-        script: &[u8],
+        prologue: &[u8],
+        command: &[u8],
         cwd: PathBuf,
         env: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
         timeout: Option<f64>,
         max_file_bytes: Option<u64>,
         tail_bytes: usize,
     ) -> PyResult<(i32, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool)> {
-        if script.contains(&0) {
+        if prologue.contains(&0) || command.contains(&0) {
             return Err(PyValueError::new_err("embedded null byte"));
         }
         let spec = RunSpec {
-            script: script.to_vec(),
+            prologue: prologue.to_vec(),
+            command: command.to_vec(),
             cwd,
             env: env_pairs(env)?,
             timeout: timeout.map(seconds),
@@ -105,8 +109,10 @@ fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
 /// Starts a background job in `dir` (see `process::job::launch`).
 ///
 /// Returns `(pid, pgid)`, or `None` when `exclusive` and the directory already exists.
+/// Raises `CommandTooLongError` when the OS refuses `command` as too long, `OSError` for any
+/// other failure (the directory is then removed).
 #[pyfunction]
-#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, exclusive))]
+#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, max_log_bytes, exclusive))]
 #[allow(clippy::too_many_arguments)]
 fn job_launch(
     py: Python<'_>,
@@ -116,6 +122,7 @@ fn job_launch(
     command: &[u8],
     combined: bool,
     max_file_bytes: Option<u64>,
+    max_log_bytes: Option<u64>,
     exclusive: bool,
 ) -> PyResult<Option<(i32, Option<i32>)>> {
     if command.contains(&0) {
@@ -128,6 +135,7 @@ fn job_launch(
         command: command.to_vec(),
         combined,
         max_file_bytes,
+        max_log_bytes,
         exclusive,
     };
     match py.detach(move || job::launch(spec))? {
@@ -202,6 +210,9 @@ fn job_cleanup(py: Python<'_>, dir: PathBuf) -> PyResult<()> {
 /// Adds the shell classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyForegroundCommand>()?;
+    m.add("COMMAND_TOO_LONG", crate::process::spawn::COMMAND_TOO_LONG)?;
+    m.add("LOG_WATCHER", job::LOG_WATCHER)?;
+    m.add("LOG_CHECK_INTERVAL", job::LOG_CHECK_INTERVAL)?;
     m.add_function(wrap_pyfunction!(job_launch, m)?)?;
     m.add_function(wrap_pyfunction!(job_attach, m)?)?;
     m.add_function(wrap_pyfunction!(job_status, m)?)?;

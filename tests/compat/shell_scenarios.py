@@ -9,9 +9,11 @@ through a real `Agent` with a scripted `FunctionModel` in fresh temporary worksp
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import warnings
@@ -273,6 +275,105 @@ async def scenario_workspace() -> Any:
     return out
 
 
+async def scenario_line_numbers() -> Any:
+    """The shell's own messages carry the line of the model's command in the wrapper script."""
+    ws = fresh()
+    commands = ['nosuch', 'cd nonexistent_dir', 'if then']
+    out: dict[str, Any] = {}
+    for name, kwargs in {'plain': {}, 'persist_cwd': {'persist_cwd': True}, 'file_limit': {'max_file_bytes': 100_000}}.items():
+        out[name] = await run([LocalWorkspace(ws), Shell(**kwargs)], [rc(c) for c in commands])
+    started = await run([LocalWorkspace(ws), Shell()], [('start_command', {'command': c}) for c in commands])
+    ids = [re.search(r'ID: (\w+)', r[1]).group(1) for r in started['results']]  # type: ignore[union-attr]
+    jobs = ws / '.pydantic-ai-harness' / 'shell'
+    for cid in ids:
+        await wait_for(jobs / cid / 'status.json', lambda t: json.loads(t)['exit_code'] is not None)
+    out['start'] = await run([LocalWorkspace(ws), Shell()], [('check_command', {'command_id': c}) for c in ids], prefix='l')
+    out['shell'] = await run([LocalWorkspace(ws), Shell(tools=['shell'])], [('shell', {'command': c}) for c in commands])
+    return out
+
+
+# --- 0.61+: max_log_bytes, E2BIG, the launcher's `$1` (compared with 0.62.0 only) -------------
+
+
+async def scenario_construction_log_limit() -> Any:
+    out: dict[str, Any] = {'default': Shell().max_log_bytes}
+    for name, value in {'zero': 0, 'negative': -1, 'bool': True, 'float': 1.5, 'huge': 2**64, 'none': None, 'one': 1}.items():
+        try:
+            Agent('test', capabilities=[Shell(max_log_bytes=value)])
+            out[name] = 'ok'
+        except Exception as e:
+            out[name] = [type(e).__name__, str(e)]
+    out['kw_only'] = [f.kw_only for f in dataclasses.fields(Shell) if f.name == 'max_log_bytes']
+    return out
+
+
+async def scenario_max_log_bytes() -> Any:
+    ws = fresh()
+    out: dict[str, Any] = {}
+    chatty = "printf '%300s\\n' x; printf 'e%.0s' 1 2 3 4 5 6 7 8 9 10 11 12 >&2; sleep 1.6; echo after; echo late >&2; exit 3"
+    first = await run([LocalWorkspace(ws), Shell(max_log_bytes=100)], [('start_command', {'command': chatty})])
+    cid = re.search(r'ID: (\w+)', first['results'][0][1]).group(1)  # type: ignore[index, union-attr]
+    job = ws / '.pydantic-ai-harness' / 'shell' / cid
+    await wait_for(job / 'status.json', lambda t: json.loads(t)['exit_code'] is not None)
+    out['files'] = sorted(p.name for p in job.iterdir())
+    out['clears'] = (job / 'log_clears').read_text()
+    out['check'] = await run([LocalWorkspace(ws), Shell(max_log_bytes=100)], [('check_command', {'command_id': cid})], prefix='l')
+    out['shell'] = await run([LocalWorkspace(ws), Shell(tools=['shell'], max_log_bytes=100)], [
+        ('shell', {'command': "printf '%300s\\n' x; sleep 1.6; echo after"}),
+        ('shell', {'command': 'echo small'}),
+    ])
+    # How the output splits into events depends on when the polls land; the rest must not.
+    out['shell']['events'] = [e for e in out['shell'].get('events', []) if e[0] != 'CommandOutputEvent']
+    out['off'] = await run([LocalWorkspace(ws), Shell(tools=['shell'], max_log_bytes=None)], [
+        ('shell', {'command': "printf '%300s\\n' x; sleep 1.2; echo after"})])
+    return out
+
+
+async def scenario_own_log() -> Any:
+    """A command that copies its own log into itself: the log stays bounded and the command runs on."""
+    ws = fresh()
+    command = 'echo seed; tail -n +1 -f .pydantic-ai-harness/shell/*/output.log'
+    res = await run([LocalWorkspace(ws), Shell(tools=['shell'], max_log_bytes=10_000)], [
+        ('shell', {'command': command, 'mode': 'background'})])
+    pid = int(re.search(r'PID: (\d+)', res['results'][0][1]).group(1))  # type: ignore[index, union-attr]
+    await asyncio.sleep(3.5)
+    [log] = list((ws / '.pydantic-ai-harness' / 'shell').glob('*/output.log'))
+    size = log.stat().st_size
+    alive = True
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        alive = False
+    os.killpg(pid, 15)
+    # Bounded: one second of copying at most beyond the limit, never the disk.
+    return {'bounded': size < 200_000_000, 'alive': alive, 'notice': log.read_bytes().startswith(b'[Log exceeded')}
+
+
+async def scenario_e2big() -> Any:
+    ws = fresh()
+    long = ': ' + 'x' * 200_000
+    out: dict[str, Any] = {}
+    out['run'] = await run([LocalWorkspace(ws), Shell()], [rc(long), rc('echo after')])
+    out['start'] = await run([LocalWorkspace(ws), Shell()], [('start_command', {'command': long}), rc('echo after')])
+    out['shell'] = await run([LocalWorkspace(ws), Shell(tools=['shell'])], [('shell', {'command': long})])
+    out['left'] = sorted(p.name for p in (ws / '.pydantic-ai-harness' / 'shell').iterdir() if len(p.name) == 32)
+    env = await run([LocalWorkspace(ws), Shell(env={'BIG': 'x' * 200_000})], [rc('echo hi')])
+    out['env_too_big'] = env.get('error', ['', ''])[0], 'Argument list too long' in str(env)
+    return out
+
+
+async def scenario_quote_heavy() -> Any:
+    """90 KB of `'`: quoting it into the launcher would pass the OS's 128 KiB per-argument limit."""
+    ws = fresh()
+    command = 'echo ' + '"\'"' * 30_000 + ' | wc -c'
+    first = await run([LocalWorkspace(ws), Shell()], [rc(command), ('start_command', {'command': command})])
+    cid = re.search(r'ID: (\w+)', first['results'][1][1]).group(1)  # type: ignore[index, union-attr]
+    await wait_for(ws / '.pydantic-ai-harness' / 'shell' / cid / 'status.json', lambda t: json.loads(t)['exit_code'] is not None)
+    check = await run([LocalWorkspace(ws), Shell()], [('check_command', {'command_id': cid})], prefix='l')
+    first['results'][1][1] = first['results'][1][1][-40:]
+    return {'first': first, 'check': check}
+
+
 async def difference_timeout_zero() -> Any:
     ws = fresh()
     return await run([LocalWorkspace(ws), Shell()], [rc('echo x', timeout_seconds=0)])
@@ -287,6 +388,24 @@ async def difference_fifty_mib() -> Any:
     ws = fresh()
     return await run([LocalWorkspace(ws), Shell(max_output_chars=200)], [
         rc("head -c 52428800 /dev/zero | tr '\\0' x; echo; echo LAST")])
+
+
+async def difference_nothing_on_path() -> Any:
+    """A local workspace whose PATH has `sh` and `base64` but no `mv`: the references refuse, we run."""
+    ws = fresh()
+    tools = Path(tempfile.mkdtemp(prefix='shell-compat-path-'))
+    for tool in ('sh', 'base64', 'sleep', 'wc'):
+        (tools / tool).symlink_to(shutil.which(tool))  # type: ignore[arg-type]
+    out = await run(
+        [LocalWorkspace(ws, env={'PATH': str(tools)}), Shell()], [('start_command', {'command': 'echo ran; exit 4'})]
+    )
+    jobs = ws / '.pydantic-ai-harness' / 'shell'
+    ids = [p for p in jobs.iterdir() if len(p.name) == 32] if jobs.exists() else []
+    if ids:
+        await wait_for(ids[0] / 'status.json', lambda t: json.loads(t)['exit_code'] is not None)
+        out['status'] = json.loads((ids[0] / 'status.json').read_text())['exit_code']
+        out['stdout'] = (ids[0] / 'stdout.log').read_text()
+    return out
 
 
 SCENARIOS = {name.removeprefix('scenario_'): fn for name, fn in globals().items() if name.startswith('scenario_')}

@@ -1,11 +1,13 @@
-"""Shell on pydantic-ai-harness 0.57.0 and on ours: the same scripted calls, identical results.
+"""Shell on pydantic-ai-harness 0.57.0, on 0.62.0, and on ours: the same scripted calls, identical results.
 
-The reference is installed from PyPI into `tests/compat/.venvs/shell-ref` by this test (cached
-when present). Both sides run `shell_scenarios.py` under that venv's interpreter (same Python,
-same pydantic-ai), ours through a path entry holding only our package, so only the Shell
-implementation differs. Without network the tests skip, saying why.
+0.57.0 (the document's release) is installed from PyPI into `tests/compat/.venvs/shell-ref` by
+this test, 0.62.0 (with its pinned `pydantic-ai-slim` 2.62.0) by the `reference062_python`
+fixture (both cached when present). Each side runs `shell_scenarios.py` under the reference
+venv's interpreter (same Python, same pydantic-ai), ours through a path entry holding only our
+package, so only the Shell implementation differs. Without network the tests skip, saying why.
 
-Documented differences (the document wins over 0.57.0) are asserted in `test_documented_differences`.
+Documented differences (the document wins over 0.57.0) are asserted in `test_documented_differences`,
+deliberate differences from 0.62.0 in `test_differences_from_062`.
 """
 
 from __future__ import annotations
@@ -77,12 +79,13 @@ def _run(python: Path, impl: str, out: Path, *scenarios: str, path: Path | None 
 @pytest.fixture(scope='module')
 def both(ref_python: Path, ours_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:  # type: ignore[type-arg]
     tmp = tmp_path_factory.mktemp('compat')
-    ref = _run(ref_python, 'ref', tmp / 'ref.json')
-    ours = _run(ref_python, 'ours', tmp / 'ours.json', path=ours_path)
+    ref = _run(ref_python, 'ref', tmp / 'ref.json', *SCENARIOS)
+    ours = _run(ref_python, 'ours', tmp / 'ours.json', *SCENARIOS, path=ours_path)
     return ref, ours
 
 
 SCENARIOS = [
+    'line_numbers',
     'formats',
     'policy',
     'truncation',
@@ -107,6 +110,57 @@ def test_every_scenario_compared(both: tuple[dict, dict]) -> None:  # type: igno
     assert sorted(both[0]) == sorted(SCENARIOS)
 
 
+SCENARIOS_062 = [
+    *SCENARIOS,
+    'construction_log_limit',
+    'max_log_bytes',
+    'own_log',
+    'e2big',
+    'quote_heavy',
+]
+"""0.62.0 runs every 0.57.0 scenario too, plus what 0.58-0.62 added."""
+
+
+@pytest.fixture(scope='module')
+def both062(reference062_python: Path, ours_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    tmp = tmp_path_factory.mktemp('compat062')
+    ref = _run(reference062_python, 'ref', tmp / 'ref.json', *SCENARIOS_062)
+    ours = _run(reference062_python, 'ours', tmp / 'ours.json', *SCENARIOS_062, path=ours_path)
+    return ref, ours
+
+
+@pytest.mark.parametrize('scenario', SCENARIOS_062)
+def test_identical_to_062(both062: tuple[dict, dict], scenario: str) -> None:  # type: ignore[type-arg]
+    ref, ours = both062
+    assert ours[scenario] == ref[scenario]
+
+
+def test_062_scenarios_say_what_they_claim(both062: tuple[dict, dict]) -> None:  # type: ignore[type-arg]
+    """The 0.62.0 scenarios are compared above; these are the results both sides must have."""
+    _, ours = both062
+    too_long = (
+        'The command is too long to start; write the script to a file, with a file tool or in several shorter '
+        'commands, then run the file.'
+    )
+    e2big = ours['e2big']
+    assert e2big['run']['results'] == [['retry', too_long], ['return', '[stdout]\nafter\n']]
+    assert e2big['start']['results'][0] == ['retry', too_long]
+    assert e2big['shell']['results'] == [['retry', too_long]]
+    assert e2big['left'] == []
+    assert e2big['env_too_big'] == ['OSError', True]
+    logs = ours['max_log_bytes']
+    notice = '[Log exceeded max_log_bytes=100; earlier output was cleared.]'
+    assert logs['check']['results'][0][1].startswith(f'[stdout]\n{notice}\nafter\n\n[stderr]\neeeeeeeeeeeelate\n')
+    assert logs['clears'] == 'xx'
+    finished = [e[1] for e in logs['shell']['events'] if e[0] == 'CommandFinishedEvent']
+    assert [(f['truncated'], f['total_lines']) for f in finished] == [(True, None), (False, 1)]
+    assert ours['own_log'] == {'alive': True, 'bounded': True, 'notice': True}
+    assert ours['quote_heavy']['check']['results'][0][1].startswith('[stdout]\n30001\n')
+    assert ours['line_numbers']['persist_cwd']['results'][1] == [
+        'return', "[stderr]\n/bin/sh: 2: cd: can't cd to nonexistent_dir\n\n[exit code: 2]"
+    ]
+
+
 def test_documented_differences(ref_python: Path, ours_path: Path, tmp_path: Path) -> None:
     names = ['difference_timeout_zero', 'difference_exit_zero_after_cd', 'difference_fifty_mib']
     ref = _run(ref_python, 'ref', tmp_path / 'ref.json', *names)
@@ -127,3 +181,29 @@ def test_documented_differences(ref_python: Path, ours_path: Path, tmp_path: Pat
     kind, text = ours['difference_fifty_mib']['results'][0]
     assert kind == 'return'
     assert text.startswith('[... output truncated, showing last ') and text.endswith('xxx\nLAST\n')
+
+
+def test_differences_from_062(reference062_python: Path, ours_path: Path, tmp_path: Path) -> None:
+    """What 0.62.0 still does differently, each on purpose (README, "Shell")."""
+    names = ['difference_timeout_zero', 'difference_exit_zero_after_cd', 'difference_fifty_mib', 'difference_nothing_on_path']
+    ref = _run(reference062_python, 'ref', tmp_path / 'ref.json', *names)
+    ours = _run(reference062_python, 'ours', tmp_path / 'ours.json', *names, path=ours_path)
+
+    # The document's three, unchanged in 0.62.0.
+    assert ref['difference_timeout_zero']['error'][0] == 'ValueError'
+    assert ours['difference_timeout_zero'] == {
+        'results': [['retry', 'timeout_seconds must be a positive number of seconds.']]
+    }
+    assert ref['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>\n']
+    assert ours['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>/sub\n']
+    assert ref['difference_fifty_mib']['results'][0][0] == 'failed'
+    assert ours['difference_fifty_mib']['results'][0][0] == 'return'
+
+    # A local workspace whose PATH lacks `mv`: 0.62.0 (and the document) fail the call; our supervisor
+    # needs nothing from that PATH, so the job runs and records its exit.
+    assert ref['difference_nothing_on_path'] == {
+        'results': [['failed', 'Shell needs `mv` and `base64` on PATH in the workspace; this image lacks `mv`.']]
+    }
+    started = ours['difference_nothing_on_path']
+    assert started['results'][0][0] == 'return'
+    assert (started['status'], started['stdout']) == (4, 'ran\n')

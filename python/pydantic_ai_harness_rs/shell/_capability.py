@@ -62,7 +62,7 @@ class Shell(AbstractCapability[AgentDepsT]):
     untrusted work with a sandbox workspace.
 
     Raises `ValueError` when its toolset is built (by `Agent(...)`) for: non-empty `allowed_commands` and
-    `denied_commands` together, a non-positive `max_output_chars` or `max_file_bytes`,
+    `denied_commands` together, a non-positive `max_output_chars`, `max_file_bytes` or `max_log_bytes`,
     `max_file_bytes` with `persist_cwd` or the `shell` tool, unknown tool names, and with
     `tools=['shell']` a `default_timeout` outside (0, 270].
     """
@@ -96,6 +96,16 @@ class Shell(AbstractCapability[AgentDepsT]):
 
     Must be positive. Rounded up to whole 512-byte blocks, as `ulimit -f` in POSIX `sh`; set as
     `RLIMIT_FSIZE` before exec on a local workspace. `persist_cwd` and the `shell` tool are rejected.
+    """
+
+    max_log_bytes: int | None = field(default=100_000_000, kw_only=True)
+    """Bytes past which the log of a background command or a `shell` call is emptied, leaving the notice
+    `[Log exceeded max_log_bytes=<n>; earlier output was cleared.]`; the command keeps running.
+
+    Must be positive; `None` disables it. Checked once a second while the command runs and once more
+    when it ends (0.61's contract), so the disk holds at most about a second's output beyond it, even
+    for a command that reads its own log. A foreground `shell` call whose log was emptied reports
+    `truncated=True` and `total_lines=None` in its `CommandFinishedEvent`.
     """
 
     persist_cwd: bool = False
@@ -148,6 +158,7 @@ class Shell(AbstractCapability[AgentDepsT]):
                 default_timeout=self.default_timeout,
                 max_output_chars=self.max_output_chars,
                 max_file_bytes=self.max_file_bytes,
+                max_log_bytes=self.max_log_bytes,
                 persist_cwd=self.persist_cwd,
                 allow_interactive=self.allow_interactive,
                 env=self.env,

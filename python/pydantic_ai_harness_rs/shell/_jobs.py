@@ -2,8 +2,9 @@
 
 A job is a directory `<working dir>/.pydantic-ai-harness/shell/<id>/` holding its logs
 (`stdout.log` and `stderr.log`, or `output.log` for the `shell` tool), `status.json`
-(`{"pid": <wrapper pid>, "exit_code": null | N}`) and `handle` (`<pid> <process group>`).
-A later run attaches to a job by its directory alone.
+(`{"pid": <wrapper pid>, "exit_code": null | N}`) and `handle` (`<pid> <process group>`);
+with `max_log_bytes`, `log_clears` (two bytes per log emptied) and, once the job ends,
+`watch.stop`. A later run attaches to a job by its directory alone.
 
 `LocalJob` drives a local workspace's jobs through the Rust supervisor (`_core.job_*`);
 `WorkspaceJob` drives any other backend through `workspace.run` and its file operations,
@@ -13,6 +14,7 @@ with the same files and results.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import posixpath
@@ -28,6 +30,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceEr
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell._limits import APPLY_FAILED, LIMIT_FUNCTION
+from pydantic_ai_harness_rs.shell._policy import run_model_command
 
 CONTROL_TIMEOUT = 30.0
 """Seconds one control command (launch, read, signal) may take in a workspace reached by protocol."""
@@ -79,6 +82,11 @@ class Job:
     def status_path(self) -> str:
         """The JSON status file."""
         return posixpath.join(self.directory, 'status.json')
+
+    @property
+    def clears_path(self) -> str:
+        """One byte longer before, and again after, each time `max_log_bytes` empties a log."""
+        return posixpath.join(self.directory, 'log_clears')
 
     @property
     def stop_command(self) -> str:
@@ -154,6 +162,17 @@ def job_directory(base: str, job_id: str | None) -> str:
     return posixpath.join(base, job_id or uuid.uuid4().hex)
 
 
+def call_job_id(run_id: str | None, tool_call_id: str | None) -> str | None:
+    """The job directory name of one tool call: `sha256(run_id:tool_call_id)[:32]`, or `None`.
+
+    From the run and the tool call, so a replayed durable activity (or a retried launch) names the
+    job it started the first time, while separate calls of one run get separate jobs.
+    """
+    if run_id is None or tool_call_id is None:
+        return None
+    return hashlib.sha256(f'{run_id}:{tool_call_id}'.encode()).hexdigest()[:32]
+
+
 # --- local workspace: the Rust supervisor ---------------------------------------------------
 
 
@@ -202,6 +221,7 @@ async def launch_local(
     env: Mapping[str, str] | None,
     combined: bool,
     file_limit: int | None,
+    log_limit: int | None,
     exclusive: bool,
 ) -> Job:
     """Start `command` as a local job in `directory`; see `launch`.
@@ -218,6 +238,7 @@ async def launch_local(
                 os.fsencode(command),
                 combined,
                 file_limit,
+                log_limit,
                 exclusive,
             )
         )
@@ -265,26 +286,35 @@ async def attach(workspace: Workspace, directory: str, *, combined: bool, local:
 # --- any other workspace: the workspace protocol ---------------------------------------------
 
 _WRAPPER = f"""{LIMIT_FUNCTION}
+{_core.LOG_WATCHER}
 dir=$1
+__harness_wc=wc
+__harness_sleep=sleep
 publish() {{
   printf '{{"pid": %s, "exit_code": %s}}' "$$" "$1" > "$dir/status.tmp" && mv -f "$dir/status.tmp" "$dir/status.json"
 }}
 trap : TERM
 if [ "$2" = combined ]; then out="$dir/output.log"; err="$dir/output.log"; else out="$dir/stdout.log"; err="$dir/stderr.log"; fi
+__harness_watcher=
+if [ -n "$5" ]; then (__harness_watch_logs "$5" "$6") < /dev/null > /dev/null 2>&1 & __harness_watcher=$!; fi
 if [ -n "$4" ]; then
-  __harness_fsize "$4" || {{ publish null; echo '{APPLY_FAILED}' >> "$err"; publish 1; exit 1; }}
+  __harness_fsize "$4" || {{ __harness_stop_watcher; publish null; echo '{APPLY_FAILED}' >> "$err"; publish 1; exit 1; }}
 fi
 publish null
 (
   [ ! -e "$dir/stop" ] || exit 143
   exec sh -c "$3"
 ) < /dev/null >> "$out" 2>> "$err"
-publish $?
+code=$?
+__harness_stop_watcher
+publish $code
 """
 """The job's wrapper for a workspace reached by protocol: `$1` directory, `$2` log mode, `$3`
-command, `$4` file limit. It publishes the running status once its `TERM` trap is set, so the
-launcher's wait for `status.json` also waits for the trap; the trap lets it outlive a group
-`SIGTERM` to publish the command's status (`143`)."""
+command, `$4` file limit, `$5` log limit (empty: none), `$6` seconds between log checks. It
+publishes the running status once its `TERM` trap is set, so the launcher's wait for
+`status.json` also waits for the trap; the trap lets it outlive a group `SIGTERM` to publish
+the command's status (`143`). The log watcher (`_core.LOG_WATCHER`) uses the workspace's `wc`
+and `sleep`."""
 
 _LAUNCHER = f"""missing=
 for tool in {' '.join(REQUIRED_TOOLS)}; do command -v "$tool" > /dev/null 2>&1 || missing="$missing $tool"; done
@@ -292,10 +322,10 @@ for tool in {' '.join(REQUIRED_TOOLS)}; do command -v "$tool" > /dev/null 2>&1 |
 if [ "$exclusive" = 1 ]; then (umask 077 && mkdir "$dir") || exit 126; else (umask 077 && mkdir -p "$dir") || exit 125; fi
 if [ "$mode" = combined ]; then : > "$dir/output.log"; else : > "$dir/stdout.log"; : > "$dir/stderr.log"; fi
 if command -v setsid > /dev/null 2>&1; then
-  setsid sh -c "$wrapper" sh "$dir" "$mode" "$cmd" "$limit" < /dev/null > /dev/null 2>&1 &
+  setsid sh -c "$wrapper" sh "$dir" "$mode" "$cmd" "$limit" "$log_limit" "$log_interval" < /dev/null > /dev/null 2>&1 &
   pid=$!; group=$pid
 else
-  nohup sh -c "$wrapper" sh "$dir" "$mode" "$cmd" "$limit" < /dev/null > /dev/null 2>&1 &
+  nohup sh -c "$wrapper" sh "$dir" "$mode" "$cmd" "$limit" "$log_limit" "$log_interval" < /dev/null > /dev/null 2>&1 &
   pid=$!; group=-
   [ "$(ps -o pgid= -p $$ 2> /dev/null | tr -d ' ')" = "$$" ] && group=$$
 fi
@@ -304,7 +334,9 @@ echo "$pid $group" > "$dir/handle"
 echo "$pid $group"
 """
 """Starts the wrapper detached (`setsid`, else `nohup` in the launcher's group) and prints
-`<pid> <group or ->` once the wrapper has published its status."""
+`<pid> <group or ->` once the wrapper has published its status. The command is the
+launcher's `$1` (`cmd=$1`), not quoted into the script, so a command full of `'` does not
+grow past the OS's limit on one argument."""
 
 _SIGNAL = 'true 2> /dev/null > "$3"; kill -s "$1" -- "$2"'
 """Creates the stop file `$3`, then sends signal `$1` to `$2` with the shell's `kill` builtin."""
@@ -385,6 +417,7 @@ async def launch_remote(
     env: Mapping[str, str] | None,
     combined: bool,
     file_limit: int | None,
+    log_limit: int | None,
     exclusive: bool,
 ) -> Job:
     """Start `command` as a job through `workspace.run`; see `launch`."""
@@ -395,13 +428,15 @@ async def launch_remote(
             ('dir', directory),
             ('exclusive', '1' if exclusive else '0'),
             ('mode', mode),
-            ('cmd', command),
             ('limit', '' if file_limit is None else str(file_limit)),
+            ('log_limit', '' if log_limit is None else str(log_limit)),
+            ('log_interval', _core.LOG_CHECK_INTERVAL),
             ('wrapper', _WRAPPER),
         )
     )
-    result = await workspace.run(
-        f'cd {shlex.quote(cwd)} || exit\n{assignments}\n{_LAUNCHER}', shell=True, env=env, timeout=CONTROL_TIMEOUT
+    script = f'cd {shlex.quote(cwd)} || exit\n{assignments} cmd=$1\n{_LAUNCHER}'
+    result = await run_model_command(
+        workspace, lambda cmd: ['sh', '-c', script, 'sh', cmd], command, env=env, timeout=CONTROL_TIMEOUT
     )
     if result.exit_code == _MISSING_TOOLS:
         needed = ' and '.join(f'`{tool}`' for tool in REQUIRED_TOOLS)
@@ -427,16 +462,20 @@ async def launch(
     env: Mapping[str, str] | None,
     combined: bool,
     file_limit: int | None = None,
+    log_limit: int | None = None,
     job_id: str | None = None,
 ) -> Job:
     """Start `command` detached in a new job directory below `base`, starting in `cwd`.
 
-    `env` is added to the workspace's environment. With `job_id` the directory is claimed
+    `env` is added to the workspace's environment; `log_limit` is `max_log_bytes` for its logs.
+    Raises `ModelRetry` for a command too long for the OS. With `job_id` the directory is claimed
     exclusively: a second launch with the same ID attaches to the first job instead of
     starting another (or raises `ModelRetry` while the first has not written its handle).
     """
     directory = job_directory(base, job_id)
-    kwargs = dict(directory=directory, cwd=cwd, env=env, combined=combined, file_limit=file_limit)
+    kwargs = dict(
+        directory=directory, cwd=cwd, env=env, combined=combined, file_limit=file_limit, log_limit=log_limit
+    )
     if local is not None:
         return await launch_local(workspace, local, command, exclusive=job_id is not None, **kwargs)  # type: ignore[arg-type]
     return await launch_remote(workspace, command, exclusive=job_id is not None, **kwargs)  # type: ignore[arg-type]

@@ -21,20 +21,25 @@ LIMIT_FUNCTION = r"""__harness_fsize() {
 (512 bytes in POSIX `sh`, 1 KiB in bash) by writing past a one-block limit in a subshell."""
 
 
-def validate_file_limit(limit: object, *, persistent: bool) -> None:
-    """Raise `ValueError` unless `limit` is `None` or a positive int usable with these tools."""
+def validate_byte_limit(name: str, limit: object) -> None:
+    """Raise `ValueError` naming `name` unless `limit` is `None` or an int in [1, `sys.maxsize`]."""
     if limit is None:
         return
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-        raise ValueError('max_file_bytes must be a positive integer.')
-    if persistent:
-        raise ValueError('max_file_bytes is not supported with the persistent shell tool.')
+        raise ValueError(f'{name} must be a positive integer.')
     if limit > sys.maxsize:
-        raise ValueError('max_file_bytes must not exceed sys.maxsize.')
+        raise ValueError(f'{name} must not exceed sys.maxsize.')
 
 
-def limited_script(command: str, limit: int | None) -> str:
-    """`command` behind the limit prologue; unchanged without a limit."""
+def validate_file_limit(limit: object, *, persistent: bool) -> None:
+    """Raise `ValueError` unless `limit` is `None` or a positive int usable with these tools."""
+    validate_byte_limit('max_file_bytes', limit)
+    if limit is not None and persistent:
+        raise ValueError('max_file_bytes is not supported with the persistent shell tool.')
+
+
+def limit_prologue(limit: int | None) -> str:
+    """The lines that apply the limit before a command (ending in a newline); '' without a limit."""
     if limit is None:
-        return command
-    return f"{LIMIT_FUNCTION}\n__harness_fsize {limit} || {{ echo '{APPLY_FAILED}' >&2; exit 1; }}\n{command}"
+        return ''
+    return f"{LIMIT_FUNCTION}\n__harness_fsize {limit} || {{ echo '{APPLY_FAILED}' >&2; exit 1; }}\n"

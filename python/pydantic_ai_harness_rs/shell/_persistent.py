@@ -79,20 +79,46 @@ async def _output_tail(job: Job) -> str:
 
 
 class _OutputEvents:
-    """Emits up to `OUTPUT_TAIL_BYTES` of the log as `CommandOutputEvent`s, decoded incrementally."""
+    """Emits up to `OUTPUT_TAIL_BYTES` of the log as `CommandOutputEvent`s, decoded incrementally.
 
-    def __init__(self, job: Job, ctx: RunContext[Any] | None) -> None:
+    With `max_log_bytes` the log can be emptied under the reader; `log_clears` (two bytes per
+    clear, odd while one is under way) tells: a chunk read across a clear is dropped and the log
+    is read again from its start, still counting against `OUTPUT_TAIL_BYTES`.
+    """
+
+    def __init__(self, job: Job, ctx: RunContext[Any] | None, *, log_limited: bool) -> None:
         self.job = job
         self.ctx = ctx
+        self.log_limited = log_limited
         self.offset = 0
+        """Where the next chunk starts in the log; back to 0 after a clear."""
+        self.emitted = 0
+        """Bytes emitted by this call, across clears."""
+        self.clears = 0
+        """The `log_clears` size the emitted chunks were read under."""
         self.decoder = codecs.getincrementaldecoder('utf-8')(errors='replace')
 
+    async def _clears(self) -> int:
+        return await self.job.size(self.job.clears_path) if self.log_limited else 0
+
+    async def _read(self) -> bytes:
+        length = min(EVENT_CHUNK_BYTES, OUTPUT_TAIL_BYTES - self.emitted)
+        return await self.job.read(self.job.output_path, self.offset, length)
+
     async def emit(self) -> bool:
-        if self.ctx is None or self.offset >= OUTPUT_TAIL_BYTES:
+        if self.ctx is None or self.emitted >= OUTPUT_TAIL_BYTES:
             return False
-        length = min(EVENT_CHUNK_BYTES, OUTPUT_TAIL_BYTES - self.offset)
-        chunk = await self.job.read(self.job.output_path, self.offset, length)
+        chunk = await self._read()
+        if (clears := await self._clears()) != self.clears:
+            if clears % 2:
+                return False
+            self.clears, self.offset = clears, 0
+            self.decoder = codecs.getincrementaldecoder('utf-8')(errors='replace')
+            chunk = await self._read()
+            if await self._clears() != clears:
+                return False
         self.offset += len(chunk)
+        self.emitted += len(chunk)
         if chunk:
             await self.ctx.emit(CommandOutputEvent(text=self.decoder.decode(chunk)))
         return bool(chunk)
@@ -102,19 +128,25 @@ class _OutputEvents:
             pass
 
     async def finish(self) -> None:
+        """The decoder's rest, then `CommandFinishedEvent`: `truncated` and `total_lines=None` once the log was
+        emptied during the call (its earlier lines are gone)."""
         if self.ctx is None:
             return
         rest = self.decoder.decode(b'', final=True)
         if rest:
             await self.ctx.emit(CommandOutputEvent(text=rest))
+        clears = await self._clears()
+        size = await self.job.size(self.job.output_path)
+        total_lines = None if clears else await _count_lines(self.job)
+        cleared = clears > 0 or await self._clears() != clears
         await self.ctx.emit(
             CommandFinishedEvent(
                 pid=self.job.pid,
                 output_path=self.job.output_path,
                 status_path=self.job.status_path,
                 exit_code=(await self.job.status())[1],
-                truncated=await self.job.size(self.job.output_path) > self.offset,
-                total_lines=await _count_lines(self.job),
+                truncated=cleared or size > self.offset,
+                total_lines=None if cleared else total_lines,
             )
         )
 
@@ -129,8 +161,13 @@ async def run_persistent_command(
     env: Mapping[str, str] | None,
     mode: CommandMode,
     timeout: float,
+    job_id: str | None = None,
+    log_limit: int | None = None,
 ) -> str:
     """Start `command` detached and return its tail (foreground) and handles.
+
+    The job is named `job_id` when given (a replay attaches to the job it started); its log
+    is kept under `log_limit` bytes (`max_log_bytes`).
 
     Foreground waits up to `timeout` seconds for the exit status, emitting output events on
     a 50 ms to 1 s backoff, and returns early when the command exits. Raises `ModelRetry`
@@ -140,8 +177,10 @@ async def run_persistent_command(
     if not 0 < timeout <= MAX_FOREGROUND_WAIT:
         raise ModelRetry(f'timeout must be greater than zero and at most {MAX_FOREGROUND_WAIT:g} seconds.')
     events = event_ctx(ctx, 'Shell')
-    job = await launch(ctx.workspace, local, command, base=base, cwd=cwd, env=env, combined=True)
-    output = _OutputEvents(job, events)
+    job = await launch(
+        ctx.workspace, local, command, base=base, cwd=cwd, env=env, combined=True, log_limit=log_limit, job_id=job_id
+    )
+    output = _OutputEvents(job, events, log_limited=log_limit is not None)
     try:
         if output.ctx is not None:
             await output.ctx.emit(CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=job.pid))

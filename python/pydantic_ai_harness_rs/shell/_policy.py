@@ -11,12 +11,13 @@ import functools
 import os
 import re
 import shlex
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Concatenate, ParamSpec, TypeVar
 
 from pydantic_ai.exceptions import ModelRetry
-from pydantic_ai.workspaces import WorkspaceError
+from pydantic_ai.workspaces import CommandResult, Workspace, WorkspaceError
 
+from pydantic_ai_harness_rs._core import COMMAND_TOO_LONG, CommandTooLongError
 from pydantic_ai_harness_rs.shell._workspace import raise_tool_failure
 
 _P = ParamSpec('_P')
@@ -77,21 +78,56 @@ def check_command(
         raise PermissionError(f'Command {executable!r} is not in the allowed list.')
 
 
+async def run_model_command(
+    workspace: Workspace,
+    invocation: Callable[[str], str | list[str]],
+    command: str,
+    *,
+    env: Mapping[str, str] | None,
+    timeout: float | None,
+) -> CommandResult:
+    """`workspace.run(invocation(command))`; `E2BIG` becomes `ModelRetry` when the command is the cause.
+
+    `invocation` wraps the model's command in the toolset's own script (a `str` runs with
+    `shell=True`) or argv. The OS refuses arguments plus environment as a whole (`E2BIG`), so
+    the same invocation without the command is handed to `true`, which starts nothing: when it
+    starts, the command was too long and the model is asked for a shorter one
+    (`COMMAND_TOO_LONG`, the local supervisor's text too); when it fails as well, the
+    environment alone is too big and the original `OSError` aborts the run.
+    """
+    script = invocation(command)
+    try:
+        return await workspace.run(script, shell=isinstance(script, str), env=env, timeout=timeout)
+    except OSError as error:
+        if error.errno != errno.E2BIG:
+            raise
+        without = invocation('')
+        try:
+            await workspace.run(['true', *([without] if isinstance(without, str) else without)], env=env, timeout=timeout)
+        except OSError:
+            raise error from None
+        raise ModelRetry(COMMAND_TOO_LONG) from error
+
+
 def recoverable(
     fn: Callable[Concatenate[_SelfT, _P], Awaitable[str]],
 ) -> Callable[Concatenate[_SelfT, _P], Awaitable[str]]:
     """Turn failures the model can act on into `ModelRetry` and workspace refusals into `ToolFailed`.
 
     `WorkspaceError` first (a read-only refusal is also a `PermissionError`): it becomes a failed
-    call, or ends the run when the workspace is gone. A policy refusal (`PermissionError`) and a
-    spawn error of the model's making (`ENOENT`, `ENOTDIR`) become `ModelRetry`; any other error
-    (`EMFILE`, `ENOMEM`, `E2BIG`, an invalid application `env`) aborts the run.
+    call, or ends the run when the workspace is gone. A policy refusal (`PermissionError`), a
+    spawn error of the model's making (`ENOENT`, `ENOTDIR`) and a command the OS refuses as too
+    long (`CommandTooLongError` from the supervisor) become `ModelRetry`; any other error
+    (`EMFILE`, `ENOMEM`, an environment too big on its own, an invalid application `env`)
+    aborts the run.
     """
 
     @functools.wraps(fn)
     async def wrapper(self: _SelfT, *args: _P.args, **kwargs: _P.kwargs) -> str:
         try:
             return await fn(self, *args, **kwargs)
+        except CommandTooLongError as e:
+            raise ModelRetry(str(e)) from e
         except WorkspaceError as e:
             raise_tool_failure(e)
         except PermissionError as e:

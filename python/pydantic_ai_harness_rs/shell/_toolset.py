@@ -33,11 +33,16 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
 
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, env_bytes, launch
-from pydantic_ai_harness_rs.shell._limits import APPLY_FAILED, limited_script, validate_file_limit
+from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, call_job_id, env_bytes, launch
+from pydantic_ai_harness_rs.shell._limits import (
+    APPLY_FAILED,
+    limit_prologue,
+    validate_byte_limit,
+    validate_file_limit,
+)
 from pydantic_ai_harness_rs.shell._output import file_limit_status, labelled, truncate_tail
 from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT, CommandMode, run_persistent_command
-from pydantic_ai_harness_rs.shell._policy import check_command, recoverable
+from pydantic_ai_harness_rs.shell._policy import check_command, recoverable, run_model_command
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
 RUN_SCOPED_TOOL_NAMES: tuple[str, ...] = ('run_command', 'start_command', 'check_command', 'stop_command')
@@ -86,6 +91,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         persist_cwd: bool,
         allow_interactive: bool,
         max_file_bytes: int | None = None,
+        max_log_bytes: int | None = None,
         env: Mapping[str, str] | None = None,
         denied_env_patterns: Sequence[str] = (),
         tools: Sequence[str] = RUN_SCOPED_TOOL_NAMES,
@@ -110,6 +116,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 'max_file_bytes is not supported with persist_cwd; cwd capture writes a file in the child.'
             )
         self._max_file_bytes = max_file_bytes
+        validate_byte_limit('max_log_bytes', max_log_bytes)
+        self._max_log_bytes = max_log_bytes
         self._persist_cwd = persist_cwd
         self._allow_interactive = allow_interactive
         self._env = dict(env) if env is not None else None
@@ -154,6 +162,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             default_timeout=self._default_timeout,
             max_output_chars=self._max_output_chars,
             max_file_bytes=self._max_file_bytes,
+            max_log_bytes=self._max_log_bytes,
             persist_cwd=self._persist_cwd,
             allow_interactive=self._allow_interactive,
             env=self._env,
@@ -260,17 +269,20 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             except FileNotFoundError:
                 pass
 
-    async def _build_cwd_capture(self, ctx: RunContext[AgentDepsT], command: str) -> tuple[str, str | None]:
-        """`command` set to record its final directory in a private file when it exits.
+    async def _build_cwd_capture(self, ctx: RunContext[AgentDepsT]) -> tuple[str, str | None]:
+        """`(statement, file)`: a statement for the line before the command that records its final
+        directory in a private file when the shell exits; `('', None)` without `persist_cwd`.
 
-        An `EXIT` trap writes `pwd` out of band, so output cannot spoof it, and a command
-        ending in `exit 0` is recorded too. The trap keeps the command's exit status.
+        An `EXIT` trap writes `pwd` out of band, so output cannot spoof it, and a command ending
+        in `exit 0` is recorded too. The trap keeps the command's exit status. It goes on the
+        `cd` line, so the command stays on the script's second line, as in the reference's
+        wrapper, and the shell's messages carry the same line number (`/bin/sh: 2: ...`).
         """
         if not self._persist_cwd:
-            return command, None
+            return '', None
         name = posixpath.join(await self._jobs_base(ctx), f'cwd-{uuid.uuid4().hex}')
         record = shlex.quote(f'__harness_ec=$?; pwd > {shlex.quote(name)}; exit $__harness_ec')
-        return f'trap {record} EXIT\n{command}', name
+        return f'; trap {record} EXIT', name
 
     async def _apply_captured_cwd(self, ctx: RunContext[AgentDepsT], cwd_file: str) -> None:
         try:
@@ -302,22 +314,30 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     # --- running ----------------------------------------------------------------------
 
     async def _run_local(
-        self, local: LocalWorkspaceBackend, script: str, timeout: float
+        self, local: LocalWorkspaceBackend, prologue: str, command: str, timeout: float
     ) -> tuple[int, str, str, bool]:
-        """Run `script` with the supervisor: `(exit_code, stdout, stderr, timed_out)`."""
+        """Run `prologue + command` with the supervisor: `(exit_code, stdout, stderr, timed_out)`.
+
+        `max_file_bytes` is `RLIMIT_FSIZE` here, not a shell prologue; blank lines stand in for
+        that prologue, so the command sits on the line it does in the reference's script.
+        """
         working_dir = local._ensure_alive()  # pyright: ignore[reportPrivateUsage]
         limit = self._max_file_bytes
         if limit is not None and not _file_limit_applicable(limit):
             return 1, '', f'{APPLY_FAILED}\n', False
+        prologue += '\n' * limit_prologue(limit).count('\n')
         env = env_bytes(local._env, self._resolve_env())  # pyright: ignore[reportPrivateUsage]
         tail_bytes = (self._max_output_chars + 4) * _BYTES_PER_CHAR
-        command = _core.ForegroundCommand()
+        run = _core.ForegroundCommand()
         try:
             exit_code, out, err, timed_out = await anyio.to_thread.run_sync(
-                command.run, os.fsencode(script), working_dir, env, timeout, limit, tail_bytes, abandon_on_cancel=True
+                lambda: run.run(
+                    os.fsencode(prologue), os.fsencode(command), working_dir, env, timeout, limit, tail_bytes
+                ),
+                abandon_on_cancel=True,
             )
         except anyio.get_cancelled_exc_class():
-            command.kill()
+            run.kill()
             raise
         if not timed_out:
             # A directory deleted under a running command: the workspace is gone, not a result.
@@ -343,23 +363,19 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
             raise ModelRetry('timeout_seconds must be a positive number of seconds.')
 
-        actual_command, cwd_file = await self._build_cwd_capture(ctx, command)
+        capture, cwd_file = await self._build_cwd_capture(ctx)
         try:
-            cwd = shlex.quote(await self._cwd_for(ctx))
+            prologue = f'cd {shlex.quote(await self._cwd_for(ctx))} || exit{capture}\n'
             local = local_backend(ctx.workspace)
             if local is not None:
-                exit_code, stdout, stderr, timed_out = await self._run_local(
-                    local, f'cd {cwd} || exit\n{actual_command}', timeout
-                )
+                exit_code, stdout, stderr, timed_out = await self._run_local(local, prologue, command, timeout)
                 if timed_out:
                     return labelled(stdout, stderr, empty=None, trailer=f'[Command timed out after {timeout}s]')
             else:
+                limited = prologue + limit_prologue(self._max_file_bytes)
                 try:
-                    result = await ctx.workspace.run(
-                        f'cd {cwd} || exit\n{limited_script(actual_command, self._max_file_bytes)}',
-                        shell=True,
-                        env=self._resolve_env(),
-                        timeout=timeout,
+                    result = await run_model_command(
+                        ctx.workspace, lambda cmd: limited + cmd, command, env=self._resolve_env(), timeout=timeout
                     )
                 except WorkspaceTimeoutError as e:
                     return labelled(e.stdout, e.stderr, empty=None, trailer=f'[Command timed out after {timeout}s]')
@@ -411,6 +427,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             env=self._resolve_env(),
             mode=mode,
             timeout=self._default_timeout if timeout is None else timeout,
+            job_id=call_job_id(ctx.run_id, ctx.tool_call_id),
+            log_limit=self._max_log_bytes,
         )
 
     @recoverable
@@ -429,9 +447,6 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             A message containing the unique command ID for later check/stop calls.
         """
         self._check_command(command)
-        job_id = None
-        if ctx.run_id is not None and ctx.tool_call_id is not None:
-            job_id = hashlib.sha256(f'{ctx.run_id}:{ctx.tool_call_id}'.encode()).hexdigest()[:32]
         job = await launch(
             ctx.workspace,
             local_backend(ctx.workspace),
@@ -441,7 +456,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             env=self._resolve_env(),
             combined=False,
             file_limit=self._max_file_bytes,
-            job_id=job_id,
+            log_limit=self._max_log_bytes,
+            job_id=call_job_id(ctx.run_id, ctx.tool_call_id),
         )
         return f'Started background command: {command!r}\nID: {posixpath.basename(job.directory)}'
 
