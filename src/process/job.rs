@@ -20,6 +20,7 @@ use tokio::sync::watch;
 
 use super::foreground::os_reason;
 use super::group::{signal_group, wait_group_gone};
+use super::sandbox::{Prepared, SandboxSpec};
 use super::spawn::{file_limit_allowed, spawn_shell, Sink};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -95,6 +96,8 @@ pub struct LaunchSpec {
     pub max_file_bytes: Option<u64>,
     /// Refuse an existing directory ([`Launch::Exists`]) rather than reuse it.
     pub exclusive: bool,
+    /// The Landlock sandbox the wrapper and the command run in, if any.
+    pub sandbox: Option<SandboxSpec>,
 }
 
 fn exits() -> &'static Mutex<HashMap<i32, watch::Receiver<bool>>> {
@@ -144,9 +147,21 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         spec.command,
         if unlimited { b"1".to_vec() } else { Vec::new() },
     ];
+    let sandbox = match &spec.sandbox {
+        Some(s) => Some(Prepared::new(s).map_err(|e| io_err(&e, "Unable to prepare the sandbox"))?),
+        None => None,
+    };
     let handle = super::block_on(async {
-        let spawned = spawn_shell(&args, &spec.cwd, &spec.env, limit, Sink::Pipe, Sink::Null)
-            .map_err(|e| io_err(&e, "Unable to start the command"))?;
+        let spawned = spawn_shell(
+            &args,
+            &spec.cwd,
+            &spec.env,
+            limit,
+            sandbox.as_ref(),
+            Sink::Pipe,
+            Sink::Null,
+        )
+        .map_err(|e| io_err(&e, "Unable to start the command"))?;
         let mut child = spawned.child;
         let pid = child.id();
         if let Some(mut ready) = spawned.stdout {
@@ -341,6 +356,7 @@ mod tests {
             combined: false,
             max_file_bytes: None,
             exclusive: true,
+            sandbox: None,
         }
     }
 

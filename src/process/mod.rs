@@ -8,6 +8,7 @@
 pub mod foreground;
 pub mod group;
 pub mod job;
+pub mod sandbox;
 pub mod spawn;
 pub mod tail;
 

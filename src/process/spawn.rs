@@ -8,6 +8,8 @@ use std::process::Stdio;
 
 use tokio::process::Command;
 
+use super::sandbox::Prepared;
+
 /// The shell that runs every command, as `subprocess` does for `shell=True`.
 pub const SHELL: &str = "/bin/sh";
 
@@ -37,12 +39,14 @@ pub fn file_limit_allowed(max_file_bytes: u64) -> bool {
 /// The child calls `setsid` (its own session and process group, no controlling terminal),
 /// resets `SIGPIPE`, `SIGXFSZ` and `SIGXFZ` to their defaults (Python ignores them, and
 /// `subprocess` restores them too), and sets `RLIMIT_FSIZE` to `file_limit` bytes when given.
+/// With `sandbox`, the child enforces that Landlock ruleset last, just before exec.
 /// stdin is `/dev/null`; stdout and stderr are as given.
 pub fn shell_command(
     args: &[Vec<u8>],
     cwd: &Path,
     env: &[(Vec<u8>, Vec<u8>)],
     file_limit: Option<u64>,
+    sandbox: Option<&Prepared>,
     stdout: Stdio,
     stderr: Stdio,
 ) -> Command {
@@ -56,7 +60,9 @@ pub fn shell_command(
     cmd.current_dir(cwd);
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     let limit = file_limit.map(file_limit_bytes);
-    // SAFETY: only async-signal-safe calls (setsid, signal, setrlimit) run between fork and exec.
+    let ruleset = sandbox.map(Prepared::raw_fd);
+    // SAFETY: only async-signal-safe calls (setsid, signal, setrlimit, prctl,
+    // landlock_restrict_self) run between fork and exec; the ruleset fd outlives the spawn.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() == -1 {
@@ -75,6 +81,12 @@ pub fn shell_command(
                 };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &rl) == -1 {
                     return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some(fd) = ruleset {
+                let errno = Prepared::enforce(fd);
+                if errno != 0 {
+                    return Err(std::io::Error::from_raw_os_error(errno));
                 }
             }
             Ok(())
@@ -208,7 +220,7 @@ impl Drop for RawChild {
 
 /// Spawns `/bin/sh args...` in `cwd` with exactly `env`, in its own session, stdin at EOF.
 ///
-/// Without a file limit on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
+/// Without a file limit or a sandbox on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
 /// vfork-like clone: no copy of a large parent's page tables, as `subprocess` avoids with
 /// `vfork`); otherwise, or when the C library lacks what is needed, [`shell_command`]'s fork
 /// with `pre_exec`. Must run inside the supervisor runtime. Errors: the spawn's OS error.
@@ -217,11 +229,12 @@ pub fn spawn_shell(
     cwd: &Path,
     env: &[(Vec<u8>, Vec<u8>)],
     file_limit: Option<u64>,
+    sandbox: Option<&Prepared>,
     stdout: Sink,
     stderr: Sink,
 ) -> std::io::Result<Spawned> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if file_limit.is_none() {
+    if file_limit.is_none() && sandbox.is_none() {
         if let Some(spawned) = fast::spawn(args, cwd, env, stdout, stderr)? {
             return Ok(spawned);
         }
@@ -233,8 +246,16 @@ pub fn spawn_shell(
             Stdio::null()
         }
     };
-    let mut child =
-        shell_command(args, cwd, env, file_limit, stdio(stdout), stdio(stderr)).spawn()?;
+    let mut child = shell_command(
+        args,
+        cwd,
+        env,
+        file_limit,
+        sandbox,
+        stdio(stdout),
+        stdio(stderr),
+    )
+    .spawn()?;
     let out = child.stdout.take().map(|p| Box::new(p) as Reader);
     let err = child.stderr.take().map(|p| Box::new(p) as Reader);
     Ok(Spawned {
@@ -465,8 +486,16 @@ mod tests {
         ];
         let args = vec![b"-c".to_vec(), script.as_bytes().to_vec()];
         super::super::block_on(async {
-            let mut spawned =
-                spawn_shell(&args, Path::new("/"), &env, limit, Sink::Pipe, Sink::Null).unwrap();
+            let mut spawned = spawn_shell(
+                &args,
+                Path::new("/"),
+                &env,
+                limit,
+                None,
+                Sink::Pipe,
+                Sink::Null,
+            )
+            .unwrap();
             let mut out = Vec::new();
             tokio::io::AsyncReadExt::read_to_end(spawned.stdout.as_mut().unwrap(), &mut out)
                 .await

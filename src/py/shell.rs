@@ -9,10 +9,43 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::process::foreground::{Foreground, RunSpec};
+use crate::process::foreground::{Captured, Foreground, RunSpec};
 use crate::process::job::{self, JobHandle, Launch, LaunchSpec};
+use crate::process::sandbox::{self, SandboxSpec};
 
 type EnvPairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// The Python form of a sandbox: `(restrict_fs, writable_dirs, network)`.
+type PySandbox = (bool, Vec<PathBuf>, bool);
+
+fn sandbox_spec(value: Option<PySandbox>) -> Option<SandboxSpec> {
+    value.map(|(restrict_fs, writable, network)| SandboxSpec {
+        restrict_fs,
+        writable,
+        network,
+    })
+}
+
+/// A captured stream as `(head, tail, total_bytes, total_lines, truncated, spilled)`.
+type PyCaptured<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    u64,
+    u64,
+    bool,
+    bool,
+);
+
+fn captured<'py>(py: Python<'py>, c: &Captured) -> PyCaptured<'py> {
+    (
+        PyBytes::new(py, &c.head),
+        PyBytes::new(py, &c.tail),
+        c.total,
+        c.lines,
+        c.truncated,
+        c.spilled,
+    )
+}
 
 fn env_pairs(env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>) -> PyResult<EnvPairs> {
     env.into_iter()
@@ -59,7 +92,10 @@ impl PyForegroundCommand {
     /// `tail_bytes` how much of the end of each stream is kept. Returns `(exit_code,
     /// stdout_tail, stderr_tail, timed_out)`; exit codes of signal deaths are `128 + N`.
     /// Raises `OSError` when the spawn fails, `CancelledError` after `kill()`.
-    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes))]
+    ///
+    /// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)` (Landlock, enforced
+    /// before exec). Raises `OSError` also when the sandbox cannot be prepared.
+    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes, *, sandbox=None))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -70,25 +106,68 @@ impl PyForegroundCommand {
         timeout: Option<f64>,
         max_file_bytes: Option<u64>,
         tail_bytes: usize,
+        sandbox: Option<PySandbox>,
     ) -> PyResult<(i32, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool)> {
-        if script.contains(&0) {
-            return Err(PyValueError::new_err("embedded null byte"));
-        }
-        let spec = RunSpec {
-            script: script.to_vec(),
+        let spec = run_spec(
+            script,
             cwd,
-            env: env_pairs(env)?,
-            timeout: timeout.map(seconds),
+            env,
+            timeout,
             max_file_bytes,
             tail_bytes,
-        };
+            sandbox,
+        )?;
         let inner = self.inner.clone();
         let outcome = py.detach(move || inner.run(spec))?;
         Ok((
             outcome.exit_code,
-            PyBytes::new(py, &outcome.stdout),
-            PyBytes::new(py, &outcome.stderr),
+            PyBytes::new(py, &outcome.stdout.tail),
+            PyBytes::new(py, &outcome.stderr.tail),
             outcome.timed_out,
+        ))
+    }
+
+    /// Like `run`, keeping `head_bytes` from the start of each stream as well, and writing
+    /// a stream to its `spill` path (`(stdout_path, stderr_path)`, either `None`) once it
+    /// outgrows head and tail.
+    ///
+    /// Returns `(exit_code, signal, timed_out, stdout, stderr)`, each stream as `(head, tail,
+    /// total_bytes, total_lines, truncated, spilled)`; `signal` is the number that ended the
+    /// shell, or `None`.
+    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes, *, head_bytes, spill, sandbox=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_captured<'py>(
+        &self,
+        py: Python<'py>,
+        script: &[u8],
+        cwd: PathBuf,
+        env: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+        timeout: Option<f64>,
+        max_file_bytes: Option<u64>,
+        tail_bytes: usize,
+        head_bytes: usize,
+        spill: (Option<PathBuf>, Option<PathBuf>),
+        sandbox: Option<PySandbox>,
+    ) -> PyResult<(i32, Option<i32>, bool, PyCaptured<'py>, PyCaptured<'py>)> {
+        let mut spec = run_spec(
+            script,
+            cwd,
+            env,
+            timeout,
+            max_file_bytes,
+            tail_bytes,
+            sandbox,
+        )?;
+        spec.head_bytes = head_bytes;
+        spec.spill = [spill.0, spill.1];
+        let inner = self.inner.clone();
+        let outcome = py.detach(move || inner.run(spec))?;
+        Ok((
+            outcome.exit_code,
+            outcome.signal,
+            outcome.timed_out,
+            captured(py, &outcome.stdout),
+            captured(py, &outcome.stderr),
         ))
     }
 
@@ -98,6 +177,43 @@ impl PyForegroundCommand {
     }
 }
 
+fn run_spec(
+    script: &[u8],
+    cwd: PathBuf,
+    env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>,
+    timeout: Option<f64>,
+    max_file_bytes: Option<u64>,
+    tail_bytes: usize,
+    sandbox: Option<PySandbox>,
+) -> PyResult<RunSpec> {
+    if script.contains(&0) {
+        return Err(PyValueError::new_err("embedded null byte"));
+    }
+    Ok(RunSpec {
+        script: script.to_vec(),
+        cwd,
+        env: env_pairs(env)?,
+        timeout: timeout.map(seconds),
+        max_file_bytes,
+        tail_bytes,
+        head_bytes: 0,
+        spill: [None, None],
+        sandbox: sandbox_spec(sandbox),
+    })
+}
+
+/// The Landlock ABI of this kernel (`0`: none), and why a sandbox with `network` allowed or
+/// not cannot be enforced (`None` when it can).
+#[pyfunction]
+fn sandbox_support(network: bool) -> (i32, Option<String>) {
+    let spec = SandboxSpec {
+        restrict_fs: true,
+        writable: Vec::new(),
+        network,
+    };
+    (sandbox::abi_version(), sandbox::unsupported_reason(&spec))
+}
+
 fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
     (h.pid, h.pgid)
 }
@@ -105,8 +221,9 @@ fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
 /// Starts a background job in `dir` (see `process::job::launch`).
 ///
 /// Returns `(pid, pgid)`, or `None` when `exclusive` and the directory already exists.
+/// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)`, as for `ForegroundCommand.run`.
 #[pyfunction]
-#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, exclusive))]
+#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, exclusive, *, sandbox=None))]
 #[allow(clippy::too_many_arguments)]
 fn job_launch(
     py: Python<'_>,
@@ -117,6 +234,7 @@ fn job_launch(
     combined: bool,
     max_file_bytes: Option<u64>,
     exclusive: bool,
+    sandbox: Option<PySandbox>,
 ) -> PyResult<Option<(i32, Option<i32>)>> {
     if command.contains(&0) {
         return Err(PyValueError::new_err("embedded null byte"));
@@ -129,6 +247,7 @@ fn job_launch(
         combined,
         max_file_bytes,
         exclusive,
+        sandbox: sandbox_spec(sandbox),
     };
     match py.detach(move || job::launch(spec))? {
         Launch::Started(h) => Ok(Some(handle_tuple(h))),
@@ -203,6 +322,7 @@ fn job_cleanup(py: Python<'_>, dir: PathBuf) -> PyResult<()> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyForegroundCommand>()?;
     m.add_function(wrap_pyfunction!(job_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(sandbox_support, m)?)?;
     m.add_function(wrap_pyfunction!(job_attach, m)?)?;
     m.add_function(wrap_pyfunction!(job_status, m)?)?;
     m.add_function(wrap_pyfunction!(job_size, m)?)?;
