@@ -28,6 +28,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceEr
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell._limits import APPLY_FAILED, LIMIT_FUNCTION
+from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox
 
 CONTROL_TIMEOUT = 30.0
 """Seconds one control command (launch, read, signal) may take in a workspace reached by protocol."""
@@ -203,6 +204,7 @@ async def launch_local(
     combined: bool,
     file_limit: int | None,
     exclusive: bool,
+    sandbox: NativeSandbox | None = None,
 ) -> Job:
     """Start `command` as a local job in `directory`; see `launch`.
 
@@ -219,6 +221,7 @@ async def launch_local(
                 combined,
                 file_limit,
                 exclusive,
+                sandbox=sandbox,
             )
         )
     except BaseException:
@@ -428,15 +431,24 @@ async def launch(
     combined: bool,
     file_limit: int | None = None,
     job_id: str | None = None,
+    sandbox: NativeSandbox | None = None,
 ) -> Job:
     """Start `command` detached in a new job directory below `base`, starting in `cwd`.
 
     `env` is added to the workspace's environment. With `job_id` the directory is claimed
     exclusively: a second launch with the same ID attaches to the first job instead of
     starting another (or raises `ModelRetry` while the first has not written its handle).
+    `sandbox` (local workspaces only) confines the wrapper and the command.
     """
     directory = job_directory(base, job_id)
     kwargs = dict(directory=directory, cwd=cwd, env=env, combined=combined, file_limit=file_limit)
     if local is not None:
-        return await launch_local(workspace, local, command, exclusive=job_id is not None, **kwargs)  # type: ignore[arg-type]
+        return await launch_local(
+            workspace,
+            local,
+            command,
+            exclusive=job_id is not None,
+            sandbox=sandbox,
+            **kwargs,  # type: ignore[arg-type]
+        )
     return await launch_remote(workspace, command, exclusive=job_id is not None, **kwargs)  # type: ignore[arg-type]

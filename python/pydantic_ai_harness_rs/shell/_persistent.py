@@ -19,6 +19,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend
 
 from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, POLL_MAX, POLL_MIN, Job, launch
+from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox
 
 MAX_FOREGROUND_WAIT: float = 270.0
 """Longest a foreground `shell` call waits (seconds) before handing back the still-running command."""
@@ -129,6 +130,7 @@ async def run_persistent_command(
     env: Mapping[str, str] | None,
     mode: CommandMode,
     timeout: float,
+    sandbox: NativeSandbox | None = None,
 ) -> str:
     """Start `command` detached and return its tail (foreground) and handles.
 
@@ -140,7 +142,7 @@ async def run_persistent_command(
     if not 0 < timeout <= MAX_FOREGROUND_WAIT:
         raise ModelRetry(f'timeout must be greater than zero and at most {MAX_FOREGROUND_WAIT:g} seconds.')
     events = event_ctx(ctx, 'Shell')
-    job = await launch(ctx.workspace, local, command, base=base, cwd=cwd, env=env, combined=True)
+    job = await launch(ctx.workspace, local, command, base=base, cwd=cwd, env=env, combined=True, sandbox=sandbox)
     output = _OutputEvents(job, events)
     try:
         if output.ctx is not None:
