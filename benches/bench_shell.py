@@ -9,6 +9,9 @@ Runs each implementation's tools directly on a toolset with a run context on a
 Workloads:
 - `run_command('true')`: median time per call (the machine may be shared: medians); baseline is a bare `subprocess.run(['true'])`
   and `subprocess.run('true', shell=True, start_new_session=True)`.
+- `run_command('true')` with `Shell(sandbox='workspace-write')` (ours only; Landlock applied
+  between fork and exec), against the same call without it: the budget is 1.3x.
+  `--sandbox-only` runs just these two.
 - start/check/stop: one background `sleep 60` started, checked and stopped, per cycle.
 - big output: a command printing 50 MiB (and 1 GiB for ours): does the tail survive, how
   long, and how much our process grew (peak RSS delta).
@@ -62,8 +65,9 @@ def live(marker):
     return out
 
 async def main():
-    ts = Shell(max_output_chars=2000).get_toolset()
-    if task == 'true':
+    extra = {'sandbox': 'workspace-write'} if task == 'true-sandbox' else {}
+    ts = Shell(max_output_chars=2000, **extra).get_toolset()
+    if task in ('true', 'true-sandbox'):
         calls = int(arg)
         for _ in range(20): await ts.run_command(ctx(), 'true')
         xs = []
@@ -152,7 +156,14 @@ def main() -> None:
     parser.add_argument('--cycles', type=int, default=20)
     parser.add_argument('--ref-cycles', type=int, default=5, help='the reference takes ~1.3 s a cycle')
     parser.add_argument('--quick', action='store_true', help='skip the 1 GiB run')
+    parser.add_argument('--sandbox-only', action='store_true', help="only run_command('true') with and without sandbox")
     args = parser.parse_args()
+    if args.sandbox_only:
+        plain = worker(sys.executable, 'ours', 'true', args.calls)
+        boxed = worker(sys.executable, 'ours', 'true-sandbox', args.calls)
+        p, b = plain.get('per_call_ms'), boxed.get('per_call_ms')
+        print(f"run_command('true') median: {p:.3f} ms plain, {b:.3f} ms sandbox='workspace-write' ({b / p:.2f}x)")
+        return
     ours_py = sys.executable
     ref_py = args.ref_python if Path(args.ref_python).exists() else None
     if ref_py is None:
@@ -194,6 +205,16 @@ def main() -> None:
     ref = worker(ref_py, 'ref', 'timeout', 0) if ref_py else {}
     fmt2 = lambda d: f"+{d['over_ms']:.0f} ms, {d['survivors']} left" if 'over_ms' in d else (str(d) if d else '-')  # noqa: E731
     rows.append(("timed-out tree (0.5 s)", fmt2(ours), fmt2(ref), '-', 'time past the deadline until the call returns'))
+
+    ours = worker(ours_py, 'ours', 'true-sandbox', args.calls)
+    o, plain = ours.get('per_call_ms'), rows[0][1]
+    rows.append((
+        "run_command('true'), sandbox='workspace-write'",
+        f'{o:.2f} ms' if o else str(ours),
+        '-',
+        '-',
+        f'vs without the sandbox: {plain} (budget 1.3x)',
+    ))
 
     headers = ('workload', 'ours', 'reference 0.57.0', 'raw subprocess', 'notes')
     widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(5)]

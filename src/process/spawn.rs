@@ -220,10 +220,11 @@ impl Drop for RawChild {
 
 /// Spawns `/bin/sh args...` in `cwd` with exactly `env`, in its own session, stdin at EOF.
 ///
-/// Without a file limit or a sandbox on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
+/// Without a file limit on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
 /// vfork-like clone: no copy of a large parent's page tables, as `subprocess` avoids with
-/// `vfork`); otherwise, or when the C library lacks what is needed, [`shell_command`]'s fork
-/// with `pre_exec`. Must run inside the supervisor runtime. Errors: the spawn's OS error.
+/// `vfork`), from a thread confined by `sandbox` when given; otherwise, or when the C library
+/// lacks what is needed, [`shell_command`]'s fork with `pre_exec` (which enforces `sandbox` in
+/// the child before exec). Must run inside the supervisor runtime. Errors: the spawn's OS error.
 pub fn spawn_shell(
     args: &[Vec<u8>],
     cwd: &Path,
@@ -234,8 +235,8 @@ pub fn spawn_shell(
     stderr: Sink,
 ) -> std::io::Result<Spawned> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if file_limit.is_none() && sandbox.is_none() {
-        if let Some(spawned) = fast::spawn(args, cwd, env, stdout, stderr)? {
+    if file_limit.is_none() {
+        if let Some(spawned) = fast::spawn(args, cwd, env, sandbox, stdout, stderr)? {
             return Ok(spawned);
         }
     }
@@ -274,7 +275,7 @@ mod fast {
     use std::path::Path;
     use std::sync::OnceLock;
 
-    use super::{Child, RawChild, Reader, Sink, Spawned, SHELL};
+    use super::{Child, Prepared, RawChild, Reader, Sink, Spawned, SHELL};
 
     type AddChdir = unsafe extern "C" fn(
         *mut libc::posix_spawn_file_actions_t,
@@ -342,17 +343,57 @@ mod fast {
         }
     }
 
+    type Pipe = Option<(OwnedFd, OwnedFd)>;
+
     /// `Ok(None)` when this C library cannot do it (the caller forks instead).
+    ///
+    /// With `sandbox`, the spawn runs on a short-lived thread that first restricts itself
+    /// with the ruleset (`PR_SET_NO_NEW_PRIVS` and `landlock_restrict_self` act on the calling
+    /// thread only): the child inherits that thread's Landlock domain at its birth, so it is
+    /// confined before its first instruction, without forking this process.
     pub fn spawn(
         args: &[Vec<u8>],
         cwd: &Path,
         env: &[(Vec<u8>, Vec<u8>)],
+        sandbox: Option<&Prepared>,
         stdout: Sink,
         stderr: Sink,
     ) -> io::Result<Option<Spawned>> {
         let Some(addchdir) = addchdir() else {
             return Ok(None);
         };
+        let raw = match sandbox {
+            None => raw_spawn(addchdir, args, cwd, env, stdout, stderr)?,
+            Some(prepared) => {
+                let fd = prepared.raw_fd();
+                std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| {
+                            // SAFETY: raw syscalls on this thread only; `fd` is a live ruleset.
+                            let errno = unsafe { Prepared::enforce(fd) };
+                            if errno != 0 {
+                                return Err(io::Error::from_raw_os_error(errno));
+                            }
+                            raw_spawn(addchdir, args, cwd, env, stdout, stderr)
+                        })
+                        .join()
+                        .unwrap_or_else(|_| Err(io::Error::other("the spawning thread panicked")))
+                })?
+            }
+        };
+        let (pid, out_pipe, err_pipe) = raw;
+        Ok(Some(wrap(pid, out_pipe, err_pipe)?))
+    }
+
+    /// `posix_spawn` of `/bin/sh args...`: the PID and the pipes asked for.
+    fn raw_spawn(
+        addchdir: AddChdir,
+        args: &[Vec<u8>],
+        cwd: &Path,
+        env: &[(Vec<u8>, Vec<u8>)],
+        stdout: Sink,
+        stderr: Sink,
+    ) -> io::Result<(libc::pid_t, Pipe, Pipe)> {
         let program = cstring(SHELL.as_bytes())?;
         let argv: Vec<CString> = std::iter::once(Ok(program.clone()))
             .chain(args.iter().map(|a| cstring(a)))
@@ -438,6 +479,11 @@ mod fast {
             ))?;
             pid
         };
+        Ok((pid, out_pipe, err_pipe))
+    }
+
+    /// The spawned child as a [`Spawned`]: a pidfd to wait on, and the pipes' read ends.
+    fn wrap(pid: libc::pid_t, out_pipe: Pipe, err_pipe: Pipe) -> io::Result<Spawned> {
         // SAFETY: pidfd_open returns a new fd we own, or -1.
         let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
         let pidfd = if raw >= 0 {
@@ -467,11 +513,11 @@ mod fast {
         };
         let stdout = reader(out_pipe)?;
         let stderr = reader(err_pipe)?;
-        Ok(Some(Spawned {
+        Ok(Spawned {
             child,
             stdout,
             stderr,
-        }))
+        })
     }
 }
 

@@ -268,7 +268,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         """The sandbox a local command runs in (`None` without one)."""
         if not self._sandbox.active:
             return None
-        return self._sandbox.native(working_dir, await self._jobs_base(ctx))
+        jobs_dir = await self._jobs_base(ctx) if self._sandbox.mode == 'read-only' else None
+        return self._sandbox.native(working_dir, jobs_dir)
 
     def _decode(self, data: bytes) -> str:
         """Command output as text: cleaned with `clean_output`, else UTF-8 with U+FFFD (documented)."""
