@@ -276,10 +276,12 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         return clean_text(data) if self._clean_output else data.decode('utf-8', errors='replace')
 
     def _check_command(self, command: str) -> None:
+        """The documented checks; with `strict_policy`, the lists judge every command instead of the first word."""
+        strict = self._strict_policy
         check_command(
             command,
-            allowed=self._allowed_commands,
-            denied=self._denied_commands,
+            allowed=[] if strict else self._allowed_commands,
+            denied=[] if strict else self._denied_commands,
             denied_operators=self._denied_operators,
             allow_interactive=self._allow_interactive,
         )
