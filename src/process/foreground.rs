@@ -14,6 +14,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::group::{signal_group, stop_group};
+use super::reaper::Tree;
 use super::sandbox::{Prepared, SandboxSpec};
 use super::spawn::{spawn_shell, Sink};
 use super::tail::HeadTail;
@@ -21,6 +22,9 @@ use crate::error::{Error, Result};
 
 /// How long a timed-out command's group gets between `SIGTERM` and `SIGKILL`.
 pub const TIMEOUT_GRACE: Duration = Duration::from_millis(100);
+
+/// How long the shell gets to reap the descendants that left its group, once killed.
+pub const REAP_GRACE: Duration = Duration::from_millis(100);
 
 /// How long output is still read after the command exits, for children that keep its pipes
 /// open (`sleep 30 & echo done`); the same bound as `LocalWorkspaceBackend`'s.
@@ -50,6 +54,9 @@ pub struct RunSpec {
     pub spill: [Option<PathBuf>; 2],
     /// The Landlock sandbox the command runs in, if any.
     pub sandbox: Option<SandboxSpec>,
+    /// Start the shell as a child subreaper, so a timeout or a kill also ends descendants
+    /// that left its process group ([`super::reaper`]).
+    pub reap_descendants: bool,
 }
 
 /// One captured stream: its first and last bytes, sizes, and whether it was spilled to a file.
@@ -139,6 +146,7 @@ impl Foreground {
             &spec.env,
             spec.max_file_bytes,
             sandbox.as_ref(),
+            spec.reap_descendants,
             Sink::Pipe,
             Sink::Pipe,
         )
@@ -188,11 +196,17 @@ impl Foreground {
                 (status, false, drain_until)
             }
             Ended::TimedOut => {
+                self.tree(&spec.reap_descendants, pgid)
+                    .kill(REAP_GRACE)
+                    .await;
                 let _ = stop_group(pgid, TIMEOUT_GRACE).await;
                 let status = child.wait().await;
                 (status, true, Instant::now() + TIMEOUT_GRACE)
             }
             Ended::Killed => {
+                self.tree(&spec.reap_descendants, pgid)
+                    .kill(REAP_GRACE)
+                    .await;
                 let _ = signal_group(pgid, Some(Signal::SIGKILL));
                 let _ = child.wait().await;
                 for reader in readers.into_iter().flatten() {
@@ -239,6 +253,17 @@ impl Foreground {
     }
 }
 
+impl Foreground {
+    /// The shell's descendants (stopped until killed) when they are to be reaped; else none.
+    fn tree(&self, reap: &bool, shell: i32) -> Tree {
+        if *reap {
+            Tree::collect(shell)
+        } else {
+            Tree::default()
+        }
+    }
+}
+
 impl Drop for Foreground {
     fn drop(&mut self) {
         self.kill();
@@ -278,6 +303,7 @@ mod tests {
             head_bytes: 0,
             spill: [None, None],
             sandbox: None,
+            reap_descendants: true,
         }
     }
 

@@ -19,7 +19,9 @@ use nix::sys::signal::Signal;
 use tokio::sync::watch;
 
 use super::foreground::os_reason;
+use super::foreground::REAP_GRACE;
 use super::group::{signal_group, wait_group_gone};
+use super::reaper::Tree;
 use super::sandbox::{Prepared, SandboxSpec};
 use super::spawn::{file_limit_allowed, spawn_shell, Sink};
 use crate::error::{Error, ErrorKind, Result};
@@ -59,6 +61,8 @@ while :; do
   kill -0 "$child" 2>/dev/null || break
 done
 publish $code
+# A subreaper wrapper stays while it has adopted descendants, so a stop can still find them.
+while kids=; read -r kids < "/proc/$$/task/$$/children"; [ -n "$kids" ]; do sleep 1 & wait $!; done
 "#;
 
 /// Where a job's process lives.
@@ -98,6 +102,9 @@ pub struct LaunchSpec {
     pub exclusive: bool,
     /// The Landlock sandbox the wrapper and the command run in, if any.
     pub sandbox: Option<SandboxSpec>,
+    /// Start the wrapper as a child subreaper: descendants that leave the job's process group
+    /// and lose their parent stay below the wrapper, which outlives them, so [`kill`] ends them.
+    pub reap_descendants: bool,
 }
 
 fn exits() -> &'static Mutex<HashMap<i32, watch::Receiver<bool>>> {
@@ -158,6 +165,7 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             &spec.env,
             limit,
             sandbox.as_ref(),
+            spec.reap_descendants,
             Sink::Pipe,
             Sink::Null,
         )
@@ -285,10 +293,20 @@ fn signal(dir: &Path, handle: JobHandle, sig: Option<Signal>) -> Result<bool> {
     })
 }
 
-/// Stops the job: `SIGTERM` to its group, up to `grace` for it to go, then `SIGKILL`.
+/// Stops the job: `SIGKILL` to the wrapper's descendants outside its group ([`Tree`]), then
+/// `SIGTERM` to the group, up to `grace` for it to go, then `SIGKILL`.
 ///
 /// Returns `false` when nothing was left to signal. Errors: a refused signal.
 pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
+    // Descendants outside the group (`setsid`, double forks) first, while the wrapper lives
+    // to reap them; then the group, with its `SIGTERM` grace.
+    super::block_on(Tree::collect(handle.pid).kill(REAP_GRACE));
+    stop(dir, handle, grace, &Tree::group(handle.pid))
+}
+
+/// The group stop; `members` (the wrapper's descendants in the group) are given
+/// [`REAP_GRACE`] to be reaped by the wrapper before a finished job's group gets `SIGKILL`.
+fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Result<bool> {
     if !signal(dir, handle, Some(Signal::SIGTERM))? {
         return Ok(false);
     }
@@ -297,7 +315,9 @@ pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
     };
     let finished = status_text(dir).and_then(|s| exit_code(&s)).is_some();
     if finished {
-        // The wrapper is done; whatever is left in the group gets no grace.
+        // The wrapper is done; whatever is left in the group gets no more than the time for
+        // the wrapper (which survives `SIGTERM`) to reap what `SIGTERM` ended.
+        super::block_on(members.wait_reaped(REAP_GRACE));
         if signal(dir, handle, None)? {
             signal(dir, handle, Some(Signal::SIGKILL))?;
         }
@@ -357,6 +377,7 @@ mod tests {
             max_file_bytes: None,
             exclusive: true,
             sandbox: None,
+            reap_descendants: true,
         }
     }
 

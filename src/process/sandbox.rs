@@ -176,6 +176,7 @@ mod tests {
                 &env,
                 None,
                 Some(&prepared),
+                false,
                 Sink::Pipe,
                 Sink::Pipe,
             )

@@ -39,14 +39,17 @@ pub fn file_limit_allowed(max_file_bytes: u64) -> bool {
 /// The child calls `setsid` (its own session and process group, no controlling terminal),
 /// resets `SIGPIPE`, `SIGXFSZ` and `SIGXFZ` to their defaults (Python ignores them, and
 /// `subprocess` restores them too), and sets `RLIMIT_FSIZE` to `file_limit` bytes when given.
-/// With `sandbox`, the child enforces that Landlock ruleset last, just before exec.
+/// With `sandbox`, the child enforces that Landlock ruleset last, just before exec; with
+/// `subreaper`, it becomes a child subreaper (see [`super::reaper`]).
 /// stdin is `/dev/null`; stdout and stderr are as given.
+#[allow(clippy::too_many_arguments)]
 pub fn shell_command(
     args: &[Vec<u8>],
     cwd: &Path,
     env: &[(Vec<u8>, Vec<u8>)],
     file_limit: Option<u64>,
     sandbox: Option<&Prepared>,
+    subreaper: bool,
     stdout: Stdio,
     stderr: Stdio,
 ) -> Command {
@@ -82,6 +85,10 @@ pub fn shell_command(
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &rl) == -1 {
                     return Err(std::io::Error::last_os_error());
                 }
+            }
+            #[cfg(target_os = "linux")]
+            if subreaper && libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
             }
             if let Some(fd) = ruleset {
                 let errno = Prepared::enforce(fd);
@@ -220,20 +227,37 @@ impl Drop for RawChild {
 
 /// Spawns `/bin/sh args...` in `cwd` with exactly `env`, in its own session, stdin at EOF.
 ///
-/// Without a file limit on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
+/// With `subreaper` on Linux this uses [`super::clone::spawn`] (a `vfork`-style clone running
+/// the setup before exec). Without a file limit on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
 /// vfork-like clone: no copy of a large parent's page tables, as `subprocess` avoids with
 /// `vfork`), from a thread confined by `sandbox` when given; otherwise, or when the C library
 /// lacks what is needed, [`shell_command`]'s fork with `pre_exec` (which enforces `sandbox` in
 /// the child before exec). Must run inside the supervisor runtime. Errors: the spawn's OS error.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_shell(
     args: &[Vec<u8>],
     cwd: &Path,
     env: &[(Vec<u8>, Vec<u8>)],
     file_limit: Option<u64>,
     sandbox: Option<&Prepared>,
+    subreaper: bool,
     stdout: Sink,
     stderr: Sink,
 ) -> std::io::Result<Spawned> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if subreaper {
+        let (pid, out, err) = super::clone::spawn(
+            args,
+            cwd,
+            env,
+            file_limit.map(file_limit_bytes),
+            sandbox,
+            subreaper,
+            stdout,
+            stderr,
+        )?;
+        return fast::wrap(pid, out, err);
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if file_limit.is_none() {
         if let Some(spawned) = fast::spawn(args, cwd, env, sandbox, stdout, stderr)? {
@@ -253,6 +277,7 @@ pub fn spawn_shell(
         env,
         file_limit,
         sandbox,
+        subreaper,
         stdio(stdout),
         stdio(stderr),
     )
@@ -483,7 +508,7 @@ mod fast {
     }
 
     /// The spawned child as a [`Spawned`]: a pidfd to wait on, and the pipes' read ends.
-    fn wrap(pid: libc::pid_t, out_pipe: Pipe, err_pipe: Pipe) -> io::Result<Spawned> {
+    pub(super) fn wrap(pid: libc::pid_t, out_pipe: Pipe, err_pipe: Pipe) -> io::Result<Spawned> {
         // SAFETY: pidfd_open returns a new fd we own, or -1.
         let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
         let pidfd = if raw >= 0 {
@@ -538,6 +563,7 @@ mod tests {
                 &env,
                 limit,
                 None,
+                limit.is_some(),
                 Sink::Pipe,
                 Sink::Null,
             )

@@ -94,8 +94,10 @@ impl PyForegroundCommand {
     /// Raises `OSError` when the spawn fails, `CancelledError` after `kill()`.
     ///
     /// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)` (Landlock, enforced
-    /// before exec). Raises `OSError` also when the sandbox cannot be prepared.
-    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes, *, sandbox=None))]
+    /// before exec); `reap_descendants` starts the shell as a child subreaper, so a timeout
+    /// or `kill()` also ends descendants that left its group. Raises `OSError` also when the
+    /// sandbox cannot be prepared.
+    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes, *, sandbox=None, reap_descendants=false))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -107,6 +109,7 @@ impl PyForegroundCommand {
         max_file_bytes: Option<u64>,
         tail_bytes: usize,
         sandbox: Option<PySandbox>,
+        reap_descendants: bool,
     ) -> PyResult<(i32, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool)> {
         let spec = run_spec(
             script,
@@ -116,6 +119,7 @@ impl PyForegroundCommand {
             max_file_bytes,
             tail_bytes,
             sandbox,
+            reap_descendants,
         )?;
         let inner = self.inner.clone();
         let outcome = py.detach(move || inner.run(spec))?;
@@ -134,7 +138,7 @@ impl PyForegroundCommand {
     /// Returns `(exit_code, signal, timed_out, stdout, stderr)`, each stream as `(head, tail,
     /// total_bytes, total_lines, truncated, spilled)`; `signal` is the number that ended the
     /// shell, or `None`.
-    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes, *, head_bytes, spill, sandbox=None))]
+    #[pyo3(signature = (script, cwd, env, timeout, max_file_bytes, tail_bytes, *, head_bytes, spill, sandbox=None, reap_descendants=false))]
     #[allow(clippy::too_many_arguments)]
     fn run_captured<'py>(
         &self,
@@ -148,6 +152,7 @@ impl PyForegroundCommand {
         head_bytes: usize,
         spill: (Option<PathBuf>, Option<PathBuf>),
         sandbox: Option<PySandbox>,
+        reap_descendants: bool,
     ) -> PyResult<(i32, Option<i32>, bool, PyCaptured<'py>, PyCaptured<'py>)> {
         let mut spec = run_spec(
             script,
@@ -157,6 +162,7 @@ impl PyForegroundCommand {
             max_file_bytes,
             tail_bytes,
             sandbox,
+            reap_descendants,
         )?;
         spec.head_bytes = head_bytes;
         spec.spill = [spill.0, spill.1];
@@ -177,6 +183,7 @@ impl PyForegroundCommand {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_spec(
     script: &[u8],
     cwd: PathBuf,
@@ -185,6 +192,7 @@ fn run_spec(
     max_file_bytes: Option<u64>,
     tail_bytes: usize,
     sandbox: Option<PySandbox>,
+    reap_descendants: bool,
 ) -> PyResult<RunSpec> {
     if script.contains(&0) {
         return Err(PyValueError::new_err("embedded null byte"));
@@ -199,6 +207,7 @@ fn run_spec(
         head_bytes: 0,
         spill: [None, None],
         sandbox: sandbox_spec(sandbox),
+        reap_descendants,
     })
 }
 
@@ -221,9 +230,10 @@ fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
 /// Starts a background job in `dir` (see `process::job::launch`).
 ///
 /// Returns `(pid, pgid)`, or `None` when `exclusive` and the directory already exists.
-/// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)`, as for `ForegroundCommand.run`.
+/// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)`, as for `ForegroundCommand.run`;
+/// `reap_descendants` starts the wrapper as a child subreaper.
 #[pyfunction]
-#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, exclusive, *, sandbox=None))]
+#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, exclusive, *, sandbox=None, reap_descendants=false))]
 #[allow(clippy::too_many_arguments)]
 fn job_launch(
     py: Python<'_>,
@@ -235,6 +245,7 @@ fn job_launch(
     max_file_bytes: Option<u64>,
     exclusive: bool,
     sandbox: Option<PySandbox>,
+    reap_descendants: bool,
 ) -> PyResult<Option<(i32, Option<i32>)>> {
     if command.contains(&0) {
         return Err(PyValueError::new_err("embedded null byte"));
@@ -248,6 +259,7 @@ fn job_launch(
         max_file_bytes,
         exclusive,
         sandbox: sandbox_spec(sandbox),
+        reap_descendants,
     };
     match py.detach(move || job::launch(spec))? {
         Launch::Started(h) => Ok(Some(handle_tuple(h))),

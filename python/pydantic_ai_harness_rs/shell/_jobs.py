@@ -222,6 +222,7 @@ async def launch_local(
                 file_limit,
                 exclusive,
                 sandbox=sandbox,
+                reap_descendants=True,
             )
         )
     except BaseException:

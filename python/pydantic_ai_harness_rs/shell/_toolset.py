@@ -419,6 +419,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                     head_bytes=tail_bytes if self._truncation == 'head_tail' else 0,
                     spill=spill,
                     sandbox=sandbox,
+                    reap_descendants=True,
                 ),
                 abandon_on_cancel=True,
             )
