@@ -10,6 +10,9 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+/// Walks of the tree at most, each after one that found new processes.
+const MAX_PASSES: usize = 8;
+
 /// The processes below a root at one moment, each held by a pidfd.
 #[derive(Debug, Default)]
 pub struct Tree {
@@ -68,22 +71,30 @@ impl Tree {
             return tree;
         }
         let mut seen = std::collections::HashSet::new();
-        let mut queue = vec![root];
-        while let Some(pid) = queue.pop() {
-            for child in children(pid) {
-                if !seen.insert(child) {
-                    continue;
-                }
-                // SAFETY: getpgid on any PID only reads.
-                if (unsafe { libc::getpgid(child) } == root) == in_group {
-                    if let Some(fd) = pidfd(child) {
-                        if !in_group {
-                            send(&fd, libc::SIGSTOP);
+        // A process whose parent exits mid-walk moves up to the subreaper, perhaps into a list
+        // already read: walk again until a pass finds nothing new (stopped ones cannot fork).
+        for _ in 0..MAX_PASSES {
+            let found = seen.len();
+            let mut queue = vec![root];
+            while let Some(pid) = queue.pop() {
+                for child in children(pid) {
+                    queue.push(child);
+                    if !seen.insert(child) {
+                        continue;
+                    }
+                    // SAFETY: getpgid on any PID only reads.
+                    if (unsafe { libc::getpgid(child) } == root) == in_group {
+                        if let Some(fd) = pidfd(child) {
+                            if !in_group {
+                                send(&fd, libc::SIGSTOP);
+                            }
+                            tree.members.push((child, fd));
                         }
-                        tree.members.push((child, fd));
                     }
                 }
-                queue.push(child);
+            }
+            if seen.len() == found {
+                break;
             }
         }
         tree

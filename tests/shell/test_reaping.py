@@ -89,7 +89,10 @@ async def test_timeout_ends_escaped_descendants(ws: Path) -> None:
     pids = [int(p) for p in (ws / 'pids').read_text().split()]
     assert len(pids) == 3
     assert [pid for pid in pids if alive(pid)] == []
-    assert [pid for pid in pids if defunct(pid)] == []
+    # The two that left the group are killed while the shell lives to reap them. The third, in
+    # the group, dies with the shell from the group's SIGTERM, so init reaps it (or, with an init
+    # that does not reap, as in some containers, it stays <defunct>, as without this feature).
+    assert [pid for pid in pids[:2] if defunct(pid)] == []
 
 
 async def test_cancelled_call_ends_escaped_descendants(ws: Path) -> None:
