@@ -9,6 +9,9 @@ Runs each implementation's tools directly on a toolset with a run context on a
 Workloads:
 - `run_command('true')`: median time per call (the machine may be shared: medians); baseline is a bare `subprocess.run(['true'])`
   and `subprocess.run('true', shell=True, start_new_session=True)`.
+- `run_command('true')` with `Shell(sandbox='workspace-write')` (ours only; Landlock applied
+  between fork and exec), against the same call without it: the budget is 1.3x.
+  `--sandbox-only` runs just these two.
 - start/check/stop: one background `sleep 60` started, checked and stopped, per cycle.
 - big output: a command printing 50 MiB (and 1 GiB for ours): does the tail survive, how
   long, and how much our process grew (peak RSS delta).
@@ -62,8 +65,25 @@ def live(marker):
     return out
 
 async def main():
-    ts = Shell(max_output_chars=2000).get_toolset()
-    if task == 'true':
+    extra = {'sandbox': 'workspace-write'} if task == 'true-sandbox' else {}
+    ts = Shell(max_output_chars=2000, **extra).get_toolset()
+    if task == 'true-pair':
+        # Both toolsets in one process, calls interleaved, so load on a shared machine hits both alike.
+        boxed = Shell(max_output_chars=2000, sandbox='workspace-write').get_toolset()
+        calls = int(arg)
+        for _ in range(20):
+            await ts.run_command(ctx(), 'true')
+            await boxed.run_command(ctx(), 'true')
+        xs, ys = [], []
+        for _ in range(calls):
+            for toolset, out in ((ts, xs), (boxed, ys)):
+                t = time.perf_counter()
+                await toolset.run_command(ctx(), 'true')
+                out.append(time.perf_counter() - t)
+        xs.sort()
+        ys.sort()
+        return {'plain_ms': xs[len(xs) // 2] * 1e3, 'sandbox_ms': ys[len(ys) // 2] * 1e3}
+    if task in ('true', 'true-sandbox'):
         calls = int(arg)
         for _ in range(20): await ts.run_command(ctx(), 'true')
         xs = []
@@ -152,7 +172,13 @@ def main() -> None:
     parser.add_argument('--cycles', type=int, default=20)
     parser.add_argument('--ref-cycles', type=int, default=5, help='the reference takes ~1.3 s a cycle')
     parser.add_argument('--quick', action='store_true', help='skip the 1 GiB run')
+    parser.add_argument('--sandbox-only', action='store_true', help="only run_command('true') with and without sandbox")
     args = parser.parse_args()
+    if args.sandbox_only:
+        pair = worker(sys.executable, 'ours', 'true-pair', args.calls)
+        p, b = pair['plain_ms'], pair['sandbox_ms']
+        print(f"run_command('true') median: {p:.3f} ms plain, {b:.3f} ms sandbox='workspace-write' ({b / p:.2f}x)")
+        return
     ours_py = sys.executable
     ref_py = args.ref_python if Path(args.ref_python).exists() else None
     if ref_py is None:
@@ -194,6 +220,16 @@ def main() -> None:
     ref = worker(ref_py, 'ref', 'timeout', 0) if ref_py else {}
     fmt2 = lambda d: f"+{d['over_ms']:.0f} ms, {d['survivors']} left" if 'over_ms' in d else (str(d) if d else '-')  # noqa: E731
     rows.append(("timed-out tree (0.5 s)", fmt2(ours), fmt2(ref), '-', 'time past the deadline until the call returns'))
+
+    pair = worker(ours_py, 'ours', 'true-pair', args.calls)
+    o, plain = pair.get('sandbox_ms'), pair.get('plain_ms')
+    rows.append((
+        "run_command('true'), sandbox='workspace-write'",
+        f'{o:.2f} ms' if o else str(pair),
+        '-',
+        '-',
+        f'interleaved with the plain call: {plain:.2f} ms ({o / plain:.2f}x, budget 1.3x)' if o and plain else '-',
+    ))
 
     headers = ('workload', 'ours', 'reference 0.57.0', 'raw subprocess', 'notes')
     widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(5)]

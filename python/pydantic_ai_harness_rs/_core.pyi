@@ -327,6 +327,9 @@ class ForegroundCommand:
         timeout: float | None,
         max_file_bytes: int | None,
         tail_bytes: int,
+        *,
+        sandbox: tuple[bool, list[str], bool] | None = None,
+        reap_descendants: bool = False,
     ) -> tuple[int, bytes, bytes, bool]:
         """`/bin/sh -c prologue+command` in its own session: `(exit_code, stdout_tail, stderr_tail, timed_out)`.
 
@@ -334,7 +337,30 @@ class ForegroundCommand:
         too long (`E2BIG`, and the prologue alone starts), `OSError` when the spawn fails otherwise,
         `ValueError` for a NUL byte, `CancelledError` after `kill()`.
         """
+    def run_captured(
+        self,
+        script: bytes,
+        cwd: str,
+        env: list[tuple[bytes, bytes]],
+        timeout: float | None,
+        max_file_bytes: int | None,
+        tail_bytes: int,
+        *,
+        head_bytes: int,
+        spill: tuple[str | None, str | None],
+        sandbox: tuple[bool, list[str], bool] | None = None,
+        reap_descendants: bool = False,
+    ) -> tuple[
+        int, int | None, bool, tuple[bytes, bytes, int, int, bool, bool], tuple[bytes, bytes, int, int, bool, bool]
+    ]:
+        """Like `run`, also keeping `head_bytes` of each stream's start and writing a stream to its
+        `spill` path once it outgrows head and tail: `(exit_code, signal, timed_out, stdout, stderr)`,
+        each stream `(head, tail, total_bytes, total_lines, truncated, spilled)`."""
     def kill(self) -> None: ...
+
+def sandbox_support(network: bool) -> tuple[int, str | None]:
+    """`(landlock_abi, reason)`: the kernel's Landlock ABI (0: none) and why a sandbox with
+    `network` allowed or not cannot be enforced (`None` when it can)."""
 
 def job_launch(
     dir: str,
@@ -345,6 +371,9 @@ def job_launch(
     max_file_bytes: int | None,
     max_log_bytes: int | None,
     exclusive: bool,
+    *,
+    sandbox: tuple[bool, list[str], bool] | None = None,
+    reap_descendants: bool = False,
 ) -> tuple[int, int | None] | None:
     """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists.
 

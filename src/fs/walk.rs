@@ -237,7 +237,6 @@ impl FileSystem {
         abs
     }
 
-
     /// `list_directory`: the entries of one directory, sorted by name, as `rel/` for
     /// directories and `rel  (N bytes)` for files (paths relative to `cwd`), capped at
     /// `max_list_results` with `[... truncated at N entries]`.

@@ -14,12 +14,17 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::group::{signal_group, stop_group};
+use super::reaper::Tree;
+use super::sandbox::{Prepared, SandboxSpec};
 use super::spawn::{spawn_error, spawn_shell, Sink};
-use super::tail::TailBuffer;
+use super::tail::HeadTail;
 use crate::error::{Error, Result};
 
 /// How long a timed-out command's group gets between `SIGTERM` and `SIGKILL`.
 pub const TIMEOUT_GRACE: Duration = Duration::from_millis(100);
+
+/// How long the shell gets to reap the descendants that left its group, once killed.
+pub const REAP_GRACE: Duration = Duration::from_millis(100);
 
 /// How long output is still read after the command exits, for children that keep its pipes
 /// open (`sleep 30 & echo done`); the same bound as `LocalWorkspaceBackend`'s.
@@ -46,6 +51,32 @@ pub struct RunSpec {
     pub max_file_bytes: Option<u64>,
     /// Bytes kept from the end of each of stdout and stderr.
     pub tail_bytes: usize,
+    /// Bytes kept from the start of each of stdout and stderr (before the tail; `0`: none).
+    pub head_bytes: usize,
+    /// Files the whole of stdout and stderr are written to once they outgrow head and tail.
+    pub spill: [Option<PathBuf>; 2],
+    /// The Landlock sandbox the command runs in, if any.
+    pub sandbox: Option<SandboxSpec>,
+    /// Start the shell as a child subreaper, so a timeout or a kill also ends descendants
+    /// that left its process group ([`super::reaper`]).
+    pub reap_descendants: bool,
+}
+
+/// One captured stream: its first and last bytes, sizes, and whether it was spilled to a file.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    /// The first `head_bytes` bytes.
+    pub head: Vec<u8>,
+    /// The last `tail_bytes` bytes after the head; the stream is `head + tail` unless `truncated`.
+    pub tail: Vec<u8>,
+    /// Bytes written in total.
+    pub total: u64,
+    /// Newlines written in total.
+    pub lines: u64,
+    /// Whether bytes between head and tail were dropped.
+    pub truncated: bool,
+    /// Whether the whole stream is in its spill file.
+    pub spilled: bool,
 }
 
 /// How a foreground command ended.
@@ -53,14 +84,12 @@ pub struct RunSpec {
 pub struct RunOutcome {
     /// Exit status as a shell reports it: the code, or `128 + signal`.
     pub exit_code: i32,
-    /// The last `tail_bytes` of stdout.
-    pub stdout: Vec<u8>,
-    /// The last `tail_bytes` of stderr.
-    pub stderr: Vec<u8>,
-    /// Bytes written to stdout in total.
-    pub stdout_total: u64,
-    /// Bytes written to stderr in total.
-    pub stderr_total: u64,
+    /// The signal that ended the shell, if one did.
+    pub signal: Option<i32>,
+    /// What stdout wrote.
+    pub stdout: Captured,
+    /// What stderr wrote.
+    pub stderr: Captured,
     /// Whether the timeout stopped the command (then `exit_code` is how it died).
     pub timed_out: bool,
 }
@@ -105,11 +134,22 @@ impl Foreground {
         }
         let started = Instant::now();
         let args = vec![b"-c".to_vec(), [&spec.prologue[..], &spec.command].concat()];
+        let sandbox = match &spec.sandbox {
+            Some(s) => Some(Prepared::new(s).map_err(|e| {
+                Error::io(
+                    &e,
+                    format!("Unable to prepare the sandbox: {}", os_reason(&e)),
+                )
+            })?),
+            None => None,
+        };
         let spawned = match spawn_shell(
             &args,
             &spec.cwd,
             &spec.env,
             spec.max_file_bytes,
+            sandbox.as_ref(),
+            spec.reap_descendants,
             Sink::Pipe,
             Sink::Pipe,
         ) {
@@ -121,8 +161,10 @@ impl Foreground {
         };
         let mut child = spawned.child;
         let pgid = child.id();
-        let stdout = Arc::new(Mutex::new(TailBuffer::new(spec.tail_bytes)));
-        let stderr = Arc::new(Mutex::new(TailBuffer::new(spec.tail_bytes)));
+        let [out_spill, err_spill] = spec.spill;
+        let capture = |spill| HeadTail::new(spec.head_bytes, spec.tail_bytes, spill);
+        let stdout = Arc::new(Mutex::new(capture(out_spill)));
+        let stderr = Arc::new(Mutex::new(capture(err_spill)));
         let readers = [
             spawned
                 .stdout
@@ -157,11 +199,17 @@ impl Foreground {
                 (status, false, drain_until)
             }
             Ended::TimedOut => {
+                self.tree(&spec.reap_descendants, pgid)
+                    .kill(REAP_GRACE)
+                    .await;
                 let _ = stop_group(pgid, TIMEOUT_GRACE).await;
                 let status = child.wait().await;
                 (status, true, Instant::now() + TIMEOUT_GRACE)
             }
             Ended::Killed => {
+                self.tree(&spec.reap_descendants, pgid)
+                    .kill(REAP_GRACE)
+                    .await;
                 let _ = signal_group(pgid, Some(Signal::SIGKILL));
                 let _ = child.wait().await;
                 for reader in readers.into_iter().flatten() {
@@ -184,20 +232,38 @@ impl Foreground {
                 _ = self.notify.notified() => { abort.abort(); return Err(Error::cancelled()); }
             }
         }
-        let take = |buf: &Arc<Mutex<TailBuffer>>| {
-            let buf = std::mem::replace(&mut *buf.lock().unwrap(), TailBuffer::new(0));
-            (buf.total(), buf.into_vec())
+        let take = |buf: &Arc<Mutex<HeadTail>>| {
+            let buf = std::mem::replace(&mut *buf.lock().unwrap(), HeadTail::new(0, 0, None));
+            let (total, lines) = (buf.total(), buf.lines());
+            let (truncated, spilled) = (buf.is_truncated(), buf.is_spilled());
+            let (head, tail) = buf.into_parts();
+            Captured {
+                head,
+                tail,
+                total,
+                lines,
+                truncated,
+                spilled,
+            }
         };
-        let (stdout_total, stdout) = take(&stdout);
-        let (stderr_total, stderr) = take(&stderr);
         Ok(RunOutcome {
             exit_code: shell_exit_code(status),
-            stdout,
-            stderr,
-            stdout_total,
-            stderr_total,
+            signal: status.signal(),
+            stdout: take(&stdout),
+            stderr: take(&stderr),
             timed_out,
         })
+    }
+}
+
+impl Foreground {
+    /// The shell's descendants (stopped until killed) when they are to be reaped; else none.
+    fn tree(&self, reap: &bool, shell: i32) -> Tree {
+        if *reap {
+            Tree::collect(shell)
+        } else {
+            Tree::default()
+        }
     }
 }
 
@@ -215,7 +281,7 @@ pub fn os_reason(err: &std::io::Error) -> String {
     }
 }
 
-async fn read_into(mut pipe: impl AsyncRead + Unpin + Send, buf: Arc<Mutex<TailBuffer>>) {
+async fn read_into(mut pipe: impl AsyncRead + Unpin + Send, buf: Arc<Mutex<HeadTail>>) {
     let mut chunk = vec![0u8; READ_CHUNK];
     loop {
         match pipe.read(&mut chunk).await {
@@ -238,6 +304,10 @@ mod tests {
             timeout,
             max_file_bytes: None,
             tail_bytes: 8,
+            head_bytes: 0,
+            spill: [None, None],
+            sandbox: None,
+            reap_descendants: true,
         }
     }
 
@@ -256,7 +326,11 @@ mod tests {
         for (script, code, out, err) in cases {
             let outcome = Foreground::new().run(spec(script, None)).unwrap();
             assert_eq!(
-                (outcome.exit_code, &outcome.stdout[..], &outcome.stderr[..]),
+                (
+                    outcome.exit_code,
+                    &outcome.stdout.tail[..],
+                    &outcome.stderr.tail[..]
+                ),
                 (code, out, err),
                 "{script}"
             );
@@ -273,7 +347,7 @@ mod tests {
             ))
             .unwrap();
         assert!(outcome.timed_out);
-        assert_eq!(outcome.stdout, b"start\n");
+        assert_eq!(outcome.stdout.tail, b"start\n");
         assert_eq!(outcome.exit_code, 143);
     }
 

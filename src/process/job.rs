@@ -19,7 +19,10 @@ use nix::sys::signal::Signal;
 use tokio::sync::watch;
 
 use super::foreground::os_reason;
+use super::foreground::REAP_GRACE;
 use super::group::{signal_group, wait_group_gone};
+use super::reaper::Tree;
+use super::sandbox::{Prepared, SandboxSpec};
 use super::spawn::{file_limit_allowed, spawn_error, spawn_shell, Sink};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -121,6 +124,8 @@ while :; do
 done
 __harness_stop_watcher
 publish $code
+# A subreaper wrapper stays while it has adopted descendants, so a stop can still find them.
+while kids=; read -r kids < "/proc/$$/task/$$/children"; [ -n "$kids" ]; do "${__harness_sleep:-sleep}" 1 & wait $!; done
 "#;
 
 /// The complete local wrapper: [`LOG_WATCHER`] then [`WRAPPER_BODY`].
@@ -186,6 +191,11 @@ pub struct LaunchSpec {
     pub max_log_bytes: Option<u64>,
     /// Refuse an existing directory ([`Launch::Exists`]) rather than reuse it.
     pub exclusive: bool,
+    /// The Landlock sandbox the wrapper and the command run in, if any.
+    pub sandbox: Option<SandboxSpec>,
+    /// Start the wrapper as a child subreaper: descendants that leave the job's process group
+    /// and lose their parent stay below the wrapper, which outlives them, so [`kill`] ends them.
+    pub reap_descendants: bool,
 }
 
 /// `wc` and `sleep` for the log watcher, looked up once.
@@ -248,9 +258,21 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         tools[1].clone(),
     ];
     const COMMAND_ARG: usize = 5;
+    let sandbox = match &spec.sandbox {
+        Some(s) => Some(Prepared::new(s).map_err(|e| io_err(&e, "Unable to prepare the sandbox"))?),
+        None => None,
+    };
     let handle = super::block_on(async {
-        let spawned = match spawn_shell(&args, &spec.cwd, &spec.env, limit, Sink::Pipe, Sink::Null)
-        {
+        let spawned = match spawn_shell(
+            &args,
+            &spec.cwd,
+            &spec.env,
+            limit,
+            sandbox.as_ref(),
+            spec.reap_descendants,
+            Sink::Pipe,
+            Sink::Null,
+        ) {
             Ok(spawned) => spawned,
             Err(e) => {
                 args[COMMAND_ARG].clear();
@@ -400,10 +422,20 @@ fn signal(dir: &Path, handle: JobHandle, sig: Option<Signal>) -> Result<bool> {
     })
 }
 
-/// Stops the job: `SIGTERM` to its group, up to `grace` for it to go, then `SIGKILL`.
+/// Stops the job: `SIGKILL` to the wrapper's descendants outside its group ([`Tree`]), then
+/// `SIGTERM` to the group, up to `grace` for it to go, then `SIGKILL`.
 ///
 /// Returns `false` when nothing was left to signal. Errors: a refused signal.
 pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
+    // Descendants outside the group (`setsid`, double forks) first, while the wrapper lives
+    // to reap them; then the group, with its `SIGTERM` grace.
+    super::block_on(Tree::collect(handle.pid).kill(REAP_GRACE));
+    stop(dir, handle, grace, &Tree::group(handle.pid))
+}
+
+/// The group stop; `members` (the wrapper's descendants in the group) are given
+/// [`REAP_GRACE`] to be reaped by the wrapper before a finished job's group gets `SIGKILL`.
+fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Result<bool> {
     if !signal(dir, handle, Some(Signal::SIGTERM))? {
         return Ok(false);
     }
@@ -412,7 +444,9 @@ pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
     };
     let finished = status_text(dir).and_then(|s| exit_code(&s)).is_some();
     if finished {
-        // The wrapper is done; whatever is left in the group gets no grace.
+        // The wrapper is done; whatever is left in the group gets no more than the time for
+        // the wrapper (which survives `SIGTERM`) to reap what `SIGTERM` ended.
+        super::block_on(members.wait_reaped(REAP_GRACE));
         if signal(dir, handle, None)? {
             signal(dir, handle, Some(Signal::SIGKILL))?;
         }
@@ -472,6 +506,8 @@ mod tests {
             max_file_bytes: None,
             max_log_bytes: None,
             exclusive: true,
+            sandbox: None,
+            reap_descendants: true,
         }
     }
 

@@ -5,9 +5,13 @@
 //! Everything async runs on one process-wide tokio runtime ([`runtime`]), driven by a
 //! dedicated thread; callers block on futures from their own (Python worker) threads.
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub mod clone;
 pub mod foreground;
 pub mod group;
 pub mod job;
+pub mod reaper;
+pub mod sandbox;
 pub mod spawn;
 pub mod tail;
 

@@ -8,6 +8,7 @@ use std::process::Stdio;
 
 use tokio::process::Command;
 
+use super::sandbox::Prepared;
 use crate::error::{Error, ErrorKind};
 
 /// The shell that runs every command, as `subprocess` does for `shell=True`.
@@ -39,12 +40,17 @@ pub fn file_limit_allowed(max_file_bytes: u64) -> bool {
 /// The child calls `setsid` (its own session and process group, no controlling terminal),
 /// resets `SIGPIPE`, `SIGXFSZ` and `SIGXFZ` to their defaults (Python ignores them, and
 /// `subprocess` restores them too), and sets `RLIMIT_FSIZE` to `file_limit` bytes when given.
+/// With `sandbox`, the child enforces that Landlock ruleset last, just before exec; with
+/// `subreaper`, it becomes a child subreaper (see [`super::reaper`]).
 /// stdin is `/dev/null`; stdout and stderr are as given.
+#[allow(clippy::too_many_arguments)]
 pub fn shell_command(
     args: &[Vec<u8>],
     cwd: &Path,
     env: &[(Vec<u8>, Vec<u8>)],
     file_limit: Option<u64>,
+    sandbox: Option<&Prepared>,
+    subreaper: bool,
     stdout: Stdio,
     stderr: Stdio,
 ) -> Command {
@@ -58,7 +64,9 @@ pub fn shell_command(
     cmd.current_dir(cwd);
     cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     let limit = file_limit.map(file_limit_bytes);
-    // SAFETY: only async-signal-safe calls (setsid, signal, setrlimit) run between fork and exec.
+    let ruleset = sandbox.map(Prepared::raw_fd);
+    // SAFETY: only async-signal-safe calls (setsid, signal, setrlimit, prctl,
+    // landlock_restrict_self) run between fork and exec; the ruleset fd outlives the spawn.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() == -1 {
@@ -77,6 +85,16 @@ pub fn shell_command(
                 };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &rl) == -1 {
                     return Err(std::io::Error::last_os_error());
+                }
+            }
+            #[cfg(target_os = "linux")]
+            if subreaper && libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(fd) = ruleset {
+                let errno = Prepared::enforce(fd);
+                if errno != 0 {
+                    return Err(std::io::Error::from_raw_os_error(errno));
                 }
             }
             Ok(())
@@ -210,21 +228,40 @@ impl Drop for RawChild {
 
 /// Spawns `/bin/sh args...` in `cwd` with exactly `env`, in its own session, stdin at EOF.
 ///
-/// Without a file limit on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
+/// With `subreaper` on Linux this uses [`super::clone::spawn`] (a `vfork`-style clone running
+/// the setup before exec). Without a file limit on Linux/glibc this uses `posix_spawn` (`POSIX_SPAWN_SETSID`, a
 /// vfork-like clone: no copy of a large parent's page tables, as `subprocess` avoids with
-/// `vfork`); otherwise, or when the C library lacks what is needed, [`shell_command`]'s fork
-/// with `pre_exec`. Must run inside the supervisor runtime. Errors: the spawn's OS error.
+/// `vfork`), from a thread confined by `sandbox` when given; otherwise, or when the C library
+/// lacks what is needed, [`shell_command`]'s fork with `pre_exec` (which enforces `sandbox` in
+/// the child before exec). Must run inside the supervisor runtime. Errors: the spawn's OS error.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_shell(
     args: &[Vec<u8>],
     cwd: &Path,
     env: &[(Vec<u8>, Vec<u8>)],
     file_limit: Option<u64>,
+    sandbox: Option<&Prepared>,
+    subreaper: bool,
     stdout: Sink,
     stderr: Sink,
 ) -> std::io::Result<Spawned> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if subreaper {
+        let (pid, out, err) = super::clone::spawn(
+            args,
+            cwd,
+            env,
+            file_limit.map(file_limit_bytes),
+            sandbox,
+            subreaper,
+            stdout,
+            stderr,
+        )?;
+        return fast::wrap(pid, out, err);
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if file_limit.is_none() {
-        if let Some(spawned) = fast::spawn(args, cwd, env, stdout, stderr)? {
+        if let Some(spawned) = fast::spawn(args, cwd, env, sandbox, stdout, stderr)? {
             return Ok(spawned);
         }
     }
@@ -235,8 +272,17 @@ pub fn spawn_shell(
             Stdio::null()
         }
     };
-    let mut child =
-        shell_command(args, cwd, env, file_limit, stdio(stdout), stdio(stderr)).spawn()?;
+    let mut child = shell_command(
+        args,
+        cwd,
+        env,
+        file_limit,
+        sandbox,
+        subreaper,
+        stdio(stdout),
+        stdio(stderr),
+    )
+    .spawn()?;
     let out = child.stdout.take().map(|p| Box::new(p) as Reader);
     let err = child.stderr.take().map(|p| Box::new(p) as Reader);
     Ok(Spawned {
@@ -270,7 +316,9 @@ pub async fn spawn_error(
             .into_iter()
             .chain(without_command.iter().cloned())
             .collect();
-        if let Ok(mut spawned) = spawn_shell(&probe, cwd, env, None, Sink::Null, Sink::Null) {
+        if let Ok(mut spawned) =
+            spawn_shell(&probe, cwd, env, None, None, false, Sink::Null, Sink::Null)
+        {
             let _ = spawned.child.wait().await;
             return Error::new(ErrorKind::CommandTooLong, COMMAND_TOO_LONG);
         }
@@ -293,7 +341,7 @@ mod fast {
     use std::path::Path;
     use std::sync::OnceLock;
 
-    use super::{Child, RawChild, Reader, Sink, Spawned, SHELL};
+    use super::{Child, Prepared, RawChild, Reader, Sink, Spawned, SHELL};
 
     type AddChdir = unsafe extern "C" fn(
         *mut libc::posix_spawn_file_actions_t,
@@ -361,17 +409,57 @@ mod fast {
         }
     }
 
+    type Pipe = Option<(OwnedFd, OwnedFd)>;
+
     /// `Ok(None)` when this C library cannot do it (the caller forks instead).
+    ///
+    /// With `sandbox`, the spawn runs on a short-lived thread that first restricts itself
+    /// with the ruleset (`PR_SET_NO_NEW_PRIVS` and `landlock_restrict_self` act on the calling
+    /// thread only): the child inherits that thread's Landlock domain at its birth, so it is
+    /// confined before its first instruction, without forking this process.
     pub fn spawn(
         args: &[Vec<u8>],
         cwd: &Path,
         env: &[(Vec<u8>, Vec<u8>)],
+        sandbox: Option<&Prepared>,
         stdout: Sink,
         stderr: Sink,
     ) -> io::Result<Option<Spawned>> {
         let Some(addchdir) = addchdir() else {
             return Ok(None);
         };
+        let raw = match sandbox {
+            None => raw_spawn(addchdir, args, cwd, env, stdout, stderr)?,
+            Some(prepared) => {
+                let fd = prepared.raw_fd();
+                std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| {
+                            // SAFETY: raw syscalls on this thread only; `fd` is a live ruleset.
+                            let errno = unsafe { Prepared::enforce(fd) };
+                            if errno != 0 {
+                                return Err(io::Error::from_raw_os_error(errno));
+                            }
+                            raw_spawn(addchdir, args, cwd, env, stdout, stderr)
+                        })
+                        .join()
+                        .unwrap_or_else(|_| Err(io::Error::other("the spawning thread panicked")))
+                })?
+            }
+        };
+        let (pid, out_pipe, err_pipe) = raw;
+        Ok(Some(wrap(pid, out_pipe, err_pipe)?))
+    }
+
+    /// `posix_spawn` of `/bin/sh args...`: the PID and the pipes asked for.
+    fn raw_spawn(
+        addchdir: AddChdir,
+        args: &[Vec<u8>],
+        cwd: &Path,
+        env: &[(Vec<u8>, Vec<u8>)],
+        stdout: Sink,
+        stderr: Sink,
+    ) -> io::Result<(libc::pid_t, Pipe, Pipe)> {
         let program = cstring(SHELL.as_bytes())?;
         let argv: Vec<CString> = std::iter::once(Ok(program.clone()))
             .chain(args.iter().map(|a| cstring(a)))
@@ -457,6 +545,11 @@ mod fast {
             ))?;
             pid
         };
+        Ok((pid, out_pipe, err_pipe))
+    }
+
+    /// The spawned child as a [`Spawned`]: a pidfd to wait on, and the pipes' read ends.
+    pub(super) fn wrap(pid: libc::pid_t, out_pipe: Pipe, err_pipe: Pipe) -> io::Result<Spawned> {
         // SAFETY: pidfd_open returns a new fd we own, or -1.
         let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
         let pidfd = if raw >= 0 {
@@ -486,11 +579,11 @@ mod fast {
         };
         let stdout = reader(out_pipe)?;
         let stderr = reader(err_pipe)?;
-        Ok(Some(Spawned {
+        Ok(Spawned {
             child,
             stdout,
             stderr,
-        }))
+        })
     }
 }
 
@@ -505,8 +598,17 @@ mod tests {
         ];
         let args = vec![b"-c".to_vec(), script.as_bytes().to_vec()];
         super::super::block_on(async {
-            let mut spawned =
-                spawn_shell(&args, Path::new("/"), &env, limit, Sink::Pipe, Sink::Null).unwrap();
+            let mut spawned = spawn_shell(
+                &args,
+                Path::new("/"),
+                &env,
+                limit,
+                None,
+                limit.is_some(),
+                Sink::Pipe,
+                Sink::Null,
+            )
+            .unwrap();
             let mut out = Vec::new();
             tokio::io::AsyncReadExt::read_to_end(spawned.stdout.as_mut().unwrap(), &mut out)
                 .await

@@ -50,6 +50,94 @@ impl TailBuffer {
     }
 }
 
+/// A stream captured as its first `head` bytes and its last `tail` bytes (never overlapping),
+/// its size in bytes and lines, and, once it outgrows both, every byte spilled to a file.
+#[derive(Debug)]
+pub struct HeadTail {
+    head: Vec<u8>,
+    head_capacity: usize,
+    tail: TailBuffer,
+    lines: u64,
+    spill_path: Option<std::path::PathBuf>,
+    spill: Option<std::fs::File>,
+    spilled: bool,
+}
+
+impl HeadTail {
+    /// Keeps `head` bytes from the start and `tail` from the end; with `spill_path`, the whole
+    /// stream is written there once it is longer than `head + tail` (never created otherwise).
+    pub fn new(head: usize, tail: usize, spill_path: Option<std::path::PathBuf>) -> Self {
+        HeadTail {
+            head: Vec::new(),
+            head_capacity: head,
+            tail: TailBuffer::new(tail),
+            lines: 0,
+            spill_path,
+            spill: None,
+            spilled: false,
+        }
+    }
+
+    /// Appends `chunk`. A spill file that cannot be written is dropped (the capture goes on).
+    pub fn push(&mut self, chunk: &[u8]) {
+        use std::io::Write;
+        self.lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        let room = self.head_capacity - self.head.len();
+        let (to_head, rest) = chunk.split_at(room.min(chunk.len()));
+        self.head.extend_from_slice(to_head);
+        if rest.is_empty() {
+            return;
+        }
+        let overflows = self.tail.bytes.len() + rest.len() > self.tail.capacity;
+        if overflows && !self.spilled {
+            self.spilled = true;
+            self.spill = self.spill_path.as_ref().and_then(|p| {
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(p)
+                    .ok()?;
+                let (a, b) = self.tail.bytes.as_slices();
+                file.write_all(&self.head).ok()?;
+                file.write_all(a).ok()?;
+                file.write_all(b).ok()?;
+                Some(file)
+            });
+        }
+        if let Some(file) = &mut self.spill {
+            if file.write_all(rest).is_err() {
+                self.spill = None;
+            }
+        }
+        self.tail.push(rest);
+    }
+
+    /// Bytes pushed in total.
+    pub fn total(&self) -> u64 {
+        self.head.len() as u64 + self.tail.total()
+    }
+
+    /// Newline characters pushed in total.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Whether bytes between the head and the tail were dropped.
+    pub fn is_truncated(&self) -> bool {
+        self.tail.is_truncated()
+    }
+
+    /// Whether the whole stream is in the spill file.
+    pub fn is_spilled(&self) -> bool {
+        self.spill.is_some()
+    }
+
+    /// `(head, tail)`: the whole stream is their concatenation unless [`HeadTail::is_truncated`].
+    pub fn into_parts(self) -> (Vec<u8>, Vec<u8>) {
+        (self.head, self.tail.into_vec())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +162,30 @@ mod tests {
             assert_eq!(buf.is_truncated(), *total > expected.len() as u64);
             assert_eq!(buf.into_vec(), expected.to_vec());
         }
+    }
+
+    #[test]
+    fn head_tail_keeps_both_ends_and_spills_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let short = dir.path().join("short");
+        let mut cap = HeadTail::new(3, 4, Some(short.clone()));
+        cap.push(b"ab\n");
+        cap.push(b"cd\n");
+        assert_eq!(
+            (cap.total(), cap.lines(), cap.is_truncated()),
+            (6, 2, false)
+        );
+        assert!(!short.exists());
+        assert_eq!(cap.into_parts(), (b"ab\n".to_vec(), b"cd\n".to_vec()));
+
+        let long = dir.path().join("long");
+        let mut cap = HeadTail::new(3, 4, Some(long.clone()));
+        for chunk in [&b"0123"[..], b"45", b"6789\nab"] {
+            cap.push(chunk);
+        }
+        assert!(cap.is_truncated() && cap.is_spilled());
+        assert_eq!((cap.total(), cap.lines()), (13, 1));
+        assert_eq!(cap.into_parts(), (b"012".to_vec(), b"9\nab".to_vec()));
+        assert_eq!(std::fs::read(long).unwrap(), b"0123456789\nab");
     }
 }

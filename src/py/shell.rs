@@ -9,10 +9,43 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::process::foreground::{Foreground, RunSpec};
+use crate::process::foreground::{Captured, Foreground, RunSpec};
 use crate::process::job::{self, JobHandle, Launch, LaunchSpec};
+use crate::process::sandbox::{self, SandboxSpec};
 
 type EnvPairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// The Python form of a sandbox: `(restrict_fs, writable_dirs, network)`.
+type PySandbox = (bool, Vec<PathBuf>, bool);
+
+fn sandbox_spec(value: Option<PySandbox>) -> Option<SandboxSpec> {
+    value.map(|(restrict_fs, writable, network)| SandboxSpec {
+        restrict_fs,
+        writable,
+        network,
+    })
+}
+
+/// A captured stream as `(head, tail, total_bytes, total_lines, truncated, spilled)`.
+type PyCaptured<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    u64,
+    u64,
+    bool,
+    bool,
+);
+
+fn captured<'py>(py: Python<'py>, c: &Captured) -> PyCaptured<'py> {
+    (
+        PyBytes::new(py, &c.head),
+        PyBytes::new(py, &c.tail),
+        c.total,
+        c.lines,
+        c.truncated,
+        c.spilled,
+    )
+}
 
 fn env_pairs(env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>) -> PyResult<EnvPairs> {
     env.into_iter()
@@ -60,8 +93,13 @@ impl PyForegroundCommand {
     /// `tail_bytes` how much of the end of each stream is kept. Returns `(exit_code,
     /// stdout_tail, stderr_tail, timed_out)`; exit codes of signal deaths are `128 + N`.
     /// Raises `CommandTooLongError` when the OS refuses `command` as too long, `OSError` when
-    /// the spawn fails otherwise, `CancelledError` after `kill()`.
-    #[pyo3(signature = (prologue, command, cwd, env, timeout, max_file_bytes, tail_bytes))]
+    /// the spawn fails otherwise (or the sandbox cannot be prepared), `CancelledError` after
+    /// `kill()`. The script `/bin/sh -c` runs is `prologue + command`.
+    ///
+    /// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)` (Landlock, enforced
+    /// before exec); `reap_descendants` starts the shell as a child subreaper, so a timeout
+    /// or `kill()` also ends descendants that left its group.
+    #[pyo3(signature = (prologue, command, cwd, env, timeout, max_file_bytes, tail_bytes, *, sandbox=None, reap_descendants=false))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -73,26 +111,75 @@ impl PyForegroundCommand {
         timeout: Option<f64>,
         max_file_bytes: Option<u64>,
         tail_bytes: usize,
+        sandbox: Option<PySandbox>,
+        reap_descendants: bool,
     ) -> PyResult<(i32, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool)> {
-        if prologue.contains(&0) || command.contains(&0) {
-            return Err(PyValueError::new_err("embedded null byte"));
-        }
-        let spec = RunSpec {
-            prologue: prologue.to_vec(),
-            command: command.to_vec(),
+        let spec = run_spec(
+            prologue,
+            command,
             cwd,
-            env: env_pairs(env)?,
-            timeout: timeout.map(seconds),
+            env,
+            timeout,
             max_file_bytes,
             tail_bytes,
-        };
+            sandbox,
+            reap_descendants,
+        )?;
         let inner = self.inner.clone();
         let outcome = py.detach(move || inner.run(spec))?;
         Ok((
             outcome.exit_code,
-            PyBytes::new(py, &outcome.stdout),
-            PyBytes::new(py, &outcome.stderr),
+            PyBytes::new(py, &outcome.stdout.tail),
+            PyBytes::new(py, &outcome.stderr.tail),
             outcome.timed_out,
+        ))
+    }
+
+    /// Like `run`, keeping `head_bytes` from the start of each stream as well, and writing
+    /// a stream to its `spill` path (`(stdout_path, stderr_path)`, either `None`) once it
+    /// outgrows head and tail.
+    ///
+    /// Returns `(exit_code, signal, timed_out, stdout, stderr)`, each stream as `(head, tail,
+    /// total_bytes, total_lines, truncated, spilled)`; `signal` is the number that ended the
+    /// shell, or `None`.
+    #[pyo3(signature = (prologue, command, cwd, env, timeout, max_file_bytes, tail_bytes, *, head_bytes, spill, sandbox=None, reap_descendants=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_captured<'py>(
+        &self,
+        py: Python<'py>,
+        prologue: &[u8],
+        command: &[u8],
+        cwd: PathBuf,
+        env: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+        timeout: Option<f64>,
+        max_file_bytes: Option<u64>,
+        tail_bytes: usize,
+        head_bytes: usize,
+        spill: (Option<PathBuf>, Option<PathBuf>),
+        sandbox: Option<PySandbox>,
+        reap_descendants: bool,
+    ) -> PyResult<(i32, Option<i32>, bool, PyCaptured<'py>, PyCaptured<'py>)> {
+        let mut spec = run_spec(
+            prologue,
+            command,
+            cwd,
+            env,
+            timeout,
+            max_file_bytes,
+            tail_bytes,
+            sandbox,
+            reap_descendants,
+        )?;
+        spec.head_bytes = head_bytes;
+        spec.spill = [spill.0, spill.1];
+        let inner = self.inner.clone();
+        let outcome = py.detach(move || inner.run(spec))?;
+        Ok((
+            outcome.exit_code,
+            outcome.signal,
+            outcome.timed_out,
+            captured(py, &outcome.stdout),
+            captured(py, &outcome.stderr),
         ))
     }
 
@@ -100,6 +187,48 @@ impl PyForegroundCommand {
     fn kill(&self) {
         self.inner.kill();
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_spec(
+    prologue: &[u8],
+    command: &[u8],
+    cwd: PathBuf,
+    env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>,
+    timeout: Option<f64>,
+    max_file_bytes: Option<u64>,
+    tail_bytes: usize,
+    sandbox: Option<PySandbox>,
+    reap_descendants: bool,
+) -> PyResult<RunSpec> {
+    if prologue.contains(&0) || command.contains(&0) {
+        return Err(PyValueError::new_err("embedded null byte"));
+    }
+    Ok(RunSpec {
+        prologue: prologue.to_vec(),
+        command: command.to_vec(),
+        cwd,
+        env: env_pairs(env)?,
+        timeout: timeout.map(seconds),
+        max_file_bytes,
+        tail_bytes,
+        head_bytes: 0,
+        spill: [None, None],
+        sandbox: sandbox_spec(sandbox),
+        reap_descendants,
+    })
+}
+
+/// The Landlock ABI of this kernel (`0`: none), and why a sandbox with `network` allowed or
+/// not cannot be enforced (`None` when it can).
+#[pyfunction]
+fn sandbox_support(network: bool) -> (i32, Option<String>) {
+    let spec = SandboxSpec {
+        restrict_fs: true,
+        writable: Vec::new(),
+        network,
+    };
+    (sandbox::abi_version(), sandbox::unsupported_reason(&spec))
 }
 
 fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
@@ -111,8 +240,11 @@ fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
 /// Returns `(pid, pgid)`, or `None` when `exclusive` and the directory already exists.
 /// Raises `CommandTooLongError` when the OS refuses `command` as too long, `OSError` for any
 /// other failure (the directory is then removed).
+///
+/// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)`, as for `ForegroundCommand.run`;
+/// `reap_descendants` starts the wrapper as a child subreaper.
 #[pyfunction]
-#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, max_log_bytes, exclusive))]
+#[pyo3(signature = (dir, cwd, env, command, combined, max_file_bytes, max_log_bytes, exclusive, *, sandbox=None, reap_descendants=false))]
 #[allow(clippy::too_many_arguments)]
 fn job_launch(
     py: Python<'_>,
@@ -124,6 +256,8 @@ fn job_launch(
     max_file_bytes: Option<u64>,
     max_log_bytes: Option<u64>,
     exclusive: bool,
+    sandbox: Option<PySandbox>,
+    reap_descendants: bool,
 ) -> PyResult<Option<(i32, Option<i32>)>> {
     if command.contains(&0) {
         return Err(PyValueError::new_err("embedded null byte"));
@@ -137,6 +271,8 @@ fn job_launch(
         max_file_bytes,
         max_log_bytes,
         exclusive,
+        sandbox: sandbox_spec(sandbox),
+        reap_descendants,
     };
     match py.detach(move || job::launch(spec))? {
         Launch::Started(h) => Ok(Some(handle_tuple(h))),
@@ -214,6 +350,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LOG_WATCHER", job::LOG_WATCHER)?;
     m.add("LOG_CHECK_INTERVAL", job::LOG_CHECK_INTERVAL)?;
     m.add_function(wrap_pyfunction!(job_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(sandbox_support, m)?)?;
     m.add_function(wrap_pyfunction!(job_attach, m)?)?;
     m.add_function(wrap_pyfunction!(job_status, m)?)?;
     m.add_function(wrap_pyfunction!(job_size, m)?)?;

@@ -10,12 +10,14 @@ from pydantic_ai_harness_rs.shell._events import (
     CommandOutputEvent,
     CommandStartedEvent,
 )
+from pydantic_ai_harness_rs.shell._modes import NON_INTERACTIVE_ENV
 from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT
 from pydantic_ai_harness_rs.shell._toolset import RUN_SCOPED_TOOL_NAMES, SHELL_TOOL_NAMES, ShellToolset
 
 __all__ = [
     'LLM_API_KEY_ENV_PATTERNS',
     'MAX_FOREGROUND_WAIT',
+    'NON_INTERACTIVE_ENV',
     'RUN_SCOPED_TOOL_NAMES',
     'SHELL_EVENTS',
     'SHELL_TOOL_NAMES',

@@ -9,13 +9,16 @@ from typing import Any
 
 import anyio
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, RunContext
 
 from pydantic_ai_harness_rs._warn import warn_cwd_ignored
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT
+from pydantic_ai_harness_rs.shell._modes import Truncation
+from pydantic_ai_harness_rs.shell._sandbox import SandboxMode, validate_sandbox
 from pydantic_ai_harness_rs.shell._toolset import RUN_SCOPED_TOOL_NAMES, ShellToolset
-from pydantic_ai_harness_rs.shell._workspace import require_workspace
+from pydantic_ai_harness_rs.shell._workspace import local_backend, require_workspace
 
 _DEFAULT_DENIED_COMMANDS: tuple[str, ...] = (
     'rm',
@@ -128,6 +131,42 @@ class Shell(AbstractCapability[AgentDepsT]):
     """Which tools to register, from `SHELL_TOOL_NAMES` (default `RUN_SCOPED_TOOL_NAMES`; `['shell']`
     for the persistent tool)."""
 
+    sandbox: SandboxMode | None = field(default=None, kw_only=True)
+    """Confine local commands and everything they start with Linux Landlock (not in the reference).
+
+    `'workspace-write'`: read anywhere, write only beneath the workspace directory and a private
+    temporary directory (`TMPDIR` points there); `'read-only'`: write only to that temporary
+    directory (and the job files under `.pydantic-ai-harness/shell/`). `None` (default): no
+    sandbox. Raises `ValueError` at construction when the kernel lacks Landlock; a run whose
+    workspace is not a `LocalWorkspace` fails at its start (the sandbox is then the workspace's).
+    """
+
+    network: bool = field(default=True, kw_only=True)
+    """`False` denies local commands TCP `bind`/`connect` (loopback included) and abstract UNIX
+    sockets, with Landlock (ABI 4+, Linux 6.7+; `ValueError` at construction otherwise). Local
+    workspaces only, like `sandbox`."""
+
+    truncation: Truncation = field(default='tail', kw_only=True)
+    """`'tail'` (default, documented): an over-long result keeps its end. `'head_tail'`: `run_command`
+    keeps the start and the end of stdout (stderr and the `[exit code: N]` trailer stay whole when
+    they fit), around a marker with the original size in lines and bytes that names the file under
+    `.pydantic-ai-harness/shell/` holding the whole stream."""
+
+    clean_output: bool = field(default=False, kw_only=True)
+    """Clean command output for the model: carriage-return progress frames collapse to the last
+    frame, ANSI escape sequences are removed, bytes that are not UTF-8 appear as `\\xNN` (not
+    U+FFFD), and a command a signal ended reads `[exit code: 137 (SIGKILL)]`."""
+
+    non_interactive: bool = field(default=False, kw_only=True)
+    """Give commands an environment where nothing waits for a person (`NON_INTERACTIVE_ENV`:
+    pagers `cat`, editors `true`, git/ssh prompts off, `DEBIAN_FRONTEND=noninteractive`, ...),
+    beneath `env`."""
+
+    strict_policy: bool = field(default=False, kw_only=True)
+    """Judge every command the script would run against `allowed_commands` / `denied_commands`,
+    however spelled (`/bin/rm`, `r\\m`, `;rm`, `$(rm)`, `env rm`, `timeout 5 rm`, `sh -c 'rm'`, ...),
+    with a bash parser (needs the `strict-policy` extra); an unparsable command is refused."""
+
     _toolset: ShellToolset[AgentDepsT] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -136,6 +175,7 @@ class Shell(AbstractCapability[AgentDepsT]):
             warn_cwd_ignored('Shell')
         if self.denied_commands is _DEFAULT_DENIED_COMMANDS:
             self.denied_commands = [] if self.allowed_commands else list(_DEFAULT_DENIED_COMMANDS)
+        validate_sandbox(self.sandbox, self.network)
 
     async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         result = await handler()
@@ -147,6 +187,12 @@ class Shell(AbstractCapability[AgentDepsT]):
     async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
         """Fail the run at its start when it has no workspace to run commands in."""
         require_workspace(ctx.workspace, 'Shell', ctx.messages)
+        if (self.sandbox is not None or not self.network) and local_backend(ctx.workspace) is None:
+            field_name = 'sandbox' if self.sandbox is not None else 'network'
+            raise UserError(
+                f'`Shell({field_name}=...)` confines commands on a `LocalWorkspace` only; this workspace '
+                'runs them elsewhere, so isolating them is its business. Remove the field or use a local workspace.'
+            )
 
     def get_toolset(self) -> ShellToolset[AgentDepsT]:
         """The shell toolset, built once; its `for_run` gives each run a fresh copy."""
@@ -165,5 +211,11 @@ class Shell(AbstractCapability[AgentDepsT]):
                 denied_env_patterns=self.denied_env_patterns,
                 tools=self.tools,
                 id=self.id or 'shell',
+                sandbox=self.sandbox,
+                network=self.network,
+                truncation=self.truncation,
+                clean_output=self.clean_output,
+                non_interactive=self.non_interactive,
+                strict_policy=self.strict_policy,
             )
         return self._toolset

@@ -31,6 +31,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceEr
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell._limits import APPLY_FAILED, LIMIT_FUNCTION
 from pydantic_ai_harness_rs.shell._policy import run_model_command
+from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox
 
 CONTROL_TIMEOUT = 30.0
 """Seconds one control command (launch, read, signal) may take in a workspace reached by protocol."""
@@ -223,6 +224,7 @@ async def launch_local(
     file_limit: int | None,
     log_limit: int | None,
     exclusive: bool,
+    sandbox: NativeSandbox | None = None,
 ) -> Job:
     """Start `command` as a local job in `directory`; see `launch`.
 
@@ -240,6 +242,8 @@ async def launch_local(
                 file_limit,
                 log_limit,
                 exclusive,
+                sandbox=sandbox,
+                reap_descendants=True,
             )
         )
     except BaseException:
@@ -464,6 +468,7 @@ async def launch(
     file_limit: int | None = None,
     log_limit: int | None = None,
     job_id: str | None = None,
+    sandbox: NativeSandbox | None = None,
 ) -> Job:
     """Start `command` detached in a new job directory below `base`, starting in `cwd`.
 
@@ -471,11 +476,19 @@ async def launch(
     Raises `ModelRetry` for a command too long for the OS. With `job_id` the directory is claimed
     exclusively: a second launch with the same ID attaches to the first job instead of
     starting another (or raises `ModelRetry` while the first has not written its handle).
+    `sandbox` (local workspaces only) confines the wrapper and the command.
     """
     directory = job_directory(base, job_id)
     kwargs = dict(
         directory=directory, cwd=cwd, env=env, combined=combined, file_limit=file_limit, log_limit=log_limit
     )
     if local is not None:
-        return await launch_local(workspace, local, command, exclusive=job_id is not None, **kwargs)  # type: ignore[arg-type]
+        return await launch_local(
+            workspace,
+            local,
+            command,
+            exclusive=job_id is not None,
+            sandbox=sandbox,
+            **kwargs,  # type: ignore[arg-type]
+        )
     return await launch_remote(workspace, command, exclusive=job_id is not None, **kwargs)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend
 
 from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, POLL_MAX, POLL_MIN, Job, launch
+from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox
 
 MAX_FOREGROUND_WAIT: float = 270.0
 """Longest a foreground `shell` call waits (seconds) before handing back the still-running command."""
@@ -163,6 +164,7 @@ async def run_persistent_command(
     timeout: float,
     job_id: str | None = None,
     log_limit: int | None = None,
+    sandbox: NativeSandbox | None = None,
 ) -> str:
     """Start `command` detached and return its tail (foreground) and handles.
 
@@ -178,7 +180,16 @@ async def run_persistent_command(
         raise ModelRetry(f'timeout must be greater than zero and at most {MAX_FOREGROUND_WAIT:g} seconds.')
     events = event_ctx(ctx, 'Shell')
     job = await launch(
-        ctx.workspace, local, command, base=base, cwd=cwd, env=env, combined=True, log_limit=log_limit, job_id=job_id
+        ctx.workspace,
+        local,
+        command,
+        base=base,
+        cwd=cwd,
+        env=env,
+        combined=True,
+        log_limit=log_limit,
+        job_id=job_id,
+        sandbox=sandbox,
     )
     output = _OutputEvents(job, events, log_limited=log_limit is not None)
     try:

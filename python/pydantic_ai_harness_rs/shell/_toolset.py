@@ -10,6 +10,7 @@ results; formatting, policy and `persist_cwd` are shared.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import math
 import os
@@ -20,6 +21,7 @@ import shlex
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,9 +42,19 @@ from pydantic_ai_harness_rs.shell._limits import (
     validate_byte_limit,
     validate_file_limit,
 )
+from pydantic_ai_harness_rs.shell._modes import (
+    NON_INTERACTIVE_ENV,
+    TRUNCATIONS,
+    Truncation,
+    clean_text,
+    head_tail,
+    signal_suffix,
+)
 from pydantic_ai_harness_rs.shell._output import file_limit_status, labelled, truncate_tail
 from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT, CommandMode, run_persistent_command
 from pydantic_ai_harness_rs.shell._policy import check_command, recoverable, run_model_command
+from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox, SandboxDirs, SandboxMode, validate_sandbox
+from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
 RUN_SCOPED_TOOL_NAMES: tuple[str, ...] = ('run_command', 'start_command', 'check_command', 'stop_command')
@@ -61,6 +73,34 @@ _COMMAND_ID = re.compile(r'[0-9a-f]{32}')
 
 _FILE_LIMIT_BLOCK = 512
 """`ulimit -f` block size of POSIX `sh`; the native limit is rounded up to it like the shell's."""
+
+
+@dataclass
+class _Stream:
+    """One output stream of a command, decoded, with what head-tail truncation needs."""
+
+    text: str
+    lines: int = 0
+    size: int = 0
+    path: str | None = None
+    """Where the whole stream is (or is to be written), with `truncation='head_tail'`."""
+    data: bytes | None = None
+    """The whole stream when it is still to be written to `path` if cut."""
+    cut: int | None = None
+    """Where in `text` the supervisor dropped bytes between head and tail."""
+
+    @classmethod
+    def of(cls, text: str) -> _Stream:
+        return cls(text)
+
+
+@dataclass
+class _Outcome:
+    exit_code: int
+    signal: int | None
+    stdout: _Stream
+    stderr: _Stream
+    timed_out: bool
 
 
 def _file_limit_applicable(limit: int) -> bool:
@@ -97,6 +137,12 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         tools: Sequence[str] = RUN_SCOPED_TOOL_NAMES,
         cwd: Path | None = None,
         id: str | None = None,
+        sandbox: SandboxMode | None = None,
+        network: bool = True,
+        truncation: Truncation = 'tail',
+        clean_output: bool = False,
+        non_interactive: bool = False,
+        strict_policy: bool = False,
     ) -> None:
         super().__init__(id=id)
         if cwd is not None:
@@ -124,6 +170,16 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         self._denied_env_patterns = list(denied_env_patterns)
         self._tools = tuple(tools)
         self._jobs_dirs: weakref.WeakKeyDictionary[Workspace, str] = weakref.WeakKeyDictionary()
+        validate_sandbox(sandbox, network)
+        self._sandbox = SandboxDirs(sandbox, network)
+        if truncation not in TRUNCATIONS:
+            raise ValueError(f"truncation must be 'tail' or 'head_tail'; got {truncation!r}.")
+        self._truncation: Truncation = truncation
+        self._clean_output = clean_output
+        self._non_interactive = non_interactive
+        if strict_policy:
+            require_parser()
+        self._strict_policy = strict_policy
 
         if self._allowed_commands and self._denied_commands:
             raise ValueError('Specify allowed_commands or denied_commands, not both.')
@@ -155,7 +211,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             self.add_function(registrations[name], name=name, metadata=metadata or None)
 
     def _copy(self) -> ShellToolset[AgentDepsT]:
-        return ShellToolset(
+        copy = ShellToolset[AgentDepsT](
             allowed_commands=self._allowed_commands,
             denied_commands=self._denied_commands,
             denied_operators=self._denied_operators,
@@ -169,7 +225,13 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             denied_env_patterns=self._denied_env_patterns,
             tools=self._tools,
             id=self.id,
+            truncation=self._truncation,
+            clean_output=self._clean_output,
+            non_interactive=self._non_interactive,
+            strict_policy=self._strict_policy,
         )
+        copy._sandbox = self._sandbox
+        return copy
 
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
         """A fresh copy per run when `persist_cwd` tracks a directory (per-run state); else `self`."""
@@ -195,23 +257,50 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     # --- configuration ----------------------------------------------------------------
 
     def _resolve_env(self) -> dict[str, str] | None:
-        """`env` minus names matching `denied_env_patterns` (fnmatch, case-sensitive); `None` adds nothing."""
-        if self._env is None:
+        """What commands get on top of the workspace's environment; `None` adds nothing.
+
+        `env` minus names matching `denied_env_patterns` (fnmatch, case-sensitive), over
+        `NON_INTERACTIVE_ENV` with `non_interactive`, under the sandbox's `TMPDIR`.
+        """
+        modes = {**(NON_INTERACTIVE_ENV if self._non_interactive else {})}
+        sandbox_env = self._sandbox.env()
+        if self._env is None and not modes and not sandbox_env:
             return None
-        return {
+        env = {
             name: value
-            for name, value in self._env.items()
+            for name, value in (self._env or {}).items()
             if not any(fnmatch.fnmatchcase(name, pattern) for pattern in self._denied_env_patterns)
         }
+        return {**modes, **env, **sandbox_env}
+
+    async def _native_sandbox(self, ctx: RunContext[AgentDepsT], working_dir: str) -> NativeSandbox | None:
+        """The sandbox a local command runs in (`None` without one)."""
+        if not self._sandbox.active:
+            return None
+        jobs_dir = await self._jobs_base(ctx) if self._sandbox.mode == 'read-only' else None
+        return self._sandbox.native(working_dir, jobs_dir)
+
+    def _decode(self, data: bytes) -> str:
+        """Command output as text: cleaned with `clean_output`, else UTF-8 with U+FFFD (documented)."""
+        return clean_text(data) if self._clean_output else data.decode('utf-8', errors='replace')
 
     def _check_command(self, command: str) -> None:
+        """The documented checks; with `strict_policy`, the lists judge every command instead of the first word."""
+        strict = self._strict_policy
         check_command(
             command,
-            allowed=self._allowed_commands,
-            denied=self._denied_commands,
+            allowed=[] if strict else self._allowed_commands,
+            denied=[] if strict else self._denied_commands,
             denied_operators=self._denied_operators,
             allow_interactive=self._allow_interactive,
         )
+        if self._strict_policy:
+            check_strict(
+                command,
+                allowed=self._allowed_commands,
+                denied=self._denied_commands,
+                allow_interactive=self._allow_interactive,
+            )
 
     # --- working directory ------------------------------------------------------------
 
@@ -314,9 +403,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     # --- running ----------------------------------------------------------------------
 
     async def _run_local(
-        self, local: LocalWorkspaceBackend, prologue: str, command: str, timeout: float
-    ) -> tuple[int, str, str, bool]:
-        """Run `prologue + command` with the supervisor: `(exit_code, stdout, stderr, timed_out)`.
+        self, ctx: RunContext[AgentDepsT], local: LocalWorkspaceBackend, prologue: str, command: str, timeout: float
+    ) -> _Outcome:
+        """Run `prologue + command` with the supervisor.
 
         `max_file_bytes` is `RLIMIT_FSIZE` here, not a shell prologue; blank lines stand in for
         that prologue, so the command sits on the line it does in the reference's script.
@@ -324,15 +413,31 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         working_dir = local._ensure_alive()  # pyright: ignore[reportPrivateUsage]
         limit = self._max_file_bytes
         if limit is not None and not _file_limit_applicable(limit):
-            return 1, '', f'{APPLY_FAILED}\n', False
+            return _Outcome(1, None, _Stream.of(''), _Stream.of(f'{APPLY_FAILED}\n'), False)
         prologue += '\n' * limit_prologue(limit).count('\n')
         env = env_bytes(local._env, self._resolve_env())  # pyright: ignore[reportPrivateUsage]
+        sandbox = await self._native_sandbox(ctx, str(working_dir))
         tail_bytes = (self._max_output_chars + 4) * _BYTES_PER_CHAR
+        spill: tuple[str | None, str | None] = (None, None)
+        if self._truncation == 'head_tail':
+            stem = posixpath.join(await self._jobs_base(ctx), f'output-{uuid.uuid4().hex}')
+            spill = (f'{stem}-stdout.log', f'{stem}-stderr.log')
         run = _core.ForegroundCommand()
         try:
-            exit_code, out, err, timed_out = await anyio.to_thread.run_sync(
-                lambda: run.run(
-                    os.fsencode(prologue), os.fsencode(command), working_dir, env, timeout, limit, tail_bytes
+            exit_code, signal_number, timed_out, out, err = await anyio.to_thread.run_sync(
+                functools.partial(
+                    run.run_captured,
+                    os.fsencode(prologue),
+                    os.fsencode(command),
+                    working_dir,
+                    env,
+                    timeout,
+                    limit,
+                    tail_bytes,
+                    head_bytes=tail_bytes if self._truncation == 'head_tail' else 0,
+                    spill=spill,
+                    sandbox=sandbox,
+                    reap_descendants=True,
                 ),
                 abandon_on_cancel=True,
             )
@@ -342,7 +447,49 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if not timed_out:
             # A directory deleted under a running command: the workspace is gone, not a result.
             local._ensure_alive()  # pyright: ignore[reportPrivateUsage]
-        return exit_code, out.decode('utf-8', errors='replace'), err.decode('utf-8', errors='replace'), timed_out
+        streams = [self._stream(captured, path) for captured, path in zip((out, err), spill)]
+        return _Outcome(exit_code, signal_number, streams[0], streams[1], timed_out)
+
+    def _stream(self, captured: tuple[bytes, bytes, int, int, bool, bool], path: str | None) -> _Stream:
+        head, tail, size, lines, truncated, spilled = captured
+        if not truncated:
+            return _Stream(self._decode(head + tail), lines=lines, size=size, path=path, data=head + tail)
+        text = self._decode(head)
+        return _Stream(text + self._decode(tail), lines=lines, size=size, path=path if spilled else None, cut=len(text))
+
+    async def _spill(self, ctx: RunContext[AgentDepsT], stream: _Stream) -> str | None:
+        """The workspace-relative path of the file holding all of `stream`, written now if need be."""
+        if stream.path is None:
+            return None
+        if stream.data is not None:
+            try:
+                await ctx.workspace.write_bytes(stream.path, stream.data)
+            except OSError:
+                return None
+        return posixpath.relpath(stream.path, await ctx.workspace.working_dir())
+
+    async def _format_output(self, ctx: RunContext[AgentDepsT], stdout: _Stream, stderr: _Stream, trailer: str) -> str:
+        """The labelled result; with `truncation='head_tail'` fitted to `max_output_chars` by
+        cutting the middle of stdout (and of stderr only when it alone would not fit)."""
+        whole = labelled(stdout.text, stderr.text, empty='(no output)') + trailer
+        if self._truncation != 'head_tail' or (len(whole) <= self._max_output_chars and stdout.cut is None):
+            return whole
+        overhead = len(labelled('x', 'x', empty=None)) - 2 + len(trailer)
+        room = max(0, self._max_output_chars - overhead)
+        err_text = stderr.text
+        if len(err_text) > room * 3 // 4 or stderr.cut is not None:
+            err_text = await self._cut(ctx, stderr, min(len(err_text), room // 2))
+        out_text = await self._cut(ctx, stdout, max(0, room - len(err_text)))
+        return labelled(out_text, err_text, empty='(no output)') + trailer
+
+    async def _cut(self, ctx: RunContext[AgentDepsT], stream: _Stream, max_chars: int) -> str:
+        if len(stream.text) <= max_chars and stream.cut is None:
+            return stream.text
+        path = await self._spill(ctx, stream)
+        if stream.cut is None:
+            return head_tail(stream.text, max_chars, lines=stream.lines, size=stream.size, path=path)
+        head, tail = stream.text[: stream.cut], stream.text[stream.cut :]
+        return head_tail(head + tail, max_chars, lines=stream.lines, size=stream.size, path=path, gap=len(head))
 
     @recoverable
     async def run_command(
@@ -368,9 +515,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             prologue = f'cd {shlex.quote(await self._cwd_for(ctx))} || exit{capture}\n'
             local = local_backend(ctx.workspace)
             if local is not None:
-                exit_code, stdout, stderr, timed_out = await self._run_local(local, prologue, command, timeout)
-                if timed_out:
-                    return labelled(stdout, stderr, empty=None, trailer=f'[Command timed out after {timeout}s]')
+                outcome = await self._run_local(ctx, local, prologue, command, timeout)
             else:
                 limited = prologue + limit_prologue(self._max_file_bytes)
                 try:
@@ -378,17 +523,39 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                         ctx.workspace, lambda cmd: limited + cmd, command, env=self._resolve_env(), timeout=timeout
                     )
                 except WorkspaceTimeoutError as e:
-                    return labelled(e.stdout, e.stderr, empty=None, trailer=f'[Command timed out after {timeout}s]')
-                exit_code, stdout, stderr = result.exit_code, result.stdout, result.stderr
-
-            output = labelled(stdout, stderr, empty='(no output)')
+                    streams = await self._remote(ctx, e.stdout, e.stderr)
+                    outcome = _Outcome(0, None, *streams, True)
+                else:
+                    streams = await self._remote(ctx, result.stdout, result.stderr)
+                    outcome = _Outcome(result.exit_code, None, *streams, False)
+            exit_code, stdout, stderr = outcome.exit_code, outcome.stdout, outcome.stderr
+            if outcome.timed_out:
+                if self._truncation == 'head_tail':
+                    return await self._format_output(ctx, stdout, stderr, f'\n[Command timed out after {timeout}s]')
+                return labelled(stdout.text, stderr.text, empty=None, trailer=f'[Command timed out after {timeout}s]')
             if cwd_file is not None and exit_code == 0:
                 await self._apply_captured_cwd(ctx, cwd_file)
+            trailer = ''
             if exit_code != 0:
-                output = f'{output}\n[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes)
-            return output
+                named = signal_suffix(exit_code, outcome.signal) if self._clean_output else ''
+                trailer = f'\n[exit code: {exit_code}{named}]' + file_limit_status(exit_code, self._max_file_bytes)
+            return await self._format_output(ctx, stdout, stderr, trailer)
         finally:
             await self._remove_capture(ctx, cwd_file)
+
+    async def _remote(self, ctx: RunContext[AgentDepsT], stdout: str, stderr: str) -> tuple[_Stream, _Stream]:
+        """The streams a workspace returned as text (cleaned with `clean_output`)."""
+        stem = None
+        if self._truncation == 'head_tail':
+            stem = posixpath.join(await self._jobs_base(ctx), f'output-{uuid.uuid4().hex}')
+        streams: list[_Stream] = []
+        for name, text in (('stdout', stdout), ('stderr', stderr)):
+            data = text.encode('utf-8', errors='surrogateescape')
+            if self._clean_output:
+                text = clean_text(data)
+            path = None if stem is None else f'{stem}-{name}.log'
+            streams.append(_Stream(text, lines=data.count(b'\n'), size=len(data), path=path, data=data))
+        return streams[0], streams[1]
 
     @recoverable
     async def shell(
@@ -418,6 +585,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         self._check_command(command)
         local = local_backend(ctx.workspace)
         cwd = str(local._ensure_alive()) if local is not None else await ctx.workspace.working_dir()  # pyright: ignore[reportPrivateUsage]
+        sandbox = await self._native_sandbox(ctx, cwd) if local is not None else None
         return await run_persistent_command(
             ctx,
             local,
@@ -429,6 +597,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             timeout=self._default_timeout if timeout is None else timeout,
             job_id=call_job_id(ctx.run_id, ctx.tool_call_id),
             log_limit=self._max_log_bytes,
+            sandbox=sandbox,
         )
 
     @recoverable
@@ -447,9 +616,13 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             A message containing the unique command ID for later check/stop calls.
         """
         self._check_command(command)
+        local = local_backend(ctx.workspace)
+        sandbox = None
+        if local is not None:
+            sandbox = await self._native_sandbox(ctx, str(local._ensure_alive()))  # pyright: ignore[reportPrivateUsage]
         job = await launch(
             ctx.workspace,
-            local_backend(ctx.workspace),
+            local,
             command,
             base=await self._jobs_base(ctx),
             cwd=await self._cwd_for(ctx),
@@ -458,8 +631,18 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             file_limit=self._max_file_bytes,
             log_limit=self._max_log_bytes,
             job_id=call_job_id(ctx.run_id, ctx.tool_call_id),
+            sandbox=sandbox,
         )
         return f'Started background command: {command!r}\nID: {posixpath.basename(job.directory)}'
+
+    async def _tails(self, job: Job) -> tuple[str, str]:
+        """The decoded tails of a job's stdout and stderr logs (cleaned with `clean_output`)."""
+        max_bytes = self._max_output_chars * _BYTES_PER_CHAR
+        if not self._clean_output:
+            return await job.tails(max_bytes)
+        stdout = await job.tail(job.output_path, max_bytes)
+        stderr = await job.tail(job.stderr_path, max_bytes)
+        return clean_text(stdout), clean_text(stderr)
 
     async def _job(self, ctx: RunContext[AgentDepsT], command_id: str) -> Job | None:
         if not _COMMAND_ID.fullmatch(command_id):
@@ -482,7 +665,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if job is None:
             return f'[Error: unknown command ID {command_id!r}]'
         running, exit_code = await job.status()
-        stdout, stderr = await job.tails(self._max_output_chars * _BYTES_PER_CHAR)
+        stdout, stderr = await self._tails(job)
         parts = [labelled(stdout, stderr, empty='(no output yet)'), f'[status: {"running" if running else "finished"}]']
         if exit_code is not None:
             parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
@@ -507,7 +690,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             with anyio.CancelScope(shield=True):
                 await job.kill()
                 _, exit_code = await job.status()
-        stdout, stderr = await job.tails(self._max_output_chars * _BYTES_PER_CHAR)
+        stdout, stderr = await self._tails(job)
         await job.cleanup()
         parts = [labelled(stdout, stderr, empty='(no output)'), '[stopped]']
         if exit_code is not None:

@@ -1,0 +1,284 @@
+"""`Shell(strict_policy=True)`: every command a script would run, found with a real shell parser.
+
+The script is parsed with tree-sitter's bash grammar (`tree-sitter-bash`, the grammar editors
+and the Codex CLI's command-safety check use). Every simple command anywhere in it counts:
+after any separator, in `$(...)`, backticks, process substitutions, pipelines, `&&`/`||`
+chains, functions and heredoc-fed shells. Each command's name is the word as the shell reads
+it (quotes and backslashes removed); wrappers that run another command (`env`, `timeout`,
+`nice`, `nohup`, `command`, `exec`, `xargs`, `setsid`, `stdbuf`, `sudo`, `time`, `busybox`,
+`find -exec`, `eval`, `sh -c`, `bash -c`, ...) are looked through. A name computed at run
+time (`$CMD`, `$(echo rm)`) and a script the grammar cannot parse are refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+SHELLS = frozenset({'sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox-sh'})
+"""Programs that run a script given with `-c` (or read from stdin)."""
+
+SAFE_BUILTINS = frozenset({':', 'true', 'false', 'cd', 'pwd', 'echo', 'printf', 'test', '['})
+"""Builtins an allowlist need not name: they run no other program."""
+
+SYSTEM_DIRS = frozenset({'/bin', '/usr/bin', '/usr/local/bin', '/sbin', '/usr/sbin', '/usr/local/sbin'})
+"""Directories whose programs an allowlist entry's bare name also covers (`/bin/ls` for `ls`)."""
+
+INTERACTIVE = frozenset({'vi', 'vim', 'nano', 'emacs', 'less', 'more', 'top', 'htop', 'man', 'sudo'} | {'passwd'})
+INTERACTIVE_PREFIX = frozenset({'ssh', 'telnet', 'ftp'})
+
+# Wrapper options that take a value (the next word), per wrapper; other dash-words are flags.
+_VALUED: dict[str, frozenset[str]] = {
+    'env': frozenset({'-u', '--unset', '-C', '--chdir', '-S', '--split-string'}),
+    'timeout': frozenset({'-s', '--signal', '-k', '--kill-after'}),
+    'nice': frozenset({'-n', '--adjustment'}),
+    'exec': frozenset({'-a'}),
+    'xargs': frozenset(
+        {'-I', '-i', '-n', '-P', '-d', '-E', '-e', '-L', '-l', '-s', '-a', '--arg-file', '--delimiter', '--max-args'}
+    ),
+    'stdbuf': frozenset({'-i', '-o', '-e', '--input', '--output', '--error'}),
+    'ionice': frozenset({'-c', '-n', '-p', '-t', '--class', '--classdata'}),
+    'sudo': frozenset({'-u', '-g', '-h', '-p', '-C', '-r', '-t', '-U', '-D', '--user', '--group'}),
+    'doas': frozenset({'-u', '-C'}),
+    'chrt': frozenset({'-p'}),
+    'taskset': frozenset({'-p'}),
+}
+_WRAPPERS = frozenset({'nohup', 'command', 'setsid', 'time', 'busybox', 'builtin', *_VALUED})
+"""Programs whose first non-option word (after any leading value) is the command they run."""
+
+
+class Unjudgeable(Exception):
+    """The script cannot be judged: a parse error, or a command name computed at run time."""
+
+
+@functools.cache
+def _parser() -> Any:
+    try:
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+    except ImportError as e:  # pragma: no cover - guarded at construction
+        raise RuntimeError(
+            'Shell(strict_policy=True) needs `tree-sitter` and `tree-sitter-bash` '
+            '(pip install "pydantic-ai-harness-rs[strict-policy]").'
+        ) from e
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def require_parser() -> None:
+    """Raise `ValueError` when the parser's packages are missing (called at construction)."""
+    try:
+        _parser()
+    except RuntimeError as e:
+        raise ValueError(str(e)) from None
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    chars = iter(text)
+    for ch in chars:
+        if ch == '\\':
+            nxt = next(chars, '')
+            if nxt != '\n':
+                out.append(nxt)
+        else:
+            out.append(ch)
+    return ''.join(out)
+
+
+def _literal(node: Any) -> str | None:
+    """The word `node` spells after quote removal, or `None` when it expands at run time."""
+    kind = node.type
+    text = node.text.decode('utf-8', 'surrogateescape')
+    if kind in ('word', 'number'):
+        return _unescape(text)
+    if kind == 'raw_string':
+        return text[1:-1]
+    if kind == 'ansi_c_string':
+        return None
+    if kind == 'string':
+        parts: list[str] = []
+        for child in node.named_children:
+            if child.type != 'string_content':
+                return None
+        inner = text[1:-1]
+        i = 0
+        while i < len(inner):
+            if inner[i] == '\\' and i + 1 < len(inner) and inner[i + 1] in '$`"\\\n':
+                if inner[i + 1] != '\n':
+                    parts.append(inner[i + 1])
+                i += 2
+                continue
+            parts.append(inner[i])
+            i += 1
+        return ''.join(parts)
+    if kind == 'concatenation':
+        pieces = [_literal(child) for child in node.children]
+        if any(piece is None for piece in pieces):
+            return None
+        return ''.join(piece for piece in pieces if piece is not None)
+    return None
+
+
+def _nodes(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def commands(script: str, *, depth: int = 0) -> list[list[str]]:
+    """The argv of every command `script` would run (wrappers and nested scripts looked through).
+
+    Raises `Unjudgeable` for a script the grammar cannot parse, a command name computed at
+    run time, or a shell fed its script from a pipe.
+    """
+    if depth > 8:
+        raise Unjudgeable('the command nests shells too deeply to be checked')
+    tree = _parser().parse(script.encode('utf-8', 'surrogateescape'))
+    if tree.root_node.has_error:
+        raise Unjudgeable('the command could not be parsed as a shell script')
+    found: list[list[str]] = []
+    for node in _nodes(tree.root_node):
+        if node.type != 'command':
+            continue
+        name_node = node.child_by_field_name('name')
+        if name_node is None:
+            continue
+        words = [name_node.named_children[0] if name_node.named_children else name_node]
+        words += node.children_by_field_name('argument')
+        argv = [_literal(w) for w in words]
+        heredoc = _heredoc(node)
+        found.extend(_unwrap(argv, heredoc, depth))
+    return found
+
+
+def _heredoc(command: Any) -> str | None:
+    parent = command.parent
+    if parent is None or parent.type != 'redirected_statement':
+        return None
+    for node in _nodes(parent):
+        if node.type == 'heredoc_body':
+            return node.text.decode('utf-8', 'surrogateescape')
+    return None
+
+
+def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[list[str]]:
+    """`argv` and every command it runs through wrappers, each as literal words."""
+    if not argv or argv[0] is None:
+        raise Unjudgeable('a command name is computed at run time; spell it literally')
+    name = posixpath.basename(argv[0])
+    words = [w if w is not None else '' for w in argv]
+    out = [words]
+    if name in SHELLS:
+        script = _shell_script(argv)
+        if script is not None:
+            out += commands(script, depth=depth + 1)
+        elif heredoc is not None:
+            out += commands(heredoc, depth=depth + 1)
+        elif not any(w and not w.startswith('-') for w in argv[1:]):
+            raise Unjudgeable(f'{name} would read its commands from standard input, which cannot be checked')
+        return out
+    if name == 'eval':
+        if any(w is None for w in argv[1:]):
+            raise Unjudgeable('eval of a value computed at run time cannot be checked')
+        return out + commands(' '.join(words[1:]), depth=depth + 1)
+    if name in ('find',):
+        return out + _find_exec(argv, depth)
+    if name in _WRAPPERS:
+        inner = _wrapped(name, argv)
+        if inner:
+            out += _unwrap(inner, heredoc, depth)
+    return out
+
+
+def _shell_script(argv: list[str | None]) -> str | None:
+    for i, word in enumerate(argv[1:], start=1):
+        if word is None:
+            raise Unjudgeable('a shell option is computed at run time')
+        if word.startswith('-') and not word.startswith('--') and 'c' in word[1:]:
+            if i + 1 >= len(argv) or argv[i + 1] is None:
+                raise Unjudgeable('the script given to a shell is computed at run time')
+            return argv[i + 1]
+        if not word.startswith(('-', '+')):
+            return None
+    return None
+
+
+def _wrapped(name: str, argv: list[str | None]) -> list[str | None]:
+    """The command `name` (a wrapper) runs, as argv; empty when it runs none."""
+    valued = _VALUED.get(name, frozenset())
+    i = 1
+    if name == 'busybox':
+        return argv[1:]
+    while i < len(argv):
+        word = argv[i]
+        if word is None:
+            raise Unjudgeable(f'an argument of {name} is computed at run time')
+        if word == '--':
+            i += 1
+            break
+        if name == 'env' and word in ('-S', '--split-string') and i + 1 < len(argv):
+            split = argv[i + 1]
+            if split is None:
+                raise Unjudgeable('env -S with a value computed at run time cannot be checked')
+            return [*split.split(), *argv[i + 2 :]]
+        if name == 'env' and '=' in word and not word.startswith('-'):
+            i += 1
+            continue
+        if word.startswith('-') and len(word) > 1:
+            if name == 'command' and word in ('-v', '-V'):
+                return []
+            i += 2 if word in valued else 1
+            continue
+        break
+    rest = argv[i:]
+    if name == 'timeout' and rest:
+        rest = rest[1:]  # the duration
+    return rest
+
+
+def _find_exec(argv: list[str | None], depth: int) -> list[list[str]]:
+    out: list[list[str]] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in ('-exec', '-execdir', '-ok', '-okdir'):
+            j = i + 1
+            while j < len(argv) and argv[j] not in (';', '+'):
+                j += 1
+            if j > i + 1:
+                out += _unwrap(argv[i + 1 : j], None, depth)
+            i = j
+        i += 1
+    return out
+
+
+def _listed(word: str, names: Sequence[str]) -> bool:
+    if word in names:
+        return True
+    directory, base = posixpath.split(word)
+    return bool(directory) and posixpath.normpath(directory) in SYSTEM_DIRS and base in names
+
+
+def check_strict(command: str, *, allowed: Sequence[str], denied: Sequence[str], allow_interactive: bool) -> None:
+    """Raise `PermissionError` when any command `command` would run is refused.
+
+    Denied: a name in `denied` by itself or by its basename (`/bin/rm`, `./rm`). Allowed: a
+    name listed itself, or a program in a system directory whose bare name is listed, or a
+    builtin that runs nothing (`cd`, `echo`, ...). `Unjudgeable` scripts are refused too.
+    """
+    try:
+        argvs = commands(command)
+    except Unjudgeable as e:
+        raise PermissionError(f'The command cannot be checked: {e}. Rewrite it in plain shell syntax.') from None
+    for argv in argvs:
+        word = argv[0]
+        base = posixpath.basename(word)
+        if not allow_interactive and (base in INTERACTIVE or base in INTERACTIVE_PREFIX):
+            raise PermissionError(f'Interactive commands are not allowed. Command: {command!r}')
+        if denied and (word in denied or base in denied):
+            raise PermissionError(f'Command {base!r} is denied.')
+        if allowed and base not in SAFE_BUILTINS and not _listed(word, allowed):
+            raise PermissionError(f'Command {word!r} is not in the allowed list.')

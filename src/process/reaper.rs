@@ -1,0 +1,186 @@
+//! Ending a command's whole process tree, including what left its process group.
+//!
+//! Every shell is started as a child subreaper (`PR_SET_CHILD_SUBREAPER`, kept across
+//! `execve`): a descendant whose parent exits (a double fork, a `setsid ... &` in a subshell)
+//! is reparented to the shell rather than to init, so it stays in the shell's tree. Before a
+//! stop, timeout or cancellation signals the group, [`Tree::collect`] walks that tree through
+//! `/proc/<pid>/task/<tid>/children` and holds a pidfd per process (no PID-reuse race), and
+//! [`Tree::kill`] ends whatever of it is still alive. The shells reap the orphans they adopt
+//! (`sh` waits for any child); the job wrapper stays until its adopted descendants are gone.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// Walks of the tree at most, each after one that found new processes.
+const MAX_PASSES: usize = 8;
+
+/// The processes below a root at one moment, each held by a pidfd.
+#[derive(Debug, Default)]
+pub struct Tree {
+    members: Vec<(i32, OwnedFd)>,
+}
+
+/// The PIDs of `pid`'s children, from every thread's `children` file.
+#[cfg(target_os = "linux")]
+fn children(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        let path = task.path().join("children");
+        if let Ok(text) = std::fs::read_to_string(path) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|s| s.parse::<i32>().ok()),
+            );
+        }
+    }
+    out
+}
+
+#[cfg(not(target_os = "linux"))]
+fn children(_pid: i32) -> Vec<i32> {
+    Vec::new()
+}
+
+fn pidfd(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open returns a new fd we own, or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+impl Tree {
+    /// Every descendant of `root` outside `root`'s process group (the group is left to its
+    /// own `SIGTERM` and grace), found depth-first through the whole tree.
+    ///
+    /// Each is stopped (`SIGSTOP`) so it cannot fork past the walk; [`Tree::kill`] or
+    /// [`Tree::resume`] must follow.
+    pub fn collect(root: i32) -> Tree {
+        Tree::walk(root, false)
+    }
+
+    /// Every descendant of `root` inside its process group (not stopped), to wait for with
+    /// [`Tree::wait_reaped`] once the group is signalled.
+    pub fn group(root: i32) -> Tree {
+        Tree::walk(root, true)
+    }
+
+    fn walk(root: i32, in_group: bool) -> Tree {
+        let mut tree = Tree::default();
+        if root <= 1 {
+            return tree;
+        }
+        let mut seen = std::collections::HashSet::new();
+        // A process whose parent exits mid-walk moves up to the subreaper, perhaps into a list
+        // already read: walk again until a pass finds nothing new (stopped ones cannot fork).
+        for _ in 0..MAX_PASSES {
+            let found = seen.len();
+            let mut queue = vec![root];
+            while let Some(pid) = queue.pop() {
+                for child in children(pid) {
+                    queue.push(child);
+                    if !seen.insert(child) {
+                        continue;
+                    }
+                    // SAFETY: getpgid on any PID only reads.
+                    if (unsafe { libc::getpgid(child) } == root) == in_group {
+                        if let Some(fd) = pidfd(child) {
+                            if !in_group {
+                                send(&fd, libc::SIGSTOP);
+                            }
+                            tree.members.push((child, fd));
+                        }
+                    }
+                }
+            }
+            if seen.len() == found {
+                break;
+            }
+        }
+        tree
+    }
+
+    /// How many processes were collected.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether nothing was collected.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// `SIGKILL` to every collected process still alive, then up to `grace` for their
+    /// parents (the subreaper shell, while it lives and waits) to reap them, so none is left
+    /// `<defunct>` for an init that may not reap.
+    pub async fn kill(&self, grace: std::time::Duration) {
+        for (_, fd) in &self.members {
+            send(fd, libc::SIGKILL);
+        }
+        self.wait_reaped(grace).await;
+    }
+
+    /// Waits up to `grace` until every collected process has been reaped (`/proc/<pid>` gone).
+    pub async fn wait_reaped(&self, grace: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        while self
+            .members
+            .iter()
+            .any(|(pid, _)| std::path::Path::new(&format!("/proc/{pid}")).exists())
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// `SIGCONT` to every collected process (after a [`Tree::collect`] that is not followed by a kill).
+    pub fn resume(&self) {
+        for (_, fd) in &self.members {
+            send(fd, libc::SIGCONT);
+        }
+    }
+}
+
+fn send(fd: &OwnedFd, signal: libc::c_int) {
+    // SAFETY: pidfd_send_signal on a pidfd we own; a process already gone gives ESRCH.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0u32,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collects_children_and_grandchildren() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("/bin/sh")
+            .process_group(0)
+            .args(["-c", "setsid sleep 100 & (setsid sleep 1 &) ; sleep 100"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let mut tree = Tree::default();
+        for _ in 0..200 {
+            tree = Tree::collect(pid);
+            if !tree.is_empty() {
+                break;
+            }
+            tree.resume();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(tree.len(), 1);
+        crate::process::block_on(tree.kill(std::time::Duration::ZERO));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -1,0 +1,216 @@
+//! The OS sandbox of `Shell(sandbox=..., network=...)`: a Landlock ruleset prepared in the
+//! supervisor and enforced in the child between fork and exec, so the command and every
+//! process it starts can read the machine but write only beneath the allowed directories,
+//! and (with the network denied) neither bind nor connect TCP sockets, loopback included.
+//!
+//! The ruleset is built with the `landlock` crate before the fork (that allocates and opens
+//! files); the child only makes two async-signal-safe syscalls ([`Prepared::enforce`]).
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope, ABI,
+};
+
+/// The lowest Landlock ABI with TCP rules (Linux 6.7), needed to deny the network.
+pub const NETWORK_ABI: i32 = 4;
+
+/// Device files every shell writes to (discarded or never stored), allowed under any sandbox.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+
+/// What a sandboxed command may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSpec {
+    /// Confine writes to `writable` (read access stays everywhere).
+    pub restrict_fs: bool,
+    /// Directories beneath which writes are allowed (when `restrict_fs`).
+    pub writable: Vec<PathBuf>,
+    /// Whether TCP `bind`/`connect` (and abstract UNIX sockets outside the command) stay allowed.
+    pub network: bool,
+}
+
+/// The Landlock ABI this kernel supports: `0` when Landlock is missing or disabled.
+pub fn abi_version() -> i32 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns a number.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    if r < 0 {
+        0
+    } else {
+        r as i32
+    }
+}
+
+/// Why `spec` cannot be enforced on this kernel, or `None` when it can.
+pub fn unsupported_reason(spec: &SandboxSpec) -> Option<String> {
+    let abi = abi_version();
+    if abi < 1 {
+        return Some(
+            "the kernel does not provide Landlock (Linux 5.13+ with Landlock enabled is needed)"
+                .into(),
+        );
+    }
+    if !spec.network && abi < NETWORK_ABI {
+        return Some(format!(
+            "denying the network needs Landlock ABI {NETWORK_ABI} (Linux 6.7+); this kernel has ABI {abi}"
+        ));
+    }
+    None
+}
+
+/// A ruleset ready to be enforced in a child.
+#[derive(Debug)]
+pub struct Prepared {
+    fd: OwnedFd,
+}
+
+impl Prepared {
+    /// Builds the ruleset for `spec`: read everywhere, full access beneath `writable` and write
+    /// access to a few device files; TCP handled (nothing allowed) without the network.
+    ///
+    /// Errors: Landlock missing or too old for `spec` (`Unsupported`), or a writable directory
+    /// that cannot be opened.
+    pub fn new(spec: &SandboxSpec) -> std::io::Result<Prepared> {
+        if let Some(reason) = unsupported_reason(spec) {
+            return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, reason));
+        }
+        let abi = ABI::from(abi_version());
+        let fs_handled = if spec.restrict_fs {
+            AccessFs::from_all(abi) & !(AccessFs::IoctlDev | AccessFs::ResolveUnix)
+        } else {
+            BitFlags::EMPTY
+        };
+        let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
+        if spec.restrict_fs {
+            ruleset = ruleset.handle_access(fs_handled).map_err(other)?;
+        }
+        if !spec.network {
+            ruleset = ruleset
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessNet::from_all(ABI::V4))
+                .map_err(other)?
+                .set_compatibility(CompatLevel::BestEffort)
+                .scope(Scope::AbstractUnixSocket)
+                .map_err(other)?;
+        }
+        let mut created = ruleset.create().map_err(other)?;
+        if spec.restrict_fs {
+            let read = AccessFs::from_read(abi) & fs_handled;
+            created = created
+                .add_rule(PathBeneath::new(PathFd::new("/").map_err(other)?, read))
+                .map_err(other)?;
+            for dir in &spec.writable {
+                let fd = PathFd::new(dir).map_err(|e| {
+                    std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string())
+                })?;
+                created = created
+                    .add_rule(PathBeneath::new(fd, fs_handled))
+                    .map_err(other)?;
+            }
+            let device =
+                (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate) & fs_handled;
+            for path in DEVICES {
+                if let Ok(fd) = PathFd::new(path) {
+                    created = created
+                        .add_rule(PathBeneath::new(fd, device))
+                        .map_err(other)?;
+                }
+            }
+        }
+        let fd: Option<OwnedFd> = created.into();
+        let fd = fd.ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "the kernel refused the Landlock ruleset",
+            )
+        })?;
+        Ok(Prepared { fd })
+    }
+
+    /// The ruleset's descriptor, to hand to [`Prepared::enforce`] in the child.
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Restricts the calling process (and everything it execs or forks) with ruleset `fd`:
+    /// `PR_SET_NO_NEW_PRIVS`, then `landlock_restrict_self`. Returns `0` or an errno.
+    ///
+    /// # Safety
+    /// Meant for the child between fork and exec: only two raw, async-signal-safe syscalls.
+    pub unsafe fn enforce(fd: RawFd) -> i32 {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 {
+            return *libc::__errno_location();
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) == -1 {
+            return *libc::__errno_location();
+        }
+        0
+    }
+}
+
+fn other(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::spawn::{spawn_shell, Sink};
+
+    fn run(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i32, String) {
+        let prepared = Prepared::new(spec).unwrap();
+        let env = vec![(b"PATH".to_vec(), b"/usr/bin:/bin".to_vec())];
+        let args = vec![b"-c".to_vec(), script.as_bytes().to_vec()];
+        crate::process::block_on(async {
+            let mut spawned = spawn_shell(
+                &args,
+                cwd,
+                &env,
+                None,
+                Some(&prepared),
+                false,
+                Sink::Pipe,
+                Sink::Pipe,
+            )
+            .unwrap();
+            let mut out = Vec::new();
+            tokio::io::AsyncReadExt::read_to_end(spawned.stdout.as_mut().unwrap(), &mut out)
+                .await
+                .unwrap();
+            let status = spawned.child.wait().await.unwrap();
+            (
+                crate::process::foreground::shell_exit_code(status),
+                String::from_utf8_lossy(&out).into_owned(),
+            )
+        })
+    }
+
+    #[test]
+    fn writes_only_beneath_the_writable_dirs() {
+        if abi_version() < 1 {
+            return;
+        }
+        let outside = tempfile::tempdir().unwrap();
+        let inside = tempfile::tempdir().unwrap();
+        let spec = SandboxSpec {
+            restrict_fs: true,
+            writable: vec![inside.path().to_path_buf()],
+            network: true,
+        };
+        let script = format!(
+            "echo in > ok && echo x > /dev/null && cat ok && (echo out > {}/no) 2>/dev/null || echo denied",
+            outside.path().display()
+        );
+        let (code, out) = run(&spec, inside.path(), &script);
+        assert_eq!((code, out.as_str()), (0, "in\ndenied\n"));
+        assert!(!outside.path().join("no").exists());
+    }
+}

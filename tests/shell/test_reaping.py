@@ -1,0 +1,127 @@
+"""Nothing left running: stop_command, a timeout and a cancelled call end descendants that left
+the command's process group (`setsid`, double fork), checked by PID."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs.shell import Shell
+
+from .conftest import run_calls
+
+pytestmark = pytest.mark.anyio
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie does not count)."""
+    try:
+        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ('Z', 'X')
+
+
+def defunct(pid: int) -> bool:
+    try:
+        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] == 'Z'
+    except OSError:
+        return False
+
+
+async def _pids(path: Path, count: int) -> list[int]:
+    for _ in range(200):
+        if path.exists() and len(pids := path.read_text().split()) >= count:
+            return [int(p) for p in pids]
+        await anyio.sleep(0.02)
+    raise AssertionError(f'{path} never held {count} PIDs')
+
+
+ESCAPES = (
+    'setsid sleep 1000 & echo $! >> pids; '
+    '(setsid sleep 1000 & echo $! >> pids) ; '  # a double fork: its parent is gone at once
+    "sh -c 'sleep 1000 & echo $! >> pids' ; "
+)
+
+
+async def test_stop_command_ends_setsid_and_double_fork(ws: Path) -> None:
+    shell = Shell()
+    [(_, started)] = await run_calls(
+        [LocalWorkspace(ws), shell], [('start_command', {'command': ESCAPES + 'sleep 1000'})]
+    )
+    command_id = started.rsplit('ID: ', 1)[1]
+    pids = await _pids(ws / 'pids', 3)
+    assert all(alive(pid) for pid in pids)
+    [(_, stopped)] = await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': command_id})])
+    assert stopped.endswith('[stopped]\n[exit code: 143]'), stopped
+    assert [pid for pid in pids if alive(pid)] == []
+    assert [pid for pid in pids if defunct(pid)] == []
+
+
+async def test_stop_after_the_command_finished(ws: Path) -> None:
+    """The command exited and left daemons: the job's wrapper keeps them, stop_command ends them."""
+    shell = Shell()
+    [(_, started)] = await run_calls([LocalWorkspace(ws), shell], [('start_command', {'command': ESCAPES + 'true'})])
+    command_id = started.rsplit('ID: ', 1)[1]
+    pids = await _pids(ws / 'pids', 3)
+    for _ in range(200):
+        [(_, checked)] = await run_calls([LocalWorkspace(ws), shell], [('check_command', {'command_id': command_id})])
+        if '[status: finished]' in checked:
+            break
+        await anyio.sleep(0.02)
+    assert checked == '(no output yet)\n[status: finished]\n[exit code: 0]'
+    assert all(alive(pid) for pid in pids)
+    await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': command_id})])
+    assert [pid for pid in pids if alive(pid)] == []
+    assert [pid for pid in pids if defunct(pid)] == []
+
+
+async def test_timeout_ends_escaped_descendants(ws: Path) -> None:
+    [(_, text)] = await run_calls(
+        [LocalWorkspace(ws), Shell()], [('run_command', {'command': ESCAPES + 'sleep 1000', 'timeout_seconds': 1})]
+    )
+    assert text == '[Command timed out after 1.0s]'
+    pids = [int(p) for p in (ws / 'pids').read_text().split()]
+    assert len(pids) == 3
+    assert [pid for pid in pids if alive(pid)] == []
+    # The two that left the group are killed while the shell lives to reap them. The third, in
+    # the group, dies with the shell from the group's SIGTERM, so init reaps it (or, with an init
+    # that does not reap, as in some containers, it stays <defunct>, as without this feature).
+    assert [pid for pid in pids[:2] if defunct(pid)] == []
+
+
+async def test_cancelled_call_ends_escaped_descendants(ws: Path) -> None:
+    command = _core.ForegroundCommand()
+    env = [(b'PATH', os.environ['PATH'].encode())]
+    script = f'cd {ws} && {ESCAPES} sleep 1000'.encode()
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            command.run(b'', script, str(ws), env, None, None, 1000, reap_descendants=True)
+        except BaseException as e:  # the kill below ends the call with CancelledError
+            outcome.append(e)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(anyio.to_thread.run_sync, run)
+        pids = await _pids(ws / 'pids', 3)
+        command.kill()
+    assert [type(e).__name__ for e in outcome] == ['CancelledError']
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+async def test_documented_group_stop_still_reports_143(ws: Path) -> None:
+    shell = Shell()
+    [(_, started)] = await run_calls(
+        [LocalWorkspace(ws), shell],
+        [('start_command', {'command': "trap 'echo bye; exit 143' TERM; sleep 1000 & wait"})],
+    )
+    command_id = started.rsplit('ID: ', 1)[1]
+    await anyio.sleep(0.3)
+    [(_, stopped)] = await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': command_id})])
+    assert re.fullmatch(r'\[stdout\]\nbye\n\n\[stopped\]\n\[exit code: 143\]', stopped), stopped

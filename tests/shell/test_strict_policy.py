@@ -1,0 +1,106 @@
+"""`Shell(strict_policy=True)`: the deny/allow lists judge every command, however spelled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai_harness_rs.shell import Shell
+
+from .conftest import run_calls
+
+pytestmark = pytest.mark.anyio
+
+BYPASSES = [
+    '/bin/rm victim',
+    'timeout 5 rm victim',
+    'env rm victim',
+    'echo hi;rm victim',
+    'r\\m victim',
+    "'rm' victim",
+    '"r"m victim',
+    'echo $(rm victim)',
+    'echo `rm victim`',
+    'true && true && true && true && true && true && true && true && rm victim',
+    "sh -c 'rm victim'",
+    'bash -c "rm victim"',
+    'nice -n 5 rm victim',
+    'nohup rm victim',
+    'command rm victim',
+    'exec rm victim',
+    'echo victim | xargs rm',
+    'find . -name victim -exec rm {} \\;',
+    'env -i PATH=/bin /usr/bin/rm victim',
+    "eval 'rm victim'",
+    'sh <<EOF\nrm victim\nEOF',
+]
+
+
+def rc(command: str) -> tuple[str, dict[str, object]]:
+    return ('run_command', {'command': command})
+
+
+@pytest.mark.parametrize('command', BYPASSES)
+async def test_denylist_holds(ws: Path, command: str) -> None:
+    (ws / 'victim').write_text('v')
+    [(kind, text)] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc(command)])
+    assert (kind, text) == ('retry', "Command 'rm' is denied."), command
+    assert (ws / 'victim').exists()
+
+
+async def test_the_reference_policy_lets_them_through(ws: Path) -> None:
+    """Without strict_policy the first-word check is walked past: proof the tests above can fail."""
+    held = []
+    for command in BYPASSES:
+        (ws / 'victim').write_text('v')
+        await run_calls([LocalWorkspace(ws), Shell()], [rc(command)])
+        if (ws / 'victim').exists():
+            held.append(command)
+    # shlex removes the quotes of the first word; everything else walks past the reference's check.
+    assert held == ['r\\m victim', "'rm' victim", '"r"m victim']
+
+
+async def test_allowlist_judges_every_command(ws: Path) -> None:
+    shell = Shell(allowed_commands=['ls', 'git'], strict_policy=True)
+    results = await run_calls(
+        [LocalWorkspace(ws), shell],
+        [rc('ls; cd . && echo ok'), rc('ls && python3 -c 1'), rc('/bin/ls'), rc('/tmp/ls'), rc('ls $(id)')],
+    )
+    assert results == [
+        ('return', '[stdout]\nok\n'),
+        ('retry', "Command 'python3' is not in the allowed list."),
+        ('return', '(no output)'),
+        ('retry', "Command '/tmp/ls' is not in the allowed list."),
+        ('retry', "Command 'id' is not in the allowed list."),
+    ]
+
+
+async def test_unjudgeable_commands_are_refused(ws: Path) -> None:
+    results = await run_calls(
+        [LocalWorkspace(ws), Shell(strict_policy=True)],
+        [rc('echo "unterminated'), rc('$CMD victim'), rc('echo rm | sh'), rc('echo fine; ls')],
+    )
+    assert results[:3] == [
+        (
+            'retry',
+            'The command cannot be checked: the command could not be parsed as a shell script. '
+            'Rewrite it in plain shell syntax.',
+        ),
+        (
+            'retry',
+            'The command cannot be checked: a command name is computed at run time; spell it literally. '
+            'Rewrite it in plain shell syntax.',
+        ),
+        (
+            'retry',
+            'The command cannot be checked: sh would read its commands from standard input, which cannot be '
+            'checked. Rewrite it in plain shell syntax.',
+        ),
+    ]
+    assert results[3] == ('return', '[stdout]\nfine\n')
+
+
+async def test_interactive_anywhere(ws: Path) -> None:
+    [(kind, text)] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc('true && vim x')])
+    assert kind == 'retry' and text.startswith('Interactive commands are not allowed.')
