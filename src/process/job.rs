@@ -83,10 +83,11 @@ pub const LOG_CHECK_INTERVAL: &str = "1";
 /// limit in bytes (empty: none), `$6` the seconds between log checks, `$7` and `$8` the `wc`
 /// and `sleep` the log watcher ([`LOG_WATCHER`]) runs.
 ///
-/// Nothing it runs is looked up on the command's `PATH`: the status is written with the
-/// shell's own `printf` (one write of a few bytes; readers retry the instant it is empty,
-/// see [`status_text`]), the command starts under `/bin/sh`, and the watcher's utilities are
-/// absolute paths the supervisor found on its own `PATH` ([`host_tool`]).
+/// Nothing it runs is looked up on the command's `PATH`: the status is written beside the
+/// file and renamed over it with the host's `mv`, so a reader never sees it half written
+/// (without any `mv` on the host, written in place: readers retry the instant it is empty,
+/// see [`status_text`]); the command starts under `/bin/sh`; `mv` and the watcher's utilities
+/// are absolute paths the supervisor found on its own `PATH` ([`host_tool`]).
 ///
 /// The wrapper publishes the running status, forks the command's process, and only then
 /// closes its stdout, a pipe the launcher reads to its end: once the launcher returns, the
@@ -102,8 +103,11 @@ pub const LOG_CHECK_INTERVAL: &str = "1";
 pub const WRAPPER_BODY: &str = r#"dir=$1
 __harness_wc=$7
 __harness_sleep=$8
+__harness_mv=$9
 publish() {
-  printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.json"
+  printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp" &&
+    "$__harness_mv" -f "$dir/status.tmp" "$dir/status.json" 2> /dev/null ||
+    printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.json"
 }
 trap : TERM
 publish null
@@ -199,9 +203,9 @@ pub struct LaunchSpec {
 }
 
 /// `wc` and `sleep` for the log watcher, looked up once.
-fn host_tools() -> &'static [Vec<u8>; 2] {
-    static TOOLS: OnceLock<[Vec<u8>; 2]> = OnceLock::new();
-    TOOLS.get_or_init(|| [host_tool("wc"), host_tool("sleep")])
+fn host_tools() -> &'static [Vec<u8>; 3] {
+    static TOOLS: OnceLock<[Vec<u8>; 3]> = OnceLock::new();
+    TOOLS.get_or_init(|| [host_tool("wc"), host_tool("sleep"), host_tool("mv")])
 }
 
 fn exits() -> &'static Mutex<HashMap<i32, watch::Receiver<bool>>> {
@@ -256,6 +260,7 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         LOG_CHECK_INTERVAL.as_bytes().to_vec(),
         tools[0].clone(),
         tools[1].clone(),
+        tools[2].clone(),
     ];
     const COMMAND_ARG: usize = 5;
     let sandbox = match &spec.sandbox {
@@ -344,8 +349,9 @@ pub fn attach(dir: &Path) -> Option<JobHandle> {
 
 /// `status.json` as published, or `None` before the first publication.
 ///
-/// The wrapper rewrites the file in place (no `mv` needed on any `PATH`): truncation and one
-/// write of a few bytes, so an empty read is a write in flight and is read again.
+/// The wrapper renames a complete file over it; only on a host without `mv` does it rewrite
+/// the file in place (truncation and one write of a few bytes), so an empty read is a write in
+/// flight and is read again.
 pub fn status_text(dir: &Path) -> Option<String> {
     let path = dir.join("status.json");
     for _ in 0..STATUS_READ_ATTEMPTS {
