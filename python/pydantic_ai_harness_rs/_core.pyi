@@ -6,7 +6,46 @@ Every `cancel` is a `CancelToken` the native loop polls; a cancelled call raises
 Model-facing messages never contain an absolute host path outside the root (`<outside-workspace>`).
 """
 
-from typing import Literal, final
+from typing import Literal, Self, final
+
+# Every name the extension adds (PyO3 lists them in the module's `__all__`, which stubtest compares).
+__all__ = [
+    '__version__',
+    'CancelToken',
+    # errors
+    'HarnessError',
+    'RetryableError',
+    'OutsideRootError',
+    'DeniedError',
+    'ProtectedError',
+    'NotFoundError',
+    'ConflictError',
+    'NoMatchError',
+    'AmbiguousMatchError',
+    'OffsetPastEndError',
+    'InvalidPatternError',
+    'InvalidArgumentError',
+    'CancelledError',
+    # FileSystem
+    'FileSystemCore',
+    'Outcome',
+    'ChangePlan',
+    'content_hash',
+    'text_hash',
+    'unified_diff',
+    'apply_replacements',
+    # Shell
+    'ForegroundCommand',
+    'job_launch',
+    'job_attach',
+    'job_status',
+    'job_size',
+    'job_read',
+    'job_tail',
+    'job_kill',
+    'job_wait',
+    'job_cleanup',
+]
 
 __version__: str
 
@@ -28,7 +67,7 @@ class CancelledError(HarnessError): ...
 
 @final
 class CancelToken:
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def cancel(self) -> None: ...
     @property
     def cancelled(self) -> bool: ...
@@ -88,8 +127,8 @@ class FileSystemCore:
 
     Raises `ValueError` when `cwd` is outside `root_dir`.
     """
-    def __init__(
-        self,
+    def __new__(
+        cls,
         root_dir: str,
         cwd: str | None,
         allowed_patterns: list[str],
@@ -102,7 +141,7 @@ class FileSystemCore:
         max_find_results: int,
         content_hashes: bool,
         contract: Literal['document', 'workspace'] = 'document',
-    ) -> None: ...
+    ) -> Self: ...
     """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
     0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace)."""
     @property
@@ -158,10 +197,11 @@ def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str
 
 # --- Shell: the process supervisor (src/py/shell.rs) ------------------------------------------
 
+@final
 class ForegroundCommand:
     """One foreground command: `run` blocks (GIL released) until it ends; `kill()` or dropping it kills its group."""
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def run(
         self,
         script: bytes,
