@@ -4,12 +4,8 @@ A drop-in replacement for the capabilities of the same names in `pydantic-ai-har
 change the import and keep the tools, arguments, results, errors and events.
 """
 
-from importlib.metadata import version as _version
-
+from pydantic_ai_harness_rs._core import __version__ as __version__  # Cargo.toml's version, compiled in
 from pydantic_ai_harness_rs.filesystem import FileSystem
 from pydantic_ai_harness_rs.shell import LLM_API_KEY_ENV_PATTERNS, Shell
-
-__version__ = _version('pydantic-ai-harness-rs')
-"""The installed distribution's version (PEP 440), which is Cargo.toml's `package.version`."""
 
 __all__ = ['LLM_API_KEY_ENV_PATTERNS', 'FileSystem', 'Shell']

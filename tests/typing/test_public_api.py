@@ -49,9 +49,11 @@ def test_the_user_script_runs():
 
 
 def test_one_version_everywhere():
-    """Cargo.toml holds the version; maturin gives it to the wheel's metadata and the extension."""
+    """Cargo.toml holds the version; maturin gives it to the wheel's metadata, and the extension
+    (compiled with it) to `__version__`, which so needs no metadata (the package also imports from
+    a copied directory, as tests/shell/test_events_identity.py does)."""
     cargo = tomllib.loads((ROOT / 'Cargo.toml').read_text())['package']['version']
     installed = importlib.metadata.version('pydantic-ai-harness-rs')
-    assert pydantic_ai_harness_rs.__version__ == installed
-    assert Version(installed) == Version(cargo) == Version(_core.__version__)
+    assert pydantic_ai_harness_rs.__version__ == _core.__version__ == cargo
+    assert Version(installed) == Version(cargo)
     assert 'version' in tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['dynamic']
