@@ -6,7 +6,57 @@ Every `cancel` is a `CancelToken` the native loop polls; a cancelled call raises
 Model-facing messages never contain an absolute host path outside the root (`<outside-workspace>`).
 """
 
-from typing import Literal, NoReturn, final
+from typing import Literal, NoReturn, Self, final
+
+# Every name the extension adds (PyO3 lists them in the module's `__all__`, which stubtest compares).
+__all__ = [
+    '__version__',
+    'CancelToken',
+    # errors
+    'HarnessError',
+    'RetryableError',
+    'OutsideRootError',
+    'DeniedError',
+    'ProtectedError',
+    'NotFoundError',
+    'ConflictError',
+    'NoMatchError',
+    'AmbiguousMatchError',
+    'OffsetPastEndError',
+    'InvalidPatternError',
+    'InvalidArgumentError',
+    'CancelledError',
+    # FileSystem
+    'FileSystemCore',
+    'Outcome',
+    'ChangePlan',
+    'content_hash',
+    'text_hash',
+    'unified_diff',
+    'apply_replacements',
+    # Shell
+    'ForegroundCommand',
+    'job_launch',
+    'job_attach',
+    'job_status',
+    'job_size',
+    'job_read',
+    'job_tail',
+    'job_kill',
+    'job_wait',
+    'job_cleanup',
+    'COMMAND_TOO_LONG',
+    'CommandTooLongError',
+    'LOG_CHECK_INTERVAL',
+    'LOG_WATCHER',
+    'sandbox_support',
+    # FileSystem on a workspace backend (bytes handed in)
+    'RemoteCore',
+    'RemoteGlob',
+    'RemoteSearch',
+    'remote_grep_pattern',
+    'remote_list_files_glob',
+]
 
 __version__: str
 
@@ -30,7 +80,7 @@ class CancelledError(HarnessError): ...
 
 @final
 class CancelToken:
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def cancel(self) -> None: ...
     @property
     def cancelled(self) -> bool: ...
@@ -101,8 +151,8 @@ class FileSystemCore:
 
     Raises `ValueError` when `cwd` is outside `root_dir`.
     """
-    def __init__(
-        self,
+    def __new__(
+        cls,
         root_dir: str,
         cwd: str | None,
         allowed_patterns: list[str],
@@ -115,7 +165,7 @@ class FileSystemCore:
         max_find_results: int,
         content_hashes: bool,
         contract: Literal['document', 'workspace'] = 'document',
-    ) -> None: ...
+    ) -> Self: ...
     """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
     0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace)."""
     @property
@@ -181,6 +231,7 @@ def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str
 # Python moves bytes through the workspace protocol (filesystem/_remote.py); these decide and render.
 # Paths are absolute POSIX workspace paths. An entry is `(path, is_dir, size or None)`.
 
+@final
 class RemoteGlob:
     """A compiled `find_files` glob: `*`/`?`/`[...]` within a component, `**` across them."""
     @property
@@ -192,6 +243,7 @@ class RemoteGlob:
     def matching(self, start: str, paths: list[str]) -> list[str]:
         """The `paths` (below `start`) the glob matches, in order."""
 
+@final
 class RemoteSearch:
     """One `search_files`: feed the files it names, in order, then take the result."""
     @property
@@ -205,10 +257,11 @@ class RemoteSearch:
     def result(self, walk_cut: bool) -> Outcome:
         """The result text; `count` is the matches shown, `truncated` the cap or a cut walk."""
 
+@final
 class RemoteCore:
     """A workspace's boundary, working directory, patterns and limits (always the 0.62.0 contract)."""
-    def __init__(
-        self,
+    def __new__(
+        cls,
         root: str,
         cwd: str,
         root_named: bool,
@@ -221,7 +274,7 @@ class RemoteCore:
         max_search_results: int,
         max_find_results: int,
         content_hashes: bool,
-    ) -> None:
+    ) -> Self:
         """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern."""
     @property
     def root_dir(self) -> str: ...
@@ -314,10 +367,11 @@ def remote_list_files_glob(glob: str | None) -> str:
 
 # --- Shell: the process supervisor (src/py/shell.rs) ------------------------------------------
 
+@final
 class ForegroundCommand:
     """One foreground command: `run` blocks (GIL released) until it ends; `kill()` or dropping it kills its group."""
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def run(
         self,
         prologue: bytes,
@@ -339,7 +393,8 @@ class ForegroundCommand:
         """
     def run_captured(
         self,
-        script: bytes,
+        prologue: bytes,
+        command: bytes,
         cwd: str,
         env: list[tuple[bytes, bytes]],
         timeout: float | None,

@@ -9,7 +9,7 @@ here with the same namespace, kinds, fields, dispatch modes and `cancel(reason)`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 FILE_SYSTEM_EVENTS = 'file_system'
 """The namespace of every FileSystem event (`kind` is `file_system.<name>`)."""
@@ -27,6 +27,8 @@ SearchKind = Literal['find', 'grep']
 """Whether a `FilesSearchedEvent` matched names (`find_files`, `list_files`) or contents (`search_files`, `grep`)."""
 
 try:
+    if TYPE_CHECKING:  # type checkers see the classes defined below, whichever branch runs
+        raise ImportError
     from pydantic_ai_harness.filesystem import (
         DirectoryCreatedEvent,
         DirectoryListedEvent,

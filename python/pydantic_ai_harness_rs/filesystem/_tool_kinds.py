@@ -19,7 +19,7 @@ registered without a kind.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired
+from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -78,6 +78,8 @@ PART_NAMES: tuple[str, ...] = (
 """The typed message parts: a call part per tool, and a return part for `read_file`."""
 
 try:
+    if TYPE_CHECKING:  # type checkers see the definitions below, whichever branch runs
+        raise ImportError
     from pydantic_ai_harness.filesystem import (  # pyright: ignore[reportMissingImports]
         CREATE_DIRECTORY_KIND,
         EDIT_FILE_KIND,

@@ -9,11 +9,14 @@ namespace, names and fields). Events carry command text and output: render them 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 SHELL_EVENTS = 'shell'
 """The event namespace of Shell's events."""
 
 try:
+    if TYPE_CHECKING:  # type checkers see the classes defined below, whichever branch runs
+        raise ImportError
     from pydantic_ai_harness.shell._events import (  # pyright: ignore[reportMissingImports]
         CommandFinishedEvent,
         CommandOutputEvent,
