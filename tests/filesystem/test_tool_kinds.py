@@ -23,6 +23,15 @@ from pydantic_ai.toolsets import FunctionToolset
 from tests.filesystem.conftest import REFERENCE
 from tests.scripted import Transcript, run_tools, scripted_model
 
+
+def _kinds_supported() -> bool:
+    try:
+        from pydantic_ai import ToolKind  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(REFERENCE, reason='0.36.0 has neither tool kinds nor max_retries'),
@@ -41,7 +50,12 @@ NAMES_062 = [
 ]  # fmt: skip
 """The 32 names pydantic-ai-harness 0.62.0's `filesystem` added for tool kinds."""
 
+needs_tool_kinds = pytest.mark.skipif(
+    not _kinds_supported(), reason='needs pydantic-ai-slim >= 2.59: ToolKind (tool kinds and typed parts)'
+)
 
+
+@needs_tool_kinds
 def test_exports_the_062_names(fs: ModuleType) -> None:
     assert len(NAMES_062) == 32
     assert sorted(set(NAMES_062) - set(fs.__all__)) == []
@@ -52,6 +66,7 @@ def test_exports_the_062_names(fs: ModuleType) -> None:
     assert fs.ReplacementArgs.__annotations__.keys() == {'old_text', 'new_text'}
 
 
+@needs_tool_kinds
 @pytest.mark.parametrize('content_hashes', [True, False])
 async def test_every_tool_carries_its_kind(fs: ModuleType, tmp_path: Path, content_hashes: bool) -> None:
     capability = fs.FileSystem(root_dir=tmp_path, tools=fs.FILE_SYSTEM_TOOL_NAMES, content_hashes=content_hashes)
@@ -61,6 +76,7 @@ async def test_every_tool_carries_its_kind(fs: ModuleType, tmp_path: Path, conte
     assert {name: getattr(fs, f'{name.upper()}_KIND').id for name in kinds} == kinds
 
 
+@needs_tool_kinds
 async def test_history_holds_typed_call_and_return_parts(fs: ModuleType, tmp_path: Path) -> None:
     (tmp_path / 'a.txt').write_text('alpha\nbeta\n')
     calls = [
@@ -87,6 +103,7 @@ async def test_history_holds_typed_call_and_return_parts(fs: ModuleType, tmp_pat
     assert (tmp_path / 'a.txt').read_text() == 'alpha\ngamma\n'
 
 
+@needs_tool_kinds
 async def test_a_reader_naming_read_file_kind_steps_aside(fs: ModuleType, tmp_path: Path) -> None:
     """The mechanism `ToolOutputLimits.read_tool_result` uses: `unless_tool_kind=READ_FILE_KIND`."""
 
