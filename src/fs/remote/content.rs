@@ -1,45 +1,10 @@
-//! `read_file` and `file_info` on bytes handed in: text windows through [`crate::fs::read`],
-//! images and PDFs sniffed by magic bytes, other binaries as a hex preview.
+//! `read_file` and `file_info` on bytes handed in: text windows, media sniffing and hex previews
+//! through [`crate::fs::read`], so every text exists once.
 
 use super::*;
 use crate::cancel::CancelFlag;
 use crate::fs::hash::{bytes_hash, is_binary};
-use crate::fs::read::{self, ReadSpec, NOTICE_CHARS};
-
-/// The media type of an image or PDF, from its leading bytes. Source: `sniff_media_type`.
-pub fn sniff_media_type(data: &[u8]) -> Option<&'static str> {
-    if data.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if data.starts_with(b"\xff\xd8\xff") {
-        Some("image/jpeg")
-    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if data.starts_with(b"RIFF") && data.get(8..12) == Some(b"WEBP") {
-        Some("image/webp")
-    } else if data.starts_with(b"%PDF-") {
-        Some("application/pdf")
-    } else {
-        None
-    }
-}
-
-/// The first bytes as offset-prefixed hex rows of 16. Source: `hex_preview`.
-pub fn hex_preview(data: &[u8], max_chars: Option<usize>) -> String {
-    let limit = match max_chars {
-        None => HEX_PREVIEW_BYTES,
-        Some(m) => HEX_PREVIEW_BYTES.min(m / HEX_ROW_CHARS * 16),
-    };
-    let head = &data[..data.len().min(limit)];
-    let mut out = String::new();
-    for (row, chunk) in head.chunks(16).enumerate() {
-        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
-        out.push_str(&format!("{:08x}  {}\n", row * 16, hex.join(" ")));
-    }
-    if data.len() > head.len() {
-        out.push_str(&format!("... ({} more bytes)\n", data.len() - head.len()));
-    }
-    out
-}
+use crate::fs::read::{self, hex_preview, sniff_media_type, ReadSpec, NOTICE_CHARS};
 
 /// A `read_file` result: the text, and the media type when the bytes go back as a file.
 #[derive(Debug)]
@@ -141,7 +106,7 @@ impl Remote {
                 None => {
                     let intro = "Binary file; the first bytes in hex:\n";
                     let budget = self.body_budget(&format!("{head}{intro}"));
-                    (format!("{head}{intro}{}", hex_preview(data, budget)), None)
+                    (format!("{head}{intro}{}", hex_preview(data, data.len() as u64, budget)), None)
                 }
                 Some(m) if data.len() <= MAX_MEDIA_BYTES => (head, Some(m)),
                 Some(_) => (

@@ -18,7 +18,7 @@ pub mod posix;
 mod search;
 mod walk;
 
-pub use content::{hex_preview, sniff_media_type, Read};
+pub use content::Read;
 pub use posix::{contains, explicit_hidden, is_hidden, join, normpath, re_escape, relpath};
 pub use search::{grep_pattern, Search};
 pub use walk::{list_files_glob, Glob};
@@ -37,10 +37,6 @@ pub const MAX_MEDIA_BYTES: usize = 5_000_000;
 pub const MAX_WALK_DIRECTORIES: usize = 10_000;
 /// Entries one walk collects before it stops. Source: `_MAX_WALK_ENTRIES`.
 pub const MAX_WALK_ENTRIES: usize = 100_000;
-/// Leading bytes of a non-media binary file shown as hex. Source: `_HEX_PREVIEW_BYTES`.
-const HEX_PREVIEW_BYTES: usize = 64;
-/// Characters of one full hex row. Source: `_HEX_ROW_CHARS`.
-const HEX_ROW_CHARS: usize = 58;
 /// Unreadable files a search names before it only counts. Source: the `[:10]` of `_search_files`.
 const MAX_SKIPPED_NAMED: usize = 10;
 
