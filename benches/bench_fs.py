@@ -1,6 +1,7 @@
 """Time the FileSystem tools: ours vs pydantic-ai-harness 0.36.0 vs the raw CLI, in one run.
 
 Usage: `python benches/bench_fs.py [--quick] [--only NAME ...] [--ref-python PATH] [--ours-python PATH]`
+       `python benches/bench_fs.py --workspace [--quick] [--rounds N] [--only NAME ...] [--ref062-python PATH]`
 
 Run it with the interpreter that has ours installed (a release build: `pip install .`). The
 reference runs in its own interpreter (`--ref-python`, else `$HARNESS_036_PYTHON`, else the
@@ -9,7 +10,16 @@ are driven by `fs_runner.py`, which times direct toolset calls (`await toolset.r
 inside the process and keeps the best of N. The CLI column times the command line tool that
 does the same job, as a subprocess, best of N. Peak-RSS growth is measured in a fresh process
 per package for the two large-file workloads. Inputs come from `make_trees.py` (cached in
-`benches/.data/`). The markdown table goes to stdout and to `benches/results/fs-latest.md`.
+`benches/.data/`; only the inputs of the chosen workloads are built). The markdown table goes to
+stdout and to `benches/results/fs-latest.md`.
+
+With `--workspace`, the same workloads compare the two contracts instead: ours with `root_dir`
+(0.36.0's contract), ours with no `root_dir` and `workspace=LocalWorkspaceBackend(dir)` on every
+direct call (0.62.0's contract, the workspace engine), and pydantic-ai-harness 0.62.0 called the
+same way (`--ref062-python`, else the compat suite's venv `tests/compat/.venvs/harness-0.62.0`).
+The three run interleaved: each big workload alone (the tiny ones together) runs in one fresh
+process per side, the sides alternating, `--rounds` times, keeping the best. That table goes to
+`benches/results/fs-workspace-latest.md`.
 """
 
 from __future__ import annotations
@@ -37,6 +47,9 @@ import make_trees  # noqa: E402 - after the path set-up
 
 RUNNER = HERE / 'fs_runner.py'
 RESULTS = HERE / 'results' / 'fs-latest.md'
+WORKSPACE_RESULTS = HERE / 'results' / 'fs-workspace-latest.md'
+WORKSPACE_TARGET = 1.1
+"""Workspace mode must be as fast as root_dir mode: within this ratio (the rest is noise on a shared machine)."""
 UNCAPPED = {'max_list_results': 1_000_000, 'max_search_results': 1_000_000, 'max_find_results': 1_000_000}
 """Caps lifted for the big walks, so a tool returns the whole answer, as the CLI it is compared with does."""
 
@@ -58,6 +71,10 @@ class Workload:
     """(`'cli'` or `'ref'`, ratio): ours must stay within that ratio of it."""
     rss: bool = False
     tiny: bool = False
+    needs: str = 'tiny'
+    """The `make_trees` input it runs on: `log`, `tree`, `wide`, `edit` or `tiny`."""
+    over_64mib: bool = False
+    """Its input is over 64 MiB, which 0.62.0 refuses to read (no 0.62.0 figure)."""
 
 
 def workloads(data: Path, rg: str | None) -> list[Workload]:
@@ -77,6 +94,8 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             aside_label='head -n 2000',
             target=('cli', 1.2),
             rss=True,
+            needs='log',
+            over_64mib=True,
         ),
         Workload(
             'file_info_log',
@@ -87,6 +106,8 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli_label='openssl dgst -sha256',
             target=('cli', 1.2),
             rss=True,
+            needs='log',
+            over_64mib=True,
         ),
         Workload(
             'search_rare',
@@ -97,6 +118,7 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli=[rg, '-n', '--no-ignore', make_trees.RARE_LITERAL, str(tree)] if rg else None,
             cli_label='rg -n --no-ignore',
             target=('cli', 1.2),
+            needs='tree',
         ),
         Workload(
             'list_wide',
@@ -107,6 +129,7 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli=['ls', '-1', str(wide)],
             cli_label='ls -1',
             target=('cli', 2.0),
+            needs='wide',
         ),
         Workload(
             'find_py',
@@ -117,6 +140,7 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli=['find', str(tree), '-name', '*.py'],
             cli_label="find -name '*.py'",
             target=('cli', 1.5),
+            needs='tree',
         ),
         Workload(
             'edit_50mib',
@@ -125,6 +149,7 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             edit,
             alternate=edit_back,
             target=('ref', 1.0),
+            needs='edit',
         ),
     ]
     tiny_edit = {'path': 'tiny/ten.txt', 'old_text': 'line 5 of', 'new_text': 'line five of'}
@@ -140,7 +165,9 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
         Workload(
             'tiny_search_files', 'search_files, 10 files', 'search_files', {'pattern': 'return', 'path': 'tiny/dir'}
         ),
-        Workload('tiny_find_files', 'find_files `*.py`, 10 files', 'find_files', {'pattern': '*.py', 'path': 'tiny/dir'}),
+        Workload(
+            'tiny_find_files', 'find_files `*.py`, 10 files', 'find_files', {'pattern': '*.py', 'path': 'tiny/dir'}
+        ),
         Workload(
             'tiny_create_directory', 'create_directory, new each time', 'create_directory', {'path': 'tiny/made/d{i}'}
         ),
@@ -150,6 +177,28 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
         w.tiny = True
         w.target = ('ref', 1.0)
     return big + tiny
+
+
+def prepare(chosen: list[Workload], workspace: bool = False) -> None:
+    """Build (or find cached) only the inputs the chosen workloads run on.
+
+    For `--workspace`, `benches/.data/` is made a git repository of its own (nothing committed):
+    0.62.0 enumerates a command-capable workspace's files with `git ls-files --exclude-standard`
+    (or `rg`), which inside this checkout would see every input as ignored and search nothing.
+    In their own repository they are a user's untracked files, which it searches.
+    """
+    make_trees.make_data_dir()
+    if workspace and not (make_trees.DATA / '.git').exists():
+        subprocess.run(['git', 'init', '-q', str(make_trees.DATA)], check=True)
+    makers = {
+        'log': make_trees.make_log,
+        'tree': make_trees.make_tree,
+        'wide': make_trees.make_wide,
+        'edit': make_trees.make_edit_file,
+        'tiny': make_trees.make_tiny,
+    }
+    for need in dict.fromkeys(w.needs for w in chosen):
+        makers[need]()
 
 
 def tree_count(data: Path) -> int:
@@ -208,6 +257,8 @@ def reset_scratch(data: Path) -> None:
     shutil.rmtree(data / 'tiny' / 'made', ignore_errors=True)
     make_trees.make_tiny()
     edit = data / 'edit50.txt'
+    if not edit.exists():
+        return
     with open(edit, 'r+b') as f:
         content = f.read()
         alt = make_trees.EDIT_MARKER_ALT.encode()
@@ -218,6 +269,7 @@ def reset_scratch(data: Path) -> None:
 
 
 def run_runner(python: str, module: str, spec: dict[str, Any], *extra: str) -> dict[str, Any]:
+    """Run `fs_runner.py` in `python` on `spec`; `extra` is passed on (`--mode`, `--rss NAME`)."""
     with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as f:
         json.dump(spec, f)
         spec_path = f.name
@@ -246,7 +298,14 @@ def spec_for(data: Path, chosen: list[Workload], repeat_big: int, repeat_tiny: i
         if w.alternate is not None and repeat % 2:
             repeat += 1  # an even count leaves the file as it was
         entries.append(
-            {'name': w.name, 'tool': w.tool, 'args': w.args, 'config': w.config, 'alternate': w.alternate, 'repeat': repeat}
+            {
+                'name': w.name,
+                'tool': w.tool,
+                'args': w.args,
+                'config': w.config,
+                'alternate': w.alternate,
+                'repeat': repeat,
+            }
         )
     return {'data_dir': str(data), 'repeat': repeat_big, 'workloads': entries}
 
@@ -285,7 +344,9 @@ def fmt_bytes(n: int | None) -> str:
 
 
 def ratio(a: float | None, b: float | None) -> str:
-    return 'n/a' if a is None or b is None or b == 0 else f'{a / b:.2f}x'
+    if a is None or b is None or b == 0:
+        return 'n/a'
+    return f'{a / b:.2f}x' if a / b >= 0.1 else f'{a / b:.3f}x'
 
 
 def best(results: dict[str, Any], name: str) -> float | None:
@@ -358,18 +419,25 @@ def main() -> int:
     parser.add_argument('--only', nargs='*', help='workload names to run (default: all)')
     parser.add_argument('--ref-python', help='interpreter with pydantic-ai-harness==0.36.0')
     parser.add_argument('--ours-python', default=sys.executable, help='interpreter with pydantic-ai-harness-rs')
-    parser.add_argument('--output', type=Path, default=RESULTS)
+    parser.add_argument('--output', type=Path, help=f'default: {RESULTS} ({WORKSPACE_RESULTS} with --workspace)')
     parser.add_argument('--note', action='append', default=[], help='a line to add to the report header')
+    parser.add_argument(
+        '--workspace', action='store_true', help='compare ours workspace=LocalWorkspaceBackend vs root_dir vs 0.62.0'
+    )
+    parser.add_argument('--ref062-python', help='interpreter with pydantic-ai-harness==0.62.0 (with --workspace)')
+    parser.add_argument('--rounds', type=int, default=3, help='alternating rounds per workload (with --workspace)')
     args = parser.parse_args()
 
-    paths = make_trees.make_all()
     data = make_trees.DATA
     repeat_big, repeat_tiny, repeat_cli = (1, 30, 3) if args.quick else (3, 200, 5)
     ours_python = args.ours_python
-    ref_python = reference_python(args.ref_python)
     rg = find_rg(ours_python)
     chosen = [w for w in workloads(data, rg) if not args.only or w.name in args.only]
+    prepare(chosen, args.workspace)
     spec = spec_for(data, chosen, repeat_big, repeat_tiny)
+    if args.workspace:
+        return main_workspace(args, data, chosen, spec, repeat_big, repeat_tiny)
+    ref_python = reference_python(args.ref_python)
 
     cli: dict[str, float] = {}
     aside: dict[str, float] = {}
@@ -398,17 +466,174 @@ def main() -> int:
         f'- ours: pydantic-ai-harness-rs {ours_version} from {ours_location} ({ours_python}); '
         f'this checkout at {commit.stdout.strip() or "?"}',
         f'- reference: pydantic-ai-harness {version_of(ref_python, "pydantic-ai-harness")} ({ref_python})',
-        f'- inputs: {tree_count(data):,}-file tree ({paths["tree"]}), 512 MiB log, '
-        f'{make_trees.WIDE_ENTRIES:,}-entry dir, 50 MiB edit file',
+        f'- inputs: {inputs_line(data, chosen)}',
         '- times are the direct toolset call (`await toolset.<tool>(...)`) inside the process; CLI is a subprocess',
         '- RSS growth: peak RSS after one call minus before it, in a fresh process',
         *(f'- {line}' for line in args.note),
     ]
     table = report(chosen, ours, ref, ours_rss, ref_rss, cli, aside, header)
-    sys.stdout.write(table)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(table)
+    write_table(table, args.output or RESULTS)
     return 0
+
+
+def inputs_line(data: Path, chosen: list[Workload]) -> str:
+    what = {
+        'tree': f'{tree_count(data):,}-file tree ({data / "tree"})',
+        'log': '512 MiB log',
+        'wide': f'{make_trees.WIDE_ENTRIES:,}-entry dir',
+        'edit': '50 MiB edit file',
+        'tiny': '10-line file and 10-entry dir',
+    }
+    return ', '.join(what[need] for need in dict.fromkeys(w.needs for w in chosen))
+
+
+def write_table(table: str, output: Path) -> None:
+    sys.stdout.write(table)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(table)
+
+
+# ---- workspace mode: the two contracts, and 0.62.0 -------------------------------------
+
+
+def reference062_python(explicit: str | None) -> str | None:
+    for candidate in (explicit, str(REPO / 'tests/compat/.venvs/harness-0.62.0/bin/python')):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def merge_best(into: dict[str, Any], results: dict[str, Any]) -> None:
+    """Fold one round's runner output into `into`: best time over rounds, all times kept, errors kept."""
+    if '__error__' in results:
+        into.setdefault('__error__', results['__error__'])
+        return
+    for name, entry in results.items():
+        seen = into.get(name)
+        if seen is None or 'error' in entry:
+            into[name] = entry  # an error in any round is the one reported
+        elif 'error' not in seen:
+            seen['times'] += entry['times']
+            seen['best'] = min(seen['best'], entry['best'])
+
+
+def main_workspace(
+    args: argparse.Namespace,
+    data: Path,
+    chosen: list[Workload],
+    spec: dict[str, Any],
+    repeat_big: int,
+    repeat_tiny: int,
+) -> int:
+    ours_python = args.ours_python
+    ref_python = reference062_python(args.ref062_python)
+    # (label, python, module, mode); the order rotates every round.
+    sides = [
+        ('root', ours_python, 'pydantic_ai_harness_rs', 'root_dir'),
+        ('ws', ours_python, 'pydantic_ai_harness_rs', 'workspace'),
+    ]
+    if ref_python is not None:
+        sides.append(('ref062', ref_python, 'pydantic_ai_harness', 'workspace'))
+    groups = [[w] for w in chosen if not w.tiny] + (
+        [[w for w in chosen if w.tiny]] if any(w.tiny for w in chosen) else []
+    )
+    results: dict[str, dict[str, Any]] = {label: {} for label, *_ in sides}
+    rss: dict[str, dict[str, Any]] = {label: {} for label, *_ in sides}
+    loads: list[float] = [os.getloadavg()[0]]
+    started = time.perf_counter()
+    for group in groups:
+        for r in range(args.rounds):
+            for label, python, module, mode in sides[r % len(sides) :] + sides[: r % len(sides)]:
+                runnable = {w.name for w in group if not (label == 'ref062' and w.over_64mib)}
+                if not runnable:
+                    continue
+                part = {**spec, 'workloads': [e for e in spec['workloads'] if e['name'] in runnable]}
+                reset_scratch(data)
+                merge_best(results[label], run_runner(python, module, part, '--mode', mode))
+                loads.append(os.getloadavg()[0])
+        for w in group:
+            if not w.rss:
+                continue
+            for label, python, module, mode in sides:
+                if label == 'ref062' and w.over_64mib:
+                    continue
+                rss[label].update(run_runner(python, module, spec, '--mode', mode, '--rss', w.name))
+    reset_scratch(data)
+    elapsed = time.perf_counter() - started
+
+    commit = subprocess.run(['git', '-C', str(REPO), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
+    header = [
+        '# FileSystem benchmark: workspace mode vs root_dir mode (ours), and vs pydantic-ai-harness 0.62.0',
+        '',
+        f'- when: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, '
+        f'{"quick" if args.quick else "full"} run: {args.rounds} alternating rounds, each the best of '
+        f'{repeat_big} (big) / {repeat_tiny} (tiny) calls; best over all rounds; {elapsed:.0f} s in all',
+        f'- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; '
+        f'1-min load average {min(loads):.2f}–{max(loads):.2f} during the run (shared machine)',
+        f'- ours: pydantic-ai-harness-rs {version_of(ours_python, "pydantic-ai-harness-rs")} from '
+        f'{location_of(ours_python, "pydantic_ai_harness_rs")} ({ours_python}); this checkout at '
+        f'{commit.stdout.strip() or "?"}',
+        '- root_dir: `FileSystem(root_dir=DIR)`, direct calls without `workspace=` (0.36.0 contract)',
+        '- workspace: `FileSystem()`, every direct call given `workspace=LocalWorkspaceBackend(DIR)`, one backend '
+        'object per process (0.62.0 contract, its defaults, e.g. `max_read_chars=50_000`)',
+        (
+            f'- 0.62.0: pydantic-ai-harness {version_of(ref_python, "pydantic-ai-harness")} ({ref_python}), called as '
+            'workspace above; it refuses files over 64 MiB, so the 512 MiB log rows have no 0.62.0 figure'
+            if ref_python
+            else '- 0.62.0: no interpreter found (`--ref062-python`), no 0.62.0 column'
+        ),
+        f'- inputs: {inputs_line(data, chosen)}',
+        '- RSS growth: peak RSS after one call minus before it, in a fresh process',
+        *(f'- {line}' for line in args.note),
+    ]
+    table = report_workspace(chosen, results, rss, header)
+    write_table(table, args.output or WORKSPACE_RESULTS)
+    return 0
+
+
+def report_workspace(
+    chosen: list[Workload], results: dict[str, dict[str, Any]], rss: dict[str, dict[str, Any]], header: list[str]
+) -> str:
+    lines = [*header, '']
+    lines.append(
+        '| workload | ours root_dir | ours workspace | workspace/root_dir | 0.62.0 | ours workspace/0.62.0 '
+        '| result chars root_dir / workspace / 0.62.0 | RSS growth root_dir / workspace / 0.62.0 '
+        f'| target: workspace ≤ {WORKSPACE_TARGET:g}x root_dir |'
+    )
+    lines.append('|---|---|---|---|---|---|---|---|---|')
+    problems: list[str] = []
+    labels = list(results)
+    for w in chosen:
+        root, ws = best(results['root'], w.name), best(results['ws'], w.name)
+        ref = best(results.get('ref062', {}), w.name)
+        refused = w.over_64mib and 'ref062' in results
+        ref_cell = 'refuses (> 64 MiB)' if refused else fmt_time(ref)
+        chars = ' / '.join(
+            '—' if (label == 'ref062' and w.over_64mib) else str(results[label].get(w.name, {}).get('chars', 'n/a'))
+            for label in labels
+        )
+        rss_cell = '—'
+        if w.rss:
+            rss_cell = ' / '.join(
+                '—' if (label == 'ref062' and w.over_64mib) else fmt_bytes(rss[label].get(w.name, {}).get('rss_growth'))
+                for label in labels
+            )
+        met = ''
+        if root is not None and ws is not None:
+            met = 'yes' if ws <= root * WORKSPACE_TARGET else 'NO'
+        lines.append(
+            f'| {w.what} | {fmt_time(root)} | {fmt_time(ws)} | {ratio(ws, root)} | {ref_cell} '
+            f'| {"—" if refused else ratio(ws, ref)} | {chars} | {rss_cell} | {met} |'
+        )
+        for label in labels:
+            if msg := note(results[label], w.name):
+                problems.append(f'- {w.name} ({label}): {msg}')
+    for label in labels:
+        if '__error__' in results[label]:
+            problems.append(f'- {label}: runner failed: {results[label]["__error__"]}')
+    if problems:
+        lines += ['', 'Errors:', *problems]
+    return '\n'.join(lines) + '\n'
 
 
 if __name__ == '__main__':

@@ -1,20 +1,27 @@
 """Time the FileSystem's protocol path: our `RemoteEngine` vs pydantic-ai-harness 0.62.0, same backend.
 
-Usage: `python benches/bench_remote.py [--files N] [--ref-python PATH]`
+Usage: `python benches/bench_remote.py [--files N] [--rounds N] [--ref-python PATH] [--engine]`
 
 Both sides work on the in-memory `SupportsFilesystem` backend of the tests
 (`tests/memory_workspace.py`: no commands, no host files), built the same way: `--files` text files
 (default 3000, 30 lines each) in 10 top directories of 10 subdirectories. The reference runs in its
 own interpreter (`--ref-python`, else the compat suite's venv `tests/compat/.venvs/harness-0.62.0`),
-calling its direct tool methods (`await toolset.read_file(..., workspace=backend)`); ours calls
-`RemoteEngine` (plan + commit for changes). Each workload runs once (the whole batch timed), and the
-table gives seconds and ours/reference. The backend's own Python cost is in both columns.
+calling its direct tool methods (`await toolset.read_file(..., workspace=backend)`); ours makes the
+same direct calls on its toolset (`FileSystem()`, no `root_dir`), which picks `RemoteEngine` for a
+backend whose files are not on this host; `--engine` calls `RemoteEngine` itself instead (plan +
+commit for changes), without the toolset's Python around it. Each workload runs once per round (the
+whole batch timed); the sides alternate for `--rounds` rounds (a fresh process each) and the best
+round counts. The table gives seconds and ours/reference, and goes to stdout and to
+`benches/results/remote-latest.md`. The backend's own Python cost is in both columns.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import platform
 import subprocess
 import sys
 import time
@@ -31,6 +38,7 @@ sys.dont_write_bytecode = True
 from memory_workspace import MemoryWorkspace  # noqa: E402
 
 REFERENCE_PYTHON = REPO / 'tests' / 'compat' / '.venvs' / 'harness-0.62.0' / 'bin' / 'python'
+RESULTS = HERE / 'results' / 'remote-latest.md'
 OPTIONS = {'max_search_results': 1_000_000, 'max_find_results': 1_000_000}
 
 WORKLOADS = (
@@ -93,6 +101,16 @@ class Reference(Side):
         return await self.toolset.search_files(pattern, workspace=self.ws)
 
 
+class OursToolset(Reference):
+    """Ours through the same direct calls as the reference: `FileSystem()` then `workspace=backend`."""
+
+    def __init__(self, ws: MemoryWorkspace) -> None:
+        from pydantic_ai_harness_rs.filesystem import FileSystem
+
+        self.toolset = FileSystem(**OPTIONS).get_toolset()
+        self.ws = ws
+
+
 class Ours(Side):
     def __init__(self, ws: MemoryWorkspace) -> None:
         from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
@@ -118,7 +136,8 @@ class Ours(Side):
 async def measure(side_name: str, count: int) -> dict[str, Any]:
     ws = MemoryWorkspace(tree(count))
     ws._add_dir('/ws/new')
-    side: Side = Reference(ws) if side_name == 'reference' else Ours(ws)
+    sides = {'reference': Reference, 'ours': OursToolset, 'engine': Ours}
+    side: Side = sides[side_name](ws)
     targets = paths(count)
     times: dict[str, float] = {}
     sizes: dict[str, int] = {}
@@ -141,25 +160,55 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--files', type=int, default=3000)
     parser.add_argument('--ref-python', default=str(REFERENCE_PYTHON))
-    parser.add_argument('--side', choices=('ours', 'reference'), help=argparse.SUPPRESS)
+    parser.add_argument('--rounds', type=int, default=3, help='alternating rounds; the best of each workload counts')
+    parser.add_argument('--engine', action='store_true', help='time RemoteEngine itself, not the toolset calls')
+    parser.add_argument('--output', type=Path, default=RESULTS)
+    parser.add_argument('--side', choices=('ours', 'engine', 'reference'), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:
         print(json.dumps(anyio.run(measure, args.side, args.files)))
         return
-    results = {}
-    for side, python in (('reference', args.ref_python), ('ours', sys.executable)):
-        proc = subprocess.run(
-            [python, __file__, '--side', side, '--files', str(args.files)], capture_output=True, text=True, timeout=300
-        )
-        if proc.returncode != 0:
-            sys.exit(f'{side} failed:\n{proc.stderr[-3000:]}')
-        results[side] = json.loads(proc.stdout)
-    print(f'Protocol path, in-memory backend, {args.files} files (one run each)\n')
-    print('| workload | what | 0.62.0 (s) | ours (s) | ours/0.62.0 |')
-    print('|---|---|---|---|---|')
+    ours_side = 'engine' if args.engine else 'ours'
+    sides = [('reference', args.ref_python), (ours_side, sys.executable)]
+    best: dict[str, dict[str, float]] = {'reference': {}, ours_side: {}}
+    loads = [os.getloadavg()[0]]
+    for r in range(args.rounds):
+        for side, python in sides[r % 2 :] + sides[: r % 2]:
+            proc = subprocess.run(
+                [python, __file__, '--side', side, '--files', str(args.files)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            if proc.returncode != 0:
+                sys.exit(f'{side} failed:\n{proc.stderr[-3000:]}')
+            for name, seconds in json.loads(proc.stdout)['times'].items():
+                best[side][name] = min(best[side].get(name, seconds), seconds)
+            loads.append(os.getloadavg()[0])
+    commit = subprocess.run(['git', '-C', str(REPO), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
+    how = '`RemoteEngine` called directly' if args.engine else 'direct toolset calls with `workspace=backend`'
+    lines = [
+        '# FileSystem protocol path: ours vs pydantic-ai-harness 0.62.0 on the same in-memory backend',
+        '',
+        f'- when: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {args.files} files; '
+        f'{args.rounds} alternating rounds (a fresh process per side and round), best round per workload',
+        f'- machine: {platform.machine()}, {os.cpu_count()} cores; 1-min load average '
+        f'{min(loads):.2f}–{max(loads):.2f} during the run (shared machine)',
+        f'- ours: {how}, {sys.executable}; this checkout at {commit.stdout.strip() or "?"}',
+        f'- 0.62.0: direct toolset calls with `workspace=backend`, {args.ref_python}',
+        '- backend: `tests/memory_workspace.py` (`SupportsFilesystem` only, no commands); its Python cost is in '
+        'both columns',
+        '',
+        '| workload | what | 0.62.0 (s) | ours (s) | ours/0.62.0 |',
+        '|---|---|---|---|---|',
+    ]
     for name, what in WORKLOADS:
-        ref, ours = results['reference']['times'][name], results['ours']['times'][name]
-        print(f'| `{name}` | {what} | {ref:.3f} | {ours:.3f} | {ours / ref:.2f}x |')
+        ref, ours = best['reference'][name], best[ours_side][name]
+        lines.append(f'| `{name}` | {what} | {ref:.3f} | {ours:.3f} | {ours / ref:.2f}x |')
+    table = '\n'.join(lines) + '\n'
+    sys.stdout.write(table)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(table)
 
 
 if __name__ == '__main__':

@@ -177,7 +177,11 @@ def main() -> None:
     if args.sandbox_only:
         pair = worker(sys.executable, 'ours', 'true-pair', args.calls)
         p, b = pair['plain_ms'], pair['sandbox_ms']
-        print(f"run_command('true') median: {p:.3f} ms plain, {b:.3f} ms sandbox='workspace-write' ({b / p:.2f}x)")
+        print(
+            f"run_command('true') median of {args.calls}, interleaved: {p:.3f} ms plain, "
+            f"{b:.3f} ms sandbox='workspace-write' ({b / p:.2f}x, budget 1.3x); "
+            f'1-min load average {os.getloadavg()[0]:.2f}'
+        )
         return
     ours_py = sys.executable
     ref_py = args.ref_python if Path(args.ref_python).exists() else None

@@ -1,6 +1,6 @@
 """Time FileSystem tool calls inside one interpreter; `bench_fs.py` runs it under ours and the reference.
 
-Usage: `python fs_runner.py MODULE SPEC.json` or `python fs_runner.py MODULE SPEC.json --rss NAME`.
+Usage: `python fs_runner.py MODULE SPEC.json [--mode root_dir|workspace] [--rss NAME]`.
 
 `SPEC.json` holds `data_dir` (the FileSystem root), `repeat`, and `workloads`, a list of
 `{name, tool, args, config, repeat?}`. Each call is the toolset's direct method
@@ -12,10 +12,17 @@ repetition number), and a workload with `alternate` swaps two argument sets betw
 
 With `--rss NAME`, runs that one workload once and reports the growth of peak RSS
 (`ru_maxrss` after the call minus before it, in bytes): run it in a fresh process.
+
+`--mode` picks the contract the calls run under. `root_dir` (the default):
+`FileSystem(root_dir=data_dir)`, the 0.36.0 document's contract. `workspace`: `FileSystem()`
+with no `root_dir`, every call given `workspace=LocalWorkspaceBackend(data_dir)` (one backend
+object for the whole process, as a run's `ctx.workspace` is), 0.62.0's contract; this is how
+0.62.0's direct calls must be made, and how ours selects its workspace engine.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib
 import json
@@ -33,31 +40,50 @@ def _format(value: Any, i: int) -> Any:
     return value
 
 
-def _toolset(module: str, data_dir: str, config: dict[str, Any]) -> Any:
-    harness = importlib.import_module(module)
-    return harness.FileSystem(root_dir=data_dir, **config).get_toolset()
+class Side:
+    """One package under one contract: builds toolsets and makes the direct calls."""
+
+    def __init__(self, module: str, data_dir: str, mode: str) -> None:
+        self.harness = importlib.import_module(module)
+        self.data_dir = data_dir
+        self.extra: dict[str, Any] = {}
+        if mode == 'workspace':
+            from pydantic_ai.workspaces import LocalWorkspaceBackend
+
+            self.extra['workspace'] = LocalWorkspaceBackend(data_dir)
+
+    def toolset(self, config: dict[str, Any]) -> Any:
+        if self.extra:
+            return self.harness.FileSystem(**config).get_toolset()
+        return self.harness.FileSystem(root_dir=self.data_dir, **config).get_toolset()
+
+    async def call(self, toolset: Any, workload: dict[str, Any], i: int) -> Any:
+        args = workload['args']
+        if workload.get('alternate') and i % 2 == 1:
+            args = workload['alternate']
+        method = getattr(toolset, workload['tool'])
+        return await method(**_format(args, i), **self.extra)
 
 
-async def _call(toolset: Any, workload: dict[str, Any], i: int) -> str:
-    args = workload['args']
-    if workload.get('alternate') and i % 2 == 1:
-        args = workload['alternate']
-    method = getattr(toolset, workload['tool'])
-    return await method(**_format(args, i))
+def _chars(result: Any) -> int:
+    """Length of a result: text, or the text parts of a `[header, BinaryContent]` list."""
+    if isinstance(result, str):
+        return len(result)
+    return sum(len(part) for part in result if isinstance(part, str))
 
 
-async def time_all(module: str, spec: dict[str, Any]) -> dict[str, Any]:
+async def time_all(side: Side, spec: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for workload in spec['workloads']:
-        toolset = _toolset(module, spec['data_dir'], workload.get('config', {}))
+        toolset = side.toolset(workload.get('config', {}))
         times: list[float] = []
         chars = 0
         try:
             for i in range(workload.get('repeat', spec['repeat'])):
                 start = time.perf_counter()
-                result = await _call(toolset, workload, i)
+                result = await side.call(toolset, workload, i)
                 times.append(time.perf_counter() - start)
-                chars = len(result)
+                chars = _chars(result)
         except Exception as e:  # noqa: BLE001 - reported in the table
             results[workload['name']] = {'error': f'{type(e).__name__}: {e}'[:300]}
             continue
@@ -65,24 +91,30 @@ async def time_all(module: str, spec: dict[str, Any]) -> dict[str, Any]:
     return results
 
 
-async def rss_growth(module: str, spec: dict[str, Any], name: str) -> dict[str, Any]:
+async def rss_growth(side: Side, spec: dict[str, Any], name: str) -> dict[str, Any]:
     workload = next(w for w in spec['workloads'] if w['name'] == name)
-    toolset = _toolset(module, spec['data_dir'], workload.get('config', {}))
+    toolset = side.toolset(workload.get('config', {}))
     # Import and set-up cost are not the call's: take the baseline after them.
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    await _call(toolset, workload, 0)
+    await side.call(toolset, workload, 0)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {name: {'rss_growth': (after - before) * 1024, 'rss_peak': after * 1024}}
 
 
 def main() -> int:
-    module, spec_path = sys.argv[1], sys.argv[2]
-    with open(spec_path) as f:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('module')
+    parser.add_argument('spec')
+    parser.add_argument('--mode', choices=('root_dir', 'workspace'), default='root_dir')
+    parser.add_argument('--rss', metavar='NAME')
+    args = parser.parse_args()
+    with open(args.spec) as f:
         spec = json.load(f)
-    if len(sys.argv) > 4 and sys.argv[3] == '--rss':
-        result = asyncio.run(rss_growth(module, spec, sys.argv[4]))
+    side = Side(args.module, spec['data_dir'], args.mode)
+    if args.rss:
+        result = asyncio.run(rss_growth(side, spec, args.rss))
     else:
-        result = asyncio.run(time_all(module, spec))
+        result = asyncio.run(time_all(side, spec))
     json.dump(result, sys.stdout)
     sys.stdout.write('\n')
     return 0
