@@ -9,6 +9,7 @@ Source: `_read_file`, `_read_binary`, filesystem/_toolset.py (0.62.0).
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 from typing import TYPE_CHECKING
 
@@ -24,10 +25,19 @@ def guessed_type(core: FileSystemCore, path: str) -> str | None:
     The core shows it in the header of a binary file that is not an image or PDF (`a.zip` ->
     `application/zip`); `None` (shown as `application/octet-stream`) when the name says nothing,
     and always under the document's contract, which does not describe binary files by type.
+    The guess depends only on the name's suffixes, so it is cached by them.
     """
     if core.contract != 'workspace':
         return None
-    return mimetypes.guess_type(path)[0]
+    name = path.rpartition('/')[2]
+    first_dot = name.find('.', 1)
+    return None if first_dot < 0 else _guess_by_suffixes(name[first_dot:])
+
+
+@functools.lru_cache(maxsize=256)
+def _guess_by_suffixes(suffixes: str) -> str | None:
+    """`mimetypes.guess_type` of a name ending in `suffixes` (`.tar.gz`, `.py`)."""
+    return mimetypes.guess_type(f'x{suffixes}')[0]
 
 
 def media_content(outcome: Outcome) -> BinaryContent | None:

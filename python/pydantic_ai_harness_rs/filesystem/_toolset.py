@@ -15,6 +15,7 @@ are not on this host always runs under 0.62.0's contract, through the workspace 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 import weakref
@@ -206,6 +207,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             weakref.WeakKeyDictionary()
         )
         self._remote_engines: weakref.WeakKeyDictionary[Workspace, Engine] = weakref.WeakKeyDictionary()
+        # The engine each workspace object a call named got (the run's, or a direct call's
+        # `workspace=`), so a repeated call skips the facade and protocol checks.
+        self._engines_by_workspace: weakref.WeakKeyDictionary[object, Engine] = weakref.WeakKeyDictionary()
         self._custom_streams = (
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
@@ -274,6 +278,20 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """
         if workspace is None:
             return self._document_engine()
+        try:
+            cached = self._engines_by_workspace.get(workspace)
+        except TypeError:  # an unhashable backend: resolved on every call
+            cached = None
+        if cached is not None:
+            return cached
+        engine = await self._resolve_engine(workspace)
+        if engine is not self._document:
+            with contextlib.suppress(TypeError):
+                self._engines_by_workspace[workspace] = engine
+        return engine
+
+    async def _resolve_engine(self, workspace: WorkspaceBackend) -> Engine:
+        """`_engine` for a workspace not seen before (its answer is kept per workspace object)."""
         facade = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         if not facade.attached:
             refuse_unavailable(facade, 'FileSystem')
