@@ -69,6 +69,11 @@ class Engine(Protocol):
         literal: bool,
         context: int,
     ) -> Outcome: ...
+    async def lock_key(self, path: str) -> str:
+        """The file a change of `path` takes its turn on (`_locks.py`): resolved, symlinks followed
+        where that is checked. A key only, never used for I/O; a path that cannot be resolved is its own key."""
+        ...
+
     async def plan_write(self, path: str, content: str, expected_hash: str | None, announce: bool) -> Plan: ...
     async def plan_edit(self, path: str, replacements: list[tuple[str, str]], expected_hash: str | None) -> Plan: ...
     async def plan_create_directory(self, path: str) -> Plan | None: ...
@@ -154,6 +159,12 @@ class LocalEngine:
         context: int,
     ) -> Outcome:
         return await run_native(self.core.grep, pattern, path, glob, file_type, ignore_case, literal, context)
+
+    async def lock_key(self, path: str) -> str:
+        try:
+            return os.path.realpath(os.path.join(self._cwd, path))  # a few lstat calls
+        except (OSError, ValueError):
+            return path
 
     async def plan_write(self, path: str, content: str, expected_hash: str | None, announce: bool) -> LocalPlan:
         small = len(content) <= INLINE_MAX_BYTES and self._small(path)

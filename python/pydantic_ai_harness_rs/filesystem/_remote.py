@@ -466,6 +466,18 @@ class RemoteEngine:
 
     # -- changing ------------------------------------------------------------------------------
 
+    async def lock_key(self, path: str) -> str:
+        """The path a change of `path` takes its turn on: its real path where those are checked, else as written."""
+        core = await self._core()
+        try:
+            resolved = core.resolve(path)
+        except _core.RetryableError:
+            return path  # the plan refuses it
+        try:
+            return await self._real(resolved) or resolved
+        except OSError:
+            return resolved
+
     async def plan_write(
         self, path: str, content: str, expected_hash: str | None = None, announce: bool = True
     ) -> _core.ChangePlan:

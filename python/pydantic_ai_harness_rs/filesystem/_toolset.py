@@ -3,7 +3,8 @@
 No path logic, walking or formatting lives here: `_core.FileSystemCore` resolves, checks,
 reads, writes, walks and renders every result string. This module decides which tools exist,
 picks the engine (`_engine.py`) and contract each call runs under, announces changes
-(`FileChangeRequestEvent`) between the engine's plan and commit steps, emits the notifications,
+(`FileChangeRequestEvent`) between the engine's plan and commit steps, with the file's turn held
+from plan to commit (`_locks.py`: concurrent changes of one file run one after the other), emits the notifications,
 and turns the core's retryable errors into `ModelRetry` (`_errors.py`).
 
 Two contracts, one set of tools. `root_dir` given, or no workspace attached to the run: the
@@ -45,6 +46,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FilesSearchedEvent,
     FileWrittenEvent,
 )
+from pydantic_ai_harness_rs.filesystem._locks import FileTurns
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
 
@@ -206,6 +208,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             weakref.WeakKeyDictionary()
         )
         self._remote_engines: weakref.WeakKeyDictionary[Workspace, Engine] = weakref.WeakKeyDictionary()
+        # Writes and edits of one file take turns, from plan through the listeners' answer to commit.
+        self._turns = FileTurns()
         self._custom_streams = (
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
@@ -480,15 +484,16 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        if self._custom_streams and engine is self._document:
-            from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
+        async with self._turns.hold(engine, await engine.lock_key(path)):
+            if self._custom_streams and engine is self._document:
+                from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
 
-            with os_errors_for_the_model(self._core):
-                return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
-        plan = await engine.plan_write(path, content, expected_hash, ctx is not None)
-        if (refusal := await self._request(ctx, plan)) is not None:
-            return refusal
-        outcome = await engine.commit(plan)
+                with os_errors_for_the_model(self._core):
+                    return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
+            plan = await engine.plan_write(path, content, expected_hash, ctx is not None)
+            if (refusal := await self._request(ctx, plan)) is not None:
+                return refusal
+            outcome = await engine.commit(plan)
         if ctx is not None:
             await ctx.emit(
                 FileWrittenEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
@@ -579,15 +584,16 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        if self._custom_streams and engine is self._document:
-            from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
+        async with self._turns.hold(engine, await engine.lock_key(path)):
+            if self._custom_streams and engine is self._document:
+                from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
 
-            with os_errors_for_the_model(self._core):
-                return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
-        plan = await engine.plan_edit(path, replacements, expected_hash)
-        if (refusal := await self._request(ctx, plan)) is not None:
-            return refusal
-        outcome = await engine.commit(plan)
+                with os_errors_for_the_model(self._core):
+                    return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
+            plan = await engine.plan_edit(path, replacements, expected_hash)
+            if (refusal := await self._request(ctx, plan)) is not None:
+                return refusal
+            outcome = await engine.commit(plan)
         if ctx is not None:
             await ctx.emit(
                 FileEditedEvent(
