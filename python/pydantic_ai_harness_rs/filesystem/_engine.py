@@ -75,7 +75,12 @@ class Engine(Protocol):
         ...
 
     async def plan_write(self, path: str, content: str, expected_hash: str | None, announce: bool) -> Plan: ...
-    async def plan_edit(self, path: str, replacements: list[tuple[str, str]], expected_hash: str | None) -> Plan: ...
+    async def plan_edit(
+        self, path: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], expected_hash: str | None
+    ) -> Plan:
+        """Each replacement is `(old, new)`, or `(old, new, replace_all)` with `FileSystem(replace_all=True)`."""
+        ...
+
     async def plan_create_directory(self, path: str) -> Plan | None: ...
     async def commit(self, plan: Plan) -> Outcome: ...
 
@@ -172,7 +177,7 @@ class LocalEngine:
         return LocalPlan(plan, small)
 
     async def plan_edit(
-        self, path: str, replacements: Sequence[tuple[str, str]], expected_hash: str | None
+        self, path: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], expected_hash: str | None
     ) -> LocalPlan:
         small = self._small(path)
         plan = await run_sized(self.core.plan_edit, path, list(replacements), expected_hash, inline=small)

@@ -508,14 +508,17 @@ class RemoteEngine:
         )
 
     async def plan_edit(
-        self, path: str, replacements: Sequence[tuple[str, str]], expected_hash: str | None = None
+        self,
+        path: str,
+        replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
+        expected_hash: str | None = None,
     ) -> _core.ChangePlan:
         """Plan an `edit_file` from the file's bytes: strict UTF-8, each `old` matching once."""
         core = await self._core()
         resolved = await self._resolve(path, write=True)
         entry = await self._stat(resolved)
         raw = None if entry is None or entry.is_dir else await self._read(resolved)
-        pairs = [(old, new) for old, new in replacements]
+        pairs = list(replacements)
         return await run_sized(
             lambda cancel: core.plan_edit(path, resolved, raw, pairs, expected_hash),
             inline=len(raw or b'') <= INLINE_MAX_BYTES,

@@ -20,6 +20,7 @@ import re
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
+from copy import deepcopy
 from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
@@ -96,10 +97,27 @@ class Replacement:
     new_text: str
 
 
+@dataclass
+class FlaggedReplacement(Replacement):
+    """One exact replacement: `old_text` must occur exactly once, or with `replace_all` every occurrence is replaced."""
+
+    _: KW_ONLY
+    replace_all: bool = False
+
+
+EditPair = tuple[str, str] | tuple[str, str, bool]
+"""`(old_text, new_text)`, or with `replace_all` (`FileSystem(replace_all=True)`) a third item."""
+
+
 def _replacement_pairs(
-    old_text: str | None, new_text: str | None, replacements: Sequence[Replacement] | None
-) -> list[tuple[str, str]]:
-    """The two argument forms of `edit_file` as one ordered list of `(old_text, new_text)`.
+    old_text: str | None,
+    new_text: str | None,
+    replacements: Sequence[Replacement] | None,
+    replace_all: bool | None = None,
+) -> list[EditPair]:
+    """The two argument forms of `edit_file` as one ordered list of `(old_text, new_text[, replace_all])`.
+
+    `replace_all` is `None` when the tool has no such argument (the document's schema).
 
     Raises:
         ModelRetry: neither form is given, or both are, or `replacements` is empty.
@@ -107,10 +125,25 @@ def _replacement_pairs(
     if replacements is None:
         if old_text is None or new_text is None:
             raise ModelRetry('Provide old_text and new_text, or a non-empty replacements list.')
-        return [(old_text, new_text)]
+        return [(old_text, new_text) if replace_all is None else (old_text, new_text, replace_all)]
     if old_text is not None or new_text is not None or not replacements:
         raise ModelRetry('Provide either old_text and new_text or a non-empty replacements list, not both.')
-    return [(r.old_text, r.new_text) for r in replacements]
+    return [
+        (r.old_text, r.new_text, r.replace_all) if isinstance(r, FlaggedReplacement) else (r.old_text, r.new_text)
+        for r in replacements
+    ]
+
+
+def _with_replace_all(described: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """`described` (a contract's `edit_file` schema) with `ours`' `replace_all` argument added,
+    at the top level and in the replacement items."""
+    schema = deepcopy(described)
+    schema['properties']['replace_all'] = ours['properties']['replace_all']
+    flagged = next(d for d in ours.get('$defs', {}).values() if 'replace_all' in d.get('properties', {}))
+    for definition in schema.get('$defs', {}).values():
+        if 'old_text' in definition.get('properties', {}):
+            definition['properties']['replace_all'] = flagged['properties']['replace_all']
+    return schema
 
 
 class FileSystemToolset(FunctionToolset[AgentDepsT]):
@@ -157,6 +190,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         tools: Sequence[str] = DEFAULT_TOOL_NAMES,
         max_retries: int | None = None,
         owner: str = 'FileSystemToolset',
+        replace_all: bool = False,
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
         tools = tuple(tools)
@@ -193,6 +227,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             self._document = LocalEngine(self._core)
             self._document_error = None
         self._content_hashes = content_hashes
+        self._replace_all = replace_all
         self._tool_names = tools
         self._workspace_docs: FunctionToolset[object] | None = None
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
@@ -217,7 +252,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         registrations: dict[str, Callable[..., Awaitable[str]]] = {
             'read_file': self._read_file_tool,
             'write_file': self._write_file_tool if content_hashes else self._write_file_tool_unhashed,
-            'edit_file': self._edit_file_tool if content_hashes else self._edit_file_tool_unhashed,
+            'edit_file': (
+                (self._edit_file_tool_all if content_hashes else self._edit_file_tool_all_unhashed)
+                if replace_all
+                else (self._edit_file_tool if content_hashes else self._edit_file_tool_unhashed)
+            ),
             'list_directory': self._list_directory_tool,
             'search_files': self._search_files_tool,
             'find_files': self._find_files_tool,
@@ -355,13 +394,20 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 tool_def=replace(
                     tool.tool_def,
                     description=docs[name].tool_def.description,
-                    parameters_json_schema=docs[name].tool_def.parameters_json_schema,
+                    parameters_json_schema=self._described_schema(name, docs[name], tool),
                 ),
             )
             if name in docs
             else tool
             for name, tool in tools.items()
         }
+
+    def _described_schema(self, name: str, described: ToolsetTool[Any], ours: ToolsetTool[Any]) -> dict[str, Any]:
+        """A tool's parameter schema as the workspace contract describes it, plus `replace_all` when enabled."""
+        schema = described.tool_def.parameters_json_schema
+        if name == 'edit_file' and self._replace_all:
+            return _with_replace_all(schema, ours.tool_def.parameters_json_schema)
+        return schema
 
     # --- override points -------------------------------------------------------------------
 
@@ -574,13 +620,78 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         pairs = _replacement_pairs(old_text, new_text, replacements)
         return await self._edit_file(await self._engine(_run_workspace(ctx)), ctx, path, pairs)
 
+    async def _edit_file_tool_all(
+        self,
+        ctx: RunContext[AgentDepsT],
+        path: str,
+        old_text: str | None = None,
+        new_text: str | None = None,
+        *,
+        replace_all: bool = False,
+        replacements: list[FlaggedReplacement] | None = None,
+        expected_hash: str | None = None,
+    ) -> str:
+        """Edit a file by exact string replacement with conflict detection.
+
+        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
+        old_text must appear exactly once in the file as edited by the previous
+        replacements, unless replace_all is set; include surrounding context
+        lines to ensure uniqueness. The file is only written once every
+        replacement has matched.
+
+        Args:
+            ctx: The current agent run context.
+            path: File path relative to `cwd`.
+            old_text: The exact text to find (must appear exactly once, unless replace_all).
+            new_text: The replacement text.
+            replace_all: Replace every occurrence of old_text instead of requiring exactly one.
+            replacements: Replacements to apply in order, instead of a single pair.
+            expected_hash: If provided, rejects the edit when the file's
+                current hash doesn't match (optimistic concurrency).
+
+        Returns:
+            Summary with new hash for subsequent operations.
+        """
+        pairs = _replacement_pairs(old_text, new_text, replacements, replace_all)
+        engine = await self._engine(_run_workspace(ctx))
+        return await self._edit_file(engine, ctx, path, pairs, expected_hash=expected_hash)
+
+    async def _edit_file_tool_all_unhashed(
+        self,
+        ctx: RunContext[AgentDepsT],
+        path: str,
+        old_text: str | None = None,
+        new_text: str | None = None,
+        *,
+        replace_all: bool = False,
+        replacements: list[FlaggedReplacement] | None = None,
+    ) -> str:
+        """Edit a file by exact string replacement.
+
+        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
+        old_text must appear exactly once in the file as edited by the previous
+        replacements, unless replace_all is set; include surrounding context
+        lines to ensure uniqueness. The file is only written once every
+        replacement has matched.
+
+        Args:
+            ctx: The current agent run context.
+            path: File path relative to `cwd`.
+            old_text: The exact text to find (must appear exactly once, unless replace_all).
+            new_text: The replacement text.
+            replace_all: Replace every occurrence of old_text instead of requiring exactly one.
+            replacements: Replacements to apply in order, instead of a single pair.
+        """
+        pairs = _replacement_pairs(old_text, new_text, replacements, replace_all)
+        return await self._edit_file(await self._engine(_run_workspace(ctx)), ctx, path, pairs)
+
     @retry_on_core_errors
     async def _edit_file(
         self,
         engine: Engine,
         ctx: RunContext[AgentDepsT] | None,
         path: str,
-        replacements: list[tuple[str, str]],
+        replacements: list[EditPair],
         *,
         expected_hash: str | None = None,
     ) -> str:
