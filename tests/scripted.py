@@ -1,9 +1,10 @@
 """Drive tools through a real `Agent` with a scripted `FunctionModel`, the way a model would.
 
 `run_tools(capabilities, calls)` makes the model call each `(tool_name, args)` in turn, one
-call per model step, then answer `done`. It returns what the model received for each call (a
-`ModelRetry` shows as `RETRY: <message>`), every capability event emitted, and the tool
-definitions the model was offered.
+call per model step, then answer `done`; a list of calls is one step (one response, whose calls
+Pydantic AI runs concurrently). It returns what the model received for each call (a `ModelRetry`
+shows as `RETRY: <message>`), every capability event emitted, and the tool definitions the
+model was offered.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.tools import ToolDefinition
 
 RETRY = 'RETRY: '
+
+Call = tuple[str, dict[str, Any]] | list[tuple[str, dict[str, Any]]]
+"""One model step: a `(tool_name, args)` call, or a list of them sent in one response (run concurrently)."""
 
 
 @dataclass
@@ -60,7 +64,7 @@ def _last_results(messages: list[ModelMessage]) -> list[str]:
     return out
 
 
-def scripted_model(calls: Sequence[tuple[str, dict[str, Any]]], transcript: Transcript) -> FunctionModel:
+def scripted_model(calls: Sequence[Call], transcript: Transcript) -> FunctionModel:
     """A model that calls each `(tool_name, args)` in turn, recording results into `transcript`."""
     step = 0
 
@@ -71,18 +75,23 @@ def scripted_model(calls: Sequence[tuple[str, dict[str, Any]]], transcript: Tran
         else:
             transcript.results.extend(_last_results(messages))
         if step < len(calls):
-            name, args = calls[step]
+            current = calls[step]
             step += 1
+            if isinstance(current, list):  # several tool calls in one response, run concurrently
+                return ModelResponse(
+                    parts=[ToolCallPart(n, a, tool_call_id=f'call-{step}-{i}') for i, (n, a) in enumerate(current)]
+                )
+            name, args = current
             return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f'call-{step}')])
         return ModelResponse(parts=[TextPart('done')])
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
         # Event listeners make the agent stream; replay the same scripted step as deltas.
         response = model(messages, info)
-        for part in response.parts:
+        for index, part in enumerate(response.parts):
             if isinstance(part, ToolCallPart):
                 delta = DeltaToolCall(part.tool_name, json.dumps(part.args), tool_call_id=part.tool_call_id)
-                yield {0: delta}
+                yield {index: delta}
             elif isinstance(part, TextPart):
                 yield part.content
 
@@ -91,7 +100,7 @@ def scripted_model(calls: Sequence[tuple[str, dict[str, Any]]], transcript: Tran
 
 async def run_agent(
     agent: Agent[Any, Any],
-    calls: Sequence[tuple[str, dict[str, Any]]],
+    calls: Sequence[Call],
     *,
     listeners: Sequence[tuple[type[CapabilityEvent], Callable[..., Any]]] = (),
     **run_kwargs: Any,
@@ -112,7 +121,7 @@ async def run_agent(
 
 async def run_tools(
     capabilities: Sequence[Any],
-    calls: Sequence[tuple[str, dict[str, Any]]],
+    calls: Sequence[Call],
     *,
     listeners: Sequence[tuple[type[CapabilityEvent], Callable[..., Any]]] = (),
     **run_kwargs: Any,

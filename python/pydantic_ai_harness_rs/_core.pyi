@@ -6,6 +6,7 @@ Every `cancel` is a `CancelToken` the native loop polls; a cancelled call raises
 Model-facing messages never contain an absolute host path outside the root (`<outside-workspace>`).
 """
 
+from collections.abc import Sequence
 from typing import Literal, NoReturn, Self, final
 
 # Every name the extension adds (PyO3 lists them in the module's `__all__`, which stubtest compares).
@@ -206,7 +207,12 @@ class FileSystemCore:
     ) -> ChangePlan:
         """Resolve and check a write; with `announce`, snapshot the current content for the diff and the guard."""
     def plan_edit(
-        self, path: str, replacements: list[tuple[str, str]], expected_hash: str | None, *, cancel: CancelToken
+        self,
+        path: str,
+        replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
+        expected_hash: str | None,
+        *,
+        cancel: CancelToken,
     ) -> ChangePlan: ...
     def plan_create_directory(self, path: str) -> ChangePlan | None:
         """None when the directory already exists (nothing to announce, nothing to emit)."""
@@ -220,8 +226,11 @@ class FileSystemCore:
     def raise_os_error(self, errno: int, filename: str | None) -> NoReturn:
         """Raise the core's error for an OS error an override raised: retryable, or OSError without the host path."""
 
-def apply_replacements(text: str, replacements: list[tuple[str, str]], path: str) -> str:
-    """`text` with each `(old, new)` applied in order, each `old` matching exactly once.
+def apply_replacements(
+    text: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], path: str
+) -> str:
+    """`text` with each `(old, new[, replace_all])` applied in order, each `old` matching exactly once
+    (overlapping occurrences count), or with `replace_all` at least once (every occurrence replaced).
 
     Raises `NoMatchError` / `AmbiguousMatchError` / `InvalidArgumentError` (empty old_text) with the
     reference's messages (`old_text` for one pair, `replacement N` in a batch); nothing is written."""
@@ -329,7 +338,7 @@ class RemoteCore:
         path: str,
         resolved: str,
         raw: bytes | None,
-        replacements: list[tuple[str, str]],
+        replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
         expected_hash: str | None,
     ) -> ChangePlan: ...
     def plan_create_directory(

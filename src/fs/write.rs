@@ -136,18 +136,69 @@ fn utf8_error_message(data: &[u8], err: std::str::Utf8Error) -> String {
     }
 }
 
-/// Applies `replacements` in order, each matching exactly once.
+/// One `edit_file` replacement: `old` replaced by `new`, at its only match, or at every
+/// match with `replace_all` (`FileSystem(replace_all=True)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    /// The exact text to find; never empty.
+    pub old: String,
+    /// What replaces it.
+    pub new: String,
+    /// Replace every (non-overlapping, left to right) occurrence instead of requiring one.
+    pub replace_all: bool,
+}
+
+impl Replacement {
+    /// A replacement of the only match of `old` (the document's `edit_file`).
+    pub fn once(old: impl Into<String>, new: impl Into<String>) -> Self {
+        Self {
+            old: old.into(),
+            new: new.into(),
+            replace_all: false,
+        }
+    }
+}
+
+/// How many times `needle` (not empty) occurs in `text`, overlapping occurrences included:
+/// `foo\nfoo\n` occurs twice in `foo\nfoo\nfoo\n`. Stops counting at `cap`.
+fn occurrences(text: &str, needle: &str, cap: usize) -> usize {
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let bytes = text.as_bytes();
+    let mut count = 0;
+    let mut from = 0;
+    while count < cap {
+        match finder.find(&bytes[from..]) {
+            Some(at) => {
+                count += 1;
+                // The next match may start one character after this one's start.
+                let start = from + at;
+                from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+            }
+            None => break,
+        }
+    }
+    count
+}
+
+/// Applies `replacements` in order, each matching exactly once (overlapping matches
+/// count), or with `replace_all` at least once (every occurrence replaced).
 ///
 /// Errors: `InvalidArgument` (empty old_text), `NoMatch`, `AmbiguousMatch`, with the
-/// reference's messages and labels (`old_text`, or `replacement N` in a batch).
+/// reference's messages and labels (`old_text`, or `replacement N` in a batch). The
+/// reference counts non-overlapping matches (Python's `str.count`), so it edits the first
+/// of two overlapping matches; the document says each must match exactly once.
 /// Source: `_apply_replacements`, _toolset.py.
-pub fn apply_replacements(
-    text: &str,
-    replacements: &[(String, String)],
-    path: &str,
-) -> Result<String> {
+pub fn apply_replacements(text: &str, replacements: &[Replacement], path: &str) -> Result<String> {
     let mut text = text.to_string();
-    for (index, (old, new)) in replacements.iter().enumerate() {
+    for (
+        index,
+        Replacement {
+            old,
+            new,
+            replace_all,
+        },
+    ) in replacements.iter().enumerate()
+    {
         let label = if replacements.len() > 1 {
             format!("replacement {}", index + 1)
         } else {
@@ -159,12 +210,16 @@ pub fn apply_replacements(
                 format!("{label} is empty; old_text must be the exact text to replace."),
             ));
         }
-        let count = text.matches(old.as_str()).count();
+        let count = occurrences(&text, old, if *replace_all { 1 } else { usize::MAX });
         if count == 0 {
             return Err(retry(
                 ErrorKind::NoMatch,
                 format!("{label} not found in {path}. No changes were written."),
             ));
+        }
+        if *replace_all {
+            text = text.replace(old.as_str(), new);
+            continue;
         }
         if count > 1 {
             return Err(retry(
@@ -533,7 +588,7 @@ impl FileSystem {
     pub fn plan_edit(
         &self,
         path: &str,
-        replacements: &[(String, String)],
+        replacements: &[Replacement],
         expected_hash: Option<String>,
         cancel: &CancelFlag,
     ) -> Result<Plan> {
@@ -856,10 +911,10 @@ mod tests {
     fn edits() {
         let (d, f) = setup();
         let c = CancelFlag::new();
-        let r = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        let r = |pairs: &[(&str, &str)]| -> Vec<Replacement> {
             pairs
                 .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .map(|(a, b)| Replacement::once(*a, *b))
                 .collect()
         };
         assert_eq!(
@@ -906,6 +961,63 @@ mod tests {
             "No such file or directory: 'a.txt'"
         );
         assert!(!d.path().join("a.txt").exists());
+    }
+
+    #[test]
+    fn overlapping_matches_and_replace_all() {
+        let once = |old: &str| vec![Replacement::once(old, "X")];
+        let all = |old: &str| {
+            vec![Replacement {
+                old: old.into(),
+                new: "X".into(),
+                replace_all: true,
+            }]
+        };
+        let ambiguous = "old_text found 2 times in f. Include more surrounding context to make the match unique. \
+                         No changes were written.";
+        // Overlapping occurrences count: Python's str.count would say 1 and edit the first.
+        assert_eq!(
+            msg(apply_replacements(
+                "foo\nfoo\nfoo\n",
+                &once("foo\nfoo\n"),
+                "f"
+            )),
+            ambiguous
+        );
+        assert_eq!(msg(apply_replacements("aaa", &once("aa"), "f")), ambiguous);
+        assert_eq!(
+            msg(apply_replacements("é-é-é", &once("é-é"), "f")),
+            ambiguous
+        );
+        assert_eq!(apply_replacements("ab-a", &once("ab"), "f").unwrap(), "X-a");
+        assert_eq!(
+            msg(apply_replacements("abc", &once(""), "f")),
+            "old_text is empty; old_text must be the exact text to replace."
+        );
+        // replace_all: every non-overlapping occurrence, left to right; a miss is the same retry.
+        assert_eq!(
+            apply_replacements("a.a.a", &all("a"), "f").unwrap(),
+            "X.X.X"
+        );
+        assert_eq!(apply_replacements("aaa", &all("aa"), "f").unwrap(), "Xa");
+        assert_eq!(
+            msg(apply_replacements("abc", &all("z"), "f")),
+            "old_text not found in f. No changes were written."
+        );
+        assert_eq!(
+            msg(apply_replacements("abc", &all(""), "f")),
+            "old_text is empty; old_text must be the exact text to replace."
+        );
+        // In a batch each replacement has its own flag and sees the previous one's result.
+        let batch = [
+            Replacement {
+                old: "x".into(),
+                new: "y".into(),
+                replace_all: true,
+            },
+            Replacement::once("y-y-z", "done"),
+        ];
+        assert_eq!(apply_replacements("x-x-z", &batch, "f").unwrap(), "done");
     }
 
     #[test]

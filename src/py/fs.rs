@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::error::Result;
-use crate::fs::write::Plan;
+use crate::fs::write::{Plan, Replacement};
 use crate::fs::{Contract, FileSystem, Limits, Outcome};
 
 use super::PyCancelToken;
@@ -115,6 +115,30 @@ impl PyChangePlan {
             self.plan.truncated
         )
     }
+}
+
+/// One `edit_file` replacement as Python passes it: `(old, new)`, or `(old, new, replace_all)`.
+#[derive(FromPyObject)]
+pub(crate) enum PyReplacement {
+    /// With the `replace_all` flag (`FileSystem(replace_all=True)`).
+    Flagged(String, String, bool),
+    /// The document's pair: exactly one match.
+    Pair(String, String),
+}
+
+/// The core's replacements for the ones Python passed.
+pub(crate) fn replacements_of(items: Vec<PyReplacement>) -> Vec<Replacement> {
+    items
+        .into_iter()
+        .map(|item| match item {
+            PyReplacement::Flagged(old, new, replace_all) => Replacement {
+                old,
+                new,
+                replace_all,
+            },
+            PyReplacement::Pair(old, new) => Replacement::once(old, new),
+        })
+        .collect()
 }
 
 /// Runs `op` with the GIL released and maps its error to the exception hierarchy.
@@ -352,14 +376,14 @@ impl PyFileSystemCore {
         &self,
         py: Python<'_>,
         path: String,
-        replacements: Vec<(String, String)>,
+        replacements: Vec<PyReplacement>,
         expected_hash: Option<String>,
         cancel: PyRef<'_, PyCancelToken>,
     ) -> PyResult<PyChangePlan> {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
         let plan = run(py, move || {
-            fs.plan_edit(&path, &replacements, expected_hash, &flag)
+            fs.plan_edit(&path, &replacements_of(replacements), expected_hash, &flag)
         })?;
         Ok(self.wrap(plan))
     }
@@ -444,11 +468,11 @@ fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) 
 fn apply_replacements(
     py: Python<'_>,
     text: String,
-    replacements: Vec<(String, String)>,
+    replacements: Vec<PyReplacement>,
     path: String,
 ) -> PyResult<String> {
     run(py, move || {
-        crate::fs::write::apply_replacements(&text, &replacements, &path)
+        crate::fs::write::apply_replacements(&text, &replacements_of(replacements), &path)
     })
 }
 

@@ -11,7 +11,7 @@ use pyo3::types::PyBytes;
 use crate::fs::remote::{self, Entry, Glob, Parent, Remote, Search};
 use crate::fs::{Contract, Limits};
 
-use super::fs::{run, PyChangePlan, PyOutcome};
+use super::fs::{replacements_of, run, PyChangePlan, PyOutcome, PyReplacement};
 use super::PyCancelToken;
 
 /// An entry as Python hands it in: `(path, is_dir, size)`.
@@ -333,12 +333,18 @@ impl PyRemoteCore {
         path: String,
         resolved: String,
         raw: Option<Vec<u8>>,
-        replacements: Vec<(String, String)>,
+        replacements: Vec<PyReplacement>,
         expected_hash: Option<String>,
     ) -> PyResult<PyChangePlan> {
         let core = self.inner.clone();
         let plan = run(py, move || {
-            core.plan_edit(&path, &resolved, raw, &replacements, expected_hash)
+            core.plan_edit(
+                &path,
+                &resolved,
+                raw,
+                &replacements_of(replacements),
+                expected_hash,
+            )
         })?;
         Ok(self.wrap(plan))
     }

@@ -65,6 +65,7 @@ def _with_062_surface(key: str, reference: Any) -> Any:
     expected = copy.deepcopy(reference)
     if key == 'FileSystem_fields':
         expected.update(ADDED_062_FIELDS)
+        expected.update(OPT_IN_FIELDS)
         expected.update(
             root_dir='None',
             protected_patterns='None',
@@ -83,6 +84,7 @@ def _with_062_surface(key: str, reference: Any) -> Any:
         init[at : at + 1] = [['read_only_patterns', 'KEYWORD_ONLY', 'None'], ['protected_patterns', 'KEYWORD_ONLY', 'None']]
         init.extend(ADDED_062_TOOLSET_PARAMETERS)
         init.append(['owner', 'KEYWORD_ONLY', "'FileSystemToolset'"])
+        init.extend([name, 'KEYWORD_ONLY', default] for name, default in OPT_IN_FIELDS.items())
     return expected
 
 
@@ -91,6 +93,9 @@ ADDED_062_FIELDS = {'max_retries': 'None'}
 
 ADDED_062_TOOLSET_PARAMETERS = [['max_retries', 'KEYWORD_ONLY', 'None']]
 """The same, as `FileSystemToolset.__init__` parameters."""
+
+OPT_IN_FIELDS = {'replace_all': 'False'}
+"""Fields beyond both references (issue 9), off by default; keyword-only `FileSystemToolset.__init__` parameters too."""
 
 
 def test_exports_everything_the_reference_exports(reference_api: dict[str, Any], our_api: dict[str, Any]) -> None:

@@ -119,7 +119,29 @@ def _failed_write_may_leave_no_file(ref: Outcome, ours: Outcome) -> Outcome:
     return expected
 
 
+def _overlapping_matches_are_ambiguous(ref: Outcome, ours: Outcome) -> Outcome:
+    """Spec: each old_text must match exactly once, overlapping occurrences counted (issue 9).
+
+    0.36.0 counts with `str.count` (non-overlapping): `aa` in `aaa` and `aba` in `ababa` are one
+    match there, and it edits the first; `aa` in `aaaa` it calls 2 matches where there are 3.
+    """
+    expected = copy.deepcopy(ref)
+    for index, (path, old, count) in enumerate(
+        (('aaa.txt', 'aaa\n', 2), ('ababa.txt', 'ababa\n', 2), ('aaaa.txt', None, 3))
+    ):
+        _retry(
+            _call(expected, index),
+            f'old_text found {count} times in {path}. Include more surrounding context to make the match unique. '
+            'No changes were written.',
+        )
+        if old is not None:
+            expected['disk'][path] = old
+    _drop_events(expected, 'call_00', 'call_01')
+    return expected
+
+
 DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
+    'edit_matching': _overlapping_matches_are_ambiguous,
     'path_forms': _failed_write_may_leave_no_file,
     'read_limit_above_max_read_lines': _limit_capped_by_max_read_lines,
     'read_negative_offset_limit': _negative_offset_limit_retry,

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.filesystem.conftest import spec_over_reference
 from tests.scripted import RETRY, call, run_tools
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +143,31 @@ async def test_diff_is_cut_at_the_event_limit(fs: ModuleType, tmp_path: Path) ->
     assert len(request.diff) <= fs.MAX_EVENT_DIFF_CHARS
     assert request.diff.startswith('--- a/n.txt\n+++ b/n.txt\n@@ -1 +1,3000 @@\n-x\n+00000\n')
     assert request.diff.endswith('\n+01163')
+
+
+AMBIGUOUS_TWICE = (
+    'old_text found 2 times in f.txt. Include more surrounding context to make the match unique. '
+    'No changes were written.'
+)
+
+
+@spec_over_reference
+async def test_overlapping_matches_are_ambiguous(fs: ModuleType, tmp_path: Path) -> None:
+    # 0.36.0 counts non-overlapping matches (one here) and edits the first.
+    (tmp_path / 'f.txt').write_text('foo\nfoo\nfoo\n')
+    result, t = await call(
+        [fs.FileSystem(root_dir=tmp_path)], 'edit_file', path='f.txt', old_text='foo\nfoo\n', new_text='bar\n'
+    )
+    assert result == RETRY + AMBIGUOUS_TWICE
+    assert t.events == []
+    assert (tmp_path / 'f.txt').read_bytes() == b'foo\nfoo\nfoo\n'
+
+
+@spec_over_reference
+async def test_overlapping_matches_in_a_batch_write_nothing(fs: ModuleType, tmp_path: Path) -> None:
+    (tmp_path / 'f.txt').write_text('aaa\n')
+    # The second replacement sees the first one's result, `ababa`, where `aba` overlaps itself.
+    replacements = [{'old_text': 'aaa', 'new_text': 'ababa'}, {'old_text': 'aba', 'new_text': 'x'}]
+    result, _ = await call([fs.FileSystem(root_dir=tmp_path)], 'edit_file', path='f.txt', replacements=replacements)
+    assert result == RETRY + AMBIGUOUS_TWICE.replace('old_text', 'replacement 2')
+    assert (tmp_path / 'f.txt').read_bytes() == b'aaa\n'

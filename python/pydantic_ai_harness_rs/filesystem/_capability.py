@@ -91,6 +91,11 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     tools: Sequence[str] = DEFAULT_TOOL_NAMES
     """Which tools to register, from `FILE_SYSTEM_TOOL_NAMES` (add `'list_files'`, `'grep'` to opt in)."""
 
+    replace_all: bool = field(default=False, kw_only=True)
+    """Give `edit_file` a `replace_all` argument, top level and per `replacements` item: replace every
+    (non-overlapping) occurrence of `old_text` instead of requiring exactly one. Off: the documented
+    schema, unchanged. Beyond both references (issue 9)."""
+
     max_retries: int | None = field(default=None, kw_only=True)
     """Consecutive retries each tool allows before the run fails (a success resets the count);
     `None` uses the agent's tool retry budget. Keyword-only, as in pydantic-ai-harness 0.62.0."""
@@ -146,6 +151,7 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             tools=self.tools,
             max_retries=self.max_retries,
             owner='FileSystem',
+            replace_all=self.replace_all,
         )
         if self.read_only:
             return FilteredToolset(toolset, lambda ctx, tool: tool.name in READ_ONLY_TOOL_NAMES)

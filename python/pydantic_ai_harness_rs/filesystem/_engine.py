@@ -69,8 +69,18 @@ class Engine(Protocol):
         literal: bool,
         context: int,
     ) -> Outcome: ...
+    async def lock_key(self, path: str) -> str:
+        """The file a change of `path` takes its turn on (`_locks.py`): resolved, symlinks followed
+        where that is checked. A key only, never used for I/O; a path that cannot be resolved is its own key."""
+        ...
+
     async def plan_write(self, path: str, content: str, expected_hash: str | None, announce: bool) -> Plan: ...
-    async def plan_edit(self, path: str, replacements: list[tuple[str, str]], expected_hash: str | None) -> Plan: ...
+    async def plan_edit(
+        self, path: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], expected_hash: str | None
+    ) -> Plan:
+        """Each replacement is `(old, new)`, or `(old, new, replace_all)` with `FileSystem(replace_all=True)`."""
+        ...
+
     async def plan_create_directory(self, path: str) -> Plan | None: ...
     async def commit(self, plan: Plan) -> Outcome: ...
 
@@ -155,13 +165,19 @@ class LocalEngine:
     ) -> Outcome:
         return await run_native(self.core.grep, pattern, path, glob, file_type, ignore_case, literal, context)
 
+    async def lock_key(self, path: str) -> str:
+        try:
+            return os.path.realpath(os.path.join(self._cwd, path))  # a few lstat calls
+        except (OSError, ValueError):
+            return path
+
     async def plan_write(self, path: str, content: str, expected_hash: str | None, announce: bool) -> LocalPlan:
         small = len(content) <= INLINE_MAX_BYTES and self._small(path)
         plan = await run_sized(self.core.plan_write, path, content, expected_hash, announce, inline=small)
         return LocalPlan(plan, small)
 
     async def plan_edit(
-        self, path: str, replacements: Sequence[tuple[str, str]], expected_hash: str | None
+        self, path: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], expected_hash: str | None
     ) -> LocalPlan:
         small = self._small(path)
         plan = await run_sized(self.core.plan_edit, path, list(replacements), expected_hash, inline=small)

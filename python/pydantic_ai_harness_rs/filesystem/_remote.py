@@ -466,6 +466,18 @@ class RemoteEngine:
 
     # -- changing ------------------------------------------------------------------------------
 
+    async def lock_key(self, path: str) -> str:
+        """The path a change of `path` takes its turn on: its real path where those are checked, else as written."""
+        core = await self._core()
+        try:
+            resolved = core.resolve(path)
+        except _core.RetryableError:
+            return path  # the plan refuses it
+        try:
+            return await self._real(resolved) or resolved
+        except OSError:
+            return resolved
+
     async def plan_write(
         self, path: str, content: str, expected_hash: str | None = None, announce: bool = True
     ) -> _core.ChangePlan:
@@ -496,14 +508,17 @@ class RemoteEngine:
         )
 
     async def plan_edit(
-        self, path: str, replacements: Sequence[tuple[str, str]], expected_hash: str | None = None
+        self,
+        path: str,
+        replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
+        expected_hash: str | None = None,
     ) -> _core.ChangePlan:
         """Plan an `edit_file` from the file's bytes: strict UTF-8, each `old` matching once."""
         core = await self._core()
         resolved = await self._resolve(path, write=True)
         entry = await self._stat(resolved)
         raw = None if entry is None or entry.is_dir else await self._read(resolved)
-        pairs = [(old, new) for old, new in replacements]
+        pairs = list(replacements)
         return await run_sized(
             lambda cancel: core.plan_edit(path, resolved, raw, pairs, expected_hash),
             inline=len(raw or b'') <= INLINE_MAX_BYTES,

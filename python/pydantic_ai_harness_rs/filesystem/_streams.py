@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,7 +184,7 @@ async def edit_with_streams(
     toolset: FileSystemToolset[Any],
     ctx: RunContext[Any] | None,
     path: str,
-    replacements: list[tuple[str, str]],
+    replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
     *,
     expected_hash: str | None,
 ) -> str:

@@ -3,7 +3,8 @@
 No path logic, walking or formatting lives here: `_core.FileSystemCore` resolves, checks,
 reads, writes, walks and renders every result string. This module decides which tools exist,
 picks the engine (`_engine.py`) and contract each call runs under, announces changes
-(`FileChangeRequestEvent`) between the engine's plan and commit steps, emits the notifications,
+(`FileChangeRequestEvent`) between the engine's plan and commit steps, with the file's turn held
+from plan to commit (`_locks.py`: concurrent changes of one file run one after the other), emits the notifications,
 and turns the core's retryable errors into `ModelRetry` (`_errors.py`).
 
 Two contracts, one set of tools. `root_dir` given, or no workspace attached to the run: the
@@ -20,6 +21,7 @@ import re
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
+from copy import deepcopy
 from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
@@ -46,6 +48,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FilesSearchedEvent,
     FileWrittenEvent,
 )
+from pydantic_ai_harness_rs.filesystem._locks import FileTurns
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
 
@@ -95,10 +98,27 @@ class Replacement:
     new_text: str
 
 
+@dataclass
+class FlaggedReplacement(Replacement):
+    """One exact replacement: `old_text` must occur exactly once, or with `replace_all` every occurrence is replaced."""
+
+    _: KW_ONLY
+    replace_all: bool = False
+
+
+EditPair = tuple[str, str] | tuple[str, str, bool]
+"""`(old_text, new_text)`, or with `replace_all` (`FileSystem(replace_all=True)`) a third item."""
+
+
 def _replacement_pairs(
-    old_text: str | None, new_text: str | None, replacements: Sequence[Replacement] | None
-) -> list[tuple[str, str]]:
-    """The two argument forms of `edit_file` as one ordered list of `(old_text, new_text)`.
+    old_text: str | None,
+    new_text: str | None,
+    replacements: Sequence[Replacement] | None,
+    replace_all: bool | None = None,
+) -> list[EditPair]:
+    """The two argument forms of `edit_file` as one ordered list of `(old_text, new_text[, replace_all])`.
+
+    `replace_all` is `None` when the tool has no such argument (the document's schema).
 
     Raises:
         ModelRetry: neither form is given, or both are, or `replacements` is empty.
@@ -106,10 +126,25 @@ def _replacement_pairs(
     if replacements is None:
         if old_text is None or new_text is None:
             raise ModelRetry('Provide old_text and new_text, or a non-empty replacements list.')
-        return [(old_text, new_text)]
+        return [(old_text, new_text) if replace_all is None else (old_text, new_text, replace_all)]
     if old_text is not None or new_text is not None or not replacements:
         raise ModelRetry('Provide either old_text and new_text or a non-empty replacements list, not both.')
-    return [(r.old_text, r.new_text) for r in replacements]
+    return [
+        (r.old_text, r.new_text, r.replace_all) if isinstance(r, FlaggedReplacement) else (r.old_text, r.new_text)
+        for r in replacements
+    ]
+
+
+def _with_replace_all(described: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """`described` (a contract's `edit_file` schema) with `ours`' `replace_all` argument added,
+    at the top level and in the replacement items."""
+    schema = deepcopy(described)
+    schema['properties']['replace_all'] = ours['properties']['replace_all']
+    flagged = next(d for d in ours.get('$defs', {}).values() if 'replace_all' in d.get('properties', {}))
+    for definition in schema.get('$defs', {}).values():
+        if 'old_text' in definition.get('properties', {}):
+            definition['properties']['replace_all'] = flagged['properties']['replace_all']
+    return schema
 
 
 class FileSystemToolset(FunctionToolset[AgentDepsT]):
@@ -156,6 +191,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         tools: Sequence[str] = DEFAULT_TOOL_NAMES,
         max_retries: int | None = None,
         owner: str = 'FileSystemToolset',
+        replace_all: bool = False,
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
         tools = tuple(tools)
@@ -192,6 +228,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             self._document = LocalEngine(self._core)
             self._document_error = None
         self._content_hashes = content_hashes
+        self._replace_all = replace_all
         self._tool_names = tools
         self._workspace_docs: FunctionToolset[object] | None = None
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
@@ -210,6 +247,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         # The engine each workspace object a call named got (the run's, or a direct call's
         # `workspace=`), so a repeated call skips the facade and protocol checks.
         self._engines_by_workspace: weakref.WeakKeyDictionary[object, Engine] = weakref.WeakKeyDictionary()
+        # Writes and edits of one file take turns, from plan through the listeners' answer to commit.
+        self._turns = FileTurns()
         self._custom_streams = (
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
@@ -217,7 +256,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         registrations: dict[str, Callable[..., Awaitable[str]]] = {
             'read_file': self._read_file_tool,
             'write_file': self._write_file_tool if content_hashes else self._write_file_tool_unhashed,
-            'edit_file': self._edit_file_tool if content_hashes else self._edit_file_tool_unhashed,
+            'edit_file': (
+                (self._edit_file_tool_all if content_hashes else self._edit_file_tool_all_unhashed)
+                if replace_all
+                else (self._edit_file_tool if content_hashes else self._edit_file_tool_unhashed)
+            ),
             'list_directory': self._list_directory_tool,
             'search_files': self._search_files_tool,
             'find_files': self._find_files_tool,
@@ -369,13 +412,20 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 tool_def=replace(
                     tool.tool_def,
                     description=docs[name].tool_def.description,
-                    parameters_json_schema=docs[name].tool_def.parameters_json_schema,
+                    parameters_json_schema=self._described_schema(name, docs[name], tool),
                 ),
             )
             if name in docs
             else tool
             for name, tool in tools.items()
         }
+
+    def _described_schema(self, name: str, described: ToolsetTool[Any], ours: ToolsetTool[Any]) -> dict[str, Any]:
+        """A tool's parameter schema as the workspace contract describes it, plus `replace_all` when enabled."""
+        schema = described.tool_def.parameters_json_schema
+        if name == 'edit_file' and self._replace_all:
+            return _with_replace_all(schema, ours.tool_def.parameters_json_schema)
+        return schema
 
     # --- override points -------------------------------------------------------------------
 
@@ -498,15 +548,16 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        if self._custom_streams and engine is self._document:
-            from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
+        async with self._turns.hold(engine, await engine.lock_key(path)):
+            if self._custom_streams and engine is self._document:
+                from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
 
-            with os_errors_for_the_model(self._core):
-                return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
-        plan = await engine.plan_write(path, content, expected_hash, ctx is not None)
-        if (refusal := await self._request(ctx, plan)) is not None:
-            return refusal
-        outcome = await engine.commit(plan)
+                with os_errors_for_the_model(self._core):
+                    return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
+            plan = await engine.plan_write(path, content, expected_hash, ctx is not None)
+            if (refusal := await self._request(ctx, plan)) is not None:
+                return refusal
+            outcome = await engine.commit(plan)
         if ctx is not None:
             await ctx.emit(
                 FileWrittenEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
@@ -587,25 +638,91 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         pairs = _replacement_pairs(old_text, new_text, replacements)
         return await self._edit_file(await self._engine(_run_workspace(ctx)), ctx, path, pairs)
 
+    async def _edit_file_tool_all(
+        self,
+        ctx: RunContext[AgentDepsT],
+        path: str,
+        old_text: str | None = None,
+        new_text: str | None = None,
+        *,
+        replace_all: bool = False,
+        replacements: list[FlaggedReplacement] | None = None,
+        expected_hash: str | None = None,
+    ) -> str:
+        """Edit a file by exact string replacement with conflict detection.
+
+        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
+        old_text must appear exactly once in the file as edited by the previous
+        replacements, unless replace_all is set; include surrounding context
+        lines to ensure uniqueness. The file is only written once every
+        replacement has matched.
+
+        Args:
+            ctx: The current agent run context.
+            path: File path relative to `cwd`.
+            old_text: The exact text to find (must appear exactly once, unless replace_all).
+            new_text: The replacement text.
+            replace_all: Replace every occurrence of old_text instead of requiring exactly one.
+            replacements: Replacements to apply in order, instead of a single pair.
+            expected_hash: If provided, rejects the edit when the file's
+                current hash doesn't match (optimistic concurrency).
+
+        Returns:
+            Summary with new hash for subsequent operations.
+        """
+        pairs = _replacement_pairs(old_text, new_text, replacements, replace_all)
+        engine = await self._engine(_run_workspace(ctx))
+        return await self._edit_file(engine, ctx, path, pairs, expected_hash=expected_hash)
+
+    async def _edit_file_tool_all_unhashed(
+        self,
+        ctx: RunContext[AgentDepsT],
+        path: str,
+        old_text: str | None = None,
+        new_text: str | None = None,
+        *,
+        replace_all: bool = False,
+        replacements: list[FlaggedReplacement] | None = None,
+    ) -> str:
+        """Edit a file by exact string replacement.
+
+        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
+        old_text must appear exactly once in the file as edited by the previous
+        replacements, unless replace_all is set; include surrounding context
+        lines to ensure uniqueness. The file is only written once every
+        replacement has matched.
+
+        Args:
+            ctx: The current agent run context.
+            path: File path relative to `cwd`.
+            old_text: The exact text to find (must appear exactly once, unless replace_all).
+            new_text: The replacement text.
+            replace_all: Replace every occurrence of old_text instead of requiring exactly one.
+            replacements: Replacements to apply in order, instead of a single pair.
+        """
+        pairs = _replacement_pairs(old_text, new_text, replacements, replace_all)
+        return await self._edit_file(await self._engine(_run_workspace(ctx)), ctx, path, pairs)
+
     @retry_on_core_errors
     async def _edit_file(
         self,
         engine: Engine,
         ctx: RunContext[AgentDepsT] | None,
         path: str,
-        replacements: list[tuple[str, str]],
+        replacements: list[EditPair],
         *,
         expected_hash: str | None = None,
     ) -> str:
-        if self._custom_streams and engine is self._document:
-            from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
+        async with self._turns.hold(engine, await engine.lock_key(path)):
+            if self._custom_streams and engine is self._document:
+                from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
 
-            with os_errors_for_the_model(self._core):
-                return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
-        plan = await engine.plan_edit(path, replacements, expected_hash)
-        if (refusal := await self._request(ctx, plan)) is not None:
-            return refusal
-        outcome = await engine.commit(plan)
+                with os_errors_for_the_model(self._core):
+                    return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
+            plan = await engine.plan_edit(path, replacements, expected_hash)
+            if (refusal := await self._request(ctx, plan)) is not None:
+                return refusal
+            outcome = await engine.commit(plan)
         if ctx is not None:
             await ctx.emit(
                 FileEditedEvent(

@@ -127,7 +127,7 @@ impl Remote {
         path: &str,
         resolved: &str,
         raw: Option<Vec<u8>>,
-        replacements: &[(String, String)],
+        replacements: &[write::Replacement],
         expected_hash: Option<String>,
     ) -> Result<Plan> {
         let raw =

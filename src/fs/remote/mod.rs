@@ -464,7 +464,7 @@ mod tests {
                 "a.txt",
                 "/ws/a.txt",
                 Some(b"one two".to_vec()),
-                &[("two".into(), "2".into())],
+                &[crate::fs::write::Replacement::once("two", "2")],
                 None,
             )
             .unwrap();
