@@ -208,6 +208,15 @@ def _commands_running(argv: str) -> list[int]:
     return sorted(found)
 
 
+async def _started(argv: str) -> list[int]:
+    """`_commands_running(argv)` once the command has `exec`ed (its job returns before that), within 10 s."""
+    for _ in range(1000):
+        if running := _commands_running(argv):
+            return running
+        await anyio.sleep(0.01)
+    return []
+
+
 def _ctx(workspace: Workspace, tool_call_id: str) -> RunContext[None]:
     return RunContext(
         deps=None,
@@ -237,7 +246,7 @@ async def test_shell_job_is_named_from_run_and_tool_call_and_a_replay_attaches(
     try:
         first = await toolset.shell(_ctx(workspace, 'call-1'), f'echo once; {marker}', mode='background')
         assert _job_ids(ws) == [expected]
-        running = _commands_running(marker)
+        running = await _started(marker)
         assert len(running) == 1
         # A replayed activity: same run, same tool call. It finds the running job; nothing new starts.
         again = await toolset.shell(_ctx(workspace, 'call-1'), f'echo once; {marker}', mode='background')
