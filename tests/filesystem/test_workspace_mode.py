@@ -9,6 +9,7 @@ scenario by scenario); these tests pin the selection of the contract and the con
 from __future__ import annotations
 
 import hashlib
+import shutil
 import warnings
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.workspaces import LocalWorkspaceBackend, UnavailableWorkspace, Workspace
+from pydantic_ai.workspaces import LocalWorkspaceBackend, UnavailableWorkspace, Workspace, WorkspaceUnavailableError
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend
 from pydantic_ai_harness_rs.filesystem import (
     DEFAULT_READ_ONLY_PATTERNS,
@@ -225,6 +226,31 @@ async def test_direct_calls_take_a_workspace(ws: Path) -> None:
     )
     assert (ws / 'd.txt').read_bytes() == b'd'
     assert await toolset.list_directory() == 'decoy.txt  (6 bytes)'  # without workspace=: the document's tree
+
+
+async def test_a_deleted_workspace_directory_ends_the_run_as_0_62_does(tmp_path: Path) -> None:
+    # The engine for a workspace is cached with its directory open; a call after the directory
+    # is gone must not read through the stale handle ("Not a directory: ."): it asks the workspace,
+    # which raises `WorkspaceUnavailableError`, as 0.62.0 does; a directory made again is served.
+    directory = tmp_path / 'w'
+    directory.mkdir()
+    (directory / 'a.txt').write_text('old\n')
+    toolset = FileSystem().get_toolset()
+    assert isinstance(toolset, FileSystemToolset)
+    backend = LocalWorkspaceBackend(directory)
+    assert (await toolset.read_file('a.txt', workspace=backend)).endswith('\told\n')
+    shutil.rmtree(directory)
+    for call in (
+        toolset.read_file('a.txt', workspace=backend),
+        toolset.write_file('b.txt', 'b', workspace=backend),
+        toolset.list_directory('.', workspace=backend),
+    ):
+        with pytest.raises(WorkspaceUnavailableError, match=f'^local workspace directory {directory} does not exist$'):
+            await call
+    directory.mkdir()
+    (directory / 'a.txt').write_text('new\n')
+    assert (await toolset.read_file('a.txt', workspace=backend)).endswith('\tnew\n')
+    assert not (directory / 'b.txt').exists()
 
 
 def test_only_a_stock_local_backend_is_served_natively(ws: Path) -> None:

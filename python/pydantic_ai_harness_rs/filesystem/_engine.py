@@ -85,6 +85,15 @@ class Engine(Protocol):
     async def commit(self, plan: Plan) -> Outcome: ...
 
 
+def _identity(directory: str) -> tuple[int, int] | None:
+    """`(st_dev, st_ino)` of `directory`, or `None` when it cannot be stat'ed."""
+    try:
+        st = os.stat(directory)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
 @dataclass(frozen=True)
 class LocalPlan:
     """A core `ChangePlan` and whether committing it is small enough to run on the event loop."""
@@ -120,9 +129,21 @@ class LocalEngine:
     thread hop); anything larger, and every walk, in a worker thread with the GIL released.
     """
 
-    def __init__(self, core: FileSystemCore) -> None:
+    def __init__(self, core: FileSystemCore, directory: str | None = None) -> None:
+        """`directory`: a workspace's working directory the core was opened on, watched by `is_current`."""
         self.core = core
         self._cwd = core.cwd
+        self._directory = directory
+        self._identity = None if directory is None else _identity(directory)
+
+    def is_current(self) -> bool:
+        """Whether the workspace directory is still the one the core holds open (one `stat`).
+
+        `False` once it was deleted or replaced: the toolset then asks the workspace again, which
+        raises `WorkspaceUnavailableError` for a deleted directory, as 0.62.0 does on every call.
+        Always `True` for the document's `root_dir`.
+        """
+        return self._directory is None or _identity(self._directory) == self._identity
 
     async def root_dir(self) -> str:
         return self.core.root_dir

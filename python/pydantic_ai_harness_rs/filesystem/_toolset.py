@@ -326,12 +326,24 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         except TypeError:  # an unhashable backend: resolved on every call
             cached = None
         if cached is not None:
-            return cached
+            if not isinstance(cached, LocalEngine) or cached.is_current():
+                return cached
+            self._forget_engine(workspace, cached)
         engine = await self._resolve_engine(workspace)
         if engine is not self._document:
             with contextlib.suppress(TypeError):
                 self._engines_by_workspace[workspace] = engine
         return engine
+
+    def _forget_engine(self, workspace: WorkspaceBackend, engine: LocalEngine) -> None:
+        """Drop every cached path to `engine`, whose workspace directory was deleted or replaced."""
+        self._engines_by_workspace.pop(workspace, None)
+        for key, cached in list(self._workspace_engines.items()):
+            if cached is engine:
+                del self._workspace_engines[key]
+        local = local_backend(workspace if isinstance(workspace, Workspace) else Workspace(workspace), FILE_METHODS)
+        if local is not None:
+            self._engine_keys.pop(local, None)
 
     async def _resolve_engine(self, workspace: WorkspaceBackend) -> Engine:
         """`_engine` for a workspace not seen before (its answer is kept per workspace object)."""
@@ -353,7 +365,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         if engine is None:
             if len(self._workspace_engines) >= _MAX_WORKSPACE_ENGINES:
                 del self._workspace_engines[next(iter(self._workspace_engines))]
-            engine = self._workspace_engines[key] = LocalEngine(self._new_core(key[1], None, 'workspace'))
+            engine = self._workspace_engines[key] = LocalEngine(self._new_core(key[1], None, 'workspace'), key[1])
         return engine
 
     async def _remote_engine(self, workspace: Workspace) -> Engine:
