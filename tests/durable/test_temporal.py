@@ -7,8 +7,13 @@ Each test drives `_temporal_app`'s agents (`TemporalDurability`, `LocalWorkspace
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -73,3 +78,133 @@ async def test_every_tool_in_a_workflow(temporal_address: str, ws: Path, workflo
     assert durable['tools'] == plain['tools']
     print(json.dumps(durable['results'], indent=1))
     assert normalized(durable['results']) == normalized(plain['results'])
+
+
+# --- crash and resume: a worker in a subprocess, killed with SIGKILL ----------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def start_worker(address: str, pause: str | None = None) -> subprocess.Popen[bytes]:
+    """A worker process for `_temporal_app`, blocking at the script's `{"pause": pause}` step when given."""
+    env = {**os.environ, 'DURABLE_WS': str(app.WS)}
+    env.pop('DURABLE_PAUSE', None)
+    if pause is not None:
+        env['DURABLE_PAUSE'] = pause
+    code = 'import asyncio, sys; from tests.durable._temporal_app import _serve; asyncio.run(_serve(sys.argv[1]))'
+    process = subprocess.Popen([sys.executable, '-c', code, address], cwd=REPO, env=env)
+    wait_for(app.WS.parent / f'worker-{process.pid}.ready', process)
+    return process
+
+
+def wait_for(path: Path, process: subprocess.Popen[bytes] | None = None, limit: float = 60) -> None:
+    """Until `path` exists (bounded, so a broken run fails instead of hanging)."""
+    deadline = time.monotonic() + limit
+    while not path.exists():
+        if process is not None and process.poll() is not None:
+            pytest.fail(f'the worker exited ({process.returncode}) before {path.name} appeared')
+        if time.monotonic() > deadline:
+            pytest.fail(f'{path.name} did not appear')
+        time.sleep(0.05)
+
+
+def kill(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the worker process alone (a crash: no cleanup runs in it)."""
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def processes_with(marker: str) -> list[int]:
+    """PIDs of live processes whose command line contains `marker` (zombies excluded)."""
+    found: list[int] = []
+    for entry in Path('/proc').iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / 'cmdline').read_bytes()
+            state = (entry / 'stat').read_text().rsplit(')', 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != 'Z':
+            found.append(int(entry.name))
+    return found
+
+
+def gone(marker: str, limit: float = 10) -> list[int]:
+    """The processes with `marker` still alive after waiting (bounded) for them to die."""
+    deadline = time.monotonic() + limit
+    while (alive := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
+async def crash_and_resume(
+    address: str, script: list[Any], pause_file: str, *, pause: str | None = None, between: Any = None
+) -> dict[str, Any]:
+    """Start `script` on a worker subprocess, SIGKILL it once `pause_file` exists, call `between()`,
+    then finish the workflow on a new worker; the model's final answer."""
+    client = await app.connect(address)
+    first = start_worker(address, pause)
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        handle = await client.start_workflow(
+            app.RootWorkflow.run, json.dumps(script), id=f'wf-{uuid.uuid4().hex}', task_queue=app.TASK_QUEUE
+        )
+        wait_for(app.WS.parent / pause_file if pause else app.WS / pause_file, first)
+        kill(first)
+        if between is not None:
+            between()
+        second = start_worker(address)
+        return json.loads(await handle.result())
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                kill(process)
+
+
+async def test_a_completed_write_is_not_repeated_after_a_crash(temporal_address: str, ws: Path) -> None:
+    """Killed after `write_file` and an appending command completed: neither runs again."""
+    script: list[Any] = [
+        ['write_file', {'path': 'a.txt', 'content': 'written once\n'}],
+        ['run_command', {'command': 'echo x >> count.log'}],
+        {'pause': 'after-write'},
+        ['read_file', {'path': 'a.txt'}],
+        ['run_command', {'command': 'cat count.log'}],
+    ]
+    before: dict[str, int] = {}
+
+    def record() -> None:
+        stat = (ws / 'a.txt').stat()
+        before.update(inode=stat.st_ino, mtime=stat.st_mtime_ns)
+
+    answer = await crash_and_resume(temporal_address, script, 'after-write.paused', pause='after-write', between=record)
+    stat = (ws / 'a.txt').stat()
+    assert (stat.st_ino, stat.st_mtime_ns) == (before['inode'], before['mtime'])
+    assert (ws / 'count.log').read_text() == 'x\n'
+    assert answer['results'] == [
+        'Wrote 13 chars (1 lines) to a.txt. [hash:0da7c2eb507d]',
+        '(no output)',
+        '[a.txt | 1 lines | hash:0da7c2eb507d]\n     1\twritten once\n',
+        '[stdout]\nx\n',
+    ]
+
+
+async def test_a_running_job_is_found_again_after_a_crash(temporal_address: str, ws: Path) -> None:
+    """Killed while the `shell` tool waits on its command: the new worker attaches to the same job,
+    which ran once; nothing is left running."""
+    release = ws.parent / f'release-{uuid.uuid4().hex}'
+    command = f'echo x >> job.log; touch started; while [ ! -e {release} ]; do sleep 0.05; done; echo finished'
+    script: list[Any] = [['shell', {'command': command, 'timeout': 120}], ['run_command', {'command': 'cat job.log'}]]
+    seen: list[int] = []
+
+    def check() -> None:
+        seen.extend(processes_with(str(release)))
+        release.touch()
+
+    answer = await crash_and_resume(temporal_address, script, 'started', between=check)
+    assert seen, 'the job died with the worker'
+    shell_result, cat_result = answer['results']
+    assert shell_result.startswith('finished\nPID: ')
+    assert int(shell_result.split('PID: ')[1].split()[0]) in seen
+    assert cat_result == '[stdout]\nx\n'
+    assert gone(str(release)) == []
