@@ -130,6 +130,19 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+def session(leader: int) -> list[int]:
+    """Live processes (zombies excluded) in the session `leader` started."""
+    members: list[int] = []
+    for entry in Path('/proc').iterdir():
+        try:
+            fields = (entry / 'stat').read_text().rsplit(')', 1)[1].split() if entry.name.isdigit() else None
+        except OSError:
+            continue
+        if fields is not None and fields[0] != 'Z' and fields[3] == str(leader):
+            members.append(int(entry.name))
+    return members
+
+
 def gone(marker: str, limit: float = 10) -> list[int]:
     """The processes with `marker` still alive after waiting (bounded) for them to die."""
     deadline = time.monotonic() + limit
@@ -208,3 +221,25 @@ async def test_a_running_job_is_found_again_after_a_crash(temporal_address: str,
     assert int(shell_result.split('PID: ')[1].split()[0]) in seen
     assert cat_result == '[stdout]\nx\n'
     assert gone(str(release)) == []
+
+
+async def test_a_command_in_flight_is_stopped_before_it_runs_again(temporal_address: str, ws: Path) -> None:
+    """Killed while `run_command` runs: the orphaned command is stopped before the retried activity
+    runs it again (a command in flight is at-least-once); nothing is left running."""
+    marker = f'inflight-{uuid.uuid4().hex}'
+    # The first attempt sleeps until stopped; the retry finds `started` and ends at once.
+    command = f'echo y >> rc.log; if [ ! -e started ]; then touch started; sleep 600; fi # {marker}'
+    script: list[Any] = [['run_command', {'command': command}], ['run_command', {'command': 'cat rc.log'}]]
+    orphans: list[int] = []
+    try:
+        answer = await crash_and_resume(
+            temporal_address, script, 'started', between=lambda: orphans.extend(processes_with(marker))
+        )
+        assert orphans, 'the command died with its worker'
+        assert gone(marker) == []
+        assert [pid for leader in orphans for pid in session(leader)] == []  # its `sleep` too
+        assert answer['results'] == ['(no output)', '[stdout]\ny\ny\n']
+        assert not list((ws / '.pydantic-ai-harness' / 'shell').glob('running-*'))
+    finally:
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
