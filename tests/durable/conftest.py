@@ -9,6 +9,7 @@ no network needed. The Temporal tests skip, saying why, when `temporalio` or the
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -52,6 +53,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _serving(address: str) -> bool:
+    """Whether a client can connect to the server at `address` (its frontend answers)."""
+    from temporalio.client import Client
+
+    try:
+        asyncio.run(Client.connect(address))
+    except RuntimeError:
+        return False
+    return True
+
+
 @pytest.fixture(scope='session')
 def temporal_address() -> Iterator[str]:
     """`host:port` of a dev server started for the session and stopped (and its files removed) after."""
@@ -69,17 +81,14 @@ def temporal_address() -> Iterator[str]:
         start_new_session=True,
     )
     try:
+        address = f'127.0.0.1:{port}'
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(('127.0.0.1', port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    err = server.stderr.read().decode() if server.stderr else ''
-                    pytest.fail(f'temporal server start-dev did not start: {err[-2000:]}')
-                time.sleep(0.1)
-        yield f'127.0.0.1:{port}'
+        while not _serving(address):  # the port opens before the frontend is healthy
+            if server.poll() is not None or time.monotonic() > deadline:
+                err = server.stderr.read().decode() if server.stderr else ''
+                pytest.fail(f'temporal server start-dev did not start: {err[-2000:]}')
+            time.sleep(0.2)
+        yield address
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
