@@ -152,16 +152,22 @@ def gone(marker: str, limit: float = 10) -> list[int]:
 
 
 async def crash_and_resume(
-    address: str, script: list[Any], pause_file: str, *, pause: str | None = None, between: Any = None
+    address: str,
+    script: list[Any],
+    pause_file: str,
+    *,
+    pause: str | None = None,
+    between: Any = None,
+    workflow: Any = app.RootWorkflow,
 ) -> dict[str, Any]:
-    """Start `script` on a worker subprocess, SIGKILL it once `pause_file` exists, call `between()`,
-    then finish the workflow on a new worker; the model's final answer."""
+    """Start `script` as `workflow` on a worker subprocess, SIGKILL it once `pause_file` exists, call
+    `between()`, then finish the workflow on a new worker; the model's final answer."""
     client = await app.connect(address)
     first = start_worker(address, pause)
     second: subprocess.Popen[bytes] | None = None
     try:
         handle = await client.start_workflow(
-            app.RootWorkflow.run, json.dumps(script), id=f'wf-{uuid.uuid4().hex}', task_queue=app.TASK_QUEUE
+            workflow.run, json.dumps(script), id=f'wf-{uuid.uuid4().hex}', task_queue=app.TASK_QUEUE
         )
         wait_for(app.WS.parent / pause_file if pause else app.WS / pause_file, first)
         kill(first)
@@ -175,8 +181,16 @@ async def crash_and_resume(
                 kill(process)
 
 
-async def test_a_completed_write_is_not_repeated_after_a_crash(temporal_address: str, ws: Path) -> None:
-    """Killed after `write_file` and an appending command completed: neither runs again."""
+@pytest.mark.parametrize(
+    ('workflow', 'agent'),
+    [(app.RootWorkflow, app.root_agent), (app.WorkspaceWorkflow, app.workspace_agent)],
+    ids=['root_dir', 'workspace'],
+)
+async def test_a_completed_write_is_not_repeated_after_a_crash(
+    temporal_address: str, ws: Path, workflow: Any, agent: Any
+) -> None:
+    """Killed after `write_file` and an appending command completed: neither runs again, and the
+    model sees what a run without a crash (or a workflow) shows."""
     script: list[Any] = [
         ['write_file', {'path': 'a.txt', 'content': 'written once\n'}],
         ['run_command', {'command': 'echo x >> count.log'}],
@@ -190,16 +204,22 @@ async def test_a_completed_write_is_not_repeated_after_a_crash(temporal_address:
         stat = (ws / 'a.txt').stat()
         before.update(inode=stat.st_ino, mtime=stat.st_mtime_ns)
 
-    answer = await crash_and_resume(temporal_address, script, 'after-write.paused', pause='after-write', between=record)
+    answer = await crash_and_resume(
+        temporal_address, script, 'after-write.paused', pause='after-write', between=record, workflow=workflow
+    )
     stat = (ws / 'a.txt').stat()
     assert (stat.st_ino, stat.st_mtime_ns) == (before['inode'], before['mtime'])
     assert (ws / 'count.log').read_text() == 'x\n'
-    assert answer['results'] == [
-        'Wrote 13 chars (1 lines) to a.txt. [hash:0da7c2eb507d]',
-        '(no output)',
-        '[a.txt | 1 lines | hash:0da7c2eb507d]\n     1\twritten once\n',
-        '[stdout]\nx\n',
-    ]
+    assert answer['results'][3] == '[stdout]\nx\n'
+    for child in list(ws.iterdir()):
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+    assert answer['results'] == (await run_plain(agent, script))['results']
+    if workflow is app.RootWorkflow:
+        assert answer['results'][:3] == [
+            'Wrote 13 chars (1 lines) to a.txt. [hash:0da7c2eb507d]',
+            '(no output)',
+            '[a.txt | 1 lines | hash:0da7c2eb507d]\n     1\twritten once\n',
+        ]
 
 
 async def test_a_running_job_is_found_again_after_a_crash(temporal_address: str, ws: Path) -> None:
