@@ -33,6 +33,7 @@ from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._durable import beneath_durable, without_events
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
@@ -411,7 +412,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             return tools
         if workspace.read_only:
             tools = {name: tool for name, tool in tools.items() if name in READ_ONLY_TOOL_NAMES}
-        if self._root_given and local_backend(workspace, FILE_METHODS) is not None:
+        if self._root_given and local_backend(beneath_durable(workspace), FILE_METHODS) is not None:
             return tools  # the document's contract on `root_dir`
         if self._workspace_docs is None:
             from pydantic_ai_harness_rs.filesystem._descriptions import workspace_descriptions
@@ -431,6 +432,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             else tool
             for name, tool in tools.items()
         }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
+    ) -> Any:
+        """Run a tool; where its events cannot reach the run (a Temporal activity) it emits none (`_durable.py`)."""
+        return await super().call_tool(name, tool_args, without_events(ctx), tool)
 
     def _described_schema(self, name: str, described: ToolsetTool[Any], ours: ToolsetTool[Any]) -> dict[str, Any]:
         """A tool's parameter schema as the workspace contract describes it, plus `replace_all` when enabled."""

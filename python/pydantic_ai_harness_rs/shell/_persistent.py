@@ -8,7 +8,6 @@ them. Progress is emitted as `shell` events while a foreground call waits.
 from __future__ import annotations
 
 import codecs
-import sys
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 
+from pydantic_ai_harness_rs._durable import events_reachable
 from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, POLL_MAX, POLL_MIN, Job, launch
 from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox
@@ -42,8 +42,7 @@ def event_ctx(ctx: RunContext[Any], capability: str) -> RunContext[Any] | None:
     Raises `UserError` when the tool came from a bare or renamed toolset, whose capability
     events core would refuse.
     """
-    temporal = sys.modules.get('pydantic_ai.durable_exec.temporal')
-    if temporal is not None and isinstance(ctx, temporal.TemporalRunContext):
+    if not events_reachable(ctx):
         return None
     tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
     if ctx.tool_name is not None and tools is not None and getattr(ctx, '_capability', None) is None:

@@ -35,6 +35,7 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._durable_commands import CommandGuard
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, call_job_id, env_bytes, launch
 from pydantic_ai_harness_rs.shell._limits import (
     APPLY_FAILED,
@@ -414,7 +415,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         limit = self._max_file_bytes
         if limit is not None and not _file_limit_applicable(limit):
             return _Outcome(1, None, _Stream.of(''), _Stream.of(f'{APPLY_FAILED}\n'), False)
-        prologue += '\n' * limit_prologue(limit).count('\n')
+        guard = await CommandGuard.start(ctx, self._jobs_base)  # a durable unit's command outlives its worker
+        prologue = guard.mark(prologue) + '\n' * limit_prologue(limit).count('\n')
         env = env_bytes(local._env, self._resolve_env())  # pyright: ignore[reportPrivateUsage]
         sandbox = await self._native_sandbox(ctx, str(working_dir))
         tail_bytes = (self._max_output_chars + 4) * _BYTES_PER_CHAR
@@ -444,6 +446,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         except anyio.get_cancelled_exc_class():
             run.kill()
             raise
+        finally:
+            guard.release()
         if not timed_out:
             # A directory deleted under a running command: the workspace is gone, not a result.
             local._ensure_alive()  # pyright: ignore[reportPrivateUsage]

@@ -1,0 +1,190 @@
+"""The agents, workflow and worker the Temporal tests run: importable by a worker subprocess too.
+
+The workspace is `DURABLE_WS` (set before import). A scripted model reads its script from the
+run's prompt (a JSON list of steps), so a model activity retried on another worker takes the same
+step: the step is the number of model responses so far, never a counter in the worker. A step
+is `[tool_name, args]`, or a list of them (one response, run concurrently). The final answer is
+JSON: `results`, every tool result the model saw, in order; `tools`, the offered tools'
+descriptions and parameter schemas by name.
+
+A step may be `{"pause": "<name>"}`: a worker started with `DURABLE_PAUSE=<name>` touches
+`<ws>/../<name>.paused` and blocks there (the crash tests kill it); any other worker skips it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from temporalio import workflow
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.workflow import ActivityConfig
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
+    from pydantic_ai_harness_rs import FileSystem, Shell
+
+WS = Path(os.environ.get('DURABLE_WS', '/nonexistent-durable-ws'))
+"""The workspace every agent here works in (the tests set it before importing this module)."""
+
+TASK_QUEUE = 'harness-rs-durable'
+
+RETRY = 'RETRY: '
+
+
+def _script(messages: list[ModelMessage]) -> list[Any]:
+    first = messages[0]
+    assert isinstance(first, ModelRequest)
+    prompt = next(p for p in first.parts if isinstance(p, UserPromptPart))
+    assert isinstance(prompt.content, str)
+    return json.loads(prompt.content)
+
+
+def _results(messages: list[ModelMessage]) -> list[str]:
+    out: list[str] = []
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                content = part.content if isinstance(part.content, str) else repr(part.content)
+                out.append(RETRY + content if getattr(part, 'outcome', None) == 'retried' else content)
+            elif isinstance(part, RetryPromptPart):
+                out.append(RETRY + (part.content if isinstance(part.content, str) else repr(part.content)))
+    return out
+
+
+def _pause(name: str) -> None:
+    if os.environ.get('DURABLE_PAUSE') != name:
+        return
+    (WS.parent / f'{name}.paused').touch()
+    while True:  # until this worker is killed
+        time.sleep(1)
+
+
+def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """The model: the next step of the prompt's script, by the number of responses so far."""
+    steps = [s for s in _script(messages)]
+    responses = sum(isinstance(m, ModelResponse) for m in messages)
+    # Pauses take no model response: skip (or block on) those before the step this response is.
+    index = 0
+    taken = 0
+    while index < len(steps):
+        step = steps[index]
+        if isinstance(step, dict):
+            if taken == responses:
+                _pause(step['pause'])
+            index += 1
+            continue
+        if taken == responses:
+            break
+        taken += 1
+        index += 1
+    if index >= len(steps):
+        tools = {t.name: [t.description, t.parameters_json_schema] for t in info.function_tools}
+        return ModelResponse(parts=[TextPart(json.dumps({'results': _results(messages), 'tools': tools}))])
+    step = steps[index]
+    calls = step if step and isinstance(step[0], list) else [step]
+    return ModelResponse(
+        parts=[ToolCallPart(name, args, tool_call_id=f'call-{responses}-{i}') for i, (name, args) in enumerate(calls)]
+    )
+
+
+FAST_RETRY = ActivityConfig(start_to_close_timeout=timedelta(seconds=60), heartbeat_timeout=timedelta(seconds=2))
+"""Activities of a dead worker are retried elsewhere once 2 s pass without a heartbeat."""
+
+
+def _agent(name: str, *, root_dir: bool) -> Agent[None, str]:
+    return Agent(
+        FunctionModel(scripted),
+        name=name,
+        retries=20,
+        capabilities=[
+            LocalWorkspace(WS),
+            FileSystem(root_dir=WS) if root_dir else FileSystem(),
+            Shell(persist_cwd=True, tools=['run_command', 'start_command', 'check_command', 'stop_command', 'shell']),
+            TemporalDurability(activity_config=FAST_RETRY, model_activity_config=FAST_RETRY),
+        ],
+    )
+
+
+root_agent = _agent('root_agent', root_dir=True)
+"""`FileSystem(root_dir=WS)`: the document's contract."""
+
+workspace_agent = _agent('workspace_agent', root_dir=False)
+"""`FileSystem()` on the run's workspace: 0.62.0's contract."""
+
+
+@workflow.defn
+class RootWorkflow:
+    __pydantic_ai_agents__ = [root_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await root_agent.run(script)).output
+
+
+@workflow.defn
+class WorkspaceWorkflow:
+    __pydantic_ai_agents__ = [workspace_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await workspace_agent.run(script)).output
+
+
+WORKFLOWS = [RootWorkflow, WorkspaceWorkflow]
+
+
+async def connect(address: str) -> Client:
+    return await Client.connect(address, plugins=[PydanticAIPlugin()])
+
+
+def worker(client: Client) -> Worker:
+    """A worker for both workflows (the plugin registers the agents' activities)."""
+    # The workflow sandbox re-imports a workflow's modules; ours carry a native extension and
+    # import lazily, so they pass through (as Pydantic AI's plugin does for its own packages).
+    runner = SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules('pydantic_ai_harness_rs')
+    )
+    return Worker(
+        client,
+        task_queue=TASK_QUEUE,
+        workflows=WORKFLOWS,
+        workflow_runner=runner,
+        max_concurrent_activities=20,
+        # A dead worker's cached workflow moves to another worker after 1 s rather than 10 s.
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
+    )
+
+
+async def _serve(address: str) -> None:
+    client = await connect(address)
+    async with worker(client):
+        (WS.parent / f'worker-{os.getpid()}.ready').touch()
+        await asyncio.Event().wait()
+
+
+if __name__ == '__main__':  # a worker subprocess: `python _temporal_app.py <address>`
+    asyncio.run(_serve(sys.argv[1]))

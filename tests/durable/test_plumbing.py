@@ -1,0 +1,92 @@
+"""The durable plumbing without an engine: event suppression in an activity's run context, and the
+record that lets a retried `run_command` stop what a dead worker left running (`_durable_commands`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from pydantic_ai import RunContext
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RunUsage
+from pydantic_ai_harness_rs._durable import events_reachable, without_events
+from pydantic_ai_harness_rs._durable_commands import CommandGuard, stop_recorded
+from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent
+
+pytestmark = pytest.mark.anyio
+
+
+def _ctx() -> RunContext[None]:
+    return RunContext(deps=None, model=TestModel(), usage=RunUsage(), run_id='run', tool_call_id='call')
+
+
+async def test_events_pass_where_they_reach_the_run() -> None:
+    ctx = _ctx()
+    assert events_reachable(ctx)
+    assert without_events(ctx) is ctx
+
+
+async def test_an_activity_context_drops_events_instead_of_failing() -> None:
+    temporal = pytest.importorskip('pydantic_ai.durable_exec.temporal', reason='needs temporalio')
+    ctx = temporal.TemporalRunContext(deps=None, model=TestModel(), usage=RunUsage())
+    event = FileChangeRequestEvent(path='a.txt', root_dir='/r', operation='write', diff='', truncated=False)
+    with pytest.raises(Exception, match='not supported under Temporal'):
+        await ctx.emit(event)
+    quiet = without_events(ctx)
+    assert not events_reachable(ctx)
+    assert await quiet.emit(event) is event
+    assert not event.cancelled
+
+
+async def test_outside_a_durable_unit_nothing_is_recorded() -> None:
+    guard = await CommandGuard.start(_ctx(), lambda ctx: pytest.fail('no jobs dir is needed'))
+    assert guard.record is None
+    assert guard.mark('cd /w || exit\n') == 'cd /w || exit\n'
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != 'Z'
+
+
+def _record(tmp_path: Path, pid: int) -> Path:
+    record = tmp_path / 'running-x'
+    record.write_text(f'{pid}\n')
+    return record
+
+
+def test_the_recorded_session_is_killed_descendants_included(tmp_path: Path) -> None:
+    leader = subprocess.Popen(['sh', '-c', 'sleep 600 & echo $! > child; wait'], cwd=tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not (tmp_path / 'child').exists() or not (tmp_path / 'child').read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    child = int((tmp_path / 'child').read_text())
+    record = _record(tmp_path, leader.pid)
+    stop_recorded(str(record))
+    assert leader.wait(10) == -signal.SIGKILL
+    assert not _alive(child)
+    assert not record.exists()
+
+
+@pytest.mark.parametrize('why', ['not a session leader', 'started long before the record'])
+def test_a_pid_that_is_not_the_recorded_shell_is_left_alone(tmp_path: Path, why: str) -> None:
+    process = subprocess.Popen(['sleep', '600'], start_new_session=why != 'not a session leader')
+    try:
+        record = _record(tmp_path, process.pid)
+        if why == 'started long before the record':
+            later = time.time() + 3600
+            os.utime(record, (later, later))
+        stop_recorded(str(record))
+        assert process.poll() is None
+        assert not record.exists()
+    finally:
+        process.kill()
+        process.wait()

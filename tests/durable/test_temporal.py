@@ -1,0 +1,265 @@
+"""FileSystem and Shell inside a Temporal workflow, on a real dev server (`conftest.temporal_address`).
+
+Each test drives `_temporal_app`'s agents (`TemporalDurability`, `LocalWorkspace`, `FileSystem`,
+`Shell(persist_cwd=True)`) with a script in the prompt; tools run as activities on a worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip('temporalio', reason="the Temporal tests need `temporalio` (pip install '.[durable]')")
+
+from tests.durable import _temporal_app as app  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+async def run_workflow(address: str, workflow: Any, script: list[Any]) -> dict[str, Any]:
+    """Run `script` as `workflow` on an in-process worker: the tool results and tools the model saw."""
+    client = await app.connect(address)
+    async with app.worker(client):
+        output = await client.execute_workflow(
+            workflow.run, json.dumps(script), id=f'wf-{uuid.uuid4().hex}', task_queue=app.TASK_QUEUE
+        )
+    return json.loads(output)
+
+
+async def run_plain(agent: Any, script: list[Any]) -> dict[str, Any]:
+    """The same script outside any workflow (`TemporalDurability` is transparent there)."""
+    return json.loads((await agent.run(json.dumps(script))).output)
+
+
+def normalized(results: list[str]) -> list[str]:
+    """Results with what differs between two runs (command IDs, PIDs, job directories) masked."""
+    masked = [re.sub(r'[0-9a-f]{32}', '<id>', r) for r in results]
+    return [re.sub(r'(PID:? |kill -- -|"pid": )\d+', r'\1<pid>', r) for r in masked]
+
+
+EVERY_TOOL: list[Any] = [
+    ['create_directory', {'path': 'src'}],
+    ['write_file', {'path': 'src/a.txt', 'content': 'one\ntwo\n'}],
+    ['read_file', {'path': 'src/a.txt'}],
+    ['edit_file', {'path': 'src/a.txt', 'old_text': 'two', 'new_text': 'three'}],
+    ['list_directory', {'path': 'src'}],
+    ['search_files', {'pattern': 'three'}],
+    ['find_files', {'pattern': '**/*.txt'}],
+    ['file_info', {'path': 'src/a.txt'}],
+    ['run_command', {'command': 'cd src && cat a.txt'}],
+    ['run_command', {'command': 'pwd'}],
+    ['start_command', {'command': 'echo started'}],
+    ['shell', {'command': 'echo persistent'}],
+]
+
+
+@pytest.mark.parametrize(
+    ('workflow', 'agent'),
+    [(app.RootWorkflow, app.root_agent), (app.WorkspaceWorkflow, app.workspace_agent)],
+    ids=['root_dir', 'workspace'],
+)
+async def test_every_tool_in_a_workflow(temporal_address: str, ws: Path, workflow: Any, agent: Any) -> None:
+    durable = await run_workflow(temporal_address, workflow, EVERY_TOOL)
+    assert (ws / 'src' / 'a.txt').read_text() == 'one\nthree\n'
+    for child in ws.iterdir():
+        shutil.rmtree(child)
+    plain = await run_plain(agent, EVERY_TOOL)
+    assert durable['tools'] == plain['tools']
+    print(json.dumps(durable['results'], indent=1))
+    assert normalized(durable['results']) == normalized(plain['results'])
+
+
+# --- crash and resume: a worker in a subprocess, killed with SIGKILL ----------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def start_worker(address: str, pause: str | None = None) -> subprocess.Popen[bytes]:
+    """A worker process for `_temporal_app`, blocking at the script's `{"pause": pause}` step when given."""
+    env = {**os.environ, 'DURABLE_WS': str(app.WS)}
+    env.pop('DURABLE_PAUSE', None)
+    if pause is not None:
+        env['DURABLE_PAUSE'] = pause
+    code = 'import asyncio, sys; from tests.durable._temporal_app import _serve; asyncio.run(_serve(sys.argv[1]))'
+    process = subprocess.Popen([sys.executable, '-c', code, address], cwd=REPO, env=env)
+    wait_for(app.WS.parent / f'worker-{process.pid}.ready', process)
+    return process
+
+
+def wait_for(path: Path, process: subprocess.Popen[bytes] | None = None, limit: float = 60) -> None:
+    """Until `path` exists (bounded, so a broken run fails instead of hanging)."""
+    deadline = time.monotonic() + limit
+    while not path.exists():
+        if process is not None and process.poll() is not None:
+            pytest.fail(f'the worker exited ({process.returncode}) before {path.name} appeared')
+        if time.monotonic() > deadline:
+            pytest.fail(f'{path.name} did not appear')
+        time.sleep(0.05)
+
+
+def kill(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the worker process alone (a crash: no cleanup runs in it)."""
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+
+def processes_with(marker: str) -> list[int]:
+    """PIDs of live processes whose command line contains `marker` (zombies excluded)."""
+    found: list[int] = []
+    for entry in Path('/proc').iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / 'cmdline').read_bytes()
+            state = (entry / 'stat').read_text().rsplit(')', 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != 'Z':
+            found.append(int(entry.name))
+    return found
+
+
+def session(leader: int) -> list[int]:
+    """Live processes (zombies excluded) in the session `leader` started."""
+    members: list[int] = []
+    for entry in Path('/proc').iterdir():
+        try:
+            fields = (entry / 'stat').read_text().rsplit(')', 1)[1].split() if entry.name.isdigit() else None
+        except OSError:
+            continue
+        if fields is not None and fields[0] != 'Z' and fields[3] == str(leader):
+            members.append(int(entry.name))
+    return members
+
+
+def gone(marker: str, limit: float = 10) -> list[int]:
+    """The processes with `marker` still alive after waiting (bounded) for them to die."""
+    deadline = time.monotonic() + limit
+    while (alive := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
+async def crash_and_resume(
+    address: str,
+    script: list[Any],
+    pause_file: str,
+    *,
+    pause: str | None = None,
+    between: Any = None,
+    workflow: Any = app.RootWorkflow,
+) -> dict[str, Any]:
+    """Start `script` as `workflow` on a worker subprocess, SIGKILL it once `pause_file` exists, call
+    `between()`, then finish the workflow on a new worker; the model's final answer."""
+    client = await app.connect(address)
+    first = start_worker(address, pause)
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        handle = await client.start_workflow(
+            workflow.run, json.dumps(script), id=f'wf-{uuid.uuid4().hex}', task_queue=app.TASK_QUEUE
+        )
+        wait_for(app.WS.parent / pause_file if pause else app.WS / pause_file, first)
+        kill(first)
+        if between is not None:
+            between()
+        second = start_worker(address)
+        return json.loads(await handle.result())
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                kill(process)
+
+
+@pytest.mark.parametrize(
+    ('workflow', 'agent'),
+    [(app.RootWorkflow, app.root_agent), (app.WorkspaceWorkflow, app.workspace_agent)],
+    ids=['root_dir', 'workspace'],
+)
+async def test_a_completed_write_is_not_repeated_after_a_crash(
+    temporal_address: str, ws: Path, workflow: Any, agent: Any
+) -> None:
+    """Killed after `write_file` and an appending command completed: neither runs again, and the
+    model sees what a run without a crash (or a workflow) shows."""
+    script: list[Any] = [
+        ['write_file', {'path': 'a.txt', 'content': 'written once\n'}],
+        ['run_command', {'command': 'echo x >> count.log'}],
+        {'pause': 'after-write'},
+        ['read_file', {'path': 'a.txt'}],
+        ['run_command', {'command': 'cat count.log'}],
+    ]
+    before: dict[str, int] = {}
+
+    def record() -> None:
+        stat = (ws / 'a.txt').stat()
+        before.update(inode=stat.st_ino, mtime=stat.st_mtime_ns)
+
+    answer = await crash_and_resume(
+        temporal_address, script, 'after-write.paused', pause='after-write', between=record, workflow=workflow
+    )
+    stat = (ws / 'a.txt').stat()
+    assert (stat.st_ino, stat.st_mtime_ns) == (before['inode'], before['mtime'])
+    assert (ws / 'count.log').read_text() == 'x\n'
+    assert answer['results'][3] == '[stdout]\nx\n'
+    for child in list(ws.iterdir()):
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+    assert answer['results'] == (await run_plain(agent, script))['results']
+    if workflow is app.RootWorkflow:
+        assert answer['results'][:3] == [
+            'Wrote 13 chars (1 lines) to a.txt. [hash:0da7c2eb507d]',
+            '(no output)',
+            '[a.txt | 1 lines | hash:0da7c2eb507d]\n     1\twritten once\n',
+        ]
+
+
+async def test_a_running_job_is_found_again_after_a_crash(temporal_address: str, ws: Path) -> None:
+    """Killed while the `shell` tool waits on its command: the new worker attaches to the same job,
+    which ran once; nothing is left running."""
+    release = ws.parent / f'release-{uuid.uuid4().hex}'
+    command = f'echo x >> job.log; touch started; while [ ! -e {release} ]; do sleep 0.05; done; echo finished'
+    script: list[Any] = [['shell', {'command': command, 'timeout': 120}], ['run_command', {'command': 'cat job.log'}]]
+    seen: list[int] = []
+
+    def check() -> None:
+        seen.extend(processes_with(str(release)))
+        release.touch()
+
+    answer = await crash_and_resume(temporal_address, script, 'started', between=check)
+    assert seen, 'the job died with the worker'
+    shell_result, cat_result = answer['results']
+    assert shell_result.startswith('finished\nPID: ')
+    assert int(shell_result.split('PID: ')[1].split()[0]) in seen
+    assert cat_result == '[stdout]\nx\n'
+    assert gone(str(release)) == []
+
+
+async def test_a_command_in_flight_is_stopped_before_it_runs_again(temporal_address: str, ws: Path) -> None:
+    """Killed while `run_command` runs: the orphaned command is stopped before the retried activity
+    runs it again (a command in flight is at-least-once); nothing is left running."""
+    marker = f'inflight-{uuid.uuid4().hex}'
+    # The first attempt sleeps until stopped; the retry finds `started` and ends at once.
+    command = f'echo y >> rc.log; if [ ! -e started ]; then touch started; sleep 600; fi # {marker}'
+    script: list[Any] = [['run_command', {'command': command}], ['run_command', {'command': 'cat rc.log'}]]
+    orphans: list[int] = []
+    try:
+        answer = await crash_and_resume(
+            temporal_address, script, 'started', between=lambda: orphans.extend(processes_with(marker))
+        )
+        assert orphans, 'the command died with its worker'
+        assert gone(marker) == []
+        assert [pid for leader in orphans for pid in session(leader)] == []  # its `sleep` too
+        assert answer['results'] == ['(no output)', '[stdout]\ny\ny\n']
+        assert not list((ws / '.pydantic-ai-harness' / 'shell').glob('running-*'))
+    finally:
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
