@@ -33,6 +33,7 @@ from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._durable_dbos import call_in_unit
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
@@ -419,6 +420,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             else tool
             for name, tool in tools.items()
         }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
+    ) -> Any:
+        """Each call is one durable unit under DBOS and Prefect, on the plain workspace (`_durable_dbos.py`)."""
+        parent = super()
+        return await call_in_unit('FileSystem', name, ctx, lambda unit: parent.call_tool(name, tool_args, unit, tool))
 
     def _described_schema(self, name: str, described: ToolsetTool[Any], ours: ToolsetTool[Any]) -> dict[str, Any]:
         """A tool's parameter schema as the workspace contract describes it, plus `replace_all` when enabled."""
