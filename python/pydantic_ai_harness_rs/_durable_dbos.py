@@ -68,6 +68,7 @@ async def _dbos_step(owner: str, name: str, ctx: RunContext[Any], call: Callable
     result and emitted from workflow code once it returns, on the first run and on recovery
     alike, so the workflow's steps come in the same order both times."""
     from dbos import DBOS
+    from pydantic_ai.durable_exec._operation_backend import durable_unit_scope
 
     unit = unit_context(ctx)
     held: list[Any] | None = [] if _events_take_steps(ctx) else None
@@ -81,7 +82,9 @@ async def _dbos_step(owner: str, name: str, ctx: RunContext[Any], call: Callable
         unit.emit = hold  # type: ignore[method-assign]
 
     async def step() -> tuple[T, list[Any] | None]:
-        return await call(unit), held
+        # Marked as a unit the way Pydantic AI marks its own steps, for code that asks (`in_durable_unit`).
+        with durable_unit_scope():
+            return await call(unit), held
 
     result, events = await DBOS.run_step_async({'name': f'{owner}.{name}'}, step)
     for event in events or ():
@@ -100,7 +103,4 @@ def _events_take_steps(ctx: RunContext[Any]) -> bool:
 def _in_unit(ctx: RunContext[Any]) -> bool:
     """Inside a durable unit of Pydantic AI's in-process engines (a Prefect task, a DBOS step)."""
     backend = sys.modules.get('pydantic_ai.durable_exec._operation_backend')
-    if backend is not None and backend.in_durable_unit():
-        return True
-    dbos = sys.modules.get('dbos')
-    return dbos is not None and dbos.DBOS.step_id is not None
+    return backend is not None and backend.in_durable_unit()

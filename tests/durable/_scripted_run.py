@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai_harness_rs.filesystem import FileSystem
 from pydantic_ai_harness_rs.shell import Shell
@@ -129,19 +129,34 @@ def build(
     events: list[dict[str, Any]] = []
     calls = SCRIPTS[scenario]
 
-    async def model(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    async def respond(messages: list[ModelMessage]) -> tuple[str, dict[str, Any]] | None:
+        """The next `(tool, args)`, or `None` for the final answer."""
         step = sum(isinstance(m, ModelResponse) for m in messages)
         if mode == 'crash' and step == CRASH_AT.get(scenario):
             print('CRASH-POINT', flush=True)
             await asyncio.sleep(3600)
         if step >= len(calls):
-            yield 'done'
-            return
+            return None
         name, args = calls[step]
         if args.get('command_id') == '{id}':
             started = next(r for r in returns(messages) if r.startswith('Started background command'))
             args = {'command_id': re.search(r'ID: (\w+)', started).group(1)}  # type: ignore[union-attr]
-        yield {0: DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f'call-{step}')}
+        return name, args
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        call = await respond(messages)
+        step = sum(isinstance(m, ModelResponse) for m in messages)
+        if call is None:
+            return ModelResponse(parts=[TextPart('done')])
+        return ModelResponse(parts=[ToolCallPart(call[0], call[1], tool_call_id=f'call-{step}')])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        call = await respond(messages)
+        step = sum(isinstance(m, ModelResponse) for m in messages)
+        if call is None:
+            yield 'done'
+        else:
+            yield {0: DeltaToolCall(name=call[0], json_args=json.dumps(call[1]), tool_call_id=f'call-{step}')}
 
     async def handler(ctx: Any, stream: Any) -> None:
         async for event in stream:
@@ -151,7 +166,7 @@ def build(
 
     file_system = FileSystem(root_dir=workspace) if contract == 'root_dir' else FileSystem()
     agent: Agent[None, str] = Agent(
-        FunctionModel(stream_function=model),
+        FunctionModel(model, stream_function=stream),
         name='harness_rs_durable',
         capabilities=[
             LocalWorkspace(str(workspace)),

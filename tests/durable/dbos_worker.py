@@ -1,6 +1,6 @@
 """A DBOS worker process for the DBOS tests: one agent run as one workflow, started or recovered.
 
-Usage: `python dbos_worker.py SCENARIO CONTRACT WORKSPACE DATABASE MODE`, where SCENARIO is
+Usage: `python dbos_worker.py SCENARIO CONTRACT WORKSPACE DATABASE MODE [no-handler]`, where SCENARIO is
 `files` or `command` (see `SCRIPTS`), CONTRACT is `root_dir` (`FileSystem(root_dir=...)`) or
 `workspace` (root_dir left out, the run's `LocalWorkspace`), and MODE is
 
@@ -11,7 +11,8 @@ Usage: `python dbos_worker.py SCENARIO CONTRACT WORKSPACE DATABASE MODE`, where 
   its outcome.
 
 The outcome is one JSON line `RESULT {...}`: the tool results the model received, in order, and
-the capability events the `event_stream_handler` got (class name and a few fields). The model is
+the capability events the `event_stream_handler` got (class name and a few fields; none with
+`no-handler`, which builds `DBOSDurability()` without one). The model is
 stateless (it picks its call from the history), so a recovered workflow replays it exactly.
 """
 
@@ -31,8 +32,13 @@ WORKFLOW_ID = 'harness-rs-dbos-test'
 
 def main() -> None:
     scenario, contract, workspace, database, mode = sys.argv[1:6]
+    with_handler = sys.argv[6:] != ['no-handler']
     agent, events = build(
-        scenario, contract, Path(workspace), mode, lambda handler: DBOSDurability(event_stream_handler=handler)
+        scenario,
+        contract,
+        Path(workspace),
+        mode,
+        lambda handler: DBOSDurability(event_stream_handler=handler if with_handler else None),
     )
 
     @DBOS.workflow(name='harness_rs_dbos_workflow')

@@ -28,9 +28,9 @@ LIMIT = 120.0
 """Seconds any one worker or wait may take before the test fails (a bound, never an assertion on speed)."""
 
 
-def _start(tmp: Path, scenario: str, contract: str, mode: str) -> subprocess.Popen[str]:
+def _start(tmp: Path, scenario: str, contract: str, mode: str, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), scenario, contract, str(tmp / 'ws'), str(tmp / 'dbos.sqlite'), mode],
+        [sys.executable, str(WORKER), scenario, contract, str(tmp / 'ws'), str(tmp / 'dbos.sqlite'), mode, *extra],
         cwd=tmp,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -92,10 +92,14 @@ def test_every_tool_in_a_workflow(tmp: Path, contract: str) -> None:
     assert (ws / 'made').is_dir()
 
 
-@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
-def test_killed_after_a_write_recovers_without_repeating_a_step(tmp: Path, contract: str) -> None:
+@pytest.mark.parametrize(
+    ('contract', 'handler'), [('root_dir', True), ('workspace', True), ('root_dir', False)], ids=str
+)
+def test_killed_after_a_write_recovers_without_repeating_a_step(tmp: Path, contract: str, handler: bool) -> None:
+    """With an `event_stream_handler` (each event a DBOS step) and without one (events emitted live in the tool's step)."""
     ws = tmp / 'ws'
-    worker = _start(tmp, 'files', contract, 'crash')
+    extra = () if handler else ('no-handler',)
+    worker = _start(tmp, 'files', contract, 'crash', *extra)
     try:
         _await_line(worker, 'CRASH-POINT')
         written = (ws / 'written.txt').stat()
@@ -103,7 +107,7 @@ def test_killed_after_a_write_recovers_without_repeating_a_step(tmp: Path, contr
         _kill(worker)
     assert (ws / 'edited.txt').read_text() == 'x=ab;\n'
 
-    outcome = _outcome(_start(tmp, 'files', contract, 'recover'))
+    outcome = _outcome(_start(tmp, 'files', contract, 'recover', *extra))
 
     assert outcome['results'] == expected_results(ws, contract)
     after = (ws / 'written.txt').stat()
@@ -111,7 +115,7 @@ def test_killed_after_a_write_recovers_without_repeating_a_step(tmp: Path, contr
     assert (ws / 'edited.txt').read_text() == 'x=ab;\n'  # the edit is not applied twice
     assert (ws / 'appended.log').read_text() == 'x\n'  # the appending command ran once
     # The recovered process delivers the events of the steps it runs; the recorded ones were delivered before.
-    assert outcome['events'] == EVENTS_AFTER_CRASH
+    assert outcome['events'] == (EVENTS_AFTER_CRASH if handler else [])
 
 
 def test_killed_while_a_command_runs_finds_its_jobs_again(tmp: Path) -> None:
