@@ -13,8 +13,15 @@ still Pydantic AI's `DurableWorkspace` wrapper, whose calls go straight through 
 gets the workspace under it, so files and commands take the same native paths and the same
 contract (`root_dir` or the workspace's) as in a plain run.
 
-Events emitted inside the unit reach the run's stream and `event_stream_handler` while it runs;
-a recovered (replayed) unit does not emit them again.
+Events. In a Prefect task, and in a DBOS step when `DBOSDurability` has no `event_stream_handler`,
+a tool emits as in a plain run: live, and a `FileChangeRequestEvent` listener can cancel the
+change. With an `event_stream_handler`, DBOS delivers each event in a step of its own, numbered
+when it starts, so events emitted inside a step would shift the workflow's steps on recovery: the
+call's events are held and emitted from workflow code after its step returns. They ride on the
+step's recorded result, so a recovered workflow emits the same ones at the same place, and DBOS
+answers their handler steps from its record: the handler is not called twice. There a
+`FileChangeRequestEvent` arrives after the change and cannot cancel it. Without a handler, a
+step replayed on recovery emits nothing.
 """
 
 from __future__ import annotations
