@@ -34,6 +34,7 @@ from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._durable import beneath_durable, without_events
+from pydantic_ai_harness_rs._durable_dbos import call_in_unit
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
@@ -436,8 +437,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
     ) -> Any:
-        """Run a tool; where its events cannot reach the run (a Temporal activity) it emits none (`_durable.py`)."""
-        return await super().call_tool(name, tool_args, without_events(ctx), tool)
+        """Run a tool: one durable unit under DBOS and Prefect, on the plain workspace (`_durable_dbos.py`);
+        where its events cannot reach the run (a Temporal activity) it emits none (`_durable.py`)."""
+        parent = super()
+        return await call_in_unit(
+            'FileSystem', name, ctx, lambda unit: parent.call_tool(name, tool_args, without_events(unit), tool)
+        )
 
     def _described_schema(self, name: str, described: ToolsetTool[Any], ours: ToolsetTool[Any]) -> dict[str, Any]:
         """A tool's parameter schema as the workspace contract describes it, plus `replace_all` when enabled."""

@@ -36,6 +36,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTi
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._durable_commands import CommandGuard
+from pydantic_ai_harness_rs._durable_dbos import call_in_unit
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, call_job_id, env_bytes, launch
 from pydantic_ai_harness_rs.shell._limits import (
     APPLY_FAILED,
@@ -249,8 +250,12 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
     ) -> Any:
-        """Cap `str` results to the last `max_output_chars` chars (status and handles sit at the end)."""
-        result = await super().call_tool(name, tool_args, ctx, tool)
+        """Cap `str` results to the last `max_output_chars` chars (status and handles sit at the end).
+
+        Each call is one durable unit under DBOS and Prefect, on the plain workspace (`_durable_dbos.py`).
+        """
+        parent = super()
+        result = await call_in_unit('Shell', name, ctx, lambda unit: parent.call_tool(name, tool_args, unit, tool))
         if not isinstance(result, str):
             return result
         return truncate_tail(result, self._max_output_chars)

@@ -1,0 +1,178 @@
+"""The scripted agent runs of the DBOS and Prefect tests (`dbos_worker.py`, `prefect_worker.py`).
+
+Two scenarios: `files` (every file tool, and `run_command` with `persist_cwd`) and `command`
+(`start_command`, the `shell` tool, `check_command`, `stop_command`). The model is stateless: it
+picks its next call from the history, so an engine that replays recorded model steps drives it
+exactly as the first run did. In `crash` mode it hangs at `CRASH_AT`, printing `CRASH-POINT`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai_harness_rs.filesystem import FileSystem
+from pydantic_ai_harness_rs.shell import Shell
+
+MARK = 'harness_rs_durable_marker'
+"""In every command line, so the test can find leftover processes in the process table."""
+
+WAIT_FOR_GO = f'while [ ! -e go ]; do sleep 0.05; done  # {MARK}'
+WAIT_FOR_BG = f'while [ ! -e bg.done ]; do sleep 0.05; done  # {MARK}'
+"""The foreground command ends after the background one wrote its last line."""
+
+SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    'files': [
+        ('write_file', {'path': 'written.txt', 'content': 'written once\n'}),
+        ('edit_file', {'path': 'edited.txt', 'old_text': 'a', 'new_text': 'ab'}),
+        ('run_command', {'command': f'echo x >> appended.log  # {MARK}'}),
+        ('run_command', {'command': 'mkdir -p sub && cd sub'}),
+        ('create_directory', {'path': 'made'}),
+        # crash here (`CRASH_AT['files']`): every call above completed
+        ('run_command', {'command': 'pwd'}),
+        ('read_file', {'path': 'edited.txt'}),
+        ('list_directory', {'path': '.'}),
+        ('search_files', {'pattern': 'ab'}),
+        ('find_files', {'pattern': '*.txt'}),
+        ('file_info', {'path': 'written.txt'}),
+    ],
+    'command': [
+        (
+            'start_command',
+            {'command': f'echo started >> bg.log; {WAIT_FOR_GO}\necho finished >> bg.log; touch bg.done'},
+        ),
+        # crash while this one runs (the test kills the worker once `fg.log` has its first line)
+        ('shell', {'command': f'echo x >> fg.log; {WAIT_FOR_BG}\necho y >> fg.log', 'timeout': 120}),
+        ('check_command', {'command_id': '{id}'}),
+        ('stop_command', {'command_id': '{id}'}),
+    ],
+}
+
+CRASH_AT = {'files': 5}
+"""The model step at which `crash` mode hangs (the `command` scenario is killed by the test instead)."""
+
+TOOLS = {
+    'files': ['run_command'],
+    'command': ['shell', 'start_command', 'check_command', 'stop_command'],
+}
+
+
+FILES_RESULTS = [
+    'Wrote 13 chars (1 lines) to written.txt. [hash:0da7c2eb507d]',
+    'Edited edited.txt. [hash:dbe840955579]',
+    '(no output)',
+    '(no output)',
+    'Created directory: made',
+    '[stdout]\n{ws}/sub\n',
+    '[edited.txt | 1 lines | hash:dbe840955579]\n     1\tx=ab;\n',
+    'appended.log  (2 bytes)\nedited.txt  (6 bytes)\nmade/\nsub/\nwritten.txt  (13 bytes){hidden}',
+    'edited.txt:1:x=ab;',
+    'edited.txt\nwritten.txt',
+    'path: written.txt\ntype: file\nsize: 13 bytes\nbinary: False\nlines: 1\nhash: 0da7c2eb507d',
+]
+"""What the model receives in the `files` scenario, under either contract."""
+
+EVENTS_BEFORE_CRASH = [
+    {'event': 'FileChangeRequestEvent', 'path': 'written.txt', 'operation': 'write'},
+    {'event': 'FileWrittenEvent', 'path': 'written.txt'},
+    {'event': 'FileChangeRequestEvent', 'path': 'edited.txt', 'operation': 'edit'},
+    {'event': 'FileEditedEvent', 'path': 'edited.txt'},
+    {'event': 'FileChangeRequestEvent', 'path': 'made', 'operation': 'create_directory'},
+    {'event': 'DirectoryCreatedEvent', 'path': 'made'},
+]
+EVENTS_AFTER_CRASH = [
+    {'event': 'FileReadEvent', 'path': 'edited.txt'},
+    {'event': 'DirectoryListedEvent', 'path': '.'},
+    {'event': 'FilesSearchedEvent', 'path': '.'},
+    {'event': 'FilesSearchedEvent', 'path': '.'},
+]
+
+
+def expected_results(ws: Path, contract: str) -> list[str]:
+    """What the model receives in the `files` scenario run in `ws` under `contract`."""
+    hidden = (
+        '\n[1 hidden entries omitted; name a hidden path explicitly to include it]' if contract == 'workspace' else ''
+    )
+    return [r.format(ws=ws.resolve(), hidden=hidden) for r in FILES_RESULTS]
+
+
+def marked_processes() -> list[tuple[int, int, str]]:
+    """`(pid, pgid, args)` of every process whose command line carries `MARK`."""
+    table = subprocess.run(['ps', '-ww', '-eo', 'pid=,pgid=,args='], capture_output=True, text=True, check=True).stdout
+    rows = [line.split(None, 2) for line in table.splitlines()]
+    return [(int(r[0]), int(r[1]), r[2]) for r in rows if len(r) == 3 and MARK in r[2] and 'ps -ww' not in r[2]]
+
+
+def returns(messages: list[ModelMessage]) -> list[str]:
+    return [
+        part.content if isinstance(part.content, str) else repr(part.content)
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) or type(part).__name__ == 'RetryPromptPart'
+    ]
+
+
+def build(
+    scenario: str, contract: str, workspace: Path, mode: str, durability: Callable[[Any], AbstractCapability[None]]
+) -> tuple[Agent[None, str], list[dict[str, Any]]]:
+    """The scenario's agent with `durability(event_stream_handler)`, and the list its handler fills."""
+    events: list[dict[str, Any]] = []
+    calls = SCRIPTS[scenario]
+
+    async def respond(messages: list[ModelMessage]) -> tuple[str, dict[str, Any]] | None:
+        """The next `(tool, args)`, or `None` for the final answer."""
+        step = sum(isinstance(m, ModelResponse) for m in messages)
+        if mode == 'crash' and step == CRASH_AT.get(scenario):
+            print('CRASH-POINT', flush=True)
+            await asyncio.sleep(3600)
+        if step >= len(calls):
+            return None
+        name, args = calls[step]
+        if args.get('command_id') == '{id}':
+            started = next(r for r in returns(messages) if r.startswith('Started background command'))
+            args = {'command_id': re.search(r'ID: (\w+)', started).group(1)}  # type: ignore[union-attr]
+        return name, args
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        call = await respond(messages)
+        step = sum(isinstance(m, ModelResponse) for m in messages)
+        if call is None:
+            return ModelResponse(parts=[TextPart('done')])
+        return ModelResponse(parts=[ToolCallPart(call[0], call[1], tool_call_id=f'call-{step}')])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        call = await respond(messages)
+        step = sum(isinstance(m, ModelResponse) for m in messages)
+        if call is None:
+            yield 'done'
+        else:
+            yield {0: DeltaToolCall(name=call[0], json_args=json.dumps(call[1]), tool_call_id=f'call-{step}')}
+
+    async def handler(ctx: Any, stream: Any) -> None:
+        async for event in stream:
+            if type(event).__module__.startswith('pydantic_ai_harness_rs'):
+                fields = {k: v for k, v in vars(event).items() if k in ('path', 'operation', 'command', 'exit_code')}
+                events.append({'event': type(event).__name__, **fields})
+
+    file_system = FileSystem(root_dir=workspace) if contract == 'root_dir' else FileSystem()
+    agent: Agent[None, str] = Agent(
+        FunctionModel(model, stream_function=stream),
+        name='harness_rs_durable',
+        capabilities=[
+            LocalWorkspace(str(workspace)),
+            file_system,
+            Shell(persist_cwd=True, tools=TOOLS[scenario]),
+            durability(handler),
+        ],
+    )
+    return agent, events

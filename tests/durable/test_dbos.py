@@ -1,0 +1,152 @@
+"""FileSystem and Shell inside a DBOS workflow, on DBOS's SQLite system database: every tool in
+both FileSystem contracts, and a worker killed with SIGKILL and recovered by a new process.
+
+Each workflow runs in its own process (`dbos_worker.py`), as a deployment would, so the DBOS
+singleton never lives in the test process. Skipped when `dbos` is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip('dbos', reason="the DBOS tests need `dbos` (pip install dbos, or '.[durable]')")
+
+WORKER = Path(__file__).with_name('dbos_worker.py')
+from tests.durable._scripted_run import EVENTS_AFTER_CRASH, EVENTS_BEFORE_CRASH, expected_results, marked_processes  # noqa: E402
+
+LIMIT = 120.0
+"""Seconds any one worker or wait may take before the test fails (a bound, never an assertion on speed)."""
+
+
+def _start(tmp: Path, scenario: str, contract: str, mode: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), scenario, contract, str(tmp / 'ws'), str(tmp / 'dbos.sqlite'), mode, *extra],
+        cwd=tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _outcome(worker: subprocess.Popen[str]) -> dict[str, Any]:
+    output, _ = worker.communicate(timeout=LIMIT)
+    line = next((x for x in output.splitlines() if x.startswith('RESULT ')), None)
+    assert line is not None, output[-4000:]
+    return json.loads(line.removeprefix('RESULT '))
+
+
+def _await_line(worker: subprocess.Popen[str], text: str) -> None:
+    assert worker.stdout is not None
+    deadline = time.monotonic() + LIMIT
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        line = worker.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if text in line:
+            return
+    raise AssertionError(f'the worker never printed {text!r}:\n' + ''.join(seen[-40:]))
+
+
+def _await(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + LIMIT
+    while not condition():
+        assert time.monotonic() < deadline, f'timed out waiting for {what}'
+        time.sleep(0.05)
+
+
+def _kill(worker: subprocess.Popen[str]) -> None:
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.wait(timeout=LIMIT)
+    if worker.stdout is not None:
+        worker.stdout.close()
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    (tmp_path / 'ws').mkdir()
+    (tmp_path / 'ws' / 'edited.txt').write_text('x=a;\n')
+    return tmp_path
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_every_tool_in_a_workflow(tmp: Path, contract: str) -> None:
+    outcome = _outcome(_start(tmp, 'files', contract, 'run'))
+    ws = tmp / 'ws'
+    assert outcome['results'] == expected_results(ws, contract)
+    assert outcome['events'] == EVENTS_BEFORE_CRASH + EVENTS_AFTER_CRASH
+    assert (ws / 'written.txt').read_text() == 'written once\n'
+    assert (ws / 'edited.txt').read_text() == 'x=ab;\n'
+    assert (ws / 'appended.log').read_text() == 'x\n'
+    assert (ws / 'made').is_dir()
+
+
+@pytest.mark.parametrize(
+    ('contract', 'handler'), [('root_dir', True), ('workspace', True), ('root_dir', False)], ids=str
+)
+def test_killed_after_a_write_recovers_without_repeating_a_step(tmp: Path, contract: str, handler: bool) -> None:
+    """With an `event_stream_handler` (each event a DBOS step) and without one (events emitted live in the tool's step)."""
+    ws = tmp / 'ws'
+    extra = () if handler else ('no-handler',)
+    worker = _start(tmp, 'files', contract, 'crash', *extra)
+    try:
+        _await_line(worker, 'CRASH-POINT')
+        written = (ws / 'written.txt').stat()
+    finally:
+        _kill(worker)
+    assert (ws / 'edited.txt').read_text() == 'x=ab;\n'
+
+    outcome = _outcome(_start(tmp, 'files', contract, 'recover', *extra))
+
+    assert outcome['results'] == expected_results(ws, contract)
+    after = (ws / 'written.txt').stat()
+    assert (after.st_ino, after.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)  # not written again
+    assert (ws / 'edited.txt').read_text() == 'x=ab;\n'  # the edit is not applied twice
+    assert (ws / 'appended.log').read_text() == 'x\n'  # the appending command ran once
+    # The recovered process delivers the events of the steps it runs; the recorded ones were delivered before.
+    assert outcome['events'] == (EVENTS_AFTER_CRASH if handler else [])
+
+
+def test_killed_while_a_command_runs_finds_its_jobs_again(tmp: Path) -> None:
+    ws = tmp / 'ws'
+    try:
+        _killed_while_a_command_runs(ws, tmp)
+    finally:
+        (ws / 'go').touch()  # whatever happened, the test's commands end
+
+
+def _killed_while_a_command_runs(ws: Path, tmp: Path) -> None:
+    worker = _start(tmp, 'command', 'root_dir', 'crash')
+    try:
+        _await(lambda: (ws / 'fg.log').exists() and (ws / 'bg.log').exists(), 'both commands to start')
+    finally:
+        _kill(worker)
+    running = marked_processes()
+    assert {'echo started', 'echo x'} <= {m.group(0) for _, _, a in running if (m := re.search(r'echo (started|x)', a))}
+
+    recovery = _start(tmp, 'command', 'root_dir', 'recover')
+    _await_line(recovery, 'Recovering 1 workflows')
+    (ws / 'go').touch()  # lets both commands finish once the new process has taken the workflow over
+    outcome = _outcome(recovery)
+
+    started, foreground, checked, stopped = outcome['results']
+    assert started.startswith("Started background command: 'echo started >> bg.log;")
+    pid = int(re.match(r'PID: (\d+) ', foreground).group(1))  # type: ignore[union-attr]
+    assert pid in {pgid for _, pgid, _ in running}  # the job the killed worker started, not a new one
+    assert foreground.endswith('{"pid": %d, "exit_code": 0}' % pid)
+    assert checked.startswith('(no output yet)\n[status: ')  # finished, or about to
+    assert stopped.startswith('(no output)\n[stopped]')
+    assert (ws / 'bg.log').read_text() == 'started\nfinished\n'  # not restarted
+    assert (ws / 'fg.log').read_text() == 'x\ny\n'  # not run twice
+    _await(lambda: not marked_processes(), 'no command left running')

@@ -1,0 +1,105 @@
+"""FileSystem and Shell inside Prefect flows, on Prefect's local (ephemeral) server with
+`PREFECT_HOME` in a temporary directory: every tool, in both FileSystem contracts.
+
+All runs go through one worker process (`prefect_worker.py`), so the server starts once.
+No crash test: a flow run whose process died is not resumed by Prefect on its own, and running
+it again (`prefect.flow_engine.run_flow` with the same flow run) replays only some completed
+tool tasks from the result cache (see the README). Skipped when `prefect` is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip('prefect', reason="the Prefect tests need `prefect` (pip install prefect, or '.[durable]')")
+
+from tests.durable._scripted_run import (  # noqa: E402
+    EVENTS_AFTER_CRASH,
+    EVENTS_BEFORE_CRASH,
+    expected_results,
+    marked_processes,
+)
+
+WORKER = Path(__file__).with_name('prefect_worker.py')
+RUNS = ('files:root_dir', 'files:workspace', 'command:root_dir', 'command:workspace')
+LIMIT = 600.0
+"""Seconds the worker may take (the ephemeral server's start is slow on a loaded machine); a bound only."""
+
+
+@pytest.fixture(scope='module')
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, Any]]]:
+    base = tmp_path_factory.mktemp('prefect')
+    for run in RUNS:
+        ws = base / run.replace(':', '-')
+        ws.mkdir()
+        (ws / 'edited.txt').write_text('x=a;\n')
+        if run.startswith('command'):
+            (ws / 'go').touch()  # its commands finish at once
+    env = {
+        **os.environ,
+        'PREFECT_HOME': str(base / 'prefect-home'),
+        'PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS': '300',
+        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
+        'PREFECT_API_URL': '',
+    }
+    worker = subprocess.run(
+        [sys.executable, str(WORKER), str(base), *RUNS],
+        cwd=base,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+    )
+    found = {
+        line.split(' ', 2)[1]: json.loads(line.split(' ', 2)[2])
+        for line in worker.stdout.splitlines()
+        if line.startswith('RESULT ')
+    }
+    assert len(found) == len(RUNS), (worker.stdout + worker.stderr)[-6000:]
+    return base, found
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_every_file_tool_in_a_flow(outcomes: tuple[Path, dict[str, dict[str, Any]]], contract: str) -> None:
+    base, found = outcomes
+    ws = base / f'files-{contract}'
+    outcome = found[f'files-{contract}']
+    assert outcome['results'] == expected_results(ws, contract)
+    assert outcome['events'] == EVENTS_BEFORE_CRASH + EVENTS_AFTER_CRASH
+    assert (ws / 'written.txt').read_text() == 'written once\n'
+    assert (ws / 'edited.txt').read_text() == 'x=ab;\n'
+    assert (ws / 'appended.log').read_text() == 'x\n'
+    assert (ws / 'made').is_dir()
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_every_shell_tool_in_a_flow(outcomes: tuple[Path, dict[str, dict[str, Any]]], contract: str) -> None:
+    base, found = outcomes
+    ws = base / f'command-{contract}'
+    started, foreground, checked, stopped = found[f'command-{contract}']['results']
+    assert started.startswith("Started background command: 'echo started >> bg.log;")
+    assert foreground.startswith('PID: ') and foreground.endswith(', "exit_code": 0}')
+    assert checked.startswith('(no output yet)\n[status: ')
+    assert stopped.startswith('(no output)\n[stopped]')
+    assert (ws / 'fg.log').read_text() == 'x\ny\n'
+    assert (ws / 'bg.log').read_text() == 'started\nfinished\n'
+    assert found[f'command-{contract}']['events'] == [
+        {
+            'event': 'CommandStartedEvent',
+            'command': 'echo x >> fg.log; while [ ! -e bg.done ]; do sleep 0.05; done  # harness_rs_durable_marker\n'
+            'echo y >> fg.log',
+        },
+        {'event': 'CommandFinishedEvent', 'exit_code': 0},
+    ]
+    deadline = time.monotonic() + 60
+    while marked_processes():
+        assert time.monotonic() < deadline, 'a command was left running'
+        time.sleep(0.05)
