@@ -79,7 +79,7 @@ pub fn sniff_utf16(head: &[u8]) -> Option<Utf16> {
         _ => {}
     }
     let n = head.len() & !1;
-    if n < 4 {
+    if n < 4 || memchr::memchr(0, head).is_none() {
         return None;
     }
     let pairs = n / 2;

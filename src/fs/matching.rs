@@ -78,7 +78,7 @@ fn uniform_ending(region: &[u8]) -> Option<Ending> {
 fn with_ending(s: &[u8], ending: Ending) -> Cow<'_, [u8]> {
     let ok = match ending {
         Ending::Lf => memchr::memchr(b'\r', s).is_none(),
-        Ending::Crlf => uniform_ending(s) != Some(Ending::Lf) && !has_bare_lf(s),
+        Ending::Crlf => !has_bare_lf(s),
     };
     if ok {
         return Cow::Borrowed(s);
@@ -249,7 +249,7 @@ pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Ve
                 return Err(Error::new(
                     ErrorKind::AmbiguousMatch,
                     format!(
-                        "{label} found {count}{how} times in {path}. Include more surrounding context to make \
+                        "{label} found {count} times in {path}{how}. Include more surrounding context to make \
                          the match unique. No changes were written."
                     ),
                 ));
@@ -458,7 +458,7 @@ mod tests {
         // Ignoring endings, two matches are still ambiguous.
         assert_eq!(
             edit(b"a\r\nb\r\na\r\nb\r\n", "a\nb", "x").unwrap_err(),
-            "old_text found 2 (line endings ignored) times in f. Include more surrounding context to \
+            "old_text found 2 times in f (line endings ignored). Include more surrounding context to \
              make the match unique. No changes were written."
         );
         // Bytes that are not UTF-8 are kept.

@@ -150,8 +150,21 @@ impl Replacement {
 /// of two overlapping matches; the document says each must match exactly once.
 /// Source: `_apply_replacements`, _toolset.py.
 pub fn apply_replacements(text: &str, replacements: &[Replacement], path: &str) -> Result<String> {
-    let out = matching::apply(text.as_bytes(), replacements, path)?;
-    Ok(String::from_utf8(out).expect("UTF-8 replaced by UTF-8 at character boundaries"))
+    Ok(spliced_utf8(matching::apply(
+        text.as_bytes(),
+        replacements,
+        path,
+    )?))
+}
+
+/// The result of [`matching::apply`] on valid UTF-8, as a `String` without a second pass over
+/// a file that may be large.
+fn spliced_utf8(bytes: Vec<u8>) -> String {
+    debug_assert!(std::str::from_utf8(&bytes).is_ok());
+    // SAFETY: `matching::apply` only cuts its input where a match of a UTF-8 needle starts or
+    // ends (character boundaries of valid UTF-8), and inserts UTF-8 `new_text`, its line breaks
+    // re-spelled with ASCII `\r`/`\n` between characters; the input here is valid UTF-8.
+    unsafe { String::from_utf8_unchecked(bytes) }
 }
 
 /// The content hash of bytes `contract` defines (what `read_file` and the guard report).
@@ -275,11 +288,12 @@ impl Source {
         let skip = if bom { encoding::UTF8_BOM.len() } else { 0 };
         Ok(match self {
             Source::Utf8 { text, .. } => {
-                let mut new = text.as_bytes()[..skip].to_vec();
-                new.extend(matching::apply(&text.as_bytes()[skip..], replacements, path)?);
+                let mut new = matching::apply(&text.as_bytes()[skip..], replacements, path)?;
+                if skip > 0 {
+                    new.splice(0..0, text.as_bytes()[..skip].iter().copied());
+                }
                 Edited {
-                    new_text: String::from_utf8(new)
-                        .expect("UTF-8 replaced by UTF-8 at character boundaries"),
+                    new_text: spliced_utf8(new),
                     old_text: text,
                     encoded: None,
                     old_raw: None,
