@@ -103,9 +103,7 @@ pub fn sniff_utf16(head: &[u8]) -> Option<Utf16> {
     }
     for decoded in char::decode_utf16(units) {
         match decoded {
-            Ok(c) if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r' | '\x0c') => {
-                return None
-            }
+            Ok(c) if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r' | '\x0c') => return None,
             Ok(_) => {}
             Err(_) => return None,
         }
@@ -279,7 +277,10 @@ mod tests {
         );
         assert_eq!(sniff_utf16(b"\xff\xfe\x00\x00a\x00\x00\x00"), None);
         assert_eq!(
-            sniff_utf16(&encode_utf16("hello\r\nworld\n", Utf16 { bom: false, ..LE })),
+            sniff_utf16(&encode_utf16(
+                "hello\r\nworld\n",
+                Utf16 { bom: false, ..LE }
+            )),
             Some(Utf16 { bom: false, ..LE })
         );
         // Zero bytes that do not decode to text stay binary.
@@ -292,7 +293,10 @@ mod tests {
     fn utf16_round_trips() {
         let bytes = encode_utf16("h\u{e9}\u{1F642}\n", LE);
         assert_eq!(&bytes[..4], b"\xff\xfeh\x00");
-        assert_eq!(decode_utf16(&bytes, LE, false).unwrap(), "h\u{e9}\u{1F642}\n");
+        assert_eq!(
+            decode_utf16(&bytes, LE, false).unwrap(),
+            "h\u{e9}\u{1F642}\n"
+        );
         // An unpaired surrogate at byte 4; an odd final byte.
         let bad = b"\xff\xfea\x00\x00\xd8b\x00";
         assert_eq!(decode_utf16(bad, LE, false), Err(Utf16Error { offset: 4 }));

@@ -69,7 +69,9 @@ impl LossyDecoder {
 
     /// Decodes `chunk`, calling `out` with each piece of valid UTF-8 (U+FFFD included).
     pub fn feed(&mut self, chunk: &[u8], out: &mut impl FnMut(&[u8])) {
-        self.feed_marked(chunk, &mut |piece, bad| out(if bad { REPLACEMENT } else { piece }));
+        self.feed_marked(chunk, &mut |piece, bad| {
+            out(if bad { REPLACEMENT } else { piece })
+        });
     }
 
     /// Decodes `chunk`, calling `out(piece, false)` with each piece of valid UTF-8 and

@@ -144,7 +144,10 @@ enum Matches {
     /// These byte ranges of the text.
     Ranges(Vec<(usize, usize)>),
     /// No match, or `count` (more than one) where exactly one was required.
-    Miss { count: usize, ignoring_endings: bool },
+    Miss {
+        count: usize,
+        ignoring_endings: bool,
+    },
 }
 
 fn locate(text: &[u8], old: &[u8], replace_all: bool) -> Matches {
@@ -374,7 +377,10 @@ fn differences(file: &str, old: &str, first: bool, last: bool) -> Vec<String> {
     let lead = |s: &str| s.len() - s.trim_start().len();
     let trail = |s: &str| s.len() - s.trim_end().len();
     let (fl, ol) = (&file[..lead(file)], &old[..lead(old)]);
-    let (ft, ot) = (&file[file.len() - trail(file)..], &old[old.len() - trail(old)..]);
+    let (ft, ot) = (
+        &file[file.len() - trail(file)..],
+        &old[old.len() - trail(old)..],
+    );
     let whole = loose(file) == loose(old);
     let mut out = Vec::new();
     if fl != ol && (!first || !ol.is_empty() || whole) {
@@ -409,7 +415,11 @@ fn describe(ws: &str) -> String {
     for (n, one, many) in [
         (tabs, "a tab", "tabs"),
         (spaces, "1 space", "spaces"),
-        (other, "1 other whitespace character", "other whitespace characters"),
+        (
+            other,
+            "1 other whitespace character",
+            "other whitespace characters",
+        ),
     ] {
         match n {
             0 => {}

@@ -264,7 +264,8 @@ impl FileSystem {
         let mut scan = read::scan(&mut file, spec.window(path), cancel)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
         if let Some(kind) = scan.utf16 {
-            scan = self.rescan_utf16(&mut file, scan, kind, spec.window(path), &resolved, cancel)?;
+            scan =
+                self.rescan_utf16(&mut file, scan, kind, spec.window(path), &resolved, cancel)?;
         }
         let (text, media) = match self.limits.contract {
             Contract::Workspace if scan.is_binary_read() => {

@@ -694,8 +694,11 @@ impl FileSystem {
         read_all(&mut file, &mut raw, cancel).map_err(|e| self.io_error(&e, &resolved.rel))??;
         let (mut edited, current) =
             edit_plan(path, raw, replacements, expected_hash, self.limits.contract)?;
-        let (diff, truncated) =
-            unified_diff(Some(&edited.old_text), &edited.new_text, &resolved.event_str());
+        let (diff, truncated) = unified_diff(
+            Some(&edited.old_text),
+            &edited.new_text,
+            &resolved.event_str(),
+        );
         let content = std::mem::take(&mut edited.new_text);
         let encoded = edited.encoded.take();
         Ok(Plan {
@@ -837,12 +840,8 @@ impl FileSystem {
             }
             return Err(self.io_error(&e, rel));
         }
-        let (text, hash) = written_text(
-            plan,
-            path,
-            self.limits.content_hashes,
-            self.limits.contract,
-        );
+        let (text, hash) =
+            written_text(plan, path, self.limits.content_hashes, self.limits.contract);
         Ok(Outcome {
             text,
             path: plan.event_path(),
@@ -1028,7 +1027,10 @@ mod tests {
         assert_eq!(plan.bytes(), b"ok \xe2\x82 y");
         assert_eq!(plan.content, "ok \u{FFFD} y");
         let out = f.commit(&plan, &c).unwrap();
-        assert_eq!(fs::read(d.path().join("bad.txt")).unwrap(), b"ok \xe2\x82 y");
+        assert_eq!(
+            fs::read(d.path().join("bad.txt")).unwrap(),
+            b"ok \xe2\x82 y"
+        );
         assert_eq!(
             out.text,
             format!("Edited bad.txt. [hash:{}]", text_hash("ok \u{FFFD} y"))

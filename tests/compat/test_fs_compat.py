@@ -181,9 +181,8 @@ def _edits_keep_endings_and_bom(ref: Outcome, ours: Outcome) -> Outcome:
     _take_call(expected, ours, 4, 'old_text not found in crlf.txt. No changes were written.', [])
     bom = '\ufeffhead\nbody\n'
     _take_call(expected, ours, 8, f'Edited bom.txt. [hash:{_h(bom)}]', EDITED)
-    _take_call(
-        expected, ours, 9, f'[bom.txt | 2 lines | hash:{_h(bom)}]\n     1\t\ufeffhead\n     2\tbody\n', ['FileReadEvent']
-    )
+    read = f'[bom.txt | 2 lines | hash:{_h(bom)}]\n     1\t\ufeffhead\n     2\tbody\n'
+    _take_call(expected, ours, 9, read, ['FileReadEvent'])
     expected['disk'].update({'crlf.txt': 'x\r\n', 'bom.txt': bom})
     return expected
 
