@@ -69,6 +69,14 @@ impl LossyDecoder {
 
     /// Decodes `chunk`, calling `out` with each piece of valid UTF-8 (U+FFFD included).
     pub fn feed(&mut self, chunk: &[u8], out: &mut impl FnMut(&[u8])) {
+        self.feed_marked(chunk, &mut |piece, bad| {
+            out(if bad { REPLACEMENT } else { piece })
+        });
+    }
+
+    /// Decodes `chunk`, calling `out(piece, false)` with each piece of valid UTF-8 and
+    /// `out(bytes, true)` with each undecodable sequence's bytes (one U+FFFD each).
+    pub fn feed_marked(&mut self, chunk: &[u8], out: &mut impl FnMut(&[u8], bool)) {
         if chunk.is_empty() {
             return;
         }
@@ -81,26 +89,26 @@ impl LossyDecoder {
         let mut buf = std::mem::take(&mut self.carry);
         buf.extend_from_slice(&chunk[..k]);
         self.feed_plain(&buf, out);
-        self.feed(&chunk[k..], out);
+        self.feed_marked(&chunk[k..], out);
     }
 
-    fn feed_plain(&mut self, mut chunk: &[u8], out: &mut impl FnMut(&[u8])) {
+    fn feed_plain(&mut self, mut chunk: &[u8], out: &mut impl FnMut(&[u8], bool)) {
         loop {
             match std::str::from_utf8(chunk) {
                 Ok(_) => {
                     if !chunk.is_empty() {
-                        out(chunk);
+                        out(chunk, false);
                     }
                     return;
                 }
                 Err(e) => {
                     let valid = e.valid_up_to();
                     if valid > 0 {
-                        out(&chunk[..valid]);
+                        out(&chunk[..valid], false);
                     }
                     match e.error_len() {
                         Some(n) => {
-                            out(REPLACEMENT);
+                            out(&chunk[valid..valid + n], true);
                             chunk = &chunk[valid + n..];
                         }
                         None => {
@@ -115,10 +123,15 @@ impl LossyDecoder {
 
     /// Flushes a pending incomplete sequence as U+FFFD (`final=True`).
     pub fn finish(&mut self, out: &mut impl FnMut(&[u8])) {
+        self.finish_marked(&mut |piece, bad| out(if bad { REPLACEMENT } else { piece }));
+    }
+
+    /// [`LossyDecoder::finish`] with undecodable bytes marked as in [`LossyDecoder::feed_marked`].
+    pub fn finish_marked(&mut self, out: &mut impl FnMut(&[u8], bool)) {
         if !self.carry.is_empty() {
-            let s = String::from_utf8_lossy(&self.carry).into_owned();
-            self.carry.clear();
-            out(s.as_bytes());
+            // An incomplete sequence at the end is one U+FFFD (Python's `final=True`).
+            let carry = std::mem::take(&mut self.carry);
+            out(&carry, true);
         }
     }
 }

@@ -16,7 +16,9 @@
 
 pub mod access;
 pub mod diff;
+pub mod encoding;
 pub mod hash;
+pub mod matching;
 pub mod path;
 pub mod read;
 pub mod remote;
@@ -261,6 +263,10 @@ impl FileSystem {
         };
         let mut scan = read::scan(&mut file, spec.window(path), cancel)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
+        if let Some(kind) = scan.utf16 {
+            scan =
+                self.rescan_utf16(&mut file, scan, kind, spec.window(path), &resolved, cancel)?;
+        }
         let (text, media) = match self.limits.contract {
             Contract::Workspace if scan.is_binary_read() => {
                 read::render_binary(path, &mut scan, &spec, guessed_type)
@@ -276,6 +282,23 @@ impl FileSystem {
             media,
             ..Default::default()
         })
+    }
+
+    /// The scan of a file recognised as UTF-16, over its decoded text
+    /// ([`encoding::rescan_utf16`]), read again from the start of `file`.
+    fn rescan_utf16(
+        &self,
+        file: &mut File,
+        first: read::Scan,
+        kind: encoding::Utf16,
+        window: WindowSpec,
+        resolved: &Resolved,
+        cancel: &CancelFlag,
+    ) -> Result<read::Scan> {
+        use std::io::{Seek, SeekFrom};
+        let os = |e: std::io::Error| self.root.os_error(&e, Some(&resolved.rel));
+        file.seek(SeekFrom::Start(0)).map_err(os)?;
+        encoding::rescan_utf16(file, first, kind, window, cancel).map_err(os)?
     }
 
     /// Opens a resolved path for reading and checks it is a regular file.
@@ -410,8 +433,11 @@ impl FileSystem {
             let mut file =
                 self.open_regular(resolved, path, || format!("Path not found: {path}"), false)?;
             let window = WindowSpec::count_only(self.limits.contract);
-            let scan = read::scan(&mut file, window, cancel)
+            let mut scan = read::scan(&mut file, window, cancel)
                 .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
+            if let Some(kind) = scan.utf16 {
+                scan = self.rescan_utf16(&mut file, scan, kind, window, resolved, cancel)?;
+            }
             parts.push(format!(
                 "binary: {}",
                 if scan.binary { "True" } else { "False" }

@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::encoding::{self, InvalidUtf8, Utf16};
 use crate::fs::hash::{is_binary, short_hex, LossyDecoder, BINARY_SAMPLE};
 use crate::fs::text::{
     char_len, has_rare_terminator, has_terminator_besides_crlf, terminator_at, thousands,
@@ -106,6 +107,13 @@ pub struct Scan {
     pub lines: Vec<WindowLine>,
     /// Length in chars of the first window line, even when it was not kept.
     pub first_len: Option<usize>,
+    /// The bytes that are not UTF-8 (each shown as U+FFFD), when there are any.
+    pub invalid_utf8: Option<InvalidUtf8>,
+    /// UTF-16 recognised in the first bytes ([`encoding::sniff_utf16`]): the caller decodes
+    /// the file and scans the text instead ([`encoding::rescan_utf16`]).
+    pub utf16: Option<Utf16>,
+    /// The encoding the scanned text was decoded from, when not UTF-8.
+    pub decoded_from: Option<Utf16>,
 }
 
 impl Scan {
@@ -455,6 +463,8 @@ pub fn scan(
         filled += n;
     }
     let binary = is_binary(&buf[..filled]);
+    let utf16 = encoding::sniff_utf16(&buf[..filled]);
+    let mut invalid: Option<InvalidUtf8> = None;
     let (media_type, head) = if workspace {
         let head = &buf[..filled];
         (
@@ -486,7 +496,12 @@ pub fn scan(
             digest.update(chunk);
         }
         if !binary {
-            decoder.feed(chunk, &mut |piece| {
+            decoder.feed_marked(chunk, &mut |piece, bad| {
+                let piece = if bad {
+                    note_invalid(&mut invalid, &lines, piece)
+                } else {
+                    piece
+                };
                 if !workspace {
                     digest.update(piece);
                 }
@@ -496,7 +511,12 @@ pub fn scan(
         chunk_len = read_some(reader, &mut buf)?;
     }
     if !binary {
-        decoder.finish(&mut |piece| {
+        decoder.finish_marked(&mut |piece, bad| {
+            let piece = if bad {
+                note_invalid(&mut invalid, &lines, piece)
+            } else {
+                piece
+            };
             if !workspace {
                 digest.update(piece);
             }
@@ -514,7 +534,26 @@ pub fn scan(
         total_lines,
         lines: lines.lines,
         first_len: lines.first_len,
+        invalid_utf8: invalid,
+        utf16,
+        decoded_from: None,
     }))
+}
+
+/// Counts an undecodable sequence (its first byte and line kept for the first one) and
+/// returns the U+FFFD that stands for it.
+fn note_invalid(invalid: &mut Option<InvalidUtf8>, lines: &Lines, bytes: &[u8]) -> &'static [u8] {
+    match invalid {
+        Some(i) => i.count += 1,
+        None => {
+            *invalid = Some(InvalidUtf8 {
+                byte: bytes[0],
+                line: lines.line_idx + 1 + usize::from(lines.pending_cr),
+                count: 1,
+            })
+        }
+    }
+    "\u{FFFD}".as_bytes()
 }
 
 fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -676,10 +715,13 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
         spec.content_hashes,
         spec.max_read_chars,
     );
-    let budget = spec.body_budget(&head);
+    let note = encoding::read_note(scan);
+    let budget = spec
+        .body_budget(&head)
+        .map(|b| b.saturating_sub(note.chars().count()));
     let total = scan.total_lines;
     if total == 0 {
-        return Ok(head + "(empty file)\n");
+        return Ok(head + "(empty file)\n" + &note);
     }
     if spec.offset >= total {
         return Err(Error::new(
@@ -724,7 +766,8 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
                         "... (Line {number} is {} characters and does not fit the read window. \
                          Use offset={number} to skip it, or a shell byte range to inspect it.)\n",
                         thousands(len as u64)
-                    ));
+                    )
+                    + &note);
             }
             break;
         }
@@ -746,7 +789,7 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
             "... ({remaining} more lines. Use offset={next} to continue reading.)\n"
         ));
     }
-    Ok(head + &body)
+    Ok(head + &body + &note)
 }
 
 #[cfg(test)]
@@ -919,6 +962,15 @@ mod tests {
                 for chunk in [1, 2, 3, 7, 8192, 1 << 20] {
                     let got = ours("f.txt", text, s, chunk);
                     match (&expected, &got) {
+                        // Not UTF-8: the same result and a note, which takes its room from
+                        // the window under max_read_chars.
+                        (Ok(e), Ok(g)) if std::str::from_utf8(text).is_err() => {
+                            let at = g.find("[Not valid UTF-8: ");
+                            assert!(at.is_some() || is_binary(text), "{g:?}");
+                            if s.max_read_chars.is_none() {
+                                assert_eq!(&g[..at.unwrap_or(g.len())], e);
+                            }
+                        }
                         (Ok(e), Ok(g)) => assert_eq!(g, e, "{text:?} {s:?} chunk {chunk}"),
                         (Err(_), Err(g)) => assert_eq!(g.kind, ErrorKind::OffsetPastEnd),
                         _ => panic!("{text:?} {s:?} {expected:?} {got:?}"),
@@ -983,7 +1035,9 @@ mod tests {
         );
         assert_eq!(
             text("bad.txt", b"bad \xff\xfe\nok\n"),
-            "[bad.txt | 2 lines | hash:164842486aa6]\n     1\tbad \u{FFFD}\u{FFFD}\n     2\tok\n"
+            "[bad.txt | 2 lines | hash:164842486aa6]\n     1\tbad \u{FFFD}\u{FFFD}\n     2\tok\n\
+             [Not valid UTF-8: 2 byte sequences shown as \u{FFFD}, the first (0xff) on line 1; \
+             edit_file keeps such bytes as they are.]\n"
         );
         let bin: Vec<u8> = (0..11).collect();
         assert_eq!(

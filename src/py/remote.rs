@@ -378,7 +378,7 @@ impl PyRemoteCore {
         py: Python<'py>,
         plan: PyRef<'_, PyChangePlan>,
     ) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, plan.plan.content.as_bytes())
+        PyBytes::new(py, plan.plan.bytes())
     }
 
     fn check_guard(

@@ -48,8 +48,22 @@ DELIBERATE: dict[tuple[str, int], tuple[str, str]] = {
         'docs/guide.txt:2:TODO later\nlogs/app.log:1:TODO log line\nnotes.md:2:TODO: one\nnotes.md:3:TODO: two\n'
         f'{HIDDEN.format(2)}\n{CUT}',
     ),
+    # Issue 9: a file that is not UTF-8 says so when read, and is edited with its other bytes
+    # kept; 0.62.0 shows U+FFFD silently and refuses the edit.
+    ('reads', 11): (
+        '[bad.txt | 1 lines | hash:5bd0409927f4]\n     1\tcaf\ufffd latin-1\n',
+        '[bad.txt | 1 lines | hash:5bd0409927f4]\n     1\tcaf\ufffd latin-1\n[Not valid UTF-8: 1 byte sequence '
+        'shown as \ufffd, the first (0xe9) on line 1; edit_file keeps such bytes as they are.]\n',
+    ),
+    ('changes', 16): ("RETRY: 'utf-8' codec can't decode byte 0xe9", 'Edited bad.txt. [hash:bb30bc4964e8]'),
 }
 """`(what 0.62.0's result contains, ours)` for the calls where we do better; listed in the README."""
+
+DELIBERATE_FILES: dict[str, dict[str, tuple[str, str]]] = {
+    # The edit above: `caf` -> `b`, the Latin-1 byte kept (files shown decoded as Latin-1).
+    'changes': {'/ws/bad.txt': ('caf\xe9 latin-1\n', 'b\xe9 latin-1\n')},
+}
+"""`path: (0.62.0's content, ours)` for the files the calls in `DELIBERATE` leave different."""
 
 
 def _run(python: str | Path, side: str) -> dict[str, Any]:
@@ -79,5 +93,9 @@ def test_same_results_and_backend_state(both: tuple[dict[str, Any], dict[str, An
             assert theirs in expected[index], expected[index]
             expected[index] = text
     assert ours[name]['results'] == expected
-    assert ours[name]['files'] == reference[name]['files']
+    files = dict(reference[name]['files'])
+    for path, (theirs, mine) in DELIBERATE_FILES.get(name, {}).items():
+        assert files[path] == theirs
+        files[path] = mine
+    assert ours[name]['files'] == files
     assert ours[name]['dirs'] == reference[name]['dirs']

@@ -11,6 +11,7 @@ scenario is still compared.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import re
@@ -140,8 +141,86 @@ def _overlapping_matches_are_ambiguous(ref: Outcome, ours: Outcome) -> Outcome:
     return expected
 
 
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _not_utf8(count: int, byte: int, line: int) -> str:
+    what = '1 byte sequence' if count == 1 else f'{count} byte sequences'
+    return (
+        f'[Not valid UTF-8: {what} shown as \ufffd, the first (0x{byte:02x}) on line {line}; '
+        'edit_file keeps such bytes as they are.]\n'
+    )
+
+
+def _take_call(expected: Outcome, ours: Outcome, index: int, content: str, events: list[str]) -> None:
+    """Call `index` is ours, asserted: its text is `content` and it emitted `events` (classes), in place of the reference's."""
+    got = _call(ours, index)
+    assert got['content'] == content, f'call {index}: {got}'
+    expected['calls'][index] = got
+    call_id = f'call_{index:02d}'
+    mine = [e for e in ours['events'] if e.get('tool_call_id') == call_id]
+    if ours['events'] or expected['events']:
+        assert [e['class'] for e in mine] == events, mine
+    rest = [e for e in expected['events'] if e.get('tool_call_id') != call_id]
+    at = next((k for k, e in enumerate(rest) if e.get('tool_call_id', '') > call_id), len(rest))
+    expected['events'] = rest[:at] + mine + rest[at:]
+
+
+EDITED = ['FileChangeRequestEvent', 'FileEditedEvent']
+
+
+def _edits_keep_endings_and_bom(ref: Outcome, ours: Outcome) -> Outcome:
+    """Issue 9: overlapping matches are ambiguous; an LF old_text matches a CRLF file; a BOM is kept.
+
+    0.36.0 finds no `one\ntwo` in `one\r\ntwo\r\n` (then the CRLF edit lands; ours has already
+    replaced that text, so it misses); it drops the BOM when new_text lacks it (ours keeps it).
+    """
+    expected = _overlapping_matches_are_ambiguous(ref, ours)
+    _take_call(expected, ours, 3, 'Edited crlf.txt. [hash:' + _h('x\r\n') + ']', EDITED)
+    _take_call(expected, ours, 4, 'old_text not found in crlf.txt. No changes were written.', [])
+    bom = '\ufeffhead\nbody\n'
+    _take_call(expected, ours, 8, f'Edited bom.txt. [hash:{_h(bom)}]', EDITED)
+    read = f'[bom.txt | 2 lines | hash:{_h(bom)}]\n     1\t\ufeffhead\n     2\tbody\n'
+    _take_call(expected, ours, 9, read, ['FileReadEvent'])
+    expected['disk'].update({'crlf.txt': 'x\r\n', 'bom.txt': bom})
+    return expected
+
+
+def _invalid_utf8_is_said_and_edited(ref: Outcome, ours: Outcome) -> Outcome:
+    """Issue 9: read_file says a file is not UTF-8; edit_file edits it, keeping those bytes.
+
+    0.36.0 shows U+FFFD silently and refuses the edit (`'utf-8' codec can't decode byte 0xff …`).
+    """
+    expected = copy.deepcopy(ref)
+    _call(expected, 0)['content'] += _not_utf8(3, 0xFF, 2)
+    edited = _h('OK\n\ufffd\ufffd bad\nend \ufffd\n')
+    _take_call(expected, ours, 3, f'Edited bad.txt. [hash:{edited}]', EDITED)
+    # The write's expected_hash is the file's hash at call time: the edited file's.
+    _take_call(expected, ours, 4, _call(ref, 4)['content'], ['FileChangeRequestEvent', 'FileWrittenEvent'])
+    assert _call(ours, 4)['args']['expected_hash'] == edited
+    return expected
+
+
+def _invalid_utf8_in_a_big_file(ref: Outcome, ours: Outcome) -> Outcome:
+    """Issue 9: reads of big.txt (a sequence cut at 65535 bytes) say it is not UTF-8; the edit lands."""
+    expected = copy.deepcopy(ref)
+    for index in range(11):
+        _call(expected, index)['content'] += _not_utf8(1, 0xE2, 4356)
+    [edited] = [e for e in ours['events'] if e.get('class') == 'FileEditedEvent'] or [{'content_hash': None}]
+    content = _call(ours, 14)['content']
+    assert edited['content_hash'] in (None, content[len('Edited big.txt. [hash:') : -1])
+    _take_call(expected, ours, 14, content, EDITED)
+    assert content.startswith('Edited big.txt. [hash:'), content
+    assert ours['disk']['big.txt'].startswith('<2097186 bytes sha256:')
+    expected['disk']['big.txt'] = ours['disk']['big.txt']
+    return expected
+
+
 DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
-    'edit_matching': _overlapping_matches_are_ambiguous,
+    'edit_matching': _edits_keep_endings_and_bom,
+    'read_invalid_utf8': _invalid_utf8_is_said_and_edited,
+    'read_chunk_boundaries': _invalid_utf8_in_a_big_file,
     'path_forms': _failed_write_may_leave_no_file,
     'read_limit_above_max_read_lines': _limit_capped_by_max_read_lines,
     'read_negative_offset_limit': _negative_offset_limit_retry,

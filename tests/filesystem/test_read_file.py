@@ -97,11 +97,17 @@ async def test_line_endings_follow_python_splitlines(fs: ModuleType, tmp_path: P
     assert result == '[f.txt | 5 lines]\n     1\ta\r\n     2\tb\r     3\tc\u2028     4\td\x0c     5\te\n'
 
 
+@spec_over_reference
 async def test_invalid_utf8_is_replaced_and_hashed_as_shown(fs: ModuleType, tmp_path: Path) -> None:
+    """Shown as U+FFFD, hashed as shown; and said (issue 9: 0.36.0 does not say so)."""
     (tmp_path / 'f.txt').write_bytes(b'ok\xff\n')
     result, t = await call([fs.FileSystem(root_dir=tmp_path)], 'read_file', path='f.txt')
     digest = h('ok\ufffd\n'.encode())
-    assert result == f'[f.txt | 1 lines | hash:{digest}]\n     1\tok\ufffd\n'
+    assert result == (
+        f'[f.txt | 1 lines | hash:{digest}]\n     1\tok\ufffd\n'
+        '[Not valid UTF-8: 1 byte sequence shown as \ufffd, the first (0xff) on line 1; '
+        'edit_file keeps such bytes as they are.]\n'
+    )
     assert t.of(fs.FileReadEvent)[0].content_hash == digest
 
 

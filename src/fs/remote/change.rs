@@ -35,6 +35,7 @@ impl Remote {
             truncated: diff.1,
             announced: true,
             content,
+            encoded: None,
             guard,
             old: None,
         }
@@ -132,23 +133,28 @@ impl Remote {
     ) -> Result<Plan> {
         let raw =
             raw.ok_or_else(|| retry(ErrorKind::NotFound, format!("File not found: {path}")))?;
-        let current = bytes_hash(&raw);
-        let text = write::edit_text(path, raw)?;
-        if let Some(expected) = &expected_hash {
-            if *expected != current {
-                return Err(write::conflict(path, expected, &current));
-            }
-        }
-        let new_content = write::apply_replacements(&text, replacements, path)?;
-        let diff = unified_diff(Some(&text), &new_content, &self.event_path(resolved));
-        Ok(self.plan(
+        let (edited, current) = write::edit_plan(
+            path,
+            raw,
+            replacements,
+            expected_hash,
+            crate::fs::Contract::Workspace,
+        )?;
+        let diff = unified_diff(
+            Some(&edited.old_text),
+            &edited.new_text,
+            &self.event_path(resolved),
+        );
+        let mut plan = self.plan(
             Operation::Edit,
             path,
             resolved,
-            new_content,
+            edited.new_text,
             diff,
             Guard::Hash(current),
-        ))
+        );
+        plan.encoded = edited.encoded;
+        Ok(plan)
     }
 
     /// Plans a `create_directory` from what `stat` said of the target (`Some(is_dir)`) and
@@ -209,9 +215,8 @@ impl Remote {
     /// The result of a committed write or edit.
     pub fn written(&self, plan: &Plan) -> Outcome {
         let (text, hash) = write::written_text(
-            plan.operation,
+            plan,
             &plan.path,
-            &plan.content,
             self.limits.content_hashes,
             crate::fs::Contract::Workspace,
         );

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::cancel::CancelFlag;
-use crate::fs::hash::{bytes_hash, is_binary};
+use crate::fs::encoding;
+use crate::fs::hash::{bytes_hash, is_binary, BINARY_SAMPLE};
 use crate::fs::read::{self, hex_preview, sniff_media_type, ReadSpec, NOTICE_CHARS};
 
 /// A `read_file` result: the text, and the media type when the bytes go back as a file.
@@ -88,7 +89,8 @@ impl Remote {
         };
         let hash = bytes_hash(data);
         let media_type = sniff_media_type(data);
-        if media_type.is_some() || is_binary(data) {
+        let utf16 = encoding::sniff_utf16(&data[..data.len().min(BINARY_SAMPLE)]);
+        if utf16.is_none() && (media_type.is_some() || is_binary(data)) {
             let suffix = if self.limits.content_hashes {
                 format!(" | hash:{hash}")
             } else {
@@ -106,7 +108,13 @@ impl Remote {
                 None => {
                     let intro = "Binary file; the first bytes in hex:\n";
                     let budget = self.body_budget(&format!("{head}{intro}"));
-                    (format!("{head}{intro}{}", hex_preview(data, data.len() as u64, budget)), None)
+                    (
+                        format!(
+                            "{head}{intro}{}",
+                            hex_preview(data, data.len() as u64, budget)
+                        ),
+                        None,
+                    )
                 }
                 Some(m) if data.len() <= MAX_MEDIA_BYTES => (head, Some(m)),
                 Some(_) => (
@@ -132,6 +140,9 @@ impl Remote {
         let mut scan = read::scan(&mut reader, spec.window(path), cancel)
             .map_err(|e| Error::new(ErrorKind::Io(e.kind()), e.to_string()))??;
         scan.hash = hash.clone();
+        if let Some(kind) = utf16 {
+            scan = encoding::scan_utf16(data, kind, scan, spec.window(path), cancel)?;
+        }
         let text = read::render(path, &scan, &spec)?;
         let mut outcome = found(text, event, true);
         outcome.content_hash = Some(hash);
@@ -168,10 +179,19 @@ impl Remote {
             let Some(data) = data else {
                 return missing();
             };
-            let binary = is_binary(data);
+            let utf16 = encoding::sniff_utf16(&data[..data.len().min(BINARY_SAMPLE)]);
+            let binary = utf16.is_none() && is_binary(data);
             parts.push(format!("binary: {}", if binary { "True" } else { "False" }));
             if !binary {
-                parts.push(format!("lines: {}", line_count(data)));
+                let lines = match utf16 {
+                    Some(kind) => line_count(
+                        encoding::decode_utf16(data, kind, true)
+                            .unwrap_or_default()
+                            .as_bytes(),
+                    ),
+                    None => line_count(data),
+                };
+                parts.push(format!("lines: {lines}"));
                 parts.push(format!("hash: {}", bytes_hash(data)));
             }
         }
