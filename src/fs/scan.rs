@@ -7,6 +7,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
+use crate::cancel::CancelFlag;
 use crate::fs::hash::{is_binary, BINARY_SAMPLE};
 use crate::fs::path::{fstat, is_reg};
 use crate::fs::search::{count_terminators, ends_terminator, Pattern};
@@ -47,6 +48,8 @@ pub struct LineSearch<'a> {
     pub pre: Option<&'a regex::bytes::Regex>,
     /// Lines end at `\n` only (one `\r` before it dropped); else `str.splitlines()` lines.
     pub newline_only: bool,
+    /// Polled per step: a cancelled search stops reading a long file.
+    pub cancel: Option<&'a CancelFlag>,
 }
 
 /// Filesystems whose files are generated on read (sizes lie, reads may never end).
@@ -254,6 +257,9 @@ impl LineSearch<'_> {
         let (mut first, mut clean) = (1usize, 0usize);
         let mut skipping = false;
         loop {
+            if self.cancel.is_some_and(CancelFlag::is_cancelled) {
+                return Ok(());
+            }
             if !eof {
                 // Whole steps: a line longer than a step grows the buffer a step at a time.
                 let target = if buf.len() < step {
@@ -377,6 +383,7 @@ mod tests {
                     pattern: &p,
                     pre,
                     newline_only,
+                    cancel: None,
                 };
                 let whole = if newline_only {
                     matching_newline_lines(&text, &p, pre, "f", 1000).0
@@ -404,6 +411,7 @@ mod tests {
                 pattern: &p,
                 pre: None,
                 newline_only,
+                cancel: None,
             };
             let got = streamed(&data, &ls, BINARY_SAMPLE, 50_000);
             if newline_only {

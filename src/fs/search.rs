@@ -563,6 +563,7 @@ impl FileSystem {
             pattern: &compiled,
             pre: pre.as_ref(),
             newline_only: workspace,
+            cancel: Some(cancel),
         };
         // Workspace: a symlinked file met in the walk is not searched (0.62.0 on a
         // LocalWorkspace, whose `rg` and `find -type f` do not follow it); one named is.

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use super::{has_hidden_component, walked_kind, Kind, WalkEntry, Walker, SMALL_TREE_ENTRIES};
@@ -15,6 +15,9 @@ use crate::error::Result;
 
 /// Entries the walk may run ahead of the results given back.
 const AHEAD: usize = 1024;
+
+/// How often a waiting thread looks at the cancel flag.
+const POLL: Duration = Duration::from_millis(20);
 
 impl Walker<'_> {
     /// The sorted, filtered walk below the root: `(path, kind)` of every non-directory entry
@@ -108,6 +111,8 @@ impl Walker<'_> {
             return cancel.check();
         }
         let stop = AtomicBool::new(false);
+        // Results taken so far, and the walker's wake-up when that moves.
+        let window = (Mutex::new(0usize), Condvar::new());
         let (work_tx, work_rx) = sync_channel::<(usize, (PathBuf, Kind))>(AHEAD);
         let work_rx = Mutex::new(work_rx);
         let (done_tx, done_rx) = channel::<(usize, T)>();
@@ -131,9 +136,18 @@ impl Walker<'_> {
                 });
             }
             drop(done_tx);
-            let stop_ref = &stop;
+            let (stop_ref, window_ref) = (&stop, &window);
             scope.spawn(move || {
                 for (seq, entry) in head.into_iter().chain(entries).enumerate() {
+                    // At most `AHEAD` entries past the last result taken are in flight.
+                    let mut taken = window_ref.0.lock().unwrap();
+                    while seq >= *taken + AHEAD && !stop_ref.load(Ordering::Relaxed) {
+                        taken = window_ref.1.wait_timeout(taken, POLL).unwrap().0;
+                        if cancel.is_cancelled() {
+                            return;
+                        }
+                    }
+                    drop(taken);
                     if stop_ref.load(Ordering::Relaxed) || cancel.is_cancelled() {
                         break;
                     }
@@ -145,14 +159,19 @@ impl Walker<'_> {
             let mut pending = std::collections::BTreeMap::new();
             let mut next = 0usize;
             'results: loop {
-                match done_rx.recv_timeout(Duration::from_millis(20)) {
+                match done_rx.recv_timeout(POLL) {
                     Ok((seq, t)) => {
                         pending.insert(seq, t);
+                        let before = next;
                         while let Some(t) = pending.remove(&next) {
                             next += 1;
                             if !consume(t) {
                                 break 'results;
                             }
+                        }
+                        if next > before {
+                            *window.0.lock().unwrap() = next;
+                            window.1.notify_one();
                         }
                     }
                     Err(RecvTimeoutError::Timeout) if cancel.is_cancelled() => break,
@@ -161,8 +180,83 @@ impl Walker<'_> {
                 }
             }
             stop.store(true, Ordering::Relaxed);
+            window.1.notify_one();
             drop(done_rx);
         });
         cancel.check()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sort_key;
+    use super::*;
+    use crate::fs::tests::limits;
+    use crate::fs::FileSystem;
+    use std::fs;
+
+    /// Both paths (calling thread, worker threads) give every non-hidden entry once, in
+    /// sort-key order (`a/b` before `a-b`), and stop soon after `consume` says so.
+    #[test]
+    fn results_come_in_sort_key_order_and_stop_early() {
+        for count in [5, AHEAD + 1000] {
+            let dir = tempfile::tempdir().unwrap();
+            let r = dir.path();
+            fs::create_dir_all(r.join("a/.h")).unwrap();
+            fs::write(r.join("a/.h/no"), "").unwrap();
+            fs::write(r.join("a-b"), "").unwrap();
+            fs::write(r.join("a/b"), "").unwrap();
+            for i in 0..count {
+                fs::create_dir_all(r.join(format!("d{}", i % 7))).unwrap();
+                fs::write(r.join(format!("d{}/f{i}", i % 7)), "").unwrap();
+            }
+            let f = FileSystem::new(r.to_str().unwrap(), None, &[], &[], &[], limits()).unwrap();
+            let root = f.safe_resolve(".", false, false).unwrap();
+            let walker = Walker::new(&f, &root).threads(2);
+            let rel = |_: &mut (), e: &WalkEntry<'_>| e.rel.to_string_lossy().into_owned();
+            let mut seen = Vec::new();
+            walker
+                .map_sorted(
+                    &CancelFlag::new(),
+                    || (),
+                    |_| true,
+                    rel,
+                    |p| {
+                        seen.push(p);
+                        true
+                    },
+                )
+                .unwrap();
+            let mut expected = seen.clone();
+            expected.sort_by_key(|p| sort_key(std::path::Path::new(p)));
+            assert_eq!(seen, expected);
+            assert_eq!(seen.len(), count + 2);
+            assert_eq!(&seen[..2], ["a/b", "a-b"]);
+            assert_eq!(walker.hidden_skipped(), 1);
+
+            let worked = AtomicUsize::new(0);
+            let mut taken = Vec::new();
+            let work = |_: &mut (), e: &WalkEntry<'_>| {
+                worked.fetch_add(1, Ordering::Relaxed);
+                e.rel.to_string_lossy().into_owned()
+            };
+            walker
+                .map_sorted(
+                    &CancelFlag::new(),
+                    || (),
+                    |_| true,
+                    work,
+                    |p| {
+                        taken.push(p);
+                        taken.len() < 3
+                    },
+                )
+                .unwrap();
+            assert_eq!(taken, seen[..3]);
+            // Worked ahead at most by the read-ahead bound, not through the whole tree.
+            let bound = 3 + AHEAD + 2;
+            assert!(worked.load(Ordering::Relaxed) <= bound.min(count + 2));
+            assert!(count < bound || bound < count + 2, "the bound must bind");
+        }
     }
 }
