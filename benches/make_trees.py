@@ -155,6 +155,9 @@ def make_million() -> Path:
         return million
     for d in range(MILLION_FILES // MILLION_PER_DIR):
         folder = million / f'd{d:04d}'
+        done = folder / f'f{MILLION_PER_DIR - 1:03d}.txt'
+        if done.exists() and (folder / f'f{MILLION_PER_DIR - 2:03d}.txt').exists():
+            continue  # resumed: this directory was finished (files are written in order)
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(MILLION_PER_DIR):
             i = d * MILLION_PER_DIR + n
