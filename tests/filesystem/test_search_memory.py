@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from pydantic_ai_harness_rs.filesystem import FileSystem
+
 from tests.scripted import call
 
 pytestmark = pytest.mark.anyio
