@@ -7,6 +7,9 @@
 - `wide/`: one directory with 50,000 small files.
 - `edit50.txt`: a 50 MiB text file with one unique marker line in the middle.
 - `tiny/`: a 10-line file and a 10-entry directory.
+- `stdlib/`: this machine's CPython standard library alone (no site-packages).
+- `million/`: 1,000,000 small text files (1,000 directories of 1,000), one holding the rare
+  literal; only built when a `million_*` workload asks for it (about 4 GB of disk blocks).
 
 Everything is cached: a part whose marker file exists is not rebuilt. `benches/.data/` is
 git-ignored by the repository's `.gitignore`. Run directly to prepare the data without timing anything.
@@ -29,6 +32,8 @@ RARE_LITERAL = 'quixotic_zebra_7f3a9c'
 """Occurs in exactly one file of the tree (planted), and nowhere in the stdlib."""
 EDIT_MARKER = 'EDIT-MARKER-0b5e: the one line edit_file replaces'
 EDIT_MARKER_ALT = 'EDIT-MARKER-0b5e: the one line edit_file replaced'
+MILLION_FILES = 1_000_000
+MILLION_PER_DIR = 1_000
 DEFAULT_EXTRA = Path('/work/venvs/ref036/lib/python3.11/site-packages')
 
 
@@ -126,6 +131,42 @@ def make_tiny() -> Path:
     for n in range(10):
         (tiny / 'dir' / f'f{n}.py').write_text(f'def f{n}():\n    return {n}\n')
     return tiny
+
+
+def make_stdlib() -> Path:
+    """A copy of the standard library without its site-packages."""
+    target = DATA / 'stdlib'
+    marker = DATA / '.stdlib-ready'
+    if marker.exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    stdlib = Path(sysconfig.get_paths()['stdlib'])
+    ignore = shutil.ignore_patterns('site-packages', '__pycache__')
+    shutil.copytree(stdlib, target, symlinks=True, ignore_dangling_symlinks=True, ignore=ignore)
+    marker.write_text(f'{_count_files(target)}\n')
+    return target
+
+
+def make_million() -> Path:
+    """`million/d0000/f000.txt` ...: small text files, the rare literal planted in one."""
+    million = DATA / 'million'
+    marker = DATA / '.million-ready'
+    if marker.exists():
+        return million
+    for d in range(MILLION_FILES // MILLION_PER_DIR):
+        folder = million / f'd{d:04d}'
+        done = folder / f'f{MILLION_PER_DIR - 1:03d}.txt'
+        if done.exists() and (folder / f'f{MILLION_PER_DIR - 2:03d}.txt').exists():
+            continue  # resumed: this directory was finished (files are written in order)
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in range(MILLION_PER_DIR):
+            i = d * MILLION_PER_DIR + n
+            text = f'file {i}\ndef f{i}(self):\n    return {i * 7919 % 100000}\n'
+            if i == MILLION_FILES // 2 + 17:
+                text += f'NEEDLE = "{RARE_LITERAL}"\n'
+            (folder / f'f{n:03d}.txt').write_text(text)
+    marker.write_text(f'{MILLION_FILES}\n')
+    return million
 
 
 def make_data_dir() -> Path:

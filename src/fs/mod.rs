@@ -23,6 +23,7 @@ pub mod path;
 pub mod read;
 pub mod remote;
 pub mod ripgrep;
+pub mod scan;
 pub mod search;
 pub mod text;
 pub mod walk;

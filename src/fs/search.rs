@@ -6,22 +6,22 @@
 //! `fancy-regex` (lookaround, backreferences). When every match must contain one of a few
 //! literals (prefix or suffix literals from `regex-syntax`), the whole file is scanned for
 //! them first and only the lines holding one are run through the pattern, so a rare
-//! literal costs about a `memmem` over the bytes. Files are searched in parallel; results
-//! are assembled in walk order and the search stops once one match past the cap is known.
+//! literal costs about a `memmem` over the bytes. Files are walked in sorted order and
+//! searched ahead on worker threads ([`Walker::map_sorted`]); each file is streamed in
+//! bounded steps ([`crate::fs::scan`]), and the search stops once one match past the cap is
+//! known.
 
 use std::os::fd::AsRawFd;
-use std::path::Path;
-use std::sync::Mutex;
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::access::Fnmatch;
-use crate::fs::hash::is_binary;
-use crate::fs::path::{fstat, is_reg, READ_FLAGS};
+use crate::fs::path::READ_FLAGS;
+use crate::fs::scan::{LineSearch, Scratch};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
-use crate::fs::walk::{has_hidden_component, names_hidden, sort_key, Kind, Walker};
+use crate::fs::walk::{has_hidden_component, names_hidden, Kind, WalkEntry, Walker};
 use crate::fs::{FileSystem, Outcome};
 
 /// A compiled search pattern.
@@ -275,7 +275,7 @@ fn translate(pattern: &str) -> String {
 }
 
 /// Literals one of which every match contains, when there are few and they are non-empty.
-fn prefilter(pattern: &str) -> Option<regex::bytes::Regex> {
+pub(crate) fn prefilter(pattern: &str) -> Option<regex::bytes::Regex> {
     let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(&translate(pattern))
@@ -313,7 +313,7 @@ fn prefilter(pattern: &str) -> Option<regex::bytes::Regex> {
 
 /// Whether `s[k]` ends a `str.splitlines()` terminator.
 #[inline]
-fn ends_terminator(s: &[u8], k: usize) -> bool {
+pub(crate) fn ends_terminator(s: &[u8], k: usize) -> bool {
     match s[k] {
         b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e => true,
         0x85 => k >= 1 && s[k - 1] == 0xC2,
@@ -323,7 +323,7 @@ fn ends_terminator(s: &[u8], k: usize) -> bool {
 }
 
 /// The first terminator at or after `from`: `(start, length)`.
-fn next_terminator(s: &[u8], from: usize) -> Option<(usize, usize)> {
+pub(crate) fn next_terminator(s: &[u8], from: usize) -> Option<(usize, usize)> {
     let mut i = from;
     while i < s.len() {
         let end = (i + 4096).min(s.len());
@@ -345,7 +345,7 @@ fn next_terminator(s: &[u8], from: usize) -> Option<(usize, usize)> {
 }
 
 /// Terminators in `s`, a slice starting at a line start and ending at one.
-fn count_terminators(s: &[u8]) -> usize {
+pub(crate) fn count_terminators(s: &[u8]) -> usize {
     let mut count = 0;
     let mut i = 0;
     while i < s.len() {
@@ -394,6 +394,18 @@ pub fn matching_lines(
     label: &str,
     limit: usize,
 ) -> (Vec<String>, bool) {
+    matching_lines_from(text, pattern, pre, label, limit, 1)
+}
+
+/// [`matching_lines`] of a part of a file starting at line `first` (a line start).
+pub fn matching_lines_from(
+    text: &str,
+    pattern: &Pattern,
+    pre: Option<&regex::bytes::Regex>,
+    label: &str,
+    limit: usize,
+    first: usize,
+) -> (Vec<String>, bool) {
     let s = text.as_bytes();
     let mut out = Vec::new();
     let push = |line_no: usize, start: usize, end: usize, out: &mut Vec<String>| -> bool {
@@ -409,7 +421,7 @@ pub fn matching_lines(
     match pre {
         None => {
             let mut start = 0;
-            let mut line_no = 1;
+            let mut line_no = first;
             while start < s.len() {
                 let (end, next) = match next_terminator(s, start) {
                     Some((p, n)) => (p, p + n),
@@ -425,7 +437,7 @@ pub fn matching_lines(
         Some(pre) => {
             // Counted up to `cursor` (a line start) so far.
             let mut cursor = 0;
-            let mut line_no = 1;
+            let mut line_no = first;
             let mut from = 0;
             while from < s.len() {
                 let Some(hit) = pre.find_at(s, from) else {
@@ -469,10 +481,22 @@ pub fn matching_newline_lines(
     label: &str,
     limit: usize,
 ) -> (Vec<String>, bool) {
+    matching_newline_lines_from(text, pattern, pre, label, limit, 1)
+}
+
+/// [`matching_newline_lines`] of a part of a file starting at line `first` (a line start).
+pub fn matching_newline_lines_from(
+    text: &str,
+    pattern: &Pattern,
+    pre: Option<&regex::bytes::Regex>,
+    label: &str,
+    limit: usize,
+    first: usize,
+) -> (Vec<String>, bool) {
     let s = text.as_bytes();
     let mut out = Vec::new();
     // Line `line_no` starts at `start`; `next_hit` is where the prefilter next allows a match.
-    let (mut start, mut line_no) = (0, 1);
+    let (mut start, mut line_no) = (0, first);
     while start < s.len() {
         if let Some(pre) = pre {
             let Some(hit) = pre.find_at(s, start) else {
@@ -496,63 +520,6 @@ pub fn matching_newline_lines(
         line_no += 1;
     }
     (out, false)
-}
-
-/// Matches kept by file sort key, trimmed so only the first `max + 1` in order remain.
-#[derive(Default)]
-struct Kept {
-    files: std::collections::BTreeMap<Vec<u8>, Vec<String>>,
-    total: usize,
-}
-
-impl Kept {
-    /// Whether a file with `key` cannot contribute: `max + 1` matches sort before it.
-    fn is_beyond(&self, key: &[u8], max: usize) -> bool {
-        self.total > max
-            && self
-                .files
-                .last_key_value()
-                .is_some_and(|(last, _)| key > last.as_slice())
-    }
-
-    fn insert(&mut self, key: Vec<u8>, found: Vec<String>, max: usize) {
-        self.total += found.len();
-        self.files.insert(key, found);
-        while let Some((_, last)) = self.files.last_key_value() {
-            if self.total - last.len() > max {
-                self.total -= last.len();
-                self.files.pop_last();
-            } else {
-                break;
-            }
-        }
-    }
-}
-
-/// Reads a whole file of about `size` bytes into `buf` (no extra syscalls).
-fn read_into(mut file: std::fs::File, size: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    buf.reserve(size + 1);
-    loop {
-        if buf.len() == buf.capacity() {
-            buf.reserve(64 * 1024);
-        }
-        let spare = buf.spare_capacity_mut();
-        // SAFETY: reading into uninitialized capacity; only the bytes read are exposed.
-        let n = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
-        if n < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
-        }
-        if n == 0 {
-            let _ = &mut file;
-            return Ok(());
-        }
-        // SAFETY: the kernel initialized n bytes past len.
-        unsafe { buf.set_len(buf.len() + n as usize) };
-    }
 }
 
 impl FileSystem {
@@ -591,57 +558,43 @@ impl FileSystem {
                 ),
             ));
         };
-        // The matches kept so far, by sort key; only the first `max + 1` in key order matter.
-        let kept: Mutex<Kept> = Mutex::new(Kept::default());
         let workspace = self.limits.contract.is_workspace();
-        let matching = if workspace {
-            matching_newline_lines
-        } else {
-            matching_lines
+        let lines = LineSearch {
+            pattern: &compiled,
+            pre: pre.as_ref(),
+            newline_only: workspace,
+            cancel: Some(cancel),
         };
-        let search_one = |abs: &Path, rel: &Path, kind: Kind, buf: &mut Vec<u8>| {
-            // Workspace: a symlinked file met in the walk is not searched (0.62.0 on a
-            // LocalWorkspace, whose `rg` and `find -type f` do not follow it); one named is.
-            if !(kind == Kind::File || kind == Kind::Symlink && !workspace) {
-                return;
-            }
-            let rel_text = rel.to_string_lossy();
-            if glob.as_ref().is_some_and(|g| !g.is_match(&rel_text)) {
-                return;
-            }
-            let key = sort_key(rel);
-            if kept.lock().unwrap().is_beyond(&key, max) {
-                return;
-            }
-            let Some(target) = self.walk_target(abs, kind == Kind::File) else {
-                return;
+        // Workspace: a symlinked file met in the walk is not searched (0.62.0 on a
+        // LocalWorkspace, whose `rg` and `find -type f` do not follow it); one named is.
+        let select = |entry: &WalkEntry<'_>| {
+            (entry.kind == Kind::File || entry.kind == Kind::Symlink && !workspace)
+                && glob
+                    .as_ref()
+                    .is_none_or(|g| g.is_match(&entry.rel.to_string_lossy()))
+        };
+        let search_one = |scratch: &mut Scratch, entry: &WalkEntry<'_>| -> Vec<String> {
+            let Some(target) = self.walk_target(entry.abs, entry.kind == Kind::File) else {
+                return Vec::new();
             };
             let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
-                return;
+                return Vec::new();
             };
-            let size = match fstat(fd.as_raw_fd()) {
-                Ok(st) if is_reg(st.st_mode) => st.st_size as usize,
-                _ => return,
-            };
-            buf.clear();
-            if read_into(std::fs::File::from(fd), size, buf).is_err() || is_binary(buf) {
-                return;
-            }
-            // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
-            if pre.as_ref().is_some_and(|p| !p.is_match(buf)) {
-                return;
-            }
-            let label = self.root.shown(abs, &resolved);
-            let found = match std::str::from_utf8(buf) {
-                Ok(text) => matching(text, &compiled, pre.as_ref(), &label, max + 1).0,
-                Err(_) => {
-                    let text = String::from_utf8_lossy(buf);
-                    matching(&text, &compiled, pre.as_ref(), &label, max + 1).0
+            let label = self.root.shown(entry.abs, &resolved);
+            lines.file(fd.as_raw_fd(), &label, max, scratch)
+        };
+        let mut results: Vec<String> = Vec::new();
+        let mut truncated = false;
+        // Takes one file's matches in walk order; `false` once the cap is passed.
+        let mut take = |found: Vec<String>| {
+            for line in found {
+                if results.len() >= max {
+                    truncated = true;
+                    return false;
                 }
-            };
-            if !found.is_empty() {
-                kept.lock().unwrap().insert(key, found, max);
+                results.push(line);
             }
+            true
         };
         // Document: nothing hidden is searched. Workspace: what was named explicitly (a hidden
         // path, or a glob naming a hidden component) is; other hidden entries are left out
@@ -649,14 +602,19 @@ impl FileSystem {
         let hidden_root = !workspace && has_hidden_component(&resolved.rel);
         match &meta {
             Some(m) if m.is_file() && !hidden_root => {
-                search_one(&resolved.abs, &resolved.rel, Kind::File, &mut Vec::new());
+                let entry = WalkEntry {
+                    abs: &resolved.abs,
+                    rel: &resolved.rel,
+                    kind: Kind::File,
+                };
+                if select(&entry) {
+                    take(search_one(&mut Scratch::default(), &entry));
+                }
             }
             Some(m) if m.is_dir() && !hidden_root => {
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
                 let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
-                walker.for_each_with(cancel, Vec::new, |buf, entry| {
-                    search_one(entry.abs, entry.rel, entry.kind, buf);
-                })?;
+                walker.map_sorted(cancel, Scratch::default, select, search_one, take)?;
             }
             Some(m) if m.is_file() || m.is_dir() => {}
             // The document: a failed operation emits no event; the reference answers
@@ -672,18 +630,6 @@ impl FileSystem {
             }
         }
         cancel.check()?;
-        let kept = kept.into_inner().unwrap();
-        let mut results: Vec<String> = Vec::new();
-        let mut truncated = false;
-        'files: for found in kept.files.into_values() {
-            for line in found {
-                if results.len() >= max {
-                    truncated = true;
-                    break 'files;
-                }
-                results.push(line);
-            }
-        }
         // Workspace: the cap text a LocalWorkspace user of 0.62.0 sees (its `rg` and `grep`
         // paths); our engine has no output byte limit, only the line cap.
         let unit = if workspace {

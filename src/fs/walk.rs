@@ -24,6 +24,8 @@ use crate::fs::path::{fstat, is_dir, too_long, Resolved, NAME_MAX};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 
+mod sorted;
+
 /// The type of a directory entry as `readdir` reports it (symlinks not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
