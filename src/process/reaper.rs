@@ -100,6 +100,11 @@ impl Tree {
         tree
     }
 
+    /// The pidfds of the collected processes.
+    pub fn fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.members.iter().map(|(_, fd)| fd.as_raw_fd()).collect()
+    }
+
     /// How many processes were collected.
     pub fn len(&self) -> usize {
         self.members.len()
@@ -130,6 +135,24 @@ impl Tree {
             && tokio::time::Instant::now() < deadline
         {
             tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Waits until every collected process has exited (a zombie or reaped), through its pidfd.
+    ///
+    /// Event-driven: no polling. A pidfd that cannot be watched is skipped.
+    pub async fn wait_exited(&self) {
+        for (_, fd) in &self.members {
+            // SAFETY: the pidfd stays open (owned by `self`) for as long as `watch` is registered.
+            let Ok(watch) = (unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(
+                    fd.as_raw_fd(),
+                    tokio::io::Interest::READABLE,
+                )
+            }) else {
+                continue;
+            };
+            let _ = watch.readable().await;
         }
     }
 
