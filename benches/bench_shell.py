@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / 'benches' / 'results' / 'shell-latest.md'
 TIMEOUT = 0.5
 """Seconds the timed-out tree workload runs before its timeout."""
-WORKER = r'''
+WORKER = r"""
 import asyncio, json, os, re, resource, sys, tempfile, time
 from pathlib import Path
 from pydantic_ai import RunContext
@@ -162,7 +162,7 @@ async def main():
         return {'wall_ms': xs[len(xs) // 2] * 1e3}
 
 print(json.dumps(asyncio.run(main())))
-'''
+"""
 
 
 def worker(python: str, impl: str, task: str, arg: object, path: str | None = None) -> dict:  # type: ignore[type-arg]
@@ -191,7 +191,9 @@ def bare_spawn(calls: int) -> tuple[float, float]:
     """Median ms of a bare `subprocess.run(['true'])` and of the same through `/bin/sh` in a new session."""
     argv = _median_ms(lambda: subprocess.run(['true']), calls)
     shell = _median_ms(
-        lambda: subprocess.run('true', shell=True, start_new_session=True, stdin=subprocess.DEVNULL, capture_output=True),
+        lambda: subprocess.run(
+            'true', shell=True, start_new_session=True, stdin=subprocess.DEVNULL, capture_output=True
+        ),
         calls,
     )
     return argv, shell
@@ -203,8 +205,12 @@ def timeout_limit(runs: int) -> float:
     for _ in range(runs):
         t = time.perf_counter()
         p = subprocess.Popen(
-            "sh -c 'sleep 100 & sleep 100'", shell=True, start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            "sh -c 'sleep 100 & sleep 100'",
+            shell=True,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         try:
             p.communicate(timeout=TIMEOUT)
@@ -222,8 +228,14 @@ def parallel_spawns(rounds: int, width: int) -> float:
     for _ in range(rounds + 3):
         t = time.perf_counter()
         procs = [
-            subprocess.Popen('true', shell=True, start_new_session=True, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            subprocess.Popen(
+                'true',
+                shell=True,
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
             for _ in range(width)
         ]
         for p in procs:
@@ -294,7 +306,9 @@ def main() -> None:
     parser.add_argument('--rounds', type=int, default=20, help='rounds of 32 concurrent calls')
     parser.add_argument('--quick', action='store_true', help='skip the 1 GiB run')
     parser.add_argument('--only', default=','.join(WORKLOADS), help=f'comma-separated subset of {",".join(WORKLOADS)}')
-    parser.add_argument('--no-write', action='store_true', help=f'print only; do not update {RESULTS.name} and the chart')
+    parser.add_argument(
+        '--no-write', action='store_true', help=f'print only; do not update {RESULTS.name} and the chart'
+    )
     parser.add_argument('--sandbox-only', action='store_true', help="only run_command('true') with and without sandbox")
     args = parser.parse_args()
     if args.sandbox_only:
@@ -324,14 +338,16 @@ def main() -> None:
         ours = worker(ours_py, 'ours', 'true', args.calls)
         ref = worker(ref_py, 'ref', 'true', args.calls) if ref_py else {}
         o, r = ours.get('per_call_ms'), ref.get('per_call_ms')
-        rows.append((
-            "`run_command('true')` per call (median)",
-            f'{o:.2f} ms' if o else str(ours),
-            f'{r:.2f} ms' if r else str(ref or '—'),
-            f"{argv_ms:.2f} ms bare spawn (`subprocess.run(['true'])`; `sh -c` + setsid {shell_ms:.2f} ms)",
-            ratio(o, argv_ms),
-            f'ours/ref {ratio(o, r)}; ours/`sh -c` spawn {ratio(o, shell_ms)}; target ≤ 1.5x the bare spawn',
-        ))
+        rows.append(
+            (
+                "`run_command('true')` per call (median)",
+                f'{o:.2f} ms' if o else str(ours),
+                f'{r:.2f} ms' if r else str(ref or '—'),
+                f"{argv_ms:.2f} ms bare spawn (`subprocess.run(['true'])`; `sh -c` + setsid {shell_ms:.2f} ms)",
+                ratio(o, argv_ms),
+                f'ours/ref {ratio(o, r)}; ours/`sh -c` spawn {ratio(o, shell_ms)}; target ≤ 1.5x the bare spawn',
+            )
+        )
 
     if 'concurrent' in only:
         width = 32
@@ -339,14 +355,16 @@ def main() -> None:
         ours = worker(ours_py, 'ours', 'concurrent', f'{args.rounds},{width}')
         ref = worker(ref_py, 'ref', 'concurrent', f'{args.rounds},{width}') if ref_py else {}
         o, r = ours.get('wall_ms'), ref.get('wall_ms')
-        rows.append((
-            f"{width} concurrent `run_command('true')` (one `gather`, median)",
-            f'{o:.1f} ms' if o else str(ours),
-            f'{r:.1f} ms' if r else str(ref or '—'),
-            f'{limit:.1f} ms {width} parallel spawns (`Popen` x{width}, then wait)',
-            ratio(o, limit),
-            f'ours/ref {ratio(o, r)}; target ≤ 2x the parallel spawns',
-        ))
+        rows.append(
+            (
+                f"{width} concurrent `run_command('true')` (one `gather`, median)",
+                f'{o:.1f} ms' if o else str(ours),
+                f'{r:.1f} ms' if r else str(ref or '—'),
+                f'{limit:.1f} ms {width} parallel spawns (`Popen` x{width}, then wait)',
+                ratio(o, limit),
+                f'ours/ref {ratio(o, r)}; target ≤ 2x the parallel spawns',
+            )
+        )
 
     if 'timeout' in only:
         limit = timeout_limit(args.timeouts)
@@ -355,31 +373,44 @@ def main() -> None:
         ref = worker(ref_py, 'ref', 'timeout', arg) if ref_py else {}
         o, r = ours.get('over_ms'), ref.get('over_ms')
         fmt = lambda d: (  # noqa: E731
-            f"{d['over_ms']:.2f} ms past the deadline, {d['survivors']} processes left" if 'over_ms' in d else (str(d) if d else '—')
+            f'{d["over_ms"]:.2f} ms past the deadline, {d["survivors"]} processes left'
+            if 'over_ms' in d
+            else (str(d) if d else '—')
         )
-        rows.append((
-            f'timed-out tree (`sleep` children, {TIMEOUT} s; median of {args.timeouts})',
-            fmt(ours),
-            fmt(ref),
-            f'{limit:.2f} ms past the deadline (`communicate(timeout)` + `killpg` + `communicate()`)',
-            ratio(o, limit),
-            f'ours/ref {ratio(o, r)}; target ≤ 1.2x the limit',
-        ))
+        rows.append(
+            (
+                f'timed-out tree (`sleep` children, {TIMEOUT} s; median of {args.timeouts})',
+                fmt(ours),
+                fmt(ref),
+                f'{limit:.2f} ms past the deadline (`communicate(timeout)` + `killpg` + `communicate()`)',
+                ratio(o, limit),
+                f'ours/ref {ratio(o, r)}; target ≤ 1.2x the limit',
+            )
+        )
 
     if 'cycle' in only:
         ours = worker(ours_py, 'ours', 'cycle', args.cycles)
         ref = worker(ref_py, 'ref', 'cycle', args.ref_cycles) if ref_py else {}
         o, r = ours.get('per_cycle_ms'), ref.get('per_cycle_ms')
-        rows.append(('start/check/stop cycle', f'{o:.1f} ms' if o else str(ours), f'{r:.0f} ms' if r else str(ref or '—'),
-                     '—', '—', f'ours/ref {ratio(o, r, 4)}'))
+        rows.append(
+            (
+                'start/check/stop cycle',
+                f'{o:.1f} ms' if o else str(ours),
+                f'{r:.0f} ms' if r else str(ref or '—'),
+                '—',
+                '—',
+                f'ours/ref {ratio(o, r, 4)}',
+            )
+        )
 
     if 'big' in only:
         for mib in (50,) + (() if args.quick else (1024,)):
             ours = worker(ours_py, 'ours', 'big', mib)
             ref = worker(ref_py, 'ref', 'big', mib) if ref_py and mib == 50 else {}
             fmt = lambda d: (  # noqa: E731
-                f"{'tail kept' if d.get('ok') else 'FAILED'}, {d.get('seconds', 0):.2f} s, +{d.get('rss_growth_mib', 0):.1f} MiB RSS"
-                if d else '—'
+                f'{"tail kept" if d.get("ok") else "FAILED"}, {d.get("seconds", 0):.2f} s, +{d.get("rss_growth_mib", 0):.1f} MiB RSS'
+                if d
+                else '—'
             )
             note = (ref.get('result', '') or '')[:60].replace('\n', ' ').replace('|', '\\|')
             rows.append((f'{mib} MiB of output', fmt(ours), fmt(ref), '—', '—', note))
@@ -387,14 +418,18 @@ def main() -> None:
     if 'sandbox' in only:
         pair = worker(ours_py, 'ours', 'true-pair', args.calls)
         o, plain = pair.get('sandbox_ms'), pair.get('plain_ms')
-        rows.append((
-            "`run_command('true')`, `sandbox='workspace-write'`",
-            f'{o:.2f} ms' if o else str(pair),
-            '—',
-            '—',
-            '—',
-            f'interleaved with the plain call: {plain:.2f} ms ({ratio(o, plain)}, budget 1.3x)' if o and plain else '—',
-        ))
+        rows.append(
+            (
+                "`run_command('true')`, `sandbox='workspace-write'`",
+                f'{o:.2f} ms' if o else str(pair),
+                '—',
+                '—',
+                '—',
+                f'interleaved with the plain call: {plain:.2f} ms ({ratio(o, plain)}, budget 1.3x)'
+                if o and plain
+                else '—',
+            )
+        )
 
     widths = [max(len(str(row[i])) for row in [HEADERS, *rows]) for i in range(len(HEADERS))]
     print(' | '.join(h.ljust(w) for h, w in zip(HEADERS, widths)))

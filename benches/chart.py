@@ -200,7 +200,7 @@ def render(groups: list[Group]) -> str:
         out.append(f'<rect x="{legend_x}" y="10" width="12" height="10" fill="{COLOURS[series]}"/>')
         out.append(f'<text x="{legend_x + 16}" y="19">{escape(LABELS[series])}</text>')
         legend_x += 30 + 7 * len(LABELS[series])
-    out.append(f'<text x="10" y="19" font-weight="bold">time per call, log scale (shorter is faster)</text>')
+    out.append('<text x="10" y="19" font-weight="bold">time per call, log scale (shorter is faster)</text>')
     decade = lo
     while decade <= hi * 1.0001:
         gx = x(decade)
@@ -217,7 +217,9 @@ def render(groups: list[Group]) -> str:
         y += head_h
         for row in group.rows:
             mid = y + 1.5 * bar_h
-            out.append(f'<text x="{label_w - 8}" y="{mid + 4:.1f}" text-anchor="end">{escape(_clip(row.workload, 64))}</text>')
+            out.append(
+                f'<text x="{label_w - 8}" y="{mid + 4:.1f}" text-anchor="end">{escape(_clip(row.workload, 64))}</text>'
+            )
             for k, series in enumerate(SERIES):
                 value = row.times.get(series)
                 if value is None:

@@ -58,9 +58,8 @@ mod linux {
                 },
             };
             // SAFETY: arming a timerfd we own with an initialised spec.
-            let armed = unsafe {
-                libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut())
-            };
+            let armed =
+                unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
             if armed != 0 {
                 return None;
             }
@@ -102,7 +101,11 @@ mod tests {
     #[test]
     fn wakes_at_the_deadline_not_before() {
         crate::process::block_on(async {
-            for wait in [Duration::ZERO, Duration::from_micros(300), Duration::from_millis(5)] {
+            for wait in [
+                Duration::ZERO,
+                Duration::from_micros(300),
+                Duration::from_millis(5),
+            ] {
                 let deadline = Instant::now() + wait;
                 sleep_until(deadline).await;
                 assert!(Instant::now() >= deadline, "{wait:?}");

@@ -16,9 +16,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use super::clone::Pipe;
-use super::foreground::{
-    Captured, RunOutcome, OUTPUT_DRAIN_GRACE, REAP_GRACE, TIMEOUT_GRACE,
-};
+use super::foreground::{Captured, RunOutcome, OUTPUT_DRAIN_GRACE, REAP_GRACE, TIMEOUT_GRACE};
 use super::group::{signal_group, wait_group_gone};
 use super::reaper::Tree;
 use super::tail::HeadTail;
@@ -26,6 +24,10 @@ use crate::error::{Error, Result};
 
 /// Bytes read from a pipe at once.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// How long a group whose known members all exited is given for their zombies to be reaped
+/// before it is searched for live members.
+const ZOMBIE_WAIT: Duration = Duration::from_millis(5);
 
 /// What ended a wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +123,8 @@ impl Direct {
             let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
             if r == self.pid {
                 self.status = Some(ExitStatus::from_raw(status));
-            } else if r == -1 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            } else if r == -1 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+            {
                 // Reaped elsewhere or not ours: report a kill, as it was.
                 self.status = Some(ExitStatus::from_raw(libc::SIGKILL));
             }
@@ -245,10 +248,11 @@ impl Direct {
             Wake::Done => false,
             Wake::Killed => return Err(self.cancel(reap)),
             Wake::Deadline => {
-                if reap {
-                    super::block_on(Tree::collect(self.pid).kill(REAP_GRACE));
+                let (outside, inside) = Tree::split(self.pid, reap);
+                if !outside.is_empty() {
+                    super::block_on(outside.kill(REAP_GRACE));
                 }
-                if self.stop(kill) == Wake::Killed {
+                if self.stop(kill, &inside) == Wake::Killed {
                     return Err(self.cancel(reap));
                 }
                 true
@@ -275,12 +279,11 @@ impl Direct {
         })
     }
 
-    /// `SIGTERM` to the group, up to [`TIMEOUT_GRACE`] for the shell and every member known
-    /// before the signal to exit (events, not polling), then whatever the group still holds is
+    /// `SIGTERM` to the group, up to [`TIMEOUT_GRACE`] for the shell and every member in `tree`
+    /// (the group's processes found before the signal) to exit (events, not polling), then whatever the group still holds is
     /// polled for until the grace ends, and `SIGKILL` if it is not gone; the shell is reaped.
-    fn stop(&mut self, kill: RawFd) -> Wake {
+    fn stop(&mut self, kill: RawFd, tree: &Tree) -> Wake {
         let grace = Instant::now() + TIMEOUT_GRACE;
-        let tree = Tree::group(self.pid);
         if !matches!(signal_group(self.pid, Some(Signal::SIGTERM)), Ok(true)) {
             self.reap_blocking();
             return Wake::Done;
@@ -291,8 +294,7 @@ impl Direct {
         match self.wait(Some(grace), kill, &members, &mut exited, all_exited) {
             Wake::Killed => return Wake::Killed,
             Wake::Done => {
-                let left = grace.saturating_duration_since(Instant::now());
-                if super::block_on(wait_group_gone(self.pid, left)) {
+                if self.group_gone(grace) {
                     return Wake::Done;
                 }
                 let _ = signal_group(self.pid, Some(Signal::SIGKILL));
@@ -303,6 +305,30 @@ impl Direct {
             }
         }
         Wake::Done
+    }
+
+    /// Whether the group is gone by `until`, once the shell and every known member exited.
+    ///
+    /// The members' zombies hold the group until their new parent (init, once the shell is
+    /// gone) reaps them, which takes microseconds: `kill(-pgid, 0)` is retried for up to
+    /// [`ZOMBIE_WAIT`] before the group is searched for live members through `/proc`, which
+    /// costs a read of every process's `stat` (milliseconds on a busy machine).
+    fn group_gone(&self, until: Instant) -> bool {
+        let quick = Instant::now() + ZOMBIE_WAIT;
+        let mut pause = Duration::from_micros(20);
+        loop {
+            if !matches!(signal_group(self.pid, None), Ok(true)) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= quick.min(until) {
+                break;
+            }
+            std::thread::sleep(pause.min(quick.min(until) - now));
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        super::block_on(wait_group_gone(self.pid, left))
     }
 
     /// Ends the whole tree at once after a kill of the handle; the error to return.

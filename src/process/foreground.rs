@@ -207,7 +207,10 @@ impl Foreground {
             let tokio_started = Instant::now() - started.elapsed();
             return super::block_on(async {
                 let spawned = super::spawn::wrap_cloned(pid, out, err).map_err(|e| {
-                    Error::io(&e, format!("Unable to start the command: {}", os_reason(&e)))
+                    Error::io(
+                        &e,
+                        format!("Unable to start the command: {}", os_reason(&e)),
+                    )
                 })?;
                 self.wait_spawned(spawned, spec, tokio_started).await
             });
