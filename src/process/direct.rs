@@ -27,7 +27,7 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// How long a group whose known members all exited is given for their zombies to be reaped
 /// before it is searched for live members.
-const ZOMBIE_WAIT: Duration = Duration::from_millis(5);
+const ZOMBIE_WAIT: Duration = Duration::from_millis(1);
 
 /// What ended a wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,9 +310,9 @@ impl Direct {
     /// Whether the group is gone by `until`, once the shell and every known member exited.
     ///
     /// The members' zombies hold the group until their new parent (init, once the shell is
-    /// gone) reaps them, which takes microseconds: `kill(-pgid, 0)` is retried for up to
-    /// [`ZOMBIE_WAIT`] before the group is searched for live members through `/proc`, which
-    /// costs a read of every process's `stat` (milliseconds on a busy machine).
+    /// gone) reaps them, which a prompt init does in microseconds: `kill(-pgid, 0)` is retried
+    /// for up to [`ZOMBIE_WAIT`] before the group is searched for live members through `/proc`
+    /// (one `getpgid` per process, a `stat` read per member).
     fn group_gone(&self, until: Instant) -> bool {
         let quick = Instant::now() + ZOMBIE_WAIT;
         let mut pause = Duration::from_micros(20);
