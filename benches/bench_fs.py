@@ -43,6 +43,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.dont_write_bytecode = True  # no __pycache__ beside the bench
 
+import chart  # noqa: E402 - after the path set-up
 import make_trees  # noqa: E402 - after the path set-up
 
 RUNNER = HERE / 'fs_runner.py'
@@ -614,6 +615,7 @@ def write_table(table: str, output: Path) -> None:
     sys.stdout.write(table)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(table)
+    print(f'chart: {chart.write_chart()}')
 
 
 # ---- workspace mode: the two contracts, and 0.62.0 -------------------------------------

@@ -35,6 +35,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / 'tests'))
 sys.dont_write_bytecode = True
 
+import chart  # noqa: E402 - beside this script
 from memory_workspace import MemoryWorkspace  # noqa: E402
 
 REFERENCE_PYTHON = REPO / 'tests' / 'compat' / '.venvs' / 'harness-0.62.0' / 'bin' / 'python'
@@ -209,6 +210,7 @@ def main() -> None:
     sys.stdout.write(table)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(table)
+    print(f'chart: {chart.write_chart()}')
 
 
 if __name__ == '__main__':

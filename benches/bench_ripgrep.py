@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, os.fspath(Path(__file__).resolve().parent))
+import chart  # noqa: E402
 from gen_monorepo import RARE_TOKEN, generate  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -145,6 +146,7 @@ def main() -> None:
             f'{t_ours / t_capped:>15.2f} {t_ours / t_full:>13.2f}',
             flush=True,
         )
+    print(f'chart (from benches/results/*-latest.md; copy the rows above into ripgrep-latest.md first): {chart.write_chart()}')
 
 
 if __name__ == '__main__':

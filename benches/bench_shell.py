@@ -16,21 +16,37 @@ Workloads:
 - big output: a command printing 50 MiB (and 1 GiB for ours): does the tail survive, how
   long, and how much our process grew (peak RSS delta).
 - timeout: `sh -c 'sleep 100 & sleep 100'` with a 0.5 s timeout: time past the deadline
-  until the call returns, and whether any of the tree survives.
+  until the call returns (median of `--timeouts` runs), and whether any of the tree survives;
+  the limit is the same command under `Popen.communicate(timeout=0.5)` + `killpg(SIGKILL)` +
+  `communicate()`, timed from before the `Popen`.
+- 32 concurrent `run_command('true')`: one `asyncio.gather` of 32 calls (what one model response
+  with 32 tool calls runs), median wall time of `--rounds`; the limit is 32 `Popen('true',
+  shell=True, start_new_session=True)` started at once, then waited for.
+
+A full run writes the table to `benches/results/shell-latest.md` and redraws the chart
+(`benches/chart.py`); `--sandbox-only` and `--no-write` print only.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import platform
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import chart
+
 ROOT = Path(__file__).resolve().parents[1]
-WORKER = r'''
+RESULTS = ROOT / 'benches' / 'results' / 'shell-latest.md'
+TIMEOUT = 0.5
+"""Seconds the timed-out tree workload runs before its timeout."""
+WORKER = r"""
 import asyncio, json, os, re, resource, sys, tempfile, time
 from pathlib import Path
 from pydantic_ai import RunContext
@@ -117,20 +133,36 @@ async def main():
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return {'ok': ok, 'seconds': elapsed, 'rss_growth_mib': (peak - base) / 1024, 'result': text[-80:]}
     if task == 'timeout':
+        runs, timeout = map(float, arg.split(','))
         marker = f'sleep 100{os.getpid() % 1000}'
-        timeout = 0.5
         await ts.run_command(ctx(), 'true')  # warm up: first-call setup is not the kill path
-        t = time.perf_counter()
-        text = await ts.run_command(ctx(), f"sh -c '{marker} & {marker}'", timeout_seconds=timeout)
-        over = time.perf_counter() - t - timeout
-        left = live(marker)
-        for pid in left:
-            try: os.kill(int(pid), 9)
-            except OSError: pass
-        return {'over_ms': over * 1e3, 'survivors': len(left), 'result': text}
+        overs, survivors = [], 0
+        for _ in range(int(runs)):
+            t = time.perf_counter()
+            text = await ts.run_command(ctx(), f"sh -c '{marker} & {marker}'", timeout_seconds=timeout)
+            overs.append(time.perf_counter() - t - timeout)
+            left = live(marker)
+            survivors += len(left)
+            for pid in left:
+                try: os.kill(int(pid), 9)
+                except OSError: pass
+        overs.sort()
+        return {'over_ms': overs[len(overs) // 2] * 1e3, 'survivors': survivors, 'result': text}
+    if task == 'concurrent':
+        rounds, width = map(int, arg.split(','))
+        for _ in range(3):
+            await asyncio.gather(*(ts.run_command(ctx(), 'true') for _ in range(width)))
+        xs = []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            results = await asyncio.gather(*(ts.run_command(ctx(), 'true') for _ in range(width)))
+            xs.append(time.perf_counter() - t)
+            assert all(r == '(no output)' for r in results), results
+        xs.sort()
+        return {'wall_ms': xs[len(xs) // 2] * 1e3}
 
 print(json.dumps(asyncio.run(main())))
-'''
+"""
 
 
 def worker(python: str, impl: str, task: str, arg: object, path: str | None = None) -> dict:  # type: ignore[type-arg]
@@ -159,10 +191,109 @@ def bare_spawn(calls: int) -> tuple[float, float]:
     """Median ms of a bare `subprocess.run(['true'])` and of the same through `/bin/sh` in a new session."""
     argv = _median_ms(lambda: subprocess.run(['true']), calls)
     shell = _median_ms(
-        lambda: subprocess.run('true', shell=True, start_new_session=True, stdin=subprocess.DEVNULL, capture_output=True),
+        lambda: subprocess.run(
+            'true', shell=True, start_new_session=True, stdin=subprocess.DEVNULL, capture_output=True
+        ),
         calls,
     )
     return argv, shell
+
+
+def timeout_limit(runs: int) -> float:
+    """Median ms past the deadline of `sh -c 'sleep & sleep'` under `communicate(timeout)` + `killpg` + `communicate()`."""
+    overs = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        p = subprocess.Popen(
+            "sh -c 'sleep 100 & sleep 100'",
+            shell=True,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        overs.append(time.perf_counter() - t - TIMEOUT)
+    overs.sort()
+    return overs[len(overs) // 2] * 1e3
+
+
+def parallel_spawns(rounds: int, width: int) -> float:
+    """Median ms of `width` `sh -c true` processes (own session, piped output) started at once, then waited for."""
+    xs = []
+    for _ in range(rounds + 3):
+        t = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                'true',
+                shell=True,
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(width)
+        ]
+        for p in procs:
+            p.communicate()
+        xs.append(time.perf_counter() - t)
+    xs = sorted(xs[3:])
+    return xs[len(xs) // 2] * 1e3
+
+
+WORKLOADS = ('true', 'cycle', 'big', 'timeout', 'concurrent', 'sandbox')
+HEADERS = ('workload', 'ours', 'reference 0.57.0', 'limit', 'ours/limit', 'notes')
+Row = tuple[str, str, str, str, str, str]
+
+
+def rows_of(path: Path) -> list[Row]:
+    """The rows of the first table in `path` that has this script's columns (none when missing)."""
+    if not path.exists():
+        return []
+    out: list[Row] = []
+    lines = path.read_text(encoding='utf-8').splitlines()
+    for i, line in enumerate(lines):
+        if [c.strip() for c in line.strip().strip('|').split('|')] == list(HEADERS):
+            for row in lines[i + 2 :]:
+                if not row.startswith('|'):
+                    break
+                cells = [c.strip() for c in row.strip().strip('|').split(' | ')]
+                if len(cells) == len(HEADERS):
+                    out.append(tuple(cells))  # type: ignore[arg-type]
+            break
+    return out
+
+
+def write_results(rows: list[Row], args: argparse.Namespace, ran: list[str]) -> None:
+    """The table to `RESULTS`, keeping earlier rows of workloads not run now; then the chart."""
+    fresh = {row[0] for row in rows}
+    kept = [
+        (*row[:5], row[5] if 'earlier run' in row[5] else f'{row[5]} (earlier run)'.strip())
+        for row in rows_of(RESULTS)
+        if row[0] not in fresh
+    ]
+    now = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')
+    load = os.getloadavg()[0]
+    text = [
+        '# Shell benchmark: ours vs pydantic-ai-harness 0.57.0 vs the limit',
+        '',
+        f'- when: {now}, `python benches/bench_shell.py {" ".join(sys.argv[1:])}` (workloads: {", ".join(ran)})',
+        f'- machine: {platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}; '
+        f'1-min load average {load:.2f} at the end (shared machine: ratios from one run, noisy)',
+        f'- ours: {sys.executable}; reference: {args.ref_python}',
+        "- limit: what the work costs without a harness (a bare `subprocess` doing the same); `ours/limit` is the target's measure",
+        '',
+        '| ' + ' | '.join(HEADERS) + ' |',
+        '|' + '---|' * len(HEADERS),
+        *('| ' + ' | '.join(row) + ' |' for row in [*rows, *kept]),
+    ]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text('\n'.join(text) + '\n', encoding='utf-8')
+    print(f'wrote {RESULTS}; chart: {chart.write_chart()}')
 
 
 def main() -> None:
@@ -171,7 +302,13 @@ def main() -> None:
     parser.add_argument('--calls', type=int, default=300)
     parser.add_argument('--cycles', type=int, default=20)
     parser.add_argument('--ref-cycles', type=int, default=5, help='the reference takes ~1.3 s a cycle')
+    parser.add_argument('--timeouts', type=int, default=15, help='timed-out trees per side')
+    parser.add_argument('--rounds', type=int, default=20, help='rounds of 32 concurrent calls')
     parser.add_argument('--quick', action='store_true', help='skip the 1 GiB run')
+    parser.add_argument('--only', default=','.join(WORKLOADS), help=f'comma-separated subset of {",".join(WORKLOADS)}')
+    parser.add_argument(
+        '--no-write', action='store_true', help=f'print only; do not update {RESULTS.name} and the chart'
+    )
     parser.add_argument('--sandbox-only', action='store_true', help="only run_command('true') with and without sandbox")
     args = parser.parse_args()
     if args.sandbox_only:
@@ -183,65 +320,124 @@ def main() -> None:
             f'1-min load average {os.getloadavg()[0]:.2f}'
         )
         return
+    only = [w for w in args.only.split(',') if w]
+    if unknown := sorted(set(only) - set(WORKLOADS)):
+        parser.error(f'unknown workloads: {", ".join(unknown)}')
     ours_py = sys.executable
     ref_py = args.ref_python if Path(args.ref_python).exists() else None
     if ref_py is None:
         print(f'(no reference venv at {args.ref_python}: run tests/compat first; reference columns left empty)')
 
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[Row] = []
 
-    def ratio(a: float | None, b: float | None) -> str:
-        return f'{a / b:.1f}x' if a and b else '-'
+    def ratio(a: float | None, b: float | None, digits: int = 2) -> str:
+        return f'{a / b:.{digits}f}x' if a and b else '—'
 
-    argv_ms, shell_ms = bare_spawn(args.calls)
-    ours = worker(ours_py, 'ours', 'true', args.calls)
-    ref = worker(ref_py, 'ref', 'true', args.calls) if ref_py else {}
-    o, r = ours.get('per_call_ms'), ref.get('per_call_ms')
-    rows.append((
-        "run_command('true') per call (median)",
-        f'{o:.2f} ms' if o else str(ours),
-        f'{r:.2f} ms' if r else str(ref or '-'),
-        f'argv {argv_ms:.2f} ms / sh+setsid {shell_ms:.2f} ms',
-        f'ref/ours {ratio(r, o)}; ours/bare spawn {o / argv_ms:.2f}x, ours/sh spawn {o / shell_ms:.2f}x' if o else '-',
-    ))
-
-    ours = worker(ours_py, 'ours', 'cycle', args.cycles)
-    ref = worker(ref_py, 'ref', 'cycle', args.ref_cycles) if ref_py else {}
-    o, r = ours.get('per_cycle_ms'), ref.get('per_cycle_ms')
-    rows.append(('start/check/stop cycle', f'{o:.1f} ms' if o else str(ours), f'{r:.0f} ms' if r else str(ref or '-'), '-',
-                 f'ref/ours {ratio(r, o)}'))
-
-    for mib in (50,) + (() if args.quick else (1024,)):
-        ours = worker(ours_py, 'ours', 'big', mib)
-        ref = worker(ref_py, 'ref', 'big', mib) if ref_py and mib == 50 else {}
-        fmt = lambda d: (  # noqa: E731
-            f"{'tail kept' if d.get('ok') else 'FAILED'}, {d.get('seconds', 0):.2f} s, +{d.get('rss_growth_mib', 0):.1f} MiB RSS"
-            if d else '-'
+    if 'true' in only:
+        argv_ms, shell_ms = bare_spawn(args.calls)
+        ours = worker(ours_py, 'ours', 'true', args.calls)
+        ref = worker(ref_py, 'ref', 'true', args.calls) if ref_py else {}
+        o, r = ours.get('per_call_ms'), ref.get('per_call_ms')
+        rows.append(
+            (
+                "`run_command('true')` per call (median)",
+                f'{o:.2f} ms' if o else str(ours),
+                f'{r:.2f} ms' if r else str(ref or '—'),
+                f"{argv_ms:.2f} ms bare spawn (`subprocess.run(['true'])`; `sh -c` + setsid {shell_ms:.2f} ms)",
+                ratio(o, argv_ms),
+                f'ours/ref {ratio(o, r)}; ours/`sh -c` spawn {ratio(o, shell_ms)}; target ≤ 1.5x the bare spawn',
+            )
         )
-        rows.append((f'{mib} MiB of output', fmt(ours), fmt(ref), '-', (ref.get('result', '') or '')[:60].replace('\n', ' ')))
 
-    ours = worker(ours_py, 'ours', 'timeout', 0)
-    ref = worker(ref_py, 'ref', 'timeout', 0) if ref_py else {}
-    fmt2 = lambda d: f"+{d['over_ms']:.0f} ms, {d['survivors']} left" if 'over_ms' in d else (str(d) if d else '-')  # noqa: E731
-    rows.append(("timed-out tree (0.5 s)", fmt2(ours), fmt2(ref), '-', 'time past the deadline until the call returns'))
+    if 'concurrent' in only:
+        width = 32
+        limit = parallel_spawns(args.rounds, width)
+        ours = worker(ours_py, 'ours', 'concurrent', f'{args.rounds},{width}')
+        ref = worker(ref_py, 'ref', 'concurrent', f'{args.rounds},{width}') if ref_py else {}
+        o, r = ours.get('wall_ms'), ref.get('wall_ms')
+        rows.append(
+            (
+                f"{width} concurrent `run_command('true')` (one `gather`, median)",
+                f'{o:.1f} ms' if o else str(ours),
+                f'{r:.1f} ms' if r else str(ref or '—'),
+                f'{limit:.1f} ms {width} parallel spawns (`Popen` x{width}, then wait)',
+                ratio(o, limit),
+                f'ours/ref {ratio(o, r)}; target ≤ 2x the parallel spawns',
+            )
+        )
 
-    pair = worker(ours_py, 'ours', 'true-pair', args.calls)
-    o, plain = pair.get('sandbox_ms'), pair.get('plain_ms')
-    rows.append((
-        "run_command('true'), sandbox='workspace-write'",
-        f'{o:.2f} ms' if o else str(pair),
-        '-',
-        '-',
-        f'interleaved with the plain call: {plain:.2f} ms ({o / plain:.2f}x, budget 1.3x)' if o and plain else '-',
-    ))
+    if 'timeout' in only:
+        limit = timeout_limit(args.timeouts)
+        arg = f'{args.timeouts},{TIMEOUT}'
+        ours = worker(ours_py, 'ours', 'timeout', arg)
+        ref = worker(ref_py, 'ref', 'timeout', arg) if ref_py else {}
+        o, r = ours.get('over_ms'), ref.get('over_ms')
+        fmt = lambda d: (  # noqa: E731
+            f'{d["over_ms"]:.2f} ms past the deadline, {d["survivors"]} processes left'
+            if 'over_ms' in d
+            else (str(d) if d else '—')
+        )
+        rows.append(
+            (
+                f'timed-out tree (`sleep` children, {TIMEOUT} s; median of {args.timeouts})',
+                fmt(ours),
+                fmt(ref),
+                f'{limit:.2f} ms past the deadline (`communicate(timeout)` + `killpg` + `communicate()`)',
+                ratio(o, limit),
+                f'ours/ref {ratio(o, r)}; target ≤ 1.2x the limit',
+            )
+        )
 
-    headers = ('workload', 'ours', 'reference 0.57.0', 'raw subprocess', 'notes')
-    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(5)]
-    line = ' | '.join(h.ljust(w) for h, w in zip(headers, widths))
-    print(line)
+    if 'cycle' in only:
+        ours = worker(ours_py, 'ours', 'cycle', args.cycles)
+        ref = worker(ref_py, 'ref', 'cycle', args.ref_cycles) if ref_py else {}
+        o, r = ours.get('per_cycle_ms'), ref.get('per_cycle_ms')
+        rows.append(
+            (
+                'start/check/stop cycle',
+                f'{o:.1f} ms' if o else str(ours),
+                f'{r:.0f} ms' if r else str(ref or '—'),
+                '—',
+                '—',
+                f'ours/ref {ratio(o, r, 4)}',
+            )
+        )
+
+    if 'big' in only:
+        for mib in (50,) + (() if args.quick else (1024,)):
+            ours = worker(ours_py, 'ours', 'big', mib)
+            ref = worker(ref_py, 'ref', 'big', mib) if ref_py and mib == 50 else {}
+            fmt = lambda d: (  # noqa: E731
+                f'{"tail kept" if d.get("ok") else "FAILED"}, {d.get("seconds", 0):.2f} s, +{d.get("rss_growth_mib", 0):.1f} MiB RSS'
+                if d
+                else '—'
+            )
+            note = (ref.get('result', '') or '')[:60].replace('\n', ' ').replace('|', '\\|')
+            rows.append((f'{mib} MiB of output', fmt(ours), fmt(ref), '—', '—', note))
+
+    if 'sandbox' in only:
+        pair = worker(ours_py, 'ours', 'true-pair', args.calls)
+        o, plain = pair.get('sandbox_ms'), pair.get('plain_ms')
+        rows.append(
+            (
+                "`run_command('true')`, `sandbox='workspace-write'`",
+                f'{o:.2f} ms' if o else str(pair),
+                '—',
+                '—',
+                '—',
+                f'interleaved with the plain call: {plain:.2f} ms ({ratio(o, plain)}, budget 1.3x)'
+                if o and plain
+                else '—',
+            )
+        )
+
+    widths = [max(len(str(row[i])) for row in [HEADERS, *rows]) for i in range(len(HEADERS))]
+    print(' | '.join(h.ljust(w) for h, w in zip(HEADERS, widths)))
     print('-+-'.join('-' * w for w in widths))
     for row in rows:
         print(' | '.join(str(c).ljust(w) for c, w in zip(row, widths)))
+    if not args.no_write:
+        write_results(rows, args, only)
 
 
 if __name__ == '__main__':

@@ -1,6 +1,7 @@
 //! Foreground commands: run `/bin/sh -c script`, capture the tail of stdout and stderr, and
 //! stop the whole process group on timeout or when the caller gives up.
 
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -13,10 +14,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::group::{signal_group, stop_group};
+use super::group::{signal_group, wait_group_gone};
 use super::reaper::Tree;
 use super::sandbox::{Prepared, SandboxSpec};
-use super::spawn::{spawn_error, spawn_shell, Sink};
+use super::spawn::{spawn_error, spawn_shell, Child, Sink};
 use super::tail::HeadTail;
 use crate::error::{Error, Result};
 
@@ -107,32 +108,60 @@ pub fn shell_exit_code(status: ExitStatus) -> i32 {
 pub struct Foreground {
     killed: AtomicBool,
     notify: Notify,
+    /// An eventfd written by [`Foreground::kill`], which wakes a [`super::direct`] wait.
+    wake: Option<OwnedFd>,
+}
+
+/// A non-blocking eventfd, or `None` where there is none.
+fn eventfd() -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: eventfd returns a new fd we own, or -1.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 impl Foreground {
     /// A handle that has not started anything yet.
     pub fn new() -> Arc<Self> {
-        Arc::new(Foreground::default())
+        Arc::new(Foreground {
+            killed: AtomicBool::new(false),
+            notify: Notify::new(),
+            wake: eventfd(),
+        })
     }
 
     /// Kills the command's process group (`SIGKILL`); before the spawn, prevents it.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
         self.notify.notify_one();
+        if let Some(fd) = &self.wake {
+            let one = 1u64;
+            // SAFETY: writing 8 bytes from a local to an eventfd we own.
+            unsafe { libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        }
     }
 
     /// Spawns the command and waits for it, on the calling thread.
     ///
+    /// A shell that reaps its descendants (Linux, glibc) is waited for by [`super::direct`],
+    /// on this thread alone; otherwise through the supervisor's runtime.
     /// Errors: the spawn's OS error (`ErrorKind::Io`), or `Cancelled` after [`Foreground::kill`].
     pub fn run(&self, spec: RunSpec) -> Result<RunOutcome> {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if spec.reap_descendants {
+            if let Some(wake) = &self.wake {
+                return self.run_direct(spec, wake.as_fd());
+            }
+        }
         super::block_on(self.run_async(spec))
     }
 
-    async fn run_async(&self, spec: RunSpec) -> Result<RunOutcome> {
-        if self.killed.load(Ordering::SeqCst) {
-            return Err(Error::cancelled());
-        }
-        let started = Instant::now();
+    /// The script's arguments and the prepared sandbox, or the error preparing it.
+    fn prepare(spec: &RunSpec) -> Result<(Vec<Vec<u8>>, Option<Prepared>)> {
         let args = vec![b"-c".to_vec(), [&spec.prologue[..], &spec.command].concat()];
         let sandbox = match &spec.sandbox {
             Some(s) => Some(Prepared::new(s).map_err(|e| {
@@ -143,6 +172,67 @@ impl Foreground {
             })?),
             None => None,
         };
+        Ok((args, sandbox))
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn run_direct(&self, spec: RunSpec, wake: BorrowedFd<'_>) -> Result<RunOutcome> {
+        use super::direct::{pidfd_open, Direct};
+        if self.killed.load(Ordering::SeqCst) {
+            return Err(Error::cancelled());
+        }
+        let started = std::time::Instant::now();
+        let (args, sandbox) = Self::prepare(&spec)?;
+        let spawned = super::clone::spawn(
+            &args,
+            &spec.cwd,
+            &spec.env,
+            spec.max_file_bytes.map(super::spawn::file_limit_bytes),
+            sandbox.as_ref(),
+            true,
+            Sink::Pipe,
+            Sink::Pipe,
+        );
+        let (pid, out, err) = match spawned {
+            Ok(raw) => raw,
+            Err(e) => {
+                let without = [b"-c".to_vec(), spec.prologue];
+                return Err(super::block_on(spawn_error(
+                    e, &without, &spec.cwd, &spec.env,
+                )));
+            }
+        };
+        let Some(pidfd) = pidfd_open(pid) else {
+            // No pidfds (Linux before 5.3): wait through the runtime.
+            let tokio_started = Instant::now() - started.elapsed();
+            return super::block_on(async {
+                let spawned = super::spawn::wrap_cloned(pid, out, err).map_err(|e| {
+                    Error::io(
+                        &e,
+                        format!("Unable to start the command: {}", os_reason(&e)),
+                    )
+                })?;
+                self.wait_spawned(spawned, spec, tokio_started).await
+            });
+        };
+        let [out_spill, err_spill] = spec.spill;
+        let captures = [
+            HeadTail::new(spec.head_bytes, spec.tail_bytes, out_spill),
+            HeadTail::new(spec.head_bytes, spec.tail_bytes, err_spill),
+        ];
+        Direct::new(pid, pidfd, out, err, captures).finish(
+            spec.timeout.map(|t| started + t),
+            wake,
+            spec.reap_descendants,
+        )
+    }
+
+    async fn run_async(&self, spec: RunSpec) -> Result<RunOutcome> {
+        if self.killed.load(Ordering::SeqCst) {
+            return Err(Error::cancelled());
+        }
+        let started = Instant::now();
+        let (args, sandbox) = Self::prepare(&spec)?;
         let spawned = match spawn_shell(
             &args,
             &spec.cwd,
@@ -159,6 +249,15 @@ impl Foreground {
                 return Err(spawn_error(e, &without, &spec.cwd, &spec.env).await);
             }
         };
+        self.wait_spawned(spawned, spec, started).await
+    }
+
+    async fn wait_spawned(
+        &self,
+        spawned: super::spawn::Spawned,
+        spec: RunSpec,
+        started: Instant,
+    ) -> Result<RunOutcome> {
         let mut child = spawned.child;
         let pgid = child.id();
         let [out_spill, err_spill] = spec.spill;
@@ -176,7 +275,7 @@ impl Foreground {
         let deadline = spec.timeout.map(|t| started + t);
         let until_deadline = async {
             match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
+                Some(d) => super::deadline::sleep_until(d).await,
                 None => std::future::pending().await,
             }
         };
@@ -202,8 +301,7 @@ impl Foreground {
                 self.tree(&spec.reap_descendants, pgid)
                     .kill(REAP_GRACE)
                     .await;
-                let _ = stop_group(pgid, TIMEOUT_GRACE).await;
-                let status = child.wait().await;
+                let status = stop(&mut child, pgid, TIMEOUT_GRACE).await;
                 (status, true, Instant::now() + TIMEOUT_GRACE)
             }
             Ended::Killed => {
@@ -263,6 +361,37 @@ impl Foreground {
             Tree::collect(shell)
         } else {
             Tree::default()
+        }
+    }
+}
+
+/// Stops the shell's group as [`super::group::stop_group`] does (`SIGTERM`, up to `grace` for the group to
+/// end, then `SIGKILL`) and reaps the shell, waiting on events rather than polling: the shell's
+/// exit and a pidfd per group member found before the signal. Only a group that still has a
+/// process once all of those exited (one forked meanwhile, or a zombie its new parent has not
+/// reaped yet) is polled for, as [`wait_group_gone`] does.
+async fn stop(child: &mut Child, pgid: i32, grace: Duration) -> std::io::Result<ExitStatus> {
+    let deadline = Instant::now() + grace;
+    let members = Tree::group(pgid);
+    if !matches!(signal_group(pgid, Some(Signal::SIGTERM)), Ok(true)) {
+        return child.wait().await;
+    }
+    let ended = tokio::time::timeout_at(deadline, async {
+        let status = child.wait().await;
+        members.wait_exited().await;
+        status
+    })
+    .await;
+    let left = deadline.saturating_duration_since(Instant::now());
+    match ended {
+        Ok(status) if wait_group_gone(pgid, left).await => status,
+        Ok(status) => {
+            let _ = signal_group(pgid, Some(Signal::SIGKILL));
+            status
+        }
+        Err(_) => {
+            let _ = signal_group(pgid, Some(Signal::SIGKILL));
+            child.wait().await
         }
     }
 }

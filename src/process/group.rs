@@ -40,6 +40,11 @@ fn live_member(pgid: i32) -> Option<bool> {
         let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
+        // One syscall rules out the other groups' processes; only members' `stat` is read.
+        // SAFETY: getpgid on any PID only reads.
+        if unsafe { libc::getpgid(pid) } != pgid {
+            continue;
+        }
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };

@@ -7,6 +7,9 @@
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub mod clone;
+pub mod deadline;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub mod direct;
 pub mod foreground;
 pub mod group;
 pub mod job;

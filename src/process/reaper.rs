@@ -56,19 +56,21 @@ impl Tree {
     /// Each is stopped (`SIGSTOP`) so it cannot fork past the walk; [`Tree::kill`] or
     /// [`Tree::resume`] must follow.
     pub fn collect(root: i32) -> Tree {
-        Tree::walk(root, false)
+        Tree::split(root, true).0
     }
 
     /// Every descendant of `root` inside its process group (not stopped), to wait for with
     /// [`Tree::wait_reaped`] once the group is signalled.
     pub fn group(root: i32) -> Tree {
-        Tree::walk(root, true)
+        Tree::split(root, false).1
     }
 
-    fn walk(root: i32, in_group: bool) -> Tree {
-        let mut tree = Tree::default();
+    /// One walk for both: `(outside, inside)` the group, as [`Tree::collect`] (stopped) and
+    /// [`Tree::group`] give them; without `outside`, that part is left empty and untouched.
+    pub fn split(root: i32, outside: bool) -> (Tree, Tree) {
+        let mut trees = (Tree::default(), Tree::default());
         if root <= 1 {
-            return tree;
+            return trees;
         }
         let mut seen = std::collections::HashSet::new();
         // A process whose parent exits mid-walk moves up to the subreaper, perhaps into a list
@@ -83,12 +85,16 @@ impl Tree {
                         continue;
                     }
                     // SAFETY: getpgid on any PID only reads.
-                    if (unsafe { libc::getpgid(child) } == root) == in_group {
-                        if let Some(fd) = pidfd(child) {
-                            if !in_group {
-                                send(&fd, libc::SIGSTOP);
-                            }
-                            tree.members.push((child, fd));
+                    let in_group = unsafe { libc::getpgid(child) } == root;
+                    if !in_group && !outside {
+                        continue;
+                    }
+                    if let Some(fd) = pidfd(child) {
+                        if in_group {
+                            trees.1.members.push((child, fd));
+                        } else {
+                            send(&fd, libc::SIGSTOP);
+                            trees.0.members.push((child, fd));
                         }
                     }
                 }
@@ -97,7 +103,12 @@ impl Tree {
                 break;
             }
         }
-        tree
+        trees
+    }
+
+    /// The pidfds of the collected processes.
+    pub fn fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.members.iter().map(|(_, fd)| fd.as_raw_fd()).collect()
     }
 
     /// How many processes were collected.
@@ -130,6 +141,24 @@ impl Tree {
             && tokio::time::Instant::now() < deadline
         {
             tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Waits until every collected process has exited (a zombie or reaped), through its pidfd.
+    ///
+    /// Event-driven: no polling. A pidfd that cannot be watched is skipped.
+    pub async fn wait_exited(&self) {
+        for (_, fd) in &self.members {
+            // SAFETY: the pidfd stays open (owned by `self`) for as long as `watch` is registered.
+            let Ok(watch) = (unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(
+                    fd.as_raw_fd(),
+                    tokio::io::Interest::READABLE,
+                )
+            }) else {
+                continue;
+            };
+            let _ = watch.readable().await;
         }
     }
 

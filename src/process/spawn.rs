@@ -292,6 +292,17 @@ pub fn spawn_shell(
     })
 }
 
+/// A shell from [`super::clone::spawn`] as a [`Spawned`] to wait for through the runtime (its
+/// pidfd, or a blocking `waitpid` without one). Must run inside the supervisor runtime.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn wrap_cloned(
+    pid: libc::pid_t,
+    out: super::clone::Pipe,
+    err: super::clone::Pipe,
+) -> std::io::Result<Spawned> {
+    fast::wrap(pid, out, err)
+}
+
 /// What the model is told when the OS refuses its command as too long to start (`E2BIG`).
 pub const COMMAND_TOO_LONG: &str =
     "The command is too long to start; write the script to a file, with a file \

@@ -108,3 +108,60 @@ async def test_unparsable_command_is_left_to_the_shell(ws: Path) -> None:
     results = await run_calls([LocalWorkspace(ws), Shell()], [rc("echo 'unterminated")])
     kind, text = results[0]
     assert kind == 'return' and text.startswith('[stderr]\n') and text.endswith('[exit code: 2]')
+
+
+def test_first_word_is_shlex_split_s_first_word() -> None:
+    """Every command of up to 5 characters from quotes, escapes and blanks: the same word or the same refusal."""
+    import itertools
+    import shlex
+
+    from pydantic_ai_harness_rs.shell._words import first_word
+
+    def reference(command: str) -> str | None:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return 'refused'
+        return words[0] if words else None
+
+    def ours(command: str) -> str | None:
+        try:
+            return first_word(command)
+        except ValueError:
+            return 'refused'
+
+    differ = [
+        command
+        for length in range(6)
+        for command in map(''.join, itertools.product('a \'"\\\n\t', repeat=length))
+        if ours(command) != reference(command)
+    ]
+    assert differ == []
+
+
+def test_a_command_of_megabytes_is_judged() -> None:
+    """`shlex.split` is quadratic in a word's length (a 1 MB word took ~29 s); the policy reads it in one scan.
+
+    The 4 MB command is judged in a worker thread; the join's bound only keeps a regression from
+    hanging the suite (the quadratic scan would take minutes).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pydantic_ai_harness_rs.shell._policy import check_command
+
+    kwargs = dict(allowed=[], denied=['rm'], denied_operators=[], allow_interactive=False)
+    cases = ['rm ' + 'x' * 4_000_000, '"' + 'y' * 4_000_000, 'echo "' + 'z\\"' * 1_000_000 + '" ; rm x']
+    outcomes = []
+    with ThreadPoolExecutor(1) as pool:
+        for command in cases:
+            future = pool.submit(check_command, command, **kwargs)  # type: ignore[arg-type]
+            try:
+                outcomes.append(future.result(timeout=120))
+            except PermissionError as e:
+                outcomes.append(str(e))
+    assert outcomes == ["Command 'rm' is denied.", None, None]
+
+
+async def test_a_megabyte_command_is_denied_through_the_agent(ws: Path) -> None:
+    results = await run_calls([LocalWorkspace(ws), Shell()], [rc('rm ' + 'x' * 1_000_000)])
+    assert results == [('retry', "Command 'rm' is denied.")]

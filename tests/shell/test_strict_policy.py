@@ -104,3 +104,94 @@ async def test_unjudgeable_commands_are_refused(ws: Path) -> None:
 async def test_interactive_anywhere(ws: Path) -> None:
     [(kind, text)] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc('true && vim x')])
     assert kind == 'retry' and text.startswith('Interactive commands are not allowed.')
+
+
+# Spellings a user trial found past the denylist: a line continuation inside the name, and aliases.
+RENAMINGS = [
+    ('r\\\nm victim', "Command 'rm' is denied."),
+    ('echo "$(r\\\nm victim)"', "Command 'rm' is denied."),
+    ("sh -c 'r\\\nm victim'", "Command 'rm' is denied."),
+    ('trap "rm victim" EXIT', "Command 'rm' is denied."),
+    ('coproc rm victim', "Command 'rm' is denied."),
+    ('f() { rm victim; }; f', "Command 'rm' is denied."),
+    (
+        'alias r=rm\nr victim',
+        'The command cannot be checked: an alias definition would make a name run another command; '
+        'call the command itself. Rewrite it in plain shell syntax.',
+    ),
+    (
+        "builtin alias 'r=rm'\nr victim",
+        'The command cannot be checked: an alias definition would make a name run another command; '
+        'call the command itself. Rewrite it in plain shell syntax.',
+    ),
+    (
+        'x=r=rm; alias "$x"\nr victim',
+        'The command cannot be checked: an argument of alias is computed at run time. '
+        'Rewrite it in plain shell syntax.',
+    ),
+    (
+        "bash -c 'shopt -s expand_aliases\nr victim'",
+        'The command cannot be checked: expand_aliases would let an alias rename a command; '
+        'call the command itself. Rewrite it in plain shell syntax.',
+    ),
+    (
+        "bash -c 'hash -p /bin/rm ls; ls victim'",
+        'The command cannot be checked: hash -p would make a name run another program; '
+        'call the program by its path. Rewrite it in plain shell syntax.',
+    ),
+    (
+        "bash -c 'BASH_CMDS[ls]=/bin/rm; ls victim'",
+        'The command cannot be checked: BASH_ALIASES and BASH_CMDS would make a name run another program. '
+        'Rewrite it in plain shell syntax.',
+    ),
+]
+
+
+@pytest.mark.parametrize(('command', 'refusal'), RENAMINGS)
+async def test_renamings_are_refused(ws: Path, command: str, refusal: str) -> None:
+    (ws / 'victim').write_text('v')
+    [result] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc(command)])
+    assert result == ('retry', refusal), command
+    assert (ws / 'victim').exists()
+
+
+async def test_the_renamings_run_rm_without_strict_policy(ws: Path) -> None:
+    """Each spelling above removes the file when only the first word is judged: the tests above can fail."""
+    survived = []
+    commands = [
+        'r\\\nm victim',
+        'alias r=rm\nr victim',
+        "bash -c 'shopt -s expand_aliases\nalias r=rm\nr victim'",
+        "bash -c 'hash -p /bin/rm ls; ls victim'",
+        "bash -c 'BASH_CMDS[ls]=/bin/rm; ls victim'",
+        'trap "rm victim" EXIT',
+    ]
+    for command in commands:
+        (ws / 'victim').write_text('v')
+        await run_calls([LocalWorkspace(ws), Shell()], [rc(command)])
+        if (ws / 'victim').exists():
+            survived.append(command)
+    assert survived == []
+
+
+async def test_line_continuations_join_as_in_the_shell(ws: Path) -> None:
+    """`l\\<newline>s` is `ls` (allowed); a continuation in quotes or a comment is not joined."""
+    (ws / 'f').write_text('x')
+    results = await run_calls(
+        [LocalWorkspace(ws), Shell(allowed_commands=['ls'], strict_policy=True)],
+        [
+            rc('l\\\ns f'),
+            rc('ls \\\n  f'),
+            rc("echo 'r\\\nm'"),
+            rc('ls f # ok \\\nrm f'),
+            rc('ls f\\\\\nrm f'),
+        ],
+    )
+    assert results == [
+        ('return', '[stdout]\nf\n'),
+        ('return', '[stdout]\nf\n'),
+        ('return', '[stdout]\nr\\\nm\n'),
+        ('retry', "Command 'rm' is not in the allowed list."),
+        ('retry', "Command 'rm' is not in the allowed list."),
+    ]
+    assert (ws / 'f').exists()

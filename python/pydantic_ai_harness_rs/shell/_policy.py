@@ -10,7 +10,6 @@ import errno
 import functools
 import os
 import re
-import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -18,6 +17,7 @@ from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.workspaces import CommandResult, Workspace, WorkspaceError
 
 from pydantic_ai_harness_rs._core import COMMAND_TOO_LONG, CommandTooLongError
+from pydantic_ai_harness_rs.shell._words import first_word
 from pydantic_ai_harness_rs.shell._workspace import raise_tool_failure
 
 _P = ParamSpec('_P')
@@ -51,8 +51,8 @@ def check_command(
     Raises `ModelRetry` for a command no process can receive (a NUL byte, characters the OS
     cannot encode) and `PermissionError` for a policy refusal (interactive program, denied
     operator, denied or not-allowed executable), which `recoverable` turns into `ModelRetry`.
-    The executable is the first word as `shlex.split` reads it; an unparsable command is
-    left to the shell.
+    The executable is the first word as `shlex.split` reads it (found in linear time, so a
+    command of megabytes is judged at once); an unparsable command is left to the shell.
     """
     if '\x00' in command:
         raise ModelRetry('The command contains a NUL byte, which cannot be passed to a process.')
@@ -66,12 +66,11 @@ def check_command(
         if operator in command:
             raise PermissionError(f'Shell operator {operator!r} is not allowed.')
     try:
-        words = shlex.split(command)
+        executable = first_word(command)
     except ValueError:
         return
-    if not words:
+    if executable is None:
         return
-    executable = words[0]
     if denied and executable in denied:
         raise PermissionError(f'Command {executable!r} is denied.')
     if allowed and executable not in allowed:

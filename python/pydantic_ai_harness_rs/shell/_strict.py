@@ -6,14 +6,20 @@ after any separator, in `$(...)`, backticks, process substitutions, pipelines, `
 chains, functions and heredoc-fed shells. Each command's name is the word as the shell reads
 it (quotes and backslashes removed); wrappers that run another command (`env`, `timeout`,
 `nice`, `nohup`, `command`, `exec`, `xargs`, `setsid`, `stdbuf`, `sudo`, `time`, `busybox`,
-`find -exec`, `eval`, `sh -c`, `bash -c`, ...) are looked through. A name computed at run
-time (`$CMD`, `$(echo rm)`) and a script the grammar cannot parse are refused.
+`find -exec`, `eval`, `trap`, `coproc`, `sh -c`, `bash -c`, ...) are looked through. Line
+continuations (backslash-newline) are joined first, as the shell joins them, so `r\\<newline>m`
+is `rm`. A name computed at run time (`$CMD`, `$(echo rm)`), a script the grammar cannot parse,
+and whatever would make a name run another program (an alias definition, `shopt -s
+expand_aliases`, `hash -p`, bash's `BASH_ALIASES` / `BASH_CMDS` tables) are refused. A function
+definition is judged by its body, like any other commands in the script.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import posixpath
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -45,8 +51,15 @@ _VALUED: dict[str, frozenset[str]] = {
     'chrt': frozenset({'-p'}),
     'taskset': frozenset({'-p'}),
 }
-_WRAPPERS = frozenset({'nohup', 'command', 'setsid', 'time', 'busybox', 'builtin', *_VALUED})
+_WRAPPERS = frozenset({'nohup', 'command', 'setsid', 'time', 'busybox', 'builtin', 'coproc', *_VALUED})
 """Programs whose first non-option word (after any leading value) is the command they run."""
+
+
+_NAME_TABLES = re.compile(r'\bBASH_(?:ALIASES|CMDS)\b')
+"""bash's arrays that map a name to an alias or to a program path (assigning them renames commands)."""
+
+_MAX_JOINS = 8
+"""Rounds of joining line continuations at most (each round removes every one the parse shows)."""
 
 
 class Unjudgeable(Exception):
@@ -137,9 +150,11 @@ def commands(script: str, *, depth: int = 0) -> list[list[str]]:
     """
     if depth > 8:
         raise Unjudgeable('the command nests shells too deeply to be checked')
-    tree = _parser().parse(script.encode('utf-8', 'surrogateescape'))
+    tree, source = _parse_joined(script.encode('utf-8', 'surrogateescape'))
     if tree.root_node.has_error:
         raise Unjudgeable('the command could not be parsed as a shell script')
+    if _NAME_TABLES.search(source.decode('utf-8', 'surrogateescape')):
+        raise Unjudgeable('BASH_ALIASES and BASH_CMDS would make a name run another program')
     found: list[list[str]] = []
     for node in _nodes(tree.root_node):
         if node.type != 'command':
@@ -153,6 +168,45 @@ def commands(script: str, *, depth: int = 0) -> list[list[str]]:
         heredoc = _heredoc(node)
         found.extend(_unwrap(argv, heredoc, depth))
     return found
+
+
+def _parse_joined(source: bytes) -> tuple[Any, bytes]:
+    """The parse of `source` with every line continuation joined, as the shell joins them.
+
+    tree-sitter-bash reads an unquoted backslash-newline as a word break (`r\\<newline>m` as
+    `r` and `m`); the shell removes it before splitting words (`rm`). A backslash-newline that
+    no token of the parse holds is such a continuation (inside single quotes, comments, quoted
+    heredoc bodies and after another backslash it is part of a token and stays); they are
+    removed and the result parsed again, until none is left.
+    """
+    tree = _parser().parse(source)
+    for _ in range(_MAX_JOINS):
+        cuts = _continuations(tree.root_node, source)
+        if not cuts:
+            return tree, source
+        pieces, start = [], 0
+        for cut in cuts:
+            pieces.append(source[start:cut])
+            start = cut + 2
+        pieces.append(source[start:])
+        source = b''.join(pieces)
+        tree = _parser().parse(source)
+    raise Unjudgeable('the command could not be parsed as a shell script')
+
+
+def _continuations(root: Any, source: bytes) -> list[int]:
+    """Offsets of the backslash-newlines in `source` that no leaf token of the parse covers."""
+    found = [m.start() for m in re.finditer(rb'\\\n', source)]
+    if not found:
+        return []
+    spans = sorted((n.start_byte, n.end_byte) for n in _nodes(root) if n.child_count == 0 and n.end_byte > n.start_byte)
+    starts = [start for start, _ in spans]
+    cuts = []
+    for at in found:
+        i = bisect.bisect_left(starts, at + 2)
+        if not any(spans[j][1] > at for j in range(max(0, i - 2), i)):
+            cuts.append(at)
+    return cuts
 
 
 def _heredoc(command: Any) -> str | None:
@@ -185,6 +239,9 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
         if any(w is None for w in argv[1:]):
             raise Unjudgeable('eval of a value computed at run time cannot be checked')
         return out + commands(' '.join(words[1:]), depth=depth + 1)
+    if name == 'trap':
+        return out + _trap_action(argv, depth)
+    _refuse_renaming(name, argv)
     if name in ('find',):
         return out + _find_exec(argv, depth)
     if name in _WRAPPERS:
@@ -192,6 +249,34 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
         if inner:
             out += _unwrap(inner, heredoc, depth)
     return out
+
+
+def _refuse_renaming(name: str, argv: list[str | None]) -> None:
+    """Refuse a command that would make a name run another program than its own."""
+    if name in ('alias', 'shopt', 'hash') and any(word is None for word in argv[1:]):
+        raise Unjudgeable(f'an argument of {name} is computed at run time')
+    args = [word for word in argv[1:] if word is not None]
+    if any(_NAME_TABLES.search(word) for word in args):
+        raise Unjudgeable('BASH_ALIASES and BASH_CMDS would make a name run another program')
+    if name == 'alias' and any('=' in word for word in args):
+        raise Unjudgeable('an alias definition would make a name run another command; call the command itself')
+    if name == 'shopt' and 'expand_aliases' in args and '-u' not in args:
+        raise Unjudgeable('expand_aliases would let an alias rename a command; call the command itself')
+    if name == 'hash' and any(word.startswith('-') and 'p' in word for word in args):
+        raise Unjudgeable('hash -p would make a name run another program; call the program by its path')
+
+
+def _trap_action(argv: list[str | None], depth: int) -> list[list[str]]:
+    """The commands of a `trap ACTION SIGNAL...` action, run later by the shell."""
+    args = argv[1:]
+    if args and args[0] == '--':
+        args = args[1:]
+    if not args or (args[0] or '').startswith('-') or len(args) == 1:
+        return []  # `trap`, `trap -p`, `trap -l`, `trap - INT`, `trap INT`: list or reset only
+    action = args[0]
+    if action is None:
+        raise Unjudgeable('a trap action computed at run time cannot be checked')
+    return commands(action, depth=depth + 1)
 
 
 def _shell_script(argv: list[str | None]) -> str | None:

@@ -1,0 +1,353 @@
+//! A foreground command waited for on the calling thread: one `ppoll` over the shell's pidfd,
+//! its two output pipes and the handle's kill eventfd, with the deadline (to the nanosecond) as
+//! the poll's timeout.
+//!
+//! Nothing else is on the path from the command's exit to the caller's return: no supervisor
+//! thread to wake, no tasks, no timer wheel. On a busy machine every hand-off between threads
+//! waits for a core; this path has none. The supervisor's runtime is still used where waiting
+//! is rare and slow anyway: stopping the out-of-group descendants of a timed-out or cancelled
+//! tree, and polling a group that outlives its known members.
+
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use super::clone::Pipe;
+use super::foreground::{Captured, RunOutcome, OUTPUT_DRAIN_GRACE, REAP_GRACE, TIMEOUT_GRACE};
+use super::group::{signal_group, wait_group_gone};
+use super::reaper::Tree;
+use super::tail::HeadTail;
+use crate::error::{Error, Result};
+
+/// Bytes read from a pipe at once.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// How long a group whose known members all exited is given for their zombies to be reaped
+/// before it is searched for live members.
+const ZOMBIE_WAIT: Duration = Duration::from_millis(1);
+
+/// What ended a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    /// What was waited for happened.
+    Done,
+    /// The deadline passed first.
+    Deadline,
+    /// The handle was killed.
+    Killed,
+}
+
+/// A spawned shell with its pidfd and the read ends of its output pipes.
+pub(super) struct Direct {
+    pid: i32,
+    pidfd: OwnedFd,
+    pipes: [Option<OwnedFd>; 2],
+    captures: [HeadTail; 2],
+    status: Option<ExitStatus>,
+    chunk: Vec<u8>,
+}
+
+/// A pidfd for `pid`, or `None` when the kernel has none (before Linux 5.3).
+pub(super) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open returns a new fd we own, or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+impl Direct {
+    /// Takes over the shell `pid` (with `pidfd`, from [`pidfd_open`]) and its pipes, closing
+    /// their write ends; `captures` keep stdout's and stderr's bytes.
+    pub(super) fn new(
+        pid: i32,
+        pidfd: OwnedFd,
+        out: Pipe,
+        err: Pipe,
+        captures: [HeadTail; 2],
+    ) -> Direct {
+        let read_end = |p: Pipe| p.map(|(r, _w)| r);
+        Direct {
+            pid,
+            pidfd,
+            pipes: [read_end(out), read_end(err)],
+            captures,
+            status: None,
+            chunk: vec![0u8; READ_CHUNK],
+        }
+    }
+
+    /// Reads what `pipe` holds now; closes it at end of file or on an error.
+    fn read(&mut self, index: usize) {
+        let Some(fd) = self.pipes[index].as_ref().map(AsRawFd::as_raw_fd) else {
+            return;
+        };
+        loop {
+            // SAFETY: reading into our buffer from a pipe we own.
+            let n = unsafe { libc::read(fd, self.chunk.as_mut_ptr().cast(), self.chunk.len()) };
+            if n > 0 {
+                self.captures[index].push(&self.chunk[..n as usize]);
+                continue;
+            }
+            if n < 0 {
+                let err = std::io::Error::last_os_error();
+                match err.kind() {
+                    std::io::ErrorKind::WouldBlock => return,
+                    std::io::ErrorKind::Interrupted => continue,
+                    _ => {}
+                }
+            }
+            self.pipes[index] = None;
+            return;
+        }
+    }
+
+    /// Reaps the shell if it has exited.
+    fn reap(&mut self) {
+        if self.status.is_some() {
+            return;
+        }
+        let mut status = 0;
+        // SAFETY: plain waitpid on our own child.
+        if unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } == self.pid {
+            self.status = Some(ExitStatus::from_raw(status));
+        }
+    }
+
+    /// Reaps the shell, waiting as long as it takes (after a `SIGKILL`).
+    fn reap_blocking(&mut self) {
+        while self.status.is_none() {
+            let mut status = 0;
+            // SAFETY: plain waitpid on our own child.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            if r == self.pid {
+                self.status = Some(ExitStatus::from_raw(status));
+            } else if r == -1 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+            {
+                // Reaped elsewhere or not ours: report a kill, as it was.
+                self.status = Some(ExitStatus::from_raw(libc::SIGKILL));
+            }
+        }
+    }
+
+    /// Reads output until `done` holds, `until` passes, or `kill` (an eventfd) is written.
+    ///
+    /// `members` are pidfds of other processes to watch; `done` gets, per member, whether it
+    /// has exited. The pipes are read all along, so a writer never blocks on a full pipe.
+    fn wait(
+        &mut self,
+        until: Option<Instant>,
+        kill: RawFd,
+        members: &[RawFd],
+        exited: &mut [bool],
+        done: impl Fn(&Direct, &[bool]) -> bool,
+    ) -> Wake {
+        loop {
+            if done(self, exited) {
+                return Wake::Done;
+            }
+            let mut fds: Vec<libc::pollfd> = Vec::with_capacity(4 + members.len());
+            let mut push = |fd: RawFd| {
+                fds.push(libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+            };
+            push(kill);
+            push(if self.status.is_none() {
+                self.pidfd.as_raw_fd()
+            } else {
+                -1
+            });
+            for pipe in &self.pipes {
+                push(pipe.as_ref().map_or(-1, AsRawFd::as_raw_fd));
+            }
+            for (fd, gone) in members.iter().zip(exited.iter()) {
+                push(if *gone { -1 } else { *fd });
+            }
+            let timeout = until.map(|u| {
+                let left = u.saturating_duration_since(Instant::now());
+                libc::timespec {
+                    tv_sec: left.as_secs() as libc::time_t,
+                    tv_nsec: left.subsec_nanos() as libc::c_long,
+                }
+            });
+            if timeout.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
+                return Wake::Deadline;
+            }
+            // SAFETY: `fds` is a live array of initialised pollfds; a null timeout waits forever.
+            let ready = unsafe {
+                libc::ppoll(
+                    fds.as_mut_ptr(),
+                    fds.len() as libc::nfds_t,
+                    timeout.as_ref().map_or(std::ptr::null(), |t| t as *const _),
+                    std::ptr::null(),
+                )
+            };
+            if ready < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                // Cannot poll (ENOMEM): wait a little rather than spin.
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            let fired = |i: usize| fds[i].revents != 0;
+            if fired(0) {
+                return Wake::Killed;
+            }
+            for index in 0..2 {
+                if fired(2 + index) {
+                    self.read(index);
+                }
+            }
+            if fired(1) {
+                self.reap();
+            }
+            for (i, gone) in exited.iter_mut().enumerate() {
+                if fired(4 + i) {
+                    *gone = true;
+                }
+            }
+            if ready == 0 && until.is_some_and(|u| Instant::now() >= u) {
+                return Wake::Deadline;
+            }
+        }
+    }
+
+    fn captured(capture: HeadTail) -> Captured {
+        let (total, lines) = (capture.total(), capture.lines());
+        let (truncated, spilled) = (capture.is_truncated(), capture.is_spilled());
+        let (head, tail) = capture.into_parts();
+        Captured {
+            head,
+            tail,
+            total,
+            lines,
+            truncated,
+            spilled,
+        }
+    }
+
+    /// Waits for the command (see the module documentation) and returns how it ended.
+    ///
+    /// `deadline` is when the group is stopped; `kill` the handle's eventfd; `reap` whether the
+    /// descendants that left the group are ended too. Errors: `Cancelled` after a kill.
+    pub(super) fn finish(
+        mut self,
+        deadline: Option<Instant>,
+        kill: BorrowedFd<'_>,
+        reap: bool,
+    ) -> Result<RunOutcome> {
+        let kill = kill.as_raw_fd();
+        let exited = |d: &Direct, _: &[bool]| d.status.is_some();
+        let pipes_closed = |d: &Direct, _: &[bool]| d.pipes.iter().all(Option::is_none);
+        let timed_out = match self.wait(deadline, kill, &[], &mut [], exited) {
+            Wake::Done => false,
+            Wake::Killed => return Err(self.cancel(reap)),
+            Wake::Deadline => {
+                let (outside, inside) = Tree::split(self.pid, reap);
+                if !outside.is_empty() {
+                    super::block_on(outside.kill(REAP_GRACE));
+                }
+                if self.stop(kill, &inside) == Wake::Killed {
+                    return Err(self.cancel(reap));
+                }
+                true
+            }
+        };
+        let drain = if timed_out {
+            Instant::now() + TIMEOUT_GRACE
+        } else {
+            let grace = Instant::now() + OUTPUT_DRAIN_GRACE;
+            deadline.map_or(grace, |d| d.min(grace))
+        };
+        if self.wait(Some(drain), kill, &[], &mut [], pipes_closed) == Wake::Killed {
+            return Err(Error::cancelled());
+        }
+        let status = self.status.unwrap_or(ExitStatus::from_raw(libc::SIGKILL));
+        let empty = || HeadTail::new(0, 0, None);
+        let [out, err] = std::mem::replace(&mut self.captures, [empty(), empty()]);
+        Ok(RunOutcome {
+            exit_code: super::foreground::shell_exit_code(status),
+            signal: status.signal(),
+            stdout: Self::captured(out),
+            stderr: Self::captured(err),
+            timed_out,
+        })
+    }
+
+    /// `SIGTERM` to the group, up to [`TIMEOUT_GRACE`] for the shell and every member in `tree`
+    /// (the group's processes found before the signal) to exit (events, not polling), then whatever the group still holds is
+    /// polled for until the grace ends, and `SIGKILL` if it is not gone; the shell is reaped.
+    fn stop(&mut self, kill: RawFd, tree: &Tree) -> Wake {
+        let grace = Instant::now() + TIMEOUT_GRACE;
+        if !matches!(signal_group(self.pid, Some(Signal::SIGTERM)), Ok(true)) {
+            self.reap_blocking();
+            return Wake::Done;
+        }
+        let members = tree.fds();
+        let mut exited = vec![false; members.len()];
+        let all_exited = |d: &Direct, e: &[bool]| d.status.is_some() && e.iter().all(|x| *x);
+        match self.wait(Some(grace), kill, &members, &mut exited, all_exited) {
+            Wake::Killed => return Wake::Killed,
+            Wake::Done => {
+                if self.group_gone(grace) {
+                    return Wake::Done;
+                }
+                let _ = signal_group(self.pid, Some(Signal::SIGKILL));
+            }
+            Wake::Deadline => {
+                let _ = signal_group(self.pid, Some(Signal::SIGKILL));
+                self.reap_blocking();
+            }
+        }
+        Wake::Done
+    }
+
+    /// Whether the group is gone by `until`, once the shell and every known member exited.
+    ///
+    /// The members' zombies hold the group until their new parent (init, once the shell is
+    /// gone) reaps them, which a prompt init does in microseconds: `kill(-pgid, 0)` is retried
+    /// for up to [`ZOMBIE_WAIT`] before the group is searched for live members through `/proc`
+    /// (one `getpgid` per process, a `stat` read per member).
+    fn group_gone(&self, until: Instant) -> bool {
+        let quick = Instant::now() + ZOMBIE_WAIT;
+        let mut pause = Duration::from_micros(20);
+        loop {
+            if !matches!(signal_group(self.pid, None), Ok(true)) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= quick.min(until) {
+                break;
+            }
+            std::thread::sleep(pause.min(quick.min(until) - now));
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        super::block_on(wait_group_gone(self.pid, left))
+    }
+
+    /// Ends the whole tree at once after a kill of the handle; the error to return.
+    fn cancel(&mut self, reap: bool) -> Error {
+        if reap {
+            super::block_on(Tree::collect(self.pid).kill(REAP_GRACE));
+        }
+        let _ = signal_group(self.pid, Some(Signal::SIGKILL));
+        self.reap_blocking();
+        Error::cancelled()
+    }
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        if self.status.is_none() {
+            // Never leave the group running or a zombie behind.
+            let _ = signal_group(self.pid, Some(Signal::SIGKILL));
+            self.reap_blocking();
+        }
+    }
+}
