@@ -15,13 +15,16 @@
 //! search and access pieces.
 
 pub mod access;
+pub mod braces;
 pub mod diff;
 pub mod hash;
+pub mod lookalike;
 pub mod path;
 pub mod read;
 pub mod remote;
 pub mod ripgrep;
 pub mod search;
+pub mod special;
 pub mod text;
 pub mod walk;
 pub mod write;
@@ -72,9 +75,9 @@ fn not_regular_file() -> Error {
 }
 
 /// The workspace contract's answer for a path with no file to read (a normal result, no event).
-fn path_not_found(path: &str, resolved: &Resolved) -> Outcome {
+fn path_not_found(fs: &FileSystem, path: &str, resolved: &Resolved) -> Outcome {
     Outcome {
-        text: format!("Path not found: {path}"),
+        text: fs.with_lookalike(format!("Path not found: {path}"), resolved, path),
         path: resolved.event_str(),
         ..Default::default()
     }
@@ -245,13 +248,17 @@ impl FileSystem {
             Some(l) => (l as u64).min(max as u64) as usize,
         };
         let resolved = self.safe_resolve(path, false, true)?;
-        let mut file =
-            match self.open_regular(&resolved, path, || format!("File not found: {path}"), true) {
-                Err(e) if workspace && e.kind == ErrorKind::NotFound => {
-                    return Ok(path_not_found(path, &resolved))
-                }
-                r => r?,
-            };
+        let mut file = match self.open_regular(
+            &resolved,
+            path,
+            || self.with_lookalike(format!("File not found: {path}"), &resolved, path),
+            true,
+        ) {
+            Err(e) if workspace && e.kind == ErrorKind::NotFound => {
+                return Ok(path_not_found(self, path, &resolved))
+            }
+            r => r?,
+        };
         let spec = ReadSpec {
             offset: offset as usize,
             limit,
@@ -294,12 +301,12 @@ impl FileSystem {
         let workspace = self.limits.contract.is_workspace();
         let dir_message = dir_message && !workspace;
         let missing_error = || Error::new(ErrorKind::NotFound, missing());
-        // Not a directory and not a regular file.
-        let special = || {
+        // Not a directory and not a regular file (its mode when known).
+        let special = |mode: Option<libc::mode_t>| {
             if workspace {
                 not_regular_file()
             } else {
-                missing_error()
+                special::not_regular(path, mode)
             }
         };
         let not_found = missing_error;
@@ -317,7 +324,13 @@ impl FileSystem {
             Err(e) => {
                 return Err(match e.raw_os_error() {
                     Some(libc::ENOENT) | Some(libc::ENOTDIR) => not_found(),
-                    Some(libc::ENXIO) | Some(libc::ENODEV) => special(),
+                    Some(libc::ENXIO) | Some(libc::ENODEV) => special(
+                        beneath
+                            .open(&resolved.rel, STAT_FLAGS, 0)
+                            .and_then(|f| fstat(std::os::fd::AsRawFd::as_raw_fd(&f)))
+                            .ok()
+                            .map(|st| st.st_mode),
+                    ),
                     Some(libc::EACCES) => {
                         // Classify by a stat-only open, as `is_file()`/`is_dir()` would.
                         match beneath
@@ -326,7 +339,7 @@ impl FileSystem {
                         {
                             Ok(st) if is_dir(st.st_mode) && dir_message => is_directory(),
                             Ok(st) if is_dir(st.st_mode) => not_found(),
-                            Ok(st) if !is_reg(st.st_mode) => special(),
+                            Ok(st) if !is_reg(st.st_mode) => special(Some(st.st_mode)),
                             _ => self.root.os_error(&e, Some(&resolved.rel)),
                         }
                     }
@@ -344,7 +357,7 @@ impl FileSystem {
             });
         }
         if !is_reg(st.st_mode) {
-            return Err(special());
+            return Err(special(Some(st.st_mode)));
         }
         Ok(File::from(fd))
     }
@@ -361,7 +374,7 @@ impl FileSystem {
         let resolved = self.safe_resolve(path, false, true)?;
         match self.file_info_resolved(path, &resolved, cancel) {
             Err(e) if self.limits.contract.is_workspace() && e.kind == ErrorKind::NotFound => {
-                Ok(path_not_found(path, &resolved))
+                Ok(path_not_found(self, path, &resolved))
             }
             r => r,
         }
@@ -374,7 +387,12 @@ impl FileSystem {
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
         let workspace = self.limits.contract.is_workspace();
-        let not_found = || Error::new(ErrorKind::NotFound, format!("Path not found: {path}"));
+        let not_found = || {
+            Error::new(
+                ErrorKind::NotFound,
+                self.with_lookalike(format!("Path not found: {path}"), resolved, path),
+            )
+        };
         let Some(beneath) = self.root.open_root_if_exists()? else {
             return Err(not_found());
         };
@@ -394,11 +412,7 @@ impl FileSystem {
             Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&original).ok(),
             _ => None,
         };
-        let kind = if is_dir(st.st_mode) {
-            "directory"
-        } else {
-            "file"
-        };
+        let kind = special::type_name(st.st_mode);
         if workspace && !is_dir(st.st_mode) && !is_reg(st.st_mode) {
             return Err(not_regular_file());
         }

@@ -17,7 +17,6 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::access::Fnmatch;
 use crate::fs::hash::is_binary;
 use crate::fs::path::{fstat, is_reg, READ_FLAGS};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
@@ -577,7 +576,7 @@ impl FileSystem {
             Pattern::Fancy(_) => None,
         };
         let glob = match include_glob {
-            Some(g) if !g.is_empty() => Some(Fnmatch::new(g)?),
+            Some(g) if !g.is_empty() => Some(crate::fs::braces::fnmatch(g)?),
             _ => None,
         };
         let meta = std::fs::metadata(&resolved.abs).ok();

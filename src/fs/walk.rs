@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::access::Fnmatch;
+use crate::fs::braces;
 use crate::fs::path::{fstat, is_dir, too_long, Resolved, NAME_MAX};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
@@ -450,6 +451,7 @@ impl FileSystem {
                 format!("Pattern {} is not a valid glob pattern.", py_repr(pattern)),
             ));
         }
+        braces::check_components(pattern)?;
         let mut glob_parts = Vec::with_capacity(parts.len());
         for p in &parts {
             glob_parts.push(if *p == "**" {
@@ -459,8 +461,8 @@ impl FileSystem {
                     ErrorKind::InvalidPattern,
                     "Invalid pattern: '**' can only be an entire path component",
                 ));
-            } else if p.contains(['*', '?', '[']) {
-                Part::Wild(Fnmatch::new(p)?)
+            } else if p.contains(['*', '?', '[']) || braces::has_braces(p) {
+                Part::Wild(braces::fnmatch(p)?)
             } else {
                 Part::Exact(OsString::from(*p))
             });
