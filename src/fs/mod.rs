@@ -16,7 +16,9 @@
 
 pub mod access;
 pub mod braces;
+pub mod clip;
 pub mod diff;
+pub mod disclosure;
 pub mod hash;
 pub mod lookalike;
 pub mod path;
@@ -24,6 +26,7 @@ pub mod read;
 pub mod remote;
 pub mod ripgrep;
 pub mod search;
+pub mod skipped;
 pub mod special;
 pub mod text;
 pub mod walk;
@@ -163,6 +166,8 @@ pub struct FileSystem {
     pub access: Access,
     /// The limits.
     pub limits: Limits,
+    /// Opt-in notices of what results leave out (issue 9): none by default.
+    pub disclosure: disclosure::Disclosure,
 }
 
 impl FileSystem {
@@ -182,7 +187,14 @@ impl FileSystem {
             root: Root::new(root_dir, cwd)?.under(limits.contract),
             access: Access::new(allowed, denied, protected)?,
             limits,
+            disclosure: Default::default(),
         })
+    }
+
+    /// This FileSystem with `disclosure`'s opt-in notices.
+    pub fn with_disclosure(mut self, disclosure: disclosure::Disclosure) -> Self {
+        self.disclosure = disclosure;
+        self
     }
 
     /// Resolves `path` from `cwd` and checks containment and access.
@@ -215,6 +227,21 @@ impl FileSystem {
         path: &str,
         offset: i64,
         limit: Option<i64>,
+        guessed_type: Option<&str>,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
+        self.read_file_from(path, offset, limit, 0, guessed_type, cancel)
+    }
+
+    /// [`FileSystem::read_file`] with each line shown from char `column` (0-based), as the
+    /// notice of a line clipped by `max_line_chars` suggests ([`clip`]); `column` is
+    /// ignored without `max_line_chars`.
+    pub fn read_file_from(
+        &self,
+        path: &str,
+        offset: i64,
+        limit: Option<i64>,
+        column: usize,
         guessed_type: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
@@ -266,8 +293,17 @@ impl FileSystem {
             content_hashes: self.limits.content_hashes,
             contract: self.limits.contract,
         };
-        let mut scan = read::scan(&mut file, spec.window(path), cancel)
+        let mut window = spec.window(path);
+        let clip = self.disclosure.max_line_chars;
+        if clip.is_some() {
+            // Long lines are kept whole, then clipped to what the result shows.
+            window.cap = None;
+        }
+        let mut scan = read::scan(&mut file, window, cancel)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
+        if let Some(max) = clip {
+            clip::clip_window(&mut scan, path, spec.offset, column, max);
+        }
         let (text, media) = match self.limits.contract {
             Contract::Workspace if scan.is_binary_read() => {
                 read::render_binary(path, &mut scan, &spec, guessed_type)

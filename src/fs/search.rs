@@ -20,7 +20,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::hash::is_binary;
 use crate::fs::path::{fstat, is_reg, READ_FLAGS};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
-use crate::fs::walk::{has_hidden_component, names_hidden, sort_key, Kind, Walker};
+use crate::fs::walk::{names_hidden, sort_key, Kind, Walker};
 use crate::fs::{FileSystem, Outcome};
 
 /// A compiled search pattern.
@@ -598,6 +598,9 @@ impl FileSystem {
         } else {
             matching_lines
         };
+        // `report_skipped`: files not searched as binary, and hidden entries the walk skipped.
+        let binary = std::sync::atomic::AtomicUsize::new(0);
+        let mut hidden = 0;
         let search_one = |abs: &Path, rel: &Path, kind: Kind, buf: &mut Vec<u8>| {
             // Workspace: a symlinked file met in the walk is not searched (0.62.0 on a
             // LocalWorkspace, whose `rg` and `find -type f` do not follow it); one named is.
@@ -623,7 +626,11 @@ impl FileSystem {
                 _ => return,
             };
             buf.clear();
-            if read_into(std::fs::File::from(fd), size, buf).is_err() || is_binary(buf) {
+            if read_into(std::fs::File::from(fd), size, buf).is_err() {
+                return;
+            }
+            if is_binary(buf) {
+                binary.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return;
             }
             // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
@@ -631,33 +638,36 @@ impl FileSystem {
                 return;
             }
             let label = self.root.shown(abs, &resolved);
-            let found = match std::str::from_utf8(buf) {
+            let mut found = match std::str::from_utf8(buf) {
                 Ok(text) => matching(text, &compiled, pre.as_ref(), &label, max + 1).0,
                 Err(_) => {
                     let text = String::from_utf8_lossy(buf);
                     matching(&text, &compiled, pre.as_ref(), &label, max + 1).0
                 }
             };
+            if let Some(clip) = self.disclosure.max_line_chars {
+                crate::fs::clip::clip_hits(&mut found, &label, &compiled, clip);
+            }
             if !found.is_empty() {
                 kept.lock().unwrap().insert(key, found, max);
             }
         };
-        // Document: nothing hidden is searched. Workspace: what was named explicitly (a hidden
-        // path, or a glob naming a hidden component) is; other hidden entries are left out
-        // without a trailer, as 0.62.0's command-backed search on a LocalWorkspace does.
-        let hidden_root = !workspace && has_hidden_component(&resolved.rel);
+        // What was named explicitly (a hidden path; workspace: or a glob naming a hidden
+        // component) is searched; other hidden entries are left out without a trailer, as
+        // 0.62.0's command-backed search on a LocalWorkspace does. The document's reference
+        // searched nothing in a hidden path; ours does (issue 9).
         match &meta {
-            Some(m) if m.is_file() && !hidden_root => {
+            Some(m) if m.is_file() => {
                 search_one(&resolved.abs, &resolved.rel, Kind::File, &mut Vec::new());
             }
-            Some(m) if m.is_dir() && !hidden_root => {
+            Some(m) if m.is_dir() => {
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
                 let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
                 walker.for_each_with(cancel, Vec::new, |buf, entry| {
                     search_one(entry.abs, entry.rel, entry.kind, buf);
                 })?;
+                hidden = walker.hidden_skipped();
             }
-            Some(m) if m.is_file() || m.is_dir() => {}
             // The document: a failed operation emits no event; the reference answers
             // `No matches found.` here. Wording of the reference's `grep` for the same case.
             _ => {
@@ -690,14 +700,22 @@ impl FileSystem {
         } else {
             "matches"
         };
-        Ok(Outcome::listing(
+        let outcome = Outcome::listing(
             resolved.event_str(),
             results,
             truncated,
             max,
             unit,
             "No matches found.",
-        ))
+        );
+        if !self.disclosure.report_skipped {
+            return Ok(outcome);
+        }
+        Ok(outcome.with_skipped(crate::fs::skipped::Skipped {
+            hidden,
+            binary: binary.into_inner(),
+            ..Default::default()
+        }))
     }
 }
 

@@ -258,9 +258,9 @@ impl FileSystem {
         let mut entries = list_fd(fd).map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         let workspace = self.limits.contract.is_workspace();
-        // Document: nothing below a hidden directory is shown. Workspace: the listed directory
-        // was named explicitly, so only its own hidden entries are left out (and counted).
-        let root_hidden = !workspace && has_hidden_component(&resolved.rel);
+        // The listed directory was named explicitly, so only its own hidden entries are left
+        // out (and counted, workspace). The document's reference answers a hidden directory
+        // with `(empty directory)`; ours lists it (issue 9).
         // Entry names relative to cwd: the directory's own relpath joined with the name,
         // except for an entry that is cwd or one of its ancestors.
         let dir_rel = self.root.shown(&resolved.abs, &resolved);
@@ -274,9 +274,8 @@ impl FileSystem {
         let max = self.limits.max_list_results;
         let mut count = 0;
         let mut truncated = false;
-        let entries: Vec<DirEntry> = if root_hidden {
-            Vec::new()
-        } else if workspace {
+        let listed = entries.len();
+        let entries: Vec<DirEntry> = if workspace {
             entries
         } else {
             entries
@@ -284,7 +283,7 @@ impl FileSystem {
                 .filter(|e| !is_hidden(&e.name))
                 .collect()
         };
-        let mut hidden = 0;
+        let mut hidden = listed - entries.len();
         // Sizes of the regular entries that can be shown, fetched in parallel up front.
         let wanted = entries.len().min(max.saturating_add(65));
         let sizes = prefetch_stats(&dir_fd, &entries[..wanted]);
@@ -364,23 +363,18 @@ impl FileSystem {
             }
             count += 1;
         }
-        if hidden > 0 {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&hidden_notice(hidden));
-        }
         if text.is_empty() {
             text.push_str("(empty directory)");
         }
-        Ok(Outcome {
+        let outcome = Outcome {
             text,
             path: resolved.event_str(),
             count,
             truncated,
             emit: true,
             ..Default::default()
-        })
+        };
+        Ok(self.skipped_hidden(outcome, hidden))
     }
 
     /// Workspace contract: the type and size a symlink that leads outside the root (or to a
@@ -484,24 +478,25 @@ impl FileSystem {
             workspace,
             walk: resolved.clone(),
             include_hidden: workspace && names_hidden(pattern),
+            count_hidden: workspace || self.disclosure.report_skipped,
             hidden: 0,
         };
-        // Document: `..` components and hidden walk roots only ever produce hidden paths.
-        // Workspace: hidden is judged below the walk's root, which was named explicitly.
-        let hidden_root = !workspace && has_hidden_component(&resolved.rel);
-        if !hidden_root && !parts.contains(&"..") {
+        // Document: `..` components only ever produce hidden paths. Hidden is judged below the
+        // walk's root, which was named explicitly (the document's reference found nothing in a
+        // hidden root; ours does, issue 9).
+        if !parts.contains(&"..") {
             let start = finder.closure(vec![0]);
             finder.visit(&resolved.abs, true, true, &start)?;
         }
-        Ok(Outcome::listing(
+        let outcome = Outcome::listing(
             resolved.event_str(),
             finder.lines,
             finder.truncated,
             max,
             "matches",
             "No matches found.",
-        )
-        .with_hidden(finder.hidden))
+        );
+        Ok(self.skipped_hidden(outcome, finder.hidden))
     }
 }
 
@@ -598,6 +593,8 @@ struct Finder<'a> {
     recursive: bool,
     /// Workspace contract: the pattern names a hidden component, so hidden entries match.
     include_hidden: bool,
+    /// Hidden entries are counted (workspace contract, or `report_skipped`).
+    count_hidden: bool,
     /// Workspace contract: hidden entries the pattern would have matched (a hidden directory
     /// too under `**`), left out. Source: `_find_files`, _toolset.py (0.62.0).
     hidden: usize,
@@ -685,7 +682,7 @@ impl Finder<'_> {
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         for entry in entries {
             let hidden = is_hidden(&entry.name) && !self.include_hidden;
-            if hidden && !self.workspace {
+            if hidden && !self.count_hidden {
                 continue;
             }
             let child = dir.join(&entry.name);
@@ -908,11 +905,8 @@ impl<'a> Walker<'a> {
         I: Fn() -> S + Sync,
         F: Fn(&mut S, &WalkEntry<'_>) + Sync,
     {
-        // The document's dot rule is root-relative; the workspace's is relative to the walk's
-        // own root, so a hidden directory named explicitly is walked.
-        if !self.fs.limits.contract.is_workspace() && has_hidden_component(&self.root.rel) {
-            return Ok(());
-        }
+        // The dot rule is relative to the walk's own root, so a hidden directory named
+        // explicitly is walked (the document's reference walked nothing there; issue 9).
         let real_root = self.fs.root.real_root();
         if self.threads > 1 && self.visit_small_tree(cancel, &init, &visit)? {
             return Ok(());
