@@ -130,14 +130,14 @@ pub fn ripgrep_skipped(
                 }
                 continue;
             }
-            if !hidden && is_dot(&entry.file_name()) {
-                skipped.hidden += 1;
-            } else if kind.is_symlink()
+            if kind.is_symlink()
                 || overrides.matched(&path, is_dir).is_ignore()
                 || types.matched(&path, is_dir).is_ignore()
                 || !(is_dir || kind.is_file())
             {
                 // Left out by the caller's glob or type, or not a file ripgrep searches.
+            } else if !hidden && is_dot(&entry.file_name()) {
+                skipped.hidden += 1;
             } else {
                 skipped.ignored += 1;
             }
