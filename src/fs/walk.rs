@@ -1154,9 +1154,10 @@ mod tests {
             f.list_directory("src", &c).unwrap().text,
             "src/a/\nsrc/a-b.py  (1 bytes)\nsrc/main.py  (1 bytes)\nsrc/pkg/"
         );
+        // A hidden directory named explicitly is listed (0.36.0: `(empty directory)`; issue 9).
         assert_eq!(
             f.list_directory(".h", &c).unwrap().text,
-            "(empty directory)"
+            ".h/z.py  (1 bytes)"
         );
         assert_eq!(
             f.list_directory("nope", &c).unwrap_err().message,

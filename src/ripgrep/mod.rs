@@ -273,7 +273,8 @@ mod tests {
             zero.into_listing(),
             Listing {
                 lines: vec![],
-                truncated: true
+                truncated: true,
+                ..Default::default()
             }
         );
     }
