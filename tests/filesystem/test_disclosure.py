@@ -149,7 +149,11 @@ async def test_special_files_under_the_document(special_files: Path) -> None:
         contracts(special_files)['document'],
         [('file_info', {'path': n}) for n in names] + [('read_file', {'path': n}) for n in names],
     )
-    kinds = {'fifo': ('fifo', 'a FIFO (named pipe)'), 'sock': ('socket', 'a socket'), 'zero': ('character device', 'a character device')}
+    kinds = {
+        'fifo': ('fifo', 'a FIFO (named pipe)'),
+        'sock': ('socket', 'a socket'),
+        'zero': ('character device', 'a character device'),
+    }
     assert t.results == [f'path: {n}\ntype: {kinds[n][0]}\nsize: 0 bytes' for n in names] + [
         RETRY + f"'{n}' is {kinds[n][1]}, not a regular file; the file tools only read and edit regular files."
         for n in names
@@ -168,7 +172,9 @@ async def test_special_files_keep_062s_refusal_on_a_workspace(special_files: Pat
 
 # ---- Unicode look-alike names ----------------------------------------------------------
 
-LOOKALIKE = 'A name that differs only in Unicode normalization exists: "cafe\\u0301.txt" (decomposed, NFD); use that spelling.'
+LOOKALIKE = (
+    'A name that differs only in Unicode normalization exists: "cafe\\u0301.txt" (decomposed, NFD); use that spelling.'
+)
 
 
 @pytest.mark.parametrize('contract', ['document', 'workspace'])
@@ -258,8 +264,14 @@ SKIP_TREE: dict[str, str | bytes] = {
 
 
 def skipped(hidden: int, ignored: int = 0, binary: int = 0) -> str:
-    parts = [f'{hidden} hidden entr{"y" if hidden == 1 else "ies"} (name a hidden path explicitly to include '
-             f'{"it" if hidden == 1 else "them"})'] if hidden else []
+    parts = (
+        [
+            f'{hidden} hidden entr{"y" if hidden == 1 else "ies"} (name a hidden path explicitly to include '
+            f'{"it" if hidden == 1 else "them"})'
+        ]
+        if hidden
+        else []
+    )
     if ignored:
         parts.append(f'{ignored} entries ignored by .gitignore/.ignore (a glob naming them includes them)')
     if binary:
