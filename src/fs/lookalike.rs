@@ -101,6 +101,10 @@ impl FileSystem {
                 continue;
             }
             let asked = asked.to_str()?;
+            // An ASCII name has no other normalization (a new file's usual case: no listing).
+            if asked.is_ascii() {
+                return None;
+            }
             let listing = std::fs::read_dir(&dir).ok()?;
             let names: Vec<String> = listing
                 .filter_map(|e| e.ok()?.file_name().into_string().ok())
