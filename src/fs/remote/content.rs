@@ -106,13 +106,7 @@ impl Remote {
                 None => {
                     let intro = "Binary file; the first bytes in hex:\n";
                     let budget = self.body_budget(&format!("{head}{intro}"));
-                    (
-                        format!(
-                            "{head}{intro}{}",
-                            hex_preview(data, data.len() as u64, budget)
-                        ),
-                        None,
-                    )
+                    (format!("{head}{intro}{}", hex_preview(data, data.len() as u64, budget)), None)
                 }
                 Some(m) if data.len() <= MAX_MEDIA_BYTES => (head, Some(m)),
                 Some(_) => (
