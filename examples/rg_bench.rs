@@ -149,6 +149,7 @@ fn main() {
                 context,
                 max_results: max,
                 hidden: false,
+                clip: None,
             };
             (
                 grep(&target, &opts, &auth, &cancel),

@@ -166,9 +166,12 @@ class FileSystemCore:
         max_find_results: int,
         content_hashes: bool,
         contract: Literal['document', 'workspace'] = 'document',
+        max_line_chars: int | None = None,
+        report_skipped: bool = False,
     ) -> Self: ...
     """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
-    0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace)."""
+    0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace).
+    `max_line_chars`, `report_skipped`: `FileSystem`'s opt-in fields of those names (issue 9)."""
     @property
     def root_dir(self) -> str: ...
     """The real (symlink-resolved, absolute) root; events carry it as `root_dir`."""
@@ -178,10 +181,18 @@ class FileSystemCore:
     def contract(self) -> Literal['document', 'workspace']: ...
 
     def read_file(
-        self, path: str, offset: int, limit: int | None, *, cancel: CancelToken, guessed_type: str | None = None
+        self,
+        path: str,
+        offset: int,
+        limit: int | None,
+        *,
+        cancel: CancelToken,
+        guessed_type: str | None = None,
+        column: int = 0,
     ) -> Outcome:
         """`guessed_type`: workspace contract, the type a binary file that is not an image or PDF is
-        described with (`mimetypes.guess_type(path)[0]`); `application/octet-stream` when `None`."""
+        described with (`mimetypes.guess_type(path)[0]`); `application/octet-stream` when `None`.
+        `column`: with `max_line_chars`, each line is shown from this char (0-based)."""
     def file_info(self, path: str, *, cancel: CancelToken) -> Outcome: ...
     def list_directory(self, path: str, *, cancel: CancelToken) -> Outcome: ...
     def search_files(self, pattern: str, path: str, include_glob: str | None, *, cancel: CancelToken) -> Outcome: ...

@@ -236,7 +236,13 @@ pub struct Fnmatch(regex::Regex);
 impl Fnmatch {
     /// Compiles `pat` with `fnmatch.fnmatch` semantics (case-sensitive, `*` spans `/`).
     pub fn new(pat: &str) -> Result<Self> {
-        regex::RegexBuilder::new(&format!("^(?:{})$", fnmatch_to_regex(pat)))
+        Self::any_of(&[pat.to_string()])
+    }
+
+    /// Compiles the union of `pats`: `s` matches when any of them does ([`crate::fs::braces`]).
+    pub fn any_of(pats: &[String]) -> Result<Self> {
+        let alternatives: Vec<String> = pats.iter().map(|p| fnmatch_to_regex(p)).collect();
+        regex::RegexBuilder::new(&format!("^(?:{})$", alternatives.join("|")))
             .dot_matches_new_line(true)
             .size_limit(64 << 20)
             .build()

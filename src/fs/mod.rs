@@ -15,9 +15,13 @@
 //! search and access pieces.
 
 pub mod access;
+pub mod braces;
+pub mod clip;
 pub mod diff;
+pub mod disclosure;
 pub mod encoding;
 pub mod hash;
+pub mod lookalike;
 pub mod matching;
 pub mod path;
 pub mod read;
@@ -25,6 +29,8 @@ pub mod remote;
 pub mod ripgrep;
 pub mod scan;
 pub mod search;
+pub mod skipped;
+pub mod special;
 pub mod text;
 pub mod walk;
 pub mod write;
@@ -75,9 +81,9 @@ fn not_regular_file() -> Error {
 }
 
 /// The workspace contract's answer for a path with no file to read (a normal result, no event).
-fn path_not_found(path: &str, resolved: &Resolved) -> Outcome {
+fn path_not_found(fs: &FileSystem, path: &str, resolved: &Resolved) -> Outcome {
     Outcome {
-        text: format!("Path not found: {path}"),
+        text: fs.with_lookalike(format!("Path not found: {path}"), resolved, path),
         path: resolved.event_str(),
         ..Default::default()
     }
@@ -163,6 +169,8 @@ pub struct FileSystem {
     pub access: Access,
     /// The limits.
     pub limits: Limits,
+    /// Opt-in notices of what results leave out (issue 9): none by default.
+    pub disclosure: disclosure::Disclosure,
 }
 
 impl FileSystem {
@@ -182,7 +190,14 @@ impl FileSystem {
             root: Root::new(root_dir, cwd)?.under(limits.contract),
             access: Access::new(allowed, denied, protected)?,
             limits,
+            disclosure: Default::default(),
         })
+    }
+
+    /// This FileSystem with `disclosure`'s opt-in notices.
+    pub fn with_disclosure(mut self, disclosure: disclosure::Disclosure) -> Self {
+        self.disclosure = disclosure;
+        self
     }
 
     /// Resolves `path` from `cwd` and checks containment and access.
@@ -218,6 +233,21 @@ impl FileSystem {
         guessed_type: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
+        self.read_file_from(path, offset, limit, 0, guessed_type, cancel)
+    }
+
+    /// [`FileSystem::read_file`] with each line shown from char `column` (0-based), as the
+    /// notice of a line clipped by `max_line_chars` suggests ([`clip`]); `column` is
+    /// ignored without `max_line_chars`.
+    pub fn read_file_from(
+        &self,
+        path: &str,
+        offset: i64,
+        limit: Option<i64>,
+        column: usize,
+        guessed_type: Option<&str>,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
         let workspace = self.limits.contract.is_workspace();
         if offset < 0 {
             return Err(Error::new(
@@ -248,13 +278,17 @@ impl FileSystem {
             Some(l) => (l as u64).min(max as u64) as usize,
         };
         let resolved = self.safe_resolve(path, false, true)?;
-        let mut file =
-            match self.open_regular(&resolved, path, || format!("File not found: {path}"), true) {
-                Err(e) if workspace && e.kind == ErrorKind::NotFound => {
-                    return Ok(path_not_found(path, &resolved))
-                }
-                r => r?,
-            };
+        let mut file = match self.open_regular(
+            &resolved,
+            path,
+            || self.with_lookalike(format!("File not found: {path}"), &resolved, path),
+            true,
+        ) {
+            Err(e) if workspace && e.kind == ErrorKind::NotFound => {
+                return Ok(path_not_found(self, path, &resolved))
+            }
+            r => r?,
+        };
         let spec = ReadSpec {
             offset: offset as usize,
             limit,
@@ -262,11 +296,19 @@ impl FileSystem {
             content_hashes: self.limits.content_hashes,
             contract: self.limits.contract,
         };
-        let mut scan = read::scan(&mut file, spec.window(path), cancel)
+        let mut window = spec.window(path);
+        let clip = self.disclosure.max_line_chars;
+        if clip.is_some() {
+            // Long lines are kept whole, then clipped to what the result shows.
+            window.cap = None;
+        }
+        let mut scan = read::scan(&mut file, window, cancel)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
         if let Some(kind) = scan.utf16 {
-            scan =
-                self.rescan_utf16(&mut file, scan, kind, spec.window(path), &resolved, cancel)?;
+            scan = self.rescan_utf16(&mut file, scan, kind, window, &resolved, cancel)?;
+        }
+        if let Some(max) = clip {
+            clip::clip_window(&mut scan, path, spec.offset, column, max);
         }
         let (text, media) = match self.limits.contract {
             Contract::Workspace if scan.is_binary_read() => {
@@ -318,12 +360,12 @@ impl FileSystem {
         let workspace = self.limits.contract.is_workspace();
         let dir_message = dir_message && !workspace;
         let missing_error = || Error::new(ErrorKind::NotFound, missing());
-        // Not a directory and not a regular file.
-        let special = || {
+        // Not a directory and not a regular file (its mode when known).
+        let special = |mode: Option<libc::mode_t>| {
             if workspace {
                 not_regular_file()
             } else {
-                missing_error()
+                special::not_regular(path, mode)
             }
         };
         let not_found = missing_error;
@@ -341,7 +383,13 @@ impl FileSystem {
             Err(e) => {
                 return Err(match e.raw_os_error() {
                     Some(libc::ENOENT) | Some(libc::ENOTDIR) => not_found(),
-                    Some(libc::ENXIO) | Some(libc::ENODEV) => special(),
+                    Some(libc::ENXIO) | Some(libc::ENODEV) => special(
+                        beneath
+                            .open(&resolved.rel, STAT_FLAGS, 0)
+                            .and_then(|f| fstat(std::os::fd::AsRawFd::as_raw_fd(&f)))
+                            .ok()
+                            .map(|st| st.st_mode),
+                    ),
                     Some(libc::EACCES) => {
                         // Classify by a stat-only open, as `is_file()`/`is_dir()` would.
                         match beneath
@@ -350,7 +398,7 @@ impl FileSystem {
                         {
                             Ok(st) if is_dir(st.st_mode) && dir_message => is_directory(),
                             Ok(st) if is_dir(st.st_mode) => not_found(),
-                            Ok(st) if !is_reg(st.st_mode) => special(),
+                            Ok(st) if !is_reg(st.st_mode) => special(Some(st.st_mode)),
                             _ => self.root.os_error(&e, Some(&resolved.rel)),
                         }
                     }
@@ -368,7 +416,7 @@ impl FileSystem {
             });
         }
         if !is_reg(st.st_mode) {
-            return Err(special());
+            return Err(special(Some(st.st_mode)));
         }
         Ok(File::from(fd))
     }
@@ -385,7 +433,7 @@ impl FileSystem {
         let resolved = self.safe_resolve(path, false, true)?;
         match self.file_info_resolved(path, &resolved, cancel) {
             Err(e) if self.limits.contract.is_workspace() && e.kind == ErrorKind::NotFound => {
-                Ok(path_not_found(path, &resolved))
+                Ok(path_not_found(self, path, &resolved))
             }
             r => r,
         }
@@ -398,7 +446,12 @@ impl FileSystem {
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
         let workspace = self.limits.contract.is_workspace();
-        let not_found = || Error::new(ErrorKind::NotFound, format!("Path not found: {path}"));
+        let not_found = || {
+            Error::new(
+                ErrorKind::NotFound,
+                self.with_lookalike(format!("Path not found: {path}"), resolved, path),
+            )
+        };
         let Some(beneath) = self.root.open_root_if_exists()? else {
             return Err(not_found());
         };
@@ -418,11 +471,7 @@ impl FileSystem {
             Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&original).ok(),
             _ => None,
         };
-        let kind = if is_dir(st.st_mode) {
-            "directory"
-        } else {
-            "file"
-        };
+        let kind = special::type_name(st.st_mode);
         if workspace && !is_dir(st.st_mode) && !is_reg(st.st_mode) {
             return Err(not_regular_file());
         }

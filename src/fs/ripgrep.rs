@@ -63,14 +63,15 @@ impl FileSystem {
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_find_results;
-        Ok(Outcome::listing(
+        let outcome = Outcome::listing(
             resolved.event_str(),
             listing.lines,
             listing.truncated,
             cap,
             "files",
             "No files found.",
-        ))
+        );
+        self.ripgrep_skipped(outcome, &resolved, glob, None, options.hidden, 0, cancel)
     }
 
     /// `grep`: lines matching `pattern` in the file or below the directory `path`, as
@@ -108,6 +109,10 @@ impl FileSystem {
             context,
             hidden: self.limits.contract.is_workspace() && glob.is_some_and(names_hidden_for_rg),
             max_results: self.limits.max_search_results,
+            clip: self
+                .disclosure
+                .max_line_chars
+                .map(|max| crate::fs::clip::GrepClip::new(max, pattern, literal, ignore_case)),
         };
         // Workspace: a file named explicitly is shown by the name it was reached by (0.62.0
         // prints what `rg` was given), not its resolved target's.
@@ -119,14 +124,27 @@ impl FileSystem {
         };
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_search_results;
-        Ok(Outcome::listing(
+        let outcome = Outcome::listing(
             resolved.event_str(),
             listing.lines,
             listing.truncated,
             cap,
             "lines",
             "No matches found.",
-        ))
+        );
+        if kind != Some(Kind::Directory) {
+            return Ok(outcome);
+        }
+        let binary = listing.binary_skipped;
+        self.ripgrep_skipped(
+            outcome,
+            &resolved,
+            glob,
+            file_type,
+            options.hidden,
+            binary,
+            cancel,
+        )
     }
 
     /// The walk root: resolved, contained, not denied (allowed patterns apply to entries only);
@@ -149,6 +167,29 @@ impl FileSystem {
                 .map_err(|e| self.root.open_error(&e, path, &resolved.rel))?;
         }
         Ok((resolved, kind))
+    }
+
+    /// `outcome` with what the walk of directory `resolved` skipped when `report_skipped`
+    /// ([`crate::fs::skipped::ripgrep_skipped`], plus `binary` unsearched files).
+    #[allow(clippy::too_many_arguments)]
+    fn ripgrep_skipped(
+        &self,
+        outcome: Outcome,
+        resolved: &Resolved,
+        glob: Option<&str>,
+        file_type: Option<&str>,
+        hidden: bool,
+        binary: usize,
+        cancel: &CancelFlag,
+    ) -> Result<Outcome> {
+        if !self.disclosure.report_skipped {
+            return Ok(outcome);
+        }
+        let mut skipped =
+            crate::fs::skipped::ripgrep_skipped(&resolved.abs, glob, file_type, hidden, cancel)?;
+        skipped.binary = binary;
+        cancel.check()?;
+        Ok(outcome.with_skipped(skipped))
     }
 
     /// `_ripgrep_entry`: drop a walked path outside the root or unreadable; else its name

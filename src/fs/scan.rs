@@ -6,6 +6,7 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cancel::CancelFlag;
 use crate::fs::hash::{is_binary, BINARY_SAMPLE};
@@ -50,6 +51,8 @@ pub struct LineSearch<'a> {
     pub newline_only: bool,
     /// Polled per step: a cancelled search stops reading a long file.
     pub cancel: Option<&'a CancelFlag>,
+    /// Counts the files passed over as binary (`FileSystem(report_skipped=True)`).
+    pub binary: Option<&'a AtomicUsize>,
 }
 
 /// Filesystems whose files are generated on read (sizes lie, reads may never end).
@@ -251,6 +254,9 @@ impl LineSearch<'_> {
         buf.reserve(step);
         let mut eof = fill(fd, buf, BINARY_SAMPLE)?;
         if is_binary(buf) {
+            if let Some(binary) = self.binary {
+                binary.fetch_add(1, Ordering::Relaxed);
+            }
             return Ok(());
         }
         // `first`: the number of the line at `buf[0]`; `clean`: `buf[..clean]` holds no cut.
@@ -384,6 +390,7 @@ mod tests {
                     pre,
                     newline_only,
                     cancel: None,
+                    binary: None,
                 };
                 let whole = if newline_only {
                     matching_newline_lines(&text, &p, pre, "f", 1000).0
@@ -412,6 +419,7 @@ mod tests {
                 pre: None,
                 newline_only,
                 cancel: None,
+                binary: None,
             };
             let got = streamed(&data, &ls, BINARY_SAMPLE, 50_000);
             if newline_only {

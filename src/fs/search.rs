@@ -12,16 +12,16 @@
 //! known.
 
 use std::os::fd::AsRawFd;
+use std::sync::atomic::AtomicUsize;
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::access::Fnmatch;
 use crate::fs::path::READ_FLAGS;
 use crate::fs::scan::{LineSearch, Scratch};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
-use crate::fs::walk::{has_hidden_component, names_hidden, Kind, WalkEntry, Walker};
+use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker};
 use crate::fs::{FileSystem, Outcome};
 
 /// A compiled search pattern.
@@ -544,7 +544,7 @@ impl FileSystem {
             Pattern::Fancy(_) => None,
         };
         let glob = match include_glob {
-            Some(g) if !g.is_empty() => Some(Fnmatch::new(g)?),
+            Some(g) if !g.is_empty() => Some(crate::fs::braces::fnmatch(g)?),
             _ => None,
         };
         let meta = std::fs::metadata(&resolved.abs).ok();
@@ -559,11 +559,15 @@ impl FileSystem {
             ));
         };
         let workspace = self.limits.contract.is_workspace();
+        // `report_skipped`: files not searched as binary, and hidden entries the walk skipped.
+        let binary = AtomicUsize::new(0);
+        let mut hidden = 0;
         let lines = LineSearch {
             pattern: &compiled,
             pre: pre.as_ref(),
             newline_only: workspace,
             cancel: Some(cancel),
+            binary: Some(&binary),
         };
         // Workspace: a symlinked file met in the walk is not searched (0.62.0 on a
         // LocalWorkspace, whose `rg` and `find -type f` do not follow it); one named is.
@@ -581,7 +585,11 @@ impl FileSystem {
                 return Vec::new();
             };
             let label = self.root.shown(entry.abs, &resolved);
-            lines.file(fd.as_raw_fd(), &label, max, scratch)
+            let mut found = lines.file(fd.as_raw_fd(), &label, max, scratch);
+            if let Some(clip) = self.disclosure.max_line_chars {
+                crate::fs::clip::clip_hits(&mut found, &label, &compiled, clip);
+            }
+            found
         };
         let mut results: Vec<String> = Vec::new();
         let mut truncated = false;
@@ -596,12 +604,12 @@ impl FileSystem {
             }
             true
         };
-        // Document: nothing hidden is searched. Workspace: what was named explicitly (a hidden
-        // path, or a glob naming a hidden component) is; other hidden entries are left out
-        // without a trailer, as 0.62.0's command-backed search on a LocalWorkspace does.
-        let hidden_root = !workspace && has_hidden_component(&resolved.rel);
+        // What was named explicitly (a hidden path; workspace: or a glob naming a hidden
+        // component) is searched; other hidden entries are left out without a trailer, as
+        // 0.62.0's command-backed search on a LocalWorkspace does. The document's reference
+        // searched nothing in a hidden path; ours does (issue 9).
         match &meta {
-            Some(m) if m.is_file() && !hidden_root => {
+            Some(m) if m.is_file() => {
                 let entry = WalkEntry {
                     abs: &resolved.abs,
                     rel: &resolved.rel,
@@ -611,12 +619,12 @@ impl FileSystem {
                     take(search_one(&mut Scratch::default(), &entry));
                 }
             }
-            Some(m) if m.is_dir() && !hidden_root => {
+            Some(m) if m.is_dir() => {
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
                 let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
                 walker.map_sorted(cancel, Scratch::default, select, search_one, take)?;
+                hidden = walker.hidden_skipped();
             }
-            Some(m) if m.is_file() || m.is_dir() => {}
             // The document: a failed operation emits no event; the reference answers
             // `No matches found.` here. Wording of the reference's `grep` for the same case.
             _ => {
@@ -637,14 +645,22 @@ impl FileSystem {
         } else {
             "matches"
         };
-        Ok(Outcome::listing(
+        let outcome = Outcome::listing(
             resolved.event_str(),
             results,
             truncated,
             max,
             unit,
             "No matches found.",
-        ))
+        );
+        if !self.disclosure.report_skipped {
+            return Ok(outcome);
+        }
+        Ok(outcome.with_skipped(crate::fs::skipped::Skipped {
+            hidden,
+            binary: binary.into_inner(),
+            ..Default::default()
+        }))
     }
 }
 

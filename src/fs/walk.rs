@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::access::Fnmatch;
+use crate::fs::braces;
 use crate::fs::path::{fstat, is_dir, too_long, Resolved, NAME_MAX};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
@@ -148,11 +149,6 @@ fn is_hidden(name: &OsStr) -> bool {
     name.as_bytes().first() == Some(&b'.')
 }
 
-/// Whether a root-relative path has a component starting with `.`.
-pub fn has_hidden_component(rel: &Path) -> bool {
-    rel.components().any(|c| is_hidden(c.as_os_str()))
-}
-
 /// Whether a workspace-contract walk includes hidden entries because the caller's glob names
 /// one: a component starting with `.` (`.*`, `.github/*`). Source: `_explicit_hidden` (0.62.0).
 pub fn names_hidden(glob: &str) -> bool {
@@ -259,9 +255,9 @@ impl FileSystem {
         let mut entries = list_fd(fd).map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         let workspace = self.limits.contract.is_workspace();
-        // Document: nothing below a hidden directory is shown. Workspace: the listed directory
-        // was named explicitly, so only its own hidden entries are left out (and counted).
-        let root_hidden = !workspace && has_hidden_component(&resolved.rel);
+        // The listed directory was named explicitly, so only its own hidden entries are left
+        // out (and counted, workspace). The document's reference answers a hidden directory
+        // with `(empty directory)`; ours lists it (issue 9).
         // Entry names relative to cwd: the directory's own relpath joined with the name,
         // except for an entry that is cwd or one of its ancestors.
         let dir_rel = self.root.shown(&resolved.abs, &resolved);
@@ -275,9 +271,8 @@ impl FileSystem {
         let max = self.limits.max_list_results;
         let mut count = 0;
         let mut truncated = false;
-        let entries: Vec<DirEntry> = if root_hidden {
-            Vec::new()
-        } else if workspace {
+        let listed = entries.len();
+        let entries: Vec<DirEntry> = if workspace {
             entries
         } else {
             entries
@@ -285,7 +280,7 @@ impl FileSystem {
                 .filter(|e| !is_hidden(&e.name))
                 .collect()
         };
-        let mut hidden = 0;
+        let mut hidden = listed - entries.len();
         // Sizes of the regular entries that can be shown, fetched in parallel up front.
         let wanted = entries.len().min(max.saturating_add(65));
         let sizes = prefetch_stats(&dir_fd, &entries[..wanted]);
@@ -365,23 +360,18 @@ impl FileSystem {
             }
             count += 1;
         }
-        if hidden > 0 {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&hidden_notice(hidden));
-        }
         if text.is_empty() {
             text.push_str("(empty directory)");
         }
-        Ok(Outcome {
+        let outcome = Outcome {
             text,
             path: resolved.event_str(),
             count,
             truncated,
             emit: true,
             ..Default::default()
-        })
+        };
+        Ok(self.skipped_hidden(outcome, hidden))
     }
 
     /// Workspace contract: the type and size a symlink that leads outside the root (or to a
@@ -452,6 +442,7 @@ impl FileSystem {
                 format!("Pattern {} is not a valid glob pattern.", py_repr(pattern)),
             ));
         }
+        braces::check_components(pattern)?;
         let mut glob_parts = Vec::with_capacity(parts.len());
         for p in &parts {
             glob_parts.push(if *p == "**" {
@@ -461,8 +452,8 @@ impl FileSystem {
                     ErrorKind::InvalidPattern,
                     "Invalid pattern: '**' can only be an entire path component",
                 ));
-            } else if p.contains(['*', '?', '[']) {
-                Part::Wild(Fnmatch::new(p)?)
+            } else if p.contains(['*', '?', '[']) || braces::has_braces(p) {
+                Part::Wild(braces::fnmatch(p)?)
             } else {
                 Part::Exact(OsString::from(*p))
             });
@@ -484,24 +475,25 @@ impl FileSystem {
             workspace,
             walk: resolved.clone(),
             include_hidden: workspace && names_hidden(pattern),
+            count_hidden: workspace || self.disclosure.report_skipped,
             hidden: 0,
         };
-        // Document: `..` components and hidden walk roots only ever produce hidden paths.
-        // Workspace: hidden is judged below the walk's root, which was named explicitly.
-        let hidden_root = !workspace && has_hidden_component(&resolved.rel);
-        if !hidden_root && !parts.contains(&"..") {
+        // Document: `..` components only ever produce hidden paths. Hidden is judged below the
+        // walk's root, which was named explicitly (the document's reference found nothing in a
+        // hidden root; ours does, issue 9).
+        if !parts.contains(&"..") {
             let start = finder.closure(vec![0]);
             finder.visit(&resolved.abs, true, true, &start)?;
         }
-        Ok(Outcome::listing(
+        let outcome = Outcome::listing(
             resolved.event_str(),
             finder.lines,
             finder.truncated,
             max,
             "matches",
             "No matches found.",
-        )
-        .with_hidden(finder.hidden))
+        );
+        Ok(self.skipped_hidden(outcome, finder.hidden))
     }
 }
 
@@ -598,6 +590,8 @@ struct Finder<'a> {
     recursive: bool,
     /// Workspace contract: the pattern names a hidden component, so hidden entries match.
     include_hidden: bool,
+    /// Hidden entries are counted (workspace contract, or `report_skipped`).
+    count_hidden: bool,
     /// Workspace contract: hidden entries the pattern would have matched (a hidden directory
     /// too under `**`), left out. Source: `_find_files`, _toolset.py (0.62.0).
     hidden: usize,
@@ -685,7 +679,7 @@ impl Finder<'_> {
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         for entry in entries {
             let hidden = is_hidden(&entry.name) && !self.include_hidden;
-            if hidden && !self.workspace {
+            if hidden && !self.count_hidden {
                 continue;
             }
             let child = dir.join(&entry.name);
@@ -908,11 +902,8 @@ impl<'a> Walker<'a> {
         I: Fn() -> S + Sync,
         F: Fn(&mut S, &WalkEntry<'_>) + Sync,
     {
-        // The document's dot rule is root-relative; the workspace's is relative to the walk's
-        // own root, so a hidden directory named explicitly is walked.
-        if !self.fs.limits.contract.is_workspace() && has_hidden_component(&self.root.rel) {
-            return Ok(());
-        }
+        // The dot rule is relative to the walk's own root, so a hidden directory named
+        // explicitly is walked (the document's reference walked nothing there; issue 9).
         let real_root = self.fs.root.real_root();
         if self.threads > 1 && self.visit_small_tree(cancel, &init, &visit)? {
             return Ok(());
@@ -1160,9 +1151,10 @@ mod tests {
             f.list_directory("src", &c).unwrap().text,
             "src/a/\nsrc/a-b.py  (1 bytes)\nsrc/main.py  (1 bytes)\nsrc/pkg/"
         );
+        // A hidden directory named explicitly is listed (0.36.0: `(empty directory)`; issue 9).
         assert_eq!(
             f.list_directory(".h", &c).unwrap().text,
-            "(empty directory)"
+            ".h/z.py  (1 bytes)"
         );
         assert_eq!(
             f.list_directory("nope", &c).unwrap_err().message,

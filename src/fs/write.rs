@@ -602,6 +602,9 @@ impl FileSystem {
             }
             Some(_) => {}
         }
+        if st.is_none() {
+            self.refuse_lookalike(&resolved, path)?;
+        }
         let mut guard = match &expected_hash {
             Some(h) => Guard::Hash(h.clone()),
             None => Guard::None,
@@ -688,8 +691,12 @@ impl FileSystem {
         cancel: &CancelFlag,
     ) -> Result<Plan> {
         let resolved = self.safe_resolve(path, true, true)?;
-        let mut file =
-            self.open_regular(&resolved, path, || format!("File not found: {path}"), false)?;
+        let mut file = self.open_regular(
+            &resolved,
+            path,
+            || self.with_lookalike(format!("File not found: {path}"), &resolved, path),
+            false,
+        )?;
         let mut raw = Vec::new();
         read_all(&mut file, &mut raw, cancel).map_err(|e| self.io_error(&e, &resolved.rel))??;
         let (mut edited, current) =

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::error::Result;
+use crate::fs::disclosure::Disclosure;
 use crate::fs::write::{Plan, Replacement};
 use crate::fs::{Contract, FileSystem, Limits, Outcome};
 
@@ -170,7 +171,8 @@ impl PyFileSystemCore {
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root_dir, cwd, allowed_patterns, denied_patterns, protected_patterns, max_read_lines,
-        max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes, contract = "document"))]
+        max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes, contract = "document",
+        max_line_chars = None, report_skipped = false))]
     fn new(
         py: Python<'_>,
         root_dir: String,
@@ -185,6 +187,8 @@ impl PyFileSystemCore {
         max_find_results: usize,
         content_hashes: bool,
         contract: &str,
+        max_line_chars: Option<usize>,
+        report_skipped: bool,
     ) -> PyResult<Self> {
         let contract = Contract::from_name(contract)
             .ok_or_else(|| PyValueError::new_err(format!("unknown contract {contract:?}")))?;
@@ -207,6 +211,12 @@ impl PyFileSystemCore {
                     &protected_patterns,
                     limits,
                 )
+                .map(|fs| {
+                    fs.with_disclosure(Disclosure {
+                        max_line_chars,
+                        report_skipped,
+                    })
+                })
             })
             .map_err(|e| PyValueError::new_err(e.message))?;
         Ok(PyFileSystemCore {
@@ -235,7 +245,8 @@ impl PyFileSystemCore {
         self.inner.root.cwd().to_string_lossy().into_owned()
     }
 
-    #[pyo3(signature = (path, offset, limit, *, cancel, guessed_type = None))]
+    #[pyo3(signature = (path, offset, limit, *, cancel, guessed_type = None, column = 0))]
+    #[allow(clippy::too_many_arguments)]
     fn read_file(
         &self,
         py: Python<'_>,
@@ -244,11 +255,12 @@ impl PyFileSystemCore {
         limit: Option<i64>,
         cancel: PyRef<'_, PyCancelToken>,
         guessed_type: Option<String>,
+        column: usize,
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
         run(py, move || {
-            fs.read_file(&path, offset, limit, guessed_type.as_deref(), &flag)
+            fs.read_file_from(&path, offset, limit, column, guessed_type.as_deref(), &flag)
         })
         .map(Into::into)
     }

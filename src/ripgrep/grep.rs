@@ -80,7 +80,8 @@ pub fn grep(
                     }
                     Walked::File { path, printed } => (path, printed),
                 };
-                let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit);
+                let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit)
+                    .clipping(opts.clip.as_ref());
                 // `search_path` without memory maps is `search_reader` on the opened file; the
                 // reader wrapper lets a cancel interrupt a long file between reads.
                 let result = open_regular(&walked).and_then(|file| match file {
@@ -216,7 +217,7 @@ fn search_explicit(
         (BinaryDetection::none(), Binary::Slice { preset })
     };
     let mut searcher = searcher(opts.context, detection);
-    let mut sink = FileSink::new(path, auth, out, cancel, binary);
+    let mut sink = FileSink::new(path, auth, out, cancel, binary).clipping(opts.clip.as_ref());
     searcher.search_reader(
         matcher,
         CancelReader {

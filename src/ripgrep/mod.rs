@@ -44,7 +44,7 @@ mod grep;
 mod list;
 mod preview;
 mod sink;
-mod walker;
+pub(crate) mod walker;
 
 use std::path::{Component, Path};
 
@@ -115,6 +115,8 @@ pub struct GrepOptions {
     pub hidden: bool,
     /// `max_search_results`: lines kept; one more accepted line sets `truncated`.
     pub max_results: usize,
+    /// `FileSystem(max_line_chars=N)`: clip longer lines ([`crate::fs::clip`]).
+    pub clip: Option<crate::fs::clip::GrepClip>,
 }
 
 /// Lines shown to the model, and whether the cap dropped something.
@@ -128,6 +130,8 @@ pub struct Listing {
     pub lines: Vec<String>,
     /// More accepted records existed than `max_results`.
     pub truncated: bool,
+    /// `grep`: files left unsearched as binary with no match shown (`report_skipped`).
+    pub binary_skipped: usize,
 }
 
 /// The capped result being streamed into: stops the walk once `max + 1` records were
@@ -137,6 +141,8 @@ pub(crate) struct Collector {
     lines: Vec<String>,
     max: usize,
     truncated: bool,
+    /// Files the search stopped reading as binary before any match.
+    pub(crate) binary_skipped: usize,
 }
 
 impl Collector {
@@ -145,6 +151,7 @@ impl Collector {
             lines: Vec::new(),
             max,
             truncated: false,
+            binary_skipped: 0,
         }
     }
 
@@ -167,6 +174,7 @@ impl Collector {
         Listing {
             lines: self.lines,
             truncated: self.truncated,
+            binary_skipped: self.binary_skipped,
         }
     }
 }
@@ -265,7 +273,8 @@ mod tests {
             zero.into_listing(),
             Listing {
                 lines: vec![],
-                truncated: true
+                truncated: true,
+                ..Default::default()
             }
         );
     }

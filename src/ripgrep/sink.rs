@@ -47,6 +47,8 @@ pub(crate) struct FileSink<'a> {
     match_count: u64,
     /// The collector refused a record (cap exceeded) or the call was cancelled.
     stopped: bool,
+    /// `max_line_chars`: long lines clipped (see [`FileSink::clipping`]).
+    clip: Option<&'a crate::fs::clip::GrepClip>,
 }
 
 impl<'a> FileSink<'a> {
@@ -71,7 +73,14 @@ impl<'a> FileSink<'a> {
             binary_offset,
             match_count: 0,
             stopped: false,
+            clip: None,
         }
+    }
+
+    /// Clips lines longer than `max_line_chars` ([`crate::fs::clip::GrepClip`]).
+    pub(crate) fn clipping(mut self, clip: Option<&'a crate::fs::clip::GrepClip>) -> Self {
+        self.clip = clip;
+        self
     }
 
     /// Whether the search stopped because the cap was exceeded or the call cancelled.
@@ -108,11 +117,15 @@ impl<'a> FileSink<'a> {
             self.stopped = true;
             return false;
         }
+        let clip = self.clip;
         let Some(display) = self.display() else {
             // Every record of a file the model may not see is dropped: stop reading it.
             return false;
         };
-        let line = format!("{display}{sep}{line_number}{sep}{}", render_line(bytes));
+        let text = clip
+            .and_then(|c| c.render(display, line_number, sep == ':', bytes))
+            .unwrap_or_else(|| render_line(bytes));
+        let line = format!("{display}{sep}{line_number}{sep}{text}");
         if !self.out.push(line) {
             self.stopped = true;
             return false;
@@ -165,6 +178,9 @@ impl Sink for FileSink<'_> {
         let Some(offset) = self.binary_offset else {
             return Ok(());
         };
+        if self.match_count == 0 && !self.stopped && self.display().is_some() {
+            self.out.binary_skipped += 1;
+        }
         if self.stopped || self.match_count == 0 {
             return Ok(());
         }

@@ -74,6 +74,8 @@ def _with_062_surface(key: str, reference: Any) -> Any:
         )
     elif key == 'toolset_methods':
         for name, params in expected.items():
+            if name == 'read_file':  # `column`: the rest of a line clipped by `max_line_chars` (issue 9)
+                params.append(['column', 'KEYWORD_ONLY', '0'])
             if params is not None and name not in ('__init__', 'open_read', 'open_write'):
                 params.append(['workspace', 'KEYWORD_ONLY', 'None'])
         init = expected['__init__']
@@ -94,7 +96,7 @@ ADDED_062_FIELDS = {'max_retries': 'None'}
 ADDED_062_TOOLSET_PARAMETERS = [['max_retries', 'KEYWORD_ONLY', 'None']]
 """The same, as `FileSystemToolset.__init__` parameters."""
 
-OPT_IN_FIELDS = {'replace_all': 'False'}
+OPT_IN_FIELDS = {'replace_all': 'False', 'max_line_chars': 'None', 'report_skipped': 'False'}
 """Fields beyond both references (issue 9), off by default; keyword-only `FileSystemToolset.__init__` parameters too."""
 
 

@@ -217,10 +217,41 @@ def _invalid_utf8_in_a_big_file(ref: Outcome, ours: Outcome) -> Outcome:
     return expected
 
 
+def _hidden_root_served(*calls: tuple[int, str, int]) -> Callable[[Outcome, Outcome], Outcome]:
+    """Issue 9: a hidden directory named explicitly is served (0.36.0 answers it as empty, as if
+    it had no entries; the document's dot rule is about the entries a walk meets). `calls`:
+    `(index, content, count)` of each such call, `count` its event's entry or match count."""
+
+    def expected_of(ref: Outcome, ours: Outcome) -> Outcome:
+        expected = copy.deepcopy(ref)
+        for index, content, count in calls:
+            _call(expected, index)['content'] = content
+            for event in expected['events']:
+                if event.get('tool_call_id') == f'call_{index:02d}':
+                    event['entry_count' if 'entry_count' in event else 'match_count'] = count
+        return expected
+
+    return expected_of
+
+
+def _special_files_named(ref: Outcome, ours: Outcome) -> Outcome:
+    """Issue 9: a FIFO is named as one (0.36.0 says `File not found` to read or edit it, `type: file` in file_info)."""
+    expected = copy.deepcopy(ref)
+    refusal = "'pipe' is a FIFO (named pipe), not a regular file; the file tools only read and edit regular files."
+    _retry(_call(expected, 0), refusal)
+    _retry(_call(expected, 2), refusal)
+    _call(expected, 3)['content'] = 'path: pipe\ntype: fifo\nsize: 0 bytes'
+    return expected
+
+
 DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
     'edit_matching': _edits_keep_endings_and_bom,
     'read_invalid_utf8': _invalid_utf8_is_said_and_edited,
     'read_chunk_boundaries': _invalid_utf8_in_a_big_file,
+    'list_basic': _hidden_root_served((7, '.hidden/h.txt  (13 bytes)', 1)),
+    'caps_skip_filtered_entries': _hidden_root_served((3, '.d/e.txt  (4 bytes)', 1)),
+    'search_errors': _hidden_root_served((4, '.hidden/h.txt:1:hidden alpha', 1)),
+    'fifo': _special_files_named,
     'path_forms': _failed_write_may_leave_no_file,
     'read_limit_above_max_read_lines': _limit_capped_by_max_read_lines,
     'read_negative_offset_limit': _negative_offset_limit_retry,

@@ -103,6 +103,21 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     protected_patterns: Sequence[str] | None = field(default=None, kw_only=True)
     """The document's (0.36.0's) name of `read_only_patterns`; deprecated on a workspace (a warning there)."""
 
+    max_line_chars: int | None = field(default=None, kw_only=True)
+    """Clip lines longer than this many characters in `read_file`, `search_files` and `grep`
+    results, each clipped line ending with a notice that gives the `read_file(path, offset,
+    limit=1, column=...)` call showing the rest (`read_file` then takes a `column` argument:
+    the 0-based character each line starts from); a search hit shows this many characters
+    around its match. `None`: lines shown whole, the documented schemas and results. Beyond
+    both references (issue 9)."""
+
+    report_skipped: bool = field(default=False, kw_only=True)
+    """End `list_directory`, `find_files`, `search_files`, `list_files` and `grep` results with a
+    line saying what the walk left out and why, with counts: `[skipped: N hidden entries (...),
+    N entries ignored by .gitignore/.ignore (...), N binary files]` (nothing when nothing was
+    skipped; under the workspace contract it replaces 0.62.0's hidden-entries trailer). Off:
+    the documented results. Beyond both references (issue 9)."""
+
     _renamed: ClassVar[bool] = False
     """Set on an instance given `protected_patterns` (warned about when a workspace first selects 0.62.0's contract)."""
 
@@ -119,6 +134,8 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         }
         if self.max_read_chars is not None:
             limits['max_read_chars'] = self.max_read_chars
+        if self.max_line_chars is not None:
+            limits['max_line_chars'] = self.max_line_chars
         for name, value in limits.items():
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f'{name} must be a positive integer, got {value!r}')
@@ -152,6 +169,8 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             max_retries=self.max_retries,
             owner='FileSystem',
             replace_all=self.replace_all,
+            max_line_chars=self.max_line_chars,
+            report_skipped=self.report_skipped,
         )
         if self.read_only:
             return FilteredToolset(toolset, lambda ctx, tool: tool.name in READ_ONLY_TOOL_NAMES)

@@ -50,8 +50,11 @@ class Engine(Protocol):
         """The root as events carry it: absolute, symlink-free, a path of the workspace (or host)."""
         ...
 
-    async def read_file(self, path: str, offset: int, limit: int | None) -> tuple[Outcome, BinaryContent | None]:
-        """The outcome, and the file itself for an image or PDF (workspace contract, at most 5 MB)."""
+    async def read_file(
+        self, path: str, offset: int, limit: int | None, column: int = 0
+    ) -> tuple[Outcome, BinaryContent | None]:
+        """The outcome, and the file itself for an image or PDF (workspace contract, at most 5 MB).
+        `column`: with `max_line_chars`, the 0-based character each line starts from."""
         ...
 
     async def file_info(self, path: str) -> Outcome: ...
@@ -152,10 +155,12 @@ class LocalEngine:
         """Whether `path` is worth no thread hop (a hint only: the path is not used for I/O)."""
         return is_small_file(os.path.join(self._cwd, path))
 
-    async def read_file(self, path: str, offset: int, limit: int | None) -> tuple[Outcome, BinaryContent | None]:
+    async def read_file(
+        self, path: str, offset: int, limit: int | None, column: int = 0
+    ) -> tuple[Outcome, BinaryContent | None]:
         guessed = guessed_type(self.core, path)
         outcome = await run_sized(
-            self.core.read_file, path, offset, limit, inline=self._small(path), guessed_type=guessed
+            self.core.read_file, path, offset, limit, inline=self._small(path), guessed_type=guessed, column=column
         )
         return outcome, media_content(outcome)
 

@@ -296,7 +296,7 @@ class RemoteEngine:
     # -- reading -------------------------------------------------------------------------------
 
     async def read_file(
-        self, path: str, offset: int = 0, limit: int | None = None
+        self, path: str, offset: int = 0, limit: int | None = None, column: int = 0
     ) -> tuple[_core.Outcome, BinaryContent | None]:
         """`read_file`: the outcome, and the file itself for an image or PDF up to 5 MB.
 

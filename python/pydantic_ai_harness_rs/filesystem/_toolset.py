@@ -149,6 +149,13 @@ def _with_replace_all(described: dict[str, Any], ours: dict[str, Any]) -> dict[s
     return schema
 
 
+def _with_column(described: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """`described` (a contract's `read_file` schema) with `ours`' `column` argument added."""
+    schema = deepcopy(described)
+    schema['properties']['column'] = ours['properties']['column']
+    return schema
+
+
 class FileSystemToolset(FunctionToolset[AgentDepsT]):
     """File tools scoped to a root directory, backed by the Rust core.
 
@@ -194,6 +201,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         max_retries: int | None = None,
         owner: str = 'FileSystemToolset',
         replace_all: bool = False,
+        max_line_chars: int | None = None,
+        report_skipped: bool = False,
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
         tools = tuple(tools)
@@ -214,6 +223,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             'max_search_results': max_search_results,
             'max_find_results': max_find_results,
             'content_hashes': content_hashes,
+            'max_line_chars': max_line_chars,
+            'report_skipped': report_skipped,
         }
         self._root_given = root_dir is not None
         self._root_dir = root_dir
@@ -256,7 +267,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             or type(self).open_write is not FileSystemToolset.open_write
         )
         registrations: dict[str, Callable[..., Awaitable[str]]] = {
-            'read_file': self._read_file_tool,
+            'read_file': self._read_file_tool if max_line_chars is None else self._read_file_tool_columns,
             'write_file': self._write_file_tool if content_hashes else self._write_file_tool_unhashed,
             'edit_file': (
                 (self._edit_file_tool_all if content_hashes else self._edit_file_tool_all_unhashed)
@@ -291,6 +302,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             s['max_find_results'],
             s['content_hashes'],
             contract=contract,
+            max_line_chars=s['max_line_chars'],
+            report_skipped=s['report_skipped'],
         )
 
     @property
@@ -449,6 +462,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         schema = described.tool_def.parameters_json_schema
         if name == 'edit_file' and self._replace_all:
             return _with_replace_all(schema, ours.tool_def.parameters_json_schema)
+        if name == 'read_file' and self._settings['max_line_chars'] is not None:
+            return _with_column(schema, ours.tool_def.parameters_json_schema)
         return schema
 
     # --- override points -------------------------------------------------------------------
@@ -481,11 +496,19 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     # --- read_file -------------------------------------------------------------------------
 
     async def read_file(
-        self, path: str, *, offset: int = 0, limit: int | None = None, workspace: WorkspaceBackend | None = None
+        self,
+        path: str,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+        column: int = 0,
+        workspace: WorkspaceBackend | None = None,
     ) -> str | list[str | BinaryContent]:
         """Read a file directly, outside an agent run (no event); in `workspace` when given. An image
-        or PDF under the workspace contract comes back as `[header, BinaryContent]`."""
-        return await self._read_file(await self._engine(workspace), None, path, offset=offset, limit=limit)
+        or PDF under the workspace contract comes back as `[header, BinaryContent]`. `column`: with
+        `max_line_chars`, the 0-based character each line starts from."""
+        engine = await self._engine(workspace)
+        return await self._read_file(engine, None, path, offset=offset, limit=limit, column=column)
 
     async def _read_file_tool(
         self, ctx: RunContext[AgentDepsT], path: str, *, offset: int = 0, limit: int | None = None
@@ -504,6 +527,24 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         engine = await self._engine(_run_workspace(ctx))
         return await self._read_file(engine, ctx, path, offset=offset, limit=limit)
 
+    async def _read_file_tool_columns(
+        self, ctx: RunContext[AgentDepsT], path: str, *, offset: int = 0, limit: int | None = None, column: int = 0
+    ) -> str:
+        """Read a text file with line numbers.
+
+        Args:
+            ctx: The current agent run context.
+            path: File path relative to `cwd`.
+            offset: Zero-based line offset to start reading from.
+            limit: Maximum number of lines to return (default: 2000).
+            column: Zero-based character each line starts from, to read on in a clipped long line.
+
+        Returns:
+            File content with line numbers, plus metadata header.
+        """
+        engine = await self._engine(_run_workspace(ctx))
+        return await self._read_file(engine, ctx, path, offset=offset, limit=limit, column=column)
+
     @retry_on_core_errors
     async def _read_file(
         self,
@@ -513,8 +554,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         offset: int = 0,
         limit: int | None = None,
+        column: int = 0,
     ) -> str | list[str | BinaryContent]:
-        outcome, content = await engine.read_file(path, offset, limit)
+        if column < 0:
+            raise ModelRetry('column must be non-negative.')
+        # `column` only when given: an engine without `max_line_chars` support keeps working.
+        args = (path, offset, limit, column) if column else (path, offset, limit)
+        outcome, content = await engine.read_file(*args)
         if ctx is not None and outcome.emit:
             await ctx.emit(
                 FileReadEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))

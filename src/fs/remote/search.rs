@@ -36,7 +36,7 @@ impl Remote {
         let glob = include_glob.filter(|g| !g.is_empty());
         Ok(Search {
             pattern: compiled,
-            include_glob: glob.map(Fnmatch::new).transpose()?,
+            include_glob: glob.map(crate::fs::braces::fnmatch).transpose()?,
             include_hidden: glob.is_some_and(explicit_hidden),
             resolved: resolved.to_string(),
             candidates: Vec::new(),

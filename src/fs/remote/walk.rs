@@ -45,12 +45,13 @@ impl Glob {
                 py_repr(pattern)
             )));
         }
+        crate::fs::braces::check_components(pattern)?;
         let mut parts = Vec::with_capacity(names.len());
         for name in &names {
             parts.push(if *name == "**" {
                 GlobPart::Any
             } else {
-                GlobPart::Name(Fnmatch::new(name)?)
+                GlobPart::Name(crate::fs::braces::fnmatch(name)?)
             });
         }
         Ok(Glob {

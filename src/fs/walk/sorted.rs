@@ -9,7 +9,7 @@ use std::sync::mpsc::{channel, sync_channel, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::{has_hidden_component, walked_kind, Kind, WalkEntry, Walker, SMALL_TREE_ENTRIES};
+use super::{walked_kind, Kind, WalkEntry, Walker, SMALL_TREE_ENTRIES};
 use crate::cancel::CancelFlag;
 use crate::error::Result;
 
@@ -75,9 +75,8 @@ impl Walker<'_> {
         W: Fn(&mut S, &WalkEntry<'_>) -> T + Sync,
         C: FnMut(T) -> bool,
     {
-        if !self.fs.limits.contract.is_workspace() && has_hidden_component(&self.root.rel) {
-            return Ok(());
-        }
+        // The dot rule is relative to the walk's own root, so a hidden directory named
+        // explicitly is walked (the document's reference walked nothing there; issue 9).
         let real_root = self.fs.root.real_root();
         let run = |state: &mut S, (abs, kind): &(PathBuf, Kind)| {
             let rel = abs.strip_prefix(real_root).unwrap_or(abs);
