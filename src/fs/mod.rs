@@ -15,9 +15,11 @@
 //! search and access pieces.
 
 pub mod access;
+pub mod cache;
 pub mod diff;
 pub mod hash;
 pub mod path;
+pub mod pseudo;
 pub mod read;
 pub mod remote;
 pub mod ripgrep;
@@ -160,6 +162,8 @@ pub struct FileSystem {
     pub access: Access,
     /// The limits.
     pub limits: Limits,
+    /// What full passes over unchanged files found ([`cache`]): one per FileSystem.
+    pub cache: cache::ScanCache,
 }
 
 impl FileSystem {
@@ -179,6 +183,7 @@ impl FileSystem {
             root: Root::new(root_dir, cwd)?.under(limits.contract),
             access: Access::new(allowed, denied, protected)?,
             limits,
+            cache: cache::ScanCache::new(),
         })
     }
 
@@ -259,7 +264,7 @@ impl FileSystem {
             content_hashes: self.limits.content_hashes,
             contract: self.limits.contract,
         };
-        let mut scan = read::scan(&mut file, spec.window(path), cancel)
+        let mut scan = cache::scan_file(&mut file, path, spec.window(path), cancel, &self.cache)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
         let (text, media) = match self.limits.contract {
             Contract::Workspace if scan.is_binary_read() => {
@@ -410,7 +415,7 @@ impl FileSystem {
             let mut file =
                 self.open_regular(resolved, path, || format!("Path not found: {path}"), false)?;
             let window = WindowSpec::count_only(self.limits.contract);
-            let scan = read::scan(&mut file, window, cancel)
+            let scan = cache::scan_file(&mut file, path, window, cancel, &self.cache)
                 .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
             parts.push(format!(
                 "binary: {}",
