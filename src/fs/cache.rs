@@ -152,11 +152,12 @@ pub fn scan_file(
     let started = coarse_now_ns();
     let st = fstat(file.as_raw_fd())?;
     if pseudo::is_pseudo(file, &st) {
-        let scan = match read::scan(&mut pseudo::bounded(&mut *file), window, cancel)? {
+        let mut bounded = pseudo::bounded(&mut *file);
+        let scan = match read::scan(&mut bounded, window, cancel)? {
             Ok(scan) => scan,
             Err(e) => return Ok(Err(e)),
         };
-        return Ok(pseudo::check_bound(path, scan.size).map(|()| scan));
+        return Ok(pseudo::check_bound(path, bounded.overflow).map(|()| scan));
     }
     let key = Key::of(&st, window.contract);
     if let Some(entry) = cache.get(&key) {

@@ -2,7 +2,8 @@
 //! their kin (`/proc/self/pagemap` reads as hundreds of GiB of page-table entries, with an
 //! `st_size` of 0) and any regular file that claims 0 bytes. Such a file is read with a bound,
 //! [`PSEUDO_MAX_BYTES`]: one that ends within it reads as usual; one that does not is refused
-//! with a message naming the bound, never read to its (possibly unreachable) end.
+//! with a message naming the bound, never read to its (possibly unreachable) end. Nor are they
+//! cached: their content changes with no change to their `stat`.
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -48,20 +49,62 @@ pub fn is_pseudo(file: &impl AsRawFd, st: &libc::stat) -> bool {
     PSEUDO_FS_MAGICS.contains(&(sfs.f_type as i64))
 }
 
-/// A reader of at most [`PSEUDO_MAX_BYTES`] + 1 bytes of `inner`: one byte past the bound
-/// tells [`check_bound`] the file did not end within it.
-pub fn bounded<R: Read>(inner: R) -> std::io::Take<R> {
-    inner.take(PSEUDO_MAX_BYTES + 1)
+/// A reader of at most [`PSEUDO_MAX_BYTES`] of `inner`, then the end; [`Bounded::overflow`]
+/// tells whether `inner` had more. Reads keep the caller's sizes up to the bound (procfs files
+/// such as `pagemap` refuse reads of odd sizes), and the probe past it reads 4,096 bytes.
+#[derive(Debug)]
+pub struct Bounded<R> {
+    inner: R,
+    left: u64,
+    probed: bool,
+    /// Whether `inner` had bytes past the bound (or failed when probed there).
+    pub overflow: bool,
 }
 
-/// The refusal of a pseudo-file that did not end within [`PSEUDO_MAX_BYTES`] once `read`
-/// bytes were read; `Ok` when it did.
+/// [`Bounded`] over `inner`.
+pub fn bounded<R: Read>(inner: R) -> Bounded<R> {
+    Bounded {
+        inner,
+        left: PSEUDO_MAX_BYTES,
+        probed: false,
+        overflow: false,
+    }
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            if !self.probed {
+                self.probed = true;
+                let mut probe = [0u8; 4096];
+                self.overflow = loop {
+                    match self.inner.read(&mut probe) {
+                        Ok(n) => break n > 0,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => break true,
+                    }
+                };
+            }
+            return Ok(0);
+        }
+        let n = buf.len().min(self.left.min(usize::MAX as u64) as usize);
+        let got = self.inner.read(&mut buf[..n])?;
+        self.left -= got as u64;
+        Ok(got)
+    }
+}
+
+/// The refusal of a pseudo-file that did not end within [`PSEUDO_MAX_BYTES`]
+/// (`overflow`); `Ok` when it did.
 ///
 /// Errors: `ErrorKind::InvalidArgument`, `'p' is a pseudo-file (its size is not known
 /// before reading) that holds more than 8,388,608 bytes; it was not read to the end. Read
 /// part of it with a shell command instead.`
-pub fn check_bound(path: &str, read: u64) -> crate::error::Result<()> {
-    if read <= PSEUDO_MAX_BYTES {
+pub fn check_bound(path: &str, overflow: bool) -> crate::error::Result<()> {
+    if !overflow {
         return Ok(());
     }
     Err(Error::new(
@@ -85,26 +128,25 @@ mod tests {
         let st = crate::fs::path::fstat(f.as_raw_fd()).unwrap();
         assert!(is_pseudo(&f, &st));
         let mut all = Vec::new();
-        bounded(f).read_to_end(&mut all).unwrap();
-        assert!(check_bound("s", all.len() as u64).is_ok());
-        // pagemap yields far more than the bound: the bounded reader stops one byte past it.
-        if let Ok(f) = std::fs::File::open("/proc/self/pagemap") {
-            let mut n = 0u64;
-            let mut buf = vec![0u8; 1 << 16];
-            let mut r = bounded(f);
-            loop {
-                match r.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(k) => n += k as u64,
-                    Err(_) => break,
-                }
-            }
-            if n > PSEUDO_MAX_BYTES {
-                assert_eq!(n, PSEUDO_MAX_BYTES + 1);
-                let e = check_bound("/proc/self/pagemap", n).unwrap_err();
-                assert!(e.message.contains("8,388,608 bytes"), "{}", e.message);
+        let mut r = bounded(f);
+        r.read_to_end(&mut all).unwrap();
+        assert!(!r.overflow && all.starts_with(b"Name:"));
+        assert!(check_bound("s", r.overflow).is_ok());
+        // pagemap yields far more than the bound (8 bytes per page of the address space).
+        let f = std::fs::File::open("/proc/self/pagemap").unwrap();
+        let mut r = bounded(f);
+        let mut buf = vec![0u8; 1 << 16];
+        let mut n = 0u64;
+        loop {
+            match r.read(&mut buf).unwrap() {
+                0 => break,
+                k => n += k as u64,
             }
         }
+        assert_eq!((n, r.overflow), (PSEUDO_MAX_BYTES, true));
+        let e = check_bound("proc/self/pagemap", r.overflow).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        assert!(e.message.contains("more than 8,388,608 bytes"), "{}", e.message);
     }
 
     #[test]
