@@ -17,6 +17,7 @@
 pub mod access;
 pub mod cache;
 pub mod diff;
+pub mod gate;
 pub mod hash;
 pub mod path;
 pub mod pseudo;
@@ -264,6 +265,8 @@ impl FileSystem {
             content_hashes: self.limits.content_hashes,
             contract: self.limits.contract,
         };
+        // Held until the result is rendered: it bounds the windows in memory at once.
+        let _permit = gate::enter(&file, cancel)?;
         let mut scan = cache::scan_file(&mut file, path, spec.window(path), cancel, &self.cache)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
         let (text, media) = match self.limits.contract {

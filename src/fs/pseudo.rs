@@ -146,7 +146,11 @@ mod tests {
         assert_eq!((n, r.overflow), (PSEUDO_MAX_BYTES, true));
         let e = check_bound("proc/self/pagemap", r.overflow).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
-        assert!(e.message.contains("more than 8,388,608 bytes"), "{}", e.message);
+        assert!(
+            e.message.contains("more than 8,388,608 bytes"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
