@@ -68,7 +68,9 @@ async def test_a_changed_file_misses_the_cache_even_with_size_and_mtime_restored
     settle()
     capability = fs.FileSystem(root_dir=tmp_path)
     window = {'path': 'f.txt', 'offset': 2000, 'limit': 2}
-    first = await run_tools([capability], [('read_file', window), ('read_file', window), ('file_info', {'path': 'f.txt'})])
+    first = await run_tools(
+        [capability], [('read_file', window), ('read_file', window), ('file_info', {'path': 'f.txt'})]
+    )
     expected_old = f'[f.txt | 3000 lines | hash:{h(old)}]\n  2001\tline 02000\n  2002\tline 02001\n'
     expected_old += '... (998 more lines. Use offset=2002 to continue reading.)\n'
     assert first.results[:2] == [expected_old, expected_old]
@@ -92,7 +94,9 @@ async def test_a_changed_file_misses_the_cache_even_with_size_and_mtime_restored
 @pytest.mark.parametrize('newline', ['\n', '\r\n', '\r'])
 async def test_rereads_at_any_offset_match_a_first_read(fs: ModuleType, tmp_path: Path, newline: str) -> None:
     # Big enough for several checkpoints of the line-offset index (one per 512 KiB chunk at most).
-    text = ''.join(f'row {i} caf\u00e9 \u2028 x{newline}' if i % 97 == 0 else f'row {i}{newline}' for i in range(300_000))
+    text = ''.join(
+        f'row {i} caf\u00e9 \u2028 x{newline}' if i % 97 == 0 else f'row {i}{newline}' for i in range(300_000)
+    )
     (tmp_path / 'big.txt').write_text(text, newline='')
     settle()
     windows = [{'path': 'big.txt', 'offset': o, 'limit': 3} for o in (0, 1, 4095, 150_001, 299_998)]
