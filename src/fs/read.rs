@@ -1190,10 +1190,17 @@ mod tests {
         let cancel = CancelFlag::new();
         for text in &texts {
             for contract in [Contract::Document, Contract::Workspace] {
-                for (offset, limit) in [(0, 2000), (1, 3), (57, 40), (1500, 2000), (2999, 5)] {
+                for (offset, limit, chars) in [
+                    (0, 2000, None),
+                    (1, 3, None),
+                    (57, 40, None),
+                    (57, 40, Some(400)),
+                    (1500, 2000, Some(3000)),
+                    (2999, 5, None),
+                ] {
                     let s = ReadSpec {
                         contract,
-                        ..spec(offset, limit, None)
+                        ..spec(offset, limit, chars)
                     };
                     let window = s.window("f");
                     let whole = scan(&mut &text[..], window, &cancel).unwrap().unwrap();
