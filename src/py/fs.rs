@@ -281,7 +281,12 @@ impl PyFileSystemCore {
         run(py, move || {
             fs.read_file(&path, offset, limit, guessed_type.as_deref(), &flag)
         })
-        .map(|o| PyOutcome::with_py_text(py, o))
+        .map(|o| {
+            let len = o.text.len();
+            let outcome = PyOutcome::with_py_text(py, o);
+            crate::fs::gate::return_freed_memory(len);
+            outcome
+        })
     }
 
     #[pyo3(signature = (path, *, cancel))]
