@@ -77,9 +77,15 @@ class Workload:
     over_64mib: bool = False
     """Its input is over 64 MiB, which 0.62.0 refuses to read (no 0.62.0 figure)."""
     reference: bool = True
+    """Whether the reference runs it (`False`: it would take minutes, or lacks the tool)."""
     rss_limit_mib: int = 64
     """With `rss`: the peak-RSS growth ours must stay below."""
-    """Whether the reference runs it (`False`: it would take minutes, or lacks the tool)."""
+    warmup: bool = False
+    """One untimed call first: the timed calls read a file already seen."""
+    fresh: bool = False
+    """A new toolset for every timed call: nothing seen before (the first read of a file)."""
+    concurrent: int = 0
+    """Each call is this many calls at once (one model response's), `{k}` numbering them."""
 
 
 def workloads(data: Path, rg: str | None) -> list[Workload]:
@@ -97,10 +103,35 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli_label='openssl dgst -sha256',
             aside_cli=['head', '-n', '2000', str(log)],
             aside_label='head -n 2000',
-            target=('cli', 1.2),
+            target=('cli', 1.1),
             rss=True,
             needs='log',
             over_64mib=True,
+            fresh=True,
+        ),
+        Workload(
+            'reread_log',
+            'read_file, first window of the 512 MiB log again (unchanged)',
+            'read_file',
+            {'path': 'log512.log'},
+            cli=['head', '-n', '2000', str(log)],
+            cli_label='head -n 2000',
+            target=('cli', 5.0),
+            needs='log',
+            over_64mib=True,
+            warmup=True,
+        ),
+        Workload(
+            'deep_offset_log',
+            'read_file, lines 5,000,001–5,002,000 of the 512 MiB log already seen',
+            'read_file',
+            {'path': 'log512.log', 'offset': 5_000_000, 'limit': 2000},
+            cli=['sh', '-c', f'tail -n +5000001 {log} | head -n 2000'],
+            cli_label='tail -n +5000001 | head -n 2000',
+            target=('cli', 1.5),
+            needs='log',
+            over_64mib=True,
+            warmup=True,
         ),
         Workload(
             'file_info_log',
@@ -109,10 +140,11 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             {'path': 'log512.log'},
             cli=openssl,
             cli_label='openssl dgst -sha256',
-            target=('cli', 1.2),
+            target=('cli', 1.1),
             rss=True,
             needs='log',
             over_64mib=True,
+            fresh=True,
         ),
         Workload(
             'search_rare',
@@ -146,6 +178,31 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli_label="find -name '*.py'",
             target=('cli', 1.5),
             needs='tree',
+        ),
+        Workload(
+            'read_oneline_20mib',
+            'read_file, a 20 MiB one-line file, `max_read_chars=20000`',
+            'read_file',
+            {'path': 'oneline20.txt'},
+            config={'max_read_chars': 20_000},
+            cli=['head', '-c', '20000', str(data / 'oneline20.txt')],
+            cli_label='head -c 20000',
+            target=('ref', 1.0),
+            needs='oneline',
+            fresh=True,
+        ),
+        Workload(
+            'concurrent_reads_64',
+            f'{make_trees.MANY_FILES} concurrent read_file of 1 MiB files (one model response)',
+            'read_file',
+            {'path': 'many/m{k}.txt'},
+            cli=['sh', '-c', f'for f in {data}/many/m*.txt; do head -n 2000 "$f" & done; wait'],
+            cli_label='64 `head -n 2000` in parallel',
+            target=('ref', 1.0),
+            rss=True,
+            needs='many',
+            fresh=True,
+            concurrent=make_trees.MANY_FILES,
         ),
         Workload(
             'edit_50mib',
@@ -308,6 +365,8 @@ def prepare(chosen: list[Workload], workspace: bool = False) -> None:
         'tree': make_trees.make_tree,
         'wide': make_trees.make_wide,
         'edit': make_trees.make_edit_file,
+        'oneline': make_trees.make_oneline,
+        'many': make_trees.make_many,
         'tiny': make_trees.make_tiny,
         'million': make_trees.make_million,
         'stdlib': make_trees.make_stdlib,
@@ -425,6 +484,9 @@ def spec_for(data: Path, chosen: list[Workload], repeat_big: int, repeat_tiny: i
                 'config': w.config,
                 'alternate': w.alternate,
                 'repeat': repeat,
+                'warmup': w.warmup,
+                'fresh': w.fresh,
+                'concurrent': w.concurrent,
             }
         )
     return {'data_dir': str(data), 'repeat': repeat_big, 'workloads': entries}
@@ -604,6 +666,8 @@ def inputs_line(data: Path, chosen: list[Workload]) -> str:
         'log': '512 MiB log',
         'wide': f'{make_trees.WIDE_ENTRIES:,}-entry dir',
         'edit': '50 MiB edit file',
+        'oneline': '20 MiB one-line file',
+        'many': f'{make_trees.MANY_FILES} files of 1 MiB',
         'tiny': '10-line file and 10-entry dir',
         'million': f'{make_trees.MILLION_FILES:,} small files ({data / "million"})',
         'stdlib': f'{stdlib_count(data):,}-file stdlib ({data / "stdlib"})',

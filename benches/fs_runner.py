@@ -8,7 +8,10 @@ Usage: `python fs_runner.py MODULE SPEC.json [--mode root_dir|workspace] [--rss 
 Agent or model around them; the clock runs inside this process, around the awaited call
 only, and the best of `repeat` runs is reported. Arguments may contain `{i}` (the
 repetition number), and a workload with `alternate` swaps two argument sets between runs
-(an edit that undoes the previous one). Prints JSON: `{name: {best, times, chars} | {error}}`.
+(an edit that undoes the previous one). `warmup` makes one untimed call first (a file already
+seen), `fresh` builds a new toolset before every call (nothing seen before), and `concurrent: N`
+makes each call N calls gathered at once, `{k}` in the arguments numbering them.
+Prints JSON: `{name: {best, times, chars} | {error}}`.
 
 With `--rss NAME`, runs that one workload once and reports the growth of peak RSS
 (`ru_maxrss` after the call minus before it, in bytes): run it in a fresh process.
@@ -62,14 +65,26 @@ class Side:
         if workload.get('alternate') and i % 2 == 1:
             args = workload['alternate']
         method = getattr(toolset, workload['tool'])
+        if concurrent := workload.get('concurrent'):
+            # One model response's worth of calls, `{k}` numbering them, run as the agent does.
+            calls = [method(**_format(_format_k(args, k), i), **self.extra) for k in range(concurrent)]
+            return await asyncio.gather(*calls)
         return await method(**_format(args, i), **self.extra)
+
+
+def _format_k(value: Any, k: int) -> Any:
+    if isinstance(value, str):
+        return value.replace('{k}', str(k))
+    if isinstance(value, dict):
+        return {key: _format_k(v, k) for key, v in value.items()}
+    return value
 
 
 def _chars(result: Any) -> int:
     """Length of a result: text, or the text parts of a `[header, BinaryContent]` list."""
     if isinstance(result, str):
         return len(result)
-    return sum(len(part) for part in result if isinstance(part, str))
+    return sum(len(part) if isinstance(part, str) else _chars(part) for part in result if not hasattr(part, 'data'))
 
 
 async def time_all(side: Side, spec: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +94,11 @@ async def time_all(side: Side, spec: dict[str, Any]) -> dict[str, Any]:
         times: list[float] = []
         chars = 0
         try:
+            if workload.get('warmup'):
+                await side.call(toolset, workload, 0)  # a file already seen: not timed
             for i in range(workload.get('repeat', spec['repeat'])):
+                if workload.get('fresh'):
+                    toolset = side.toolset(workload.get('config', {}))  # nothing seen before
                 start = time.perf_counter()
                 result = await side.call(toolset, workload, i)
                 times.append(time.perf_counter() - start)
@@ -95,6 +114,8 @@ async def rss_growth(side: Side, spec: dict[str, Any], name: str) -> dict[str, A
     workload = next(w for w in spec['workloads'] if w['name'] == name)
     toolset = side.toolset(workload.get('config', {}))
     # Import and set-up cost are not the call's: take the baseline after them.
+    if workload.get('warmup'):
+        await side.call(toolset, workload, 0)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     await side.call(toolset, workload, 0)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

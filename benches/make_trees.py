@@ -28,6 +28,9 @@ MIN_TREE_FILES = 40_000
 LOG_BYTES = 512 * 1024 * 1024
 WIDE_ENTRIES = 50_000
 EDIT_BYTES = 50 * 1024 * 1024
+ONELINE_BYTES = 20 * 1024 * 1024
+MANY_FILES = 64
+MANY_LINES = 2000
 RARE_LITERAL = 'quixotic_zebra_7f3a9c'
 """Occurs in exactly one file of the tree (planted), and nowhere in the stdlib."""
 EDIT_MARKER = 'EDIT-MARKER-0b5e: the one line edit_file replaces'
@@ -124,6 +127,30 @@ def make_edit_file() -> Path:
     return path
 
 
+def make_oneline() -> Path:
+    """A 20 MiB file that is one line (no newline at all), as minified JSON or a data dump."""
+    path = DATA / 'oneline20.txt'
+    if path.exists() and path.stat().st_size == ONELINE_BYTES:
+        return path
+    unit = '{"id": 1234567, "name": "item", "tags": ["a", "b", "c"], "value": 3.14159}, '
+    path.write_text((unit * (ONELINE_BYTES // len(unit) + 1))[:ONELINE_BYTES])
+    return path
+
+
+def make_many() -> Path:
+    """64 files of 1 MiB: 2,000 lines of 524 bytes each, so a default `read_file` shows all of one."""
+    many = DATA / 'many'
+    marker = DATA / '.many-ready-v2'
+    if marker.exists():
+        return many
+    many.mkdir(parents=True, exist_ok=True)
+    for k in range(MANY_FILES):
+        body = ''.join(f'{k:02d}:{n:05d} ' + 'x' * 514 + '\n' for n in range(MANY_LINES))
+        (many / f'm{k}.txt').write_text(body)
+    marker.write_text(f'{MANY_FILES}\n')
+    return many
+
+
 def make_tiny() -> Path:
     tiny = DATA / 'tiny'
     (tiny / 'dir').mkdir(parents=True, exist_ok=True)
@@ -184,6 +211,8 @@ def make_all(extra: Path | None = DEFAULT_EXTRA) -> dict[str, Path]:
         'log': make_log(),
         'wide': make_wide(),
         'edit': make_edit_file(),
+        'oneline': make_oneline(),
+        'many': make_many(),
         'tiny': make_tiny(),
     }
 

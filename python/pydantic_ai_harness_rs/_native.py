@@ -33,13 +33,14 @@ def is_small_file(path: str) -> bool:
 
     A scheduling hint only: the path is not used for I/O and not trusted. Anything that is not a
     regular file of at most `INLINE_MAX_BYTES` (a directory, a missing path, a bad name) counts as
-    small, since the core answers those without reading file contents.
+    small, since the core answers those without reading file contents. A regular file claiming 0
+    bytes is not: it may be a pseudo-file (`/proc`, `/sys`), which the core reads up to 8 MiB.
     """
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return True
-    return not stat.S_ISREG(st.st_mode) or st.st_size <= INLINE_MAX_BYTES
+    return not stat.S_ISREG(st.st_mode) or 0 < st.st_size <= INLINE_MAX_BYTES
 
 
 def run_inline(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:

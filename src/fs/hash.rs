@@ -256,6 +256,154 @@ pub fn hash_reader(reader: &mut impl Read, cancel: &CancelFlag) -> std::io::Resu
     Ok(Ok(h.finish()))
 }
 
+/// Chunk size of a piped pass ([`HashSink::piped`]).
+pub const PIPE_CHUNK: usize = 512 * 1024;
+
+/// Buffers in flight between the reading thread and the hashing thread.
+const PIPE_BUFFERS: usize = 4;
+
+/// A piece of the hashed stream: bytes `start..end` of a reader's buffer (handed back once
+/// hashed), or bytes of its own (a lossy decode).
+enum Piece {
+    Range(Vec<u8>, usize, usize),
+    Owned(Vec<u8>),
+}
+
+/// Where a streaming pass sends the bytes to hash, and where it gets its read buffers. Inline,
+/// it hashes on the caller's thread; piped, a second thread hashes each buffer while the caller
+/// reads and scans the next one (both cores on one file), buffers recycled through a bounded
+/// pool of [`PIPE_BUFFERS`] of [`PIPE_CHUNK`] bytes.
+pub struct HashSink {
+    inline: Option<Sha256>,
+    tx: Option<std::sync::mpsc::SyncSender<Piece>>,
+    back: Option<std::sync::mpsc::Receiver<Vec<u8>>>,
+    worker: Option<std::thread::JoinHandle<Sha256>>,
+    spare: Vec<Vec<u8>>,
+    made: usize,
+    chunk: usize,
+}
+
+impl HashSink {
+    /// Hashes on the caller's thread; buffers of `chunk` bytes.
+    pub fn inline(chunk: usize) -> Self {
+        HashSink {
+            inline: Some(Sha256::new()),
+            tx: None,
+            back: None,
+            worker: None,
+            spare: Vec::new(),
+            made: 0,
+            chunk,
+        }
+    }
+
+    /// Hashes on a second thread; falls back to [`HashSink::inline`] when no thread can start.
+    pub fn piped() -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Piece>(PIPE_BUFFERS);
+        let (back_tx, back) = std::sync::mpsc::channel::<Vec<u8>>();
+        let worker = std::thread::Builder::new()
+            .name("harness-hash".into())
+            .spawn(move || {
+                let mut digest = Sha256::new();
+                for piece in rx {
+                    match piece {
+                        Piece::Range(buf, start, end) => {
+                            digest.update(&buf[start..end]);
+                            let _ = back_tx.send(buf);
+                        }
+                        Piece::Owned(data) => digest.update(&data),
+                    }
+                }
+                digest
+            });
+        match worker {
+            Ok(worker) => HashSink {
+                inline: None,
+                tx: Some(tx),
+                back: Some(back),
+                worker: Some(worker),
+                spare: Vec::new(),
+                made: 0,
+                chunk: PIPE_CHUNK,
+            },
+            Err(_) => Self::inline(PIPE_CHUNK),
+        }
+    }
+
+    /// A read buffer of the sink's chunk size (its contents are stale).
+    pub fn buffer(&mut self) -> Vec<u8> {
+        if let Some(buf) = self.spare.pop() {
+            return buf;
+        }
+        if let Some(back) = &self.back {
+            if let Ok(buf) = back.try_recv() {
+                return buf;
+            }
+            if self.made >= PIPE_BUFFERS {
+                if let Ok(buf) = back.recv() {
+                    return buf;
+                }
+            }
+        }
+        self.made += 1;
+        vec![0u8; self.chunk]
+    }
+
+    /// Hashes `buf[start..end]`; the buffer comes back from [`HashSink::buffer`] later.
+    pub fn hash_range(&mut self, buf: Vec<u8>, start: usize, end: usize) {
+        if let Some(d) = self.inline.as_mut() {
+            d.update(&buf[start..end]);
+            self.spare.push(buf);
+            return;
+        }
+        if let Some(tx) = &self.tx {
+            if let Err(std::sync::mpsc::SendError(Piece::Range(buf, ..))) =
+                tx.send(Piece::Range(buf, start, end))
+            {
+                self.spare.push(buf);
+            }
+        }
+    }
+
+    /// Hashes `data`, bytes that are not a read buffer's.
+    pub fn hash_owned(&mut self, data: Vec<u8>) {
+        if let Some(d) = self.inline.as_mut() {
+            d.update(&data);
+        } else if let Some(tx) = &self.tx {
+            let _ = tx.send(Piece::Owned(data));
+        }
+    }
+
+    /// Returns a buffer that holds nothing to hash.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.spare.push(buf);
+    }
+
+    /// The 12-hex hash of everything sent, in order.
+    pub fn finish(mut self) -> String {
+        if let Some(d) = self.inline.take() {
+            return short_hex(d.finalize().as_slice());
+        }
+        drop(self.tx.take());
+        let digest = self
+            .worker
+            .take()
+            .and_then(|w| w.join().ok())
+            .unwrap_or_default();
+        short_hex(digest.finalize().as_slice())
+    }
+}
+
+impl Drop for HashSink {
+    fn drop(&mut self) {
+        // An abandoned pass (an error, a cancel) still ends its thread before returning.
+        drop(self.tx.take());
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

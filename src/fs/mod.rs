@@ -16,14 +16,17 @@
 
 pub mod access;
 pub mod braces;
+pub mod cache;
 pub mod clip;
 pub mod diff;
 pub mod disclosure;
 pub mod encoding;
+pub mod gate;
 pub mod hash;
 pub mod lookalike;
 pub mod matching;
 pub mod path;
+pub mod pseudo;
 pub mod read;
 pub mod remote;
 pub mod ripgrep;
@@ -171,6 +174,8 @@ pub struct FileSystem {
     pub limits: Limits,
     /// Opt-in notices of what results leave out (issue 9): none by default.
     pub disclosure: disclosure::Disclosure,
+    /// What full passes over unchanged files found ([`cache`]): one per FileSystem.
+    pub cache: cache::ScanCache,
 }
 
 impl FileSystem {
@@ -191,6 +196,7 @@ impl FileSystem {
             access: Access::new(allowed, denied, protected)?,
             limits,
             disclosure: Default::default(),
+            cache: cache::ScanCache::new(),
         })
     }
 
@@ -302,7 +308,9 @@ impl FileSystem {
             // Long lines are kept whole, then clipped to what the result shows.
             window.cap = None;
         }
-        let mut scan = read::scan(&mut file, window, cancel)
+        // Held until the result is rendered: it bounds the windows in memory at once.
+        let _permit = gate::enter(&file, cancel)?;
+        let mut scan = cache::scan_file(&mut file, path, window, cancel, &self.cache)
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
         if let Some(kind) = scan.utf16 {
             scan = self.rescan_utf16(&mut file, scan, kind, window, &resolved, cancel)?;
@@ -483,7 +491,7 @@ impl FileSystem {
             let mut file =
                 self.open_regular(resolved, path, || format!("Path not found: {path}"), false)?;
             let window = WindowSpec::count_only(self.limits.contract);
-            let mut scan = read::scan(&mut file, window, cancel)
+            let mut scan = cache::scan_file(&mut file, path, window, cancel, &self.cache)
                 .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
             if let Some(kind) = scan.utf16 {
                 scan = self.rescan_utf16(&mut file, scan, kind, window, resolved, cancel)?;

@@ -13,12 +13,10 @@
 
 use std::io::Read;
 
-use sha2::{Digest, Sha256};
-
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::encoding::{self, InvalidUtf8, Utf16};
-use crate::fs::hash::{is_binary, short_hex, LossyDecoder, BINARY_SAMPLE};
+use crate::fs::hash::{is_binary, HashSink, BINARY_SAMPLE};
 use crate::fs::text::{
     char_len, has_rare_terminator, has_terminator_besides_crlf, terminator_at, thousands,
 };
@@ -199,6 +197,25 @@ impl Lines {
             done: spec.limit == 0,
             lines: Vec::new(),
             first_len: None,
+        }
+    }
+
+    /// Picks up counting at `from` (a checkpoint of an earlier pass over the same bytes).
+    fn resume(spec: WindowSpec, from: Checkpoint) -> Self {
+        let mut lines = Lines::new(spec);
+        lines.line_idx = from.line;
+        lines.cur_nonempty = from.nonempty;
+        lines.pending_cr = from.pending_cr;
+        lines
+    }
+
+    /// The counting state at byte `offset`, where the bytes fed so far end.
+    fn checkpoint(&self, offset: u64) -> Checkpoint {
+        Checkpoint {
+            offset,
+            line: self.line_idx,
+            nonempty: self.cur_nonempty,
+            pending_cr: self.pending_cr,
         }
     }
 
@@ -436,6 +453,115 @@ impl Lines {
     }
 }
 
+/// Where a pass may pick up counting lines: the byte offset of a UTF-8 sequence boundary and
+/// the line state there. A sparse list of them (one every few hundred KiB) is the line-offset
+/// index a re-read of an unchanged file starts from ([`crate::fs::cache`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Checkpoint {
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Lines finished before it.
+    pub line: usize,
+    /// Whether the line in progress there already holds text.
+    pub nonempty: bool,
+    /// Document contract: the line in progress ends with a `\r` a `\n` may still join.
+    pub pending_cr: bool,
+}
+
+impl Checkpoint {
+    /// Whether a window starting at line `offset` can be read from here: the line in
+    /// progress there is before the window, or the window's first line starts here.
+    pub fn precedes(&self, offset: usize) -> bool {
+        self.line < offset || (self.line == offset && !self.nonempty && !self.pending_cr)
+    }
+}
+
+/// Most checkpoints a pass keeps: past it, every other one is dropped and the stride doubles.
+pub const MAX_CHECKPOINTS: usize = 1024;
+
+/// The length of a trailing UTF-8 sequence `b` ends inside of (0 to 3 bytes): carried to the
+/// next chunk, so every chunk decodes on its own exactly as the whole stream would. Decoding
+/// restarts at every byte that is not a continuation byte, so chunks split there agree with a
+/// whole-stream decode.
+fn incomplete_tail(b: &[u8]) -> usize {
+    let n = b.len();
+    for back in 1..=n.min(3) {
+        let c = b[n - back];
+        if c & 0xC0 == 0x80 {
+            continue;
+        }
+        return match std::str::from_utf8(&b[n - back..]) {
+            Err(e) if e.valid_up_to() == 0 && e.error_len().is_none() => back,
+            _ => 0,
+        };
+    }
+    0
+}
+
+/// What a full pass found beyond [`Scan`]: the line-offset index.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    /// Checkpoints in file order, the first at offset 0, at most [`MAX_CHECKPOINTS`].
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+impl Index {
+    fn new() -> Self {
+        Index {
+            checkpoints: vec![Checkpoint::default()],
+        }
+    }
+
+    /// The last checkpoint a window starting at line `offset` can be read from.
+    pub fn start_for(&self, offset: usize) -> Checkpoint {
+        self.checkpoints
+            .iter()
+            .rev()
+            .find(|c| c.precedes(offset))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// Records one checkpoint every `stride` chunk boundaries, thinning to stay under
+/// [`MAX_CHECKPOINTS`].
+struct Recorder {
+    index: Index,
+    stride: usize,
+    seen: usize,
+}
+
+impl Recorder {
+    fn record(&mut self, at: Checkpoint) {
+        self.seen += 1;
+        if !self.seen.is_multiple_of(self.stride) {
+            return;
+        }
+        if self.index.checkpoints.len() >= MAX_CHECKPOINTS {
+            let mut k = 0;
+            self.index.checkpoints.retain(|_| {
+                k += 1;
+                k % 2 == 1
+            });
+            self.stride *= 2;
+            if !self.seen.is_multiple_of(self.stride) {
+                return;
+            }
+        }
+        self.index.checkpoints.push(at);
+    }
+}
+
+/// How [`scan_with`] runs: hash on a second thread (`piped`, for a big file), keep the
+/// line-offset index (`index`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScanOptions {
+    /// Hash on a second thread while reading and counting on this one.
+    pub piped: bool,
+    /// Record the [`Index`].
+    pub index: bool,
+}
+
 /// Scans everything `reader` yields: size, binary, hash, line count and the window; under
 /// the workspace contract also the media type, the hex-preview head and an image's bytes.
 ///
@@ -447,11 +573,32 @@ pub fn scan(
     window: WindowSpec,
     cancel: &CancelFlag,
 ) -> std::io::Result<Result<Scan>> {
+    Ok(scan_with(reader, window, cancel, ScanOptions::default())?.map(|(scan, _)| scan))
+}
+
+/// [`scan`] with [`ScanOptions`]: also returns the line-offset [`Index`] (only its start
+/// without `index`). Chunks are cut on UTF-8 sequence boundaries (an incomplete sequence at a
+/// chunk's end is carried to the next), so each decodes on its own; a valid chunk is hashed and
+/// counted in place, only an invalid one is decoded into a copy.
+pub fn scan_with(
+    reader: &mut impl Read,
+    window: WindowSpec,
+    cancel: &CancelFlag,
+    options: ScanOptions,
+) -> std::io::Result<Result<(Scan, Index)>> {
     let workspace = window.contract.is_workspace();
-    let mut buf = vec![0u8; READ_CHUNK];
-    let mut digest = Sha256::new();
-    let mut decoder = LossyDecoder::new();
+    let mut sink = if options.piped {
+        HashSink::piped()
+    } else {
+        HashSink::inline(READ_CHUNK)
+    };
+    let mut buf = sink.buffer();
     let mut lines = Lines::new(window);
+    let mut recorder = Recorder {
+        index: Index::new(),
+        stride: 1,
+        seen: 0,
+    };
     let mut size = 0u64;
     // Fill the binary sample first.
     let mut filled = 0;
@@ -475,69 +622,106 @@ pub fn scan(
         (None, Vec::new())
     };
     let mut media = (window.keep_media && media_type.is_some()).then(Vec::new);
-    let mut chunk_len = filled;
+    // `buf[..carry]` is the incomplete sequence the previous chunk ended in; `buf[..len]` the
+    // chunk; `at` the file offset of `buf[0]`.
+    let mut carry = 0usize;
+    let mut len = filled;
+    let mut at = 0u64;
     loop {
         if cancel.is_cancelled() {
             return Ok(Err(Error::cancelled()));
         }
-        if chunk_len == 0 {
+        if len == carry {
+            // End of file: an incomplete last sequence decodes as U+FFFD.
+            if carry > 0 {
+                let tail = decode_marked(&buf[..carry], &mut lines, &mut invalid);
+                if !workspace {
+                    sink.hash_owned(tail);
+                }
+            }
+            sink.recycle(buf);
             break;
         }
-        let chunk = &buf[..chunk_len];
-        size += chunk_len as u64;
+        size += (len - carry) as u64;
         if let Some(kept) = media.as_mut() {
             if size <= MAX_MEDIA_BYTES {
-                kept.extend_from_slice(chunk);
+                kept.extend_from_slice(&buf[carry..len]);
             } else {
                 media = None;
             }
         }
-        if binary || workspace {
-            digest.update(chunk);
-        }
-        if !binary {
-            decoder.feed_marked(chunk, &mut |piece, bad| {
-                let piece = if bad {
-                    note_invalid(&mut invalid, &lines, piece)
-                } else {
-                    piece
-                };
-                if !workspace {
-                    digest.update(piece);
-                }
-                lines.feed(piece);
-            });
-        }
-        chunk_len = read_some(reader, &mut buf)?;
-    }
-    if !binary {
-        decoder.finish_marked(&mut |piece, bad| {
-            let piece = if bad {
-                note_invalid(&mut invalid, &lines, piece)
+        let mut next_carry = [0u8; 3];
+        let mut next_len = 0;
+        if binary {
+            sink.hash_range(buf, 0, len);
+        } else {
+            let cut = len - incomplete_tail(&buf[..len]);
+            next_len = len - cut;
+            next_carry[..next_len].copy_from_slice(&buf[cut..len]);
+            let valid = std::str::from_utf8(&buf[..cut]).is_ok();
+            let decoded = if valid {
+                lines.feed(&buf[..cut]);
+                None
             } else {
-                piece
+                Some(decode_marked(&buf[..cut], &mut lines, &mut invalid))
             };
-            if !workspace {
-                digest.update(piece);
+            if options.index {
+                recorder.record(lines.checkpoint(at + cut as u64));
             }
-            lines.feed(piece);
-        });
+            at += cut as u64;
+            match (workspace, decoded) {
+                (true, _) => sink.hash_range(buf, carry, len),
+                (false, None) => sink.hash_range(buf, 0, cut),
+                (false, Some(text)) => {
+                    sink.hash_owned(text);
+                    sink.recycle(buf);
+                }
+            }
+        }
+        buf = sink.buffer();
+        buf[..next_len].copy_from_slice(&next_carry[..next_len]);
+        carry = next_len;
+        len = carry + read_some(reader, &mut buf[carry..])?;
     }
     let total_lines = if binary { 0 } else { lines.finish() };
-    Ok(Ok(Scan {
-        size,
-        binary,
-        media_type,
-        head,
-        media,
-        hash: short_hex(digest.finalize().as_slice()),
-        total_lines,
-        lines: lines.lines,
-        first_len: lines.first_len,
-        invalid_utf8: invalid,
-        utf16,
-        decoded_from: None,
-    }))
+    let index = recorder.index;
+    Ok(Ok((
+        Scan {
+            size,
+            binary,
+            media_type,
+            head,
+            media,
+            hash: sink.finish(),
+            total_lines,
+            lines: lines.lines,
+            first_len: lines.first_len,
+            invalid_utf8: invalid,
+            utf16,
+            decoded_from: None,
+        },
+        index,
+    )))
+}
+
+/// `bytes` decoded as `String::from_utf8_lossy` does (each undecodable sequence one U+FFFD),
+/// fed to `lines` piece by piece so each such sequence is counted with its line
+/// ([`note_invalid`]); returns the decoded bytes.
+fn decode_marked(bytes: &[u8], lines: &mut Lines, invalid: &mut Option<InvalidUtf8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid().as_bytes();
+        if !valid.is_empty() {
+            lines.feed(valid);
+            out.extend_from_slice(valid);
+        }
+        if !chunk.invalid().is_empty() {
+            let piece = note_invalid(invalid, lines, chunk.invalid());
+            lines.feed(piece);
+            out.extend_from_slice(piece);
+        }
+    }
+    out
 }
 
 /// Counts an undecodable sequence (its first byte and line kept for the first one) and
@@ -554,6 +738,46 @@ fn note_invalid(invalid: &mut Option<InvalidUtf8>, lines: &Lines, bytes: &[u8]) 
         }
     }
     "\u{FFFD}".as_bytes()
+}
+
+/// The window of a text file already counted, read from `from` (where `reader` is
+/// positioned): the kept lines and the first line's length, stopping once past the window
+/// (or at the end). No hash, no count past the window.
+///
+/// Errors: I/O errors as `Err(io)` in the outer result; `Cancelled` in the inner one.
+pub fn scan_window(
+    reader: &mut impl Read,
+    window: WindowSpec,
+    from: Checkpoint,
+    cancel: &CancelFlag,
+) -> std::io::Result<Result<(Vec<WindowLine>, Option<usize>)>> {
+    let mut lines = Lines::resume(window, from);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut carry = 0usize;
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(Err(Error::cancelled()));
+        }
+        if lines.past_window() {
+            break;
+        }
+        let len = carry + read_some(reader, &mut buf[carry..])?;
+        if len == carry {
+            if carry > 0 {
+                lines.feed(String::from_utf8_lossy(&buf[..carry]).as_bytes());
+            }
+            lines.finish();
+            break;
+        }
+        let cut = len - incomplete_tail(&buf[..len]);
+        match std::str::from_utf8(&buf[..cut]) {
+            Ok(_) => lines.feed(&buf[..cut]),
+            Err(_) => lines.feed(String::from_utf8_lossy(&buf[..cut]).as_bytes()),
+        }
+        buf.copy_within(cut..len, 0);
+        carry = len - cut;
+    }
+    Ok(Ok((lines.lines, lines.first_len)))
 }
 
 fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -732,10 +956,19 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
             ),
         ));
     }
-    let mut body = String::new();
     let mut shown = 0usize;
     let mut left = budget;
     let wanted = spec.limit.min(total - spec.offset);
+    // One buffer for the whole result, sized up front: no regrowth, no header + body copy.
+    let kept: usize = scan
+        .lines
+        .iter()
+        .take(wanted)
+        .map(|l| l.text.len() + 8)
+        .sum();
+    let mut body = String::with_capacity(head.len() + kept + NOTICE_CHARS);
+    body.push_str(&head);
+    let head_len = head.len();
     for i in 0..wanted {
         let number = spec.offset + i + 1;
         let (chars, line) = match scan.lines.get(i) {
@@ -772,14 +1005,15 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
             break;
         }
         let line = line.expect("checked above");
-        body.push_str(&format!("{number:>6}\t"));
+        use std::fmt::Write as _;
+        let _ = write!(body, "{number:>6}\t");
         body.push_str(&line.text);
         shown += 1;
         if let Some(b) = left.as_mut() {
             *b -= rendered;
         }
     }
-    if !body.ends_with('\n') {
+    if body.len() == head_len || !body.ends_with('\n') {
         body.push('\n');
     }
     let remaining = total - (spec.offset + shown);
@@ -789,13 +1023,16 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
             "... ({remaining} more lines. Use offset={next} to continue reading.)\n"
         ));
     }
-    Ok(head + &body + &note)
+    body.push_str(&note);
+    Ok(body)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::hash::short_hex;
     use crate::fs::text::split_lines_keepends;
+    use sha2::{Digest, Sha256};
 
     fn spec(offset: usize, limit: usize, max_read_chars: Option<usize>) -> ReadSpec {
         ReadSpec {
@@ -978,6 +1215,150 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A piped pass finds what an inline one does, and a window read from any checkpoint that
+    /// precedes it (the re-read of a cached file) holds the lines a full pass keeps.
+    #[test]
+    fn piped_and_resumed_scans_agree() {
+        struct Chunked<'a>(&'a [u8], usize);
+        impl Read for Chunked<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(self.1).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let texts: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"a\r\nb\rc\r\r\nd\x0be\x0cf\x1cg\x1dh\x1ei".to_vec(),
+            "uni\u{85}code\u{2028}sep\u{2029}end\n\u{e9}\u{20ac}\u{1F600}\r\n"
+                .repeat(40)
+                .into_bytes(),
+            b"bad \xff\xfe bytes\n\xe2\x82\nlast\xf0\x9f".repeat(30),
+            (0..3000)
+                .map(|i| match i % 7 {
+                    0 => format!("cr {i}\r"),
+                    1 => format!("crlf {i}\r\n"),
+                    2 => format!("u {i}\u{2028}"),
+                    _ => format!("row {i} \u{e9}\n"),
+                })
+                .collect::<String>()
+                .into_bytes(),
+        ];
+        let cancel = CancelFlag::new();
+        for text in &texts {
+            for contract in [Contract::Document, Contract::Workspace] {
+                for (offset, limit, chars) in [
+                    (0, 2000, None),
+                    (1, 3, None),
+                    (57, 40, None),
+                    (57, 40, Some(400)),
+                    (1500, 2000, Some(3000)),
+                    (2999, 5, None),
+                ] {
+                    let s = ReadSpec {
+                        contract,
+                        ..spec(offset, limit, chars)
+                    };
+                    let window = s.window("f");
+                    let whole = scan(&mut &text[..], window, &cancel).unwrap().unwrap();
+                    for chunk in [1, 5, 64, 1 << 20] {
+                        let options = ScanOptions {
+                            piped: chunk == 64,
+                            index: true,
+                        };
+                        let (got, index) =
+                            scan_with(&mut Chunked(text, chunk), window, &cancel, options)
+                                .unwrap()
+                                .unwrap();
+                        assert_eq!(
+                            (&got.hash, got.total_lines, &got.lines, got.first_len),
+                            (
+                                &whole.hash,
+                                whole.total_lines,
+                                &whole.lines,
+                                whole.first_len
+                            ),
+                            "{text:?} {s:?} chunk {chunk}"
+                        );
+                        assert!(index.checkpoints.len() <= MAX_CHECKPOINTS);
+                        if offset >= whole.total_lines {
+                            continue;
+                        }
+                        let usable: Vec<_> = index
+                            .checkpoints
+                            .iter()
+                            .filter(|c| c.precedes(offset))
+                            .collect();
+                        let step = usable.len() / 8 + 1;
+                        // The last one (what a re-read uses) and a spread of earlier ones.
+                        let picked = usable.iter().rev().step_by(step);
+                        for from in picked {
+                            let rest = &text[from.offset as usize..];
+                            let (lines, first_len) =
+                                scan_window(&mut Chunked(rest, chunk), window, **from, &cancel)
+                                    .unwrap()
+                                    .unwrap();
+                            assert_eq!(
+                                (&lines, first_len),
+                                (&whole.lines, whole.first_len),
+                                "{text:?} {s:?} chunk {chunk} from {from:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn incomplete_tails() {
+        assert_eq!(incomplete_tail(b"abc"), 0);
+        assert_eq!(incomplete_tail(b"ab\xe2\x82"), 2);
+        assert_eq!(incomplete_tail(b"ab\xe2"), 1);
+        assert_eq!(incomplete_tail(b"\xf0\x9f\x98"), 3);
+        assert_eq!(incomplete_tail(b"\xf0\x9f\x98\x80"), 0);
+        // Not a sequence's valid start: decoded (as U+FFFD) where it stands, never carried.
+        assert_eq!(incomplete_tail(b"a\xff"), 0);
+        assert_eq!(incomplete_tail(b"a\xe2\x41"), 0);
+        assert_eq!(incomplete_tail(b"\xed\xa0"), 0);
+        assert_eq!(incomplete_tail(b"\x80\x80\x80"), 0);
+    }
+
+    #[test]
+    fn index_stays_bounded_and_even() {
+        let text: String = (0..200_000).map(|i| format!("{i}\n")).collect();
+        let cancel = CancelFlag::new();
+        let options = ScanOptions {
+            piped: false,
+            index: true,
+        };
+        struct Chunked<'a>(&'a [u8]);
+        impl Read for Chunked<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(100).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let window = WindowSpec::count_only(Contract::Workspace);
+        let (scan, index) = scan_with(&mut Chunked(text.as_bytes()), window, &cancel, options)
+            .unwrap()
+            .unwrap();
+        assert_eq!(scan.total_lines, 200_000);
+        let c = &index.checkpoints;
+        assert!(
+            c.len() <= MAX_CHECKPOINTS && c.len() > MAX_CHECKPOINTS / 2,
+            "{}",
+            c.len()
+        );
+        assert_eq!(c[0], Checkpoint::default());
+        // After the first chunk (the 8192-byte binary sample), evenly spaced.
+        let gap = c[2].offset - c[1].offset;
+        assert!(c[1..].windows(2).all(|w| w[1].offset - w[0].offset == gap));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 
 use crate::error::Result;
 use crate::fs::disclosure::Disclosure;
@@ -18,8 +18,7 @@ use super::PyCancelToken;
 /// A finished operation: the model-facing `text` plus what its event needs.
 #[pyclass(name = "Outcome", module = "pydantic_ai_harness_rs._core", frozen)]
 pub struct PyOutcome {
-    #[pyo3(get)]
-    text: String,
+    text: Text,
     #[pyo3(get)]
     path: String,
     #[pyo3(get)]
@@ -37,6 +36,25 @@ pub struct PyOutcome {
     media_data: Option<Vec<u8>>,
 }
 
+/// An outcome's text: as the core made it, or (a result that may be large, `read_file`'s)
+/// already a Python `str`, so the Rust copy is freed at once and every `.text` is that object.
+enum Text {
+    Rust(String),
+    Py(Py<PyString>),
+}
+
+impl PyOutcome {
+    /// The outcome with its text converted to a Python `str` now (one copy, then the Rust
+    /// string is freed).
+    pub(crate) fn with_py_text(py: Python<'_>, mut o: Outcome) -> Self {
+        let text = PyString::new(py, &std::mem::take(&mut o.text)).unbind();
+        PyOutcome {
+            text: Text::Py(text),
+            ..o.into()
+        }
+    }
+}
+
 impl From<Outcome> for PyOutcome {
     fn from(o: Outcome) -> Self {
         let (media_type, media_data) = match o.media {
@@ -44,7 +62,7 @@ impl From<Outcome> for PyOutcome {
             None => (None, None),
         };
         PyOutcome {
-            text: o.text,
+            text: Text::Rust(o.text),
             path: o.path,
             content_hash: o.content_hash,
             count: o.count,
@@ -58,16 +76,29 @@ impl From<Outcome> for PyOutcome {
 
 #[pymethods]
 impl PyOutcome {
+    /// The model-facing text.
+    #[getter]
+    fn text<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        match &self.text {
+            Text::Rust(s) => PyString::new(py, s),
+            Text::Py(s) => s.bind(py).clone(),
+        }
+    }
+
     /// The bytes of the image or PDF in `media_type`, or `None`.
     #[getter]
     fn media_data<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
         self.media_data.as_deref().map(|d| PyBytes::new(py, d))
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let text = match &self.text {
+            Text::Rust(s) => s.clone(),
+            Text::Py(s) => s.bind(py).to_string(),
+        };
         format!(
             "Outcome(text={:?}, path={:?}, content_hash={:?}, count={}, truncated={}, emit={})",
-            self.text, self.path, self.content_hash, self.count, self.truncated, self.emit
+            text, self.path, self.content_hash, self.count, self.truncated, self.emit
         )
     }
 }
@@ -262,7 +293,12 @@ impl PyFileSystemCore {
         run(py, move || {
             fs.read_file_from(&path, offset, limit, column, guessed_type.as_deref(), &flag)
         })
-        .map(Into::into)
+        .map(|o| {
+            let len = o.text.len();
+            let outcome = PyOutcome::with_py_text(py, o);
+            crate::fs::gate::return_freed_memory(len);
+            outcome
+        })
     }
 
     #[pyo3(signature = (path, *, cancel))]
