@@ -20,6 +20,7 @@ pub mod hash;
 pub mod path;
 pub mod read;
 pub mod remote;
+pub mod replace;
 pub mod ripgrep;
 pub mod search;
 pub mod text;
@@ -403,6 +404,8 @@ impl FileSystem {
             return Err(not_regular_file());
         }
         let mut parts = vec![format!("path: {path}"), format!("type: {kind}")];
+        // The hash shown, for `ReadBeforeWrite` (a text file's `file_info` counts as a read).
+        let mut content_hash = None;
         if !(workspace && is_dir(st.st_mode)) {
             parts.push(format!("size: {} bytes", st.st_size));
         }
@@ -419,6 +422,7 @@ impl FileSystem {
             if !scan.binary {
                 parts.push(format!("lines: {}", scan.total_lines));
                 parts.push(format!("hash: {}", scan.hash));
+                content_hash = Some(scan.hash);
             }
         }
         if let Some(target) = link_target {
@@ -430,6 +434,7 @@ impl FileSystem {
         Ok(Outcome {
             text: parts.join("\n"),
             path: resolved.event_str(),
+            content_hash,
             ..Default::default()
         })
     }

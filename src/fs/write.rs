@@ -3,12 +3,14 @@
 //! beneath the root descriptor (non-blocking, no symlinks), checks its type and the guard
 //! hash under that descriptor, and only then writes.
 //!
-//! Writes happen in place, as the reference's do, so the file keeps its inode, mode, owner
-//! and hard links. To keep a full disk from destroying the old content, the new length is
-//! reserved first (`fallocate(FALLOC_FL_KEEP_SIZE)` where supported), the new bytes are
-//! written over the old ones from offset 0 and the file is truncated to the new length last;
-//! an edit that still fails mid-write puts the old text back (its blocks are still allocated),
-//! and a file the failed write created is removed again.
+//! A write or an edit replaces the file atomically (`replace.rs`): the new content is written
+//! beside it and renamed over it, keeping its mode and owner, so a process killed at any moment
+//! leaves the old content or the new, and a failed write (a full disk) leaves nothing behind.
+//! A new file is linked in complete and create-only. A file with other hard links (or one whose
+//! owner could not be kept) is written in place, as the reference writes every file, so the links
+//! see the change: there the new length is reserved first (`fallocate(FALLOC_FL_KEEP_SIZE)`
+//! where supported), the new bytes are written over the old ones from offset 0 and the file is
+//! truncated to the new length last; an edit that still fails mid-write puts the old text back.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -20,11 +22,15 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
 use crate::fs::hash::{is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
 use crate::fs::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
+use crate::fs::replace::{self, Created, Replaced};
 use crate::fs::text::py_repr;
 use crate::fs::{Contract, FileSystem, Outcome, NOT_REGULAR_FILE};
 
 /// The guard of a write announced against a path with nothing at it. Source: `_ABSENT_HASH`.
 pub const ABSENT_HASH: &str = "<absent>";
+
+/// Content from this size on is hashed on a second core while it is written.
+const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Bytes that can hold `MAX_DIFF_SOURCE_CHARS` chars of UTF-8. Source: `_DIFF_SOURCE_BYTES`.
 pub const DIFF_SOURCE_BYTES: usize = 4 * MAX_DIFF_SOURCE_CHARS;
@@ -356,7 +362,7 @@ fn reserve(fd: &OwnedFd, len: usize) -> std::io::Result<()> {
     Ok(())
 }
 
-fn pwrite_all(fd: &OwnedFd, mut data: &[u8]) -> std::io::Result<()> {
+pub(crate) fn pwrite_all(fd: &OwnedFd, mut data: &[u8]) -> std::io::Result<()> {
     let mut offset: libc::off_t = 0;
     while !data.is_empty() {
         // SAFETY: data points to data.len() readable bytes.
@@ -720,40 +726,27 @@ impl FileSystem {
             };
         }
         let beneath = self.root.open_root()?;
-        let read_back = plan.guard != Guard::None;
-        let create = plan.operation == Operation::Write;
-        let (fd, created) = self.open_for_write(&beneath, rel, path, read_back, create)?;
-        let st = fstat(fd.as_raw_fd()).map_err(|e| self.io_error(&e, rel))?;
-        if !is_reg(st.st_mode) {
-            return Err(not_regular(path));
-        }
-        if let (Guard::Hash(expected), false) = (&plan.guard, created) {
-            let mut file = File::from(fd.try_clone().map_err(|e| self.io_error(&e, rel))?);
-            file.seek(SeekFrom::Start(0))
-                .map_err(|e| self.io_error(&e, rel))?;
-            let (current, _) = hash_keep(&mut file, 0, self.limits.contract, cancel)
-                .map_err(|e| self.io_error(&e, rel))??;
-            if current != *expected {
-                return Err(conflict(path, expected, &current));
-            }
-        }
-        if let Err(e) = write_in_place(
-            &fd,
-            plan.content.as_bytes(),
-            plan.old.as_deref().map(str::as_bytes),
-        ) {
-            if created {
-                remove_created(&beneath, rel, &fd);
-            }
-            return Err(self.io_error(&e, rel));
-        }
-        let (text, hash) = written_text(
-            plan.operation,
-            path,
-            &plan.content,
-            self.limits.content_hashes,
-            self.limits.contract,
-        );
+        let summary = || {
+            written_text(
+                plan.operation,
+                path,
+                &plan.content,
+                self.limits.content_hashes,
+                self.limits.contract,
+            )
+        };
+        // A big content's hash and counts take a second core while it is written.
+        let (text, hash) = if plan.content.len() < PARALLEL_BYTES {
+            self.write_content(&beneath, plan, cancel)?;
+            summary()
+        } else {
+            std::thread::scope(|s| {
+                let summary = s.spawn(summary);
+                let written = self.write_content(&beneath, plan, cancel);
+                let summary = summary.join().expect("written_text does not panic");
+                written.map(|()| summary)
+            })?
+        };
         Ok(Outcome {
             text,
             path: plan.event_path(),
@@ -761,6 +754,118 @@ impl FileSystem {
             emit: true,
             ..Default::default()
         })
+    }
+
+    /// Writes a plan's content: a new file is created complete and create-only, an existing
+    /// one is checked against the guard, then replaced atomically, or written in place where
+    /// it has other hard links or cannot be replaced keeping its owner (`replace.rs`).
+    fn write_content(&self, beneath: &Beneath, plan: &Plan, cancel: &CancelFlag) -> Result<()> {
+        let (path, rel) = (plan.path.as_str(), &plan.resolved.rel);
+        let content = plan.content.as_bytes();
+        let read_back = plan.guard != Guard::None;
+        let create = plan.operation == Operation::Write;
+        for _ in 0..3 {
+            let fd = match self.open_for_write(beneath, rel, path, read_back, false) {
+                Ok((fd, _)) => fd,
+                Err(e) if create && e.errno == Some(libc::ENOENT) => {
+                    let (dir, name) = replace::parent_of(beneath, rel)
+                        .map_err(|e| self.root.open_error(&e, path, rel))?;
+                    match replace::create(&dir, name, content)
+                        .map_err(|e| self.io_error(&e, rel))?
+                    {
+                        Created::Done => return Ok(()),
+                        Created::Appeared => continue,
+                        Created::InPlace => {}
+                    }
+                    let (fd, created) = self.open_for_write(beneath, rel, path, false, true)?;
+                    if !created {
+                        continue; // appeared: checked as an existing file
+                    }
+                    if let Err(e) = write_in_place(&fd, content, None) {
+                        remove_created(beneath, rel, &fd);
+                        return Err(self.io_error(&e, rel));
+                    }
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            let st = fstat(fd.as_raw_fd()).map_err(|e| self.io_error(&e, rel))?;
+            if !is_reg(st.st_mode) {
+                return Err(not_regular(path));
+            }
+            // The guard: the file must still hash to what the plan saw (hashed while the new
+            // content is written beside it, when both are big: the check stays before the rename).
+            let check = || -> Result<()> {
+                let Guard::Hash(expected) = &plan.guard else {
+                    return Ok(());
+                };
+                let mut file = File::from(fd.try_clone().map_err(|e| self.io_error(&e, rel))?);
+                file.seek(SeekFrom::Start(0))
+                    .map_err(|e| self.io_error(&e, rel))?;
+                let (current, _) = hash_keep(&mut file, 0, self.limits.contract, cancel)
+                    .map_err(|e| self.io_error(&e, rel))??;
+                if current != *expected {
+                    return Err(conflict(path, expected, &current));
+                }
+                Ok(())
+            };
+            let overlap = st.st_nlink <= 1
+                && content.len().min(st.st_size as usize) >= PARALLEL_BYTES
+                && plan.guard != Guard::None;
+            if !overlap {
+                check()?;
+            }
+            if st.st_nlink <= 1 {
+                let (dir, name) = replace::parent_of(beneath, rel)
+                    .map_err(|e| self.root.open_error(&e, path, rel))?;
+                let replaced = if overlap {
+                    std::thread::scope(|s| {
+                        let checked = s.spawn(check);
+                        let mut verdict = None;
+                        let replaced = replace::replace(&dir, name, &st, content, || {
+                            let result = checked.join().expect("the guard check does not panic");
+                            let ok = result.is_ok();
+                            verdict = Some(result);
+                            ok
+                        });
+                        match verdict {
+                            Some(Err(e)) => Err(e),
+                            _ => replaced.map_err(|e| self.io_error(&e, rel)),
+                        }
+                    })?
+                } else {
+                    replace::replace(&dir, name, &st, content, || true)
+                        .map_err(|e| self.io_error(&e, rel))?
+                };
+                if replaced == Replaced::InPlace && overlap {
+                    check()?; // not checked yet when the temporary file could not be made
+                }
+                match replaced {
+                    Replaced::Done => return Ok(()),
+                    Replaced::Refused => return check(), // (the failed check returned above)
+                    Replaced::Swapped => {
+                        return Err(retry(
+                            ErrorKind::Conflict,
+                            format!(
+                                "Path {} was replaced while it was written. Retry.",
+                                py_repr(path)
+                            ),
+                        ))
+                    }
+                    Replaced::InPlace => {}
+                }
+            }
+            // Other hard links must see the change: in place, the old text put back on failure.
+            return write_in_place(&fd, content, plan.old.as_deref().map(str::as_bytes))
+                .map_err(|e| self.io_error(&e, rel));
+        }
+        Err(retry(
+            ErrorKind::Conflict,
+            format!(
+                "Path {} changed repeatedly while opening. Retry the write.",
+                py_repr(path)
+            ),
+        ))
     }
 
     /// `_open_for_write` beneath the root: exclusive create first (retried 3 times), else
