@@ -362,11 +362,16 @@ fn reserve(fd: &OwnedFd, len: usize) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Most bytes one `pwrite` call passes (progress stays visible in `/proc/<pid>/io`).
+const WRITE_CHUNK: usize = 4 << 20;
+
+/// Writes all of `data` at offset 0, in chunks of at most [`WRITE_CHUNK`] bytes.
 pub(crate) fn pwrite_all(fd: &OwnedFd, mut data: &[u8]) -> std::io::Result<()> {
     let mut offset: libc::off_t = 0;
     while !data.is_empty() {
-        // SAFETY: data points to data.len() readable bytes.
-        let n = unsafe { libc::pwrite(fd.as_raw_fd(), data.as_ptr().cast(), data.len(), offset) };
+        let len = data.len().min(WRITE_CHUNK);
+        // SAFETY: data points to at least len readable bytes.
+        let n = unsafe { libc::pwrite(fd.as_raw_fd(), data.as_ptr().cast(), len, offset) };
         if n < 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EINTR) {

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic_ai_harness_rs.filesystem import _tool_kinds
 from pydantic_ai_harness_rs.filesystem._capability import FileSystem
 from pydantic_ai_harness_rs.filesystem._defaults import DEFAULT_PROTECTED_PATTERNS, DEFAULT_READ_ONLY_PATTERNS
+from pydantic_ai_harness_rs.filesystem._observe import ReadBeforeWrite
 from pydantic_ai_harness_rs.filesystem._events import (
     FILE_SYSTEM_EVENTS,
     MAX_DIFF_SOURCE_CHARS,
@@ -91,6 +92,7 @@ __all__ = [  # noqa: PLE0604 - the kind names depend on the pydantic-ai-slim rel
     'FileSystemToolset',
     'FilesSearchedEvent',
     'FileWrittenEvent',
+    'ReadBeforeWrite',
     'Replacement',
     'SearchKind',
 ]
