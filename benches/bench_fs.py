@@ -518,6 +518,7 @@ def inputs_line(data: Path, chosen: list[Workload]) -> str:
         'wide': f'{make_trees.WIDE_ENTRIES:,}-entry dir',
         'edit': '50 MiB edit file',
         'tiny': '10-line file and 10-entry dir',
+        'write': '10 MiB of text to write',
     }
     return ', '.join(what[need] for need in dict.fromkeys(w.needs for w in chosen))
 
