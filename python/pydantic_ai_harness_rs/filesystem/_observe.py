@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.capabilities import AbstractCapability
@@ -186,7 +186,7 @@ class ReadBeforeWrite(AbstractCapability[AgentDepsT]):
 
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> ReadBeforeWrite[AgentDepsT]:
         """A fresh instance per run: what one run saw never lets another write."""
-        return ReadBeforeWrite()
+        return replace(self)  # the same fields, new (empty) observations
 
     async def wrap_tool_execute(
         self,
