@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from pydantic_ai_harness_rs.filesystem import _tool_kinds
 from pydantic_ai_harness_rs.filesystem._capability import FileSystem
 from pydantic_ai_harness_rs.filesystem._defaults import DEFAULT_PROTECTED_PATTERNS, DEFAULT_READ_ONLY_PATTERNS
-from pydantic_ai_harness_rs.filesystem._observe import ReadBeforeWrite
 from pydantic_ai_harness_rs.filesystem._events import (
     FILE_SYSTEM_EVENTS,
     MAX_DIFF_SOURCE_CHARS,
@@ -24,6 +23,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FileWrittenEvent,
     SearchKind,
 )
+from pydantic_ai_harness_rs.filesystem._observe import ReadBeforeWrite
 from pydantic_ai_harness_rs.filesystem._toolset import (
     DEFAULT_TOOL_NAMES,
     FILE_SYSTEM_TOOL_NAMES,
