@@ -163,6 +163,35 @@ async def test_a_change_made_while_the_write_is_announced_is_caught_at_the_repla
     assert target.read_text() == 'theirs\n'
 
 
+async def test_an_edit_of_a_file_changed_while_announced_is_refused(tmp_path: Path) -> None:
+    """Checked right before the replace: with `ReadBeforeWrite` as a read-again retry, without it as
+    the documented conflict; either way the other writer's content stays."""
+    target = tmp_path / 'a.txt'
+
+    async def someone_else_writes(ctx: Any, event: FileChangeRequestEvent) -> None:
+        target.write_text('theirs old\n')
+
+    target.write_text('old\n')
+    t = await run_tools(
+        guarded(tmp_path),
+        [read('a.txt'), edit('a.txt', 'old', 'new')],
+        listeners=[(FileChangeRequestEvent, someone_else_writes)],
+    )
+    assert t.results[1] == read_again('a.txt')
+    assert target.read_text() == 'theirs old\n'
+    target.write_text('old\n')
+    t = await run_tools(
+        [FileSystem(root_dir=tmp_path)],
+        [edit('a.txt', 'old', 'new')],
+        listeners=[(FileChangeRequestEvent, someone_else_writes)],
+    )
+    ours, theirs = h('old\n'), h('theirs old\n')
+    assert t.results == [
+        f"{RETRY}Conflict: file 'a.txt' has changed (expected hash:{ours}, got hash:{theirs}). Re-read the file and retry."
+    ]
+    assert target.read_text() == 'theirs old\n'
+
+
 async def test_a_new_path_is_created_create_only(tmp_path: Path) -> None:
     async def appears(ctx: Any, event: FileChangeRequestEvent) -> None:
         if event.path == 'race.txt':
