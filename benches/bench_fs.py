@@ -88,6 +88,20 @@ class Workload:
     """Each call is this many calls at once (one model response's), `{k}` numbering them."""
 
 
+WRITE_SOURCE = 'write10.src'
+"""What `cp` copies in `write_10mib`: the content `write_file` writes."""
+WRITE_CONTENT = ''.join(f'{n:08d} lorem ipsum dolor sit amet, consectetur adipiscing elit\n' for n in range(170_000))[
+    : 10 * 1024 * 1024
+]
+"""10 MiB of text lines."""
+
+
+def make_write_source() -> None:
+    path = make_trees.DATA / WRITE_SOURCE
+    if not path.exists() or path.stat().st_size != len(WRITE_CONTENT):
+        path.write_text(WRITE_CONTENT)
+
+
 def workloads(data: Path, rg: str | None) -> list[Workload]:
     log, tree, wide = data / 'log512.log', data / 'tree', data / 'wide'
     edit = {'path': 'edit50.txt', 'old_text': make_trees.EDIT_MARKER, 'new_text': make_trees.EDIT_MARKER_ALT}
@@ -210,8 +224,28 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             'edit_file',
             edit,
             alternate=edit_back,
-            target=('ref', 1.0),
+            # Rewrites the file as perl does: a new file renamed over the old one.
+            cli=[
+                'perl',
+                '-0777',
+                '-pi',
+                '-e',
+                f's/{make_trees.EDIT_MARKER}/{make_trees.EDIT_MARKER_ALT}/',
+                str(data / 'edit50.txt'),
+            ],
+            cli_label='perl -0777 -pi',
+            target=('cli', 1.2),
             needs='edit',
+        ),
+        Workload(
+            'write_10mib',
+            'write_file of 10 MiB over an existing file',
+            'write_file',
+            {'path': 'write10.txt', 'content': WRITE_CONTENT},
+            cli=['cp', str(data / WRITE_SOURCE), str(data / 'write10.txt')],
+            cli_label='cp',
+            target=('cli', 1.5),
+            needs='write',
         ),
     ]
     big += search_workloads(data, rg)
@@ -370,6 +404,7 @@ def prepare(chosen: list[Workload], workspace: bool = False) -> None:
         'tiny': make_trees.make_tiny,
         'million': make_trees.make_million,
         'stdlib': make_trees.make_stdlib,
+        'write': make_write_source,
     }
     for need in dict.fromkeys(w.needs for w in chosen):
         makers[need]()
@@ -671,6 +706,7 @@ def inputs_line(data: Path, chosen: list[Workload]) -> str:
         'tiny': '10-line file and 10-entry dir',
         'million': f'{make_trees.MILLION_FILES:,} small files ({data / "million"})',
         'stdlib': f'{stdlib_count(data):,}-file stdlib ({data / "stdlib"})',
+        'write': '10 MiB of text to write',
     }
     return ', '.join(what[need] for need in dict.fromkeys(w.needs for w in chosen))
 

@@ -5,7 +5,7 @@ change the import and keep the tools, arguments, results, errors and events.
 """
 
 from pydantic_ai_harness_rs._core import __version__ as __version__  # Cargo.toml's version, compiled in
-from pydantic_ai_harness_rs.filesystem import FileSystem
+from pydantic_ai_harness_rs.filesystem import FileSystem, ReadBeforeWrite
 from pydantic_ai_harness_rs.shell import LLM_API_KEY_ENV_PATTERNS, Shell
 
-__all__ = ['LLM_API_KEY_ENV_PATTERNS', 'FileSystem', 'Shell']
+__all__ = ['LLM_API_KEY_ENV_PATTERNS', 'FileSystem', 'ReadBeforeWrite', 'Shell']

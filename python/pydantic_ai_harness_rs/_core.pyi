@@ -126,7 +126,8 @@ class Outcome:
     joined to the working directory and normalized as text (workspace contract)."""
     @property
     def content_hash(self) -> str | None: ...
-    """read_file, write_file, edit_file: the file's content hash (also when hashes are not shown)."""
+    """read_file, write_file, edit_file: the file's content hash (also when hashes are not shown);
+    file_info: the hash it shows (a text file), else `None`."""
     @property
     def count(self) -> int: ...
     """list_directory: entries shown; searches: matches the model received."""

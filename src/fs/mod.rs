@@ -29,6 +29,7 @@ pub mod path;
 pub mod pseudo;
 pub mod read;
 pub mod remote;
+pub mod replace;
 pub mod ripgrep;
 pub mod scan;
 pub mod search;
@@ -484,6 +485,8 @@ impl FileSystem {
             return Err(not_regular_file());
         }
         let mut parts = vec![format!("path: {path}"), format!("type: {kind}")];
+        // The hash shown, for `ReadBeforeWrite` (a text file's `file_info` counts as a read).
+        let mut content_hash = None;
         if !(workspace && is_dir(st.st_mode)) {
             parts.push(format!("size: {} bytes", st.st_size));
         }
@@ -503,6 +506,7 @@ impl FileSystem {
             if !scan.binary {
                 parts.push(format!("lines: {}", scan.total_lines));
                 parts.push(format!("hash: {}", scan.hash));
+                content_hash = Some(scan.hash);
             }
         }
         if let Some(target) = link_target {
@@ -514,6 +518,7 @@ impl FileSystem {
         Ok(Outcome {
             text: parts.join("\n"),
             path: resolved.event_str(),
+            content_hash,
             ..Default::default()
         })
     }

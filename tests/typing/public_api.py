@@ -10,7 +10,7 @@ it is the smoke test of the installed package's public API (`.ci/wheel` runs it 
 from __future__ import annotations
 
 from pydantic_ai import Agent
-from pydantic_ai_harness_rs import LLM_API_KEY_ENV_PATTERNS, FileSystem, Shell, __version__
+from pydantic_ai_harness_rs import LLM_API_KEY_ENV_PATTERNS, FileSystem, ReadBeforeWrite, Shell, __version__
 from pydantic_ai_harness_rs.filesystem import (
     DEFAULT_PROTECTED_PATTERNS,
     DEFAULT_READ_ONLY_PATTERNS,
@@ -175,7 +175,7 @@ def build_agent(workspace: str) -> Agent[None, str]:
         tools=[*DEFAULT_TOOL_NAMES, *RIPGREP_TOOL_NAMES],
     )
     shell = Shell[None](allowed_commands=['ls', 'pytest'], default_timeout=10.0, persist_cwd=True)
-    return Agent('test', deps_type=type(None), capabilities=[files, shell])
+    return Agent('test', deps_type=type(None), capabilities=[files, shell, ReadBeforeWrite[None]()])
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FileWrittenEvent,
     SearchKind,
 )
+from pydantic_ai_harness_rs.filesystem._observe import ReadBeforeWrite
 from pydantic_ai_harness_rs.filesystem._toolset import (
     DEFAULT_TOOL_NAMES,
     FILE_SYSTEM_TOOL_NAMES,
@@ -91,6 +92,7 @@ __all__ = [  # noqa: PLE0604 - the kind names depend on the pydantic-ai-slim rel
     'FileSystemToolset',
     'FilesSearchedEvent',
     'FileWrittenEvent',
+    'ReadBeforeWrite',
     'Replacement',
     'SearchKind',
 ]

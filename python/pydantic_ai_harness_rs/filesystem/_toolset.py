@@ -51,6 +51,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FileWrittenEvent,
 )
 from pydantic_ai_harness_rs.filesystem._locks import FileTurns
+from pydantic_ai_harness_rs.filesystem._observe import guarded_change, note_read
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
 
@@ -560,7 +561,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             raise ModelRetry('column must be non-negative.')
         # `column` only when given: an engine without `max_line_chars` support keeps working.
         args = (path, offset, limit, column) if column else (path, offset, limit)
-        outcome, content = await engine.read_file(*args)
+        try:
+            outcome, content = await engine.read_file(*args)
+        except _core.NotFoundError:
+            await note_read(engine, path, None)
+            raise
+        await note_read(engine, path, outcome)
         if ctx is not None and outcome.emit:
             await ctx.emit(
                 FileReadEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
@@ -618,16 +624,22 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        async with self._turns.hold(engine, await engine.lock_key(path)):
+        key = await engine.lock_key(path)
+        async with self._turns.hold(engine, key):
+            change = guarded_change(engine, key, path, expected_hash)
             if self._custom_streams and engine is self._document:
                 from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
 
-                with os_errors_for_the_model(self._core):
-                    return await write_with_streams(self, ctx, path, content, expected_hash=expected_hash)
-            plan = await engine.plan_write(path, content, expected_hash, ctx is not None)
-            if (refusal := await self._request(ctx, plan)) is not None:
-                return refusal
-            outcome = await engine.commit(plan)
+                with os_errors_for_the_model(self._core), change.checked():
+                    text = await write_with_streams(self, ctx, path, content, expected_hash=change.expected_hash)
+                change.saw(None)
+                return text
+            with change.checked():
+                plan = await engine.plan_write(path, content, change.expected_hash, ctx is not None)
+                if (refusal := await self._request(ctx, plan)) is not None:
+                    return refusal
+                outcome = await engine.commit(plan)
+            change.saw(outcome.content_hash)
         if ctx is not None:
             await ctx.emit(
                 FileWrittenEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
@@ -783,16 +795,22 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        async with self._turns.hold(engine, await engine.lock_key(path)):
+        key = await engine.lock_key(path)
+        async with self._turns.hold(engine, key):
+            change = guarded_change(engine, key, path, expected_hash)
             if self._custom_streams and engine is self._document:
                 from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
 
-                with os_errors_for_the_model(self._core):
-                    return await edit_with_streams(self, ctx, path, replacements, expected_hash=expected_hash)
-            plan = await engine.plan_edit(path, replacements, expected_hash)
-            if (refusal := await self._request(ctx, plan)) is not None:
-                return refusal
-            outcome = await engine.commit(plan)
+                with os_errors_for_the_model(self._core), change.checked():
+                    text = await edit_with_streams(self, ctx, path, replacements, expected_hash=change.expected_hash)
+                change.saw(None)
+                return text
+            with change.checked():
+                plan = await engine.plan_edit(path, replacements, change.expected_hash)
+                if (refusal := await self._request(ctx, plan)) is not None:
+                    return refusal
+                outcome = await engine.commit(plan)
+            change.saw(outcome.content_hash)
         if ctx is not None:
             await ctx.emit(
                 FileEditedEvent(
@@ -1063,7 +1081,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
     @retry_on_core_errors
     async def _file_info(self, engine: Engine, path: str) -> str:
-        return (await engine.file_info(path)).text
+        try:
+            outcome = await engine.file_info(path)
+        except _core.NotFoundError:
+            await note_read(engine, path, None)
+            raise
+        await note_read(engine, path, outcome)
+        return outcome.text
 
     # --- events ----------------------------------------------------------------------------
 

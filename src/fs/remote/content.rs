@@ -192,7 +192,12 @@ impl Remote {
                     None => line_count(data),
                 };
                 parts.push(format!("lines: {lines}"));
-                parts.push(format!("hash: {}", bytes_hash(data)));
+                let hash = bytes_hash(data);
+                parts.push(format!("hash: {hash}"));
+                // The hash shown, for `ReadBeforeWrite` (a text file's `file_info` counts as a read).
+                let mut outcome = found(parts.join("\n"), event, false);
+                outcome.content_hash = Some(hash);
+                return outcome;
             }
         }
         found(parts.join("\n"), event, false)
