@@ -217,20 +217,6 @@ impl Direct {
         }
     }
 
-    fn captured(capture: HeadTail) -> Captured {
-        let (total, lines) = (capture.total(), capture.lines());
-        let (truncated, spilled) = (capture.is_truncated(), capture.is_spilled());
-        let (head, tail) = capture.into_parts();
-        Captured {
-            head,
-            tail,
-            total,
-            lines,
-            truncated,
-            spilled,
-        }
-    }
-
     /// Waits for the command (see the module documentation) and returns how it ended.
     ///
     /// `deadline` is when the group is stopped; `kill` the handle's eventfd; `reap` whether the
@@ -273,8 +259,8 @@ impl Direct {
         Ok(RunOutcome {
             exit_code: super::foreground::shell_exit_code(status),
             signal: status.signal(),
-            stdout: Self::captured(out),
-            stderr: Self::captured(err),
+            stdout: Captured::from(out),
+            stderr: Captured::from(err),
             timed_out,
         })
     }

@@ -80,6 +80,23 @@ pub struct Captured {
     pub spilled: bool,
 }
 
+impl From<HeadTail> for Captured {
+    /// What a finished capture kept, and its counts.
+    fn from(capture: HeadTail) -> Self {
+        let (total, lines) = (capture.total(), capture.lines());
+        let (truncated, spilled) = (capture.is_truncated(), capture.is_spilled());
+        let (head, tail) = capture.into_parts();
+        Captured {
+            head,
+            tail,
+            total,
+            lines,
+            truncated,
+            spilled,
+        }
+    }
+}
+
 /// How a foreground command ended.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
@@ -331,18 +348,10 @@ impl Foreground {
             }
         }
         let take = |buf: &Arc<Mutex<HeadTail>>| {
-            let buf = std::mem::replace(&mut *buf.lock().unwrap(), HeadTail::new(0, 0, None));
-            let (total, lines) = (buf.total(), buf.lines());
-            let (truncated, spilled) = (buf.is_truncated(), buf.is_spilled());
-            let (head, tail) = buf.into_parts();
-            Captured {
-                head,
-                tail,
-                total,
-                lines,
-                truncated,
-                spilled,
-            }
+            Captured::from(std::mem::replace(
+                &mut *buf.lock().unwrap(),
+                HeadTail::new(0, 0, None),
+            ))
         };
         Ok(RunOutcome {
             exit_code: shell_exit_code(status),
