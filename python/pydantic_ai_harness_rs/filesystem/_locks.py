@@ -20,7 +20,9 @@ import anyio
 class _Turn:
     """The lock one file's changes take turns on, and how many calls hold or await it."""
 
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    # `fast_acquire`: an uncontended turn costs no trip through the event loop (a tiny write
+    # or edit paid ~30 µs for it); a contended one waits as before.
+    lock: anyio.Lock = field(default_factory=lambda: anyio.Lock(fast_acquire=True))
     users: int = 0
 
 
