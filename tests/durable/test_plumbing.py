@@ -31,7 +31,10 @@ async def test_events_pass_where_they_reach_the_run() -> None:
 
 
 async def test_an_activity_context_drops_events_instead_of_failing() -> None:
-    temporal = pytest.importorskip('pydantic_ai.durable_exec.temporal', reason='needs temporalio')
+    # temporalio first: without it pydantic_ai's module raises a plain ImportError, which
+    # importorskip does not take for a missing module.
+    pytest.importorskip('temporalio', reason="needs temporalio (pip install '.[durable]')")
+    temporal = pytest.importorskip('pydantic_ai.durable_exec.temporal')
     ctx = temporal.TemporalRunContext(deps=None, model=TestModel(), usage=RunUsage())
     event = FileChangeRequestEvent(path='a.txt', root_dir='/r', operation='write', diff='', truncated=False)
     with pytest.raises(Exception, match='not supported under Temporal'):
