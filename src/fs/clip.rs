@@ -37,6 +37,16 @@ pub fn notice(path: &str, number: usize, from: usize, to: usize, total: usize) -
     } else {
         ("to read the start", 0)
     };
+    if from >= to {
+        // A `column` at or past the line's end: nothing of it is shown.
+        return format!(
+            "[line {number} has {} chars, none from column {}; {what}: read_file({}, offset={}, limit=1, column=0)]",
+            thousands(total as u64),
+            thousands(from as u64),
+            crate::fs::text::py_repr(path),
+            number - 1,
+        );
+    }
     format!(
         "[line {number} clipped: chars {}-{} of {} shown; {what}: read_file({}, offset={}, limit=1, column={column})]",
         thousands(from as u64 + 1),

@@ -62,8 +62,14 @@ fn env_pairs(env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>) -> PyResult<Env
         .collect()
 }
 
+/// The longest wait honoured, about 34 years: a longer one (`timeout_seconds=1e308`) would
+/// overflow the `Instant` its deadline is taken from.
+const MAX_WAIT: Duration = Duration::from_secs(1 << 30);
+
 fn seconds(value: f64) -> Duration {
-    Duration::try_from_secs_f64(value.max(0.0)).unwrap_or(Duration::MAX)
+    Duration::try_from_secs_f64(value.max(0.0))
+        .unwrap_or(MAX_WAIT)
+        .min(MAX_WAIT)
 }
 
 /// One foreground command: `run(...)` blocks (GIL released) until it ends; `kill()` from any

@@ -306,3 +306,15 @@ async def test_report_skipped_counts_what_each_walker_left_out(tmp_path: Path, c
     trailer = {'document': '', 'workspace': '\n' + HIDDEN_062.format(3)}[contract]
     assert t.results[0] == f'app.log  (9 bytes)\nbuild/\ndata.bin  (9 bytes)\nsrc/{trailer}'
     assert '[skipped' not in t.results[1]
+
+
+async def test_a_column_past_the_line_says_so(tmp_path: Path) -> None:
+    # A column at or past a line's end shows nothing of it and says how long it is (it used to
+    # claim `chars 4-3 of 3 shown`); a column beyond any integer the core takes is no crash.
+    (tmp_path / 'f.txt').write_text('abc\n')
+    t = await run_tools(
+        [FileSystem(root_dir=tmp_path, max_line_chars=10)],
+        [('read_file', {'path': 'f.txt', 'column': 5}), ('read_file', {'path': 'f.txt', 'column': 10**20})],
+    )
+    line = " [line 1 has 3 chars, none from column 3; to read the start: read_file('f.txt', offset=0, limit=1, column=0)]"
+    assert [r.split('\n', 1)[1] for r in t.results] == [f'     1\t{line}\n'] * 2

@@ -153,3 +153,24 @@ async def test_long_label_is_shortened_under_max_read_chars(fs: ModuleType, tmp_
 async def test_direct_method_emits_nothing(fs: ModuleType, tree: Path) -> None:
     toolset = fs.FileSystem(root_dir=tree).get_toolset()
     assert (await toolset.read_file('README.md', offset=2)).endswith('     3\tA demo project.\n')
+
+
+async def test_numbers_too_big_for_the_core_are_retries_naming_them(fs: ModuleType, tmp_path: Path) -> None:
+    # A model may send any integer; one past the core's (64-bit) range used to escape as an
+    # OverflowError and end the run. The reference slices a list, so it answers as for any offset.
+    (tmp_path / 'f.txt').write_text('a\nb\n')
+    t = await run_tools(
+        [fs.FileSystem(root_dir=tmp_path)],
+        [
+            ('read_file', {'path': 'f.txt', 'offset': 10**20}),
+            ('read_file', {'path': 'f.txt', 'limit': 10**20}),
+            ('read_file', {'path': 'f.txt', 'offset': -(10**20)}),
+        ],
+    )
+    digest = hashlib.sha256(b'a\nb\n').hexdigest()[:12]
+    body = f'[f.txt | 2 lines | hash:{digest}]\n     1\ta\n     2\tb\n'
+    assert t.results == [
+        f'{RETRY}Offset 100000000000000000000 exceeds file length (2 lines).',
+        body,
+        f'{RETRY}offset must be >= 0, got -100000000000000000000.',
+    ]

@@ -201,3 +201,13 @@ def test_no_zombies_left() -> None:
 
 if sys.platform != 'linux':  # pragma: no cover
     pytestmark = pytest.mark.skip('Linux /proc checks')
+
+
+async def test_a_timeout_too_long_for_a_deadline_is_honoured_not_a_crash(ws: Path) -> None:
+    # 1e308 seconds cannot be added to a clock reading: the wait is capped (about 34 years),
+    # where it used to panic in the supervisor and end the run.
+    results = await run_calls(
+        [LocalWorkspace(ws), Shell()],
+        [('run_command', {'command': 'echo hi', 'timeout_seconds': 1e308})],
+    )
+    assert results == [('return', '[stdout]\nhi\n')]

@@ -147,6 +147,61 @@ RENAMINGS = [
 ]
 
 
+# Scripts read from a stream or from xargs' input (a second user trial): their commands are not
+# in the script, so they are refused; a heredoc sourced through /dev/stdin is judged.
+STREAMS = [
+    (
+        "echo 'rm victim' | . /dev/stdin",
+        'The command cannot be checked: . would read its commands from /dev/stdin, which cannot be checked. '
+        'Rewrite it in plain shell syntax.',
+    ),
+    (". /dev/stdin <<'E'\nrm victim\nE", "Command 'rm' is denied."),
+    (
+        "exec 3<<'E'\nrm victim\nE\n. /dev/fd/3",
+        'The command cannot be checked: . would read its commands from /dev/fd/3, which cannot be checked. '
+        'Rewrite it in plain shell syntax.',
+    ),
+    (
+        "echo 'rm victim' | sh /dev/stdin",
+        'The command cannot be checked: sh would read its commands from /dev/stdin, which cannot be checked. '
+        'Rewrite it in plain shell syntax.',
+    ),
+    (
+        "printf 'rm victim' | xargs -I{} sh -c {}",
+        'The command cannot be checked: xargs would give sh its commands from its input, which cannot be '
+        'checked. Rewrite it in plain shell syntax.',
+    ),
+]
+
+
+@pytest.mark.parametrize(('command', 'refusal'), STREAMS)
+async def test_scripts_from_streams_are_refused(ws: Path, command: str, refusal: str) -> None:
+    (ws / 'victim').write_text('v')
+    [result] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc(command)])
+    assert result == ('retry', refusal), command
+    assert (ws / 'victim').exists()
+
+
+async def test_the_stream_scripts_run_rm_without_strict_policy(ws: Path) -> None:
+    """Each spelling above removes the file when only the first word is judged: the test above can fail."""
+    survived = []
+    for command, _ in STREAMS:
+        (ws / 'victim').write_text('v')
+        await run_calls([LocalWorkspace(ws), Shell(denied_commands=[])], [rc(command)])
+        if (ws / 'victim').exists():
+            survived.append(command)
+    assert survived == []
+
+
+async def test_sourcing_a_file_and_xargs_of_a_plain_command_still_run(ws: Path) -> None:
+    (ws / 'lib.sh').write_text('echo sourced\n')
+    results = await run_calls(
+        [LocalWorkspace(ws), Shell(strict_policy=True)],
+        [rc('. ./lib.sh'), rc("printf 'a\\nb\\n' | xargs -I{} echo item {}")],
+    )
+    assert results == [('return', '[stdout]\nsourced\n'), ('return', '[stdout]\nitem a\nitem b\n')]
+
+
 @pytest.mark.parametrize(('command', 'refusal'), RENAMINGS)
 async def test_renamings_are_refused(ws: Path, command: str, refusal: str) -> None:
     (ws / 'victim').write_text('v')

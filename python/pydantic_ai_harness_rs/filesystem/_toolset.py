@@ -89,6 +89,8 @@ _REFUSALS: dict[str, str] = {
 """How a cancelled change is worded in the tool result, by operation."""
 
 _MAX_WORKSPACE_ENGINES = 16
+# The largest line index the core takes (`usize`, and an offset plus a limit must not overflow).
+_MAX_INDEX = 2**62
 """Cores kept per toolset for distinct workspace working directories (oldest dropped first)."""
 
 
@@ -559,6 +561,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     ) -> str | list[str | BinaryContent]:
         if column < 0:
             raise ModelRetry('column must be non-negative.')
+        # Past any file: a number too big for the core's integers reads as the largest one (its
+        # retry still names the number given).
+        given = offset
+        offset, column = max(-_MAX_INDEX, min(offset, _MAX_INDEX)), min(column, _MAX_INDEX)
+        limit = None if limit is None else max(-_MAX_INDEX, min(limit, _MAX_INDEX))
         # `column` only when given: an engine without `max_line_chars` support keeps working.
         args = (path, offset, limit, column) if column else (path, offset, limit)
         try:
@@ -566,6 +573,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         except _core.NotFoundError:
             await note_read(engine, path, None)
             raise
+        except _core.RetryableError as e:
+            if offset == given:
+                raise
+            raise ModelRetry(str(e).replace(str(offset), str(given))) from e
         await note_read(engine, path, outcome)
         if ctx is not None and outcome.emit:
             await ctx.emit(

@@ -234,6 +234,16 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
             out += commands(heredoc, depth=depth + 1)
         elif not any(w and not w.startswith('-') for w in argv[1:]):
             raise Unjudgeable(f'{name} would read its commands from standard input, which cannot be checked')
+        else:
+            _refuse_stream_script(name, next(w for w in argv[1:] if w and not w.startswith('-')))
+        return out
+    if name in ('.', 'source'):
+        script_file = argv[1] if len(argv) > 1 else ''
+        if script_file is None:
+            raise Unjudgeable(f'the file {name} reads is named at run time')
+        if script_file in ('/dev/stdin', '-') and heredoc is not None:
+            return out + commands(heredoc, depth=depth + 1)
+        _refuse_stream_script(name, script_file)
         return out
     if name == 'eval':
         if any(w is None for w in argv[1:]):
@@ -246,9 +256,28 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
         return out + _find_exec(argv, depth)
     if name in _WRAPPERS:
         inner = _wrapped(name, argv)
+        if name == 'xargs':
+            _refuse_xargs_input_commands(inner)
         if inner:
             out += _unwrap(inner, heredoc, depth)
     return out
+
+
+_STREAMS = ('/dev/', '/proc/')
+"""Where a file a shell or `.` reads its commands from is a stream (`/dev/stdin`, `/dev/fd/3`)."""
+
+
+def _refuse_stream_script(name: str, script_file: str) -> None:
+    """Refuse a shell or `.` reading its commands from a stream: what they run is not in the script."""
+    if script_file == '-' or script_file.startswith(_STREAMS):
+        raise Unjudgeable(f'{name} would read its commands from {script_file}, which cannot be checked')
+
+
+def _refuse_xargs_input_commands(inner: list[str | None]) -> None:
+    """Refuse `xargs` running a shell, whose script would come from xargs' input (`xargs -I{} sh -c {}`)."""
+    name = posixpath.basename(inner[0]) if inner and inner[0] is not None else ''
+    if name in SHELLS or name in ('eval', '.', 'source'):
+        raise Unjudgeable(f'xargs would give {name} its commands from its input, which cannot be checked')
 
 
 def _refuse_renaming(name: str, argv: list[str | None]) -> None:
