@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 
 from pydantic_ai.tools import RunContext
 
+from pydantic_ai_harness_rs._durable import beneath_durable
+
 T = TypeVar('T')
 
 
@@ -47,11 +49,9 @@ def _in_dbos_workflow_code(ctx: RunContext[Any]) -> bool:
 def unit_context(ctx: RunContext[Any]) -> RunContext[Any]:
     """`ctx` with the workspace under Pydantic AI's `DurableWorkspace`, which inside a unit
     only passes calls through; `ctx` itself when there is none."""
-    durable = sys.modules.get('pydantic_ai.durable_exec._workspace')
     workspace = getattr(ctx, 'workspace', None)
-    if durable is None or not isinstance(workspace, durable.DurableWorkspace):
-        return ctx
-    return replace(ctx, workspace=workspace.wrapped)
+    plain = workspace if workspace is None else beneath_durable(workspace)
+    return ctx if plain is workspace else replace(ctx, workspace=plain)
 
 
 async def call_in_unit(
