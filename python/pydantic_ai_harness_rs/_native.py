@@ -42,9 +42,16 @@ def file_passes() -> anyio.CapacityLimiter:
     try:
         return _FILE_PASSES.get()
     except LookupError:
-        limiter = anyio.CapacityLimiter(max(2, len(os.sched_getaffinity(0))))
+        limiter = anyio.CapacityLimiter(max(2, cores()))
         _FILE_PASSES.set(limiter)
         return limiter
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS has one)."""
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def is_small_file(path: str) -> bool:
