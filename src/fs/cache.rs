@@ -230,8 +230,9 @@ fn hit(
     let from = entry.index.start_for(window.offset);
     file.seek(SeekFrom::Start(from.offset))?;
     match read::scan_window(file, window, from, cancel)? {
-        Ok((lines, first_len)) => {
+        Ok((lines, body, first_len)) => {
             scan.lines = lines;
+            scan.body = body;
             scan.first_len = first_len;
             Ok(Ok(scan))
         }

@@ -69,25 +69,6 @@ pub fn enter(file: &File, cancel: &CancelFlag) -> Result<Permit> {
     Ok(Permit(true))
 }
 
-/// Rendered results from this size (bytes) up give their transient memory back to the OS.
-pub const TRIM_AFTER_BYTES: usize = 256 * 1024;
-
-/// Returns the allocator's free memory to the OS (glibc `malloc_trim`). A read's window, its
-/// rendering and its copy for Python are freed into the arena of the worker thread that made
-/// them; with many worker threads (one per concurrent call) each arena keeps its own high-water
-/// mark, which cost 64 concurrent reads of 1 MiB files about 48 MiB of peak RSS. Called after a
-/// read whose result is at least [`TRIM_AFTER_BYTES`], whose own cost dwarfs the trim's.
-pub fn return_freed_memory(result_bytes: usize) {
-    if result_bytes < TRIM_AFTER_BYTES {
-        return;
-    }
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free pages of the allocator's own arenas.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@
 //! search and access pieces.
 
 pub mod access;
+pub mod body;
 pub mod braces;
 pub mod cache;
 pub mod clip;
@@ -308,6 +309,7 @@ impl FileSystem {
         if clip.is_some() {
             // Long lines are kept whole, then clipped to what the result shows.
             window.cap = None;
+            window.rendered = false;
         }
         // Held until the result is rendered: it bounds the windows in memory at once.
         let _permit = gate::enter(&file, cancel)?;
@@ -324,7 +326,7 @@ impl FileSystem {
                 read::render_binary(path, &mut scan, &spec, guessed_type)
             }
             Contract::Document if scan.binary => (read::binary_placeholder(scan.size), None),
-            _ => (read::render(path, &scan, &spec)?, None),
+            _ => (read::render_owned(path, &mut scan, &spec)?, None),
         };
         Ok(Outcome {
             text,

@@ -15,6 +15,7 @@ use std::io::Read;
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::body::Body;
 use crate::fs::encoding::{self, InvalidUtf8, Utf16};
 use crate::fs::hash::{is_binary, HashSink, BINARY_SAMPLE};
 use crate::fs::text::{
@@ -67,6 +68,9 @@ pub struct WindowSpec {
     pub contract: Contract,
     /// Workspace contract: keep the bytes of an image or PDF up to [`MAX_MEDIA_BYTES`].
     pub keep_media: bool,
+    /// Keep the lines already rendered, in [`Scan::body`] ([`crate::fs::body`]), instead of
+    /// one [`WindowLine`] each in [`Scan::lines`] (what clipping long lines needs).
+    pub rendered: bool,
 }
 
 impl WindowSpec {
@@ -78,6 +82,7 @@ impl WindowSpec {
             cap: None,
             contract,
             keep_media: false,
+            rendered: false,
         }
     }
 }
@@ -103,6 +108,8 @@ pub struct Scan {
     pub total_lines: usize,
     /// The kept window lines.
     pub lines: Vec<WindowLine>,
+    /// The kept window lines, rendered ([`WindowSpec::rendered`]).
+    pub body: Body,
     /// Length in chars of the first window line, even when it was not kept.
     pub first_len: Option<usize>,
     /// The bytes that are not UTF-8 (each shown as U+FFFD), when there are any.
@@ -163,7 +170,7 @@ pub fn hex_preview(head: &[u8], size: u64, max_chars: Option<usize>) -> String {
 }
 
 fn number_width(n: usize) -> usize {
-    let digits = n.to_string().len();
+    let digits = n.checked_ilog10().map_or(1, |d| d as usize + 1);
     digits.max(6)
 }
 
@@ -180,6 +187,9 @@ struct Lines {
     used: usize,
     done: bool,
     lines: Vec<WindowLine>,
+    /// `spec.rendered`: the kept lines, and where the line in progress starts in it once begun.
+    body: Body,
+    cur_mark: Option<usize>,
     first_len: Option<usize>,
 }
 
@@ -196,6 +206,8 @@ impl Lines {
             used: 0,
             done: spec.limit == 0,
             lines: Vec::new(),
+            body: Body::default(),
+            cur_mark: None,
             first_len: None,
         }
     }
@@ -234,19 +246,33 @@ impl Lines {
             }
             let fits = self.cur_keep && self.spec.cap.is_none_or(|cap| self.used + rendered <= cap);
             if fits {
-                let text = String::from_utf8(std::mem::take(&mut self.cur_buf)).unwrap_or_default();
-                self.lines.push(WindowLine {
-                    text,
-                    chars: self.cur_chars,
-                });
+                let kept = if self.spec.rendered {
+                    if self.cur_mark.is_none() {
+                        self.body.start_line(number);
+                    }
+                    self.body.finish_line(self.cur_chars);
+                    self.body.len()
+                } else {
+                    let text =
+                        String::from_utf8(std::mem::take(&mut self.cur_buf)).unwrap_or_default();
+                    self.lines.push(WindowLine {
+                        text,
+                        chars: self.cur_chars,
+                    });
+                    self.lines.len()
+                };
                 self.used += rendered;
-                if self.lines.len() >= self.spec.limit {
+                if kept >= self.spec.limit {
                     self.done = true;
                 }
             } else {
+                if let Some(mark) = self.cur_mark {
+                    self.body.truncate(mark);
+                }
                 self.done = true;
             }
         }
+        self.cur_mark = None;
         self.line_idx += 1;
         self.cur_nonempty = false;
         self.cur_buf.clear();
@@ -271,10 +297,21 @@ impl Lines {
                     // It cannot fit: stop keeping its text, only count it.
                     self.cur_keep = false;
                     self.cur_buf = Vec::new();
+                    if let Some(mark) = self.cur_mark.take() {
+                        self.body.truncate(mark);
+                    }
                     return;
                 }
             }
-            self.cur_buf.extend_from_slice(seg);
+            if self.spec.rendered {
+                if self.cur_mark.is_none() {
+                    self.cur_mark = Some(self.body.mark());
+                    self.body.start_line(number);
+                }
+                self.body.push(seg);
+            } else {
+                self.cur_buf.extend_from_slice(seg);
+            }
         }
     }
 
@@ -695,6 +732,7 @@ pub fn scan_with(
             hash: sink.finish(),
             total_lines,
             lines: lines.lines,
+            body: lines.body,
             first_len: lines.first_len,
             invalid_utf8: invalid,
             utf16,
@@ -740,6 +778,10 @@ fn note_invalid(invalid: &mut Option<InvalidUtf8>, lines: &Lines, bytes: &[u8]) 
     "\u{FFFD}".as_bytes()
 }
 
+/// What [`scan_window`] keeps: the window lines (one each, or rendered in a [`Body`], as
+/// [`WindowSpec::rendered`] says) and the first line's length.
+pub type KeptWindow = (Vec<WindowLine>, Body, Option<usize>);
+
 /// The window of a text file already counted, read from `from` (where `reader` is
 /// positioned): the kept lines and the first line's length, stopping once past the window
 /// (or at the end). No hash, no count past the window.
@@ -750,7 +792,7 @@ pub fn scan_window(
     window: WindowSpec,
     from: Checkpoint,
     cancel: &CancelFlag,
-) -> std::io::Result<Result<(Vec<WindowLine>, Option<usize>)>> {
+) -> std::io::Result<Result<KeptWindow>> {
     let mut lines = Lines::resume(window, from);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut carry = 0usize;
@@ -777,7 +819,7 @@ pub fn scan_window(
         buf.copy_within(cut..len, 0);
         carry = len - cut;
     }
-    Ok(Ok((lines.lines, lines.first_len)))
+    Ok(Ok((lines.lines, lines.body, lines.first_len)))
 }
 
 fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -830,6 +872,7 @@ impl ReadSpec {
             cap,
             contract: self.contract,
             keep_media: true,
+            rendered: true,
         }
     }
 
@@ -932,6 +975,17 @@ pub fn binary_placeholder(size: u64) -> String {
 /// Errors: `ErrorKind::OffsetPastEnd` `Offset K exceeds file length (N lines).`.
 /// Source: `_read_file`, `_format_lines`, `_body_budget`, _toolset.py.
 pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
+    render_with(path, scan, spec, None)
+}
+
+/// [`render`], the result built in the scan's rendered window itself ([`Body::into_text`]):
+/// no copy of the lines, no second buffer. Leaves `scan.body` empty.
+pub fn render_owned(path: &str, scan: &mut Scan, spec: &ReadSpec) -> Result<String> {
+    let body = std::mem::take(&mut scan.body);
+    render_with(path, scan, spec, Some(body))
+}
+
+fn render_with(path: &str, scan: &Scan, spec: &ReadSpec, owned: Option<Body>) -> Result<String> {
     let head = header(
         path,
         scan.total_lines,
@@ -956,36 +1010,30 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
             ),
         ));
     }
+    let body = owned.as_ref().unwrap_or(&scan.body);
+    let from_body = !body.is_empty();
+    let kept_chars = |i: usize| {
+        if from_body {
+            body.chars(i)
+        } else {
+            scan.lines.get(i).map(|l| l.chars)
+        }
+    };
     let mut shown = 0usize;
     let mut left = budget;
     let wanted = spec.limit.min(total - spec.offset);
-    // One buffer for the whole result, sized up front: no regrowth, no header + body copy.
-    let kept: usize = scan
-        .lines
-        .iter()
-        .take(wanted)
-        .map(|l| l.text.len() + 8)
-        .sum();
-    let mut body = String::with_capacity(head.len() + kept + NOTICE_CHARS);
-    body.push_str(&head);
-    let head_len = head.len();
     for i in 0..wanted {
         let number = spec.offset + i + 1;
-        let (chars, line) = match scan.lines.get(i) {
-            Some(l) => (l.chars, Some(l)),
-            None => (
-                if i == 0 {
-                    scan.first_len.unwrap_or(usize::MAX)
-                } else {
-                    usize::MAX
-                },
-                None,
-            ),
+        let kept = kept_chars(i);
+        let chars = match kept {
+            Some(c) => c,
+            None if i == 0 => scan.first_len.unwrap_or(usize::MAX),
+            None => usize::MAX,
         };
         let rendered = number_width(number).saturating_add(1).saturating_add(chars);
         let fits = match left {
-            Some(b) => rendered <= b && line.is_some(),
-            None => line.is_some(),
+            Some(b) => rendered <= b && kept.is_some(),
+            None => kept.is_some(),
         };
         if !fits {
             if shown == 0 {
@@ -1004,27 +1052,40 @@ pub fn render(path: &str, scan: &Scan, spec: &ReadSpec) -> Result<String> {
             }
             break;
         }
-        let line = line.expect("checked above");
-        use std::fmt::Write as _;
-        let _ = write!(body, "{number:>6}\t");
-        body.push_str(&line.text);
         shown += 1;
         if let Some(b) = left.as_mut() {
             *b -= rendered;
         }
     }
-    if body.len() == head_len || !body.ends_with('\n') {
-        body.push('\n');
+    let mut text = if from_body {
+        match owned {
+            Some(body) => body.into_text(&head, shown),
+            None => head.clone() + body.rendered(shown),
+        }
+    } else {
+        // One buffer for the whole result, sized up front: no regrowth, no header + body copy.
+        let kept: usize = scan.lines[..shown].iter().map(|l| l.text.len() + 8).sum();
+        let mut text = String::with_capacity(head.len() + kept + NOTICE_CHARS);
+        text.push_str(&head);
+        for (i, line) in scan.lines[..shown].iter().enumerate() {
+            use std::fmt::Write as _;
+            let _ = write!(text, "{:>6}\t", spec.offset + i + 1);
+            text.push_str(&line.text);
+        }
+        text
+    };
+    if text.len() == head.len() || !text.ends_with('\n') {
+        text.push('\n');
     }
     let remaining = total - (spec.offset + shown);
     if remaining > 0 {
         let next = spec.offset + shown;
-        body.push_str(&format!(
+        text.push_str(&format!(
             "... ({remaining} more lines. Use offset={next} to continue reading.)\n"
         ));
     }
-    body.push_str(&note);
-    Ok(body)
+    text.push_str(&note);
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -1121,14 +1182,21 @@ mod tests {
                 Ok(n)
             }
         }
-        let scan = scan(
-            &mut Chunked(data, chunk),
-            s.window(path),
-            &CancelFlag::new(),
-        )
-        .unwrap()?;
+        let scan_as = |rendered: bool| {
+            let mut window = s.window(path);
+            window.rendered = rendered;
+            scan(&mut Chunked(data, chunk), window, &CancelFlag::new()).unwrap()
+        };
+        let mut scan = scan_as(true)?;
         assert!(!scan.binary);
-        render(path, &scan, s)
+        // Kept per line (as for clipping) or rendered as read: the same result.
+        let per_line = render(path, &scan_as(false)?, s);
+        let copied = render(path, &scan, s);
+        let owned = render_owned(path, &mut scan, s);
+        let key = |r: &Result<String>| r.as_ref().map_err(|e| e.message.clone()).cloned();
+        assert_eq!(key(&per_line), key(&copied));
+        assert_eq!(key(&copied), key(&owned));
+        owned
     }
 
     #[test]
@@ -1274,11 +1342,18 @@ mod tests {
                                 .unwrap()
                                 .unwrap();
                         assert_eq!(
-                            (&got.hash, got.total_lines, &got.lines, got.first_len),
+                            (
+                                &got.hash,
+                                got.total_lines,
+                                &got.lines,
+                                &got.body,
+                                got.first_len
+                            ),
                             (
                                 &whole.hash,
                                 whole.total_lines,
                                 &whole.lines,
+                                &whole.body,
                                 whole.first_len
                             ),
                             "{text:?} {s:?} chunk {chunk}"
@@ -1297,13 +1372,13 @@ mod tests {
                         let picked = usable.iter().rev().step_by(step);
                         for from in picked {
                             let rest = &text[from.offset as usize..];
-                            let (lines, first_len) =
+                            let (lines, body, first_len) =
                                 scan_window(&mut Chunked(rest, chunk), window, **from, &cancel)
                                     .unwrap()
                                     .unwrap();
                             assert_eq!(
-                                (&lines, first_len),
-                                (&whole.lines, whole.first_len),
+                                (&lines, &body, first_len),
+                                (&whole.lines, &whole.body, whole.first_len),
                                 "{text:?} {s:?} chunk {chunk} from {from:?}"
                             );
                         }
@@ -1530,7 +1605,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert!(scan.size > 64 << 20);
-        assert_eq!(scan.lines.len(), 2);
+        assert_eq!(scan.body.len(), 2);
         assert_eq!(
             render("big.log", &scan, &s).unwrap(),
             format!(

@@ -293,12 +293,7 @@ impl PyFileSystemCore {
         run(py, move || {
             fs.read_file_from(&path, offset, limit, column, guessed_type.as_deref(), &flag)
         })
-        .map(|o| {
-            let len = o.text.len();
-            let outcome = PyOutcome::with_py_text(py, o);
-            crate::fs::gate::return_freed_memory(len);
-            outcome
-        })
+        .map(|o| PyOutcome::with_py_text(py, o))
     }
 
     #[pyo3(signature = (path, *, cancel))]

@@ -62,3 +62,27 @@ async def test_the_event_loop_keeps_running_during_a_long_read(tmp_path: Path) -
         done = True
     assert result.startswith('[big.log | 1048576 lines | hash:')
     assert ticks > 1
+
+
+async def test_one_response_of_big_reads_runs_one_thread_per_core(tmp_path: Path) -> None:
+    """64 `read_file` calls in one model response: each result is what reading that file alone
+    gives, and no more worker threads run them than there are cores (the others wait on the
+    event loop, not in a thread each)."""
+    import threading
+
+    from pydantic_ai_harness_rs._native import cores
+    from pydantic_ai_harness_rs.filesystem import FileSystem
+
+    from tests.scripted import run_tools
+
+    for k in range(64):
+        # Over the inline limit (256 KiB), so each read goes to a worker thread.
+        lines = ''.join(f'{k:02}:{n:05} {"é" if n % 7 == 0 else "x"}{"y" * (k % 50)} line\r\n' for n in range(9000))
+        (tmp_path / f'm{k}.txt').write_text(lines + 'no newline at the end', newline='')
+    alone = [await FileSystem(root_dir=tmp_path).get_toolset().read_file(f'm{k}.txt') for k in range(64)]
+    before = threading.active_count()
+    t = await run_tools([FileSystem(root_dir=tmp_path)], [[('read_file', {'path': f'm{k}.txt'}) for k in range(64)]])
+    assert t.results == alone
+    assert alone[3].startswith('[m3.txt | 9001 lines | hash:')
+    assert alone[3].endswith('... (7001 more lines. Use offset=2000 to continue reading.)\n')
+    assert threading.active_count() - before <= max(2, cores())

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, is_small_file, run_inline, run_native, run_sized
+from pydantic_ai_harness_rs._native import (
+    INLINE_MAX_BYTES,
+    file_passes,
+    is_small_file,
+    run_inline,
+    run_native,
+    run_sized,
+)
 from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
 
 if TYPE_CHECKING:
@@ -160,12 +167,19 @@ class LocalEngine:
     ) -> tuple[Outcome, BinaryContent | None]:
         guessed = guessed_type(self.core, path)
         outcome = await run_sized(
-            self.core.read_file, path, offset, limit, inline=self._small(path), guessed_type=guessed, column=column
+            self.core.read_file,
+            path,
+            offset,
+            limit,
+            inline=self._small(path),
+            limiter=file_passes(),
+            guessed_type=guessed,
+            column=column,
         )
         return outcome, media_content(outcome)
 
     async def file_info(self, path: str) -> Outcome:
-        return await run_sized(self.core.file_info, path, inline=self._small(path))
+        return await run_sized(self.core.file_info, path, inline=self._small(path), limiter=file_passes())
 
     async def list_directory(self, path: str) -> Outcome:
         return await run_native(self.core.list_directory, path)
