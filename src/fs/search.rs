@@ -24,8 +24,9 @@ use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminat
 use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker};
 use crate::fs::{FileSystem, Outcome};
 
-/// A compiled search pattern.
-#[derive(Debug)]
+/// A compiled search pattern. A clone shares the compiled program but not the match
+/// scratch space, so one clone per thread matches without contention.
+#[derive(Debug, Clone)]
 pub enum Pattern {
     /// The linear-time engine.
     Fast(regex::Regex),
@@ -325,8 +326,11 @@ pub(crate) fn ends_terminator(s: &[u8], k: usize) -> bool {
 /// The first terminator at or after `from`: `(start, length)`.
 pub(crate) fn next_terminator(s: &[u8], from: usize) -> Option<(usize, usize)> {
     let mut i = from;
+    // Blocks grow from 64 bytes: a line is usually short, and each block is scanned whole.
+    let mut block = 64;
     while i < s.len() {
-        let end = (i + 4096).min(s.len());
+        let end = (i + block).min(s.len());
+        block = (block * 2).min(4096);
         if !has_rare_terminator(&s[i..end]) {
             if let Some(p) = memchr::memchr(b'\n', &s[i..end]) {
                 return Some((i + p, 1));
@@ -414,7 +418,7 @@ pub fn matching_lines_from(
             if out.len() >= limit {
                 return false;
             }
-            out.push(format!("{label}:{line_no}:{line}"));
+            out.push(hit_line(label, line_no, line));
         }
         true
     };
@@ -493,9 +497,25 @@ pub fn matching_newline_lines_from(
     limit: usize,
     first: usize,
 ) -> (Vec<String>, bool) {
-    let s = text.as_bytes();
     let mut out = Vec::new();
-    // Line `line_no` starts at `start`; `next_hit` is where the prefilter next allows a match.
+    let dropped = newline_hits(text, pattern, pre, label, limit, first, &mut out).is_none();
+    (out, dropped)
+}
+
+/// The search of [`matching_newline_lines_from`], pushing into `out` while it holds fewer
+/// than `limit` results: `None` once a further match is dropped, else the number of `\n`
+/// in `text` (the lines it held, when it ends with one).
+pub(crate) fn newline_hits(
+    text: &str,
+    pattern: &Pattern,
+    pre: Option<&regex::bytes::Regex>,
+    label: &str,
+    limit: usize,
+    first: usize,
+    out: &mut Vec<String>,
+) -> Option<usize> {
+    let s = text.as_bytes();
+    // Line `line_no` starts at `start`.
     let (mut start, mut line_no) = (0, first);
     while start < s.len() {
         if let Some(pre) = pre {
@@ -507,19 +527,46 @@ pub fn matching_newline_lines_from(
             line_no += memchr::memchr_iter(b'\n', &s[start..line_start]).count();
             start = line_start;
         }
-        let end = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |p| start + p);
-        let mut line = &text[start..end];
+        let end = memchr::memchr(b'\n', &s[start..]).map(|p| start + p);
+        let mut line = &text[start..end.unwrap_or(s.len())];
         line = line.strip_suffix('\r').unwrap_or(line);
         if pattern.is_match(line) {
             if out.len() >= limit {
-                return (out, true);
+                return None;
             }
-            out.push(format!("{label}:{line_no}:{line}"));
+            out.push(hit_line(label, line_no, line));
         }
+        let Some(end) = end else {
+            return Some(line_no - first);
+        };
         start = end + 1;
         line_no += 1;
     }
-    (out, false)
+    Some(line_no - first + memchr::memchr_iter(b'\n', &s[start.min(s.len())..]).count())
+}
+
+/// One result, `{label}:{line_no}:{line}`, built in one allocation (a search may make
+/// tens of thousands).
+pub(crate) fn hit_line(label: &str, line_no: usize, line: &str) -> String {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = line_no;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let number = std::str::from_utf8(&digits[at..]).unwrap_or_default();
+    let mut out = String::with_capacity(label.len() + number.len() + line.len() + 2);
+    out.push_str(label);
+    out.push(':');
+    out.push_str(number);
+    out.push(':');
+    out.push_str(line);
+    out
 }
 
 impl FileSystem {
