@@ -20,6 +20,10 @@ use crate::fs::text::{has_rare_terminator, terminator_at};
 /// Bytes read per step (a step ends at the last line end it holds).
 pub const STEP: usize = 256 << 10;
 
+/// Steps above this size start with a read of the binary sample alone (a smaller file is
+/// read whole at once, its sample with it).
+const SAMPLE_FIRST: usize = 64 << 10;
+
 /// Longest line searched (bytes). A longer line is passed over unmatched (its number still
 /// counts): it could not be shown anyway, and holding it would make memory follow the file.
 pub const MAX_LINE_BYTES: usize = 32 << 20;
@@ -113,13 +117,15 @@ pub struct Scratch {
     own: Option<(Pattern, Option<regex::bytes::Regex>)>,
 }
 
-/// Reads once into `buf`'s spare capacity (at least `want` bytes of room); 0 at end of file.
-fn read_some(fd: RawFd, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+/// Reads once into `buf`'s spare capacity (at least `want` bytes of room; no more than
+/// `want` bytes when `exact`); 0 at end of file.
+fn read_some(fd: RawFd, buf: &mut Vec<u8>, want: usize, exact: bool) -> io::Result<usize> {
     buf.reserve(want);
     loop {
         let spare = buf.spare_capacity_mut();
+        let room = if exact { want } else { spare.len() };
         // SAFETY: reading into uninitialized capacity; only the bytes read are exposed.
-        let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), spare.len()) };
+        let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), room) };
         if n < 0 {
             let err = io::Error::last_os_error();
             if err.kind() == io::ErrorKind::Interrupted {
@@ -133,10 +139,11 @@ fn read_some(fd: RawFd, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
     }
 }
 
-/// Reads until `buf` holds `target` bytes or the file ends; returns whether it ended.
-fn fill(fd: RawFd, buf: &mut Vec<u8>, target: usize) -> io::Result<bool> {
+/// Reads until `buf` holds `target` bytes or the file ends (no further when `exact`, else
+/// as far as the buffer's room allows); returns whether it ended.
+fn fill(fd: RawFd, buf: &mut Vec<u8>, target: usize, exact: bool) -> io::Result<bool> {
     while buf.len() < target {
-        if read_some(fd, buf, target - buf.len())? == 0 {
+        if read_some(fd, buf, target - buf.len(), exact)? == 0 {
             return Ok(true);
         }
     }
@@ -275,7 +282,9 @@ impl LineSearch<'_> {
     ) -> io::Result<()> {
         let Steps { step, max_line } = steps;
         buf.reserve(step);
-        let mut eof = fill(fd, buf, BINARY_SAMPLE)?;
+        // A file bigger than a few samples is sampled first: a binary one is then left after
+        // one sample's read, not a whole step's.
+        let mut eof = fill(fd, buf, BINARY_SAMPLE, step > SAMPLE_FIRST)?;
         if is_binary(buf) {
             if let Some(binary) = self.binary {
                 binary.fetch_add(1, Ordering::Relaxed);
@@ -296,7 +305,7 @@ impl LineSearch<'_> {
                 } else {
                     buf.len() + step
                 };
-                eof = fill(fd, buf, target)?;
+                eof = fill(fd, buf, target, false)?;
             }
             if skipping {
                 // Inside an over-long line: drop it up to its end.
