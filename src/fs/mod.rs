@@ -23,6 +23,7 @@ pub mod disclosure;
 pub mod encoding;
 pub mod gate;
 pub mod hash;
+pub mod hits;
 pub mod lookalike;
 pub mod matching;
 pub mod path;
@@ -146,7 +147,7 @@ impl Outcome {
     ) -> Self {
         let count = lines.len();
         if truncated {
-            lines.push(format!("[... truncated at {cap} {unit}]"));
+            lines.push(truncation_line(cap, unit));
         }
         let text = if lines.is_empty() {
             empty.to_string()
@@ -162,6 +163,39 @@ impl Outcome {
             ..Default::default()
         }
     }
+
+    /// [`Outcome::listing`] of `count` lines already written into `text`, each followed by
+    /// `\n` (a search's results, appended file by file as they come).
+    pub fn listing_text(
+        path: String,
+        mut text: String,
+        count: usize,
+        truncated: bool,
+        cap: usize,
+        unit: &str,
+        empty: &str,
+    ) -> Self {
+        if truncated {
+            text.push_str(&truncation_line(cap, unit));
+        } else if count == 0 {
+            text = empty.to_string();
+        } else {
+            text.pop();
+        }
+        Outcome {
+            text,
+            path,
+            count,
+            truncated,
+            emit: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// A listing's last line when it was cut at `cap`.
+fn truncation_line(cap: usize, unit: &str) -> String {
+    format!("[... truncated at {cap} {unit}]")
 }
 
 /// A root directory with its access patterns and limits; all tools run here.

@@ -11,9 +11,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cancel::CancelFlag;
 use crate::fs::hash::{is_binary, BINARY_SAMPLE};
+use crate::fs::hits::Hits;
 use crate::fs::path::{fstat, is_reg};
 use crate::fs::search::{
-    count_terminators, ends_terminator, matching_lines_from, newline_hits, Pattern,
+    count_terminators, ends_terminator, newline_hits, splitlines_hits, Pattern,
 };
 use crate::fs::text::{has_rare_terminator, terminator_at};
 
@@ -199,7 +200,7 @@ impl LineSearch<'_> {
         label: &str,
         first: usize,
         limit: usize,
-        out: &mut Vec<String>,
+        out: &mut Hits,
         count: bool,
     ) -> Option<usize> {
         // With `\n` the only terminator, `\n` lines are the `str.splitlines()` lines (and
@@ -207,10 +208,7 @@ impl LineSearch<'_> {
         if self.newline_only || only_newlines(text.as_bytes()) {
             return newline_hits(text, self.pattern, self.pre, label, limit, first, out);
         }
-        let left = limit - out.len();
-        let (found, dropped) =
-            matching_lines_from(text, self.pattern, self.pre, label, left, first);
-        out.extend(found);
+        let dropped = splitlines_hits(text, self.pattern, self.pre, label, limit, first, out);
         match (dropped, count) {
             (true, _) => None,
             (false, true) => Some(count_terminators(text.as_bytes())),
@@ -226,7 +224,7 @@ impl LineSearch<'_> {
         label: &str,
         first: usize,
         limit: usize,
-        out: &mut Vec<String>,
+        out: &mut Hits,
         count: bool,
     ) -> Option<usize> {
         // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
@@ -247,8 +245,8 @@ impl LineSearch<'_> {
     /// matching lines (the extra one tells the caller the cap was passed). A file that is
     /// not regular, lives on a pseudo-filesystem, cannot be read or looks binary (a NUL in
     /// its first [`BINARY_SAMPLE`] bytes) gives nothing.
-    pub fn file(&self, fd: RawFd, label: &str, limit: usize, scratch: &mut Scratch) -> Vec<String> {
-        let mut out = Vec::new();
+    pub fn file(&self, fd: RawFd, label: &str, limit: usize, scratch: &mut Scratch) -> Hits {
+        let mut out = Hits::default();
         let Ok(st) = fstat(fd) else { return out };
         if !is_reg(st.st_mode) || scratch.pseudo.is_pseudo(fd, st.st_dev) {
             return out;
@@ -278,7 +276,7 @@ impl LineSearch<'_> {
         label: &str,
         limit: usize,
         buf: &mut Vec<u8>,
-        out: &mut Vec<String>,
+        out: &mut Hits,
     ) -> io::Result<()> {
         let Steps { step, max_line } = steps;
         buf.reserve(step);
@@ -361,7 +359,7 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(data).unwrap();
         let fd = std::fs::File::open(f.path()).unwrap();
-        let (mut buf, mut out) = (Vec::new(), Vec::new());
+        let (mut buf, mut out) = (Vec::new(), Hits::default());
         ls.stream(
             fd.as_raw_fd(),
             Steps { step, max_line },
@@ -371,7 +369,7 @@ mod tests {
             &mut out,
         )
         .unwrap();
-        out
+        out.into_lines()
     }
 
     /// `pieces` picked at random until about 200 KB; `rare` (if any) once in `every` picks.
@@ -383,7 +381,9 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             match rare {
-                Some((piece, every)) if (seed >> 20) % every == 0 => out.extend_from_slice(piece),
+                Some((piece, every)) if (seed >> 20).is_multiple_of(every) => {
+                    out.extend_from_slice(piece)
+                }
                 _ => out.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]),
             }
         }

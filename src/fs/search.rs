@@ -18,6 +18,7 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::hits::Hits;
 use crate::fs::path::READ_FLAGS;
 use crate::fs::scan::{LineSearch, Scratch};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
@@ -410,15 +411,30 @@ pub fn matching_lines_from(
     limit: usize,
     first: usize,
 ) -> (Vec<String>, bool) {
+    let mut out = Hits::default();
+    let dropped = splitlines_hits(text, pattern, pre, label, limit, first, &mut out);
+    (out.into_lines(), dropped)
+}
+
+/// The search of [`matching_lines_from`], pushing into `out` while it holds fewer than
+/// `limit` lines; returns whether a further match was dropped.
+pub(crate) fn splitlines_hits(
+    text: &str,
+    pattern: &Pattern,
+    pre: Option<&regex::bytes::Regex>,
+    label: &str,
+    limit: usize,
+    first: usize,
+    out: &mut Hits,
+) -> bool {
     let s = text.as_bytes();
-    let mut out = Vec::new();
-    let push = |line_no: usize, start: usize, end: usize, out: &mut Vec<String>| -> bool {
+    let mut push = |line_no: usize, start: usize, end: usize| -> bool {
         let line = &text[start..end];
         if pattern.is_match(line) {
             if out.len() >= limit {
                 return false;
             }
-            out.push(hit_line(label, line_no, line));
+            out.push(label, line_no, line);
         }
         true
     };
@@ -431,8 +447,8 @@ pub fn matching_lines_from(
                     Some((p, n)) => (p, p + n),
                     None => (s.len(), s.len()),
                 };
-                if !push(line_no, start, end, &mut out) {
-                    return (out, true);
+                if !push(line_no, start, end) {
+                    return true;
                 }
                 line_no += 1;
                 start = next;
@@ -460,9 +476,9 @@ pub fn matching_lines_from(
                 if end >= start
                     && text.is_char_boundary(start)
                     && text.is_char_boundary(end)
-                    && !push(line_no, start, end, &mut out)
+                    && !push(line_no, start, end)
                 {
-                    return (out, true);
+                    return true;
                 }
                 from = next.max(hit.start() + 1);
                 // Keep `cursor` at a line start at or before `from`.
@@ -473,7 +489,7 @@ pub fn matching_lines_from(
             }
         }
     }
-    (out, false)
+    false
 }
 
 /// `matching_lines` under the workspace contract (0.62.0's `matching_lines`): lines end at
@@ -497,9 +513,9 @@ pub fn matching_newline_lines_from(
     limit: usize,
     first: usize,
 ) -> (Vec<String>, bool) {
-    let mut out = Vec::new();
+    let mut out = Hits::default();
     let dropped = newline_hits(text, pattern, pre, label, limit, first, &mut out).is_none();
-    (out, dropped)
+    (out.into_lines(), dropped)
 }
 
 /// The search of [`matching_newline_lines_from`], pushing into `out` while it holds fewer
@@ -512,7 +528,7 @@ pub(crate) fn newline_hits(
     label: &str,
     limit: usize,
     first: usize,
-    out: &mut Vec<String>,
+    out: &mut Hits,
 ) -> Option<usize> {
     let s = text.as_bytes();
     // Line `line_no` starts at `start`.
@@ -534,7 +550,7 @@ pub(crate) fn newline_hits(
             if out.len() >= limit {
                 return None;
             }
-            out.push(hit_line(label, line_no, line));
+            out.push(label, line_no, line);
         }
         let Some(end) = end else {
             return Some(line_no - first);
@@ -543,30 +559,6 @@ pub(crate) fn newline_hits(
         line_no += 1;
     }
     Some(line_no - first + memchr::memchr_iter(b'\n', &s[start.min(s.len())..]).count())
-}
-
-/// One result, `{label}:{line_no}:{line}`, built in one allocation (a search may make
-/// tens of thousands).
-pub(crate) fn hit_line(label: &str, line_no: usize, line: &str) -> String {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = line_no;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let number = std::str::from_utf8(&digits[at..]).unwrap_or_default();
-    let mut out = String::with_capacity(label.len() + number.len() + line.len() + 2);
-    out.push_str(label);
-    out.push(':');
-    out.push_str(number);
-    out.push(':');
-    out.push_str(line);
-    out
 }
 
 impl FileSystem {
@@ -624,32 +616,34 @@ impl FileSystem {
                     .as_ref()
                     .is_none_or(|g| g.is_match(&entry.rel.to_string_lossy()))
         };
-        let search_one = |scratch: &mut Scratch, entry: &WalkEntry<'_>| -> Vec<String> {
+        let search_one = |scratch: &mut Scratch, entry: &WalkEntry<'_>| -> Hits {
             let Some(target) = self.walk_target(entry.abs, entry.kind == Kind::File) else {
-                return Vec::new();
+                return Hits::default();
             };
             let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
-                return Vec::new();
+                return Hits::default();
             };
             let label = self.root.shown(entry.abs, &resolved);
-            let mut found = lines.file(fd.as_raw_fd(), &label, max, scratch);
-            if let Some(clip) = self.disclosure.max_line_chars {
-                crate::fs::clip::clip_hits(&mut found, &label, &compiled, clip);
+            let found = lines.file(fd.as_raw_fd(), &label, max, scratch);
+            match self.disclosure.max_line_chars {
+                Some(clip) if !found.is_empty() => {
+                    let mut found = found.into_lines();
+                    crate::fs::clip::clip_hits(&mut found, &label, &compiled, clip);
+                    Hits::from_lines(found)
+                }
+                _ => found,
             }
-            found
         };
-        let mut results: Vec<String> = Vec::new();
+        // The result lines so far, each followed by `\n`, and their number.
+        let (mut results, mut count) = (String::new(), 0);
         let mut truncated = false;
         // Takes one file's matches in walk order; `false` once the cap is passed.
-        let mut take = |found: Vec<String>| {
-            for line in found {
-                if results.len() >= max {
-                    truncated = true;
-                    return false;
-                }
-                results.push(line);
-            }
-            true
+        let mut take = |found: Hits| {
+            let room = max - count;
+            results.push_str(found.head(room));
+            count += found.len().min(room);
+            truncated = found.len() > room;
+            !truncated
         };
         // What was named explicitly (a hidden path; workspace: or a glob naming a hidden
         // component) is searched; other hidden entries are left out without a trailer, as
@@ -692,9 +686,10 @@ impl FileSystem {
         } else {
             "matches"
         };
-        let outcome = Outcome::listing(
+        let outcome = Outcome::listing_text(
             resolved.event_str(),
             results,
+            count,
             truncated,
             max,
             unit,
