@@ -1,6 +1,9 @@
 //! One file of `search_files`, streamed: the file is read in steps cut at line ends, each
 //! step decoded and matched with the line numbers it starts at, so memory stays bounded
 //! whatever the file's size and the results equal one pass over the whole decoded text.
+//! A step whose only `str.splitlines()` terminator is `\n` (most text) is cut into lines
+//! with `memchr`, as the `\n`-only rule does; a file over 64 KiB is
+//! sampled for the binary check before a whole step is read.
 //! Files that are not regular, or live on a pseudo-filesystem (`/proc`, `/sys`, ...), are
 //! not read at all.
 

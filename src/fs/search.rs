@@ -9,7 +9,8 @@
 //! literal costs about a `memmem` over the bytes. Files are walked in sorted order and
 //! searched ahead on worker threads ([`Walker::map_sorted`]); each file is streamed in
 //! bounded steps ([`crate::fs::scan`]), and the search stops once one match past the cap is
-//! known.
+//! known. A file's results are written into one buffer ([`Hits`]) and appended to the
+//! result text in walk order as they come.
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::AtomicUsize;
