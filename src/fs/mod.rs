@@ -139,29 +139,18 @@ impl Outcome {
     /// Source: the tails of `_search_files`, `_find_files`, `_list_files`, `_grep`.
     pub fn listing(
         path: String,
-        mut lines: Vec<String>,
+        lines: Vec<String>,
         truncated: bool,
         cap: usize,
         unit: &str,
         empty: &str,
     ) -> Self {
-        let count = lines.len();
-        if truncated {
-            lines.push(truncation_line(cap, unit));
+        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in &lines {
+            text.push_str(line);
+            text.push('\n');
         }
-        let text = if lines.is_empty() {
-            empty.to_string()
-        } else {
-            lines.join("\n")
-        };
-        Outcome {
-            text,
-            path,
-            count,
-            truncated,
-            emit: true,
-            ..Default::default()
-        }
+        Self::listing_text(path, text, lines.len(), truncated, cap, unit, empty)
     }
 
     /// [`Outcome::listing`] of `count` lines already written into `text`, each followed by
@@ -176,7 +165,7 @@ impl Outcome {
         empty: &str,
     ) -> Self {
         if truncated {
-            text.push_str(&truncation_line(cap, unit));
+            text.push_str(&format!("[... truncated at {cap} {unit}]"));
         } else if count == 0 {
             text = empty.to_string();
         } else {
@@ -191,11 +180,6 @@ impl Outcome {
             ..Default::default()
         }
     }
-}
-
-/// A listing's last line when it was cut at `cap`.
-fn truncation_line(cap: usize, unit: &str) -> String {
-    format!("[... truncated at {cap} {unit}]")
 }
 
 /// A root directory with its access patterns and limits; all tools run here.

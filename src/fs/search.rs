@@ -400,25 +400,14 @@ pub fn matching_lines(
     label: &str,
     limit: usize,
 ) -> (Vec<String>, bool) {
-    matching_lines_from(text, pattern, pre, label, limit, 1)
-}
-
-/// [`matching_lines`] of a part of a file starting at line `first` (a line start).
-pub fn matching_lines_from(
-    text: &str,
-    pattern: &Pattern,
-    pre: Option<&regex::bytes::Regex>,
-    label: &str,
-    limit: usize,
-    first: usize,
-) -> (Vec<String>, bool) {
     let mut out = Hits::default();
-    let dropped = splitlines_hits(text, pattern, pre, label, limit, first, &mut out);
+    let dropped = splitlines_hits(text, pattern, pre, label, limit, 1, &mut out);
     (out.into_lines(), dropped)
 }
 
-/// The search of [`matching_lines_from`], pushing into `out` while it holds fewer than
-/// `limit` lines; returns whether a further match was dropped.
+/// The search of [`matching_lines`] in a part of a file starting at line `first` (a line
+/// start), pushing into `out` while it holds fewer than `limit` lines; returns whether a
+/// further match was dropped.
 pub(crate) fn splitlines_hits(
     text: &str,
     pattern: &Pattern,
@@ -502,26 +491,15 @@ pub fn matching_newline_lines(
     label: &str,
     limit: usize,
 ) -> (Vec<String>, bool) {
-    matching_newline_lines_from(text, pattern, pre, label, limit, 1)
-}
-
-/// [`matching_newline_lines`] of a part of a file starting at line `first` (a line start).
-pub fn matching_newline_lines_from(
-    text: &str,
-    pattern: &Pattern,
-    pre: Option<&regex::bytes::Regex>,
-    label: &str,
-    limit: usize,
-    first: usize,
-) -> (Vec<String>, bool) {
     let mut out = Hits::default();
-    let dropped = newline_hits(text, pattern, pre, label, limit, first, &mut out).is_none();
+    let dropped = newline_hits(text, pattern, pre, label, limit, 1, &mut out).is_none();
     (out.into_lines(), dropped)
 }
 
-/// The search of [`matching_newline_lines_from`], pushing into `out` while it holds fewer
-/// than `limit` results: `None` once a further match is dropped, else the number of `\n`
-/// in `text` (the lines it held, when it ends with one).
+/// The search of [`matching_newline_lines`] in a part of a file starting at line `first`
+/// (a line start), pushing into `out` while it holds fewer than `limit` results: `None`
+/// once a further match is dropped, else the number of `\n` in `text` (the lines it held,
+/// when it ends with one).
 pub(crate) fn newline_hits(
     text: &str,
     pattern: &Pattern,
