@@ -24,6 +24,7 @@ pub mod disclosure;
 pub mod encoding;
 pub mod gate;
 pub mod hash;
+pub mod hits;
 pub mod lookalike;
 pub mod matching;
 pub mod path;
@@ -139,21 +140,38 @@ impl Outcome {
     /// Source: the tails of `_search_files`, `_find_files`, `_list_files`, `_grep`.
     pub fn listing(
         path: String,
-        mut lines: Vec<String>,
+        lines: Vec<String>,
         truncated: bool,
         cap: usize,
         unit: &str,
         empty: &str,
     ) -> Self {
-        let count = lines.len();
-        if truncated {
-            lines.push(format!("[... truncated at {cap} {unit}]"));
+        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in &lines {
+            text.push_str(line);
+            text.push('\n');
         }
-        let text = if lines.is_empty() {
-            empty.to_string()
+        Self::listing_text(path, text, lines.len(), truncated, cap, unit, empty)
+    }
+
+    /// [`Outcome::listing`] of `count` lines already written into `text`, each followed by
+    /// `\n` (a search's results, appended file by file as they come).
+    pub fn listing_text(
+        path: String,
+        mut text: String,
+        count: usize,
+        truncated: bool,
+        cap: usize,
+        unit: &str,
+        empty: &str,
+    ) -> Self {
+        if truncated {
+            text.push_str(&format!("[... truncated at {cap} {unit}]"));
+        } else if count == 0 {
+            text = empty.to_string();
         } else {
-            lines.join("\n")
-        };
+            text.pop();
+        }
         Outcome {
             text,
             path,

@@ -1,20 +1,32 @@
 //! One file of `search_files`, streamed: the file is read in steps cut at line ends, each
 //! step decoded and matched with the line numbers it starts at, so memory stays bounded
 //! whatever the file's size and the results equal one pass over the whole decoded text.
+//! A step whose only `str.splitlines()` terminator is `\n` (most text) is cut into lines
+//! with `memchr`, as the `\n`-only rule does; a file over 64 KiB is
+//! sampled for the binary check before a whole step is read.
 //! Files that are not regular, or live on a pseudo-filesystem (`/proc`, `/sys`, ...), are
 //! not read at all.
 
+use std::borrow::Cow;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cancel::CancelFlag;
 use crate::fs::hash::{is_binary, BINARY_SAMPLE};
+use crate::fs::hits::Hits;
 use crate::fs::path::{fstat, is_reg};
-use crate::fs::search::{count_terminators, ends_terminator, Pattern};
+use crate::fs::search::{
+    count_terminators, ends_terminator, newline_hits, splitlines_hits, Pattern,
+};
+use crate::fs::text::{has_rare_terminator, terminator_at};
 
 /// Bytes read per step (a step ends at the last line end it holds).
 pub const STEP: usize = 256 << 10;
+
+/// Steps above this size start with a read of the binary sample alone (a smaller file is
+/// read whole at once, its sample with it).
+const SAMPLE_FIRST: usize = 64 << 10;
 
 /// Longest line searched (bytes). A longer line is passed over unmatched (its number still
 /// counts): it could not be shown anyway, and holding it would make memory follow the file.
@@ -42,6 +54,7 @@ impl Steps {
 
 /// How one file's lines are matched: the pattern, its literal prefilter and the contract's
 /// line rule (`newline_only`: lines end at `\n` only, the workspace contract).
+#[derive(Clone, Copy)]
 pub struct LineSearch<'a> {
     /// The compiled pattern.
     pub pattern: &'a Pattern,
@@ -98,20 +111,25 @@ impl PseudoCache {
     }
 }
 
-/// Per-thread state of a search: the read buffer and the pseudo-filesystem cache.
+/// Per-thread state of one search: the read buffer, the pseudo-filesystem cache and this
+/// thread's copies of the search's pattern and prefilter (made on first use; the engines'
+/// match scratch space is contended when threads share one copy).
 #[derive(Default)]
 pub struct Scratch {
     buf: Vec<u8>,
     pseudo: PseudoCache,
+    own: Option<(Pattern, Option<regex::bytes::Regex>)>,
 }
 
-/// Reads once into `buf`'s spare capacity (at least `want` bytes of room); 0 at end of file.
-fn read_some(fd: RawFd, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+/// Reads once into `buf`'s spare capacity (at least `want` bytes of room; no more than
+/// `want` bytes when `exact`); 0 at end of file.
+fn read_some(fd: RawFd, buf: &mut Vec<u8>, want: usize, exact: bool) -> io::Result<usize> {
     buf.reserve(want);
     loop {
         let spare = buf.spare_capacity_mut();
+        let room = if exact { want } else { spare.len() };
         // SAFETY: reading into uninitialized capacity; only the bytes read are exposed.
-        let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), spare.len()) };
+        let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), room) };
         if n < 0 {
             let err = io::Error::last_os_error();
             if err.kind() == io::ErrorKind::Interrupted {
@@ -125,10 +143,11 @@ fn read_some(fd: RawFd, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
     }
 }
 
-/// Reads until `buf` holds `target` bytes or the file ends; returns whether it ended.
-fn fill(fd: RawFd, buf: &mut Vec<u8>, target: usize) -> io::Result<bool> {
+/// Reads until `buf` holds `target` bytes or the file ends (no further when `exact`, else
+/// as far as the buffer's room allows); returns whether it ended.
+fn fill(fd: RawFd, buf: &mut Vec<u8>, target: usize, exact: bool) -> io::Result<bool> {
     while buf.len() < target {
-        if read_some(fd, buf, target - buf.len())? == 0 {
+        if read_some(fd, buf, target - buf.len(), exact)? == 0 {
             return Ok(true);
         }
     }
@@ -162,62 +181,66 @@ fn first_line_end(s: &[u8], eof: bool, newline_only: bool) -> Option<usize> {
     (eof || p + n < s.len() || s[p] != b'\r').then_some(p + n)
 }
 
+/// Whether `\n` is the only `str.splitlines()` terminator in `s` (valid UTF-8).
+fn only_newlines(s: &[u8]) -> bool {
+    let mut at = 0;
+    s.chunks(4096).all(|block| {
+        let base = at;
+        at += block.len();
+        // Bytes that could start another terminator are checked one by one.
+        !has_rare_terminator(block)
+            || (base..at).all(|j| s[j] == b'\n' || terminator_at(s, j).is_none())
+    })
+}
+
 impl LineSearch<'_> {
-    /// Matches `text` (whole lines), numbering its first line `first`; pushes at most
-    /// `limit` results in all into `out` and returns whether a further match was dropped.
+    /// Matches `text` (whole lines), numbering its first line `first`; pushes results into
+    /// `out` while it holds fewer than `limit`. Returns `None` once a further match was
+    /// dropped, else the number of lines `text` held (when `count`; else 0).
     fn lines(
         &self,
         text: &str,
         label: &str,
         first: usize,
         limit: usize,
-        out: &mut Vec<String>,
-    ) -> bool {
-        let left = limit - out.len();
-        let (found, dropped) = if self.newline_only {
-            crate::fs::search::matching_newline_lines_from(
-                text,
-                self.pattern,
-                self.pre,
-                label,
-                left,
-                first,
-            )
-        } else {
-            crate::fs::search::matching_lines_from(text, self.pattern, self.pre, label, left, first)
-        };
-        out.extend(found);
-        dropped
+        out: &mut Hits,
+        count: bool,
+    ) -> Option<usize> {
+        // With `\n` the only terminator, `\n` lines are the `str.splitlines()` lines (and
+        // hold no `\r` to drop): found with `memchr`, counted on the way.
+        if self.newline_only || only_newlines(text.as_bytes()) {
+            return newline_hits(text, self.pattern, self.pre, label, limit, first, out);
+        }
+        let dropped = splitlines_hits(text, self.pattern, self.pre, label, limit, first, out);
+        match (dropped, count) {
+            (true, _) => None,
+            (false, true) => Some(count_terminators(text.as_bytes())),
+            (false, false) => Some(0),
+        }
     }
 
-    /// Matches a step of raw bytes (whole lines) starting at line `first`; returns whether
-    /// the cap was passed and the number of lines it held (when `count`).
+    /// Matches a step of raw bytes (whole lines) starting at line `first`; returns `None`
+    /// once the cap was passed, else the number of lines it held (when `count`).
     fn step(
         &self,
         raw: &[u8],
         label: &str,
         first: usize,
         limit: usize,
-        out: &mut Vec<String>,
+        out: &mut Hits,
         count: bool,
-    ) -> (bool, usize) {
+    ) -> Option<usize> {
         // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
         let may_match = self.pre.is_none_or(|p| p.is_match(raw));
-        let counted = |text: &[u8]| match (count, self.newline_only) {
-            (false, _) => 0,
-            (true, true) => memchr::memchr_iter(b'\n', text).count(),
-            (true, false) => count_terminators(text),
+        let text = match std::str::from_utf8(raw) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(raw),
         };
-        match std::str::from_utf8(raw) {
-            Ok(text) => {
-                let dropped = may_match && self.lines(text, label, first, limit, out);
-                (dropped, counted(raw))
-            }
-            Err(_) => {
-                let text = String::from_utf8_lossy(raw);
-                let dropped = may_match && self.lines(&text, label, first, limit, out);
-                (dropped, counted(text.as_bytes()))
-            }
+        match (may_match, count, self.newline_only) {
+            (true, _, _) => self.lines(&text, label, first, limit, out, count),
+            (false, false, _) => Some(0),
+            (false, true, true) => Some(memchr::memchr_iter(b'\n', text.as_bytes()).count()),
+            (false, true, false) => Some(count_terminators(text.as_bytes())),
         }
     }
 
@@ -225,16 +248,24 @@ impl LineSearch<'_> {
     /// matching lines (the extra one tells the caller the cap was passed). A file that is
     /// not regular, lives on a pseudo-filesystem, cannot be read or looks binary (a NUL in
     /// its first [`BINARY_SAMPLE`] bytes) gives nothing.
-    pub fn file(&self, fd: RawFd, label: &str, limit: usize, scratch: &mut Scratch) -> Vec<String> {
-        let mut out = Vec::new();
+    pub fn file(&self, fd: RawFd, label: &str, limit: usize, scratch: &mut Scratch) -> Hits {
+        let mut out = Hits::default();
         let Ok(st) = fstat(fd) else { return out };
         if !is_reg(st.st_mode) || scratch.pseudo.is_pseudo(fd, st.st_dev) {
             return out;
         }
+        let (pattern, pre) = scratch
+            .own
+            .get_or_insert_with(|| (self.pattern.clone(), self.pre.cloned()));
+        let own = LineSearch {
+            pattern,
+            pre: pre.as_ref(),
+            ..*self
+        };
         let buf = &mut scratch.buf;
         buf.clear();
         let size = st.st_size.max(0) as usize;
-        let _ = self.stream(fd, Steps::sized(size), label, limit + 1, buf, &mut out);
+        let _ = own.stream(fd, Steps::sized(size), label, limit + 1, buf, &mut out);
         if buf.capacity() > 4 * STEP {
             *buf = Vec::new();
         }
@@ -248,11 +279,13 @@ impl LineSearch<'_> {
         label: &str,
         limit: usize,
         buf: &mut Vec<u8>,
-        out: &mut Vec<String>,
+        out: &mut Hits,
     ) -> io::Result<()> {
         let Steps { step, max_line } = steps;
         buf.reserve(step);
-        let mut eof = fill(fd, buf, BINARY_SAMPLE)?;
+        // A file bigger than a few samples is sampled first: a binary one is then left after
+        // one sample's read, not a whole step's.
+        let mut eof = fill(fd, buf, BINARY_SAMPLE, step > SAMPLE_FIRST)?;
         if is_binary(buf) {
             if let Some(binary) = self.binary {
                 binary.fetch_add(1, Ordering::Relaxed);
@@ -273,7 +306,7 @@ impl LineSearch<'_> {
                 } else {
                     buf.len() + step
                 };
-                eof = fill(fd, buf, target)?;
+                eof = fill(fd, buf, target, false)?;
             }
             if skipping {
                 // Inside an over-long line: drop it up to its end.
@@ -299,10 +332,9 @@ impl LineSearch<'_> {
             }
             match last_cut(buf, clean.saturating_sub(2), self.newline_only) {
                 Some(cut) => {
-                    let (dropped, lines) = self.step(&buf[..cut], label, first, limit, out, true);
-                    if dropped {
+                    let Some(lines) = self.step(&buf[..cut], label, first, limit, out, true) else {
                         return Ok(());
-                    }
+                    };
                     first += lines;
                     buf.drain(..cut);
                     clean = 0;
@@ -330,7 +362,7 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(data).unwrap();
         let fd = std::fs::File::open(f.path()).unwrap();
-        let (mut buf, mut out) = (Vec::new(), Vec::new());
+        let (mut buf, mut out) = (Vec::new(), Hits::default());
         ls.stream(
             fd.as_raw_fd(),
             Steps { step, max_line },
@@ -340,68 +372,118 @@ mod tests {
             &mut out,
         )
         .unwrap();
-        out
+        out.into_lines()
     }
 
-    /// Lines of every terminator kind, some straddling step boundaries, and invalid UTF-8.
-    fn corpus() -> Vec<u8> {
-        let pieces: [&[u8]; 12] = [
-            b"TODO a\n",
-            b"b TODO\r\n",
-            b"c\rTODO d",
-            b"\x0bTODO\x0c",
-            "x\u{2028}TODO y\u{2029}".as_bytes(),
-            "\u{85}TODO z".as_bytes(),
-            b"\xff\xfeTODO \xc2\n",
-            b"\x1c\x1d\x1eTODO",
-            b"\r",
-            b"\n",
-            b"no match at all here ",
-            b"\xe2\x80TODO\xe2\x80\xa8",
-        ];
+    /// `pieces` picked at random until about 200 KB; `rare` (if any) once in `every` picks.
+    fn random_text(pieces: &[&[u8]], rare: Option<(&[u8], u64)>) -> Vec<u8> {
         let mut out = Vec::new();
         let mut seed = 7u64;
         while out.len() < 200_000 {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            out.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+            match rare {
+                Some((piece, every)) if (seed >> 20).is_multiple_of(every) => {
+                    out.extend_from_slice(piece)
+                }
+                _ => out.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]),
+            }
         }
         out
     }
 
+    /// Lines of every terminator kind, some straddling step boundaries, and invalid UTF-8.
+    fn corpus() -> Vec<u8> {
+        random_text(
+            &[
+                b"TODO a\n",
+                b"b TODO\r\n",
+                b"c\rTODO d",
+                b"\x0bTODO\x0c",
+                "x\u{2028}TODO y\u{2029}".as_bytes(),
+                "\u{85}TODO z".as_bytes(),
+                b"\xff\xfeTODO \xc2\n",
+                b"\x1c\x1d\x1eTODO",
+                b"\r",
+                b"\n",
+                b"no match at all here ",
+                b"\xe2\x80TODO\xe2\x80\xa8",
+            ],
+            None,
+        )
+    }
+
+    /// `\n` lines only, with bytes that start other terminators elsewhere (`\xc2`, `\xe2`)
+    /// in characters that are not terminators, and invalid UTF-8; with `rare`, a `\r\n`
+    /// line now and then, so some steps hold another terminator and others do not.
+    fn newline_corpus(rare: bool) -> Vec<u8> {
+        random_text(
+            &[
+                b"TODO a\n",
+                b"end TODO\n",
+                "b TODO \u{a9}\n".as_bytes(),
+                "\u{2014}TODO\u{2027} y\n".as_bytes(),
+                b"\xff\xfeTODO \xc2\n",
+                b"\xe2\x80TODO z",
+                b"\n",
+                b"no match at all here ",
+            ],
+            rare.then_some((b"TODO crlf\r\n".as_slice(), 3000)),
+        )
+    }
+
     /// Streaming in any step size gives exactly the one-pass result, both line rules,
-    /// with and without the literal prefilter.
+    /// with and without the literal prefilter, whether or not the text holds terminators
+    /// besides `\n` (`\n`-only steps take the `memchr` lines).
     #[test]
     fn streamed_equals_one_pass() {
-        let data = corpus();
-        let text = String::from_utf8_lossy(&data);
-        for pat in ["TODO", "^TODO", "TODO$", "z$|^b", "(?<=TODO) [ay]"] {
-            let p = Pattern::new(pat).unwrap();
-            let pre = prefilter(pat);
-            for (newline_only, pre) in [
-                (false, pre.as_ref()),
-                (false, None),
-                (true, pre.as_ref()),
-                (true, None),
-            ] {
-                let ls = LineSearch {
-                    pattern: &p,
-                    pre,
-                    newline_only,
-                    cancel: None,
-                    binary: None,
-                };
-                let whole = if newline_only {
-                    matching_newline_lines(&text, &p, pre, "f", 1000).0
-                } else {
-                    matching_lines(&text, &p, pre, "f", 1000).0
-                };
-                assert!(whole.len() > 100, "{pat}");
-                for step in [BINARY_SAMPLE, BINARY_SAMPLE + 1, 10_007, STEP] {
-                    let got = streamed(&data, &ls, step, MAX_LINE_BYTES);
-                    assert_eq!(got, whole, "{pat} {step} {newline_only}");
+        for data in [corpus(), newline_corpus(false), newline_corpus(true)] {
+            let text = String::from_utf8_lossy(&data);
+            for pat in ["TODO", "^TODO", "TODO$", "z$|^b", "(?<=TODO) [ay]"] {
+                let p = Pattern::new(pat).unwrap();
+                let pre = prefilter(pat);
+                for (newline_only, pre) in [
+                    (false, pre.as_ref()),
+                    (false, None),
+                    (true, pre.as_ref()),
+                    (true, None),
+                ] {
+                    let ls = LineSearch {
+                        pattern: &p,
+                        pre,
+                        newline_only,
+                        cancel: None,
+                        binary: None,
+                    };
+                    let whole = if newline_only {
+                        matching_newline_lines(&text, &p, pre, "f", 1000).0
+                    } else {
+                        matching_lines(&text, &p, pre, "f", 1000).0
+                    };
+                    assert!(whole.len() > 100, "{pat}");
+                    for step in [BINARY_SAMPLE, BINARY_SAMPLE + 1, 10_007, STEP] {
+                        let got = streamed(&data, &ls, step, MAX_LINE_BYTES);
+                        assert_eq!(got, whole, "{pat} {step} {newline_only}");
+                    }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn only_newlines_sees_every_other_terminator() {
+        assert!(only_newlines(b""));
+        assert!(only_newlines(
+            "a\n\u{a9}\u{2014}\u{2027}\u{e9}\n".as_bytes()
+        ));
+        for t in [
+            "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\u{85}", "\u{2028}", "\u{2029}",
+        ] {
+            // Past the first block too.
+            for pad in [0, 5000] {
+                let text = format!("{}a{t}b\n", "x".repeat(pad));
+                assert!(!only_newlines(text.as_bytes()), "{t:?} {pad}");
             }
         }
     }

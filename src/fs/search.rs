@@ -9,7 +9,8 @@
 //! literal costs about a `memmem` over the bytes. Files are walked in sorted order and
 //! searched ahead on worker threads ([`Walker::map_sorted`]); each file is streamed in
 //! bounded steps ([`crate::fs::scan`]), and the search stops once one match past the cap is
-//! known.
+//! known. A file's results are written into one buffer ([`Hits`]) and appended to the
+//! result text in walk order as they come.
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::AtomicUsize;
@@ -18,14 +19,16 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::hits::Hits;
 use crate::fs::path::READ_FLAGS;
 use crate::fs::scan::{LineSearch, Scratch};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
 use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker};
 use crate::fs::{FileSystem, Outcome};
 
-/// A compiled search pattern.
-#[derive(Debug)]
+/// A compiled search pattern. A clone shares the compiled program but not the match
+/// scratch space, so one clone per thread matches without contention.
+#[derive(Debug, Clone)]
 pub enum Pattern {
     /// The linear-time engine.
     Fast(regex::Regex),
@@ -325,8 +328,11 @@ pub(crate) fn ends_terminator(s: &[u8], k: usize) -> bool {
 /// The first terminator at or after `from`: `(start, length)`.
 pub(crate) fn next_terminator(s: &[u8], from: usize) -> Option<(usize, usize)> {
     let mut i = from;
+    // Blocks grow from 64 bytes: a line is usually short, and each block is scanned whole.
+    let mut block = 64;
     while i < s.len() {
-        let end = (i + 4096).min(s.len());
+        let end = (i + block).min(s.len());
+        block = (block * 2).min(4096);
         if !has_rare_terminator(&s[i..end]) {
             if let Some(p) = memchr::memchr(b'\n', &s[i..end]) {
                 return Some((i + p, 1));
@@ -394,27 +400,31 @@ pub fn matching_lines(
     label: &str,
     limit: usize,
 ) -> (Vec<String>, bool) {
-    matching_lines_from(text, pattern, pre, label, limit, 1)
+    let mut out = Hits::default();
+    let dropped = splitlines_hits(text, pattern, pre, label, limit, 1, &mut out);
+    (out.into_lines(), dropped)
 }
 
-/// [`matching_lines`] of a part of a file starting at line `first` (a line start).
-pub fn matching_lines_from(
+/// The search of [`matching_lines`] in a part of a file starting at line `first` (a line
+/// start), pushing into `out` while it holds fewer than `limit` lines; returns whether a
+/// further match was dropped.
+pub(crate) fn splitlines_hits(
     text: &str,
     pattern: &Pattern,
     pre: Option<&regex::bytes::Regex>,
     label: &str,
     limit: usize,
     first: usize,
-) -> (Vec<String>, bool) {
+    out: &mut Hits,
+) -> bool {
     let s = text.as_bytes();
-    let mut out = Vec::new();
-    let push = |line_no: usize, start: usize, end: usize, out: &mut Vec<String>| -> bool {
+    let mut push = |line_no: usize, start: usize, end: usize| -> bool {
         let line = &text[start..end];
         if pattern.is_match(line) {
             if out.len() >= limit {
                 return false;
             }
-            out.push(format!("{label}:{line_no}:{line}"));
+            out.push(label, line_no, line);
         }
         true
     };
@@ -427,8 +437,8 @@ pub fn matching_lines_from(
                     Some((p, n)) => (p, p + n),
                     None => (s.len(), s.len()),
                 };
-                if !push(line_no, start, end, &mut out) {
-                    return (out, true);
+                if !push(line_no, start, end) {
+                    return true;
                 }
                 line_no += 1;
                 start = next;
@@ -456,9 +466,9 @@ pub fn matching_lines_from(
                 if end >= start
                     && text.is_char_boundary(start)
                     && text.is_char_boundary(end)
-                    && !push(line_no, start, end, &mut out)
+                    && !push(line_no, start, end)
                 {
-                    return (out, true);
+                    return true;
                 }
                 from = next.max(hit.start() + 1);
                 // Keep `cursor` at a line start at or before `from`.
@@ -469,7 +479,7 @@ pub fn matching_lines_from(
             }
         }
     }
-    (out, false)
+    false
 }
 
 /// `matching_lines` under the workspace contract (0.62.0's `matching_lines`): lines end at
@@ -481,21 +491,26 @@ pub fn matching_newline_lines(
     label: &str,
     limit: usize,
 ) -> (Vec<String>, bool) {
-    matching_newline_lines_from(text, pattern, pre, label, limit, 1)
+    let mut out = Hits::default();
+    let dropped = newline_hits(text, pattern, pre, label, limit, 1, &mut out).is_none();
+    (out.into_lines(), dropped)
 }
 
-/// [`matching_newline_lines`] of a part of a file starting at line `first` (a line start).
-pub fn matching_newline_lines_from(
+/// The search of [`matching_newline_lines`] in a part of a file starting at line `first`
+/// (a line start), pushing into `out` while it holds fewer than `limit` results: `None`
+/// once a further match is dropped, else the number of `\n` in `text` (the lines it held,
+/// when it ends with one).
+pub(crate) fn newline_hits(
     text: &str,
     pattern: &Pattern,
     pre: Option<&regex::bytes::Regex>,
     label: &str,
     limit: usize,
     first: usize,
-) -> (Vec<String>, bool) {
+    out: &mut Hits,
+) -> Option<usize> {
     let s = text.as_bytes();
-    let mut out = Vec::new();
-    // Line `line_no` starts at `start`; `next_hit` is where the prefilter next allows a match.
+    // Line `line_no` starts at `start`.
     let (mut start, mut line_no) = (0, first);
     while start < s.len() {
         if let Some(pre) = pre {
@@ -507,19 +522,22 @@ pub fn matching_newline_lines_from(
             line_no += memchr::memchr_iter(b'\n', &s[start..line_start]).count();
             start = line_start;
         }
-        let end = memchr::memchr(b'\n', &s[start..]).map_or(s.len(), |p| start + p);
-        let mut line = &text[start..end];
+        let end = memchr::memchr(b'\n', &s[start..]).map(|p| start + p);
+        let mut line = &text[start..end.unwrap_or(s.len())];
         line = line.strip_suffix('\r').unwrap_or(line);
         if pattern.is_match(line) {
             if out.len() >= limit {
-                return (out, true);
+                return None;
             }
-            out.push(format!("{label}:{line_no}:{line}"));
+            out.push(label, line_no, line);
         }
+        let Some(end) = end else {
+            return Some(line_no - first);
+        };
         start = end + 1;
         line_no += 1;
     }
-    (out, false)
+    Some(line_no - first + memchr::memchr_iter(b'\n', &s[start.min(s.len())..]).count())
 }
 
 impl FileSystem {
@@ -577,32 +595,34 @@ impl FileSystem {
                     .as_ref()
                     .is_none_or(|g| g.is_match(&entry.rel.to_string_lossy()))
         };
-        let search_one = |scratch: &mut Scratch, entry: &WalkEntry<'_>| -> Vec<String> {
+        let search_one = |scratch: &mut Scratch, entry: &WalkEntry<'_>| -> Hits {
             let Some(target) = self.walk_target(entry.abs, entry.kind == Kind::File) else {
-                return Vec::new();
+                return Hits::default();
             };
             let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
-                return Vec::new();
+                return Hits::default();
             };
             let label = self.root.shown(entry.abs, &resolved);
-            let mut found = lines.file(fd.as_raw_fd(), &label, max, scratch);
-            if let Some(clip) = self.disclosure.max_line_chars {
-                crate::fs::clip::clip_hits(&mut found, &label, &compiled, clip);
+            let found = lines.file(fd.as_raw_fd(), &label, max, scratch);
+            match self.disclosure.max_line_chars {
+                Some(clip) if !found.is_empty() => {
+                    let mut found = found.into_lines();
+                    crate::fs::clip::clip_hits(&mut found, &label, &compiled, clip);
+                    Hits::from_lines(found)
+                }
+                _ => found,
             }
-            found
         };
-        let mut results: Vec<String> = Vec::new();
+        // The result lines so far, each followed by `\n`, and their number.
+        let (mut results, mut count) = (String::new(), 0);
         let mut truncated = false;
         // Takes one file's matches in walk order; `false` once the cap is passed.
-        let mut take = |found: Vec<String>| {
-            for line in found {
-                if results.len() >= max {
-                    truncated = true;
-                    return false;
-                }
-                results.push(line);
-            }
-            true
+        let mut take = |found: Hits| {
+            let room = max - count;
+            results.push_str(found.head(room));
+            count += found.len().min(room);
+            truncated = found.len() > room;
+            !truncated
         };
         // What was named explicitly (a hidden path; workspace: or a glob naming a hidden
         // component) is searched; other hidden entries are left out without a trailer, as
@@ -645,9 +665,10 @@ impl FileSystem {
         } else {
             "matches"
         };
-        let outcome = Outcome::listing(
+        let outcome = Outcome::listing_text(
             resolved.event_str(),
             results,
+            count,
             truncated,
             max,
             unit,
