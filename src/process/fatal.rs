@@ -17,7 +17,7 @@
 pub fn dies_of_sigterm(pid: i32) -> bool {
     #[cfg(target_os = "linux")]
     {
-        match std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        match read_status(pid) {
             Ok(status) => status_dies_of(&status, libc::SIGTERM),
             // Reaped already: it exited, and a process cannot fork once its group is frozen.
             Err(e) => {
@@ -30,6 +30,16 @@ pub fn dies_of_sigterm(pid: i32) -> bool {
         let _ = pid;
         false
     }
+}
+
+/// `/proc/<pid>/status` (about 1.5 KiB) read with one `read` where `read_to_string` takes seven.
+#[cfg(target_os = "linux")]
+fn read_status(pid: i32) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(format!("/proc/{pid}/status"))?;
+    let mut buf = Vec::with_capacity(4096);
+    file.read_to_end(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Whether a `/proc/<pid>/status` text shows a process that `signal` ends in the kernel.
