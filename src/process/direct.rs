@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use super::clone::Pipe;
+use super::fatal::dies_of_sigterm;
 use super::foreground::{Captured, RunOutcome, OUTPUT_DRAIN_GRACE, REAP_GRACE, TIMEOUT_GRACE};
-use super::group::{signal_group, wait_group_gone};
+use super::group::{group_alive, signal_group, wait_group_gone};
 use super::reaper::Tree;
 use super::tail::HeadTail;
 use crate::error::{Error, Result};
@@ -26,8 +27,9 @@ use crate::error::{Error, Result};
 const READ_CHUNK: usize = 64 * 1024;
 
 /// How long a group whose known members all exited is given for their zombies to be reaped
-/// before it is searched for live members.
-const ZOMBIE_WAIT: Duration = Duration::from_millis(1);
+/// before it is searched for live members (a search costs less than a longer wait on a busy
+/// machine, where each pause lasts until a core is free).
+const ZOMBIE_WAIT: Duration = Duration::from_micros(100);
 
 /// What ended a wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,11 +236,7 @@ impl Direct {
             Wake::Done => false,
             Wake::Killed => return Err(self.cancel(reap)),
             Wake::Deadline => {
-                let (outside, inside) = Tree::split(self.pid, reap);
-                if !outside.is_empty() {
-                    super::block_on(outside.kill(REAP_GRACE));
-                }
-                if self.stop(kill, &inside) == Wake::Killed {
+                if self.stop(kill, reap) == Wake::Killed {
                     return Err(self.cancel(reap));
                 }
                 true
@@ -265,22 +263,41 @@ impl Direct {
         })
     }
 
-    /// `SIGTERM` to the group, up to [`TIMEOUT_GRACE`] for the shell and every member in `tree`
-    /// (the group's processes found before the signal) to exit (events, not polling), then whatever the group still holds is
-    /// polled for until the grace ends, and `SIGKILL` if it is not gone; the shell is reaped.
-    fn stop(&mut self, kill: RawFd, tree: &Tree) -> Wake {
+    /// Stops the timed-out group: `SIGTERM`, up to [`TIMEOUT_GRACE`] for it to end, then
+    /// `SIGKILL`; the shell is reaped.
+    ///
+    /// The group is frozen first (`SIGSTOP`), so the walk of the shell's tree finds every member
+    /// and none forks past it; with `reap`, the descendants that left the group are killed
+    /// (the group runs again meanwhile, for the shells to reap them). After the `SIGTERM` (and a
+    /// `SIGCONT`, so stopped members act on it) the shell and the members are waited for
+    /// through their pidfds (events, not polling). When each of them was sure to die of the
+    /// `SIGTERM` in the kernel ([`dies_of_sigterm`]), nothing can have forked since the freeze and
+    /// the group is gone; otherwise it is checked for what is left ([`Direct::group_gone`]) until
+    /// the grace ends, then `SIGKILL`.
+    fn stop(&mut self, kill: RawFd, reap: bool) -> Wake {
+        let mut sure = matches!(signal_group(self.pid, Some(Signal::SIGSTOP)), Ok(true));
+        let (outside, tree) = Tree::split(self.pid, reap);
+        if !outside.is_empty() {
+            let _ = signal_group(self.pid, Some(Signal::SIGCONT));
+            sure = false;
+            super::block_on(outside.kill(REAP_GRACE));
+        }
         let grace = Instant::now() + TIMEOUT_GRACE;
         if !matches!(signal_group(self.pid, Some(Signal::SIGTERM)), Ok(true)) {
             self.reap_blocking();
             return Wake::Done;
         }
+        // Read before the `SIGCONT`: a stopped member cannot change its dispositions, and a
+        // running one was ended at the send if the `SIGTERM` was fatal to it.
+        sure = sure && dies_of_sigterm(self.pid) && tree.pids().all(dies_of_sigterm);
+        let _ = signal_group(self.pid, Some(Signal::SIGCONT));
         let members = tree.fds();
         let mut exited = vec![false; members.len()];
         let all_exited = |d: &Direct, e: &[bool]| d.status.is_some() && e.iter().all(|x| *x);
         match self.wait(Some(grace), kill, &members, &mut exited, all_exited) {
             Wake::Killed => return Wake::Killed,
             Wake::Done => {
-                if self.group_gone(grace) {
+                if sure || self.group_gone(grace) {
                     return Wake::Done;
                 }
                 let _ = signal_group(self.pid, Some(Signal::SIGKILL));
@@ -297,8 +314,9 @@ impl Direct {
     ///
     /// The members' zombies hold the group until their new parent (init, once the shell is
     /// gone) reaps them, which a prompt init does in microseconds: `kill(-pgid, 0)` is retried
-    /// for up to [`ZOMBIE_WAIT`] before the group is searched for live members through `/proc`
-    /// (one `getpgid` per process, a `stat` read per member).
+    /// for up to [`ZOMBIE_WAIT`], then the group is searched for live members through `/proc`
+    /// (one `getpgid` per process, a `stat` read per member) on this thread, and only a group
+    /// that still has one is polled for until `until`.
     fn group_gone(&self, until: Instant) -> bool {
         let quick = Instant::now() + ZOMBIE_WAIT;
         let mut pause = Duration::from_micros(20);
@@ -311,7 +329,10 @@ impl Direct {
                 break;
             }
             std::thread::sleep(pause.min(quick.min(until) - now));
-            pause = (pause * 2).min(Duration::from_millis(1));
+            pause *= 2;
+        }
+        if !group_alive(self.pid) {
+            return true;
         }
         let left = until.saturating_duration_since(Instant::now());
         super::block_on(wait_group_gone(self.pid, left))

@@ -10,6 +10,7 @@ pub mod clone;
 pub mod deadline;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub mod direct;
+pub mod fatal;
 pub mod foreground;
 pub mod group;
 pub mod job;

@@ -111,6 +111,11 @@ impl Tree {
         self.members.iter().map(|(_, fd)| fd.as_raw_fd()).collect()
     }
 
+    /// The PIDs of the collected processes.
+    pub fn pids(&self) -> impl Iterator<Item = i32> + '_ {
+        self.members.iter().map(|(pid, _)| *pid)
+    }
+
     /// How many processes were collected.
     pub fn len(&self) -> usize {
         self.members.len()

@@ -48,3 +48,15 @@ async def test_a_shell_exiting_at_once_leaves_no_straggler(ws: Path) -> None:
     )
     assert results == [('return', '[stdout]\nstarted\n\n[Command timed out after 0.5s]')]
     assert live_processes_matching(marker) == []
+
+
+async def test_a_process_forked_by_a_sigterm_handler_is_not_left(ws: Path) -> None:
+    """The shell's `SIGTERM` trap starts a process after the group was signalled, then exits: every
+    process known at the timeout is gone at once, yet the group is not, and the newcomer is
+    killed after the grace rather than left running."""
+    marker = f'sleep 1012{os.getpid() % 100}'
+    results = await run_calls(
+        [LocalWorkspace(ws), Shell()], [rc(f"trap '{marker} & exit 0' TERM; echo up; sleep 100 & wait", 0.5)]
+    )
+    assert results == [('return', '[stdout]\nup\n\n[Command timed out after 0.5s]')]
+    assert live_processes_matching(marker) == []
