@@ -59,6 +59,7 @@ impl FileSystem {
             glob: glob.map(str::to_owned),
             hidden: self.limits.contract.is_workspace() && glob.is_some_and(names_hidden_for_rg),
             max_results: self.limits.max_find_results,
+            sorted_budget: None,
         };
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
