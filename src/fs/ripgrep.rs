@@ -197,6 +197,11 @@ impl FileSystem {
     /// relative to `cwd`. The engine has already dropped paths with a dot component below the
     /// directory it walks (the dotfile rule), and yields only real paths (it follows no links).
     fn ripgrep_entry(&self, walked: &Path) -> Option<String> {
+        if self.access.is_unrestricted() {
+            // `walk_target` without its copies: only containment is left to check.
+            crate::fs::path::strip_base(walked, self.root.real_root())?;
+            return Some(self.root.rel_to_cwd(walked));
+        }
         let target = self.walk_target(walked, true)?;
         Some(self.root.rel_to_cwd(&target.abs))
     }

@@ -2,6 +2,7 @@
 //! is collected compactly per thread ([`Collected`]) for the caller to sort once at the end,
 //! which gives what the sorted walk ([`super::walker::for_each_file`]) gives.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -10,10 +11,10 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use ignore::WalkState;
 
-use super::has_dot_component;
 use super::walker::builder;
 use crate::cancel::CancelFlag;
 use crate::error::Result;
+use crate::fs::path::strip_base;
 use crate::fs::walk::Collected;
 
 /// Threads for a parallel walk: the available cores, at most 8.
@@ -22,6 +23,12 @@ fn threads() -> usize {
         .map(|t| t.get())
         .unwrap_or(1)
         .clamp(1, 8)
+}
+
+/// [`super::has_dot_component`] of a walked path (no `.` or empty components), by its bytes.
+fn has_dot_name(printed: &Path) -> bool {
+    let bytes = printed.as_os_str().as_bytes();
+    bytes.first() == Some(&b'.') || memchr::memmem::find(bytes, b"/.").is_some()
 }
 
 /// A thread's collection, handed over when the walk drops the thread's visitor.
@@ -82,8 +89,8 @@ pub(crate) fn collect_files(
                 return WalkState::Continue;
             }
             let path = entry.path();
-            let printed = path.strip_prefix(cwd).unwrap_or(path);
-            if !hidden && has_dot_component(printed) {
+            let printed = strip_base(path, cwd).unwrap_or(path);
+            if !hidden && has_dot_name(printed) {
                 return WalkState::Continue;
             }
             if let Some(line) = shown(path, printed) {

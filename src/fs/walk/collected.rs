@@ -9,6 +9,8 @@
 /// One collected entry: its sort key and shown name, back to back in the arena.
 #[derive(Debug, Clone, Copy)]
 struct Span {
+    /// The key's first 16 bytes, big-endian (zero-padded): most comparisons end here.
+    head: u128,
     start: usize,
     key: u32,
     shown: u32,
@@ -28,8 +30,12 @@ impl Collected {
         let start = self.bytes.len();
         self.bytes
             .extend(rel.iter().map(|&b| if b == b'/' { 0 } else { b }));
+        let mut head = [0u8; 16];
+        let known = rel.len().min(16);
+        head[..known].copy_from_slice(&self.bytes[start..start + known]);
         self.bytes.extend_from_slice(shown.as_bytes());
         self.spans.push(Span {
+            head: u128::from_be_bytes(head),
             start,
             key: rel.len() as u32,
             shown: shown.len() as u32,
@@ -56,9 +62,17 @@ impl Collected {
         std::str::from_utf8(&self.bytes[from..from + span.shown as usize]).unwrap_or_default()
     }
 
+    /// Walk order of two entries: the keys' bytes (a shorter key that is a prefix of the
+    /// other first; zero padding never decides, as a `/` became 0 and sorts lowest too).
+    fn order(&self, a: &Span, b: &Span) -> std::cmp::Ordering {
+        a.head
+            .cmp(&b.head)
+            .then_with(|| self.key(a).cmp(self.key(b)))
+    }
+
     fn sort(&mut self) {
         let mut spans = std::mem::take(&mut self.spans);
-        spans.sort_unstable_by(|a, b| self.key(a).cmp(self.key(b)));
+        spans.sort_unstable_by(|a, b| self.order(a, b));
         self.spans = spans;
     }
 
