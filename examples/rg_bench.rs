@@ -133,6 +133,7 @@ fn main() {
                 glob: glob.clone(),
                 max_results: max,
                 hidden: false,
+                sorted_budget: None,
             };
             (
                 list_files(&target, &opts, &auth, &cancel),

@@ -44,12 +44,20 @@ fn list(
 ) -> Listing {
     let dir = root.join(dir);
     let auth = TestAuth::new(root, &root.join(cwd), denied);
-    let opts = ListFilesOptions {
+    let mut opts = ListFilesOptions {
         hidden: false,
         glob: glob.map(str::to_string),
         max_results: max,
+        sorted_budget: None,
     };
     let ours = list_files(&dir, &opts, &auth, &CancelFlag::new()).map_err(|e| e.message);
+    // Walked on every core and sorted at the end: the same listing.
+    opts.sorted_budget = Some(std::time::Duration::ZERO);
+    let parallel = list_files(&dir, &opts, &auth, &CancelFlag::new()).map_err(|e| e.message);
+    assert_eq!(
+        parallel, ours,
+        "parallel list_files {dir:?} glob={glob:?} max={max}"
+    );
     let args = list_args(glob);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match reference(&dir, &args, true, max, &auth) {
@@ -628,6 +636,7 @@ fn grep_errors_read_as_rg() {
             hidden: false,
             glob: Some("a{".into()),
             max_results: 5,
+            sorted_budget: None,
         },
         &auth,
         &cancel,
@@ -640,6 +649,7 @@ fn grep_errors_read_as_rg() {
             hidden: false,
             glob: Some("[z-a]".into()),
             max_results: 5,
+            sorted_budget: None,
         },
         &auth,
         &cancel,
@@ -816,6 +826,7 @@ fn cancelled_calls_stop() {
             hidden: false,
             glob: None,
             max_results: 5,
+            sorted_budget: None,
         },
         &auth,
         &cancel,
@@ -1166,6 +1177,7 @@ fn cancel_mid_walk_stops_with_cancelled() {
             hidden: false,
             glob: None,
             max_results: 100,
+            sorted_budget: None,
         },
         &auth2,
         &cancel2,

@@ -209,6 +209,67 @@ fn join_realpath(
     Ok(path)
 }
 
+/// `path.strip_prefix(base)`, comparing bytes first: a walked path (names joined onto a
+/// base, as walks build them) is stripped without iterating components; anything else
+/// (`.` or empty components where the two meet) takes `Path::strip_prefix`, so the result
+/// is always the same.
+pub fn strip_base<'p>(path: &'p Path, base: &Path) -> Option<&'p Path> {
+    let (bytes, head) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+    if let Some(rest) = bytes.strip_prefix(head) {
+        let rest = match rest {
+            [] => Some(rest),
+            [b'/', tail @ ..] if !head.is_empty() && !head.ends_with(b"/") => Some(tail),
+            _ if head.ends_with(b"/") => Some(rest),
+            _ => None,
+        };
+        if let Some(rest) = rest {
+            let plain = rest.is_empty()
+                || !(rest.starts_with(b"/")
+                    || rest.starts_with(b"./")
+                    || rest == b"."
+                    || rest.ends_with(b"/")
+                    || rest.ends_with(b"/."));
+            if plain && !head.ends_with(b"/.") && head != b"." {
+                return Some(Path::new(OsStr::from_bytes(rest)));
+            }
+        }
+    }
+    path.strip_prefix(base).ok()
+}
+
+#[cfg(test)]
+mod strip_base_tests {
+    use super::*;
+
+    /// The byte path agrees with `Path::strip_prefix` wherever it answers.
+    #[test]
+    fn strip_base_is_strip_prefix() {
+        let cases = [
+            ("/a/b/c", "/a/b"),
+            ("/a/b", "/a/b"),
+            ("/a/bc", "/a/b"),
+            ("/a/b/", "/a/b"),
+            ("/a/b//c", "/a/b"),
+            ("/a/b/./c", "/a/b"),
+            ("/a/b/c/.", "/a/b"),
+            ("/a/b/c/", "/a/b"),
+            ("/a/b/c", "/a/b/"),
+            ("/a/b/c", "/"),
+            ("/a/./b/c", "/a/./b"),
+            ("/a/b/c", "/a/./b"),
+            ("/a/b/../c", "/a/b"),
+            ("a/b", "a"),
+            ("a/b", ""),
+            ("./a", "."),
+            ("/x", "/a"),
+        ];
+        for (path, base) in cases {
+            let (p, b) = (Path::new(path), Path::new(base));
+            assert_eq!(strip_base(p, b), p.strip_prefix(b).ok(), "{path} - {base}");
+        }
+    }
+}
+
 /// `os.path.relpath(path, start)` for two absolute, normalized paths.
 pub fn relpath(path: &Path, start: &Path) -> String {
     let p: Vec<Component> = path.components().collect();
@@ -397,14 +458,12 @@ impl Root {
 
     /// `abs` relative to the real root (component-wise), or `None` when outside.
     pub fn rel_to_root(&self, abs: &Path) -> Option<PathBuf> {
-        abs.strip_prefix(&self.real_root)
-            .ok()
-            .map(Path::to_path_buf)
+        strip_base(abs, &self.real_root).map(Path::to_path_buf)
     }
 
     /// `os.path.relpath(abs, cwd)`: the name a walker shows, `..` components allowed.
     pub fn rel_to_cwd(&self, abs: &Path) -> String {
-        if let Ok(below) = abs.strip_prefix(&self.cwd) {
+        if let Some(below) = strip_base(abs, &self.cwd) {
             if !below.as_os_str().is_empty()
                 && !below.components().any(|c| c == Component::ParentDir)
             {

@@ -59,6 +59,7 @@ impl FileSystem {
             glob: glob.map(str::to_owned),
             hidden: self.limits.contract.is_workspace() && glob.is_some_and(names_hidden_for_rg),
             max_results: self.limits.max_find_results,
+            sorted_budget: None,
         };
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
@@ -196,6 +197,11 @@ impl FileSystem {
     /// relative to `cwd`. The engine has already dropped paths with a dot component below the
     /// directory it walks (the dotfile rule), and yields only real paths (it follows no links).
     fn ripgrep_entry(&self, walked: &Path) -> Option<String> {
+        if self.access.is_unrestricted() {
+            // `walk_target` without its copies: only containment is left to check.
+            crate::fs::path::strip_base(walked, self.root.real_root())?;
+            return Some(self.root.rel_to_cwd(walked));
+        }
         let target = self.walk_target(walked, true)?;
         Some(self.root.rel_to_cwd(&target.abs))
     }

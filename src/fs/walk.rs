@@ -9,6 +9,8 @@
 //! trailing `**` yielding directories, and symlinked directories entered only through a
 //! named or wildcard component. It walks depth-first with sorted children, which is the
 //! sorted order itself, so a capped search stops as soon as one entry past the cap is found.
+//! A walk still going after a short budget (a big tree) starts over on every core and is
+//! sorted at the end (`find_parallel`).
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
@@ -25,7 +27,12 @@ use crate::fs::path::{fstat, is_dir, too_long, Resolved, NAME_MAX};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 
+mod collected;
+mod find_parallel;
+mod pool;
 mod sorted;
+
+pub use collected::Collected;
 
 /// The type of a directory entry as `readdir` reports it (symlinks not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -399,6 +406,18 @@ impl FileSystem {
     /// walk looks up).
     /// Source: `_find_files`, _toolset.py; `pathlib._make_selector` (3.11).
     pub fn find_files(&self, pattern: &str, path: &str, cancel: &CancelFlag) -> Result<Outcome> {
+        self.find_files_within(pattern, path, cancel, find_parallel::SORTED_BUDGET)
+    }
+
+    /// [`FileSystem::find_files`], the sorted walk given `budget` before the walk starts over
+    /// in parallel (the result is the same either way).
+    pub(crate) fn find_files_within(
+        &self,
+        pattern: &str,
+        path: &str,
+        cancel: &CancelFlag,
+        budget: std::time::Duration,
+    ) -> Result<Outcome> {
         if pattern.starts_with('/') {
             return Err(Error::new(
                 ErrorKind::InvalidPattern,
@@ -477,13 +496,15 @@ impl FileSystem {
             include_hidden: workspace && names_hidden(pattern),
             count_hidden: workspace || self.disclosure.report_skipped,
             hidden: 0,
+            deadline: None,
+            over_budget: false,
         };
         // Document: `..` components only ever produce hidden paths. Hidden is judged below the
         // walk's root, which was named explicitly (the document's reference found nothing in a
         // hidden root; ours does, issue 9).
         if !parts.contains(&"..") {
             let start = finder.closure(vec![0]);
-            finder.visit(&resolved.abs, true, true, &start)?;
+            finder.run(&resolved.abs, &start, budget)?;
         }
         let outcome = Outcome::listing(
             resolved.event_str(),
@@ -595,6 +616,10 @@ struct Finder<'a> {
     /// Workspace contract: hidden entries the pattern would have matched (a hidden directory
     /// too under `**`), left out. Source: `_find_files`, _toolset.py (0.62.0).
     hidden: usize,
+    /// When the sorted walk gives up and the walk starts over in parallel.
+    deadline: Option<std::time::Instant>,
+    /// The sorted walk gave up (its `lines` are incomplete).
+    over_budget: bool,
 }
 
 impl Finder<'_> {
@@ -616,38 +641,41 @@ impl Finder<'_> {
         states
     }
 
-    /// Emits `abs` if accepted; returns false once the cap is passed (stop the walk).
-    fn emit(&mut self, abs: &Path, is_real: bool, known_dir: Option<bool>) -> bool {
+    /// The line shown for `abs` if accepted (a directory with `/`), `None` to leave it out.
+    fn accept(&self, abs: &Path, is_real: bool, known_dir: Option<bool>) -> Option<String> {
         let dir = match self.fs.walk_target(abs, is_real) {
             // A real entry's type is known from `readdir`; a symlink's target is stat'ed
             // beneath the root (a dangling one is skipped).
             Some(target) => match known_dir {
                 Some(d) if is_real => d,
-                _ => match self.beneath.as_ref().and_then(|b| stat_beneath(b, &target)) {
-                    Some(st) => is_dir(st.st_mode),
-                    None => return true,
-                },
+                _ => is_dir(stat_beneath(self.beneath.as_ref()?, &target)?.st_mode),
             },
-            None if self.workspace => match self.fs.listed_link(abs) {
-                Some((dir, _)) => dir,
-                None => return true,
-            },
-            None => return true,
+            None if self.workspace => self.fs.listed_link(abs)?.0,
+            None => return None,
+        };
+        let mut rel = self.fs.root.shown(abs, &self.walk);
+        if dir {
+            rel.push('/');
+        }
+        Some(rel)
+    }
+
+    /// Emits `abs` if accepted; returns false once the cap is passed (stop the walk).
+    fn emit(&mut self, abs: &Path, is_real: bool, known_dir: Option<bool>) -> bool {
+        let Some(line) = self.accept(abs, is_real, known_dir) else {
+            return true;
         };
         if self.lines.len() >= self.max {
             self.truncated = true;
             return false;
         }
-        let mut rel = self.fs.root.shown(abs, &self.walk);
-        if dir {
-            rel.push('/');
-        }
-        self.lines.push(rel);
+        self.lines.push(line);
         true
     }
 
     /// Visits directory `dir` in state set `states` (closed); `is_real`: no symlink on the
-    /// way from the walk root. Returns false when the walk must stop.
+    /// way from the walk root. Returns false when the walk must stop (the cap, or the
+    /// sorted walk's budget).
     fn visit(
         &mut self,
         dir: &Path,
@@ -667,6 +695,32 @@ impl Finder<'_> {
         if !states.iter().any(|&i| i < n) {
             return Ok(true);
         }
+        for step in self.steps(dir, is_real, states)? {
+            if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
+                self.over_budget = true;
+                return Ok(false);
+            }
+            if step.hidden {
+                self.hidden += 1;
+                continue;
+            }
+            if let Some(known_dir) = step.emit {
+                if !self.emit(&step.child, step.real, known_dir) {
+                    return Ok(false);
+                }
+            }
+            if !step.next.is_empty() && !self.visit(&step.child, step.real, false, &step.next)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// What the walk does with each entry of directory `dir` (state set `states`, closed),
+    /// in name order: hidden entries the pattern would have matched (to count), entries to
+    /// emit, directories to visit.
+    fn steps(&self, dir: &Path, is_real: bool, states: &[usize]) -> Result<Vec<Step>> {
+        let n = self.parts.len();
         // A literal component is looked up by name in `dir`, as `Path.glob` does: one longer
         // than a file name can be is the OS's ENAMETOOLONG there, a retry, not "no matches".
         if states
@@ -677,6 +731,7 @@ impl Finder<'_> {
         }
         let mut entries = list_path(dir);
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        let mut steps = Vec::new();
         for entry in entries {
             let hidden = is_hidden(&entry.name) && !self.include_hidden;
             if hidden && !self.count_hidden {
@@ -724,26 +779,50 @@ impl Finder<'_> {
             let next = self.closure(next);
             if hidden {
                 if matched_last || next.contains(&n) || (self.recursive && is_dir_follow(&child)) {
-                    self.hidden += 1;
+                    steps.push(Step {
+                        child,
+                        real: false,
+                        hidden: true,
+                        emit: None,
+                        next: Vec::new(),
+                    });
                 }
                 continue;
             }
-            let child_real = is_real && entry.kind != Kind::Symlink;
-            if (matched_last || next.contains(&n))
-                && !self.emit(
-                    &child,
-                    child_real,
-                    (entry.kind != Kind::Symlink).then_some(entry.kind == Kind::Dir),
-                )
-            {
-                return Ok(false);
-            }
-            if next.iter().any(|&i| i < n) && !self.visit(&child, child_real, false, &next)? {
-                return Ok(false);
+            let real = is_real && entry.kind != Kind::Symlink;
+            let emit = (matched_last || next.contains(&n))
+                .then_some((entry.kind != Kind::Symlink).then_some(entry.kind == Kind::Dir));
+            let next = if next.iter().any(|&i| i < n) {
+                next
+            } else {
+                Vec::new()
+            };
+            if emit.is_some() || !next.is_empty() {
+                steps.push(Step {
+                    child,
+                    real,
+                    hidden: false,
+                    emit,
+                    next,
+                });
             }
         }
-        Ok(true)
+        Ok(steps)
     }
+}
+
+/// What a `find_files` walk does with one directory entry ([`Finder::steps`]).
+struct Step {
+    /// The entry's path as walked.
+    child: std::path::PathBuf,
+    /// No symlink on the way from the walk root to it, itself included.
+    real: bool,
+    /// A hidden entry the pattern would have matched: counted, not shown or entered.
+    hidden: bool,
+    /// Shown if accepted, with its type when `readdir` knows it (`Some(is_dir)`).
+    emit: Option<Option<bool>>,
+    /// The closed state set to visit it in, when it is a directory to enter (else empty).
+    next: Vec<usize>,
 }
 
 /// A sort key equal to Python's component-wise `Path` order: the bytes with `/` lowest.

@@ -79,6 +79,7 @@ pub fn grep(
                         return Ok(true);
                     }
                     Walked::File { path, printed } => (path, printed),
+                    Walked::Dir => return Ok(true),
                 };
                 let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit)
                     .clipping(opts.clip.as_ref());

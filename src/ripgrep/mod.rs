@@ -13,6 +13,9 @@
 //! Threads: the walk runs on a scoped helper thread, in `rg --sort path` order, handing
 //! files over in batches; searching, authorizing and capping stay on the calling thread with
 //! one searcher, so output order and the searcher's buffer state match `rg`'s exactly.
+//! `list_files` gives that sorted walk a short time budget: a listing still going when it
+//! runs out (a big tree) starts over on every core, unordered (`parallel`), authorizing on
+//! the walking threads, and is sorted once at the end, which gives the same lines.
 //!
 //! Known differences from the reference (all outside ordinary trees):
 //! - `RIPGREP_CONFIG_PATH` is not read (`rg` would add its flags).
@@ -42,6 +45,7 @@
 
 mod grep;
 mod list;
+mod parallel;
 mod preview;
 mod sink;
 pub(crate) mod walker;
@@ -61,8 +65,8 @@ pub use list::list_files;
 /// access patterns to the realpath-resolved target, as `_resolve_walk_entry` and
 /// `_relative_to_cwd` do. The dot rule (no component of the printed path may start with
 /// `.`) is applied by this module before calling, because only it knows which components
-/// lie below the walk root. Called on the calling thread (the walk's helper thread never
-/// calls it); `Sync` leaves room for a parallel search.
+/// lie below the walk root. Called on the calling thread, or (`list_files` on a big tree)
+/// on the parallel walk's threads, hence `Sync`.
 ///
 /// `grep` calls it at most once per file, when the file's first line is about to be
 /// shown (files without matches cost nothing); `list_files` once per regular file listed,
@@ -94,6 +98,9 @@ pub struct ListFilesOptions {
     pub hidden: bool,
     /// `max_find_results`: lines kept; one more accepted entry sets `truncated`.
     pub max_results: usize,
+    /// How long the sorted walk may run before the listing is walked on every core and
+    /// sorted at the end instead (the same lines either way); `None`: 10 ms.
+    pub sorted_budget: Option<std::time::Duration>,
 }
 
 /// Arguments of `grep` beyond the target.

@@ -34,6 +34,9 @@ pub(crate) enum Walked {
     File { path: PathBuf, printed: PathBuf },
     /// An error `rg` reports and continues after, as its `rg: ...` line.
     Error(String),
+    /// A directory below the walk root was entered (nothing to show; lets the consumer
+    /// watch the time while the walk finds no file).
+    Dir,
 }
 
 /// Walks `root` on a helper thread and feeds the files `rg` would search or list to `f`,
@@ -66,15 +69,21 @@ pub(crate) fn for_each_file(
                         Walked::Error(rg_line(rg_error_text(&err.to_string(), cwd, root_shown)))
                     }
                     Ok(entry) => {
-                        if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_file()) {
+                        if entry.depth() == 0 {
                             continue;
                         }
-                        let path = entry.into_path();
-                        let printed = path.strip_prefix(cwd).unwrap_or(&path).to_path_buf();
-                        if !hidden && has_dot_component(&printed) {
+                        if entry.file_type().is_some_and(|t| t.is_dir()) {
+                            Walked::Dir
+                        } else if !entry.file_type().is_some_and(|t| t.is_file()) {
                             continue;
+                        } else {
+                            let path = entry.into_path();
+                            let printed = path.strip_prefix(cwd).unwrap_or(&path).to_path_buf();
+                            if !hidden && has_dot_component(&printed) {
+                                continue;
+                            }
+                            Walked::File { path, printed }
                         }
-                        Walked::File { path, printed }
                     }
                 };
                 batch.push(item);
@@ -153,6 +162,19 @@ pub(crate) fn walk(
     types: Types,
     hidden: bool,
 ) -> Walk {
+    let mut builder = builder(path, cwd, overrides, types, hidden);
+    builder.sort_by_file_name(|a, b| a.cmp(b));
+    builder.build()
+}
+
+/// The walk [`walk`] makes, before it is sorted: `rg`'s filters on one thread.
+pub(crate) fn builder(
+    path: &Path,
+    cwd: &Path,
+    overrides: Override,
+    types: Types,
+    hidden: bool,
+) -> WalkBuilder {
     let mut builder = WalkBuilder::new(path);
     builder
         .max_depth(None)
@@ -172,8 +194,7 @@ pub(crate) fn walk(
         .ignore_case_insensitive(false)
         .current_dir(cwd)
         .add_custom_ignore_filename(".rgignore");
-    builder.sort_by_file_name(|a, b| a.cmp(b));
-    builder.build()
+    builder
 }
 
 /// Rewrites an error's text from the absolute walk root to the form `rg` prints: paths

@@ -1,0 +1,209 @@
+//! `find_files` on a big tree: the sorted walk gets a short time budget; a walk still going
+//! when it runs out starts over on every core ([`run_jobs`], a directory per job), collects
+//! compactly ([`Collected`]) and sorts once at the end, which gives what the sorted walk
+//! would have given: the same lines, cap marker and hidden count.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::pool::run_jobs;
+use super::{Collected, Finder};
+use crate::error::{ErrorKind, Result};
+
+/// How long the sorted walk may run before the walk starts over in parallel: a small tree,
+/// or a search the cap cuts early, is done by then.
+pub const SORTED_BUDGET: Duration = Duration::from_millis(10);
+
+/// A directory to visit in a state set, as [`Finder::visit`] takes it.
+struct Job {
+    dir: PathBuf,
+    real: bool,
+    start: bool,
+    states: Vec<usize>,
+}
+
+/// What one thread found: lines shown, and hidden entries counted, keyed by walked path.
+#[derive(Default)]
+struct Found {
+    shown: Collected,
+    hidden: Collected,
+}
+
+impl Finder<'_> {
+    /// Walks below `root` (the walk root, in state set `start`): sorted, and if that takes
+    /// longer than `budget`, again in parallel. Fills `lines`, `truncated`, `hidden`.
+    pub(super) fn run(&mut self, root: &Path, start: &[usize], budget: Duration) -> Result<()> {
+        self.deadline = Some(Instant::now() + budget);
+        self.visit(root, true, true, start)?;
+        if !self.over_budget {
+            return Ok(());
+        }
+        self.lines.clear();
+        self.truncated = false;
+        self.hidden = 0;
+        self.over_budget = false;
+        self.deadline = None;
+        match self.parallel(root, start) {
+            Err(err) if err.kind != ErrorKind::Cancelled => {
+                // An error met somewhere in the tree: the sorted walk says whether the cap
+                // stopped it first.
+                self.visit(root, true, true, start).map(|_| ())
+            }
+            done => done,
+        }
+    }
+
+    fn parallel(&mut self, root: &Path, start: &[usize]) -> Result<()> {
+        let threads = std::thread::available_parallelism()
+            .map(|t| t.get())
+            .unwrap_or(1)
+            .clamp(1, 8);
+        let first = Job {
+            dir: root.to_path_buf(),
+            real: true,
+            start: true,
+            states: start.to_vec(),
+        };
+        let this = &*self;
+        let found = run_jobs(threads, first, Found::default, |found, job, more| {
+            this.job(root, found, job, more)
+        })?;
+        let (shown, hidden): (Vec<_>, Vec<_>) =
+            found.into_iter().map(|f| (f.shown, f.hidden)).unzip();
+        let (lines, past) = Collected::into_sorted_lines(shown, self.max);
+        // The sorted walk stops at the first entry past the cap: it counted the hidden
+        // entries before that one.
+        self.hidden = Collected::count_before(&hidden, past.as_deref());
+        self.truncated = past.is_some();
+        self.lines = lines;
+        Ok(())
+    }
+
+    /// [`Finder::visit`] of one directory, its subdirectories made jobs.
+    fn job(&self, root: &Path, found: &mut Found, job: Job, more: &mut Vec<Job>) -> Result<()> {
+        self.cancel.check()?;
+        let key = |p: &Path| {
+            p.strip_prefix(root)
+                .unwrap_or(p)
+                .as_os_str()
+                .as_bytes()
+                .to_vec()
+        };
+        let n = self.parts.len();
+        if job.start && !self.workspace && job.states.contains(&n) {
+            if let Some(line) = self.accept(&job.dir, job.real, Some(true)) {
+                found.shown.push(&key(&job.dir), &line);
+            }
+        }
+        if !job.states.iter().any(|&i| i < n) {
+            return Ok(());
+        }
+        for step in self.steps(&job.dir, job.real, &job.states)? {
+            if step.hidden {
+                found.hidden.push(&key(&step.child), "");
+                continue;
+            }
+            if let Some(known_dir) = step.emit {
+                if let Some(line) = self.accept(&step.child, step.real, known_dir) {
+                    found.shown.push(&key(&step.child), &line);
+                }
+            }
+            if !step.next.is_empty() {
+                more.push(Job {
+                    dir: step.child,
+                    real: step.real,
+                    start: false,
+                    states: step.next,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cancel::CancelFlag;
+    use crate::fs::tests::{limits, protected};
+    use crate::fs::{Contract, FileSystem};
+    use std::fs;
+    use std::os::unix::fs::symlink;
+    use std::time::Duration;
+
+    /// A tree with hidden entries, symlinks in and out, a denied file and enough files that
+    /// the parallel walk has several directories to share out.
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for d in ["a/b", "a-b", "a/.h/x", "c", ".top"] {
+            fs::create_dir_all(r.join(d)).unwrap();
+        }
+        for i in 0..40 {
+            fs::write(r.join(format!("a/b/f{i:02}.py")), "x").unwrap();
+            fs::write(r.join(format!("c/g{i:02}.txt")), "x").unwrap();
+        }
+        for f in [
+            "a/m.py",
+            "a-b/n.py",
+            "a/.h/x/z.py",
+            "a/.hid.py",
+            ".top/t.py",
+            "s.pem",
+        ] {
+            fs::write(r.join(f), "x").unwrap();
+        }
+        symlink("a", r.join("la")).unwrap();
+        symlink("/etc", r.join("out")).unwrap();
+        symlink("nowhere", r.join("dangle.py")).unwrap();
+        symlink("s.pem", r.join("key.py")).unwrap();
+        dir
+    }
+
+    /// The parallel walk (budget 0) gives exactly what the sorted walk gives: lines, cap
+    /// marker, counts and the hidden-entry trailer, under both contracts and any cap.
+    #[test]
+    fn parallel_walk_finds_what_the_sorted_walk_finds() {
+        let dir = tree();
+        let c = CancelFlag::new();
+        let patterns = [
+            "**/*.py",
+            "**",
+            "**/",
+            "*",
+            "*/*",
+            "la/*",
+            "**/*.txt",
+            "a/**",
+            ".*",
+            "**/.h/**",
+            "**/b/*",
+            "c/g0?.txt",
+            "**/nothing",
+        ];
+        for contract in [Contract::Document, Contract::Workspace] {
+            for max in [0, 1, 3, 41, 1000] {
+                let mut limits = limits();
+                limits.max_find_results = max;
+                limits.contract = contract;
+                let root = dir.path().to_str().unwrap();
+                let mut f = FileSystem::new(root, None, &[], &[], &protected(), limits).unwrap();
+                f.root = f.root.clone().under(contract);
+                f.disclosure.report_skipped = true;
+                for pattern in patterns {
+                    let sorted = f.find_files_within(pattern, ".", &c, Duration::from_secs(3600));
+                    let parallel = f.find_files_within(pattern, ".", &c, Duration::ZERO);
+                    let show = |o: &crate::error::Result<crate::fs::Outcome>| match o {
+                        Ok(o) => format!("{}|{}|{}", o.text, o.count, o.truncated),
+                        Err(e) => e.message.clone(),
+                    };
+                    assert_eq!(
+                        show(&parallel),
+                        show(&sorted),
+                        "{pattern} cap {max} {contract:?}"
+                    );
+                }
+            }
+        }
+    }
+}
