@@ -11,14 +11,25 @@ use std::sync::Arc;
 pub enum Content {
     /// Text the plan owns.
     Owned(String),
-    /// Text borrowed from an immutable buffer that lives as long as this value.
-    Shared(Arc<dyn AsRef<str> + Send + Sync>),
+    /// Text borrowed from an immutable buffer that lives as long as this value, and its
+    /// length in chars.
+    Shared(Arc<dyn AsRef<str> + Send + Sync>, usize),
 }
 
 impl Content {
-    /// Text shared from `buffer`, which must never change (an immutable string's storage).
-    pub fn shared(buffer: impl AsRef<str> + Send + Sync + 'static) -> Self {
-        Content::Shared(Arc::new(buffer))
+    /// Text shared from `buffer`, which must never change (an immutable string's storage),
+    /// whose length in chars is `chars` (a Python `str`'s `len`, known without a pass).
+    pub fn shared(buffer: impl AsRef<str> + Send + Sync + 'static, chars: usize) -> Self {
+        debug_assert_eq!(buffer.as_ref().chars().count(), chars);
+        Content::Shared(Arc::new(buffer), chars)
+    }
+
+    /// The length in chars.
+    pub fn chars(&self) -> usize {
+        match self {
+            Content::Owned(s) => s.chars().count(),
+            Content::Shared(_, chars) => *chars,
+        }
     }
 }
 
@@ -34,7 +45,7 @@ impl Deref for Content {
     fn deref(&self) -> &str {
         match self {
             Content::Owned(s) => s,
-            Content::Shared(b) => (**b).as_ref(),
+            Content::Shared(b, _) => (**b).as_ref(),
         }
     }
 }
@@ -64,9 +75,10 @@ mod tests {
     #[test]
     fn owned_and_shared_read_the_same() {
         let owned = Content::from("héllo".to_string());
-        let shared = Content::shared(String::from("héllo"));
+        let shared = Content::shared(String::from("héllo"), 5);
         assert_eq!(&*owned, "héllo");
         assert_eq!(&*shared, "héllo");
+        assert_eq!((owned.chars(), shared.chars()), (5, 5));
         assert_eq!(format!("{shared:?}"), "\"héllo\"");
         assert_eq!(&*Content::default(), "");
     }

@@ -112,7 +112,7 @@ impl Plan {
     fn owned_bytes(&self) -> usize {
         let text = match &self.content {
             Content::Owned(s) => s.len(),
-            Content::Shared(_) => 0,
+            Content::Shared(..) => 0,
         };
         text + self.encoded.as_ref().map_or(0, Vec::len) + self.old.as_ref().map_or(0, Vec::len)
     }
@@ -125,7 +125,7 @@ impl Drop for Plan {
         if self.owned_bytes() >= PARALLEL_BYTES {
             let owned = match &mut self.content {
                 Content::Owned(s) => std::mem::take(s),
-                Content::Shared(_) => String::new(), // a Python str: released where it is
+                Content::Shared(..) => String::new(), // a Python str: released where it is
             };
             reap::later((owned, self.encoded.take(), self.old.take()));
         }
@@ -410,12 +410,8 @@ fn written_hash(plan: &Plan, contract: Contract) -> String {
 
 /// The chars and lines a write's result counts (`None` for an edit, whose result has none).
 fn written_counts(plan: &Plan, contract: Contract) -> Option<(usize, usize)> {
-    (plan.operation != Operation::Edit).then(|| {
-        (
-            plan.content.chars().count(),
-            written_lines(&plan.content, contract),
-        )
-    })
+    (plan.operation != Operation::Edit)
+        .then(|| (plan.content.chars(), written_lines(&plan.content, contract)))
 }
 
 /// [`written_text`]'s text, given the write's [`written_counts`] and the new content's `hash`.

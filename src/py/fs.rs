@@ -408,7 +408,7 @@ impl PyFileSystemCore {
         &self,
         py: Python<'_>,
         path: String,
-        content: PyBackedStr,
+        content: Bound<'_, PyString>,
         expected_hash: Option<String>,
         announce: bool,
         cancel: PyRef<'_, PyCancelToken>,
@@ -416,7 +416,8 @@ impl PyFileSystemCore {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
         // The str's own UTF-8, shared, not copied: it is immutable and kept alive by the plan.
-        let content = Content::shared(content);
+        let chars = content.len()?;
+        let content = Content::shared(PyBackedStr::try_from(content)?, chars);
         let plan = run(py, move || {
             fs.plan_write(&path, content, expected_hash, announce, &flag)
         })?;
