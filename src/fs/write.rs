@@ -452,11 +452,14 @@ fn read_all(
     }
 }
 
-/// Whether the rest of `file` is exactly `old`, read [`CHUNK`] bytes at a time (no copy of
-/// the whole file).
-fn holds(file: &mut File, old: &[u8], cancel: &CancelFlag) -> std::io::Result<Result<bool>> {
+/// Feeds the rest of `file` to `f`, [`CHUNK`] bytes at a time between cancellation checks,
+/// until `f` says stop (`false`). Returns whether the end was reached.
+fn each_chunk(
+    file: &mut File,
+    cancel: &CancelFlag,
+    mut f: impl FnMut(&[u8]) -> bool,
+) -> std::io::Result<Result<bool>> {
     let mut chunk = vec![0u8; CHUNK];
-    let mut at = 0;
     loop {
         if cancel.is_cancelled() {
             return Ok(Err(Error::cancelled()));
@@ -467,13 +470,24 @@ fn holds(file: &mut File, old: &[u8], cancel: &CancelFlag) -> std::io::Result<Re
             Err(e) => return Err(e),
         };
         if n == 0 {
-            return Ok(Ok(at == old.len()));
+            return Ok(Ok(true));
         }
-        if old.len() - at < n || chunk[..n] != old[at..at + n] {
+        if !f(&chunk[..n]) {
             return Ok(Ok(false));
         }
-        at += n;
     }
+}
+
+/// Whether the rest of `file` is exactly `old`, compared a chunk at a time (no copy of the
+/// whole file).
+fn holds(file: &mut File, old: &[u8], cancel: &CancelFlag) -> std::io::Result<Result<bool>> {
+    let mut at = 0;
+    let ended = each_chunk(file, cancel, |chunk| {
+        let same = old.len() - at >= chunk.len() && *chunk == old[at..at + chunk.len()];
+        at += chunk.len();
+        same
+    })?;
+    Ok(ended.map(|ended| ended && at == old.len()))
 }
 
 /// `line_count` of written content: `\n`s counted at memory speed when the text has no other
@@ -504,26 +518,15 @@ fn hash_keep(
 ) -> std::io::Result<Result<(String, Vec<u8>)>> {
     let mut h = DiskHasher::for_contract(contract);
     let mut head = Vec::new();
-    let mut chunk = vec![0u8; 1 << 20];
-    loop {
-        if cancel.is_cancelled() {
-            return Ok(Err(Error::cancelled()));
-        }
-        let n = match file.read(&mut chunk) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            break;
-        }
+    let ended = each_chunk(file, cancel, |chunk| {
         if head.len() <= keep {
-            let take = (keep + 1 - head.len()).min(n);
+            let take = (keep + 1 - head.len()).min(chunk.len());
             head.extend_from_slice(&chunk[..take]);
         }
-        h.update(&chunk[..n]);
-    }
-    Ok(Ok((h.finish(), head)))
+        h.update(chunk);
+        true
+    })?;
+    Ok(ended.map(|_| (h.finish(), head)))
 }
 
 /// `fallocate` with `FALLOC_FL_KEEP_SIZE`; `Ok` when unsupported.
