@@ -39,6 +39,12 @@ fn lines(text: &str) -> Vec<&str> {
     out
 }
 
+/// Whether `text` has more than `n` chars, counted only when its length in bytes (between
+/// one and four per char) does not tell.
+fn longer_than(text: &str, n: usize) -> bool {
+    text.len() > n && (text.len() > 4 * n || text.chars().count() > n)
+}
+
 /// `text[:n]` in chars.
 fn take_chars(text: &str, n: usize) -> &str {
     match text.char_indices().nth(n) {
@@ -58,8 +64,8 @@ pub fn unified_diff(old: Option<&str>, new: &str, path: &str) -> (String, bool) 
     let too_big = match old {
         None => true,
         Some(old) => {
-            old.chars().count() > MAX_DIFF_SOURCE_CHARS
-                || new.chars().count() > MAX_DIFF_SOURCE_CHARS
+            longer_than(old, MAX_DIFF_SOURCE_CHARS)
+                || longer_than(new, MAX_DIFF_SOURCE_CHARS)
                 || (memchr::memchr_iter(b'\n', old.as_bytes()).count() + 1)
                     .saturating_mul(memchr::memchr_iter(b'\n', new.as_bytes()).count() + 1)
                     > MAX_DIFF_LINE_PAIRS
@@ -335,6 +341,33 @@ fn grouped_opcodes<'s>(a: &[&'s str], b: &[&'s str], n: usize) -> Vec<Vec<Opcode
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_size_is_counted_in_chars() {
+        let n = MAX_DIFF_SOURCE_CHARS;
+        // Two bytes a char: over `n` bytes, not over `n` chars, so still diffed.
+        let at_limit = "é".repeat(n);
+        assert!(!longer_than(&at_limit, n));
+        assert!(longer_than(&"é".repeat(n + 1), n));
+        assert!(longer_than(&"a".repeat(4 * n + 1), n));
+        assert!(!longer_than(&"a".repeat(n), n));
+        assert!(longer_than(&"\u{1F600}".repeat(n + 1), n));
+        // 32,640 chars in 64,260 bytes, 255 lines: diffed.
+        let old: String = (0..255)
+            .map(|i| format!("{i:03}{}\n", "é".repeat(124)))
+            .collect();
+        let first = old.find('\n').unwrap() + 1;
+        let new = format!("x\n{}", &old[first..]);
+        let (diff, truncated) = unified_diff(Some(&old), &new, "p");
+        assert!(!truncated);
+        let head = format!(
+            "--- a/p\n+++ b/p\n@@ -1,4 +1,4 @@\n-{}\n+x\n",
+            &old[..first - 1]
+        );
+        assert!(diff.starts_with(&head), "{diff}");
+        let (diff, truncated) = unified_diff(Some(&"é".repeat(n + 1)), "é", "p");
+        assert_eq!((diff.as_str(), truncated), ("--- a/p\n+++ b/p", true));
+    }
 
     #[test]
     fn small_cases() {

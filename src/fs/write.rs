@@ -19,9 +19,13 @@ use std::path::Path;
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::content::Content;
 use crate::fs::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
-use crate::fs::hash::{bytes_hash, content_hash, is_binary, text_hash, DiskHasher, BINARY_SAMPLE};
+use crate::fs::hash::{
+    bytes_hash, content_hash, is_binary, text_hash, DiskHasher, BINARY_SAMPLE, CHUNK,
+};
 use crate::fs::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
+use crate::fs::reap;
 use crate::fs::replace::{self, Created, Replaced};
 use crate::fs::text::py_repr;
 use crate::fs::{encoding, matching, Contract, FileSystem, Outcome, NOT_REGULAR_FILE};
@@ -64,6 +68,9 @@ pub enum Guard {
     None,
     /// The file must still hash to this (`<absent>`: it must still not exist).
     Hash(String),
+    /// The file must still hold the plan's `old` bytes (an edit): compared as bytes, their
+    /// hash computed only to name a conflict.
+    Unchanged,
 }
 
 /// A change checked and ready to announce, then commit.
@@ -81,7 +88,7 @@ pub struct Plan {
     pub truncated: bool,
     /// Whether the change is announced (commit then re-resolves the path).
     pub announced: bool,
-    pub(crate) content: String,
+    pub(crate) content: Content,
     /// The bytes to write when they are not `content`'s UTF-8 (an edit of a UTF-16 file or
     /// of one with bytes that are not UTF-8).
     pub(crate) encoded: Option<Vec<u8>>,
@@ -99,6 +106,29 @@ impl Plan {
     /// The bytes the commit writes.
     pub fn bytes(&self) -> &[u8] {
         self.encoded.as_deref().unwrap_or(self.content.as_bytes())
+    }
+
+    /// Bytes of the buffers the plan owns (its text, when not shared; its encoding; the old bytes).
+    fn owned_bytes(&self) -> usize {
+        let text = match &self.content {
+            Content::Owned(s) => s.len(),
+            Content::Shared(..) => 0,
+        };
+        text + self.encoded.as_ref().map_or(0, Vec::len) + self.old.as_ref().map_or(0, Vec::len)
+    }
+}
+
+impl Drop for Plan {
+    /// A big plan's buffers (an edit's old and new text) are freed off the dropping thread
+    /// (Python's, when the plan object goes): see [`reap`].
+    fn drop(&mut self) {
+        if self.owned_bytes() >= PARALLEL_BYTES {
+            let owned = match &mut self.content {
+                Content::Owned(s) => std::mem::take(s),
+                Content::Shared(..) => String::new(), // a Python str: released where it is
+            };
+            reap::later((owned, self.encoded.take(), self.old.take()));
+        }
     }
 }
 
@@ -232,13 +262,12 @@ impl Edited {
 
 impl Source {
     /// Decodes a file for `edit_file`: UTF-16 (recognised by [`encoding::sniff_utf16`]) to
-    /// text, anything else as UTF-8, whose bytes that are not UTF-8 are kept. Also returns
-    /// the file's content hash under `contract`.
+    /// text, anything else as UTF-8, whose bytes that are not UTF-8 are kept.
     ///
     /// Errors: `p is a binary file; edit_file only edits text files.` (NUL in the first 8192
     /// bytes, as the reference); UTF-16 that does not decode (an unpaired surrogate, an odd
     /// final byte), naming the byte offset and line.
-    pub fn decode(path: &str, raw: Vec<u8>, contract: Contract) -> Result<(Source, String)> {
+    pub fn decode(path: &str, raw: Vec<u8>) -> Result<Source> {
         let head = &raw[..raw.len().min(BINARY_SAMPLE)];
         if let Some(kind) = encoding::sniff_utf16(head) {
             let text = encoding::decode_utf16(&raw, kind, false).map_err(|e| {
@@ -255,8 +284,7 @@ impl Source {
                     ),
                 )
             })?;
-            let current = disk_hash(&raw, contract);
-            return Ok((Source::Utf16 { raw, text, kind }, current));
+            return Ok(Source::Utf16 { raw, text, kind });
         }
         if is_binary(head) {
             return Err(retry(
@@ -266,16 +294,21 @@ impl Source {
         }
         let bom = raw.starts_with(encoding::UTF8_BOM);
         Ok(match String::from_utf8(raw) {
-            Ok(text) => {
-                let current = text_hash(&text);
-                (Source::Utf8 { text, bom }, current)
-            }
-            Err(e) => {
-                let raw = e.into_bytes();
-                let current = disk_hash(&raw, contract);
-                (Source::Bytes { raw, bom }, current)
-            }
+            Ok(text) => Source::Utf8 { text, bom },
+            Err(e) => Source::Bytes {
+                raw: e.into_bytes(),
+                bom,
+            },
         })
+    }
+
+    /// The file's content hash under `contract` (what `read_file` reported; the guard).
+    /// Equal to [`disk_hash`] of its bytes: valid UTF-8 decodes to itself.
+    pub fn hash(&self, contract: Contract) -> String {
+        match self {
+            Source::Utf8 { text, .. } => text_hash(text),
+            Source::Bytes { raw, .. } | Source::Utf16 { raw, .. } => disk_hash(raw, contract),
+        }
     }
 
     /// Applies `replacements` ([`matching::apply`]) and encodes the result as the file was.
@@ -330,21 +363,28 @@ impl Source {
 
 /// `edit_file` on a file's bytes, as the reference orders its checks: decode (binary and
 /// undecodable files refused), then `expected_hash`, then the replacements. Returns the
-/// edit and the content hash the file had (the commit's guard).
+/// edit and the commit's guard: the content hash the file had ([`Guard::Hash`]), or with
+/// `lazy`, [`Guard::Unchanged`] (the file is hashed only to check an `expected_hash`).
 pub(crate) fn edit_plan(
     path: &str,
     raw: Vec<u8>,
     replacements: &[Replacement],
     expected_hash: Option<String>,
     contract: Contract,
-) -> Result<(Edited, String)> {
-    let (source, current) = Source::decode(path, raw, contract)?;
-    if let Some(expected) = &expected_hash {
-        if *expected != current {
-            return Err(conflict(path, expected, &current));
+    lazy: bool,
+) -> Result<(Edited, Guard)> {
+    let source = Source::decode(path, raw)?;
+    let current = (expected_hash.is_some() || !lazy).then(|| source.hash(contract));
+    if let (Some(expected), Some(current)) = (&expected_hash, &current) {
+        if expected != current {
+            return Err(conflict(path, expected, current));
         }
     }
-    Ok((source.edit(replacements, path)?, current))
+    let guard = match current {
+        Some(current) if !lazy => Guard::Hash(current),
+        _ => Guard::Unchanged,
+    };
+    Ok((source.edit(replacements, path)?, guard))
 }
 
 /// The result of a committed write or edit and the new content's hash:
@@ -355,25 +395,41 @@ pub(crate) fn written_text(
     content_hashes: bool,
     contract: Contract,
 ) -> (String, String) {
-    let (operation, content) = (plan.operation, &plan.content);
-    let hash = match &plan.encoded {
+    let hash = written_hash(plan, contract);
+    let counts = written_counts(plan, contract);
+    (written_summary(path, content_hashes, counts, &hash), hash)
+}
+
+/// The content hash of what a plan writes.
+fn written_hash(plan: &Plan, contract: Contract) -> String {
+    match &plan.encoded {
         Some(bytes) => disk_hash(bytes, contract),
-        None => text_hash(content),
-    };
+        None => text_hash(&plan.content),
+    }
+}
+
+/// The chars and lines a write's result counts (`None` for an edit, whose result has none).
+fn written_counts(plan: &Plan, contract: Contract) -> Option<(usize, usize)> {
+    (plan.operation != Operation::Edit)
+        .then(|| (plan.content.chars(), written_lines(&plan.content, contract)))
+}
+
+/// [`written_text`]'s text, given the write's [`written_counts`] and the new content's `hash`.
+fn written_summary(
+    path: &str,
+    content_hashes: bool,
+    counts: Option<(usize, usize)>,
+    hash: &str,
+) -> String {
     let suffix = if content_hashes {
         format!(" [hash:{hash}]")
     } else {
         String::new()
     };
-    let text = match operation {
-        Operation::Edit => format!("Edited {path}.{suffix}"),
-        _ => format!(
-            "Wrote {} chars ({} lines) to {path}.{suffix}",
-            content.chars().count(),
-            written_lines(content, contract)
-        ),
-    };
-    (text, hash)
+    match counts {
+        None => format!("Edited {path}.{suffix}"),
+        Some((chars, lines)) => format!("Wrote {chars} chars ({lines} lines) to {path}.{suffix}"),
+    }
 }
 
 /// Reads the rest of `file` into `buf` (straight into its spare capacity), 8 MiB at a time
@@ -394,6 +450,44 @@ fn read_all(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Feeds the rest of `file` to `f`, [`CHUNK`] bytes at a time between cancellation checks,
+/// until `f` says stop (`false`). Returns whether the end was reached.
+fn each_chunk(
+    file: &mut File,
+    cancel: &CancelFlag,
+    mut f: impl FnMut(&[u8]) -> bool,
+) -> std::io::Result<Result<bool>> {
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(Err(Error::cancelled()));
+        }
+        let n = match file.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(Ok(true));
+        }
+        if !f(&chunk[..n]) {
+            return Ok(Ok(false));
+        }
+    }
+}
+
+/// Whether the rest of `file` is exactly `old`, compared a chunk at a time (no copy of the
+/// whole file).
+fn holds(file: &mut File, old: &[u8], cancel: &CancelFlag) -> std::io::Result<Result<bool>> {
+    let mut at = 0;
+    let ended = each_chunk(file, cancel, |chunk| {
+        let same = old.len() - at >= chunk.len() && *chunk == old[at..at + chunk.len()];
+        at += chunk.len();
+        same
+    })?;
+    Ok(ended.map(|ended| ended && at == old.len()))
 }
 
 /// `line_count` of written content: `\n`s counted at memory speed when the text has no other
@@ -424,26 +518,15 @@ fn hash_keep(
 ) -> std::io::Result<Result<(String, Vec<u8>)>> {
     let mut h = DiskHasher::for_contract(contract);
     let mut head = Vec::new();
-    let mut chunk = vec![0u8; 1 << 20];
-    loop {
-        if cancel.is_cancelled() {
-            return Ok(Err(Error::cancelled()));
-        }
-        let n = match file.read(&mut chunk) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            break;
-        }
+    let ended = each_chunk(file, cancel, |chunk| {
         if head.len() <= keep {
-            let take = (keep + 1 - head.len()).min(n);
+            let take = (keep + 1 - head.len()).min(chunk.len());
             head.extend_from_slice(&chunk[..take]);
         }
-        h.update(&chunk[..n]);
-    }
-    Ok(Ok((h.finish(), head)))
+        h.update(chunk);
+        true
+    })?;
+    Ok(ended.map(|_| (h.finish(), head)))
 }
 
 /// `fallocate` with `FALLOC_FL_KEEP_SIZE`; `Ok` when unsupported.
@@ -585,7 +668,7 @@ impl FileSystem {
     pub fn plan_write(
         &self,
         path: &str,
-        content: String,
+        content: Content,
         expected_hash: Option<String>,
         announce: bool,
         cancel: &CancelFlag,
@@ -727,16 +810,24 @@ impl FileSystem {
             || self.with_lookalike(format!("File not found: {path}"), &resolved, path),
             false,
         )?;
-        let mut raw = Vec::new();
+        // Sized up front: no regrowth (and copy) of a big file's buffer while it is read.
+        let size = file.metadata().map_or(0, |m| m.len() as usize);
+        let mut raw = Vec::with_capacity(size.saturating_add(1));
         read_all(&mut file, &mut raw, cancel).map_err(|e| self.io_error(&e, &resolved.rel))??;
-        let (mut edited, current) =
-            edit_plan(path, raw, replacements, expected_hash, self.limits.contract)?;
+        let (mut edited, guard) = edit_plan(
+            path,
+            raw,
+            replacements,
+            expected_hash,
+            self.limits.contract,
+            true,
+        )?;
         let (diff, truncated) = unified_diff(
             Some(&edited.old_text),
             &edited.new_text,
             &resolved.event_str(),
         );
-        let content = std::mem::take(&mut edited.new_text);
+        let content = std::mem::take(&mut edited.new_text).into();
         let encoded = edited.encoded.take();
         Ok(Plan {
             operation: Operation::Edit,
@@ -747,7 +838,7 @@ impl FileSystem {
             announced: true,
             content,
             encoded,
-            guard: Guard::Hash(current),
+            guard,
             old: Some(edited.into_old()),
         })
     }
@@ -792,7 +883,7 @@ impl FileSystem {
             diff: String::new(),
             truncated: false,
             announced: true,
-            content: String::new(),
+            content: Content::default(),
             encoded: None,
             guard: Guard::None,
             old: None,
@@ -854,19 +945,21 @@ impl FileSystem {
             };
         }
         let beneath = self.root.open_root()?;
-        let summary = || written_text(plan, path, self.limits.content_hashes, self.limits.contract);
-        // A big content's hash and counts take a second core while it is written.
-        let (text, hash) = if plan.bytes().len() < PARALLEL_BYTES {
+        let contract = self.limits.contract;
+        let (hash, counts) = if plan.bytes().len() < PARALLEL_BYTES {
             self.write_content(&beneath, plan, cancel)?;
-            summary()
+            (written_hash(plan, contract), written_counts(plan, contract))
         } else {
+            // A big content is hashed on a second core while it is written (then counted).
             std::thread::scope(|s| {
-                let summary = s.spawn(summary);
+                let hash = s.spawn(|| written_hash(plan, contract));
                 let written = self.write_content(&beneath, plan, cancel);
-                let summary = summary.join().expect("written_text does not panic");
-                written.map(|()| summary)
+                let counts = written.is_ok().then(|| written_counts(plan, contract));
+                let hash = hash.join().expect("hashing does not panic");
+                written.map(|()| (hash, counts.flatten()))
             })?
         };
+        let text = written_summary(path, self.limits.content_hashes, counts, &hash);
         Ok(Outcome {
             text,
             path: plan.event_path(),
@@ -916,28 +1009,32 @@ impl FileSystem {
             // The guard: the file must still hash to what the plan saw (hashed while the new
             // content is written beside it, when both are big: the check stays before the rename).
             let check = || -> Result<()> {
-                let Guard::Hash(expected) = &plan.guard else {
+                if plan.guard == Guard::None {
                     return Ok(());
-                };
-                let mut file = File::from(fd.try_clone().map_err(|e| self.io_error(&e, rel))?);
-                file.seek(SeekFrom::Start(0))
-                    .map_err(|e| self.io_error(&e, rel))?;
-                if let Some(old) = &plan.old {
-                    // An edit holds the text its guard hashes: comparing bytes is the same check,
-                    // without a second hash of the file (the hash only names a conflict).
-                    let mut now = Vec::with_capacity(old.len() + 1);
-                    read_all(&mut file, &mut now, cancel).map_err(|e| self.io_error(&e, rel))??;
-                    if now == *old {
-                        return Ok(());
-                    }
-                    let mut hasher = DiskHasher::for_contract(self.limits.contract);
-                    hasher.update(&now);
-                    return Err(conflict(path, expected, &hasher.finish()));
                 }
-                let (current, _) = hash_keep(&mut file, 0, self.limits.contract, cancel)
-                    .map_err(|e| self.io_error(&e, rel))??;
-                if current != *expected {
-                    return Err(conflict(path, expected, &current));
+                let contract = self.limits.contract;
+                let io = |e: std::io::Error| self.io_error(&e, rel);
+                let mut file = File::from(fd.try_clone().map_err(io)?);
+                file.seek(SeekFrom::Start(0)).map_err(io)?;
+                let expected = match (&plan.guard, &plan.old) {
+                    (_, Some(old)) => {
+                        // An edit holds the bytes its guard stands for: comparing them is the
+                        // check, without hashing the file (the hashes only name a conflict).
+                        if holds(&mut file, old, cancel).map_err(io)?? {
+                            return Ok(());
+                        }
+                        file.seek(SeekFrom::Start(0)).map_err(io)?;
+                        match &plan.guard {
+                            Guard::Hash(expected) => expected.clone(),
+                            _ => disk_hash(old, contract),
+                        }
+                    }
+                    (Guard::Hash(expected), None) => expected.clone(),
+                    _ => return Ok(()),
+                };
+                let (current, _) = hash_keep(&mut file, 0, contract, cancel).map_err(io)??;
+                if current != expected {
+                    return Err(conflict(path, &expected, &current));
                 }
                 Ok(())
             };
@@ -973,7 +1070,14 @@ impl FileSystem {
                     check()?; // not checked yet when the temporary file could not be made
                 }
                 match replaced {
-                    Replaced::Done => return Ok(()),
+                    Replaced::Done => {
+                        // The old file's last descriptor: closing it frees a big file's pages
+                        // and blocks, off this path.
+                        if st.st_size as usize >= PARALLEL_BYTES {
+                            reap::later(fd);
+                        }
+                        return Ok(());
+                    }
                     Replaced::Refused => return check(), // (the failed check returned above)
                     Replaced::Swapped => {
                         return Err(retry(
@@ -1174,7 +1278,7 @@ mod tests {
         fs::write(d.path().join("bad.txt"), b"ok \xe2\x82 x").unwrap();
         let plan = f.plan_edit("bad.txt", &r(&[("x", "y")]), None, &c).unwrap();
         assert_eq!(plan.bytes(), b"ok \xe2\x82 y");
-        assert_eq!(plan.content, "ok \u{FFFD} y");
+        assert_eq!(&*plan.content, "ok \u{FFFD} y");
         let out = f.commit(&plan, &c).unwrap();
         assert_eq!(
             fs::read(d.path().join("bad.txt")).unwrap(),
@@ -1293,6 +1397,25 @@ mod tests {
         assert!(d.path().join("n/m").is_dir());
         let out = f.commit(&plan, &c).unwrap();
         assert!(!out.emit);
+    }
+
+    #[test]
+    fn holds_compares_the_whole_file_in_chunks() {
+        let old: Vec<u8> = (0..CHUNK * 2 + 7).map(|i| (i % 251) as u8).collect();
+        let c = CancelFlag::new();
+        let holds_now = |now: &[u8]| {
+            let mut file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut file, now).unwrap();
+            file.seek(SeekFrom::Start(0)).unwrap();
+            holds(&mut file, &old, &c).unwrap().unwrap()
+        };
+        assert!(holds_now(&old));
+        let mut changed = old.clone();
+        changed[CHUNK + 3] ^= 1;
+        assert!(!holds_now(&changed));
+        assert!(!holds_now(&old[..old.len() - 1]));
+        assert!(!holds_now(&[&old[..], b"x"].concat()));
+        assert!(!holds_now(b""));
     }
 
     #[test]

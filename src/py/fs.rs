@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::error::Result;
+use crate::fs::content::Content;
 use crate::fs::disclosure::Disclosure;
 use crate::fs::write::{Plan, Replacement};
 use crate::fs::{Contract, FileSystem, Limits, Outcome};
@@ -401,13 +403,16 @@ impl PyFileSystemCore {
         &self,
         py: Python<'_>,
         path: String,
-        content: String,
+        content: Bound<'_, PyString>,
         expected_hash: Option<String>,
         announce: bool,
         cancel: PyRef<'_, PyCancelToken>,
     ) -> PyResult<PyChangePlan> {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
+        // The str's own UTF-8, shared, not copied: it is immutable and kept alive by the plan.
+        let chars = content.len()?;
+        let content = Content::shared(PyBackedStr::try_from(content)?, chars);
         let plan = run(py, move || {
             fs.plan_write(&path, content, expected_hash, announce, &flag)
         })?;

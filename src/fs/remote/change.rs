@@ -34,7 +34,7 @@ impl Remote {
             diff: diff.0,
             truncated: diff.1,
             announced: true,
-            content,
+            content: content.into(),
             encoded: None,
             guard,
             old: None,
@@ -133,12 +133,13 @@ impl Remote {
     ) -> Result<Plan> {
         let raw =
             raw.ok_or_else(|| retry(ErrorKind::NotFound, format!("File not found: {path}")))?;
-        let (edited, current) = write::edit_plan(
+        let (edited, guard) = write::edit_plan(
             path,
             raw,
             replacements,
             expected_hash,
             crate::fs::Contract::Workspace,
+            false,
         )?;
         let diff = unified_diff(
             Some(&edited.old_text),
@@ -151,7 +152,7 @@ impl Remote {
             resolved,
             edited.new_text,
             diff,
-            Guard::Hash(current),
+            guard,
         );
         plan.encoded = edited.encoded;
         Ok(plan)
