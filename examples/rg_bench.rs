@@ -161,7 +161,7 @@ fn main() {
         let elapsed = start.elapsed();
         text = match result {
             Ok(listing) => {
-                let mut lines = listing.lines;
+                let mut lines = listing.lines();
                 if listing.truncated {
                     lines.push(format!("[... truncated at {max} {unit}]"));
                 }

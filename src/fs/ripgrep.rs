@@ -64,9 +64,10 @@ impl FileSystem {
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_find_results;
-        let outcome = Outcome::listing(
+        let outcome = Outcome::listing_text(
             resolved.event_str(),
-            listing.lines,
+            listing.text,
+            listing.count,
             listing.truncated,
             cap,
             "files",
@@ -125,9 +126,10 @@ impl FileSystem {
         };
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_search_results;
-        let outcome = Outcome::listing(
+        let outcome = Outcome::listing_text(
             resolved.event_str(),
-            listing.lines,
+            listing.text,
+            listing.count,
             listing.truncated,
             cap,
             "lines",

@@ -132,20 +132,48 @@ pub struct GrepOptions {
 /// when the reference appends its `[... truncated at N ...]` line (which the caller adds).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
-    /// `list_files`: display paths. `grep`: `{path}:{line}:{text}` for matches,
-    /// `{path}-{line}-{text}` for context lines, and `rg`'s binary-file notices.
-    pub lines: Vec<String>,
+    /// The lines, each followed by `\n`. `list_files`: display paths. `grep`:
+    /// `{path}:{line}:{text}` for matches, `{path}-{line}-{text}` for context lines, and
+    /// `rg`'s binary-file notices.
+    pub text: String,
+    /// Lines in `text`.
+    pub count: usize,
     /// More accepted records existed than `max_results`.
     pub truncated: bool,
     /// `grep`: files left unsearched as binary with no match shown (`report_skipped`).
     pub binary_skipped: usize,
 }
 
+impl Listing {
+    /// A listing of `lines` (each without its `\n`).
+    pub fn from_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>, truncated: bool) -> Self {
+        let mut listing = Listing {
+            truncated,
+            ..Default::default()
+        };
+        for line in lines {
+            listing.text.push_str(line.as_ref());
+            listing.text.push('\n');
+            listing.count += 1;
+        }
+        listing
+    }
+
+    /// The lines of [`Listing::text`], owned (tests and small listings).
+    pub fn lines(&self) -> Vec<String> {
+        self.text
+            .split_terminator('\n')
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
 /// The capped result being streamed into: stops the walk once `max + 1` records were
 /// accepted, so memory stays bounded by the cap whatever the tree holds.
 #[derive(Debug)]
 pub(crate) struct Collector {
-    lines: Vec<String>,
+    text: String,
+    count: usize,
     max: usize,
     truncated: bool,
     /// Files the search stopped reading as binary before any match.
@@ -155,7 +183,8 @@ pub(crate) struct Collector {
 impl Collector {
     pub(crate) fn new(max: usize) -> Self {
         Collector {
-            lines: Vec::new(),
+            text: String::new(),
+            count: 0,
             max,
             truncated: false,
             binary_skipped: 0,
@@ -164,11 +193,13 @@ impl Collector {
 
     /// Offers one accepted record. Returns `false` once the cap is exceeded: stop.
     pub(crate) fn push(&mut self, line: String) -> bool {
-        if self.lines.len() >= self.max {
+        if self.count >= self.max {
             self.truncated = true;
             return false;
         }
-        self.lines.push(line);
+        self.text.push_str(&line);
+        self.text.push('\n');
+        self.count += 1;
         true
     }
 
@@ -179,7 +210,8 @@ impl Collector {
 
     pub(crate) fn into_listing(self) -> Listing {
         Listing {
-            lines: self.lines,
+            text: self.text,
+            count: self.count,
             truncated: self.truncated,
             binary_skipped: self.binary_skipped,
         }
@@ -271,7 +303,8 @@ mod tests {
         assert!(!c.is_full());
         assert!(!c.push("c".into()));
         let listing = c.into_listing();
-        assert_eq!(listing.lines, vec!["a", "b"]);
+        assert_eq!(listing.lines(), vec!["a", "b"]);
+        assert_eq!((listing.text.as_str(), listing.count), ("a\nb\n", 2));
         assert!(listing.truncated);
 
         let mut zero = Collector::new(0);
@@ -279,7 +312,6 @@ mod tests {
         assert_eq!(
             zero.into_listing(),
             Listing {
-                lines: vec![],
                 truncated: true,
                 ..Default::default()
             }
