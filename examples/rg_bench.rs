@@ -151,6 +151,7 @@ fn main() {
                 max_results: max,
                 hidden: false,
                 clip: None,
+                sorted_budget: None,
             };
             (
                 grep(&target, &opts, &auth, &cancel),

@@ -85,8 +85,24 @@ fn grep_cmp(
 ) -> Result<Listing, String> {
     let target = root.join(target);
     let auth = TestAuth::new(root, &root.join(cwd), denied);
+    let sorted = GrepOptions {
+        sorted_budget: Some(std::time::Duration::from_secs(3600)),
+        ..opts.clone()
+    };
+    let ours = grep(&target, &sorted, &auth, &CancelFlag::new());
+    // Searched on every core and put in order at the end: the same listing, binary count too.
+    let parallel = GrepOptions {
+        sorted_budget: Some(std::time::Duration::ZERO),
+        ..opts.clone()
+    };
+    let parallel = grep(&target, &parallel, &auth, &CancelFlag::new());
+    assert_eq!(
+        parallel.as_ref().map_err(|e| &e.message),
+        ours.as_ref().map_err(|e| &e.message),
+        "parallel grep {target:?} {opts:?}"
+    );
     // `rg` prints no count of the binary files it left out (`report_skipped` uses it).
-    let ours = grep(&target, opts, &auth, &CancelFlag::new())
+    let ours = ours
         .map(|listing| Listing {
             binary_skipped: 0,
             ..listing
@@ -1105,6 +1121,7 @@ fn randomized_trees_match_rg() {
             let o = GrepOptions {
                 hidden: false,
                 clip: None,
+                sorted_budget: None,
                 pattern: rng
                     .pick(&[
                         "needle", "ne+dle", "^\\w+ $", "a|b", "", "é", "x y", "w{4000}",

@@ -115,6 +115,7 @@ impl FileSystem {
                 .disclosure
                 .max_line_chars
                 .map(|max| crate::fs::clip::GrepClip::new(max, pattern, literal, ignore_case)),
+            sorted_budget: None,
         };
         // Workspace: a file named explicitly is shown by the name it was reached by (0.62.0
         // prints what `rg` was given), not its resolved target's.

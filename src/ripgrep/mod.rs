@@ -44,6 +44,7 @@
 //! 15.1 (`crates/core/flags/hiargs.rs`, `crates/printer/src/standard.rs`).
 
 mod grep;
+mod grep_parallel;
 mod list;
 mod parallel;
 mod preview;
@@ -124,6 +125,9 @@ pub struct GrepOptions {
     pub max_results: usize,
     /// `FileSystem(max_line_chars=N)`: clip longer lines ([`crate::fs::clip`]).
     pub clip: Option<crate::fs::clip::GrepClip>,
+    /// How long the sorted search may run before a directory is searched on every core and
+    /// put in order at the end instead (the same lines either way); `None`: 10 ms.
+    pub sorted_budget: Option<std::time::Duration>,
 }
 
 /// Lines shown to the model, and whether the cap dropped something.
