@@ -15,7 +15,9 @@
 //! one searcher, so output order and the searcher's buffer state match `rg`'s exactly.
 //! `list_files` gives that sorted walk a short time budget: a listing still going when it
 //! runs out (a big tree) starts over on every core, unordered (`parallel`), authorizing on
-//! the walking threads, and is sorted once at the end, which gives the same lines.
+//! the walking threads, and is sorted once at the end, which gives the same lines. `grep`
+//! on a directory does the same with one searcher per walking thread (`grep_parallel`),
+//! falling back to the sorted search wherever the result could differ.
 //!
 //! Known differences from the reference (all outside ordinary trees):
 //! - `RIPGREP_CONFIG_PATH` is not read (`rg` would add its flags).
