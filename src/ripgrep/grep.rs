@@ -163,7 +163,7 @@ fn search_sorted(
             // `search_path` without memory maps is `search_reader` on the opened file; the
             // reader wrapper lets a cancel interrupt a long file between reads.
             let result = open_regular(&walked).and_then(|file| match file {
-                Some(inner) => {
+                Some((inner, _)) => {
                     searcher.search_reader(matcher, CancelReader { inner, cancel }, &mut sink)
                 }
                 None => Ok(()),
@@ -253,10 +253,9 @@ fn search_explicit(
     out: &mut Collector,
     cancel: &CancelFlag,
 ) -> std::io::Result<()> {
-    let Some(file) = open_regular(path)? else {
+    let Some((file, len)) = open_regular(path)? else {
         return Ok(());
     };
-    let len = file.metadata()?.len();
     if len == 0 {
         return Ok(());
     }
@@ -297,8 +296,8 @@ fn search_explicit(
 /// Hardening beyond `rg`, which only matters if the tree changes under the walk: the last
 /// component is not followed (`O_NOFOLLOW`) and the open does not block (`O_NONBLOCK`), so a
 /// file swapped for a symlink or a FIFO after it was listed is skipped (`Ok(None)`) rather
-/// than followed or waited on.
-pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<File>> {
+/// than followed or waited on. Gives the file with its size in bytes.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<(File, u64)>> {
     let file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -308,7 +307,8 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<File>> {
         Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
         Err(err) => return Err(err),
     };
-    Ok(file.metadata()?.is_file().then_some(file))
+    let meta = file.metadata()?;
+    Ok(meta.is_file().then_some((file, meta.len())))
 }
 
 /// A reader that fails once the call is cancelled, so a long file stops between reads.

@@ -46,14 +46,10 @@ pub(crate) fn search_parallel(
         let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
         Box::new(move |walked: &Path, _: &Path| {
             let file = match open_regular(walked) {
-                Ok(Some(file)) => file,
+                Ok(Some((file, len))) if len <= FIRST_READ => file,
                 Ok(None) => return Ok(None),
-                Err(_) => return Err(GiveUp),
-            };
-            match file.metadata() {
-                Ok(meta) if meta.len() <= FIRST_READ => {}
                 _ => return Err(GiveUp),
-            }
+            };
             let mut out = Collector::new(opts.max_results);
             let mut sink = FileSink::new(walked, auth, &mut out, cancel, Binary::Quit)
                 .clipping(opts.clip.as_ref());
