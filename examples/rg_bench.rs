@@ -151,6 +151,7 @@ fn main() {
                 max_results: max,
                 hidden: false,
                 clip: None,
+                sorted_budget: None,
             };
             (
                 grep(&target, &opts, &auth, &cancel),
@@ -161,7 +162,7 @@ fn main() {
         let elapsed = start.elapsed();
         text = match result {
             Ok(listing) => {
-                let mut lines = listing.lines;
+                let mut lines = listing.lines();
                 if listing.truncated {
                     lines.push(format!("[... truncated at {max} {unit}]"));
                 }

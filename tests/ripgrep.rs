@@ -85,8 +85,24 @@ fn grep_cmp(
 ) -> Result<Listing, String> {
     let target = root.join(target);
     let auth = TestAuth::new(root, &root.join(cwd), denied);
+    let sorted = GrepOptions {
+        sorted_budget: Some(std::time::Duration::from_secs(3600)),
+        ..opts.clone()
+    };
+    let ours = grep(&target, &sorted, &auth, &CancelFlag::new());
+    // Searched on every core and put in order at the end: the same listing, binary count too.
+    let parallel = GrepOptions {
+        sorted_budget: Some(std::time::Duration::ZERO),
+        ..opts.clone()
+    };
+    let parallel = grep(&target, &parallel, &auth, &CancelFlag::new());
+    assert_eq!(
+        parallel.as_ref().map_err(|e| &e.message),
+        ours.as_ref().map_err(|e| &e.message),
+        "parallel grep {target:?} {opts:?}"
+    );
     // `rg` prints no count of the binary files it left out (`report_skipped` uses it).
-    let ours = grep(&target, opts, &auth, &CancelFlag::new())
+    let ours = ours
         .map(|listing| Listing {
             binary_skipped: 0,
             ..listing
@@ -110,7 +126,7 @@ fn grep_cmp(
 }
 
 fn lines(listing: &Listing) -> Vec<&str> {
-    listing.lines.iter().map(String::as_str).collect()
+    listing.text.split_terminator('\n').collect()
 }
 
 #[test]
@@ -155,9 +171,11 @@ fn list_files_glob_overrides_ignore_files_but_not_the_dot_rule() {
     assert_eq!(lines(&out), ["drop.log", "keep.log"]);
     let out = list(&t.repo, ".", ".", Some("*.txt"), 1000, &[]);
     // A glob does not re-include a directory an ignore file excludes: `build/` stays out.
-    assert!(!out.lines.contains(&"build/out.txt".to_string()));
-    assert!(out.lines.contains(&"ignored_by_dot_ignore.txt".to_string()));
-    assert!(!out.lines.iter().any(|l| l.contains("hidden")));
+    assert!(!out.lines().contains(&"build/out.txt".to_string()));
+    assert!(out
+        .lines()
+        .contains(&"ignored_by_dot_ignore.txt".to_string()));
+    assert!(!out.lines().iter().any(|l| l.contains("hidden")));
     list(&t.repo, ".", ".", Some("!*.txt"), 1000, &[]);
     list(&t.repo, ".", ".", Some("sub/**"), 1000, &[]);
     list(&t.repo, ".", ".", Some("*.py"), 1000, &[]);
@@ -189,11 +207,11 @@ fn list_files_in_a_subdirectory_reads_parent_ignore_files() {
 #[test]
 fn list_files_cap_is_exact() {
     let t = tree();
-    let all = list(&t.repo, ".", ".", None, 1000, &[]).lines;
+    let all = list(&t.repo, ".", ".", None, 1000, &[]).lines();
     let n = all.len();
     for max in [0, 1, 3, n - 1, n, n + 1] {
         let out = list(&t.repo, ".", ".", None, max, &[]);
-        assert_eq!(out.lines, all[..max.min(n)].to_vec());
+        assert_eq!(out.lines(), all[..max.min(n)].to_vec());
         assert_eq!(out.truncated, max < n, "max={max}");
     }
 }
@@ -203,7 +221,7 @@ fn list_files_applies_access_patterns() {
     let t = tree();
     let out = list(&t.repo, ".", ".", None, 1000, &["sub", "*.py"]);
     assert!(!out
-        .lines
+        .lines()
         .iter()
         .any(|l| l.starts_with("sub/") || l.ends_with(".py")));
     // Denied entries do not count towards the cap.
@@ -261,7 +279,7 @@ fn gitignore_needs_a_repository() {
 fn symlinks_are_not_followed() {
     let t = tree();
     let out = list(&t.repo, ".", ".", Some("link*"), 100, &[]);
-    assert!(out.lines.is_empty());
+    assert!(out.lines().is_empty());
     let out = grep_cmp(
         &t.repo,
         ".",
@@ -273,7 +291,7 @@ fn symlinks_are_not_followed() {
         &[],
     )
     .unwrap();
-    assert!(out.lines.is_empty());
+    assert!(out.lines().is_empty());
 }
 
 #[test]
@@ -420,7 +438,7 @@ fn grep_context_groups_drop_separators() {
         &[],
     )
     .unwrap();
-    assert_eq!(out.lines.len(), 60);
+    assert_eq!(out.lines().len(), 60);
 }
 
 #[test]
@@ -440,10 +458,10 @@ fn grep_long_lines_are_previewed() {
         .unwrap();
         let omitted = " [... omitted end of long line]";
         assert_eq!(
-            out.lines[context],
+            out.lines()[context],
             format!("long.txt:2:needle{}{omitted}", "x".repeat(4090))
         );
-        assert!(out.lines.iter().all(|l| l.chars().count() < 4200));
+        assert!(out.lines().iter().all(|l| l.chars().count() < 4200));
     }
 }
 
@@ -480,7 +498,7 @@ fn grep_file_target_and_explicit_binary() {
     .unwrap();
     // ... but the dot rule still drops it.
     let out = grep_cmp(&t.repo, ".hidden_file.txt", ".", &opts("needle"), &[]).unwrap();
-    assert!(out.lines.is_empty());
+    assert!(out.lines().is_empty());
     let out = grep_cmp(&t.repo, "bin/data.bin", ".", &opts("needle"), &[]).unwrap();
     assert_eq!(
         lines(&out),
@@ -681,7 +699,7 @@ fn grep_cap_is_exact_and_counts_only_accepted_lines() {
         &[],
     )
     .unwrap()
-    .lines;
+    .lines();
     let n = all.len();
     for max in [0, 1, 2, 7, n - 1, n, n + 1] {
         let out = grep_cmp(
@@ -696,7 +714,7 @@ fn grep_cap_is_exact_and_counts_only_accepted_lines() {
             &[],
         )
         .unwrap();
-        assert_eq!(out.lines, all[..max.min(n)].to_vec());
+        assert_eq!(out.lines(), all[..max.min(n)].to_vec());
         assert_eq!(out.truncated, max < n, "max={max}");
     }
     let out = grep_cmp(
@@ -889,8 +907,11 @@ fn late_nul_detection_depends_on_the_shared_line_buffer() {
             &[],
         )
         .unwrap();
-        assert!(!out.lines.iter().any(|l| l.starts_with("d.bin")), "{out:?}");
-        assert_eq!(out.lines.last().unwrap(), "z.txt:1:needle");
+        assert!(
+            !out.lines().iter().any(|l| l.starts_with("d.bin")),
+            "{out:?}"
+        );
+        assert_eq!(out.lines().last().unwrap(), "z.txt:1:needle");
         for name in ["b.bin", "d.bin", "h.bin"] {
             grep_cmp(
                 &root,
@@ -1100,6 +1121,7 @@ fn randomized_trees_match_rg() {
             let o = GrepOptions {
                 hidden: false,
                 clip: None,
+                sorted_budget: None,
                 pattern: rng
                     .pick(&[
                         "needle", "ne+dle", "^\\w+ $", "a|b", "", "é", "x y", "w{4000}",

@@ -64,9 +64,10 @@ impl FileSystem {
         let authorize = |walked: &Path| self.ripgrep_entry(walked);
         let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_find_results;
-        let outcome = Outcome::listing(
+        let outcome = Outcome::listing_text(
             resolved.event_str(),
-            listing.lines,
+            listing.text,
+            listing.count,
             listing.truncated,
             cap,
             "files",
@@ -114,6 +115,7 @@ impl FileSystem {
                 .disclosure
                 .max_line_chars
                 .map(|max| crate::fs::clip::GrepClip::new(max, pattern, literal, ignore_case)),
+            sorted_budget: None,
         };
         // Workspace: a file named explicitly is shown by the name it was reached by (0.62.0
         // prints what `rg` was given), not its resolved target's.
@@ -125,9 +127,10 @@ impl FileSystem {
         };
         let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
         let cap = self.limits.max_search_results;
-        let outcome = Outcome::listing(
+        let outcome = Outcome::listing_text(
             resolved.event_str(),
-            listing.lines,
+            listing.text,
+            listing.count,
             listing.truncated,
             cap,
             "lines",

@@ -21,6 +21,12 @@ use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
+use std::time::{Duration, Instant};
+
+use ignore::overrides::Override;
+use ignore::types::Types;
+
+use super::grep_parallel::search_parallel;
 use super::list::push_line;
 use super::sink::{Binary, FileSink};
 use super::walker::{for_each_file, overrides, types, Walked};
@@ -62,46 +68,34 @@ pub fn grep(
     let mut out = Collector::new(opts.max_results);
     let mut stderr = String::new();
     if is_dir {
-        let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
-        for_each_file(
-            target,
-            cwd,
-            ".",
-            overrides,
-            types,
-            opts.hidden,
-            cancel,
-            |item| {
-                cancel.check()?;
-                let (walked, printed) = match item {
-                    Walked::Error(line) => {
-                        push_line(&mut stderr, &line);
-                        return Ok(true);
-                    }
-                    Walked::File { path, printed } => (path, printed),
-                    Walked::Dir => return Ok(true),
-                };
-                let mut sink = FileSink::new(&walked, auth, &mut out, cancel, Binary::Quit)
-                    .clipping(opts.clip.as_ref());
-                // `search_path` without memory maps is `search_reader` on the opened file; the
-                // reader wrapper lets a cancel interrupt a long file between reads.
-                let result = open_regular(&walked).and_then(|file| match file {
-                    Some(inner) => {
-                        searcher.search_reader(&matcher, CancelReader { inner, cancel }, &mut sink)
-                    }
-                    None => Ok(()),
-                });
-                let stopped = sink.stopped();
-                cancel.check()?;
-                if let Err(err) = result {
-                    push_line(
-                        &mut stderr,
-                        &rg_line(format_args!("./{}: {err}", printed.display())),
-                    );
-                }
-                Ok(!stopped)
-            },
-        )?;
+        // A small tree, or a search the cap cuts early, is done by the sorted walk alone; a
+        // big one is searched on every core and put in order at the end.
+        let budget = Instant::now() + opts.sorted_budget.unwrap_or(SORTED_BUDGET);
+        let walk = |budget, out: &mut Collector, stderr: &mut String| {
+            let (overrides, types) = (overrides.clone(), types.clone());
+            search_sorted(
+                target,
+                cwd,
+                opts,
+                &matcher,
+                (overrides, types),
+                auth,
+                out,
+                stderr,
+                cancel,
+                budget,
+            )
+        };
+        if !walk(Some(budget), &mut out, &mut stderr)? {
+            let parallel = (overrides.clone(), types.clone());
+            if let Some(listing) = search_parallel(target, opts, &matcher, parallel, auth, cancel)?
+            {
+                return Ok(listing);
+            }
+            out = Collector::new(opts.max_results);
+            stderr.clear();
+            walk(None, &mut out, &mut stderr)?;
+        }
     } else {
         let name = target.file_name().map(Path::new).unwrap_or(target);
         if opts.hidden || !has_dot_component(name) {
@@ -120,8 +114,77 @@ pub fn grep(
     Ok(out.into_listing())
 }
 
+/// How long the sorted search may run before [`grep`] searches on every core instead.
+const SORTED_BUDGET: Duration = Duration::from_millis(10);
+
+/// Searches the files below the directory `target` in walk order with one searcher, as `rg
+/// --sort path` does, into `out` and `stderr`. Returns `false` when it was still going at
+/// `budget` (neither the tree nor the cap reached; an error `rg` reports lifts the budget).
+#[allow(clippy::too_many_arguments)]
+fn search_sorted(
+    target: &Path,
+    cwd: &Path,
+    opts: &GrepOptions,
+    matcher: &RegexMatcher,
+    (overrides, types): (Override, Types),
+    auth: &dyn Authorize,
+    out: &mut Collector,
+    stderr: &mut String,
+    cancel: &CancelFlag,
+    mut budget: Option<Instant>,
+) -> Result<bool> {
+    let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
+    let mut over_budget = false;
+    for_each_file(
+        target,
+        cwd,
+        ".",
+        overrides,
+        types,
+        opts.hidden,
+        cancel,
+        |item| {
+            cancel.check()?;
+            if budget.is_some_and(|b| Instant::now() > b) {
+                over_budget = true;
+                return Ok(false);
+            }
+            let (walked, printed) = match item {
+                Walked::Error(line) => {
+                    push_line(stderr, &line);
+                    budget = None;
+                    return Ok(true);
+                }
+                Walked::File { path, printed } => (path, printed),
+                Walked::Dir => return Ok(true),
+            };
+            let mut sink = FileSink::new(&walked, auth, out, cancel, Binary::Quit)
+                .clipping(opts.clip.as_ref());
+            // `search_path` without memory maps is `search_reader` on the opened file; the
+            // reader wrapper lets a cancel interrupt a long file between reads.
+            let result = open_regular(&walked).and_then(|file| match file {
+                Some((inner, _)) => {
+                    searcher.search_reader(matcher, CancelReader { inner, cancel }, &mut sink)
+                }
+                None => Ok(()),
+            });
+            let stopped = sink.stopped();
+            cancel.check()?;
+            if let Err(err) = result {
+                push_line(
+                    stderr,
+                    &rg_line(format_args!("./{}: {err}", printed.display())),
+                );
+                budget = None;
+            }
+            Ok(!stopped)
+        },
+    )?;
+    Ok(!over_budget)
+}
+
 /// The Rust-regex matcher `rg` builds (`HiArgs::matcher_rust`), with its error text.
-fn matcher(opts: &GrepOptions) -> Result<RegexMatcher> {
+pub(crate) fn matcher(opts: &GrepOptions) -> Result<RegexMatcher> {
     let mut builder = RegexMatcherBuilder::new();
     builder
         .multi_line(true)
@@ -163,7 +226,7 @@ fn suggest_text(msg: String) -> String {
 }
 
 /// The searcher `rg` builds (`HiArgs::searcher`), memory maps off.
-fn searcher(context: usize, binary: BinaryDetection) -> Searcher {
+pub(crate) fn searcher(context: usize, binary: BinaryDetection) -> Searcher {
     SearcherBuilder::new()
         .line_terminator(LineTerminator::byte(b'\n'))
         .invert_match(false)
@@ -190,10 +253,9 @@ fn search_explicit(
     out: &mut Collector,
     cancel: &CancelFlag,
 ) -> std::io::Result<()> {
-    let Some(file) = open_regular(path)? else {
+    let Some((file, len)) = open_regular(path)? else {
         return Ok(());
     };
-    let len = file.metadata()?.len();
     if len == 0 {
         return Ok(());
     }
@@ -234,8 +296,8 @@ fn search_explicit(
 /// Hardening beyond `rg`, which only matters if the tree changes under the walk: the last
 /// component is not followed (`O_NOFOLLOW`) and the open does not block (`O_NONBLOCK`), so a
 /// file swapped for a symlink or a FIFO after it was listed is skipped (`Ok(None)`) rather
-/// than followed or waited on.
-fn open_regular(path: &Path) -> std::io::Result<Option<File>> {
+/// than followed or waited on. Gives the file with its size in bytes.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<(File, u64)>> {
     let file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -245,13 +307,14 @@ fn open_regular(path: &Path) -> std::io::Result<Option<File>> {
         Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
         Err(err) => return Err(err),
     };
-    Ok(file.metadata()?.is_file().then_some(file))
+    let meta = file.metadata()?;
+    Ok(meta.is_file().then_some((file, meta.len())))
 }
 
 /// A reader that fails once the call is cancelled, so a long file stops between reads.
-struct CancelReader<'a, R> {
-    inner: R,
-    cancel: &'a CancelFlag,
+pub(crate) struct CancelReader<'a, R> {
+    pub(crate) inner: R,
+    pub(crate) cancel: &'a CancelFlag,
 }
 
 impl<R: Read> Read for CancelReader<'_, R> {

@@ -63,9 +63,10 @@ pub fn list_files(
         &shown,
     )? {
         Some(parts) => {
-            let (lines, past) = Collected::into_sorted_lines(parts, opts.max_results);
+            let (text, count, past) = Collected::into_sorted_text(parts, opts.max_results);
             Ok(Listing {
-                lines,
+                text,
+                count,
                 truncated: past.is_some(),
                 binary_skipped: 0,
             })

@@ -15,7 +15,9 @@
 //! one searcher, so output order and the searcher's buffer state match `rg`'s exactly.
 //! `list_files` gives that sorted walk a short time budget: a listing still going when it
 //! runs out (a big tree) starts over on every core, unordered (`parallel`), authorizing on
-//! the walking threads, and is sorted once at the end, which gives the same lines.
+//! the walking threads, and is sorted once at the end, which gives the same lines. `grep`
+//! on a directory does the same with one searcher per walking thread (`grep_parallel`),
+//! falling back to the sorted search wherever the result could differ.
 //!
 //! Known differences from the reference (all outside ordinary trees):
 //! - `RIPGREP_CONFIG_PATH` is not read (`rg` would add its flags).
@@ -44,6 +46,7 @@
 //! 15.1 (`crates/core/flags/hiargs.rs`, `crates/printer/src/standard.rs`).
 
 mod grep;
+mod grep_parallel;
 mod list;
 mod parallel;
 mod preview;
@@ -124,6 +127,9 @@ pub struct GrepOptions {
     pub max_results: usize,
     /// `FileSystem(max_line_chars=N)`: clip longer lines ([`crate::fs::clip`]).
     pub clip: Option<crate::fs::clip::GrepClip>,
+    /// How long the sorted search may run before a directory is searched on every core and
+    /// put in order at the end instead (the same lines either way); `None`: 10 ms.
+    pub sorted_budget: Option<std::time::Duration>,
 }
 
 /// Lines shown to the model, and whether the cap dropped something.
@@ -132,20 +138,48 @@ pub struct GrepOptions {
 /// when the reference appends its `[... truncated at N ...]` line (which the caller adds).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
-    /// `list_files`: display paths. `grep`: `{path}:{line}:{text}` for matches,
-    /// `{path}-{line}-{text}` for context lines, and `rg`'s binary-file notices.
-    pub lines: Vec<String>,
+    /// The lines, each followed by `\n`. `list_files`: display paths. `grep`:
+    /// `{path}:{line}:{text}` for matches, `{path}-{line}-{text}` for context lines, and
+    /// `rg`'s binary-file notices.
+    pub text: String,
+    /// Lines in `text`.
+    pub count: usize,
     /// More accepted records existed than `max_results`.
     pub truncated: bool,
     /// `grep`: files left unsearched as binary with no match shown (`report_skipped`).
     pub binary_skipped: usize,
 }
 
+impl Listing {
+    /// A listing of `lines` (each without its `\n`).
+    pub fn from_lines<S: AsRef<str>>(lines: impl IntoIterator<Item = S>, truncated: bool) -> Self {
+        let mut listing = Listing {
+            truncated,
+            ..Default::default()
+        };
+        for line in lines {
+            listing.text.push_str(line.as_ref());
+            listing.text.push('\n');
+            listing.count += 1;
+        }
+        listing
+    }
+
+    /// The lines of [`Listing::text`], owned (tests and small listings).
+    pub fn lines(&self) -> Vec<String> {
+        self.text
+            .split_terminator('\n')
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
 /// The capped result being streamed into: stops the walk once `max + 1` records were
 /// accepted, so memory stays bounded by the cap whatever the tree holds.
 #[derive(Debug)]
 pub(crate) struct Collector {
-    lines: Vec<String>,
+    text: String,
+    count: usize,
     max: usize,
     truncated: bool,
     /// Files the search stopped reading as binary before any match.
@@ -155,7 +189,8 @@ pub(crate) struct Collector {
 impl Collector {
     pub(crate) fn new(max: usize) -> Self {
         Collector {
-            lines: Vec::new(),
+            text: String::new(),
+            count: 0,
             max,
             truncated: false,
             binary_skipped: 0,
@@ -164,11 +199,13 @@ impl Collector {
 
     /// Offers one accepted record. Returns `false` once the cap is exceeded: stop.
     pub(crate) fn push(&mut self, line: String) -> bool {
-        if self.lines.len() >= self.max {
+        if self.count >= self.max {
             self.truncated = true;
             return false;
         }
-        self.lines.push(line);
+        self.text.push_str(&line);
+        self.text.push('\n');
+        self.count += 1;
         true
     }
 
@@ -179,7 +216,8 @@ impl Collector {
 
     pub(crate) fn into_listing(self) -> Listing {
         Listing {
-            lines: self.lines,
+            text: self.text,
+            count: self.count,
             truncated: self.truncated,
             binary_skipped: self.binary_skipped,
         }
@@ -271,7 +309,8 @@ mod tests {
         assert!(!c.is_full());
         assert!(!c.push("c".into()));
         let listing = c.into_listing();
-        assert_eq!(listing.lines, vec!["a", "b"]);
+        assert_eq!(listing.lines(), vec!["a", "b"]);
+        assert_eq!((listing.text.as_str(), listing.count), ("a\nb\n", 2));
         assert!(listing.truncated);
 
         let mut zero = Collector::new(0);
@@ -279,7 +318,6 @@ mod tests {
         assert_eq!(
             zero.into_listing(),
             Listing {
-                lines: vec![],
                 truncated: true,
                 ..Default::default()
             }

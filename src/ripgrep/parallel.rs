@@ -46,6 +46,13 @@ impl Drop for Part<'_> {
     }
 }
 
+/// A visitor's answer that the parallel walk cannot give the sorted walk's result (a file it
+/// cannot treat alike, too many lines): the walk stops and the caller walks sorted.
+pub(crate) struct GiveUp;
+
+/// One walking thread's visitor: `(path, printed)` of a file to its shown text, if any.
+pub(crate) type Visit<'a> = Box<dyn FnMut(&Path, &Path) -> Option<String> + Send + 'a>;
+
 /// Walks `root` as [`super::walker::for_each_file`] does (same filters, same files: regular
 /// files below the root that pass the dot rule), on all cores and unordered, collecting
 /// `shown(path, printed)` of each file `shown` keeps, keyed by `printed` (the path `rg`
@@ -63,6 +70,27 @@ pub(crate) fn collect_files(
     cancel: &CancelFlag,
     shown: &(dyn Fn(&Path, &Path) -> Option<String> + Sync),
 ) -> Result<Option<Vec<Collected>>> {
+    let visitor = || -> Visit<'_> { Box::new(|path, printed| shown(path, printed)) };
+    visit_files(root, cwd, overrides, types, hidden, cancel, &|| {
+        let mut visit = visitor();
+        Box::new(move |path, printed| Ok(visit(path, printed)))
+    })
+}
+
+/// [`collect_files`] with one visitor per walking thread, made by `visitor`; a visitor's
+/// [`GiveUp`] stops the walk with `Ok(None)`, as an error does.
+#[allow(clippy::type_complexity)]
+pub(crate) fn visit_files<'a>(
+    root: &Path,
+    cwd: &Path,
+    overrides: Override,
+    types: Types,
+    hidden: bool,
+    cancel: &CancelFlag,
+    visitor: &(dyn Fn() -> Box<
+        dyn FnMut(&Path, &Path) -> std::result::Result<Option<String>, GiveUp> + Send + 'a,
+    > + Sync),
+) -> Result<Option<Vec<Collected>>> {
     let failed = AtomicBool::new(false);
     let parts = Mutex::new(Vec::new());
     let walk = builder(root, cwd, overrides, types, hidden)
@@ -74,6 +102,7 @@ pub(crate) fn collect_files(
             collected: Collected::default(),
             parts,
         };
+        let mut shown = visitor();
         Box::new(move |result| {
             if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
                 return WalkState::Quit;
@@ -93,9 +122,15 @@ pub(crate) fn collect_files(
             if !hidden && has_dot_name(printed) {
                 return WalkState::Continue;
             }
-            if let Some(line) = shown(path, printed) {
-                part.collected
-                    .push(printed.as_os_str().as_encoded_bytes(), &line);
+            match shown(path, printed) {
+                Ok(Some(line)) => part
+                    .collected
+                    .push(printed.as_os_str().as_encoded_bytes(), &line),
+                Ok(None) => {}
+                Err(GiveUp) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return WalkState::Quit;
+                }
             }
             WalkState::Continue
         })

@@ -79,10 +79,24 @@ impl Collected {
     /// The shown names of all `parts`, in walk order, at most `max` of them; with the key of
     /// the first entry the cap left out, if any. Each part is sorted on its own thread, then
     /// the parts are merged.
-    pub fn into_sorted_lines(
-        mut parts: Vec<Collected>,
-        max: usize,
-    ) -> (Vec<String>, Option<Vec<u8>>) {
+    pub fn into_sorted_lines(parts: Vec<Collected>, max: usize) -> (Vec<String>, Option<Vec<u8>>) {
+        let mut lines = Vec::new();
+        let past = Self::merge(parts, max, &mut lines);
+        (lines, past)
+    }
+
+    /// [`Collected::into_sorted_lines`] written straight into one text, each name followed by
+    /// `\n` (no `String` per entry): the text, the names in it, and the key past the cap.
+    pub fn into_sorted_text(parts: Vec<Collected>, max: usize) -> (String, usize, Option<Vec<u8>>) {
+        let mut text = Joined::default();
+        let past = Self::merge(parts, max, &mut text);
+        (text.text, text.count, past)
+    }
+
+    /// Sorts each part on its own thread, tells `out` how many entries will come and about
+    /// how many bytes they take (names and one separator each), then hands it at most `max`
+    /// shown names in walk order; returns the key of the first entry the cap left out.
+    fn merge(mut parts: Vec<Collected>, max: usize, out: &mut impl Merged) -> Option<Vec<u8>> {
         parts.retain(|p| !p.is_empty());
         std::thread::scope(|scope| {
             for part in parts.iter_mut() {
@@ -90,27 +104,34 @@ impl Collected {
             }
         });
         let total: usize = parts.iter().map(Collected::len).sum();
-        let mut lines = Vec::with_capacity(total.min(max));
+        let bytes: usize = parts
+            .iter()
+            .flat_map(|p| p.spans.iter().map(|s| s.shown as usize + 1))
+            .sum();
+        let entries = total.min(max);
+        out.reserve(entries, bytes / total.max(1) * entries + entries);
+        let mut emitted = 0;
         let mut next = vec![0usize; parts.len()];
         loop {
             // The part whose next entry comes first (few parts: one per walking thread).
-            let mut best: Option<(usize, &[u8])> = None;
+            let mut best: Option<(usize, u128, &[u8])> = None;
             for (i, part) in parts.iter().enumerate() {
                 let Some(span) = part.spans.get(next[i]) else {
                     continue;
                 };
                 let key = part.key(span);
-                if best.is_none_or(|(_, b)| key < b) {
-                    best = Some((i, key));
+                let first = best
+                    .is_none_or(|(_, head, b)| span.head < head || (span.head == head && key < b));
+                if first {
+                    best = Some((i, span.head, key));
                 }
             }
-            let Some((b, key)) = best else {
-                return (lines, None);
-            };
-            if lines.len() == max {
-                return (lines, Some(key.to_vec()));
+            let (b, _, key) = best?;
+            if emitted == max {
+                return Some(key.to_vec());
             }
-            lines.push(parts[b].shown(&parts[b].spans[next[b]]).to_owned());
+            out.push(parts[b].shown(&parts[b].spans[next[b]]));
+            emitted += 1;
             next[b] += 1;
         }
     }
@@ -124,6 +145,42 @@ impl Collected {
                 None => part.len(),
             })
             .sum()
+    }
+}
+
+/// Where [`Collected::merge`] puts the shown names.
+trait Merged {
+    /// `entries` will come, taking about `bytes`.
+    fn reserve(&mut self, entries: usize, bytes: usize);
+    fn push(&mut self, shown: &str);
+}
+
+impl Merged for Vec<String> {
+    fn reserve(&mut self, entries: usize, _: usize) {
+        Vec::reserve(self, entries);
+    }
+
+    fn push(&mut self, shown: &str) {
+        Vec::push(self, shown.to_owned());
+    }
+}
+
+/// Names joined into one text, each followed by `\n`.
+#[derive(Default)]
+struct Joined {
+    text: String,
+    count: usize,
+}
+
+impl Merged for Joined {
+    fn reserve(&mut self, _: usize, bytes: usize) {
+        self.text.reserve(bytes);
+    }
+
+    fn push(&mut self, shown: &str) {
+        self.text.push_str(shown);
+        self.text.push('\n');
+        self.count += 1;
     }
 }
 
@@ -150,6 +207,14 @@ mod tests {
         let (lines, past) = Collected::into_sorted_lines(parts(), 10);
         assert_eq!(lines, ["./a", "./a/a/c", "./a/b", "./a-b", "./z"]);
         assert_eq!(past, None);
+        let (text, count, whole) = Collected::into_sorted_text(parts(), 10);
+        assert_eq!(
+            (text.as_str(), count, whole),
+            ("./a\n./a/a/c\n./a/b\n./a-b\n./z\n", 5, None)
+        );
+        let (text, count, past) = Collected::into_sorted_text(parts(), 2);
+        assert_eq!((text.as_str(), count), ("./a\n./a/a/c\n", 2));
+        assert_eq!(past.as_deref(), Some(&b"a\0b"[..]));
         let (lines, past) = Collected::into_sorted_lines(parts(), 2);
         assert_eq!(lines, ["./a", "./a/a/c"]);
         assert_eq!(past.as_deref(), Some(&b"a\0b"[..]));
