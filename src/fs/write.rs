@@ -452,14 +452,18 @@ fn read_all(
     }
 }
 
-/// Feeds the rest of `file` to `f`, [`CHUNK`] bytes at a time between cancellation checks,
-/// until `f` says stop (`false`). Returns whether the end was reached.
+/// Feeds the rest of `file` to `f`, at most [`CHUNK`] bytes at a time between cancellation
+/// checks, until `f` says stop (`false`). Returns whether the end was reached. `expected`: the
+/// bytes the caller expects to read; the buffer is sized for them (plus one page), so a small
+/// file does not cost a zeroed 1 MiB buffer (glibc serves it from the heap, with a `memset`,
+/// once a freed one has raised its mmap threshold).
 fn each_chunk(
     file: &mut File,
+    expected: usize,
     cancel: &CancelFlag,
     mut f: impl FnMut(&[u8]) -> bool,
 ) -> std::io::Result<Result<bool>> {
-    let mut chunk = vec![0u8; CHUNK];
+    let mut chunk = vec![0u8; expected.saturating_add(4096).min(CHUNK)];
     loop {
         if cancel.is_cancelled() {
             return Ok(Err(Error::cancelled()));
@@ -482,7 +486,7 @@ fn each_chunk(
 /// whole file).
 fn holds(file: &mut File, old: &[u8], cancel: &CancelFlag) -> std::io::Result<Result<bool>> {
     let mut at = 0;
-    let ended = each_chunk(file, cancel, |chunk| {
+    let ended = each_chunk(file, old.len(), cancel, |chunk| {
         let same = old.len() - at >= chunk.len() && *chunk == old[at..at + chunk.len()];
         at += chunk.len();
         same
@@ -518,7 +522,8 @@ fn hash_keep(
 ) -> std::io::Result<Result<(String, Vec<u8>)>> {
     let mut h = DiskHasher::for_contract(contract);
     let mut head = Vec::new();
-    let ended = each_chunk(file, cancel, |chunk| {
+    let expected = file.metadata().map_or(CHUNK, |m| m.len() as usize);
+    let ended = each_chunk(file, expected, cancel, |chunk| {
         if head.len() <= keep {
             let take = (keep + 1 - head.len()).min(chunk.len());
             head.extend_from_slice(&chunk[..take]);
@@ -1416,6 +1421,19 @@ mod tests {
         assert!(!holds_now(&old[..old.len() - 1]));
         assert!(!holds_now(&[&old[..], b"x"].concat()));
         assert!(!holds_now(b""));
+        // A small `old` reads through a small buffer: a longer file still differs.
+        let small = |now: &[u8], old: &[u8]| {
+            let mut file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut file, now).unwrap();
+            file.seek(SeekFrom::Start(0)).unwrap();
+            holds(&mut file, old, &c).unwrap().unwrap()
+        };
+        assert!(small(b"abc", b"abc"));
+        assert!(!small(b"abcd", b"abc"));
+        assert!(!small(b"ab", b"abc"));
+        assert!(!small(&[&b"abc"[..], &[b'x'; 10_000]].concat(), b"abc"));
+        assert!(small(b"", b""));
+        assert!(!small(b"a", b""));
     }
 
     #[test]
