@@ -39,21 +39,13 @@ impl Body {
 
     /// Starts the rendering of line `number` (1-based): `{number:>6}\t`.
     pub(crate) fn start_line(&mut self, number: usize) {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = number;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let width = digits.len() - at;
-        self.text
-            .extend(std::iter::repeat_n(b' ', 6usize.saturating_sub(width)));
-        self.text.extend_from_slice(&digits[at..]);
+        let mut buf = [0u8; 20];
+        let digits = crate::fs::text::decimal(number, &mut buf);
+        self.text.extend(std::iter::repeat_n(
+            b' ',
+            6usize.saturating_sub(digits.len()),
+        ));
+        self.text.extend_from_slice(digits);
         self.text.push(b'\t');
     }
 

@@ -25,18 +25,9 @@ impl Hits {
 
     /// Appends `{label}:{line_no}:{line}`.
     pub fn push(&mut self, label: &str, line_no: usize, line: &str) {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = line_no;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let number = std::str::from_utf8(&digits[at..]).unwrap_or_default();
+        let mut buf = [0u8; 20];
+        let number =
+            std::str::from_utf8(crate::fs::text::decimal(line_no, &mut buf)).unwrap_or_default();
         self.text
             .reserve(label.len() + number.len() + line.len() + 3);
         self.text.push_str(label);

@@ -84,6 +84,22 @@ pub fn unicode_escape(s: &str) -> String {
     out
 }
 
+/// The decimal digits of `n` (ASCII), written at the end of `buf` without allocating: the
+/// line numbers of read windows and search hits.
+pub fn decimal(n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    &buf[at..]
+}
+
 /// `format(n, ',')`: decimal digits grouped by threes with commas.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -937,6 +953,13 @@ static NON_PRINTABLE: [(u32, u32); 701] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_is_display() {
+        for n in [0, 7, 10, 99, 100, 123_456, usize::MAX] {
+            assert_eq!(decimal(n, &mut [0; 20]), n.to_string().as_bytes());
+        }
+    }
 
     #[test]
     fn repr_matches_python() {
