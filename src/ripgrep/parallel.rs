@@ -50,9 +50,6 @@ impl Drop for Part<'_> {
 /// cannot treat alike, too many lines): the walk stops and the caller walks sorted.
 pub(crate) struct GiveUp;
 
-/// One walking thread's visitor: `(path, printed)` of a file to its shown text, if any.
-pub(crate) type Visit<'a> = Box<dyn FnMut(&Path, &Path) -> Option<String> + Send + 'a>;
-
 /// Walks `root` as [`super::walker::for_each_file`] does (same filters, same files: regular
 /// files below the root that pass the dot rule), on all cores and unordered, collecting
 /// `shown(path, printed)` of each file `shown` keeps, keyed by `printed` (the path `rg`
@@ -70,10 +67,8 @@ pub(crate) fn collect_files(
     cancel: &CancelFlag,
     shown: &(dyn Fn(&Path, &Path) -> Option<String> + Sync),
 ) -> Result<Option<Vec<Collected>>> {
-    let visitor = || -> Visit<'_> { Box::new(|path, printed| shown(path, printed)) };
     visit_files(root, cwd, overrides, types, hidden, cancel, &|| {
-        let mut visit = visitor();
-        Box::new(move |path, printed| Ok(visit(path, printed)))
+        Box::new(|path, printed| Ok(shown(path, printed)))
     })
 }
 
