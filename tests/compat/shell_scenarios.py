@@ -90,7 +90,13 @@ async def run(capabilities: list[Any], calls: list[tuple[str, dict[str, Any]]], 
                                                          'exit_code', 'truncated', 'total_lines') if hasattr(event, k)}
                 if 'pid' in fields:
                     fields['pid'] = '<pid>'
-                events.append([type(event).__name__, fields])
+                name = type(event).__name__
+                # How output splits into events depends on when the polls land (a loaded machine
+                # splits it more): consecutive output events are compared as their joined text.
+                if name == 'CommandOutputEvent' and events and events[-1][0] == name:
+                    events[-1][1]['text'] += fields['text']
+                    continue
+                events.append([name, fields])
 
     agent = Agent(FunctionModel(fn, stream_function=stream), capabilities=capabilities, retries=100)
     try:
