@@ -1,7 +1,9 @@
 //! What a committed write reports about its content, its hash and its line count, taken in
 //! one pass: each slice is hashed and then counted while it is still in cache. A separate
 //! counting pass reads the whole content from memory again (about 1 ms for 10 MiB, on the
-//! critical path of `write_file`, whose content is hashed on a second core while it is written).
+//! critical path of `write_file`). A big content is tallied on a second core: while it is
+//! written, or, for an announced write over a file at least as big, while the plan reads and
+//! hashes the old file (the commit then has two passes for two cores, not three).
 
 use sha2::{Digest, Sha256};
 

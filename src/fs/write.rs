@@ -96,6 +96,9 @@ pub struct Plan {
     pub(crate) guard: Guard,
     /// The file's bytes before an edit (to put back if the write fails).
     pub(crate) old: Option<Vec<u8>>,
+    /// The hash and line count of `content`, when the plan took them: an announced big write
+    /// over an existing file, beside the pass over the old file ([`tally::hash_and_lines`]).
+    pub(crate) tally: Option<(String, usize)>,
 }
 
 impl Plan {
@@ -412,6 +415,9 @@ fn written_tally(plan: &Plan, contract: Contract) -> (String, Option<(usize, usi
     }
     // A write's bytes are its text's UTF-8 (only an edit keeps a file's own encoding).
     debug_assert!(plan.encoded.is_none());
+    if let Some((hash, lines)) = &plan.tally {
+        return (hash.clone(), Some((plan.content.chars(), *lines)));
+    }
     let (hash, lines) = tally::hash_and_lines(&plan.content, contract);
     (hash, Some((plan.content.chars(), lines)))
 }
@@ -711,16 +717,33 @@ impl FileSystem {
             Some(h) => Guard::Hash(h.clone()),
             None => Guard::None,
         };
-        let (mut diff, mut truncated) = (String::new(), false);
+        let (mut diff, mut truncated, mut tally) = (String::new(), false, None);
         if announce {
-            let (old, g) = self.announced_state(
-                beneath.as_ref(),
-                &resolved,
-                path,
-                st.is_some(),
-                expected_hash.as_deref(),
-                cancel,
-            )?;
+            let state = || {
+                self.announced_state(
+                    beneath.as_ref(),
+                    &resolved,
+                    path,
+                    st.is_some(),
+                    expected_hash.as_deref(),
+                    cancel,
+                )
+            };
+            let old_size = st.as_ref().map_or(0, |st| st.st_size as usize);
+            let (old, g) = if content.len() >= PARALLEL_BYTES && old_size >= content.len() {
+                // The new content is hashed and counted on a second core while the old file
+                // (as big or bigger) is read and hashed: the commit then only writes and checks
+                // the guard, two passes on two cores instead of three.
+                let (text, contract) = (&content, self.limits.contract);
+                std::thread::scope(|s| {
+                    let new = s.spawn(move || tally::hash_and_lines(text, contract));
+                    let state = state();
+                    tally = Some(new.join().expect("hashing does not panic"));
+                    state
+                })?
+            } else {
+                state()?
+            };
             guard = g;
             (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.event_str());
         }
@@ -735,6 +758,7 @@ impl FileSystem {
             encoded: None,
             guard,
             old: None,
+            tally,
         })
     }
 
@@ -829,6 +853,7 @@ impl FileSystem {
             encoded,
             guard,
             old: Some(edited.into_old()),
+            tally: None,
         })
     }
 
@@ -876,6 +901,7 @@ impl FileSystem {
             encoded: None,
             guard: Guard::None,
             old: None,
+            tally: None,
         }))
     }
 
@@ -935,7 +961,7 @@ impl FileSystem {
         }
         let beneath = self.root.open_root()?;
         let contract = self.limits.contract;
-        let (hash, counts) = if plan.bytes().len() < PARALLEL_BYTES {
+        let (hash, counts) = if plan.bytes().len() < PARALLEL_BYTES || plan.tally.is_some() {
             self.write_content(&beneath, plan, cancel)?;
             written_tally(plan, contract)
         } else {
