@@ -5,6 +5,8 @@
 //! written, or, for an announced write over a file at least as big, while the plan reads and
 //! hashes the old file (the commit then has two passes for two cores, not three).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use sha2::{Digest, Sha256};
 
 use crate::fs::hash::short_hex;
@@ -67,6 +69,57 @@ impl LineTally {
     }
 }
 
+impl LineTally {
+    /// The tally of everything `self` and `other` were fed (in any order: the count is a sum).
+    fn merge(self, other: LineTally) -> LineTally {
+        LineTally {
+            newlines: self.newlines + other.newlines,
+            plain: self.plain && other.plain,
+            contract: self.contract,
+        }
+    }
+}
+
+/// Runs `write` on this thread while a second one hashes `text`, and returns its result with
+/// the hash and line count of `text` ([`hash_and_lines`]'s). The count is shared: the second
+/// thread counts each slice right after hashing it, unless this one has claimed it; this one,
+/// once `write` is done, counts slices from the last one back until it meets one already
+/// counted. Whichever finishes first takes more of the count, so neither waits for the other
+/// longer than a slice.
+pub(crate) fn beside<T>(
+    text: &str,
+    contract: Contract,
+    write: impl FnOnce() -> T,
+) -> (T, String, usize) {
+    let slices: Vec<&[u8]> = text.as_bytes().chunks(SLICE).collect();
+    let claimed: Vec<AtomicBool> = slices.iter().map(|_| AtomicBool::new(false)).collect();
+    let claim = |i: usize| !claimed[i].swap(true, Ordering::AcqRel);
+    std::thread::scope(|s| {
+        let hashed = s.spawn(|| {
+            let mut digest = Sha256::new();
+            let mut lines = LineTally::new(contract);
+            for (i, slice) in slices.iter().enumerate() {
+                digest.update(slice);
+                if claim(i) {
+                    lines.feed(slice);
+                }
+            }
+            (short_hex(digest.finalize().as_slice()), lines)
+        });
+        let written = write();
+        let mut lines = LineTally::new(contract);
+        // The hasher claims in order: past the first slice it holds, it holds all before.
+        for (i, slice) in slices.iter().enumerate().rev() {
+            if !claim(i) {
+                break;
+            }
+            lines.feed(slice);
+        }
+        let (hash, theirs) = hashed.join().expect("hashing does not panic");
+        (written, hash, lines.merge(theirs).finish(text))
+    })
+}
+
 /// The content hash of `text` (`hash::text_hash`: sha256 of its UTF-8) and its line count
 /// (`read::line_count`), in one pass.
 pub(crate) fn hash_and_lines(text: &str, contract: Contract) -> (String, usize) {
@@ -112,6 +165,13 @@ mod tests {
                 let (hash, lines) = hash_and_lines(text, contract);
                 assert_eq!(hash, text_hash(text), "{:?}", &text[..text.len().min(20)]);
                 assert_eq!(lines, line_count(text, contract), "{contract:?}");
+                // Shared with a writer that is done at once (it counts from the back) or late
+                // (the hasher counts everything first), the count is the same.
+                for delay in [0, 20] {
+                    let wait = || std::thread::sleep(std::time::Duration::from_millis(delay));
+                    let ((), shared_hash, shared_lines) = beside(text, contract, wait);
+                    assert_eq!((shared_hash.as_str(), shared_lines), (hash.as_str(), lines));
+                }
             }
         }
     }

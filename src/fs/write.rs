@@ -964,8 +964,14 @@ impl FileSystem {
         let (hash, counts) = if plan.bytes().len() < PARALLEL_BYTES || plan.tally.is_some() {
             self.write_content(&beneath, plan, cancel)?;
             written_tally(plan, contract)
+        } else if plan.operation == Operation::Write {
+            // A big content is hashed on a second core while it is written; both count it.
+            let write = || self.write_content(&beneath, plan, cancel);
+            let (written, hash, lines) = tally::beside(&plan.content, contract, write);
+            written?;
+            (hash, Some((plan.content.chars(), lines)))
         } else {
-            // A big content is hashed and counted on a second core while it is written.
+            // A big edit's content is hashed on a second core while it is written.
             std::thread::scope(|s| {
                 let tally = s.spawn(|| written_tally(plan, contract));
                 let written = self.write_content(&beneath, plan, cancel);
