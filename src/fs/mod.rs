@@ -39,6 +39,7 @@ pub mod scan;
 pub mod search;
 pub mod skipped;
 pub mod special;
+pub mod tally;
 pub mod text;
 pub mod walk;
 pub mod write;

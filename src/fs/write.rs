@@ -27,6 +27,7 @@ use crate::fs::hash::{
 use crate::fs::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
 use crate::fs::reap;
 use crate::fs::replace::{self, Created, Replaced};
+use crate::fs::tally;
 use crate::fs::text::py_repr;
 use crate::fs::{encoding, matching, Contract, FileSystem, Outcome, NOT_REGULAR_FILE};
 
@@ -95,6 +96,9 @@ pub struct Plan {
     pub(crate) guard: Guard,
     /// The file's bytes before an edit (to put back if the write fails).
     pub(crate) old: Option<Vec<u8>>,
+    /// The hash and line count of `content`, when the plan took them: an announced big write
+    /// over an existing file, beside the pass over the old file ([`tally::hash_and_lines`]).
+    pub(crate) tally: Option<(String, usize)>,
 }
 
 impl Plan {
@@ -395,23 +399,27 @@ pub(crate) fn written_text(
     content_hashes: bool,
     contract: Contract,
 ) -> (String, String) {
-    let hash = written_hash(plan, contract);
-    let counts = written_counts(plan, contract);
+    let (hash, counts) = written_tally(plan, contract);
     (written_summary(path, content_hashes, counts, &hash), hash)
 }
 
-/// The content hash of what a plan writes.
-fn written_hash(plan: &Plan, contract: Contract) -> String {
-    match &plan.encoded {
-        Some(bytes) => disk_hash(bytes, contract),
-        None => text_hash(&plan.content),
+/// The content hash of what a plan writes and, for a write, the chars and lines its result
+/// counts (`None` for an edit, whose result has none): hashed and counted in one pass.
+fn written_tally(plan: &Plan, contract: Contract) -> (String, Option<(usize, usize)>) {
+    if plan.operation == Operation::Edit {
+        let hash = match &plan.encoded {
+            Some(bytes) => disk_hash(bytes, contract),
+            None => text_hash(&plan.content),
+        };
+        return (hash, None);
     }
-}
-
-/// The chars and lines a write's result counts (`None` for an edit, whose result has none).
-fn written_counts(plan: &Plan, contract: Contract) -> Option<(usize, usize)> {
-    (plan.operation != Operation::Edit)
-        .then(|| (plan.content.chars(), written_lines(&plan.content, contract)))
+    // A write's bytes are its text's UTF-8 (only an edit keeps a file's own encoding).
+    debug_assert!(plan.encoded.is_none());
+    if let Some((hash, lines)) = &plan.tally {
+        return (hash.clone(), Some((plan.content.chars(), *lines)));
+    }
+    let (hash, lines) = tally::hash_and_lines(&plan.content, contract);
+    (hash, Some((plan.content.chars(), lines)))
 }
 
 /// [`written_text`]'s text, given the write's [`written_counts`] and the new content's `hash`.
@@ -492,24 +500,6 @@ fn holds(file: &mut File, old: &[u8], cancel: &CancelFlag) -> std::io::Result<Re
         same
     })?;
     Ok(ended.map(|ended| ended && at == old.len()))
-}
-
-/// `line_count` of written content: `\n`s counted at memory speed when the text has no other
-/// line break Python's `splitlines` knows (`\r`, `\v`, `\f`, `\x1c`-`\x1e`, U+0085, U+2028,
-/// U+2029; their bytes 0x0b-0x0d, 0x1c-0x1e and the lead bytes 0xc2, 0xe2 are looked for).
-fn written_lines(content: &str, contract: Contract) -> usize {
-    let bytes = content.as_bytes();
-    let plain = contract.is_workspace()
-        || bytes.chunks(4096).all(|chunk| {
-            !chunk.iter().fold(false, |seen, &b| {
-                seen | matches!(b, 0x0b..=0x0d | 0x1c..=0x1e | 0xc2 | 0xe2)
-            })
-        });
-    if !plain {
-        return crate::fs::read::line_count(content, contract);
-    }
-    memchr::memchr_iter(b'\n', bytes).count()
-        + usize::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
 /// Hashes a file from its current position to the end (`_disk_hash(_chunks(...))`),
@@ -727,16 +717,33 @@ impl FileSystem {
             Some(h) => Guard::Hash(h.clone()),
             None => Guard::None,
         };
-        let (mut diff, mut truncated) = (String::new(), false);
+        let (mut diff, mut truncated, mut tally) = (String::new(), false, None);
         if announce {
-            let (old, g) = self.announced_state(
-                beneath.as_ref(),
-                &resolved,
-                path,
-                st.is_some(),
-                expected_hash.as_deref(),
-                cancel,
-            )?;
+            let state = || {
+                self.announced_state(
+                    beneath.as_ref(),
+                    &resolved,
+                    path,
+                    st.is_some(),
+                    expected_hash.as_deref(),
+                    cancel,
+                )
+            };
+            let old_size = st.as_ref().map_or(0, |st| st.st_size as usize);
+            let (old, g) = if content.len() >= PARALLEL_BYTES && old_size >= content.len() {
+                // The new content is hashed and counted on a second core while the old file
+                // (as big or bigger) is read and hashed: the commit then only writes and checks
+                // the guard, two passes on two cores instead of three.
+                let (text, contract) = (&content, self.limits.contract);
+                std::thread::scope(|s| {
+                    let new = s.spawn(move || tally::hash_and_lines(text, contract));
+                    let state = state();
+                    tally = Some(new.join().expect("hashing does not panic"));
+                    state
+                })?
+            } else {
+                state()?
+            };
             guard = g;
             (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.event_str());
         }
@@ -751,6 +758,7 @@ impl FileSystem {
             encoded: None,
             guard,
             old: None,
+            tally,
         })
     }
 
@@ -845,6 +853,7 @@ impl FileSystem {
             encoded,
             guard,
             old: Some(edited.into_old()),
+            tally: None,
         })
     }
 
@@ -892,6 +901,7 @@ impl FileSystem {
             encoded: None,
             guard: Guard::None,
             old: None,
+            tally: None,
         }))
     }
 
@@ -951,17 +961,22 @@ impl FileSystem {
         }
         let beneath = self.root.open_root()?;
         let contract = self.limits.contract;
-        let (hash, counts) = if plan.bytes().len() < PARALLEL_BYTES {
+        let (hash, counts) = if plan.bytes().len() < PARALLEL_BYTES || plan.tally.is_some() {
             self.write_content(&beneath, plan, cancel)?;
-            (written_hash(plan, contract), written_counts(plan, contract))
+            written_tally(plan, contract)
+        } else if plan.operation == Operation::Write {
+            // A big content is hashed on a second core while it is written; both count it.
+            let write = || self.write_content(&beneath, plan, cancel);
+            let (written, hash, lines) = tally::beside(&plan.content, contract, write);
+            written?;
+            (hash, Some((plan.content.chars(), lines)))
         } else {
-            // A big content is hashed on a second core while it is written (then counted).
+            // A big edit's content is hashed on a second core while it is written.
             std::thread::scope(|s| {
-                let hash = s.spawn(|| written_hash(plan, contract));
+                let tally = s.spawn(|| written_tally(plan, contract));
                 let written = self.write_content(&beneath, plan, cancel);
-                let counts = written.is_ok().then(|| written_counts(plan, contract));
-                let hash = hash.join().expect("hashing does not panic");
-                written.map(|()| (hash, counts.flatten()))
+                let tally = tally.join().expect("hashing does not panic");
+                written.map(|()| tally)
             })?
         };
         let text = written_summary(path, self.limits.content_hashes, counts, &hash);
@@ -1434,32 +1449,5 @@ mod tests {
         assert!(!small(&[&b"abc"[..], &[b'x'; 10_000]].concat(), b"abc"));
         assert!(small(b"", b""));
         assert!(!small(b"a", b""));
-    }
-
-    #[test]
-    fn written_lines_count_as_splitlines() {
-        for text in [
-            "",
-            "a",
-            "a\n",
-            "a\nb",
-            "a\n\nb\n",
-            "a\r\nb",
-            "a\rb\n",
-            "a\x0bb",
-            "a\u{85}b",
-            "a\u{2028}b\n",
-            "é\nx",
-            "\u{2029}",
-            "x\x1c",
-        ] {
-            for contract in [Contract::Document, Contract::Workspace] {
-                assert_eq!(
-                    written_lines(text, contract),
-                    crate::fs::read::line_count(text, contract),
-                    "{text:?}"
-                );
-            }
-        }
     }
 }

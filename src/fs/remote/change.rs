@@ -38,6 +38,7 @@ impl Remote {
             encoded: None,
             guard,
             old: None,
+            tally: None,
         }
     }
 
