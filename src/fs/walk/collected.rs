@@ -6,6 +6,11 @@
 //! in ([`sort_key`](super::sort_key): Python's component-wise `Path` order, `rg --sort path`'s),
 //! so a walk in any order, sorted here, gives what the sorted walk gives.
 
+use std::ops::Range;
+
+/// Entries from which [`Collected::merge`] writes its two halves at once.
+const PARALLEL_MERGE: usize = 1 << 16;
+
 /// One collected entry: its sort key and shown name, back to back in the arena.
 #[derive(Debug, Clone, Copy)]
 struct Span {
@@ -93,10 +98,43 @@ impl Collected {
         (text.text, text.count, past)
     }
 
+    /// The entries of all `parts` (pushed with an empty shown name, whose name follows from
+    /// their path), each shown as `prefix` followed by its key read back as
+    /// the path pushed (`/` restored; non-UTF-8 bytes decoded lossily), in walk order, at
+    /// most `max`, each followed by `\n`: the text, the names in it, and the key past the cap.
+    pub fn into_prefixed_text(
+        parts: Vec<Collected>,
+        max: usize,
+        prefix: &str,
+    ) -> (String, usize, Option<Vec<u8>>) {
+        let mut text = Prefixed {
+            prefix: prefix.as_bytes(),
+            text: Vec::new(),
+            count: 0,
+        };
+        let past = Self::merge(parts, max, &mut text);
+        let count = text.count;
+        // No name holds a 0 byte: every 0 is a key's `/`.
+        let mut text = text.text;
+        for b in text.iter_mut() {
+            if *b == 0 {
+                *b = b'/';
+            }
+        }
+        let text = match String::from_utf8(text) {
+            Ok(text) => text,
+            // Each name decoded alone, as a separate `to_string_lossy` would: `\n` is ASCII,
+            // so no invalid sequence spans two names.
+            Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+        };
+        (text, count, past)
+    }
+
     /// Sorts each part on its own thread, tells `out` how many entries will come and about
-    /// how many bytes they take (names and one separator each), then hands it at most `max`
-    /// shown names in walk order; returns the key of the first entry the cap left out.
-    fn merge(mut parts: Vec<Collected>, max: usize, out: &mut impl Merged) -> Option<Vec<u8>> {
+    /// how many bytes their keys and shown names take, then hands it at most `max` entries
+    /// in walk order; returns the key of the first entry the cap left out. A big uncapped
+    /// merge is done in two halves at once (split at a key, joined at the end).
+    fn merge<M: Merged>(mut parts: Vec<Collected>, max: usize, out: &mut M) -> Option<Vec<u8>> {
         parts.retain(|p| !p.is_empty());
         std::thread::scope(|scope| {
             for part in parts.iter_mut() {
@@ -104,19 +142,62 @@ impl Collected {
             }
         });
         let total: usize = parts.iter().map(Collected::len).sum();
-        let bytes: usize = parts
+        let (keys, shown) = parts
             .iter()
-            .flat_map(|p| p.spans.iter().map(|s| s.shown as usize + 1))
-            .sum();
+            .flat_map(|p| p.spans.iter())
+            .fold((0, 0), |(k, s), span| {
+                (k + span.key as usize, s + span.shown as usize)
+            });
         let entries = total.min(max);
-        out.reserve(entries, bytes / total.max(1) * entries + entries);
+        let share = |n: usize, bytes: usize| bytes / total.max(1) * n;
+        out.reserve(entries, share(entries, keys), share(entries, shown));
+        let big = parts.iter().max_by_key(|p| p.len());
+        let Some(big) = big.filter(|_| entries == total && total >= PARALLEL_MERGE) else {
+            let whole = parts.iter().map(|p| 0..p.len()).collect();
+            return Self::emit(&parts, whole, max, out);
+        };
+        // Every entry is shown: the entries before the biggest part's middle one, and the
+        // rest, are merged on two threads.
+        let middle = &big.spans[big.len() / 2];
+        let pivot = (middle.head, big.key(middle));
+        let (low, high): (Vec<_>, Vec<_>) = parts
+            .iter()
+            .map(|p| {
+                let at = p.spans.partition_point(|s| (s.head, p.key(s)) < pivot);
+                (0..at, at..p.len())
+            })
+            .unzip();
+        let later_entries = high.iter().map(|r| r.len()).sum();
+        let mut later = out.sibling();
+        later.reserve(
+            later_entries,
+            share(later_entries, keys),
+            share(later_entries, shown),
+        );
+        std::thread::scope(|scope| {
+            let parts = &parts;
+            let later = &mut later;
+            scope.spawn(move || Self::emit(parts, high, usize::MAX, later));
+            Self::emit(parts, low, usize::MAX, out);
+        });
+        out.append(later);
+        None
+    }
+
+    /// Hands `out` the entries of `ranges` of the sorted `parts` (one range per part), in
+    /// walk order, at most `max`; returns the key of the first entry past `max`.
+    fn emit(
+        parts: &[Collected],
+        mut ranges: Vec<Range<usize>>,
+        max: usize,
+        out: &mut impl Merged,
+    ) -> Option<Vec<u8>> {
         let mut emitted = 0;
-        let mut next = vec![0usize; parts.len()];
         loop {
             // The part whose next entry comes first (few parts: one per walking thread).
             let mut best: Option<(usize, u128, &[u8])> = None;
             for (i, part) in parts.iter().enumerate() {
-                let Some(span) = part.spans.get(next[i]) else {
+                let Some(span) = ranges[i].clone().next().map(|n| &part.spans[n]) else {
                     continue;
                 };
                 let key = part.key(span);
@@ -130,9 +211,10 @@ impl Collected {
             if emitted == max {
                 return Some(key.to_vec());
             }
-            out.push(parts[b].shown(&parts[b].spans[next[b]]));
+            let span = &parts[b].spans[ranges[b].start];
+            out.push(parts[b].key(span), parts[b].shown(span));
             emitted += 1;
-            next[b] += 1;
+            ranges[b].start += 1;
         }
     }
 
@@ -149,19 +231,32 @@ impl Collected {
 }
 
 /// Where [`Collected::merge`] puts the shown names.
-trait Merged {
-    /// `entries` will come, taking about `bytes`.
-    fn reserve(&mut self, entries: usize, bytes: usize);
-    fn push(&mut self, shown: &str);
+trait Merged: Send + Sized {
+    /// `entries` will come, their keys taking about `keys` bytes, their shown names `shown`.
+    fn reserve(&mut self, entries: usize, keys: usize, shown: usize);
+    /// The next entry in walk order: its sort key (`/` as 0) and shown name.
+    fn push(&mut self, key: &[u8], shown: &str);
+    /// An empty sink made as this one was, for the entries that come after.
+    fn sibling(&self) -> Self;
+    /// Adds what `later` holds after what this one holds.
+    fn append(&mut self, later: Self);
 }
 
 impl Merged for Vec<String> {
-    fn reserve(&mut self, entries: usize, _: usize) {
+    fn reserve(&mut self, entries: usize, _: usize, _: usize) {
         Vec::reserve(self, entries);
     }
 
-    fn push(&mut self, shown: &str) {
+    fn push(&mut self, _: &[u8], shown: &str) {
         Vec::push(self, shown.to_owned());
+    }
+
+    fn sibling(&self) -> Self {
+        Vec::new()
+    }
+
+    fn append(&mut self, mut later: Self) {
+        Vec::append(self, &mut later);
     }
 }
 
@@ -173,14 +268,57 @@ struct Joined {
 }
 
 impl Merged for Joined {
-    fn reserve(&mut self, _: usize, bytes: usize) {
-        self.text.reserve(bytes);
+    fn reserve(&mut self, entries: usize, _: usize, shown: usize) {
+        self.text.reserve(shown + entries);
     }
 
-    fn push(&mut self, shown: &str) {
+    fn push(&mut self, _: &[u8], shown: &str) {
         self.text.push_str(shown);
         self.text.push('\n');
         self.count += 1;
+    }
+
+    fn sibling(&self) -> Self {
+        Joined::default()
+    }
+
+    fn append(&mut self, later: Self) {
+        self.text.push_str(&later.text);
+        self.count += later.count;
+    }
+}
+
+/// Names written as a prefix and the key's path, each followed by `\n`, as bytes.
+struct Prefixed<'a> {
+    prefix: &'a [u8],
+    text: Vec<u8>,
+    count: usize,
+}
+
+impl Merged for Prefixed<'_> {
+    fn reserve(&mut self, entries: usize, keys: usize, _: usize) {
+        self.text.reserve(keys + entries * (self.prefix.len() + 1));
+    }
+
+    fn push(&mut self, key: &[u8], _: &str) {
+        // Each `/` of the key is 0 until `into_prefixed_text` puts them back in one pass.
+        self.text.extend_from_slice(self.prefix);
+        self.text.extend_from_slice(key);
+        self.text.push(b'\n');
+        self.count += 1;
+    }
+
+    fn sibling(&self) -> Self {
+        Prefixed {
+            prefix: self.prefix,
+            text: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn append(&mut self, later: Self) {
+        self.text.extend_from_slice(&later.text);
+        self.count += later.count;
     }
 }
 
@@ -224,5 +362,49 @@ mod tests {
         assert_eq!((lines.len(), past), (5, None));
         let (lines, past) = Collected::into_sorted_lines(parts(), 0);
         assert_eq!((lines.len(), past.as_deref()), (0, Some(&b"a"[..])));
+    }
+
+    /// A merge big enough to be written in two halves at once gives the order one sort of
+    /// all entries gives, with prefixed names, joined names and lines alike; capped, it
+    /// stops at the cap.
+    #[test]
+    fn big_merges_split_in_halves_keep_the_order() {
+        let n = PARALLEL_MERGE + 1000;
+        // Spread over three parts in a scrambled order; names of several lengths and depths.
+        let rel = |i: usize| match i % 3 {
+            0 => format!("d{:03}/f{i}", i % 997),
+            1 => format!("d{:03}-x/{i}.txt", i % 13),
+            _ => format!("z{i}"),
+        };
+        let parts = || {
+            let mut parts = vec![
+                Collected::default(),
+                Collected::default(),
+                Collected::default(),
+            ];
+            for j in 0..n {
+                let i = j * 7919 % n;
+                parts[i % 3].push(rel(i).as_bytes(), &format!("./{}", rel(i)));
+            }
+            parts
+        };
+        let mut expected: Vec<String> = (0..n).map(rel).collect();
+        expected.sort_by(|a, b| a.replace('/', "\0").cmp(&b.replace('/', "\0")));
+        let (text, count, past) = Collected::into_prefixed_text(parts(), usize::MAX, "p/");
+        let lines: Vec<_> = expected.iter().map(|r| format!("p/{r}\n")).collect();
+        assert_eq!((text, count, past), (lines.concat(), n, None));
+        let (text, count, _) = Collected::into_sorted_text(parts(), n);
+        let lines: Vec<_> = expected.iter().map(|r| format!("./{r}\n")).collect();
+        assert_eq!((text, count), (lines.concat(), n));
+        let (lines, past) = Collected::into_sorted_lines(parts(), n - 1);
+        assert_eq!(lines.len(), n - 1);
+        assert_eq!(
+            lines[..],
+            expected[..n - 1]
+                .iter()
+                .map(|r| format!("./{r}"))
+                .collect::<Vec<_>>()[..]
+        );
+        assert_eq!(past, Some(expected[n - 1].replace('/', "\0").into_bytes()));
     }
 }
