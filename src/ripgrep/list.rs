@@ -51,8 +51,13 @@ pub fn list_files(
     if let Some(listing) = walk(Some(budget))? {
         return Ok(listing);
     }
-    // A big one is walked on every core and sorted at the end.
-    let shown = |path: &Path, _: &Path| auth.authorize(path);
+    // A big one is walked on every core and sorted at the end; where every file is shown
+    // as a prefix and its walked path, lines are built from the sorted keys.
+    let prefix = auth.plain_prefix(dir);
+    let shown = |path: &Path, _: &Path| match prefix {
+        Some(_) => Some(String::new()),
+        None => auth.authorize(path),
+    };
     match collect_files(
         dir,
         dir,
@@ -63,7 +68,10 @@ pub fn list_files(
         &shown,
     )? {
         Some(parts) => {
-            let (text, count, past) = Collected::into_sorted_text(parts, opts.max_results);
+            let (text, count, past) = match &prefix {
+                Some(prefix) => Collected::into_prefixed_text(parts, opts.max_results, prefix),
+                None => Collected::into_sorted_text(parts, opts.max_results),
+            };
             Ok(Listing {
                 text,
                 count,
