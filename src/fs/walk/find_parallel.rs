@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::pool::run_jobs;
 use super::{Collected, Finder};
 use crate::error::{ErrorKind, Result};
+use crate::fs::path::strip_base;
 
 /// How long the sorted walk may run before the walk starts over in parallel: a small tree,
 /// or a search the cap cuts early, is done by then.
@@ -71,29 +72,22 @@ impl Finder<'_> {
         })?;
         let (shown, hidden): (Vec<_>, Vec<_>) =
             found.into_iter().map(|f| (f.shown, f.hidden)).unzip();
-        let (lines, past) = Collected::into_sorted_lines(shown, self.max);
+        let (text, count, past) = Collected::into_sorted_text(shown, self.max);
         // The sorted walk stops at the first entry past the cap: it counted the hidden
         // entries before that one.
         self.hidden = Collected::count_before(&hidden, past.as_deref());
         self.truncated = past.is_some();
-        self.lines = lines;
+        self.joined = Some((text, count));
         Ok(())
     }
 
     /// [`Finder::visit`] of one directory, its subdirectories made jobs.
     fn job(&self, root: &Path, found: &mut Found, job: Job, more: &mut Vec<Job>) -> Result<()> {
         self.cancel.check()?;
-        let key = |p: &Path| {
-            p.strip_prefix(root)
-                .unwrap_or(p)
-                .as_os_str()
-                .as_bytes()
-                .to_vec()
-        };
         let n = self.parts.len();
         if job.start && !self.workspace && job.states.contains(&n) {
             if let Some(line) = self.accept(&job.dir, job.real, Some(true)) {
-                found.shown.push(&key(&job.dir), &line);
+                found.shown.push(key(&job.dir, root), &line);
             }
         }
         if !job.states.iter().any(|&i| i < n) {
@@ -101,12 +95,12 @@ impl Finder<'_> {
         }
         for step in self.steps(&job.dir, job.real, &job.states)? {
             if step.hidden {
-                found.hidden.push(&key(&step.child), "");
+                found.hidden.push(key(&step.child, root), "");
                 continue;
             }
             if let Some(known_dir) = step.emit {
                 if let Some(line) = self.accept(&step.child, step.real, known_dir) {
-                    found.shown.push(&key(&step.child), &line);
+                    found.shown.push(key(&step.child, root), &line);
                 }
             }
             if !step.next.is_empty() {
@@ -120,6 +114,11 @@ impl Finder<'_> {
         }
         Ok(())
     }
+}
+
+/// The sort key of walked path `p`: its bytes below the walk root `root`.
+fn key<'p>(p: &'p Path, root: &Path) -> &'p [u8] {
+    strip_base(p, root).unwrap_or(p).as_os_str().as_bytes()
 }
 
 #[cfg(test)]
