@@ -207,23 +207,6 @@ impl FileSystem {
         Ok(outcome.with_skipped(skipped))
     }
 
-    /// The display prefix of every file below the walk root `root` (resolved: absolute,
-    /// normalized) when [`Self::ripgrep_entry`] only names them (no access pattern to check;
-    /// `root` inside the root directory and at or below `cwd`, with a UTF-8 name): `root`'s
-    /// name relative to `cwd` and `/`, or empty for `cwd` itself.
-    fn ripgrep_prefix(&self, root: &Path) -> Option<String> {
-        if !self.access.is_unrestricted() {
-            return None;
-        }
-        crate::fs::path::strip_base(root, self.root.real_root())?;
-        let below = crate::fs::path::strip_base(root, self.root.cwd())?.to_str()?;
-        Some(if below.is_empty() {
-            String::new()
-        } else {
-            format!("{below}/")
-        })
-    }
-
     /// `_ripgrep_entry`: drop a walked path outside the root or unreadable; else its name
     /// relative to `cwd`. The engine has already dropped paths with a dot component below the
     /// directory it walks (the dotfile rule), and yields only real paths (it follows no links).
@@ -239,7 +222,7 @@ impl FileSystem {
 }
 
 /// `list_files`' view of its walk: [`FileSystem::ripgrep_entry`] per file, or the prefix every
-/// file is shown with ([`FileSystem::ripgrep_prefix`]).
+/// file is shown with ([`FileSystem::plain_prefix`]).
 struct Entries<'a>(&'a FileSystem);
 
 impl ripgrep::Authorize for Entries<'_> {
@@ -248,7 +231,7 @@ impl ripgrep::Authorize for Entries<'_> {
     }
 
     fn plain_prefix(&self, root: &Path) -> Option<String> {
-        self.0.ripgrep_prefix(root)
+        self.0.plain_prefix(root)
     }
 }
 

@@ -29,6 +29,7 @@ use crate::fs::{FileSystem, Outcome};
 
 mod collected;
 mod find_parallel;
+mod named;
 mod pool;
 mod sorted;
 

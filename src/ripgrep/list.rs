@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ignore::overrides::Override;
 use ignore::types::Types;
 
-use super::parallel::collect_files;
+use super::parallel::{collect_files, collect_named};
 use super::walker::{for_each_file, overrides, types, Walked};
 use super::{rg_failed, Authorize, Collector, ListFilesOptions, Listing};
 use crate::cancel::CancelFlag;
@@ -54,24 +54,17 @@ pub fn list_files(
     // A big one is walked on every core and sorted at the end; where every file is shown
     // as a prefix and its walked path, lines are built from the sorted keys.
     let prefix = auth.plain_prefix(dir);
-    let shown = |path: &Path, _: &Path| match prefix {
-        Some(_) => Some(String::new()),
-        None => auth.authorize(path),
+    let (overrides, types) = (overrides.clone(), types.clone());
+    let shown = |path: &Path, _: &Path| auth.authorize(path);
+    let parts = match prefix {
+        Some(_) => collect_named(dir, dir, overrides, types, opts.hidden, cancel)?,
+        None => collect_files(dir, dir, overrides, types, opts.hidden, cancel, &shown)?,
     };
-    match collect_files(
-        dir,
-        dir,
-        overrides.clone(),
-        types.clone(),
-        opts.hidden,
-        cancel,
-        &shown,
-    )? {
+    match parts {
         Some(parts) => {
-            let (text, count, past) = match &prefix {
-                Some(prefix) => Collected::into_prefixed_text(parts, opts.max_results, prefix),
-                None => Collected::into_sorted_text(parts, opts.max_results),
-            };
+            let prefix = prefix.as_deref().unwrap_or_default();
+            let (text, count, past) =
+                Collected::into_prefixed_text(parts, opts.max_results, prefix);
             Ok(Listing {
                 text,
                 count,

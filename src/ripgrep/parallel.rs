@@ -72,9 +72,26 @@ pub(crate) fn collect_files(
     })
 }
 
+/// [`collect_files`] of every file, each collected by its path alone
+/// ([`Collected::push_named`]), for [`Collected::into_prefixed_text`].
+pub(crate) fn collect_named(
+    root: &Path,
+    cwd: &Path,
+    overrides: Override,
+    types: Types,
+    hidden: bool,
+    cancel: &CancelFlag,
+) -> Result<Option<Vec<Collected>>> {
+    let visitor = || -> Box<Visitor> { Box::new(|_, _| Ok(Some(String::new()))) };
+    walk_files(root, cwd, overrides, types, hidden, cancel, true, &visitor)
+}
+
+/// A walking thread's visitor: `Some(line)` to collect a file, `None` to leave it out.
+type Visitor<'a> =
+    dyn FnMut(&Path, &Path) -> std::result::Result<Option<String>, GiveUp> + Send + 'a;
+
 /// [`collect_files`] with one visitor per walking thread, made by `visitor`; a visitor's
 /// [`GiveUp`] stops the walk with `Ok(None)`, as an error does.
-#[allow(clippy::type_complexity)]
 pub(crate) fn visit_files<'a>(
     root: &Path,
     cwd: &Path,
@@ -82,9 +99,22 @@ pub(crate) fn visit_files<'a>(
     types: Types,
     hidden: bool,
     cancel: &CancelFlag,
-    visitor: &(dyn Fn() -> Box<
-        dyn FnMut(&Path, &Path) -> std::result::Result<Option<String>, GiveUp> + Send + 'a,
-    > + Sync),
+    visitor: &(dyn Fn() -> Box<Visitor<'a>> + Sync),
+) -> Result<Option<Vec<Collected>>> {
+    walk_files(root, cwd, overrides, types, hidden, cancel, false, visitor)
+}
+
+/// [`visit_files`]; `named`: each kept file is collected by its path, not its line.
+#[allow(clippy::too_many_arguments)]
+fn walk_files<'a>(
+    root: &Path,
+    cwd: &Path,
+    overrides: Override,
+    types: Types,
+    hidden: bool,
+    cancel: &CancelFlag,
+    named: bool,
+    visitor: &(dyn Fn() -> Box<Visitor<'a>> + Sync),
 ) -> Result<Option<Vec<Collected>>> {
     let failed = AtomicBool::new(false);
     let parts = Mutex::new(Vec::new());
@@ -118,6 +148,9 @@ pub(crate) fn visit_files<'a>(
                 return WalkState::Continue;
             }
             match shown(path, printed) {
+                Ok(Some(_)) if named => part
+                    .collected
+                    .push_named(printed.as_os_str().as_encoded_bytes(), ""),
                 Ok(Some(line)) => part
                     .collected
                     .push(printed.as_os_str().as_encoded_bytes(), &line),

@@ -18,8 +18,12 @@ struct Span {
     head: u128,
     start: usize,
     key: u32,
+    /// The shown bytes' length, with [`NAMED`] set for an entry shown by its path.
     shown: u32,
 }
+
+/// The bit of [`Span::shown`] marking an entry pushed by [`Collected::push_named`].
+const NAMED: u32 = 1 << 31;
 
 /// Entries collected by one walking thread (or several, merged).
 #[derive(Debug, Default)]
@@ -32,6 +36,16 @@ impl Collected {
     /// Adds an entry: `rel`, its path below the walk root (the order is taken from it, `/`
     /// lowest), and `shown`, the line the model sees for it.
     pub fn push(&mut self, rel: &[u8], shown: &str) {
+        self.add(rel, shown, 0);
+    }
+
+    /// Adds an entry shown as the merge's prefix, `rel` and `suffix` (`/` for a directory,
+    /// say): no line is built per entry ([`Collected::into_prefixed_text`]).
+    pub fn push_named(&mut self, rel: &[u8], suffix: &str) {
+        self.add(rel, suffix, NAMED);
+    }
+
+    fn add(&mut self, rel: &[u8], shown: &str, named: u32) {
         let start = self.bytes.len();
         self.bytes
             .extend(rel.iter().map(|&b| if b == b'/' { 0 } else { b }));
@@ -43,7 +57,7 @@ impl Collected {
             head: u128::from_be_bytes(head),
             start,
             key: rel.len() as u32,
-            shown: shown.len() as u32,
+            shown: shown.len() as u32 | named,
         });
     }
 
@@ -61,10 +75,9 @@ impl Collected {
         &self.bytes[span.start..span.start + span.key as usize]
     }
 
-    fn shown(&self, span: &Span) -> &str {
+    fn shown(&self, span: &Span) -> &[u8] {
         let from = span.start + span.key as usize;
-        // Pushed from a `&str`, so the bytes are UTF-8.
-        std::str::from_utf8(&self.bytes[from..from + span.shown as usize]).unwrap_or_default()
+        &self.bytes[from..from + (span.shown & !NAMED) as usize]
     }
 
     /// Walk order of two entries: the keys' bytes (a shorter key that is a prefix of the
@@ -81,27 +94,16 @@ impl Collected {
         self.spans = spans;
     }
 
-    /// The shown names of all `parts`, in walk order, at most `max` of them; with the key of
-    /// the first entry the cap left out, if any. Each part is sorted on its own thread, then
-    /// the parts are merged.
-    pub fn into_sorted_lines(parts: Vec<Collected>, max: usize) -> (Vec<String>, Option<Vec<u8>>) {
-        let mut lines = Vec::new();
-        let past = Self::merge(parts, max, &mut lines);
-        (lines, past)
-    }
-
-    /// [`Collected::into_sorted_lines`] written straight into one text, each name followed by
-    /// `\n` (no `String` per entry): the text, the names in it, and the key past the cap.
+    /// The shown names of all `parts`, in walk order, at most `max` of them, written into one
+    /// text, each followed by `\n` (no `String` per entry): the text, the names in it, and
+    /// the key of the first entry the cap left out, if any. Each part is sorted on its own
+    /// thread, then the parts are merged.
     pub fn into_sorted_text(parts: Vec<Collected>, max: usize) -> (String, usize, Option<Vec<u8>>) {
-        let mut text = Joined::default();
-        let past = Self::merge(parts, max, &mut text);
-        (text.text, text.count, past)
+        Self::into_prefixed_text(parts, max, "")
     }
 
-    /// The entries of all `parts` (pushed with an empty shown name, whose name follows from
-    /// their path), each shown as `prefix` followed by its key read back as
-    /// the path pushed (`/` restored; non-UTF-8 bytes decoded lossily), in walk order, at
-    /// most `max`, each followed by `\n`: the text, the names in it, and the key past the cap.
+    /// [`Collected::into_sorted_text`], entries pushed by [`Collected::push_named`] shown as
+    /// `prefix`, their path (non-UTF-8 bytes decoded lossily) and their suffix.
     pub fn into_prefixed_text(
         parts: Vec<Collected>,
         max: usize,
@@ -146,7 +148,7 @@ impl Collected {
             .iter()
             .flat_map(|p| p.spans.iter())
             .fold((0, 0), |(k, s), span| {
-                (k + span.key as usize, s + span.shown as usize)
+                (k + span.key as usize, s + (span.shown & !NAMED) as usize)
             });
         let entries = total.min(max);
         let share = |n: usize, bytes: usize| bytes / total.max(1) * n;
@@ -212,7 +214,8 @@ impl Collected {
                 return Some(key.to_vec());
             }
             let span = &parts[b].spans[ranges[b].start];
-            out.push(parts[b].key(span), parts[b].shown(span));
+            let (key, shown) = (parts[b].key(span), parts[b].shown(span));
+            out.push(key, shown, span.shown & NAMED != 0);
             emitted += 1;
             ranges[b].start += 1;
         }
@@ -234,61 +237,17 @@ impl Collected {
 trait Merged: Send + Sized {
     /// `entries` will come, their keys taking about `keys` bytes, their shown names `shown`.
     fn reserve(&mut self, entries: usize, keys: usize, shown: usize);
-    /// The next entry in walk order: its sort key (`/` as 0) and shown name.
-    fn push(&mut self, key: &[u8], shown: &str);
+    /// The next entry in walk order: its sort key (`/` as 0) and shown bytes, `named` when
+    /// pushed by [`Collected::push_named`].
+    fn push(&mut self, key: &[u8], shown: &[u8], named: bool);
     /// An empty sink made as this one was, for the entries that come after.
     fn sibling(&self) -> Self;
     /// Adds what `later` holds after what this one holds.
     fn append(&mut self, later: Self);
 }
 
-impl Merged for Vec<String> {
-    fn reserve(&mut self, entries: usize, _: usize, _: usize) {
-        Vec::reserve(self, entries);
-    }
-
-    fn push(&mut self, _: &[u8], shown: &str) {
-        Vec::push(self, shown.to_owned());
-    }
-
-    fn sibling(&self) -> Self {
-        Vec::new()
-    }
-
-    fn append(&mut self, mut later: Self) {
-        Vec::append(self, &mut later);
-    }
-}
-
-/// Names joined into one text, each followed by `\n`.
-#[derive(Default)]
-struct Joined {
-    text: String,
-    count: usize,
-}
-
-impl Merged for Joined {
-    fn reserve(&mut self, entries: usize, _: usize, shown: usize) {
-        self.text.reserve(shown + entries);
-    }
-
-    fn push(&mut self, _: &[u8], shown: &str) {
-        self.text.push_str(shown);
-        self.text.push('\n');
-        self.count += 1;
-    }
-
-    fn sibling(&self) -> Self {
-        Joined::default()
-    }
-
-    fn append(&mut self, later: Self) {
-        self.text.push_str(&later.text);
-        self.count += later.count;
-    }
-}
-
-/// Names written as a prefix and the key's path, each followed by `\n`, as bytes.
+/// Lines as bytes, each followed by `\n`: a named entry's as a prefix, its key (its `/`
+/// still 0) and suffix, another's as pushed.
 struct Prefixed<'a> {
     prefix: &'a [u8],
     text: Vec<u8>,
@@ -296,14 +255,17 @@ struct Prefixed<'a> {
 }
 
 impl Merged for Prefixed<'_> {
-    fn reserve(&mut self, entries: usize, keys: usize, _: usize) {
-        self.text.reserve(keys + entries * (self.prefix.len() + 1));
+    fn reserve(&mut self, entries: usize, keys: usize, shown: usize) {
+        self.text
+            .reserve(keys + shown + entries * (self.prefix.len() + 1));
     }
 
-    fn push(&mut self, key: &[u8], _: &str) {
-        // Each `/` of the key is 0 until `into_prefixed_text` puts them back in one pass.
-        self.text.extend_from_slice(self.prefix);
-        self.text.extend_from_slice(key);
+    fn push(&mut self, key: &[u8], shown: &[u8], named: bool) {
+        if named {
+            self.text.extend_from_slice(self.prefix);
+            self.text.extend_from_slice(key);
+        }
+        self.text.extend_from_slice(shown);
         self.text.push(b'\n');
         self.count += 1;
     }
@@ -327,7 +289,8 @@ mod tests {
     use super::*;
 
     /// Parts collected in any order come out in component order (`a/b` before `a-b`),
-    /// capped, with whether the cap dropped something.
+    /// capped, with whether the cap dropped something; named entries as the prefix, their
+    /// path and suffix.
     #[test]
     fn parts_merge_in_component_order() {
         // Two threads' parts, and an empty one.
@@ -340,33 +303,38 @@ mod tests {
             for (i, rel) in [(0, "a-b"), (2, "a/b"), (0, "z"), (2, "a/a/c"), (0, "a")] {
                 parts[i].push(rel.as_bytes(), &format!("./{rel}"));
             }
+            parts[2].push_named(b"a/b0", "/");
+            parts[0].push_named("\u{e9}/x".as_bytes(), "");
             parts
         };
-        let (lines, past) = Collected::into_sorted_lines(parts(), 10);
-        assert_eq!(lines, ["./a", "./a/a/c", "./a/b", "./a-b", "./z"]);
-        assert_eq!(past, None);
-        let (text, count, whole) = Collected::into_sorted_text(parts(), 10);
-        assert_eq!(
-            (text.as_str(), count, whole),
-            ("./a\n./a/a/c\n./a/b\n./a-b\n./z\n", 5, None)
-        );
+        let all = "./a\n./a/a/c\n./a/b\np/a/b0/\n./a-b\n./z\np/\u{e9}/x\n";
+        let (text, count, whole) = Collected::into_prefixed_text(parts(), 10, "p/");
+        assert_eq!((text.as_str(), count, whole), (all, 7, None));
+        let (text, _, _) = Collected::into_sorted_text(parts(), 10);
+        assert_eq!(text, all.replace("p/", ""));
         let (text, count, past) = Collected::into_sorted_text(parts(), 2);
         assert_eq!((text.as_str(), count), ("./a\n./a/a/c\n", 2));
         assert_eq!(past.as_deref(), Some(&b"a\0b"[..]));
-        let (lines, past) = Collected::into_sorted_lines(parts(), 2);
-        assert_eq!(lines, ["./a", "./a/a/c"]);
-        assert_eq!(past.as_deref(), Some(&b"a\0b"[..]));
         assert_eq!(Collected::count_before(&parts(), past.as_deref()), 2);
-        assert_eq!(Collected::count_before(&parts(), None), 5);
-        let (lines, past) = Collected::into_sorted_lines(parts(), 5);
-        assert_eq!((lines.len(), past), (5, None));
-        let (lines, past) = Collected::into_sorted_lines(parts(), 0);
-        assert_eq!((lines.len(), past.as_deref()), (0, Some(&b"a"[..])));
+        assert_eq!(Collected::count_before(&parts(), None), 7);
+        let (text, count, past) = Collected::into_prefixed_text(parts(), 4, "p/");
+        assert_eq!((text.as_str(), count), (&all[..26], 4));
+        assert_eq!(past.as_deref(), Some(&b"a-b"[..]));
+        let (text, count, past) = Collected::into_sorted_text(parts(), 0);
+        assert_eq!(
+            (text.as_str(), count, past.as_deref()),
+            ("", 0, Some(&b"a"[..]))
+        );
+        // A name that is not UTF-8 is decoded as `to_string_lossy` decodes it.
+        let mut odd = Collected::default();
+        odd.push_named(b"q/\xff\xfe", "");
+        odd.push_named(b"q/ok", "");
+        let (text, _, _) = Collected::into_prefixed_text(vec![odd], 10, "");
+        assert_eq!(text, "q/ok\nq/\u{fffd}\u{fffd}\n");
     }
 
     /// A merge big enough to be written in two halves at once gives the order one sort of
-    /// all entries gives, with prefixed names, joined names and lines alike; capped, it
-    /// stops at the cap.
+    /// all entries gives, named entries and others alike; capped, it stops at the cap.
     #[test]
     fn big_merges_split_in_halves_keep_the_order() {
         let n = PARALLEL_MERGE + 1000;
@@ -376,6 +344,7 @@ mod tests {
             1 => format!("d{:03}-x/{i}.txt", i % 13),
             _ => format!("z{i}"),
         };
+        let suffix = |i: usize| if i % 5 == 0 { "/" } else { "" };
         let parts = || {
             let mut parts = vec![
                 Collected::default(),
@@ -384,27 +353,25 @@ mod tests {
             ];
             for j in 0..n {
                 let i = j * 7919 % n;
-                parts[i % 3].push(rel(i).as_bytes(), &format!("./{}", rel(i)));
+                if i % 2 == 0 {
+                    parts[i % 3].push_named(rel(i).as_bytes(), suffix(i));
+                } else {
+                    parts[i % 3].push(rel(i).as_bytes(), &format!("./{}", rel(i)));
+                }
             }
             parts
         };
-        let mut expected: Vec<String> = (0..n).map(rel).collect();
-        expected.sort_by(|a, b| a.replace('/', "\0").cmp(&b.replace('/', "\0")));
-        let (text, count, past) = Collected::into_prefixed_text(parts(), usize::MAX, "p/");
-        let lines: Vec<_> = expected.iter().map(|r| format!("p/{r}\n")).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| rel(i).replace('/', "\0"));
+        let line = |i: usize| format!("./{}{}\n", rel(i), if i % 2 == 0 { suffix(i) } else { "" });
+        let lines: Vec<_> = order.iter().map(|&i| line(i)).collect();
+        let (text, count, past) = Collected::into_prefixed_text(parts(), usize::MAX, "./");
         assert_eq!((text, count, past), (lines.concat(), n, None));
-        let (text, count, _) = Collected::into_sorted_text(parts(), n);
-        let lines: Vec<_> = expected.iter().map(|r| format!("./{r}\n")).collect();
-        assert_eq!((text, count), (lines.concat(), n));
-        let (lines, past) = Collected::into_sorted_lines(parts(), n - 1);
-        assert_eq!(lines.len(), n - 1);
+        let (text, count, past) = Collected::into_prefixed_text(parts(), n - 1, "./");
+        assert_eq!((text, count), (lines[..n - 1].concat(), n - 1));
         assert_eq!(
-            lines[..],
-            expected[..n - 1]
-                .iter()
-                .map(|r| format!("./{r}"))
-                .collect::<Vec<_>>()[..]
+            past,
+            Some(rel(order[n - 1]).replace('/', "\0").into_bytes())
         );
-        assert_eq!(past, Some(expected[n - 1].replace('/', "\0").into_bytes()));
     }
 }

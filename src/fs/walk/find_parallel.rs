@@ -67,12 +67,17 @@ impl Finder<'_> {
             states: start.to_vec(),
         };
         let this = &*self;
+        // Where an entry's line follows from its path, the line is built at the end.
+        let named = (self.walk.written == self.walk.rel)
+            .then(|| self.fs.plain_prefix(root))
+            .flatten();
         let found = run_jobs(threads, first, Found::default, |found, job, more| {
-            this.job(root, found, job, more)
+            this.job(root, named.is_some(), found, job, more)
         })?;
         let (shown, hidden): (Vec<_>, Vec<_>) =
             found.into_iter().map(|f| (f.shown, f.hidden)).unzip();
-        let (text, count, past) = Collected::into_sorted_text(shown, self.max);
+        let prefix = named.as_deref().unwrap_or_default();
+        let (text, count, past) = Collected::into_prefixed_text(shown, self.max, prefix);
         // The sorted walk stops at the first entry past the cap: it counted the hidden
         // entries before that one.
         self.hidden = Collected::count_before(&hidden, past.as_deref());
@@ -81,8 +86,16 @@ impl Finder<'_> {
         Ok(())
     }
 
-    /// [`Finder::visit`] of one directory, its subdirectories made jobs.
-    fn job(&self, root: &Path, found: &mut Found, job: Job, more: &mut Vec<Job>) -> Result<()> {
+    /// [`Finder::visit`] of one directory, its subdirectories made jobs; `named`: a real
+    /// entry of known type is collected by its path ([`crate::fs::FileSystem::plain_prefix`]).
+    fn job(
+        &self,
+        root: &Path,
+        named: bool,
+        found: &mut Found,
+        job: Job,
+        more: &mut Vec<Job>,
+    ) -> Result<()> {
         self.cancel.check()?;
         let n = self.parts.len();
         if job.start && !self.workspace && job.states.contains(&n) {
@@ -98,10 +111,17 @@ impl Finder<'_> {
                 found.hidden.push(key(&step.child, root), "");
                 continue;
             }
-            if let Some(known_dir) = step.emit {
-                if let Some(line) = self.accept(&step.child, step.real, known_dir) {
-                    found.shown.push(key(&step.child, root), &line);
+            match step.emit {
+                Some(Some(dir)) if named && step.real => {
+                    let suffix = if dir { "/" } else { "" };
+                    found.shown.push_named(key(&step.child, root), suffix);
                 }
+                Some(known_dir) => {
+                    if let Some(line) = self.accept(&step.child, step.real, known_dir) {
+                        found.shown.push(key(&step.child, root), &line);
+                    }
+                }
+                None => {}
             }
             if !step.next.is_empty() {
                 more.push(Job {
@@ -127,6 +147,7 @@ mod tests {
     use crate::fs::tests::{limits, protected};
     use crate::fs::{Contract, FileSystem};
     use std::fs;
+    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::symlink;
     use std::time::Duration;
 
@@ -160,10 +181,18 @@ mod tests {
     }
 
     /// The parallel walk (budget 0) gives exactly what the sorted walk gives: lines, cap
-    /// marker, counts and the hidden-entry trailer, under both contracts and any cap.
+    /// marker, counts and the hidden-entry trailer, under both contracts and any cap; from
+    /// walk roots at, below and above `cwd`, with and without access patterns (lines built
+    /// from walked paths, or per entry), a non-UTF-8 name among them.
     #[test]
     fn parallel_walk_finds_what_the_sorted_walk_finds() {
         let dir = tree();
+        std::fs::write(
+            dir.path()
+                .join(std::ffi::OsStr::from_bytes(b"c/bad\xff.txt")),
+            "x",
+        )
+        .unwrap();
         let c = CancelFlag::new();
         let patterns = [
             "**/*.py",
@@ -180,29 +209,57 @@ mod tests {
             "c/g0?.txt",
             "**/nothing",
         ];
-        for contract in [Contract::Document, Contract::Workspace] {
-            for max in [0, 1, 3, 41, 1000] {
-                let mut limits = limits();
-                limits.max_find_results = max;
-                limits.contract = contract;
-                let root = dir.path().to_str().unwrap();
-                let mut f = FileSystem::new(root, None, &[], &[], &protected(), limits).unwrap();
-                f.root = f.root.clone().under(contract);
-                f.disclosure.report_skipped = true;
-                for pattern in patterns {
-                    let sorted = f.find_files_within(pattern, ".", &c, Duration::from_secs(3600));
-                    let parallel = f.find_files_within(pattern, ".", &c, Duration::ZERO);
-                    let show = |o: &crate::error::Result<crate::fs::Outcome>| match o {
-                        Ok(o) => format!("{}|{}|{}", o.text, o.count, o.truncated),
-                        Err(e) => e.message.clone(),
-                    };
-                    assert_eq!(
-                        show(&parallel),
-                        show(&sorted),
-                        "{pattern} cap {max} {contract:?}"
-                    );
+        let root = dir.path().to_str().unwrap();
+        let denied = ["**/f1?.py".to_string()];
+        let allowed = ["a/**".to_string(), "c/**".to_string()];
+        let show = |o: crate::error::Result<crate::fs::Outcome>| match o {
+            Ok(o) => format!("{}|{}|{}", o.text, o.count, o.truncated),
+            Err(e) => e.message,
+        };
+        let mut lossy = 0;
+        for (cwd, path) in [
+            (None, "."),
+            (None, "a"),
+            (Some("a"), "."),
+            (Some("a/b"), ".."),
+        ] {
+            let cwd = cwd.map(|c| format!("{root}/{c}"));
+            for (allowed, denied) in [
+                (&[][..], &[][..]),
+                (&[][..], &denied[..]),
+                (&allowed[..], &[][..]),
+            ] {
+                for contract in [Contract::Document, Contract::Workspace] {
+                    for max in [0, 1, 3, 41, 1000] {
+                        let mut limits = limits();
+                        limits.max_find_results = max;
+                        limits.contract = contract;
+                        let mut f = FileSystem::new(
+                            root,
+                            cwd.as_deref(),
+                            allowed,
+                            denied,
+                            &protected(),
+                            limits,
+                        )
+                        .unwrap();
+                        f.root = f.root.clone().under(contract);
+                        f.disclosure.report_skipped = true;
+                        for pattern in patterns {
+                            let find =
+                                |budget| show(f.find_files_within(pattern, path, &c, budget));
+                            let sorted = find(Duration::from_secs(3600));
+                            assert_eq!(
+                                find(Duration::ZERO),
+                                sorted,
+                                "{pattern} {cwd:?} {path} {allowed:?} {denied:?} cap {max} {contract:?}"
+                            );
+                            lossy += usize::from(sorted.contains('\u{fffd}'));
+                        }
+                    }
                 }
             }
         }
+        assert!(lossy > 0);
     }
 }
