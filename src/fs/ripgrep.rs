@@ -238,97 +238,30 @@ impl ripgrep::Authorize for Entries<'_> {
 #[cfg(test)]
 mod tests {
     use crate::cancel::CancelFlag;
-    use crate::fs::tests::{limits, protected};
-    use crate::fs::{Contract, FileSystem};
-    use std::ffi::OsStr;
-    use std::fs;
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::symlink;
+    use crate::fs::walk::named::tests::{each_layout, show, tree};
     use std::time::Duration;
 
-    /// `list_files` walked on every core (budget 0), with lines built from the walked paths
-    /// where nothing but the name is left to decide, gives exactly what the sorted walk
-    /// gives: walk roots at, below and above `cwd`, access patterns, non-UTF-8 names,
-    /// symlinks, hidden files, globs, caps, both contracts.
+    /// `list_files` walked on every core (budget 0), lines built from the walked paths where
+    /// nothing but the name is left to decide, gives exactly what the sorted walk gives, in
+    /// each layout, with ignore files, hidden files, symlinks, globs and caps.
     #[test]
     fn parallel_listing_is_the_sorted_listing() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = dir.path();
-        for d in ["w/a/b", "w/a-b", "w/.h", "w/c", "w/sec", "x"] {
-            fs::create_dir_all(r.join(d)).unwrap();
-        }
-        for i in 0..60 {
-            fs::write(r.join(format!("w/a/b/f{i:02}.py")), "x").unwrap();
-            fs::write(r.join(format!("w/c/g{i:02}.txt")), "x").unwrap();
-        }
-        for f in [
-            "w/a/m.py",
-            "w/a-b/n.rs",
-            "w/.h/z.py",
-            "w/.env",
-            "w/sec/k.pem",
-            "x/y.py",
-        ] {
-            fs::write(r.join(f), "x").unwrap();
-        }
-        fs::write(r.join(OsStr::from_bytes(b"w/c/bad\xff\xfe.txt")), "x").unwrap();
-        fs::write(r.join("w/c/caf\u{e9}.txt"), "x").unwrap();
-        symlink("a", r.join("w/la")).unwrap();
-        symlink("../x/y.py", r.join("w/ly.py")).unwrap();
-        let root = r.to_str().unwrap();
+        let dir = tree();
         let c = CancelFlag::new();
-        let denied = ["**/*.pem".to_string()];
-        let allowed = ["w/**".to_string()];
-        let show = |o: crate::error::Result<crate::fs::Outcome>| match o {
-            Ok(o) => format!("{}|{}|{}", o.text, o.count, o.truncated),
-            Err(e) => e.message,
-        };
-        let mut compared = 0;
-        for (cwd, path) in [
-            (None, "."),
-            (None, "w"),
-            (None, "w/c"),
-            (Some("w"), "."),
-            (Some("w"), "c"),
-            (Some("w/a"), ".."),
-            (Some("x"), "../w"),
-        ] {
-            for (allowed, denied) in [
-                (&[][..], &[][..]),
-                (&[][..], &denied[..]),
-                (&allowed[..], &[][..]),
-            ] {
-                for contract in [Contract::Document, Contract::Workspace] {
-                    for max in [0, 1, 61, 1000] {
-                        let mut limits = limits();
-                        limits.max_find_results = max;
-                        limits.contract = contract;
-                        let cwd = cwd.map(|c| format!("{root}/{c}"));
-                        let f = FileSystem::new(
-                            root,
-                            cwd.as_deref(),
-                            allowed,
-                            denied,
-                            &protected(),
-                            limits,
-                        )
-                        .unwrap();
-                        for glob in [None, Some("*.py"), Some(".*"), Some("!a/**")] {
-                            let list =
-                                |budget| show(f.list_files_within(path, glob, &c, Some(budget)));
-                            let sorted = list(Duration::from_secs(3600));
-                            assert_eq!(
-                                list(Duration::ZERO),
-                                sorted,
-                                "{cwd:?} {path} {allowed:?} {denied:?} {contract:?} cap {max} {glob:?}"
-                            );
-                            compared += usize::from(sorted.contains("\u{fffd}"));
-                        }
-                    }
+        let mut lossy = 0;
+        each_layout(
+            dir.path().to_str().unwrap(),
+            &[0, 1, 41, 1000],
+            |f, path, label| {
+                for glob in [None, Some("*.py"), Some(".*"), Some("!b/**")] {
+                    let list = |budget| show(f.list_files_within(path, glob, &c, Some(budget)));
+                    let sorted = list(Duration::from_secs(3600));
+                    assert_eq!(list(Duration::ZERO), sorted, "{label} {glob:?}");
+                    lossy += usize::from(sorted.contains('\u{fffd}'));
                 }
-            }
-        }
+            },
+        );
         // The non-UTF-8 name was listed (decoded lossily) in some of the listings compared.
-        assert!(compared > 0);
+        assert!(lossy > 0);
     }
 }

@@ -29,7 +29,7 @@ use crate::fs::{FileSystem, Outcome};
 
 mod collected;
 mod find_parallel;
-mod named;
+pub(crate) mod named;
 mod pool;
 mod sorted;
 

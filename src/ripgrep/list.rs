@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ignore::overrides::Override;
 use ignore::types::Types;
 
-use super::parallel::{collect_files, collect_named};
+use super::parallel::collect_files;
 use super::walker::{for_each_file, overrides, types, Walked};
 use super::{rg_failed, Authorize, Collector, ListFilesOptions, Listing};
 use crate::cancel::CancelFlag;
@@ -54,12 +54,16 @@ pub fn list_files(
     // A big one is walked on every core and sorted at the end; where every file is shown
     // as a prefix and its walked path, lines are built from the sorted keys.
     let prefix = auth.plain_prefix(dir);
-    let (overrides, types) = (overrides.clone(), types.clone());
     let shown = |path: &Path, _: &Path| auth.authorize(path);
-    let parts = match prefix {
-        Some(_) => collect_named(dir, dir, overrides, types, opts.hidden, cancel)?,
-        None => collect_files(dir, dir, overrides, types, opts.hidden, cancel, &shown)?,
-    };
+    let parts = collect_files(
+        dir,
+        dir,
+        overrides.clone(),
+        types.clone(),
+        opts.hidden,
+        cancel,
+        prefix.is_none().then_some(&shown),
+    )?;
     match parts {
         Some(parts) => {
             let prefix = prefix.as_deref().unwrap_or_default();

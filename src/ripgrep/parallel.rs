@@ -53,7 +53,8 @@ pub(crate) struct GiveUp;
 /// Walks `root` as [`super::walker::for_each_file`] does (same filters, same files: regular
 /// files below the root that pass the dot rule), on all cores and unordered, collecting
 /// `shown(path, printed)` of each file `shown` keeps, keyed by `printed` (the path `rg`
-/// prints, relative to `cwd`).
+/// prints, relative to `cwd`); with no `shown`, every file by its path alone
+/// ([`Collected::push_named`], for [`Collected::into_prefixed_text`]).
 ///
 /// `Ok(None)` when the walk met an error `rg` would report (an unreadable directory, say):
 /// the caller then walks sorted, which gives `rg`'s messages in `rg`'s order.
@@ -65,26 +66,26 @@ pub(crate) fn collect_files(
     types: Types,
     hidden: bool,
     cancel: &CancelFlag,
-    shown: &(dyn Fn(&Path, &Path) -> Option<String> + Sync),
+    shown: Option<&Shown>,
 ) -> Result<Option<Vec<Collected>>> {
-    visit_files(root, cwd, overrides, types, hidden, cancel, &|| {
-        Box::new(|path, printed| Ok(shown(path, printed)))
-    })
+    let visitor = || -> Box<Visitor> {
+        Box::new(move |path, printed| Ok(shown.map_or(Some(String::new()), |f| f(path, printed))))
+    };
+    walk_files(
+        root,
+        cwd,
+        overrides,
+        types,
+        hidden,
+        cancel,
+        shown.is_none(),
+        &visitor,
+    )
 }
 
-/// [`collect_files`] of every file, each collected by its path alone
-/// ([`Collected::push_named`]), for [`Collected::into_prefixed_text`].
-pub(crate) fn collect_named(
-    root: &Path,
-    cwd: &Path,
-    overrides: Override,
-    types: Types,
-    hidden: bool,
-    cancel: &CancelFlag,
-) -> Result<Option<Vec<Collected>>> {
-    let visitor = || -> Box<Visitor> { Box::new(|_, _| Ok(Some(String::new()))) };
-    walk_files(root, cwd, overrides, types, hidden, cancel, true, &visitor)
-}
+/// What [`collect_files`] collects of a file, from its path and printed path: its line,
+/// or `None` to leave it out.
+pub(crate) type Shown<'a> = dyn Fn(&Path, &Path) -> Option<String> + Sync + 'a;
 
 /// A walking thread's visitor: `Some(line)` to collect a file, `None` to leave it out.
 type Visitor<'a> =

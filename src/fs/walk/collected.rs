@@ -344,7 +344,7 @@ mod tests {
             1 => format!("d{:03}-x/{i}.txt", i % 13),
             _ => format!("z{i}"),
         };
-        let suffix = |i: usize| if i % 5 == 0 { "/" } else { "" };
+        let suffix = |i: usize| if i.is_multiple_of(5) { "/" } else { "" };
         let parts = || {
             let mut parts = vec![
                 Collected::default(),
@@ -353,7 +353,7 @@ mod tests {
             ];
             for j in 0..n {
                 let i = j * 7919 % n;
-                if i % 2 == 0 {
+                if i.is_multiple_of(2) {
                     parts[i % 3].push_named(rel(i).as_bytes(), suffix(i));
                 } else {
                     parts[i % 3].push(rel(i).as_bytes(), &format!("./{}", rel(i)));
@@ -363,7 +363,13 @@ mod tests {
         };
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&i| rel(i).replace('/', "\0"));
-        let line = |i: usize| format!("./{}{}\n", rel(i), if i % 2 == 0 { suffix(i) } else { "" });
+        let line = |i: usize| {
+            format!(
+                "./{}{}\n",
+                rel(i),
+                if i.is_multiple_of(2) { suffix(i) } else { "" }
+            )
+        };
         let lines: Vec<_> = order.iter().map(|&i| line(i)).collect();
         let (text, count, past) = Collected::into_prefixed_text(parts(), usize::MAX, "./");
         assert_eq!((text, count, past), (lines.concat(), n, None));

@@ -143,56 +143,16 @@ fn key<'p>(p: &'p Path, root: &Path) -> &'p [u8] {
 
 #[cfg(test)]
 mod tests {
+    use super::super::named::tests::{each_layout, show, tree};
     use crate::cancel::CancelFlag;
-    use crate::fs::tests::{limits, protected};
-    use crate::fs::{Contract, FileSystem};
-    use std::fs;
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::symlink;
     use std::time::Duration;
 
-    /// A tree with hidden entries, symlinks in and out, a denied file and enough files that
-    /// the parallel walk has several directories to share out.
-    fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let r = dir.path();
-        for d in ["a/b", "a-b", "a/.h/x", "c", ".top"] {
-            fs::create_dir_all(r.join(d)).unwrap();
-        }
-        for i in 0..40 {
-            fs::write(r.join(format!("a/b/f{i:02}.py")), "x").unwrap();
-            fs::write(r.join(format!("c/g{i:02}.txt")), "x").unwrap();
-        }
-        for f in [
-            "a/m.py",
-            "a-b/n.py",
-            "a/.h/x/z.py",
-            "a/.hid.py",
-            ".top/t.py",
-            "s.pem",
-        ] {
-            fs::write(r.join(f), "x").unwrap();
-        }
-        symlink("a", r.join("la")).unwrap();
-        symlink("/etc", r.join("out")).unwrap();
-        symlink("nowhere", r.join("dangle.py")).unwrap();
-        symlink("s.pem", r.join("key.py")).unwrap();
-        dir
-    }
-
     /// The parallel walk (budget 0) gives exactly what the sorted walk gives: lines, cap
-    /// marker, counts and the hidden-entry trailer, under both contracts and any cap; from
-    /// walk roots at, below and above `cwd`, with and without access patterns (lines built
-    /// from walked paths, or per entry), a non-UTF-8 name among them.
+    /// marker, counts and the hidden-entry trailer, under both contracts and any cap, from
+    /// each layout (lines built from walked paths, or entry by entry).
     #[test]
     fn parallel_walk_finds_what_the_sorted_walk_finds() {
         let dir = tree();
-        std::fs::write(
-            dir.path()
-                .join(std::ffi::OsStr::from_bytes(b"c/bad\xff.txt")),
-            "x",
-        )
-        .unwrap();
         let c = CancelFlag::new();
         let patterns = [
             "**/*.py",
@@ -209,57 +169,20 @@ mod tests {
             "c/g0?.txt",
             "**/nothing",
         ];
-        let root = dir.path().to_str().unwrap();
-        let denied = ["**/f1?.py".to_string()];
-        let allowed = ["a/**".to_string(), "c/**".to_string()];
-        let show = |o: crate::error::Result<crate::fs::Outcome>| match o {
-            Ok(o) => format!("{}|{}|{}", o.text, o.count, o.truncated),
-            Err(e) => e.message,
-        };
         let mut lossy = 0;
-        for (cwd, path) in [
-            (None, "."),
-            (None, "a"),
-            (Some("a"), "."),
-            (Some("a/b"), ".."),
-        ] {
-            let cwd = cwd.map(|c| format!("{root}/{c}"));
-            for (allowed, denied) in [
-                (&[][..], &[][..]),
-                (&[][..], &denied[..]),
-                (&allowed[..], &[][..]),
-            ] {
-                for contract in [Contract::Document, Contract::Workspace] {
-                    for max in [0, 1, 3, 41, 1000] {
-                        let mut limits = limits();
-                        limits.max_find_results = max;
-                        limits.contract = contract;
-                        let mut f = FileSystem::new(
-                            root,
-                            cwd.as_deref(),
-                            allowed,
-                            denied,
-                            &protected(),
-                            limits,
-                        )
-                        .unwrap();
-                        f.root = f.root.clone().under(contract);
-                        f.disclosure.report_skipped = true;
-                        for pattern in patterns {
-                            let find =
-                                |budget| show(f.find_files_within(pattern, path, &c, budget));
-                            let sorted = find(Duration::from_secs(3600));
-                            assert_eq!(
-                                find(Duration::ZERO),
-                                sorted,
-                                "{pattern} {cwd:?} {path} {allowed:?} {denied:?} cap {max} {contract:?}"
-                            );
-                            lossy += usize::from(sorted.contains('\u{fffd}'));
-                        }
-                    }
+        each_layout(
+            dir.path().to_str().unwrap(),
+            &[0, 1, 3, 41, 1000],
+            |f, path, label| {
+                for pattern in patterns {
+                    let find = |budget| show(f.find_files_within(pattern, path, &c, budget));
+                    let sorted = find(Duration::from_secs(3600));
+                    assert_eq!(find(Duration::ZERO), sorted, "{pattern} {label}");
+                    lossy += usize::from(sorted.contains('\u{fffd}'));
                 }
-            }
-        }
+            },
+        );
+        // The non-UTF-8 name was found (decoded lossily) in some of the walks compared.
         assert!(lossy > 0);
     }
 }
