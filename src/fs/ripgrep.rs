@@ -48,6 +48,18 @@ impl FileSystem {
         glob: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
+        self.list_files_within(path, glob, cancel, None)
+    }
+
+    /// [`FileSystem::list_files`], the sorted walk given `budget` (`None`: the engine's
+    /// default) before the listing is walked on every core instead (the same result).
+    pub(crate) fn list_files_within(
+        &self,
+        path: &str,
+        glob: Option<&str>,
+        cancel: &CancelFlag,
+        budget: Option<std::time::Duration>,
+    ) -> Result<Outcome> {
         let (resolved, kind) = self.ripgrep_root(path)?;
         if kind != Some(Kind::Directory) {
             return Err(Error::new(
@@ -59,10 +71,9 @@ impl FileSystem {
             glob: glob.map(str::to_owned),
             hidden: self.limits.contract.is_workspace() && glob.is_some_and(names_hidden_for_rg),
             max_results: self.limits.max_find_results,
-            sorted_budget: None,
+            sorted_budget: budget,
         };
-        let authorize = |walked: &Path| self.ripgrep_entry(walked);
-        let listing = ripgrep::list_files(&resolved.abs, &options, &authorize, cancel)?;
+        let listing = ripgrep::list_files(&resolved.abs, &options, &Entries(self), cancel)?;
         let cap = self.limits.max_find_results;
         let outcome = Outcome::listing_text(
             resolved.event_str(),
@@ -207,5 +218,50 @@ impl FileSystem {
         }
         let target = self.walk_target(walked, true)?;
         Some(self.root.rel_to_cwd(&target.abs))
+    }
+}
+
+/// `list_files`' view of its walk: [`FileSystem::ripgrep_entry`] per file, or the prefix every
+/// file is shown with ([`FileSystem::plain_prefix`]).
+struct Entries<'a>(&'a FileSystem);
+
+impl ripgrep::Authorize for Entries<'_> {
+    fn authorize(&self, walked: &Path) -> Option<String> {
+        self.0.ripgrep_entry(walked)
+    }
+
+    fn plain_prefix(&self, root: &Path) -> Option<String> {
+        self.0.plain_prefix(root)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cancel::CancelFlag;
+    use crate::fs::walk::named::tests::{each_layout, show, tree};
+    use std::time::Duration;
+
+    /// `list_files` walked on every core (budget 0), lines built from the walked paths where
+    /// nothing but the name is left to decide, gives exactly what the sorted walk gives, in
+    /// each layout, with ignore files, hidden files, symlinks, globs and caps.
+    #[test]
+    fn parallel_listing_is_the_sorted_listing() {
+        let dir = tree();
+        let c = CancelFlag::new();
+        let mut lossy = 0;
+        each_layout(
+            dir.path().to_str().unwrap(),
+            &[0, 1, 41, 1000],
+            |f, path, label| {
+                for glob in [None, Some("*.py"), Some(".*"), Some("!b/**")] {
+                    let list = |budget| show(f.list_files_within(path, glob, &c, Some(budget)));
+                    let sorted = list(Duration::from_secs(3600));
+                    assert_eq!(list(Duration::ZERO), sorted, "{label} {glob:?}");
+                    lossy += usize::from(sorted.contains('\u{fffd}'));
+                }
+            },
+        );
+        // The non-UTF-8 name was listed (decoded lossily) in some of the listings compared.
+        assert!(lossy > 0);
     }
 }

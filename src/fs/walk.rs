@@ -29,6 +29,7 @@ use crate::fs::{FileSystem, Outcome};
 
 mod collected;
 mod find_parallel;
+pub(crate) mod named;
 mod pool;
 mod sorted;
 
@@ -489,6 +490,7 @@ impl FileSystem {
             require_dir,
             max,
             lines: Vec::new(),
+            joined: None,
             truncated: false,
             cancel,
             workspace,
@@ -506,14 +508,25 @@ impl FileSystem {
             let start = finder.closure(vec![0]);
             finder.run(&resolved.abs, &start, budget)?;
         }
-        let outcome = Outcome::listing(
-            resolved.event_str(),
-            finder.lines,
-            finder.truncated,
-            max,
-            "matches",
-            "No matches found.",
-        );
+        let outcome = match finder.joined {
+            Some((text, count)) => Outcome::listing_text(
+                resolved.event_str(),
+                text,
+                count,
+                finder.truncated,
+                max,
+                "matches",
+                "No matches found.",
+            ),
+            None => Outcome::listing(
+                resolved.event_str(),
+                finder.lines,
+                finder.truncated,
+                max,
+                "matches",
+                "No matches found.",
+            ),
+        };
         Ok(self.skipped_hidden(outcome, finder.hidden))
     }
 }
@@ -601,6 +614,9 @@ struct Finder<'a> {
     require_dir: bool,
     max: usize,
     lines: Vec<String>,
+    /// The parallel walk's lines instead, already joined (each followed by `\n`), and
+    /// their count.
+    joined: Option<(String, usize)>,
     truncated: bool,
     cancel: &'a CancelFlag,
     /// 0.62.0's matching: `**` also matches files, and never the walk's own start.

@@ -51,19 +51,24 @@ pub fn list_files(
     if let Some(listing) = walk(Some(budget))? {
         return Ok(listing);
     }
-    // A big one is walked on every core and sorted at the end.
+    // A big one is walked on every core and sorted at the end; where every file is shown
+    // as a prefix and its walked path, lines are built from the sorted keys.
+    let prefix = auth.plain_prefix(dir);
     let shown = |path: &Path, _: &Path| auth.authorize(path);
-    match collect_files(
+    let parts = collect_files(
         dir,
         dir,
         overrides.clone(),
         types.clone(),
         opts.hidden,
         cancel,
-        &shown,
-    )? {
+        prefix.is_none().then_some(&shown),
+    )?;
+    match parts {
         Some(parts) => {
-            let (text, count, past) = Collected::into_sorted_text(parts, opts.max_results);
+            let prefix = prefix.as_deref().unwrap_or_default();
+            let (text, count, past) =
+                Collected::into_prefixed_text(parts, opts.max_results, prefix);
             Ok(Listing {
                 text,
                 count,

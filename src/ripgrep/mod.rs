@@ -80,6 +80,16 @@ pub use list::list_files;
 pub trait Authorize: Sync {
     /// `Some(display path)` to show `walked`, `None` to drop it.
     fn authorize(&self, walked: &Path) -> Option<String>;
+
+    /// `Some(prefix)` when [`Authorize::authorize`] shows every path a walk of `root` can
+    /// yield (`root` joined with a relative path of normal components), as `prefix`
+    /// followed by that relative path decoded lossily: a big listing then builds each line
+    /// from the walked path and does not call `authorize` per file. `None` (the default):
+    /// call `authorize` for each file.
+    fn plain_prefix(&self, root: &Path) -> Option<String> {
+        let _ = root;
+        None
+    }
 }
 
 impl<F> Authorize for F

@@ -53,7 +53,8 @@ pub(crate) struct GiveUp;
 /// Walks `root` as [`super::walker::for_each_file`] does (same filters, same files: regular
 /// files below the root that pass the dot rule), on all cores and unordered, collecting
 /// `shown(path, printed)` of each file `shown` keeps, keyed by `printed` (the path `rg`
-/// prints, relative to `cwd`).
+/// prints, relative to `cwd`); with no `shown`, every file by its path alone
+/// ([`Collected::push_named`], for [`Collected::into_prefixed_text`]).
 ///
 /// `Ok(None)` when the walk met an error `rg` would report (an unreadable directory, say):
 /// the caller then walks sorted, which gives `rg`'s messages in `rg`'s order.
@@ -65,16 +66,33 @@ pub(crate) fn collect_files(
     types: Types,
     hidden: bool,
     cancel: &CancelFlag,
-    shown: &(dyn Fn(&Path, &Path) -> Option<String> + Sync),
+    shown: Option<&Shown>,
 ) -> Result<Option<Vec<Collected>>> {
-    visit_files(root, cwd, overrides, types, hidden, cancel, &|| {
-        Box::new(|path, printed| Ok(shown(path, printed)))
-    })
+    let visitor = || -> Box<Visitor> {
+        Box::new(move |path, printed| Ok(shown.map_or(Some(String::new()), |f| f(path, printed))))
+    };
+    walk_files(
+        root,
+        cwd,
+        overrides,
+        types,
+        hidden,
+        cancel,
+        shown.is_none(),
+        &visitor,
+    )
 }
+
+/// What [`collect_files`] collects of a file, from its path and printed path: its line,
+/// or `None` to leave it out.
+pub(crate) type Shown<'a> = dyn Fn(&Path, &Path) -> Option<String> + Sync + 'a;
+
+/// A walking thread's visitor: `Some(line)` to collect a file, `None` to leave it out.
+type Visitor<'a> =
+    dyn FnMut(&Path, &Path) -> std::result::Result<Option<String>, GiveUp> + Send + 'a;
 
 /// [`collect_files`] with one visitor per walking thread, made by `visitor`; a visitor's
 /// [`GiveUp`] stops the walk with `Ok(None)`, as an error does.
-#[allow(clippy::type_complexity)]
 pub(crate) fn visit_files<'a>(
     root: &Path,
     cwd: &Path,
@@ -82,9 +100,22 @@ pub(crate) fn visit_files<'a>(
     types: Types,
     hidden: bool,
     cancel: &CancelFlag,
-    visitor: &(dyn Fn() -> Box<
-        dyn FnMut(&Path, &Path) -> std::result::Result<Option<String>, GiveUp> + Send + 'a,
-    > + Sync),
+    visitor: &(dyn Fn() -> Box<Visitor<'a>> + Sync),
+) -> Result<Option<Vec<Collected>>> {
+    walk_files(root, cwd, overrides, types, hidden, cancel, false, visitor)
+}
+
+/// [`visit_files`]; `named`: each kept file is collected by its path, not its line.
+#[allow(clippy::too_many_arguments)]
+fn walk_files<'a>(
+    root: &Path,
+    cwd: &Path,
+    overrides: Override,
+    types: Types,
+    hidden: bool,
+    cancel: &CancelFlag,
+    named: bool,
+    visitor: &(dyn Fn() -> Box<Visitor<'a>> + Sync),
 ) -> Result<Option<Vec<Collected>>> {
     let failed = AtomicBool::new(false);
     let parts = Mutex::new(Vec::new());
@@ -118,6 +149,9 @@ pub(crate) fn visit_files<'a>(
                 return WalkState::Continue;
             }
             match shown(path, printed) {
+                Ok(Some(_)) if named => part
+                    .collected
+                    .push_named(printed.as_os_str().as_encoded_bytes(), ""),
                 Ok(Some(line)) => part
                     .collected
                     .push(printed.as_os_str().as_encoded_bytes(), &line),

@@ -6,6 +6,11 @@
 //! in ([`sort_key`](super::sort_key): Python's component-wise `Path` order, `rg --sort path`'s),
 //! so a walk in any order, sorted here, gives what the sorted walk gives.
 
+use std::ops::Range;
+
+/// Entries from which [`Collected::merge`] writes its two halves at once.
+const PARALLEL_MERGE: usize = 1 << 16;
+
 /// One collected entry: its sort key and shown name, back to back in the arena.
 #[derive(Debug, Clone, Copy)]
 struct Span {
@@ -13,8 +18,12 @@ struct Span {
     head: u128,
     start: usize,
     key: u32,
+    /// The shown bytes' length, with [`NAMED`] set for an entry shown by its path.
     shown: u32,
 }
+
+/// The bit of [`Span::shown`] marking an entry pushed by [`Collected::push_named`].
+const NAMED: u32 = 1 << 31;
 
 /// Entries collected by one walking thread (or several, merged).
 #[derive(Debug, Default)]
@@ -27,6 +36,16 @@ impl Collected {
     /// Adds an entry: `rel`, its path below the walk root (the order is taken from it, `/`
     /// lowest), and `shown`, the line the model sees for it.
     pub fn push(&mut self, rel: &[u8], shown: &str) {
+        self.add(rel, shown, 0);
+    }
+
+    /// Adds an entry shown as the merge's prefix, `rel` and `suffix` (`/` for a directory,
+    /// say): no line is built per entry ([`Collected::into_prefixed_text`]).
+    pub fn push_named(&mut self, rel: &[u8], suffix: &str) {
+        self.add(rel, suffix, NAMED);
+    }
+
+    fn add(&mut self, rel: &[u8], shown: &str, named: u32) {
         let start = self.bytes.len();
         self.bytes
             .extend(rel.iter().map(|&b| if b == b'/' { 0 } else { b }));
@@ -38,7 +57,7 @@ impl Collected {
             head: u128::from_be_bytes(head),
             start,
             key: rel.len() as u32,
-            shown: shown.len() as u32,
+            shown: shown.len() as u32 | named,
         });
     }
 
@@ -56,10 +75,9 @@ impl Collected {
         &self.bytes[span.start..span.start + span.key as usize]
     }
 
-    fn shown(&self, span: &Span) -> &str {
+    fn shown(&self, span: &Span) -> &[u8] {
         let from = span.start + span.key as usize;
-        // Pushed from a `&str`, so the bytes are UTF-8.
-        std::str::from_utf8(&self.bytes[from..from + span.shown as usize]).unwrap_or_default()
+        &self.bytes[from..from + (span.shown & !NAMED) as usize]
     }
 
     /// Walk order of two entries: the keys' bytes (a shorter key that is a prefix of the
@@ -76,27 +94,49 @@ impl Collected {
         self.spans = spans;
     }
 
-    /// The shown names of all `parts`, in walk order, at most `max` of them; with the key of
-    /// the first entry the cap left out, if any. Each part is sorted on its own thread, then
-    /// the parts are merged.
-    pub fn into_sorted_lines(parts: Vec<Collected>, max: usize) -> (Vec<String>, Option<Vec<u8>>) {
-        let mut lines = Vec::new();
-        let past = Self::merge(parts, max, &mut lines);
-        (lines, past)
+    /// The shown names of all `parts`, in walk order, at most `max` of them, written into one
+    /// text, each followed by `\n` (no `String` per entry): the text, the names in it, and
+    /// the key of the first entry the cap left out, if any. Each part is sorted on its own
+    /// thread, then the parts are merged.
+    pub fn into_sorted_text(parts: Vec<Collected>, max: usize) -> (String, usize, Option<Vec<u8>>) {
+        Self::into_prefixed_text(parts, max, "")
     }
 
-    /// [`Collected::into_sorted_lines`] written straight into one text, each name followed by
-    /// `\n` (no `String` per entry): the text, the names in it, and the key past the cap.
-    pub fn into_sorted_text(parts: Vec<Collected>, max: usize) -> (String, usize, Option<Vec<u8>>) {
-        let mut text = Joined::default();
+    /// [`Collected::into_sorted_text`], entries pushed by [`Collected::push_named`] shown as
+    /// `prefix`, their path (non-UTF-8 bytes decoded lossily) and their suffix.
+    pub fn into_prefixed_text(
+        parts: Vec<Collected>,
+        max: usize,
+        prefix: &str,
+    ) -> (String, usize, Option<Vec<u8>>) {
+        let mut text = Prefixed {
+            prefix: prefix.as_bytes(),
+            text: Vec::new(),
+            count: 0,
+        };
         let past = Self::merge(parts, max, &mut text);
-        (text.text, text.count, past)
+        let count = text.count;
+        // No name holds a 0 byte: every 0 is a key's `/`.
+        let mut text = text.text;
+        for b in text.iter_mut() {
+            if *b == 0 {
+                *b = b'/';
+            }
+        }
+        let text = match String::from_utf8(text) {
+            Ok(text) => text,
+            // Each name decoded alone, as a separate `to_string_lossy` would: `\n` is ASCII,
+            // so no invalid sequence spans two names.
+            Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+        };
+        (text, count, past)
     }
 
     /// Sorts each part on its own thread, tells `out` how many entries will come and about
-    /// how many bytes they take (names and one separator each), then hands it at most `max`
-    /// shown names in walk order; returns the key of the first entry the cap left out.
-    fn merge(mut parts: Vec<Collected>, max: usize, out: &mut impl Merged) -> Option<Vec<u8>> {
+    /// how many bytes their keys and shown names take, then hands it at most `max` entries
+    /// in walk order; returns the key of the first entry the cap left out. A big uncapped
+    /// merge is done in two halves at once (split at a key, joined at the end).
+    fn merge<M: Merged>(mut parts: Vec<Collected>, max: usize, out: &mut M) -> Option<Vec<u8>> {
         parts.retain(|p| !p.is_empty());
         std::thread::scope(|scope| {
             for part in parts.iter_mut() {
@@ -104,19 +144,62 @@ impl Collected {
             }
         });
         let total: usize = parts.iter().map(Collected::len).sum();
-        let bytes: usize = parts
+        let (keys, shown) = parts
             .iter()
-            .flat_map(|p| p.spans.iter().map(|s| s.shown as usize + 1))
-            .sum();
+            .flat_map(|p| p.spans.iter())
+            .fold((0, 0), |(k, s), span| {
+                (k + span.key as usize, s + (span.shown & !NAMED) as usize)
+            });
         let entries = total.min(max);
-        out.reserve(entries, bytes / total.max(1) * entries + entries);
+        let share = |n: usize, bytes: usize| bytes / total.max(1) * n;
+        out.reserve(entries, share(entries, keys), share(entries, shown));
+        let big = parts.iter().max_by_key(|p| p.len());
+        let Some(big) = big.filter(|_| entries == total && total >= PARALLEL_MERGE) else {
+            let whole = parts.iter().map(|p| 0..p.len()).collect();
+            return Self::emit(&parts, whole, max, out);
+        };
+        // Every entry is shown: the entries before the biggest part's middle one, and the
+        // rest, are merged on two threads.
+        let middle = &big.spans[big.len() / 2];
+        let pivot = (middle.head, big.key(middle));
+        let (low, high): (Vec<_>, Vec<_>) = parts
+            .iter()
+            .map(|p| {
+                let at = p.spans.partition_point(|s| (s.head, p.key(s)) < pivot);
+                (0..at, at..p.len())
+            })
+            .unzip();
+        let later_entries = high.iter().map(|r| r.len()).sum();
+        let mut later = out.sibling();
+        later.reserve(
+            later_entries,
+            share(later_entries, keys),
+            share(later_entries, shown),
+        );
+        std::thread::scope(|scope| {
+            let parts = &parts;
+            let later = &mut later;
+            scope.spawn(move || Self::emit(parts, high, usize::MAX, later));
+            Self::emit(parts, low, usize::MAX, out);
+        });
+        out.append(later);
+        None
+    }
+
+    /// Hands `out` the entries of `ranges` of the sorted `parts` (one range per part), in
+    /// walk order, at most `max`; returns the key of the first entry past `max`.
+    fn emit(
+        parts: &[Collected],
+        mut ranges: Vec<Range<usize>>,
+        max: usize,
+        out: &mut impl Merged,
+    ) -> Option<Vec<u8>> {
         let mut emitted = 0;
-        let mut next = vec![0usize; parts.len()];
         loop {
             // The part whose next entry comes first (few parts: one per walking thread).
             let mut best: Option<(usize, u128, &[u8])> = None;
             for (i, part) in parts.iter().enumerate() {
-                let Some(span) = part.spans.get(next[i]) else {
+                let Some(span) = ranges[i].clone().next().map(|n| &part.spans[n]) else {
                     continue;
                 };
                 let key = part.key(span);
@@ -130,9 +213,11 @@ impl Collected {
             if emitted == max {
                 return Some(key.to_vec());
             }
-            out.push(parts[b].shown(&parts[b].spans[next[b]]));
+            let span = &parts[b].spans[ranges[b].start];
+            let (key, shown) = (parts[b].key(span), parts[b].shown(span));
+            out.push(key, shown, span.shown & NAMED != 0);
             emitted += 1;
-            next[b] += 1;
+            ranges[b].start += 1;
         }
     }
 
@@ -149,38 +234,53 @@ impl Collected {
 }
 
 /// Where [`Collected::merge`] puts the shown names.
-trait Merged {
-    /// `entries` will come, taking about `bytes`.
-    fn reserve(&mut self, entries: usize, bytes: usize);
-    fn push(&mut self, shown: &str);
+trait Merged: Send + Sized {
+    /// `entries` will come, their keys taking about `keys` bytes, their shown names `shown`.
+    fn reserve(&mut self, entries: usize, keys: usize, shown: usize);
+    /// The next entry in walk order: its sort key (`/` as 0) and shown bytes, `named` when
+    /// pushed by [`Collected::push_named`].
+    fn push(&mut self, key: &[u8], shown: &[u8], named: bool);
+    /// An empty sink made as this one was, for the entries that come after.
+    fn sibling(&self) -> Self;
+    /// Adds what `later` holds after what this one holds.
+    fn append(&mut self, later: Self);
 }
 
-impl Merged for Vec<String> {
-    fn reserve(&mut self, entries: usize, _: usize) {
-        Vec::reserve(self, entries);
-    }
-
-    fn push(&mut self, shown: &str) {
-        Vec::push(self, shown.to_owned());
-    }
-}
-
-/// Names joined into one text, each followed by `\n`.
-#[derive(Default)]
-struct Joined {
-    text: String,
+/// Lines as bytes, each followed by `\n`: a named entry's as a prefix, its key (its `/`
+/// still 0) and suffix, another's as pushed.
+struct Prefixed<'a> {
+    prefix: &'a [u8],
+    text: Vec<u8>,
     count: usize,
 }
 
-impl Merged for Joined {
-    fn reserve(&mut self, _: usize, bytes: usize) {
-        self.text.reserve(bytes);
+impl Merged for Prefixed<'_> {
+    fn reserve(&mut self, entries: usize, keys: usize, shown: usize) {
+        self.text
+            .reserve(keys + shown + entries * (self.prefix.len() + 1));
     }
 
-    fn push(&mut self, shown: &str) {
-        self.text.push_str(shown);
-        self.text.push('\n');
+    fn push(&mut self, key: &[u8], shown: &[u8], named: bool) {
+        if named {
+            self.text.extend_from_slice(self.prefix);
+            self.text.extend_from_slice(key);
+        }
+        self.text.extend_from_slice(shown);
+        self.text.push(b'\n');
         self.count += 1;
+    }
+
+    fn sibling(&self) -> Self {
+        Prefixed {
+            prefix: self.prefix,
+            text: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn append(&mut self, later: Self) {
+        self.text.extend_from_slice(&later.text);
+        self.count += later.count;
     }
 }
 
@@ -189,7 +289,8 @@ mod tests {
     use super::*;
 
     /// Parts collected in any order come out in component order (`a/b` before `a-b`),
-    /// capped, with whether the cap dropped something.
+    /// capped, with whether the cap dropped something; named entries as the prefix, their
+    /// path and suffix.
     #[test]
     fn parts_merge_in_component_order() {
         // Two threads' parts, and an empty one.
@@ -202,27 +303,81 @@ mod tests {
             for (i, rel) in [(0, "a-b"), (2, "a/b"), (0, "z"), (2, "a/a/c"), (0, "a")] {
                 parts[i].push(rel.as_bytes(), &format!("./{rel}"));
             }
+            parts[2].push_named(b"a/b0", "/");
+            parts[0].push_named("\u{e9}/x".as_bytes(), "");
             parts
         };
-        let (lines, past) = Collected::into_sorted_lines(parts(), 10);
-        assert_eq!(lines, ["./a", "./a/a/c", "./a/b", "./a-b", "./z"]);
-        assert_eq!(past, None);
-        let (text, count, whole) = Collected::into_sorted_text(parts(), 10);
-        assert_eq!(
-            (text.as_str(), count, whole),
-            ("./a\n./a/a/c\n./a/b\n./a-b\n./z\n", 5, None)
-        );
+        let all = "./a\n./a/a/c\n./a/b\np/a/b0/\n./a-b\n./z\np/\u{e9}/x\n";
+        let (text, count, whole) = Collected::into_prefixed_text(parts(), 10, "p/");
+        assert_eq!((text.as_str(), count, whole), (all, 7, None));
+        let (text, _, _) = Collected::into_sorted_text(parts(), 10);
+        assert_eq!(text, all.replace("p/", ""));
         let (text, count, past) = Collected::into_sorted_text(parts(), 2);
         assert_eq!((text.as_str(), count), ("./a\n./a/a/c\n", 2));
         assert_eq!(past.as_deref(), Some(&b"a\0b"[..]));
-        let (lines, past) = Collected::into_sorted_lines(parts(), 2);
-        assert_eq!(lines, ["./a", "./a/a/c"]);
-        assert_eq!(past.as_deref(), Some(&b"a\0b"[..]));
         assert_eq!(Collected::count_before(&parts(), past.as_deref()), 2);
-        assert_eq!(Collected::count_before(&parts(), None), 5);
-        let (lines, past) = Collected::into_sorted_lines(parts(), 5);
-        assert_eq!((lines.len(), past), (5, None));
-        let (lines, past) = Collected::into_sorted_lines(parts(), 0);
-        assert_eq!((lines.len(), past.as_deref()), (0, Some(&b"a"[..])));
+        assert_eq!(Collected::count_before(&parts(), None), 7);
+        let (text, count, past) = Collected::into_prefixed_text(parts(), 4, "p/");
+        assert_eq!((text.as_str(), count), (&all[..26], 4));
+        assert_eq!(past.as_deref(), Some(&b"a-b"[..]));
+        let (text, count, past) = Collected::into_sorted_text(parts(), 0);
+        assert_eq!(
+            (text.as_str(), count, past.as_deref()),
+            ("", 0, Some(&b"a"[..]))
+        );
+        // A name that is not UTF-8 is decoded as `to_string_lossy` decodes it.
+        let mut odd = Collected::default();
+        odd.push_named(b"q/\xff\xfe", "");
+        odd.push_named(b"q/ok", "");
+        let (text, _, _) = Collected::into_prefixed_text(vec![odd], 10, "");
+        assert_eq!(text, "q/ok\nq/\u{fffd}\u{fffd}\n");
+    }
+
+    /// A merge big enough to be written in two halves at once gives the order one sort of
+    /// all entries gives, named entries and others alike; capped, it stops at the cap.
+    #[test]
+    fn big_merges_split_in_halves_keep_the_order() {
+        let n = PARALLEL_MERGE + 1000;
+        // Spread over three parts in a scrambled order; names of several lengths and depths.
+        let rel = |i: usize| match i % 3 {
+            0 => format!("d{:03}/f{i}", i % 997),
+            1 => format!("d{:03}-x/{i}.txt", i % 13),
+            _ => format!("z{i}"),
+        };
+        let suffix = |i: usize| if i.is_multiple_of(5) { "/" } else { "" };
+        let parts = || {
+            let mut parts = vec![
+                Collected::default(),
+                Collected::default(),
+                Collected::default(),
+            ];
+            for j in 0..n {
+                let i = j * 7919 % n;
+                if i.is_multiple_of(2) {
+                    parts[i % 3].push_named(rel(i).as_bytes(), suffix(i));
+                } else {
+                    parts[i % 3].push(rel(i).as_bytes(), &format!("./{}", rel(i)));
+                }
+            }
+            parts
+        };
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| rel(i).replace('/', "\0"));
+        let line = |i: usize| {
+            format!(
+                "./{}{}\n",
+                rel(i),
+                if i.is_multiple_of(2) { suffix(i) } else { "" }
+            )
+        };
+        let lines: Vec<_> = order.iter().map(|&i| line(i)).collect();
+        let (text, count, past) = Collected::into_prefixed_text(parts(), usize::MAX, "./");
+        assert_eq!((text, count, past), (lines.concat(), n, None));
+        let (text, count, past) = Collected::into_prefixed_text(parts(), n - 1, "./");
+        assert_eq!((text, count), (lines[..n - 1].concat(), n - 1));
+        assert_eq!(
+            past,
+            Some(rel(order[n - 1]).replace('/', "\0").into_bytes())
+        );
     }
 }
