@@ -88,6 +88,8 @@ pub(crate) mod tests {
             (None, "a"),
             (Some("a"), "."),
             (Some("a/b"), ".."),
+            (None, "la"),
+            (Some("a"), "../la"),
         ];
         for (cwd, path) in places {
             let cwd = cwd.map(|c| format!("{root}/{c}"));
