@@ -13,7 +13,8 @@
 //! result text in walk order as they come.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
@@ -22,8 +23,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::hits::Hits;
 use crate::fs::path::READ_FLAGS;
 use crate::fs::scan::{LineSearch, Scratch};
+use crate::fs::search_parallel::{search_parallel, Taken};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
-use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker};
+use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker, SORTED_BUDGET};
 use crate::fs::{FileSystem, Outcome};
 
 /// A compiled search pattern. A clone shares the compiled program but not the match
@@ -555,6 +557,19 @@ impl FileSystem {
         include_glob: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
+        self.search_files_within(pattern, path, include_glob, cancel, SORTED_BUDGET)
+    }
+
+    /// [`FileSystem::search_files`] whose sorted walk gives up after `budget` and starts
+    /// over on every core ([`search_parallel`]); the result is the same.
+    pub(crate) fn search_files_within(
+        &self,
+        pattern: &str,
+        path: &str,
+        include_glob: Option<&str>,
+        cancel: &CancelFlag,
+        budget: Duration,
+    ) -> Result<Outcome> {
         let resolved = self.safe_resolve(path, false, false)?;
         let compiled = Pattern::new(pattern)?;
         let pre = match &compiled {
@@ -595,7 +610,7 @@ impl FileSystem {
                     .as_ref()
                     .is_none_or(|g| g.is_match(&entry.rel.to_string_lossy()))
         };
-        let search_one = |scratch: &mut Scratch, entry: &WalkEntry<'_>| -> Hits {
+        let search_one = |lines: &LineSearch<'_>, scratch: &mut Scratch, entry: &WalkEntry<'_>| {
             let Some(target) = self.walk_target(entry.abs, entry.kind == Kind::File) else {
                 return Hits::default();
             };
@@ -613,17 +628,7 @@ impl FileSystem {
                 _ => found,
             }
         };
-        // The result lines so far, each followed by `\n`, and their number.
-        let (mut results, mut count) = (String::new(), 0);
-        let mut truncated = false;
-        // Takes one file's matches in walk order; `false` once the cap is passed.
-        let mut take = |found: Hits| {
-            let room = max - count;
-            results.push_str(found.head(room));
-            count += found.len().min(room);
-            truncated = found.len() > room;
-            !truncated
-        };
+        let mut taken = Taken::new(max);
         // What was named explicitly (a hidden path; workspace: or a glob naming a hidden
         // component) is searched; other hidden entries are left out without a trailer, as
         // 0.62.0's command-backed search on a LocalWorkspace does. The document's reference
@@ -636,14 +641,31 @@ impl FileSystem {
                     kind: Kind::File,
                 };
                 if select(&entry) {
-                    take(search_one(&mut Scratch::default(), &entry));
+                    taken.take(search_one(&lines, &mut Scratch::default(), &entry));
                 }
             }
             Some(m) if m.is_dir() => {
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
                 let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
-                walker.map_sorted(cancel, Scratch::default, select, search_one, take)?;
+                let deadline = Instant::now() + budget;
+                let mut over = false;
+                let sorted = |s: &mut Scratch, e: &WalkEntry<'_>| search_one(&lines, s, e);
+                walker.map_sorted(cancel, Scratch::default, select, sorted, |found| {
+                    over = Instant::now() > deadline;
+                    !over && taken.take(found)
+                })?;
                 hidden = walker.hidden_skipped();
+                if over {
+                    let found = search_parallel(&walker, cancel, max, &lines, select, search_one)?;
+                    taken = Taken::new(max);
+                    for hits in found.files {
+                        if !taken.take(hits) {
+                            break;
+                        }
+                    }
+                    hidden = found.hidden;
+                    binary.store(found.binary, Ordering::Relaxed);
+                }
             }
             // The document: a failed operation emits no event; the reference answers
             // `No matches found.` here. Wording of the reference's `grep` for the same case.
@@ -667,9 +689,9 @@ impl FileSystem {
         };
         let outcome = Outcome::listing_text(
             resolved.event_str(),
-            results,
-            count,
-            truncated,
+            taken.text,
+            taken.count,
+            taken.truncated,
             max,
             unit,
             "No matches found.",

@@ -29,10 +29,13 @@ use crate::fs::{FileSystem, Outcome};
 
 mod collected;
 mod find_parallel;
+mod map_parallel;
 mod pool;
 mod sorted;
 
 pub use collected::Collected;
+pub use find_parallel::SORTED_BUDGET;
+pub use map_parallel::Met;
 
 /// The type of a directory entry as `readdir` reports it (symlinks not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,357 @@
+//! `search_files` on a big tree: the sorted search ([`Walker::map_sorted`]) gets a short time
+//! budget; one still going when it runs out starts over on every core
+//! ([`Walker::visit_parallel`]), keeps each file's hits under its sort key and takes them in
+//! walk order at the end, which gives what the sorted search gives: the same lines, cap
+//! marker and binary count (hidden entries: see [`search_parallel`]).
+//!
+//! Only files with hits hold a buffer, and no more of them than the cap needs: once the
+//! files kept pass the cap, the last one needed is the cut, and nothing whose key comes
+//! after it is searched, entered or kept.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::cancel::CancelFlag;
+use crate::error::Result;
+use crate::fs::hits::Hits;
+use crate::fs::scan::{LineSearch, Scratch};
+use crate::fs::walk::{Collected, Met, WalkEntry, Walker};
+
+/// The result text in walk order: each file's hits appended until the cap is passed.
+pub(crate) struct Taken {
+    max: usize,
+    /// The result lines so far, each followed by `\n`.
+    pub text: String,
+    /// Lines in `text`.
+    pub count: usize,
+    /// A file's hits passed the cap (its rest, and every later file, left out).
+    pub truncated: bool,
+}
+
+impl Taken {
+    /// Nothing taken yet, at most `max` lines to take.
+    pub fn new(max: usize) -> Self {
+        Taken {
+            max,
+            text: String::new(),
+            count: 0,
+            truncated: false,
+        }
+    }
+
+    /// Takes the next file's hits in walk order; `false` once the cap is passed.
+    pub fn take(&mut self, found: Hits) -> bool {
+        let room = self.max - self.count;
+        self.text.push_str(found.head(room));
+        self.count += found.len().min(room);
+        self.truncated = found.len() > room;
+        !self.truncated
+    }
+}
+
+/// The files with hits kept so far, by sort key: the fewest, in walk order, that pass the
+/// cap (all of them while they do not).
+#[derive(Default)]
+struct Kept {
+    files: BTreeMap<Vec<u8>, Hits>,
+    /// Lines in `files`.
+    total: usize,
+}
+
+impl Kept {
+    /// Keeps a file's hits (unless they come after the cut); returns the cut, the key of the
+    /// file whose hits pass the cap, once there is one.
+    fn add(&mut self, key: &[u8], hits: Hits, max: usize) -> Option<Vec<u8>> {
+        if self.total > max
+            && self
+                .files
+                .last_key_value()
+                .is_some_and(|(k, _)| key > k.as_slice())
+        {
+            return None;
+        }
+        self.total += hits.len();
+        self.files.insert(key.to_vec(), hits);
+        // The last file is not needed when the ones before it already pass the cap.
+        while let Some((_, last)) = self.files.last_key_value() {
+            if self.total - last.len() <= max {
+                break;
+            }
+            self.total -= last.len();
+            self.files.pop_last();
+        }
+        if self.total > max {
+            self.files.last_key_value().map(|(k, _)| k.clone())
+        } else {
+            None
+        }
+    }
+}
+
+/// The cut shared between the searching threads: set (and `version` moved) whenever it
+/// moves earlier; each thread reads it again only when `version` moved.
+#[derive(Default)]
+struct Cut {
+    kept: Mutex<(Kept, Option<Arc<Vec<u8>>>)>,
+    version: AtomicUsize,
+}
+
+/// One searching thread's state.
+#[derive(Default)]
+struct Part {
+    scratch: Scratch,
+    /// Files this thread passed over as binary (counted by [`LineSearch::file`]).
+    binary: AtomicUsize,
+    binary_keys: Collected,
+    hidden_keys: Collected,
+    /// This thread's copy of the cut, as of `version`.
+    cut: Option<Arc<Vec<u8>>>,
+    version: usize,
+}
+
+/// What the parallel search found.
+pub(crate) struct Found {
+    /// Each file's hits, in walk order, up to the file that passes the cap.
+    pub files: Vec<Hits>,
+    /// Files passed over as binary before the cut (all of them when there is none).
+    pub binary: usize,
+    /// Hidden entries skipped before the cut (all of them when there is none).
+    pub hidden: usize,
+}
+
+/// Searches the files `select` keeps below `walker`'s root on every core with `search`
+/// (given `lines`, its binary counter replaced by the thread's own), at most `max` lines.
+///
+/// The files and the binary count are the sorted search's. Hidden entries are counted up to
+/// the cut when the cap is passed; the sorted search counts those its walk met, which
+/// (reading ahead) may be more.
+/// Errors: `ErrorKind::Cancelled` once `cancel` is set (every thread stops at its next entry).
+pub(crate) fn search_parallel<P, W>(
+    walker: &Walker<'_>,
+    cancel: &CancelFlag,
+    max: usize,
+    lines: &LineSearch<'_>,
+    select: P,
+    search: W,
+) -> Result<Found>
+where
+    P: Fn(&WalkEntry<'_>) -> bool + Sync,
+    W: Fn(&LineSearch<'_>, &mut Scratch, &WalkEntry<'_>) -> Hits + Sync,
+{
+    let cut = Cut::default();
+    let visit = |part: &mut Part, key: &[u8], met: Met<'_>| {
+        let version = cut.version.load(Ordering::Acquire);
+        if version != part.version {
+            part.cut = cut.kept.lock().unwrap().1.clone();
+            part.version = version;
+        }
+        if part.cut.as_ref().is_some_and(|c| key > c.as_slice()) {
+            return false;
+        }
+        let entry = match met {
+            Met::Hidden => {
+                part.hidden_keys.push(key, "");
+                return false;
+            }
+            Met::Dir => return true,
+            Met::Entry(entry) => entry,
+        };
+        if !select(&entry) {
+            return false;
+        }
+        let own = LineSearch {
+            binary: Some(&part.binary),
+            ..*lines
+        };
+        let before = part.binary.load(Ordering::Relaxed);
+        let hits = search(&own, &mut part.scratch, &entry);
+        if part.binary.load(Ordering::Relaxed) != before {
+            part.binary_keys.push(key, "");
+        }
+        if !hits.is_empty() {
+            let mut kept = cut.kept.lock().unwrap();
+            if let Some(new) = kept.0.add(key, hits, max) {
+                if kept.1.as_deref() != Some(&new) {
+                    kept.1 = Some(Arc::new(new));
+                    cut.version.fetch_add(1, Ordering::Release);
+                }
+            }
+        }
+        true
+    };
+    let parts = walker.visit_parallel(cancel, Part::default, visit)?;
+    let kept = cut.kept.into_inner().unwrap().0;
+    let cutoff = (kept.total > max)
+        .then(|| kept.files.last_key_value().map(|(k, _)| k.clone()))
+        .flatten();
+    let cutoff = cutoff.as_deref();
+    let (binary, hidden): (Vec<_>, Vec<_>) = parts
+        .into_iter()
+        .map(|p| (p.binary_keys, p.hidden_keys))
+        .unzip();
+    Ok(Found {
+        files: kept.files.into_values().collect(),
+        binary: Collected::count_before(&binary, cutoff),
+        hidden: Collected::count_before(&hidden, cutoff),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cancel::CancelFlag;
+    use crate::error::Result;
+    use crate::fs::tests::{limits, protected};
+    use crate::fs::{Contract, FileSystem, Outcome};
+    use std::fs;
+    use std::os::unix::fs::symlink;
+    use std::time::Duration;
+
+    /// A tree with hits spread over directories (names that sort differently by component
+    /// and by bytes), binary files, hidden entries, a long line, `\r\n` and `\x0b` line ends,
+    /// a denied file and symlinks in and out.
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        for d in ["a/b", "a-b", "a/.h", "c/d", ".top", "e"] {
+            fs::create_dir_all(r.join(d)).unwrap();
+        }
+        for i in 0..30 {
+            let text = format!("x\nneedle {i}\r\nmid\x0bneedle again {i}\n");
+            fs::write(r.join(format!("a/b/f{i:02}.py")), text).unwrap();
+            fs::write(r.join(format!("c/d/g{i:02}.txt")), "nothing\n").unwrap();
+            let e = if i % 3 == 0 {
+                "needle\0bin\n"
+            } else {
+                "plain\n"
+            };
+            fs::write(r.join(format!("e/h{i:02}.dat")), e).unwrap();
+        }
+        let long = format!("needle {}\n", "y".repeat(500));
+        let files = [
+            ("a/m.py", "needle m\n"),
+            ("a-b/n.py", "needle n\nneedle n2\n"),
+            ("a/.h/z.py", "needle hidden\n"),
+            ("a/.hid.py", "needle hidden file\n"),
+            (".top/t.py", "needle top\n"),
+            ("a/bin.dat", "\0needle\n"),
+            ("c/long.txt", long.as_str()),
+            ("s.pem", "needle secret\n"),
+            ("z.py", "needle last\n"),
+        ];
+        for (f, text) in files {
+            fs::write(r.join(f), text).unwrap();
+        }
+        symlink("a", r.join("la")).unwrap();
+        symlink("a/m.py", r.join("lm.py")).unwrap();
+        symlink("/etc/hostname", r.join("out.py")).unwrap();
+        symlink("s.pem", r.join("key.py")).unwrap();
+        dir
+    }
+
+    fn show(o: &Result<Outcome>) -> String {
+        match o {
+            Ok(o) => format!("{}|{}|{}", o.text, o.count, o.truncated),
+            Err(e) => e.message.clone(),
+        }
+    }
+
+    /// The parallel search (budget 0) gives exactly what the sorted search gives: lines,
+    /// order, cap marker, binary and hidden counts, under both contracts, with globs, clipped
+    /// lines and any cap.
+    #[test]
+    fn parallel_search_finds_what_the_sorted_search_finds() {
+        let dir = tree();
+        let c = CancelFlag::new();
+        let root = dir.path().to_str().unwrap();
+        let searches = [
+            ("needle", None),
+            ("needle \\d+$", None),
+            ("(?<=needle )a", None),
+            ("needle", Some("*.py")),
+            ("needle", Some("a/**")),
+            ("needle", Some(".*/*")),
+            ("needle", Some("**/.h/*")),
+            ("nowhere", None),
+        ];
+        for contract in [Contract::Document, Contract::Workspace] {
+            for clip in [None, Some(20)] {
+                for max in [0, 1, 2, 3, 31, 45, 61, 1000] {
+                    let mut limits = limits();
+                    limits.max_search_results = max;
+                    limits.contract = contract;
+                    let mut f =
+                        FileSystem::new(root, None, &[], &[], &protected(), limits).unwrap();
+                    f.root = f.root.clone().under(contract);
+                    f.disclosure.report_skipped = true;
+                    f.disclosure.max_line_chars = clip;
+                    for (pattern, glob) in searches {
+                        let run = |budget| f.search_files_within(pattern, ".", glob, &c, budget);
+                        let sorted = run(Duration::from_secs(3600));
+                        let parallel = run(Duration::ZERO);
+                        assert_eq!(
+                            show(&parallel),
+                            show(&sorted),
+                            "{pattern} {glob:?} cap {max} clip {clip:?} {contract:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// With the cap passed, the parallel search counts the hidden entries and binary files
+    /// before the cut, not those after it (which it never reaches).
+    #[test]
+    fn counts_stop_at_the_cut() {
+        let dir = tree();
+        let r = dir.path();
+        fs::create_dir_all(r.join("y/.late")).unwrap();
+        fs::write(r.join("y/bin.dat"), "\0needle\n").unwrap();
+        let mut limits = limits();
+        limits.max_search_results = 1;
+        let mut f =
+            FileSystem::new(r.to_str().unwrap(), None, &[], &[], &protected(), limits).unwrap();
+        f.disclosure.report_skipped = true;
+        let c = CancelFlag::new();
+        let o = f.search_files_within("needle", ".", None, &c, Duration::ZERO);
+        // The cut is a/b/f00.py (its second line): before it, `.top`, `a/.h` and `a/.hid.py`
+        // are hidden and nothing is binary.
+        assert_eq!(
+            show(&o),
+            "a/b/f00.py:2:needle 0\n[... truncated at 1 matches]\n\
+             [skipped: 3 hidden entries (name a hidden path explicitly to include them)]|1|true"
+        );
+        f.limits.max_search_results = 1000;
+        let all = f.search_files_within("needle", ".", None, &c, Duration::ZERO);
+        let all = show(&all);
+        assert!(
+            all.ends_with(
+                "[skipped: 4 hidden entries (name a hidden path explicitly to include them), \
+                 12 binary files]|68|false"
+            ),
+            "{all}"
+        );
+    }
+
+    /// A cancelled search stops with `Cancelled` on the parallel path too.
+    #[test]
+    fn cancelled_parallel_search_stops() {
+        let dir = tree();
+        let f = FileSystem::new(
+            dir.path().to_str().unwrap(),
+            None,
+            &[],
+            &[],
+            &protected(),
+            limits(),
+        )
+        .unwrap();
+        let c = CancelFlag::new();
+        c.cancel();
+        let err = f
+            .search_files_within("needle", ".", None, &c, Duration::ZERO)
+            .unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Cancelled);
+    }
+}
