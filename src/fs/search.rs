@@ -14,7 +14,7 @@
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
@@ -23,7 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::hits::Hits;
 use crate::fs::path::READ_FLAGS;
 use crate::fs::scan::{LineSearch, Scratch};
-use crate::fs::search_parallel::{search_parallel, Taken};
+use crate::fs::search_parallel::{search_walk, Taken};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
 use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker, SORTED_BUDGET};
 use crate::fs::{FileSystem, Outcome};
@@ -557,18 +557,20 @@ impl FileSystem {
         include_glob: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
-        self.search_files_within(pattern, path, include_glob, cancel, SORTED_BUDGET)
+        let deadline = Instant::now() + SORTED_BUDGET;
+        let mut over_budget = || Instant::now() > deadline;
+        self.search_files_within(pattern, path, include_glob, cancel, &mut over_budget)
     }
 
-    /// [`FileSystem::search_files`] whose sorted walk gives up after `budget` and starts
-    /// over on every core ([`search_parallel`]); the result is the same.
+    /// [`FileSystem::search_files`] whose sorted walk goes on in parallel once `give_up`
+    /// (asked before each file is taken) says so ([`search_walk`]); the result is the same.
     pub(crate) fn search_files_within(
         &self,
         pattern: &str,
         path: &str,
         include_glob: Option<&str>,
         cancel: &CancelFlag,
-        budget: Duration,
+        give_up: &mut dyn FnMut() -> bool,
     ) -> Result<Outcome> {
         let resolved = self.safe_resolve(path, false, false)?;
         let compiled = Pattern::new(pattern)?;
@@ -647,25 +649,10 @@ impl FileSystem {
             Some(m) if m.is_dir() => {
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
                 let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
-                let deadline = Instant::now() + budget;
-                let mut over = false;
-                let sorted = |s: &mut Scratch, e: &WalkEntry<'_>| search_one(&lines, s, e);
-                walker.map_sorted(cancel, Scratch::default, select, sorted, |found| {
-                    over = Instant::now() > deadline;
-                    !over && taken.take(found)
-                })?;
-                hidden = walker.hidden_skipped();
-                if over {
-                    let found = search_parallel(&walker, cancel, max, &lines, select, search_one)?;
-                    taken = Taken::new(max);
-                    for hits in found.files {
-                        if !taken.take(hits) {
-                            break;
-                        }
-                    }
-                    hidden = found.hidden;
-                    binary.store(found.binary, Ordering::Relaxed);
-                }
+                let found = search_walk(&walker, cancel, give_up, max, &lines, select, search_one)?;
+                taken = found.taken;
+                hidden = found.hidden;
+                binary.store(found.binary, Ordering::Relaxed);
             }
             // The document: a failed operation emits no event; the reference answers
             // `No matches found.` here. Wording of the reference's `grep` for the same case.

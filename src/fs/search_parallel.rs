@@ -97,12 +97,40 @@ struct Cut {
     version: AtomicUsize,
 }
 
-/// One searching thread's state.
+/// A searching thread's state: its scratch space and its own count of binary files, so
+/// that each file's search tells whether it passed the file over as binary.
+#[derive(Default)]
+struct Searcher {
+    scratch: Scratch,
+    binary: AtomicUsize,
+}
+
+impl Searcher {
+    /// `search` of one entry with `lines` (its binary counter replaced by this thread's):
+    /// the file's hits, and whether it was passed over as binary.
+    fn search<W>(
+        &mut self,
+        lines: &LineSearch<'_>,
+        search: &W,
+        entry: &WalkEntry<'_>,
+    ) -> (Hits, bool)
+    where
+        W: Fn(&LineSearch<'_>, &mut Scratch, &WalkEntry<'_>) -> Hits,
+    {
+        let own = LineSearch {
+            binary: Some(&self.binary),
+            ..*lines
+        };
+        let before = self.binary.load(Ordering::Relaxed);
+        let hits = search(&own, &mut self.scratch, entry);
+        (hits, self.binary.load(Ordering::Relaxed) != before)
+    }
+}
+
+/// One parallel searching thread's state.
 #[derive(Default)]
 struct Part {
-    scratch: Scratch,
-    /// Files this thread passed over as binary (counted by [`LineSearch::file`]).
-    binary: AtomicUsize,
+    searcher: Searcher,
     binary_keys: Collected,
     hidden_keys: Collected,
     /// This thread's copy of the cut, as of `version`.
@@ -110,31 +138,112 @@ struct Part {
     version: usize,
 }
 
-/// What the parallel search found.
+/// What a search of a directory found.
 pub(crate) struct Found {
-    /// Each file's hits, in walk order, up to the file that passes the cap.
-    pub files: Vec<Hits>,
-    /// Files passed over as binary before the cut (all of them when there is none).
+    /// The result text.
+    pub taken: Taken,
+    /// Files passed over as binary before the file that passed the cap (all of them when
+    /// none did).
     pub binary: usize,
-    /// Hidden entries skipped before the cut (all of them when there is none).
+    /// Hidden entries the walk skipped (see [`search_walk`]).
     pub hidden: usize,
 }
 
-/// Searches the files `select` keeps below `walker`'s root on every core with `search`
-/// (given `lines`, its binary counter replaced by the thread's own), at most `max` lines.
+/// `search_files` below `walker`'s root: `search` (given `lines`, its binary counter
+/// replaced by the thread's own) of every entry `select` keeps, at most `max` lines, in walk
+/// order. Sorted first ([`Walker::map_sorted`], reading ahead on the other core); once
+/// `give_up` says so (asked before each file is taken: the caller's time budget), the search
+/// goes on in parallel for the files after the last one taken,
+/// which gives the same result text and binary count. Hidden entries: the sorted search
+/// counts those its walk met (reading ahead, that may be past the cap); the parallel one
+/// counts all, up to the file that passed the cap if one did.
 ///
-/// The files and the binary count are the sorted search's. Hidden entries are counted up to
-/// the cut when the cap is passed; the sorted search counts those its walk met, which
-/// (reading ahead) may be more.
 /// Errors: `ErrorKind::Cancelled` once `cancel` is set (every thread stops at its next entry).
-pub(crate) fn search_parallel<P, W>(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn search_walk<P, W>(
     walker: &Walker<'_>,
     cancel: &CancelFlag,
+    give_up: &mut dyn FnMut() -> bool,
     max: usize,
     lines: &LineSearch<'_>,
     select: P,
     search: W,
 ) -> Result<Found>
+where
+    P: Fn(&WalkEntry<'_>) -> bool + Sync + Copy,
+    W: Fn(&LineSearch<'_>, &mut Scratch, &WalkEntry<'_>) -> Hits + Sync,
+{
+    let mut taken = Taken::new(max);
+    let (mut binary, mut last, mut over) = (0, None, false);
+    let sorted = |searcher: &mut Searcher, entry: &WalkEntry<'_>| {
+        let (hits, is_binary) = searcher.search(lines, &search, entry);
+        (hits, is_binary, walker.key(entry.abs))
+    };
+    walker.map_sorted(
+        cancel,
+        Searcher::default,
+        select,
+        sorted,
+        |(hits, is_binary, key)| {
+            over = give_up();
+            if over {
+                return false;
+            }
+            binary += usize::from(is_binary);
+            last = Some(key);
+            taken.take(hits)
+        },
+    )?;
+    if !over {
+        let hidden = walker.hidden_skipped();
+        return Ok(Found {
+            taken,
+            binary,
+            hidden,
+        });
+    }
+    let rest = search_parallel(
+        walker,
+        cancel,
+        max - taken.count,
+        last,
+        lines,
+        select,
+        search,
+    )?;
+    for hits in rest.files {
+        if !taken.take(hits) {
+            break;
+        }
+    }
+    Ok(Found {
+        taken,
+        binary: binary + rest.binary,
+        hidden: rest.hidden,
+    })
+}
+
+/// What the parallel search found after the sorted search's last file.
+struct Rest {
+    /// Each file's hits, in walk order, up to the file that passes the cap.
+    files: Vec<Hits>,
+    /// Files passed over as binary before that file (all of them when there is none).
+    binary: usize,
+    /// Hidden entries of the whole walk before that file (all of them when there is none).
+    hidden: usize,
+}
+
+/// Searches the files after `after` (a sort key; all when `None`) on every core, at most
+/// `max` lines; walks the whole tree up to the cut, counting hidden entries.
+fn search_parallel<P, W>(
+    walker: &Walker<'_>,
+    cancel: &CancelFlag,
+    max: usize,
+    after: Option<Vec<u8>>,
+    lines: &LineSearch<'_>,
+    select: P,
+    search: W,
+) -> Result<Rest>
 where
     P: Fn(&WalkEntry<'_>) -> bool + Sync,
     W: Fn(&LineSearch<'_>, &mut Scratch, &WalkEntry<'_>) -> Hits + Sync,
@@ -157,16 +266,12 @@ where
             Met::Dir => return true,
             Met::Entry(entry) => entry,
         };
-        if !select(&entry) {
+        // Searched already, by the sorted search.
+        if after.as_deref().is_some_and(|a| key <= a) || !select(&entry) {
             return false;
         }
-        let own = LineSearch {
-            binary: Some(&part.binary),
-            ..*lines
-        };
-        let before = part.binary.load(Ordering::Relaxed);
-        let hits = search(&own, &mut part.scratch, &entry);
-        if part.binary.load(Ordering::Relaxed) != before {
+        let (hits, is_binary) = part.searcher.search(lines, &search, &entry);
+        if is_binary {
             part.binary_keys.push(key, "");
         }
         if !hits.is_empty() {
@@ -190,7 +295,7 @@ where
         .into_iter()
         .map(|p| (p.binary_keys, p.hidden_keys))
         .unzip();
-    Ok(Found {
+    Ok(Rest {
         files: kept.files.into_values().collect(),
         binary: Collected::count_before(&binary, cutoff),
         hidden: Collected::count_before(&hidden, cutoff),
@@ -199,13 +304,13 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::{Hits, Kept};
     use crate::cancel::CancelFlag;
     use crate::error::Result;
     use crate::fs::tests::{limits, protected};
     use crate::fs::{Contract, FileSystem, Outcome};
     use std::fs;
     use std::os::unix::fs::symlink;
-    use std::time::Duration;
 
     /// A tree with hits spread over directories (names that sort differently by component
     /// and by bytes), binary files, hidden entries, a long line, `\r\n` and `\x0b` line ends,
@@ -249,6 +354,31 @@ mod tests {
         dir
     }
 
+    /// Files kept in any order: the fewest that pass the cap, in walk order; the cut is the
+    /// last of them, and a file after it is not kept.
+    #[test]
+    fn kept_files_are_the_fewest_that_pass_the_cap() {
+        let hits = |n: usize| {
+            let mut h = Hits::default();
+            for i in 0..n {
+                h.push("f", i + 1, "x");
+            }
+            h
+        };
+        let mut kept = Kept::default();
+        assert_eq!(kept.add(b"m", hits(2), 3), None);
+        assert_eq!(kept.add(b"z", hits(2), 3), Some(b"z".to_vec()));
+        assert_eq!(kept.add(b"zz", hits(1), 3), None);
+        // a, m: 3 lines, the cap; z passes it.
+        assert_eq!(kept.add(b"a", hits(1), 3), Some(b"z".to_vec()));
+        assert_eq!(kept.add(b"b", hits(1), 3), Some(b"m".to_vec()));
+        let keys: Vec<_> = kept.files.keys().cloned().collect();
+        assert_eq!(keys, [b"a".to_vec(), b"b".to_vec(), b"m".to_vec()]);
+        assert_eq!(kept.total, 4);
+        assert_eq!(kept.add(b"0", hits(4), 3), Some(b"0".to_vec()));
+        assert_eq!((kept.files.len(), kept.total), (1, 4));
+    }
+
     fn show(o: &Result<Outcome>) -> String {
         match o {
             Ok(o) => format!("{}|{}|{}", o.text, o.count, o.truncated),
@@ -256,9 +386,9 @@ mod tests {
         }
     }
 
-    /// The parallel search (budget 0) gives exactly what the sorted search gives: lines,
-    /// order, cap marker, binary and hidden counts, under both contracts, with globs, clipped
-    /// lines and any cap.
+    /// The parallel search, from the start or after some files were taken sorted, gives
+    /// exactly what the sorted search gives: lines, order, cap marker, binary and hidden
+    /// counts, under both contracts, with globs, clipped lines and any cap.
     #[test]
     fn parallel_search_finds_what_the_sorted_search_finds() {
         let dir = tree();
@@ -286,14 +416,23 @@ mod tests {
                     f.disclosure.report_skipped = true;
                     f.disclosure.max_line_chars = clip;
                     for (pattern, glob) in searches {
-                        let run = |budget| f.search_files_within(pattern, ".", glob, &c, budget);
-                        let sorted = run(Duration::from_secs(3600));
-                        let parallel = run(Duration::ZERO);
-                        assert_eq!(
-                            show(&parallel),
-                            show(&sorted),
-                            "{pattern} {glob:?} cap {max} clip {clip:?} {contract:?}"
-                        );
+                        let run = |after: usize| {
+                            // Gives up after `after` files taken (never for `usize::MAX`).
+                            let mut taken = 0;
+                            let mut give_up = || {
+                                taken += 1;
+                                taken > after
+                            };
+                            f.search_files_within(pattern, ".", glob, &c, &mut give_up)
+                        };
+                        let sorted = show(&run(usize::MAX));
+                        for after in [0, 1, 5, 40] {
+                            assert_eq!(
+                                show(&run(after)),
+                                sorted,
+                                "{pattern} {glob:?} cap {max} clip {clip:?} {contract:?} after {after}"
+                            );
+                        }
                     }
                 }
             }
@@ -314,7 +453,7 @@ mod tests {
             FileSystem::new(r.to_str().unwrap(), None, &[], &[], &protected(), limits).unwrap();
         f.disclosure.report_skipped = true;
         let c = CancelFlag::new();
-        let o = f.search_files_within("needle", ".", None, &c, Duration::ZERO);
+        let o = f.search_files_within("needle", ".", None, &c, &mut || true);
         // The cut is a/b/f00.py (its second line): before it, `.top`, `a/.h` and `a/.hid.py`
         // are hidden and nothing is binary.
         assert_eq!(
@@ -323,7 +462,7 @@ mod tests {
              [skipped: 3 hidden entries (name a hidden path explicitly to include them)]|1|true"
         );
         f.limits.max_search_results = 1000;
-        let all = f.search_files_within("needle", ".", None, &c, Duration::ZERO);
+        let all = f.search_files_within("needle", ".", None, &c, &mut || true);
         let all = show(&all);
         assert!(
             all.ends_with(
@@ -334,7 +473,7 @@ mod tests {
         );
     }
 
-    /// A cancelled search stops with `Cancelled` on the parallel path too.
+    /// A search cancelled as it goes parallel stops there with `Cancelled`.
     #[test]
     fn cancelled_parallel_search_stops() {
         let dir = tree();
@@ -348,9 +487,12 @@ mod tests {
         )
         .unwrap();
         let c = CancelFlag::new();
-        c.cancel();
+        let mut give_up = || {
+            c.cancel();
+            true
+        };
         let err = f
-            .search_files_within("needle", ".", None, &c, Duration::ZERO)
+            .search_files_within("needle", ".", None, &c, &mut give_up)
             .unwrap_err();
         assert_eq!(err.kind, crate::error::ErrorKind::Cancelled);
     }

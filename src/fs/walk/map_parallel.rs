@@ -13,7 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::pool::run_jobs;
-use super::{is_hidden, list_fd, Kind, WalkEntry, Walker};
+use super::{is_hidden, list_fd, sort_key, Kind, WalkEntry, Walker};
 use crate::cancel::CancelFlag;
 use crate::error::Result;
 
@@ -50,6 +50,11 @@ fn open_dir(path: &Path) -> Option<OwnedFd> {
 }
 
 impl Walker<'_> {
+    /// The sort key [`Walker::visit_parallel`] gives the entry walked as `abs`.
+    pub fn key(&self, abs: &Path) -> Vec<u8> {
+        sort_key(abs.strip_prefix(&self.root.abs).unwrap_or(abs))
+    }
+
     /// Walks below the root on every core (at most the walker's thread count), calling
     /// `visit` with a per-thread state (made by `init`) for every entry: hidden ones it skips,
     /// directories (entered when `visit` returns `true`; the return value is ignored for the
