@@ -174,7 +174,7 @@ where
     W: Fn(&LineSearch<'_>, &mut Scratch, &WalkEntry<'_>) -> Hits + Sync,
 {
     let mut taken = Taken::new(max);
-    let (mut binary, mut last, mut over) = (0, None, false);
+    let (mut binary, mut last, mut over) = (0, None::<Vec<u8>>, false);
     let sorted = |searcher: &mut Searcher, entry: &WalkEntry<'_>| {
         let (hits, is_binary) = searcher.search(lines, &search, entry);
         (hits, is_binary, walker.key(entry.abs))
@@ -202,11 +202,18 @@ where
             hidden,
         });
     }
+    // No hidden entry met up to the last file taken (the walk is ahead of it): the parallel
+    // walk need not go through what comes before it again to count them.
+    let prefix = match last {
+        Some(key) if walker.hidden_skipped() == 0 => Some(Prefix::Done(key)),
+        Some(key) => Some(Prefix::Searched(key)),
+        None => None,
+    };
     let rest = search_parallel(
         walker,
         cancel,
         max - taken.count,
-        last,
+        prefix,
         lines,
         select,
         search,
@@ -233,13 +240,26 @@ struct Rest {
     hidden: usize,
 }
 
-/// Searches the files after `after` (a sort key; all when `None`) on every core, at most
-/// `max` lines; walks the whole tree up to the cut, counting hidden entries.
+/// What the sorted search did before the parallel one: up to a sort key, the files are
+/// searched (`Searched`), or the walk is done too (`Done`: no hidden entry to count there).
+enum Prefix {
+    Searched(Vec<u8>),
+    Done(Vec<u8>),
+}
+
+/// Whether everything below the directory `dir` (a sort key) comes before `key`.
+fn all_below_before(dir: &[u8], key: &[u8]) -> bool {
+    key > dir && !(key.starts_with(dir) && key.get(dir.len()) == Some(&0))
+}
+
+/// Searches the files after the prefix (all when `None`) on every core, at most `max` lines;
+/// walks the tree up to the cut (from the prefix's end when it is `Done`), counting hidden
+/// entries.
 fn search_parallel<P, W>(
     walker: &Walker<'_>,
     cancel: &CancelFlag,
     max: usize,
-    after: Option<Vec<u8>>,
+    prefix: Option<Prefix>,
     lines: &LineSearch<'_>,
     select: P,
     search: W,
@@ -263,11 +283,17 @@ where
                 part.hidden_keys.push(key, "");
                 return false;
             }
-            Met::Dir => return true,
+            Met::Dir => {
+                return !matches!(&prefix, Some(Prefix::Done(a)) if all_below_before(key, a));
+            }
             Met::Entry(entry) => entry,
         };
         // Searched already, by the sorted search.
-        if after.as_deref().is_some_and(|a| key <= a) || !select(&entry) {
+        let after = match &prefix {
+            Some(Prefix::Searched(a) | Prefix::Done(a)) => Some(a.as_slice()),
+            None => None,
+        };
+        if after.is_some_and(|a| key <= a) || !select(&entry) {
             return false;
         }
         let (hits, is_binary) = part.searcher.search(lines, &search, &entry);
@@ -314,8 +340,9 @@ mod tests {
 
     /// A tree with hits spread over directories (names that sort differently by component
     /// and by bytes), binary files, hidden entries, a long line, `\r\n` and `\x0b` line ends,
-    /// a denied file and symlinks in and out.
-    fn tree() -> tempfile::TempDir {
+    /// a denied file and symlinks in and out (without the hidden entries: all of them walked
+    /// by the time the sorted search gives up, so the parallel one starts after it).
+    fn tree(hidden: bool) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
         for d in ["a/b", "a-b", "a/.h", "c/d", ".top", "e"] {
@@ -346,6 +373,12 @@ mod tests {
         ];
         for (f, text) in files {
             fs::write(r.join(f), text).unwrap();
+        }
+        if !hidden {
+            for d in [".top", "a/.h", "a/.hid.py"] {
+                let _ = fs::remove_dir_all(r.join(d));
+                let _ = fs::remove_file(r.join(d));
+            }
         }
         symlink("a", r.join("la")).unwrap();
         symlink("a/m.py", r.join("lm.py")).unwrap();
@@ -391,7 +424,13 @@ mod tests {
     /// counts, under both contracts, with globs, clipped lines and any cap.
     #[test]
     fn parallel_search_finds_what_the_sorted_search_finds() {
-        let dir = tree();
+        for hidden in [true, false] {
+            same_search_both_ways(hidden);
+        }
+    }
+
+    fn same_search_both_ways(hidden: bool) {
+        let dir = tree(hidden);
         let c = CancelFlag::new();
         let root = dir.path().to_str().unwrap();
         let searches = [
@@ -430,7 +469,7 @@ mod tests {
                             assert_eq!(
                                 show(&run(after)),
                                 sorted,
-                                "{pattern} {glob:?} cap {max} clip {clip:?} {contract:?} after {after}"
+                                "{pattern} {glob:?} cap {max} clip {clip:?} {contract:?} after {after} hidden {hidden}"
                             );
                         }
                     }
@@ -443,7 +482,7 @@ mod tests {
     /// before the cut, not those after it (which it never reaches).
     #[test]
     fn counts_stop_at_the_cut() {
-        let dir = tree();
+        let dir = tree(true);
         let r = dir.path();
         fs::create_dir_all(r.join("y/.late")).unwrap();
         fs::write(r.join("y/bin.dat"), "\0needle\n").unwrap();
@@ -476,7 +515,7 @@ mod tests {
     /// A search cancelled as it goes parallel stops there with `Cancelled`.
     #[test]
     fn cancelled_parallel_search_stops() {
-        let dir = tree();
+        let dir = tree(true);
         let f = FileSystem::new(
             dir.path().to_str().unwrap(),
             None,
