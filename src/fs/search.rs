@@ -619,8 +619,12 @@ impl FileSystem {
             let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
                 return Hits::default();
             };
+            let found = lines.file(fd.as_raw_fd(), "", max, scratch);
+            if found.is_empty() {
+                return found;
+            }
             let label = self.root.shown(entry.abs, &resolved);
-            let found = lines.file(fd.as_raw_fd(), &label, max, scratch);
+            let found = found.labelled(&label);
             match self.disclosure.max_line_chars {
                 Some(clip) if !found.is_empty() => {
                     let mut found = found.into_lines();
