@@ -348,16 +348,21 @@ mod tests {
         for d in ["a/b", "a-b", "a/.h", "c/d", ".top", "e"] {
             fs::create_dir_all(r.join(d)).unwrap();
         }
-        for i in 0..30 {
-            let text = format!("x\nneedle {i}\r\nmid\x0bneedle again {i}\n");
-            fs::write(r.join(format!("a/b/f{i:02}.py")), text).unwrap();
-            fs::write(r.join(format!("c/d/g{i:02}.txt")), "nothing\n").unwrap();
-            let e = if i % 3 == 0 {
-                "needle\0bin\n"
-            } else {
-                "plain\n"
-            };
-            fs::write(r.join(format!("e/h{i:02}.dat")), e).unwrap();
+        // Directories of more than a parallel job's entries (`c/d`, `e`) too.
+        for i in 0..150 {
+            if i < 30 {
+                let text = format!("x\nneedle {i}\r\nmid\x0bneedle again {i}\n");
+                fs::write(r.join(format!("a/b/f{i:02}.py")), text).unwrap();
+            }
+            fs::write(r.join(format!("c/d/g{i:03}.txt")), "nothing\n").unwrap();
+            if i < 100 {
+                let e = if i % 3 == 0 {
+                    "needle\0bin\n".to_string()
+                } else {
+                    format!("needle {i}\n")
+                };
+                fs::write(r.join(format!("e/h{i:02}.dat")), e).unwrap();
+            }
         }
         let long = format!("needle {}\n", "y".repeat(500));
         let files = [
@@ -445,7 +450,7 @@ mod tests {
         ];
         for contract in [Contract::Document, Contract::Workspace] {
             for clip in [None, Some(20)] {
-                for max in [0, 1, 2, 3, 31, 45, 61, 1000] {
+                for max in [0, 1, 2, 3, 31, 45, 61, 90, 1000] {
                     let mut limits = limits();
                     limits.max_search_results = max;
                     limits.contract = contract;
@@ -506,7 +511,7 @@ mod tests {
         assert!(
             all.ends_with(
                 "[skipped: 4 hidden entries (name a hidden path explicitly to include them), \
-                 12 binary files]|68|false"
+                 36 binary files]|134|false"
             ),
             "{all}"
         );

@@ -1,7 +1,8 @@
 //! The [`Walker`]'s walk on every core, unordered, for a caller that puts what it keeps in
-//! walk order at the end: a directory per job ([`run_jobs`]), each entry handed over with its
-//! sort key, and the caller may decline to enter a directory (a capped search that already
-//! has its cut needs nothing whose key comes after it).
+//! walk order at the end: a directory per job ([`run_jobs`]; a big one's entries split into
+//! several), each entry handed over with its sort key, and the caller may decline to enter
+//! a directory (a capped search that already has its cut needs nothing whose key comes
+//! after it).
 //!
 //! It walks what [`Walker::map_sorted`] walks: the same entries (symlinks not followed,
 //! hidden entries skipped and not entered unless included), the same types, and an
@@ -11,9 +12,10 @@ use std::ffi::CString;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::pool::run_jobs;
-use super::{is_hidden, list_fd, sort_key, Kind, WalkEntry, Walker};
+use super::{is_hidden, list_fd, sort_key, DirEntry, Kind, WalkEntry, Walker};
 use crate::cancel::CancelFlag;
 use crate::error::Result;
 
@@ -29,10 +31,33 @@ pub enum Met<'a> {
     Entry(WalkEntry<'a>),
 }
 
-/// A directory to list: its path as walked and its sort key.
-struct Job {
+/// Entries of a directory visited as one job: a directory with more is shared out between
+/// the threads in jobs of this many (one thread would otherwise search a big one alone).
+const CHUNK: usize = 64;
+
+/// A listed directory: its path as walked, and the start of its entries' sort keys (its
+/// own key and a separator; empty for the walk root).
+struct Listed {
     abs: PathBuf,
-    key: Vec<u8>,
+    prefix: Vec<u8>,
+}
+
+/// Work for a walking thread.
+enum Job {
+    /// A directory to list: its path as walked and its sort key.
+    List { abs: PathBuf, key: Vec<u8> },
+    /// Entries of a listed directory to visit.
+    Visit(Arc<Listed>, Vec<DirEntry>),
+}
+
+impl Job {
+    /// Where the job's entries come in walk order.
+    fn key(&self) -> &[u8] {
+        match self {
+            Job::List { key, .. } => key,
+            Job::Visit(dir, _) => &dir.prefix,
+        }
+    }
 }
 
 /// Opens the directory `path` for listing, not following a symlink there.
@@ -67,53 +92,87 @@ impl Walker<'_> {
         I: Fn() -> S + Sync,
         V: Fn(&mut S, &[u8], Met<'_>) -> bool + Sync,
     {
-        let real_root = self.fs.root.real_root();
-        let first = Job {
+        let first = Job::List {
             abs: self.root.abs.clone(),
             key: Vec::new(),
         };
         let work = |state: &mut S, job: Job, more: &mut Vec<Job>| {
             cancel.check()?;
-            let Some(entries) = open_dir(&job.abs).and_then(|fd| list_fd(fd).ok()) else {
-                return Ok(());
-            };
-            let mut key = job.key;
-            if !key.is_empty() {
-                key.push(0);
-            }
-            let base = key.len();
-            for entry in entries {
-                cancel.check()?;
-                key.truncate(base);
-                key.extend_from_slice(entry.name.as_bytes());
-                if !self.include_hidden && is_hidden(&entry.name) {
-                    visit(state, &key, Met::Hidden);
-                    continue;
-                }
-                let abs = job.abs.join(&entry.name);
-                if entry.kind == Kind::Dir {
-                    if visit(state, &key, Met::Dir) {
-                        more.push(Job {
-                            abs,
-                            key: key.clone(),
-                        });
+            match job {
+                Job::List { abs, mut key } => {
+                    let Some(mut entries) = open_dir(&abs).and_then(|fd| list_fd(fd).ok()) else {
+                        return Ok(());
+                    };
+                    if !key.is_empty() {
+                        key.push(0);
                     }
-                    continue;
+                    let dir = Arc::new(Listed { abs, prefix: key });
+                    if entries.len() <= CHUNK {
+                        self.visit_entries(state, &dir, entries, more, &visit, cancel)?;
+                    } else {
+                        while entries.len() > CHUNK {
+                            let rest = entries.split_off(CHUNK);
+                            more.push(Job::Visit(dir.clone(), entries));
+                            entries = rest;
+                        }
+                        more.push(Job::Visit(dir, entries));
+                    }
                 }
-                let rel = abs.strip_prefix(real_root).unwrap_or(&abs);
-                let met = Met::Entry(WalkEntry {
-                    abs: &abs,
-                    rel,
-                    kind: entry.kind,
-                });
-                visit(state, &key, met);
+                Job::Visit(dir, entries) => {
+                    self.visit_entries(state, &dir, entries, more, &visit, cancel)?;
+                }
             }
             // Smallest key first (the pool takes the first of a job's new jobs next):
             // the walk then goes roughly in walk order, and a capped caller finds its cut early.
-            more.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+            more.sort_by(|a, b| a.key().cmp(b.key()));
             Ok(())
         };
         run_jobs(self.threads, first, init, work)
+    }
+
+    /// Visits `entries` of the listed directory `dir`, queueing the directories to enter.
+    fn visit_entries<S, V>(
+        &self,
+        state: &mut S,
+        dir: &Listed,
+        entries: Vec<DirEntry>,
+        more: &mut Vec<Job>,
+        visit: &V,
+        cancel: &CancelFlag,
+    ) -> Result<()>
+    where
+        V: Fn(&mut S, &[u8], Met<'_>) -> bool,
+    {
+        let real_root = self.fs.root.real_root();
+        let mut key = dir.prefix.clone();
+        let base = key.len();
+        for entry in entries {
+            cancel.check()?;
+            key.truncate(base);
+            key.extend_from_slice(entry.name.as_bytes());
+            if !self.include_hidden && is_hidden(&entry.name) {
+                visit(state, &key, Met::Hidden);
+                continue;
+            }
+            let abs = dir.abs.join(&entry.name);
+            if entry.kind == Kind::Dir {
+                if visit(state, &key, Met::Dir) {
+                    more.push(Job::List {
+                        abs,
+                        key: key.clone(),
+                    });
+                }
+                continue;
+            }
+            let rel = abs.strip_prefix(real_root).unwrap_or(&abs);
+            let met = Met::Entry(WalkEntry {
+                abs: &abs,
+                rel,
+                kind: entry.kind,
+            });
+            visit(state, &key, met);
+        }
+        Ok(())
     }
 }
 
@@ -139,6 +198,11 @@ mod tests {
         ] {
             fs::write(r.join(f), "x").unwrap();
         }
+        // More than a job's entries, a hidden one among them.
+        for i in 0..150 {
+            fs::write(r.join(format!("a/b/m{i:03}")), "x").unwrap();
+        }
+        fs::write(r.join("a/b/.m"), "x").unwrap();
         std::os::unix::fs::symlink("a", r.join("la")).unwrap();
         std::os::unix::fs::symlink("/etc", r.join("out")).unwrap();
         let f = FileSystem::new(r.to_str().unwrap(), None, &[], &[], &[], limits()).unwrap();
@@ -187,7 +251,7 @@ mod tests {
                 .collect();
             assert_eq!(met, expected, "include hidden {include}");
             assert_eq!(hidden, walker.hidden_skipped(), "include hidden {include}");
-            assert_eq!(hidden, if include { 0 } else { 3 });
+            assert_eq!(hidden, if include { 0 } else { 4 });
         }
     }
 }
