@@ -18,6 +18,7 @@ use super::pool::run_jobs;
 use super::{is_hidden, list_fd, sort_key, DirEntry, Kind, WalkEntry, Walker};
 use crate::cancel::CancelFlag;
 use crate::error::Result;
+use crate::fs::path::strip_base;
 
 /// One entry the parallel walk meets, handed to the caller's visitor with its sort key
 /// (the path below the walk root, `/` written as 0: compared bytewise, keys are in walk
@@ -77,7 +78,7 @@ fn open_dir(path: &Path) -> Option<OwnedFd> {
 impl Walker<'_> {
     /// The sort key [`Walker::visit_parallel`] gives the entry walked as `abs`.
     pub fn key(&self, abs: &Path) -> Vec<u8> {
-        sort_key(abs.strip_prefix(&self.root.abs).unwrap_or(abs))
+        sort_key(strip_base(abs, &self.root.abs).unwrap_or(abs))
     }
 
     /// Walks below the root on every core (at most the walker's thread count), calling
@@ -164,7 +165,7 @@ impl Walker<'_> {
                 }
                 continue;
             }
-            let rel = abs.strip_prefix(real_root).unwrap_or(&abs);
+            let rel = strip_base(&abs, real_root).unwrap_or(&abs);
             let met = Met::Entry(WalkEntry {
                 abs: &abs,
                 rel,
