@@ -7,10 +7,11 @@
 //! literals (prefix or suffix literals from `regex-syntax`), the whole file is scanned for
 //! them first and only the lines holding one are run through the pattern, so a rare
 //! literal costs about a `memmem` over the bytes. Files are walked in sorted order and
-//! searched ahead on worker threads ([`Walker::map_sorted`]); each file is streamed in
-//! bounded steps ([`crate::fs::scan`]), and the search stops once one match past the cap is
-//! known. A file's results are written into one buffer ([`Hits`]) and appended to the
-//! result text in walk order as they come.
+//! searched ahead on worker threads ([`Walker::map_sorted`]); a search still going after
+//! 10 ms goes on on every core and is put in order at the end ([`search_walk`]). Each file
+//! is streamed in bounded steps ([`crate::fs::scan`]), and the search stops once one match
+//! past the cap is known. A file's results are written into one buffer ([`Hits`]) and
+//! appended to the result text in walk order.
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
