@@ -8,7 +8,7 @@
 //! them first and only the lines holding one are run through the pattern, so a rare
 //! literal costs about a `memmem` over the bytes. Files are walked in sorted order and
 //! searched ahead on worker threads ([`Walker::map_sorted`]); a search still going after
-//! 10 ms goes on on every core and is put in order at the end ([`search_walk`]). Each file
+//! 10 ms goes on on every core and is put in order at the end (`search_walk`). Each file
 //! is streamed in bounded steps ([`crate::fs::scan`]), and the search stops once one match
 //! past the cap is known. A file's results are written into one buffer ([`Hits`]) and
 //! appended to the result text in walk order.

@@ -1,9 +1,9 @@
-//! `search_files` over a directory ([`search_walk`]): the sorted search
+//! `search_files` over a directory (`search_walk`): the sorted search
 //! ([`Walker::map_sorted`]) gets a short time budget; one still going when it runs out goes
 //! on every core ([`Walker::visit_parallel`]) for the files after the last one it took,
 //! keeps each file's hits under its sort key and takes them in walk order at the end, which
 //! gives what the sorted search gives: the same lines, cap marker and binary count (hidden
-//! entries: see [`search_walk`]).
+//! entries: see `search_walk`).
 //!
 //! Only files with hits hold a buffer, and no more of them than the cap needs: once the
 //! files kept pass the cap, the last one needed is the cut, and nothing whose key comes
