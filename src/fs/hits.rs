@@ -60,6 +60,23 @@ impl Hits {
             .collect()
     }
 
+    /// The same lines, each with `label` put before it: a search finds lines unlabelled,
+    /// and only a file with hits pays for its label.
+    pub fn labelled(self, label: &str) -> Self {
+        let mut out = Hits {
+            text: String::with_capacity(self.text.len() + self.len() * label.len()),
+            ends: Vec::with_capacity(self.len()),
+        };
+        let mut start = 0;
+        for &end in &self.ends {
+            out.text.push_str(label);
+            out.text.push_str(&self.text[start..end]);
+            out.ends.push(out.text.len());
+            start = end;
+        }
+        out
+    }
+
     /// Lines (without `\n`) as hits.
     pub fn from_lines(lines: Vec<String>) -> Self {
         let mut hits = Hits::default();
@@ -93,5 +110,12 @@ mod tests {
         let again = Hits::from_lines(lines.clone());
         assert_eq!(again.head(3), "a\nb.py:0:x\nc:1234567890:\nd:7:y:z\n");
         assert_eq!(again.into_lines(), lines);
+        let mut h = Hits::default();
+        h.push("", 3, "x");
+        h.push("", 10, "y\r");
+        let h = h.labelled("a/b.py");
+        assert_eq!(h.head(9), "a/b.py:3:x\na/b.py:10:y\r\n");
+        assert_eq!(h.head(1), "a/b.py:3:x\n");
+        assert_eq!(Hits::default().labelled("z").head(9), "");
     }
 }

@@ -37,6 +37,7 @@ pub mod replace;
 pub mod ripgrep;
 pub mod scan;
 pub mod search;
+pub mod search_parallel;
 pub mod skipped;
 pub mod special;
 pub mod tally;

@@ -232,15 +232,21 @@ impl LineSearch<'_> {
     ) -> Option<usize> {
         // No literal in the raw bytes: no line can match (the decode only adds U+FFFD).
         let may_match = self.pre.is_none_or(|p| p.is_match(raw));
+        // Nothing to match: no decode for the count of `\n` (a decode neither adds nor
+        // drops one) or for no count at all (a file's last step).
+        match (may_match, count, self.newline_only) {
+            (false, false, _) => return Some(0),
+            (false, true, true) => return Some(memchr::memchr_iter(b'\n', raw).count()),
+            _ => {}
+        }
         let text = match std::str::from_utf8(raw) {
             Ok(text) => Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(raw),
         };
-        match (may_match, count, self.newline_only) {
-            (true, _, _) => self.lines(&text, label, first, limit, out, count),
-            (false, false, _) => Some(0),
-            (false, true, true) => Some(memchr::memchr_iter(b'\n', text.as_bytes()).count()),
-            (false, true, false) => Some(count_terminators(text.as_bytes())),
+        if may_match {
+            self.lines(&text, label, first, limit, out, count)
+        } else {
+            Some(count_terminators(text.as_bytes()))
         }
     }
 

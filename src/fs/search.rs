@@ -7,13 +7,15 @@
 //! literals (prefix or suffix literals from `regex-syntax`), the whole file is scanned for
 //! them first and only the lines holding one are run through the pattern, so a rare
 //! literal costs about a `memmem` over the bytes. Files are walked in sorted order and
-//! searched ahead on worker threads ([`Walker::map_sorted`]); each file is streamed in
-//! bounded steps ([`crate::fs::scan`]), and the search stops once one match past the cap is
-//! known. A file's results are written into one buffer ([`Hits`]) and appended to the
-//! result text in walk order as they come.
+//! searched ahead on worker threads ([`Walker::map_sorted`]); a search still going after
+//! 10 ms goes on on every core and is put in order at the end (`search_walk`). Each file
+//! is streamed in bounded steps ([`crate::fs::scan`]), and the search stops once one match
+//! past the cap is known. A file's results are written into one buffer ([`Hits`]) and
+//! appended to the result text in walk order.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
@@ -22,8 +24,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::hits::Hits;
 use crate::fs::path::READ_FLAGS;
 use crate::fs::scan::{LineSearch, Scratch};
+use crate::fs::search_parallel::{search_walk, Taken};
 use crate::fs::text::{has_rare_terminator, has_terminator_besides_crlf, terminator_at};
-use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker};
+use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker, SORTED_BUDGET};
 use crate::fs::{FileSystem, Outcome};
 
 /// A compiled search pattern. A clone shares the compiled program but not the match
@@ -555,6 +558,21 @@ impl FileSystem {
         include_glob: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
+        let deadline = Instant::now() + SORTED_BUDGET;
+        let mut over_budget = || Instant::now() > deadline;
+        self.search_files_within(pattern, path, include_glob, cancel, &mut over_budget)
+    }
+
+    /// [`FileSystem::search_files`] whose sorted walk goes on in parallel once `give_up`
+    /// (asked before each file is taken) says so ([`search_walk`]); the result is the same.
+    pub(crate) fn search_files_within(
+        &self,
+        pattern: &str,
+        path: &str,
+        include_glob: Option<&str>,
+        cancel: &CancelFlag,
+        give_up: &mut dyn FnMut() -> bool,
+    ) -> Result<Outcome> {
         let resolved = self.safe_resolve(path, false, false)?;
         let compiled = Pattern::new(pattern)?;
         let pre = match &compiled {
@@ -595,15 +613,19 @@ impl FileSystem {
                     .as_ref()
                     .is_none_or(|g| g.is_match(&entry.rel.to_string_lossy()))
         };
-        let search_one = |scratch: &mut Scratch, entry: &WalkEntry<'_>| -> Hits {
+        let search_one = |lines: &LineSearch<'_>, scratch: &mut Scratch, entry: &WalkEntry<'_>| {
             let Some(target) = self.walk_target(entry.abs, entry.kind == Kind::File) else {
                 return Hits::default();
             };
             let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
                 return Hits::default();
             };
+            let found = lines.file(fd.as_raw_fd(), "", max, scratch);
+            if found.is_empty() {
+                return found;
+            }
             let label = self.root.shown(entry.abs, &resolved);
-            let found = lines.file(fd.as_raw_fd(), &label, max, scratch);
+            let found = found.labelled(&label);
             match self.disclosure.max_line_chars {
                 Some(clip) if !found.is_empty() => {
                     let mut found = found.into_lines();
@@ -613,17 +635,7 @@ impl FileSystem {
                 _ => found,
             }
         };
-        // The result lines so far, each followed by `\n`, and their number.
-        let (mut results, mut count) = (String::new(), 0);
-        let mut truncated = false;
-        // Takes one file's matches in walk order; `false` once the cap is passed.
-        let mut take = |found: Hits| {
-            let room = max - count;
-            results.push_str(found.head(room));
-            count += found.len().min(room);
-            truncated = found.len() > room;
-            !truncated
-        };
+        let mut taken = Taken::new(max);
         // What was named explicitly (a hidden path; workspace: or a glob naming a hidden
         // component) is searched; other hidden entries are left out without a trailer, as
         // 0.62.0's command-backed search on a LocalWorkspace does. The document's reference
@@ -636,14 +648,16 @@ impl FileSystem {
                     kind: Kind::File,
                 };
                 if select(&entry) {
-                    take(search_one(&mut Scratch::default(), &entry));
+                    taken.take(search_one(&lines, &mut Scratch::default(), &entry));
                 }
             }
             Some(m) if m.is_dir() => {
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
                 let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
-                walker.map_sorted(cancel, Scratch::default, select, search_one, take)?;
-                hidden = walker.hidden_skipped();
+                let found = search_walk(&walker, cancel, give_up, max, &lines, select, search_one)?;
+                taken = found.taken;
+                hidden = found.hidden;
+                binary.store(found.binary, Ordering::Relaxed);
             }
             // The document: a failed operation emits no event; the reference answers
             // `No matches found.` here. Wording of the reference's `grep` for the same case.
@@ -667,9 +681,9 @@ impl FileSystem {
         };
         let outcome = Outcome::listing_text(
             resolved.event_str(),
-            results,
-            count,
-            truncated,
+            taken.text,
+            taken.count,
+            taken.truncated,
             max,
             unit,
             "No matches found.",

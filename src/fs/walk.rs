@@ -29,11 +29,14 @@ use crate::fs::{FileSystem, Outcome};
 
 mod collected;
 mod find_parallel;
+mod map_parallel;
 pub(crate) mod named;
 mod pool;
 mod sorted;
 
 pub use collected::Collected;
+pub use find_parallel::SORTED_BUDGET;
+pub use map_parallel::Met;
 
 /// The type of a directory entry as `readdir` reports it (symlinks not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

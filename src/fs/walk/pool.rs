@@ -60,6 +60,9 @@ where
                         let outcome = work(&mut state, job, &mut found);
                         let mut q = queue.lock().unwrap();
                         q.busy -= 1;
+                        // A waiting thread waits for a job, the end, or an error (a wake-up
+                        // is a system call: none after a job that changed nothing of these).
+                        let news = !found.is_empty() || q.busy == 0 || outcome.is_err();
                         if let Err(err) = outcome {
                             failed.store(true, Ordering::Relaxed);
                             error.lock().unwrap().get_or_insert(err);
@@ -67,7 +70,9 @@ where
                         // Newest last, so `pop` takes the first of them next.
                         q.jobs.extend(found.drain(..).rev());
                         drop(q);
-                        wake.notify_all();
+                        if news {
+                            wake.notify_all();
+                        }
                     }
                     wake.notify_all();
                     state
