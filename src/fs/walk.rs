@@ -735,6 +735,19 @@ impl Finder<'_> {
         Ok(true)
     }
 
+    /// Lists `dir` (absolute, below the root through real directories only) through the
+    /// root descriptor, no symlink followed on the way; empty when that fails.
+    fn list_real(&self, dir: &Path) -> Vec<DirEntry> {
+        let (Some(beneath), Some(rel)) = (self.beneath.as_ref(), self.fs.root.rel_to_root(dir))
+        else {
+            return Vec::new();
+        };
+        beneath
+            .open(&rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+            .and_then(list_fd)
+            .unwrap_or_default()
+    }
+
     /// What the walk does with each entry of directory `dir` (state set `states`, closed),
     /// in name order: hidden entries the pattern would have matched (to count), entries to
     /// emit, directories to visit.
@@ -748,7 +761,15 @@ impl Finder<'_> {
         {
             return Err(too_long());
         }
-        let mut entries = list_path(dir);
+        // A directory reached through real directories is listed beneath the root with no
+        // symlink followed: one swapped for a symlink since it was seen lists as empty, not
+        // as where the link points (its entries are shown unchecked, as real ones). Entries
+        // below a symlink are each resolved and checked when shown.
+        let mut entries = if is_real {
+            self.list_real(dir)
+        } else {
+            list_path(dir)
+        };
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         let mut steps = Vec::new();
         for entry in entries {

@@ -187,3 +187,52 @@ async def test_a_path_swapped_for_a_symlink_never_escapes(fs: ModuleType, tmp_pa
         stop.set()
         thread.join()
     assert not any('TOP SECRET' in s for s in seen)
+
+
+@reference_races
+async def test_a_directory_swapped_for_a_symlink_mid_walk_never_lists_outside(fs: ModuleType, tmp_path: Path) -> None:
+    """Threads flip directories the walk has seen as real between a directory and a link to an
+    outside one: no name from outside is ever shown (`find_files` once listed them).
+
+    The tree is big enough that the walk goes parallel after its first 10 ms; `**/*` matches
+    every name, so a listing that followed a swapped link shows an outside name.
+    """
+    root, secret = tmp_path / 'root', tmp_path / 'secret'
+    secret.mkdir()
+    for i in range(20):
+        (secret / f'outside-{i}.txt').write_text('TOP SECRET\n')
+    for i in range(6000):
+        d = root / f'd{i % 23}' / f'e{i % 7}'
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f'f{i}.txt').write_text('inside\n')
+    swaps = [root / f'd{i}' / 'swap' for i in range(23)]
+    for s in swaps:
+        s.mkdir()
+    stop = threading.Event()
+
+    def swapper() -> None:
+        while not stop.is_set():
+            for s in swaps:
+                try:
+                    if s.is_symlink():
+                        s.unlink()
+                        s.mkdir()
+                    else:
+                        s.rmdir()
+                        s.symlink_to(secret)
+                except OSError:
+                    pass
+
+    toolset = fs.FileSystem(root_dir=root, max_find_results=100_000, max_search_results=100_000).get_toolset()
+    thread = threading.Thread(target=swapper)
+    thread.start()
+    seen: list[str] = []
+    try:
+        for _ in range(6):
+            seen.append(await toolset.find_files('**/*'))
+            seen.append(await toolset.search_files('SECRET|inside'))
+    finally:
+        stop.set()
+        thread.join()
+    assert all('f5999.txt' in s for s in seen)  # the walks did list the tree
+    assert not any('outside-' in s or 'TOP SECRET' in s for s in seen)
