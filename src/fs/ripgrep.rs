@@ -132,11 +132,12 @@ impl FileSystem {
         // prints what `rg` was given), not its resolved target's.
         let named = (self.limits.contract.is_workspace() && kind == Some(Kind::File))
             .then(|| self.named_path(path));
-        let authorize = |walked: &Path| {
-            let shown = self.ripgrep_entry(walked)?;
-            Some(named.clone().unwrap_or(shown))
+        let searched = Searched {
+            fs: self,
+            named,
+            beneath: self.root.open_root_if_exists()?,
         };
-        let listing = ripgrep::grep(&resolved.abs, &options, &authorize, cancel)?;
+        let listing = ripgrep::grep(&resolved.abs, &options, &searched, cancel)?;
         let cap = self.limits.max_search_results;
         let outcome = Outcome::listing_text(
             resolved.event_str(),
@@ -221,6 +222,31 @@ impl FileSystem {
     }
 }
 
+/// `grep`'s view of its walk: [`FileSystem::ripgrep_entry`] per file with hits (or the name
+/// a file was given by), each file opened beneath the root descriptor.
+struct Searched<'a> {
+    fs: &'a FileSystem,
+    /// Workspace: the name an explicitly named file is shown by.
+    named: Option<String>,
+    beneath: Option<crate::fs::path::Beneath>,
+}
+
+impl ripgrep::Authorize for Searched<'_> {
+    fn authorize(&self, walked: &Path) -> Option<String> {
+        let shown = self.fs.ripgrep_entry(walked)?;
+        Some(self.named.clone().unwrap_or(shown))
+    }
+
+    fn open(&self, walked: &Path) -> Option<std::io::Result<std::fs::File>> {
+        let beneath = self.beneath.as_ref()?;
+        let Some(rel) = self.fs.root.rel_to_root(walked) else {
+            return Some(Err(std::io::Error::from_raw_os_error(libc::EXDEV)));
+        };
+        let opened = beneath.open(&rel, libc::O_RDONLY | libc::O_NONBLOCK, 0);
+        Some(opened.map(std::fs::File::from))
+    }
+}
+
 /// `list_files`' view of its walk: [`FileSystem::ripgrep_entry`] per file, or the prefix every
 /// file is shown with ([`FileSystem::plain_prefix`]).
 struct Entries<'a>(&'a FileSystem);
@@ -240,6 +266,58 @@ mod tests {
     use crate::cancel::CancelFlag;
     use crate::fs::walk::named::tests::{each_layout, show, tree};
     use std::time::Duration;
+
+    /// `grep` opens each walked file beneath the root descriptor: a path through a symlink
+    /// (a directory swapped for one after the walk listed it) is refused, where opening by
+    /// the path with only its last component not followed would read the link's target.
+    #[test]
+    fn grep_opens_walked_files_beneath_the_root() {
+        use crate::ripgrep::Authorize;
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(root.join("real/f.txt"), "inside\n").unwrap();
+        std::fs::write(outside.join("f.txt"), "TOP SECRET\n").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("swapped")).unwrap();
+        let root_str = root.to_str().unwrap();
+        let fs = crate::fs::FileSystem::new(
+            root_str,
+            None,
+            &[],
+            &[],
+            &crate::fs::tests::protected(),
+            crate::fs::tests::limits(),
+        )
+        .unwrap();
+        let searched = super::Searched {
+            fs: &fs,
+            named: None,
+            beneath: fs.root.open_root_if_exists().unwrap(),
+        };
+        let real = std::fs::canonicalize(&root).unwrap();
+        let read = |p: &std::path::Path| {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut searched.open(p).unwrap()?, &mut text)?;
+            Ok::<_, std::io::Error>(text)
+        };
+        assert_eq!(read(&real.join("real/f.txt")).unwrap(), "inside\n");
+        let through_link = real.join("swapped/f.txt");
+        assert_eq!(
+            read(&through_link).unwrap_err().raw_os_error(),
+            Some(libc::ELOOP)
+        );
+        let by_path = std::fs::read_to_string(&through_link).unwrap();
+        assert_eq!(
+            by_path, "TOP SECRET\n",
+            "the path open the opener replaces follows it"
+        );
+        let out_of_root = std::fs::canonicalize(&outside).unwrap().join("f.txt");
+        assert_eq!(
+            read(&out_of_root).unwrap_err().raw_os_error(),
+            Some(libc::EXDEV)
+        );
+    }
 
     /// `list_files` walked on every core (budget 0), lines built from the walked paths where
     /// nothing but the name is left to decide, gives exactly what the sorted walk gives, in

@@ -162,7 +162,7 @@ fn search_sorted(
                 .clipping(opts.clip.as_ref());
             // `search_path` without memory maps is `search_reader` on the opened file; the
             // reader wrapper lets a cancel interrupt a long file between reads.
-            let result = open_regular(&walked).and_then(|file| match file {
+            let result = open_walked(&walked, auth).and_then(|file| match file {
                 Some((inner, _)) => {
                     searcher.search_reader(matcher, CancelReader { inner, cancel }, &mut sink)
                 }
@@ -298,13 +298,34 @@ fn search_explicit(
 /// file swapped for a symlink or a FIFO after it was listed is skipped (`Ok(None)`) rather
 /// than followed or waited on. Gives the file with its size in bytes.
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<Option<(File, u64)>> {
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    {
+    regular(
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path),
+    )
+}
+
+/// [`open_regular`] for a file the walk met, opened by [`Authorize::open`] where `auth` has
+/// an opener (a symlink anywhere on the way, or a path out of its root, is skipped too).
+pub(crate) fn open_walked(
+    path: &Path,
+    auth: &dyn Authorize,
+) -> std::io::Result<Option<(File, u64)>> {
+    match auth.open(path) {
+        Some(opened) => regular(opened),
+        None => open_regular(path),
+    }
+}
+
+/// The opened file with its size when it is a regular file; `Ok(None)` for a symlink met
+/// (`ELOOP`), a path out of the root (`EXDEV`) or anything not a regular file.
+fn regular(opened: std::io::Result<File>) -> std::io::Result<Option<(File, u64)>> {
+    let file = match opened {
         Ok(file) => file,
-        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(err) if matches!(err.raw_os_error(), Some(libc::ELOOP | libc::EXDEV)) => {
+            return Ok(None)
+        }
         Err(err) => return Err(err),
     };
     let meta = file.metadata()?;

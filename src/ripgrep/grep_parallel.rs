@@ -16,7 +16,7 @@ use grep_searcher::BinaryDetection;
 use ignore::overrides::Override;
 use ignore::types::Types;
 
-use super::grep::{open_regular, searcher, CancelReader};
+use super::grep::{open_walked, searcher, CancelReader};
 use super::parallel::{visit_files, GiveUp};
 use super::sink::{Binary, FileSink};
 use super::{Authorize, Collector, GrepOptions, Listing};
@@ -45,7 +45,7 @@ pub(crate) fn search_parallel(
     let visitor = || {
         let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
         Box::new(move |walked: &Path, _: &Path| {
-            let file = match open_regular(walked) {
+            let file = match open_walked(walked, auth) {
                 Ok(Some((file, len))) if len <= FIRST_READ => file,
                 Ok(None) => return Ok(None),
                 _ => return Err(GiveUp),

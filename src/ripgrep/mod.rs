@@ -90,6 +90,15 @@ pub trait Authorize: Sync {
         let _ = root;
         None
     }
+
+    /// Opens the walked file `walked` for reading (`O_NONBLOCK`), or `None` (the default) to
+    /// open it by its path, the last component not followed. An implementation that holds
+    /// a root descriptor opens it beneath that, no symlink followed anywhere on the way, so
+    /// a directory swapped for a symlink after the walk listed it is never read through.
+    fn open(&self, walked: &Path) -> Option<std::io::Result<std::fs::File>> {
+        let _ = walked;
+        None
+    }
 }
 
 impl<F> Authorize for F
