@@ -607,6 +607,20 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// A FileSystem over `root` with the default limits and protected patterns, no cwd and
+    /// no access patterns.
+    pub(crate) fn over(root: &std::path::Path) -> FileSystem {
+        FileSystem::new(
+            root.to_str().unwrap(),
+            None,
+            &[],
+            &[],
+            &protected(),
+            limits(),
+        )
+        .unwrap()
+    }
+
     pub(crate) fn setup() -> (tempfile::TempDir, FileSystem) {
         let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
@@ -617,8 +631,7 @@ pub(crate) mod tests {
         symlink("a.txt", r.join("lnk")).unwrap();
         symlink(r.join("a.txt"), r.join("abslnk")).unwrap();
         symlink("nothere", r.join("dangle")).unwrap();
-        let fsys =
-            FileSystem::new(r.to_str().unwrap(), None, &[], &[], &protected(), limits()).unwrap();
+        let fsys = over(r);
         (dir, fsys)
     }
 

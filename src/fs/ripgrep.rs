@@ -280,16 +280,7 @@ mod tests {
         std::fs::write(root.join("real/f.txt"), "inside\n").unwrap();
         std::fs::write(outside.join("f.txt"), "TOP SECRET\n").unwrap();
         std::os::unix::fs::symlink(&outside, root.join("swapped")).unwrap();
-        let root_str = root.to_str().unwrap();
-        let fs = crate::fs::FileSystem::new(
-            root_str,
-            None,
-            &[],
-            &[],
-            &crate::fs::tests::protected(),
-            crate::fs::tests::limits(),
-        )
-        .unwrap();
+        let fs = crate::fs::tests::over(&root);
         let searched = super::Searched {
             fs: &fs,
             named: None,

@@ -522,15 +522,7 @@ mod tests {
     #[test]
     fn cancelled_parallel_search_stops() {
         let dir = tree(true);
-        let f = FileSystem::new(
-            dir.path().to_str().unwrap(),
-            None,
-            &[],
-            &[],
-            &protected(),
-            limits(),
-        )
-        .unwrap();
+        let f = crate::fs::tests::over(dir.path());
         let c = CancelFlag::new();
         let mut give_up = || {
             c.cancel();

@@ -184,6 +184,9 @@ mod tests {
     use crate::fs::FileSystem;
     use std::fs;
 
+    /// What one walking thread met: (rel, kind, sort key) per entry, and hidden ones counted.
+    type Seen = (Vec<(String, Kind, Vec<u8>)>, usize);
+
     /// The parallel walk meets what the sorted walk meets (sorted by key: the same entries
     /// in the same order), counts the same hidden entries, and enters no directory the
     /// visitor declines.
@@ -225,9 +228,7 @@ mod tests {
                 )
                 .unwrap();
             // Each thread: entries met (rel, kind, key) and hidden entries counted; `c` not entered.
-            let visit = |(seen, hidden): &mut (Vec<(String, Kind, Vec<u8>)>, usize),
-                         key: &[u8],
-                         met: Met<'_>| match met {
+            let visit = |(seen, hidden): &mut Seen, key: &[u8], met: Met<'_>| match met {
                 Met::Hidden => {
                     *hidden += 1;
                     false
