@@ -432,7 +432,42 @@ class ForegroundCommand:
         """Like `run`, also keeping `head_bytes` of each stream's start and writing a stream to its
         `spill` path once it outgrows head and tail: `(exit_code, signal, timed_out, stdout, stderr)`,
         each stream `(head, tail, total_bytes, total_lines, truncated, spilled)`."""
-    def kill(self) -> None: ...
+    def start(
+        self,
+        prologue: bytes,
+        command: bytes,
+        cwd: str,
+        env: list[tuple[bytes, bytes]],
+        timeout: float | None,
+        max_file_bytes: int | None,
+        tail_bytes: int,
+        *,
+        head_bytes: int,
+        spill: tuple[str | None, str | None],
+        sandbox: tuple[bool, list[str], bool] | None = None,
+        reap_descendants: bool = False,
+    ) -> int | None:
+        """Spawn as `run_captured` would (GIL released) and return at once: a descriptor readable
+        whenever `step()` has work, or `None` (nothing spawned: use `run_captured`). Raises as its spawn."""
+    def step(
+        self,
+    ) -> (
+        tuple[
+            int, int | None, bool, tuple[bytes, bytes, int, int, bool, bool], tuple[bytes, bytes, int, int, bool, bool]
+        ]
+        | Literal['finish']
+        | None
+    ):
+        """Never waits: `None` (wait for the descriptor, then step again), `'finish'` (call `finish()`
+        on a worker thread), or `run_captured`'s result. Raises `CancelledError` after `kill()`."""
+    def finish(
+        self,
+    ) -> tuple[
+        int, int | None, bool, tuple[bytes, bytes, int, int, bool, bool], tuple[bytes, bytes, int, int, bool, bool]
+    ]:
+        """The rest after `step()` returned `'finish'`, blocking (GIL released): `run_captured`'s result."""
+    def kill(self) -> None:
+        """Kill the group at once (a spawn not yet made never happens); a `start()`ed tree ends on a thread of its own."""
 
 def sandbox_support(network: bool) -> tuple[int, str | None]:
     """`(landlock_abi, reason)`: the kernel's Landlock ABI (0: none) and why a sandbox with

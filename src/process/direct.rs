@@ -33,7 +33,7 @@ const ZOMBIE_WAIT: Duration = Duration::from_micros(100);
 
 /// What ended a wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wake {
+pub(super) enum Wake {
     /// What was waited for happened.
     Done,
     /// The deadline passed first.
@@ -50,6 +50,12 @@ pub(super) struct Direct {
     captures: [HeadTail; 2],
     status: Option<ExitStatus>,
     chunk: Vec<u8>,
+}
+
+/// Whether this kernel has pidfds (Linux 5.3+), probed once on this process.
+pub(super) fn pidfds_supported() -> bool {
+    static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SUPPORTED.get_or_init(|| pidfd_open(std::process::id() as i32).is_some())
 }
 
 /// A pidfd for `pid`, or `None` when the kernel has none (before Linux 5.3).
@@ -80,45 +86,80 @@ impl Direct {
         }
     }
 
-    /// Reads what `pipe` holds now; closes it at end of file or on an error.
-    fn read(&mut self, index: usize) {
+    /// Reads what `pipe` holds now, up to about `budget` bytes; closes it at end of file or on
+    /// an error. Returns whether the budget ran out first (the pipe may hold more).
+    pub(super) fn read(&mut self, index: usize, budget: usize) -> bool {
         let Some(fd) = self.pipes[index].as_ref().map(AsRawFd::as_raw_fd) else {
-            return;
+            return false;
         };
+        let mut left = budget;
         loop {
+            if left == 0 {
+                return true;
+            }
             // SAFETY: reading into our buffer from a pipe we own.
             let n = unsafe { libc::read(fd, self.chunk.as_mut_ptr().cast(), self.chunk.len()) };
             if n > 0 {
                 self.captures[index].push(&self.chunk[..n as usize]);
+                left = left.saturating_sub(n as usize);
                 continue;
             }
             if n < 0 {
                 let err = std::io::Error::last_os_error();
                 match err.kind() {
-                    std::io::ErrorKind::WouldBlock => return,
+                    std::io::ErrorKind::WouldBlock => return false,
                     std::io::ErrorKind::Interrupted => continue,
                     _ => {}
                 }
             }
             self.pipes[index] = None;
-            return;
+            return false;
         }
     }
 
-    /// Reaps the shell if it has exited.
-    fn reap(&mut self) {
+    /// Reaps the shell if it has exited; a shell reaped elsewhere (`ECHILD`) counts as killed,
+    /// as [`Direct::reap_blocking`] reports it.
+    pub(super) fn reap(&mut self) {
         if self.status.is_some() {
             return;
         }
         let mut status = 0;
         // SAFETY: plain waitpid on our own child.
-        if unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) } == self.pid {
+        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        if r == self.pid {
             self.status = Some(ExitStatus::from_raw(status));
+        } else if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+            self.status = Some(ExitStatus::from_raw(libc::SIGKILL));
         }
     }
 
+    /// The shell's PID, which is also its process group's ID.
+    pub(super) fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The shell's pidfd.
+    pub(super) fn pidfd(&self) -> RawFd {
+        self.pidfd.as_raw_fd()
+    }
+
+    /// The read ends of stdout's and stderr's pipes still open.
+    pub(super) fn pipe_fds(&self) -> impl Iterator<Item = RawFd> + '_ {
+        self.pipes.iter().flatten().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Whether the shell has been reaped.
+    pub(super) fn exited(&self) -> bool {
+        self.status.is_some()
+    }
+
+    /// Whether both pipes reached end of file (every writer closed them).
+    pub(super) fn pipes_closed(&self) -> bool {
+        self.pipes.iter().all(Option::is_none)
+    }
+
     /// Reaps the shell, waiting as long as it takes (after a `SIGKILL`).
-    fn reap_blocking(&mut self) {
+    pub(super) fn reap_blocking(&mut self) {
         while self.status.is_none() {
             let mut status = 0;
             // SAFETY: plain waitpid on our own child.
@@ -202,7 +243,7 @@ impl Direct {
             }
             for index in 0..2 {
                 if fired(2 + index) {
-                    self.read(index);
+                    self.read(index, usize::MAX);
                 }
             }
             if fired(1) {
@@ -231,7 +272,6 @@ impl Direct {
     ) -> Result<RunOutcome> {
         let kill = kill.as_raw_fd();
         let exited = |d: &Direct, _: &[bool]| d.status.is_some();
-        let pipes_closed = |d: &Direct, _: &[bool]| d.pipes.iter().all(Option::is_none);
         let timed_out = match self.wait(deadline, kill, &[], &mut [], exited) {
             Wake::Done => false,
             Wake::Killed => return Err(self.cancel(reap)),
@@ -242,25 +282,37 @@ impl Direct {
                 true
             }
         };
-        let drain = if timed_out {
-            Instant::now() + TIMEOUT_GRACE
-        } else {
-            let grace = Instant::now() + OUTPUT_DRAIN_GRACE;
-            deadline.map_or(grace, |d| d.min(grace))
-        };
-        if self.wait(Some(drain), kill, &[], &mut [], pipes_closed) == Wake::Killed {
+        self.drain(deadline, timed_out, kill)
+    }
+
+    /// Reads what is left of the output until the pipes close or [`drain_until`] passes, then
+    /// returns how the command ended. Errors: `Cancelled` when `kill` (an eventfd) is written.
+    pub(super) fn drain(
+        mut self,
+        deadline: Option<Instant>,
+        timed_out: bool,
+        kill: RawFd,
+    ) -> Result<RunOutcome> {
+        let pipes_closed = |d: &Direct, _: &[bool]| d.pipes_closed();
+        let until = drain_until(deadline, timed_out);
+        if self.wait(Some(until), kill, &[], &mut [], pipes_closed) == Wake::Killed {
             return Err(Error::cancelled());
         }
+        Ok(self.outcome(timed_out))
+    }
+
+    /// How the command ended, with what its streams kept (taken out of `self`).
+    pub(super) fn outcome(&mut self, timed_out: bool) -> RunOutcome {
         let status = self.status.unwrap_or(ExitStatus::from_raw(libc::SIGKILL));
         let empty = || HeadTail::new(0, 0, None);
         let [out, err] = std::mem::replace(&mut self.captures, [empty(), empty()]);
-        Ok(RunOutcome {
+        RunOutcome {
             exit_code: super::foreground::shell_exit_code(status),
             signal: status.signal(),
             stdout: Captured::from(out),
             stderr: Captured::from(err),
             timed_out,
-        })
+        }
     }
 
     /// Stops the timed-out group: `SIGTERM`, up to [`TIMEOUT_GRACE`] for it to end, then
@@ -274,7 +326,7 @@ impl Direct {
     /// `SIGTERM` in the kernel ([`dies_of_sigterm`]), nothing can have forked since the freeze and
     /// the group is gone; otherwise it is checked for what is left ([`Direct::group_gone`]) until
     /// the grace ends, then `SIGKILL`.
-    fn stop(&mut self, kill: RawFd, reap: bool) -> Wake {
+    pub(super) fn stop(&mut self, kill: RawFd, reap: bool) -> Wake {
         let mut sure = matches!(signal_group(self.pid, Some(Signal::SIGSTOP)), Ok(true));
         let (outside, tree) = Tree::split(self.pid, reap);
         if !outside.is_empty() {
@@ -317,7 +369,7 @@ impl Direct {
     /// for up to [`ZOMBIE_WAIT`], then the group is searched for live members through `/proc`
     /// (one `getpgid` per process, a `stat` read per member) on this thread, and only a group
     /// that still has one is polled for until `until`.
-    fn group_gone(&self, until: Instant) -> bool {
+    pub(super) fn group_gone(&self, until: Instant) -> bool {
         let quick = Instant::now() + ZOMBIE_WAIT;
         let mut pause = Duration::from_micros(20);
         loop {
@@ -339,7 +391,7 @@ impl Direct {
     }
 
     /// Ends the whole tree at once after a kill of the handle; the error to return.
-    fn cancel(&mut self, reap: bool) -> Error {
+    pub(super) fn cancel(&mut self, reap: bool) -> Error {
         if reap {
             super::block_on(Tree::collect(self.pid).kill(REAP_GRACE));
         }
@@ -347,6 +399,16 @@ impl Direct {
         self.reap_blocking();
         Error::cancelled()
     }
+}
+
+/// Until when output is read once the shell is gone: [`TIMEOUT_GRACE`] after a timeout; else
+/// [`OUTPUT_DRAIN_GRACE`], but never past the `deadline`.
+pub(super) fn drain_until(deadline: Option<Instant>, timed_out: bool) -> Instant {
+    if timed_out {
+        return Instant::now() + TIMEOUT_GRACE;
+    }
+    let grace = Instant::now() + OUTPUT_DRAIN_GRACE;
+    deadline.map_or(grace, |d| d.min(grace))
 }
 
 impl Drop for Direct {

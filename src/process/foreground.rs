@@ -127,6 +127,20 @@ pub struct Foreground {
     notify: Notify,
     /// An eventfd written by [`Foreground::kill`], which wakes a [`super::direct`] wait.
     wake: Option<OwnedFd>,
+    /// The command [`Foreground::start`] spawned, until it is done or killed.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    stepped: Mutex<Option<super::stepped::Stepped>>,
+}
+
+/// What the caller of [`Foreground::step`] does next.
+#[derive(Debug)]
+pub enum Step {
+    /// Wait until the descriptor [`Foreground::start`] returned is readable, then step.
+    Wait,
+    /// Call [`Foreground::finish`] on a worker thread: the rest may block.
+    Finish,
+    /// The command ended.
+    Done(RunOutcome),
 }
 
 /// A non-blocking eventfd, or `None` where there is none.
@@ -148,10 +162,15 @@ impl Foreground {
             killed: AtomicBool::new(false),
             notify: Notify::new(),
             wake: eventfd(),
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            stepped: Mutex::new(None),
         })
     }
 
     /// Kills the command's process group (`SIGKILL`); before the spawn, prevents it.
+    ///
+    /// A command [`Foreground::start`] spawned is ended (its whole tree, as a cancelled
+    /// [`Foreground::run`] ends it) on a thread of its own, so the caller never waits.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
         self.notify.notify_one();
@@ -160,6 +179,132 @@ impl Foreground {
             // SAFETY: writing 8 bytes from a local to an eventfd we own.
             unsafe { libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
         }
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if let Some(stepped) = self
+            .stepped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            let _ = std::thread::Builder::new()
+                .name("harness-cancel".into())
+                .spawn(move || stepped.cancel());
+        }
+    }
+
+    /// Spawns the command for a caller that waits on its own event loop: returns a descriptor
+    /// that is readable whenever [`Foreground::step`] has something to do, or `None` (nothing
+    /// spawned) where this cannot be done; then [`Foreground::run`] is the way.
+    ///
+    /// Only a shell that reaps its descendants is stepped (Linux 5.3+ with pidfds, glibc).
+    /// The spawn itself happens on the calling thread. Errors: as [`Foreground::run`]'s spawn.
+    pub fn start(&self, spec: RunSpec) -> Result<Option<std::os::fd::RawFd>> {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if spec.reap_descendants && self.wake.is_some() && super::direct::pidfds_supported() {
+            return self.start_stepped(spec).map(Some);
+        }
+        let _ = spec;
+        Ok(None)
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn start_stepped(&self, spec: RunSpec) -> Result<std::os::fd::RawFd> {
+        use super::direct::{pidfd_open, Direct};
+        use super::stepped::{descriptors, Stepped};
+        if self.killed.load(Ordering::SeqCst) {
+            return Err(Error::cancelled());
+        }
+        let started = std::time::Instant::now();
+        let unable = |e: std::io::Error| {
+            Error::io(
+                &e,
+                format!("Unable to start the command: {}", os_reason(&e)),
+            )
+        };
+        let fds = descriptors().map_err(unable)?;
+        let (args, sandbox) = Self::prepare(&spec)?;
+        let spawned = super::clone::spawn(
+            &args,
+            &spec.cwd,
+            &spec.env,
+            spec.max_file_bytes.map(super::spawn::file_limit_bytes),
+            sandbox.as_ref(),
+            true,
+            Sink::Pipe,
+            Sink::Pipe,
+        );
+        let (pid, out, err) = match spawned {
+            Ok(raw) => raw,
+            Err(e) => {
+                let without = [b"-c".to_vec(), spec.prologue];
+                return Err(super::block_on(spawn_error(
+                    e, &without, &spec.cwd, &spec.env,
+                )));
+            }
+        };
+        let Some(pidfd) = pidfd_open(pid) else {
+            let e = std::io::Error::last_os_error();
+            let _ = signal_group(pid, Some(Signal::SIGKILL));
+            // SAFETY: reaping our own child, just killed.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            return Err(unable(e));
+        };
+        let [out_spill, err_spill] = spec.spill;
+        let captures = [
+            HeadTail::new(spec.head_bytes, spec.tail_bytes, out_spill),
+            HeadTail::new(spec.head_bytes, spec.tail_bytes, err_spill),
+        ];
+        let direct = Direct::new(pid, pidfd, out, err, captures);
+        let deadline = spec.timeout.map(|t| started + t);
+        let stepped = Stepped::new(direct, fds, deadline, spec.reap_descendants).map_err(unable)?;
+        let fd = stepped.fd();
+        *self.stepped.lock().unwrap_or_else(|e| e.into_inner()) = Some(stepped);
+        if self.killed.load(Ordering::SeqCst) {
+            // Killed during the spawn: `kill` may have found nothing to end yet.
+            self.kill();
+            return Err(Error::cancelled());
+        }
+        Ok(fd)
+    }
+
+    /// Does what can be done now for the command [`Foreground::start`] spawned, without
+    /// waiting. Errors: `Cancelled` after [`Foreground::kill`].
+    pub fn step(&self) -> Result<Step> {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            use super::stepped::Step as Inner;
+            let mut slot = self.stepped.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(stepped) = slot.as_mut() else {
+                return Err(Error::cancelled());
+            };
+            return Ok(match stepped.step() {
+                Inner::Wait => Step::Wait,
+                Inner::Finish => Step::Finish,
+                Inner::Done(outcome) => {
+                    *slot = None;
+                    Step::Done(outcome)
+                }
+            });
+        }
+        #[allow(unreachable_code)]
+        Err(Error::cancelled())
+    }
+
+    /// Does the rest of the command after [`Step::Finish`], blocking (on a worker thread).
+    /// Errors: `Cancelled` after [`Foreground::kill`].
+    pub fn finish(&self) -> Result<RunOutcome> {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            let taken = self
+                .stepped
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let (Some(stepped), Some(wake)) = (taken, &self.wake) {
+                return stepped.finish(wake.as_fd());
+            }
+        }
+        Err(Error::cancelled())
     }
 
     /// Spawns the command and waits for it, on the calling thread.
@@ -503,6 +648,94 @@ mod tests {
         let err = Foreground::new().run(big_env).unwrap_err();
         assert!(matches!(err.kind, crate::error::ErrorKind::Io(_)));
         assert_eq!(err.errno, Some(libc::E2BIG));
+    }
+
+    /// Drives a [`Foreground::start`]ed command as an event loop would: poll its descriptor,
+    /// step, and finish on this thread when told to.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn stepped(fg: &Foreground, spec: RunSpec) -> Result<RunOutcome> {
+        let fd = fg.start(spec)?.expect("stepped on Linux");
+        loop {
+            match fg.step()? {
+                Step::Wait => {
+                    let mut poll = libc::pollfd {
+                        fd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one live pollfd.
+                    unsafe { libc::poll(&mut poll, 1, 10_000) };
+                }
+                Step::Finish => return fg.finish(),
+                Step::Done(outcome) => return Ok(outcome),
+            }
+        }
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn stepped_matches_run() {
+        let cases = [
+            ("echo hello; echo oops >&2; exit 3", None),
+            ("printf 0123456789abcdef", None),
+            ("kill -9 $$", None),
+            ("echo start; sleep 100 & sleep 100", Some(200)),
+            // SIGTERM ignored by the shell: the grace runs out, then SIGKILL.
+            ("trap '' TERM; echo start; sleep 100", Some(100)),
+            // A writer that outlives the shell keeps the pipe open until the drain ends.
+            ("(sleep 0.2; echo late) & echo now", Some(5000)),
+            // More than one step's budget of output.
+            ("head -c 3000000 /dev/zero | tr '\\0' x; echo end", None),
+        ];
+        for (script, ms) in cases {
+            let timeout = ms.map(Duration::from_millis);
+            let by_run = Foreground::new().run(spec(script, timeout)).unwrap();
+            let by_step = stepped(&Foreground::new(), spec(script, timeout)).unwrap();
+            let view = |o: &RunOutcome| {
+                (
+                    o.exit_code,
+                    o.signal,
+                    o.timed_out,
+                    o.stdout.tail.clone(),
+                    o.stdout.total,
+                    o.stderr.tail.clone(),
+                )
+            };
+            assert_eq!(view(&by_step), view(&by_run), "{script}");
+        }
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn stepped_timeout_leaves_nothing_and_kill_ends_the_tree() {
+        let marker = format!("sleep 1{}", std::process::id() % 100_000);
+        let alive = || {
+            std::process::Command::new("pgrep")
+                .args(["-f", &marker])
+                .output()
+                .map(|o| !o.stdout.is_empty())
+                .unwrap_or(false)
+        };
+        let script = format!("{marker} & (setsid {marker} &) ; {marker}");
+        let outcome = stepped(
+            &Foreground::new(),
+            spec(&script, Some(Duration::from_millis(100))),
+        )
+        .unwrap();
+        assert!(outcome.timed_out);
+        assert!(!alive(), "a timed-out tree left a process");
+
+        let fg = Foreground::new();
+        fg.start(spec(&script, None)).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(alive());
+        fg.kill();
+        assert!(matches!(fg.step(), Err(e) if e.kind == crate::error::ErrorKind::Cancelled));
+        let gone = std::time::Instant::now() + Duration::from_secs(5);
+        while alive() && std::time::Instant::now() < gone {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!alive(), "a killed tree left a process");
     }
 
     #[test]

@@ -40,27 +40,66 @@ fn live_member(pgid: i32) -> Option<bool> {
         let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
-        // One syscall rules out the other groups' processes; only members' `stat` is read.
-        // SAFETY: getpgid on any PID only reads.
-        if unsafe { libc::getpgid(pid) } != pgid {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let _ppid = fields.next();
-        let pgrp = fields.next().and_then(|s| s.parse::<i32>().ok());
-        if pgrp == Some(pgid) && state != "Z" && state != "X" {
+        if live_in_group(pid, pgid) {
             return Some(true);
         }
     }
     Some(false)
+}
+
+/// Whether `pid` is a live (not zombie) member of group `pgid`.
+#[cfg(target_os = "linux")]
+fn live_in_group(pid: i32, pgid: i32) -> bool {
+    // One syscall rules out the other groups' processes; only members' `stat` is read.
+    // SAFETY: getpgid on any PID only reads.
+    if unsafe { libc::getpgid(pid) } != pgid {
+        return false;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return false;
+    };
+    let mut fields = rest.split_whitespace();
+    let state = fields.next().unwrap_or("");
+    let _ppid = fields.next();
+    let pgrp = fields.next().and_then(|s| s.parse::<i32>().ok());
+    pgrp == Some(pgid) && state != "Z" && state != "X"
+}
+
+/// PIDs checked one by one at most by [`group_alive_after`] before it searches all of `/proc`.
+const MAX_PID_WINDOW: i32 = 4096;
+
+/// The last PID the kernel allocated in this PID namespace (`/proc/sys/kernel/ns_last_pid`),
+/// or `None` where it cannot be read.
+pub fn last_pid() -> Option<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        let text = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid").ok()?;
+        text.trim().parse().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// [`group_alive`] for a group whose every process as of [`last_pid`] `since` is known to
+/// have exited: a live member can then only be one forked later, and PIDs are handed out in
+/// increasing order (until they wrap), so only the PIDs allocated since are checked, one
+/// `getpgid` each (none at all when nothing was forked). Searches all of `/proc` when the
+/// window is unknown, wrapped or wider than [`MAX_PID_WINDOW`].
+pub fn group_alive_after(pgid: i32, since: Option<i32>) -> bool {
+    if !matches!(signal_group(pgid, None), Ok(true)) {
+        return false;
+    }
+    #[cfg(target_os = "linux")]
+    if let (Some(first), Some(last)) = (since, last_pid()) {
+        if (0..=MAX_PID_WINDOW).contains(&(last - first)) {
+            return (first + 1..=last).any(|pid| live_in_group(pid, pgid));
+        }
+    }
+    group_alive(pgid)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -98,4 +137,43 @@ pub async fn stop_group(pgid: i32, grace: Duration) -> Result<bool, Errno> {
         signal_group(pgid, Some(Signal::SIGKILL))?;
     }
     Ok(true)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn a_member_forked_after_the_mark_is_found_and_zombies_are_not_members() {
+        let since = last_pid();
+        assert!(since.is_some(), "ns_last_pid is readable here");
+        let mut leader = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = leader.id() as i32;
+        // Forked after the mark: found by its PID alone, as by the search of all of `/proc`.
+        assert!(group_alive_after(pgid, since));
+        assert!(group_alive_after(pgid, None));
+        // A mark after it: the window holds only later PIDs (none of this group).
+        assert!(!group_alive_after(pgid, last_pid()));
+
+        let _ = signal_group(pgid, Some(Signal::SIGKILL));
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        // Unreaped, the leader is a zombie: the group exists but has no live member.
+        while std::fs::read_to_string(format!("/proc/{pgid}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(signal_group(pgid, None), Ok(true));
+        assert!(!group_alive_after(pgid, since));
+        assert!(!group_alive_after(pgid, None));
+        leader.wait().unwrap();
+        assert!(!group_alive_after(pgid, since));
+    }
 }

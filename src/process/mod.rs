@@ -17,6 +17,8 @@ pub mod job;
 pub mod reaper;
 pub mod sandbox;
 pub mod spawn;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub mod stepped;
 pub mod tail;
 
 use std::future::Future;

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::process::foreground::{Captured, Foreground, RunSpec};
+use crate::process::foreground::{Captured, Foreground, RunOutcome, RunSpec, Step};
 use crate::process::job::{self, JobHandle, Launch, LaunchSpec};
 use crate::process::sandbox::{self, SandboxSpec};
 
@@ -35,6 +35,19 @@ type PyCaptured<'py> = (
     bool,
     bool,
 );
+
+/// `run_captured`'s result: `(exit_code, signal, timed_out, stdout, stderr)`.
+type PyOutcome<'py> = (i32, Option<i32>, bool, PyCaptured<'py>, PyCaptured<'py>);
+
+fn outcome<'py>(py: Python<'py>, o: &RunOutcome) -> PyOutcome<'py> {
+    (
+        o.exit_code,
+        o.signal,
+        o.timed_out,
+        captured(py, &o.stdout),
+        captured(py, &o.stderr),
+    )
+}
 
 fn captured<'py>(py: Python<'py>, c: &Captured) -> PyCaptured<'py> {
     (
@@ -164,7 +177,7 @@ impl PyForegroundCommand {
         spill: (Option<PathBuf>, Option<PathBuf>),
         sandbox: Option<PySandbox>,
         reap_descendants: bool,
-    ) -> PyResult<(i32, Option<i32>, bool, PyCaptured<'py>, PyCaptured<'py>)> {
+    ) -> PyResult<PyOutcome<'py>> {
         let mut spec = run_spec(
             prologue,
             command,
@@ -179,17 +192,76 @@ impl PyForegroundCommand {
         spec.head_bytes = head_bytes;
         spec.spill = [spill.0, spill.1];
         let inner = self.inner.clone();
-        let outcome = py.detach(move || inner.run(spec))?;
-        Ok((
-            outcome.exit_code,
-            outcome.signal,
-            outcome.timed_out,
-            captured(py, &outcome.stdout),
-            captured(py, &outcome.stderr),
-        ))
+        let ended = py.detach(move || inner.run(spec))?;
+        Ok(outcome(py, &ended))
     }
 
-    /// Kills the command's process group at once (or prevents a spawn not yet made).
+    /// Spawns the command as `run_captured` would (same arguments), for a caller that waits
+    /// on its own event loop, and returns at once: a file descriptor that is readable whenever
+    /// `step()` has something to do, or `None` (nothing spawned) where that cannot be done
+    /// (no pidfds, no glibc, or `reap_descendants` off); then call `run_captured`.
+    ///
+    /// The spawn happens on the calling thread, with the GIL released. The descriptor is the
+    /// handle's own: do not close it. Raises as `run_captured`'s spawn does.
+    #[pyo3(signature = (prologue, command, cwd, env, timeout, max_file_bytes, tail_bytes, *, head_bytes, spill, sandbox=None, reap_descendants=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn start<'py>(
+        &self,
+        py: Python<'py>,
+        prologue: &[u8],
+        command: &[u8],
+        cwd: PathBuf,
+        env: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+        timeout: Option<f64>,
+        max_file_bytes: Option<u64>,
+        tail_bytes: usize,
+        head_bytes: usize,
+        spill: (Option<PathBuf>, Option<PathBuf>),
+        sandbox: Option<PySandbox>,
+        reap_descendants: bool,
+    ) -> PyResult<Option<i32>> {
+        let mut spec = run_spec(
+            prologue,
+            command,
+            cwd,
+            env,
+            timeout,
+            max_file_bytes,
+            tail_bytes,
+            sandbox,
+            reap_descendants,
+        )?;
+        spec.head_bytes = head_bytes;
+        spec.spill = [spill.0, spill.1];
+        let inner = self.inner.clone();
+        Ok(py.detach(move || inner.start(spec))?)
+    }
+
+    /// Does what can be done now for the command `start()` spawned, never waiting (at most
+    /// 1 MiB is read from each pipe per call).
+    ///
+    /// Returns `None` (wait until the descriptor is readable, then call again), `'finish'`
+    /// (the rest may block: call `finish()` on a worker thread), or `run_captured`'s result.
+    /// Raises `CancelledError` after `kill()`.
+    fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        Ok(match py.detach(move || inner.step())? {
+            Step::Wait => py.None().into_bound(py),
+            Step::Finish => "finish".into_pyobject(py)?.into_any(),
+            Step::Done(ended) => outcome(py, &ended).into_pyobject(py)?.into_any(),
+        })
+    }
+
+    /// The rest of the command after `step()` returned `'finish'`; blocks (GIL released)
+    /// until it ends. Returns `run_captured`'s result; raises `CancelledError` after `kill()`.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<PyOutcome<'py>> {
+        let inner = self.inner.clone();
+        let ended = py.detach(move || inner.finish())?;
+        Ok(outcome(py, &ended))
+    }
+
+    /// Kills the command's process group at once (or prevents a spawn not yet made); a
+    /// command `start()` spawned is ended, whole tree, on a thread of its own.
     fn kill(&self) {
         self.inner.kill();
     }

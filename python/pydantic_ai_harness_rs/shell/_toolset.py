@@ -10,7 +10,6 @@ results; formatting, policy and `persist_cwd` are shared.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import hashlib
 import math
 import os
@@ -37,6 +36,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTi
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._durable_commands import CommandGuard
 from pydantic_ai_harness_rs._durable_dbos import call_in_unit
+from pydantic_ai_harness_rs.shell import _foreground as foreground
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, call_job_id, env_bytes, launch
 from pydantic_ai_harness_rs.shell._limits import (
     APPLY_FAILED,
@@ -429,28 +429,21 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if self._truncation == 'head_tail':
             stem = posixpath.join(await self._jobs_base(ctx), f'output-{uuid.uuid4().hex}')
             spill = (f'{stem}-stdout.log', f'{stem}-stderr.log')
-        run = _core.ForegroundCommand()
         try:
-            exit_code, signal_number, timed_out, out, err = await anyio.to_thread.run_sync(
-                functools.partial(
-                    run.run_captured,
-                    os.fsencode(prologue),
-                    os.fsencode(command),
-                    working_dir,
-                    env,
-                    timeout,
-                    limit,
-                    tail_bytes,
-                    head_bytes=tail_bytes if self._truncation == 'head_tail' else 0,
-                    spill=spill,
-                    sandbox=sandbox,
-                    reap_descendants=True,
-                ),
-                abandon_on_cancel=True,
+            exit_code, signal_number, timed_out, out, err = await foreground.run_captured(
+                _core.ForegroundCommand(),
+                os.fsencode(prologue),
+                os.fsencode(command),
+                working_dir,
+                env,
+                timeout,
+                limit,
+                tail_bytes,
+                head_bytes=tail_bytes if self._truncation == 'head_tail' else 0,
+                spill=spill,
+                sandbox=sandbox,
+                reap_descendants=True,
             )
-        except anyio.get_cancelled_exc_class():
-            run.kill()
-            raise
         finally:
             guard.release()
         if not timed_out:
