@@ -199,26 +199,29 @@ def bare_spawn(calls: int) -> tuple[float, float]:
     return argv, shell
 
 
+def timeout_once(command: str, timeout: float) -> float:
+    """Seconds past the deadline of `command` under `communicate(timeout)` + `killpg(SIGKILL)` + `communicate()`,
+    timed from before the `Popen`: the timed-out tree's limit."""
+    started = time.perf_counter()
+    p = subprocess.Popen(
+        command,
+        shell=True,
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+    return time.perf_counter() - started - timeout
+
+
 def timeout_limit(runs: int) -> float:
-    """Median ms past the deadline of `sh -c 'sleep & sleep'` under `communicate(timeout)` + `killpg` + `communicate()`."""
-    overs = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        p = subprocess.Popen(
-            "sh -c 'sleep 100 & sleep 100'",
-            shell=True,
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            p.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-        overs.append(time.perf_counter() - t - TIMEOUT)
-    overs.sort()
+    """Median ms past the deadline of `sh -c 'sleep & sleep'` under [`timeout_once`]."""
+    overs = sorted(timeout_once("sh -c 'sleep 100 & sleep 100'", TIMEOUT) for _ in range(runs))
     return overs[len(overs) // 2] * 1e3
 
 

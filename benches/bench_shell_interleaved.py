@@ -17,15 +17,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import os
-import signal
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench_shell import timeout_once
 from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
@@ -40,25 +38,6 @@ COMMAND = "sh -c 'sleep 1009 & sleep 1009'"
 async def _in_worker_thread(run: Any, *args: Any, spill: Any, **kwargs: Any) -> Any:
     """The wait as it was: the whole run on a worker thread, its result handed back to the loop."""
     return await foreground._in_thread(run, functools.partial(run.run_captured, *args, spill=spill, **kwargs))  # pyright: ignore[reportPrivateUsage]
-
-
-def limit(timeout: float) -> float:
-    """Seconds past the deadline of the command under `communicate(timeout)` + `killpg` + `communicate()`."""
-    started = time.perf_counter()
-    p = subprocess.Popen(
-        COMMAND,
-        shell=True,
-        start_new_session=True,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-    return time.perf_counter() - started - timeout
 
 
 async def main(runs: int, timeout: float) -> None:
@@ -96,7 +75,7 @@ async def main(runs: int, timeout: float) -> None:
         return await ours(_in_worker_thread, n)
 
     async def the_limit(n: int) -> float:
-        return limit(timeout)
+        return timeout_once(COMMAND, timeout)
 
     sides = [('event loop (shipped)', event_loop), ('worker thread (before)', worker_thread), ('limit', the_limit)]
     for n in range(runs):

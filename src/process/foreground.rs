@@ -222,26 +222,7 @@ impl Foreground {
             )
         };
         let fds = descriptors().map_err(unable)?;
-        let (args, sandbox) = Self::prepare(&spec)?;
-        let spawned = super::clone::spawn(
-            &args,
-            &spec.cwd,
-            &spec.env,
-            spec.max_file_bytes.map(super::spawn::file_limit_bytes),
-            sandbox.as_ref(),
-            true,
-            Sink::Pipe,
-            Sink::Pipe,
-        );
-        let (pid, out, err) = match spawned {
-            Ok(raw) => raw,
-            Err(e) => {
-                let without = [b"-c".to_vec(), spec.prologue];
-                return Err(super::block_on(spawn_error(
-                    e, &without, &spec.cwd, &spec.env,
-                )));
-            }
-        };
+        let (pid, out, err) = Self::clone_piped(&spec)?;
         let Some(pidfd) = pidfd_open(pid) else {
             let e = std::io::Error::last_os_error();
             let _ = signal_group(pid, Some(Signal::SIGKILL));
@@ -249,11 +230,7 @@ impl Foreground {
             unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
             return Err(unable(e));
         };
-        let [out_spill, err_spill] = spec.spill;
-        let captures = [
-            HeadTail::new(spec.head_bytes, spec.tail_bytes, out_spill),
-            HeadTail::new(spec.head_bytes, spec.tail_bytes, err_spill),
-        ];
+        let captures = Self::captures(&spec);
         let direct = Direct::new(pid, pidfd, out, err, captures);
         let deadline = spec.timeout.map(|t| started + t);
         let stepped = Stepped::new(direct, fds, deadline, spec.reap_descendants).map_err(unable)?;
@@ -337,15 +314,13 @@ impl Foreground {
         Ok((args, sandbox))
     }
 
+    /// Spawns the shell as a child subreaper in its own session with both outputs piped
+    /// ([`super::clone::spawn`]). Errors: the sandbox's preparation, or the spawn's error as
+    /// [`spawn_error`] words it (`CommandTooLong` when the model's command is the cause).
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn run_direct(&self, spec: RunSpec, wake: BorrowedFd<'_>) -> Result<RunOutcome> {
-        use super::direct::{pidfd_open, Direct};
-        if self.killed.load(Ordering::SeqCst) {
-            return Err(Error::cancelled());
-        }
-        let started = std::time::Instant::now();
-        let (args, sandbox) = Self::prepare(&spec)?;
-        let spawned = super::clone::spawn(
+    fn clone_piped(spec: &RunSpec) -> Result<super::clone::Raw> {
+        let (args, sandbox) = Self::prepare(spec)?;
+        super::clone::spawn(
             &args,
             &spec.cwd,
             &spec.env,
@@ -354,16 +329,32 @@ impl Foreground {
             true,
             Sink::Pipe,
             Sink::Pipe,
-        );
-        let (pid, out, err) = match spawned {
-            Ok(raw) => raw,
-            Err(e) => {
-                let without = [b"-c".to_vec(), spec.prologue];
-                return Err(super::block_on(spawn_error(
-                    e, &without, &spec.cwd, &spec.env,
-                )));
-            }
-        };
+        )
+        .map_err(|e| {
+            let without = [b"-c".to_vec(), spec.prologue.clone()];
+            super::block_on(spawn_error(e, &without, &spec.cwd, &spec.env))
+        })
+    }
+
+    /// What keeps stdout's and stderr's bytes: `head_bytes` and `tail_bytes` of each, spilled
+    /// to `spec.spill`'s files once outgrown.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn captures(spec: &RunSpec) -> [HeadTail; 2] {
+        let [out_spill, err_spill] = spec.spill.clone();
+        [
+            HeadTail::new(spec.head_bytes, spec.tail_bytes, out_spill),
+            HeadTail::new(spec.head_bytes, spec.tail_bytes, err_spill),
+        ]
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn run_direct(&self, spec: RunSpec, wake: BorrowedFd<'_>) -> Result<RunOutcome> {
+        use super::direct::{pidfd_open, Direct};
+        if self.killed.load(Ordering::SeqCst) {
+            return Err(Error::cancelled());
+        }
+        let started = std::time::Instant::now();
+        let (pid, out, err) = Self::clone_piped(&spec)?;
         let Some(pidfd) = pidfd_open(pid) else {
             // No pidfds (Linux before 5.3): wait through the runtime.
             let tokio_started = Instant::now() - started.elapsed();
@@ -377,11 +368,7 @@ impl Foreground {
                 self.wait_spawned(spawned, spec, tokio_started).await
             });
         };
-        let [out_spill, err_spill] = spec.spill;
-        let captures = [
-            HeadTail::new(spec.head_bytes, spec.tail_bytes, out_spill),
-            HeadTail::new(spec.head_bytes, spec.tail_bytes, err_spill),
-        ];
+        let captures = Self::captures(&spec);
         Direct::new(pid, pidfd, out, err, captures).finish(
             spec.timeout.map(|t| started + t),
             wake,

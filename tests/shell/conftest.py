@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
@@ -22,12 +22,28 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RunUsage
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     # Agent runs need asyncio (pydantic-ai's own run machinery); trio is covered in test_trio.py.
     return 'asyncio'
+
+
+def direct_context(ws: Path, call: str = 'c1') -> RunContext[None]:
+    """A hand-built run context on a local workspace at `ws`, for calling a toolset's tools directly
+    (under trio, or without a model in the loop)."""
+    return RunContext(
+        deps=None,
+        model=TestModel(),
+        usage=RunUsage(),
+        workspace=Workspace(LocalWorkspaceBackend(ws)),
+        run_id='run-1',
+        tool_call_id=call,
+    )
 
 
 Call = tuple[str, dict[str, Any]]

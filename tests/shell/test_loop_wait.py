@@ -15,12 +15,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from pydantic_ai import RunContext
-from pydantic_ai.models.test import TestModel
-from pydantic_ai.usage import RunUsage
-from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 from pydantic_ai_harness_rs.shell import Shell
 
+from .conftest import direct_context as context
 from .conftest import live_processes_matching
 
 pytestmark = pytest.mark.anyio
@@ -29,17 +26,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(params=['asyncio', 'trio'])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def context(ws: Path, call: str = 'c1') -> RunContext[None]:
-    return RunContext(
-        deps=None,
-        model=TestModel(),
-        usage=RunUsage(),
-        workspace=Workspace(LocalWorkspaceBackend(ws)),
-        run_id='run-1',
-        tool_call_id=call,
-    )
 
 
 @pytest.fixture

@@ -12,12 +12,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from pydantic_ai import RunContext
-from pydantic_ai.models.test import TestModel
-from pydantic_ai.usage import RunUsage
-from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 from pydantic_ai_harness_rs.shell import Shell
 
+from .conftest import direct_context as context
 from .conftest import live_processes_matching
 
 
@@ -29,21 +26,13 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 pytestmark = pytest.mark.anyio
 
 
-def context(ws: Path, call: str = 'c1') -> RunContext[None]:
-    return RunContext(
-        deps=None,
-        model=TestModel(),
-        usage=RunUsage(),
-        workspace=Workspace(LocalWorkspaceBackend(ws)),
-        run_id='run-1',
-        tool_call_id=call,
-    )
-
-
 async def test_tools_under_each_backend(ws: Path, anyio_backend: str) -> None:
     toolset = Shell().get_toolset()
     ctx = context(ws)
-    assert await toolset.run_command(ctx, 'echo hi; echo no >&2; exit 4') == '[stdout]\nhi\n\n[stderr]\nno\n\n[exit code: 4]'
+    assert (
+        await toolset.run_command(ctx, 'echo hi; echo no >&2; exit 4')
+        == '[stdout]\nhi\n\n[stderr]\nno\n\n[exit code: 4]'
+    )
     assert await toolset.run_command(ctx, 'sleep 5', timeout_seconds=0.2) == '[Command timed out after 0.2s]'
     started = await toolset.start_command(ctx, 'echo bg; sleep 50')
     cid = re.search(r'ID: (\w+)', started).group(1)  # type: ignore[union-attr]
