@@ -123,6 +123,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(code);
             }
         }
+        super::spawn::inherit_standard_streams_only();
         libc::execve(a.program, a.argv.cast(), a.envp.cast());
         fail(errno())
     }

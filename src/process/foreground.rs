@@ -725,6 +725,40 @@ mod tests {
         assert!(!alive(), "a killed tree left a process");
     }
 
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn a_tree_too_big_to_walk_in_a_step_is_stopped_by_finish() {
+        let marker = format!("sleep 2{}", std::process::id() % 100_000);
+        let n = super::super::stepped::STEP_MAX_PROCESSES + 8;
+        let script = format!("for i in $(seq {n}); do {marker} & done; wait");
+        let fg = Foreground::new();
+        let fd = fg
+            .start(spec(&script, Some(Duration::from_millis(300))))
+            .unwrap()
+            .unwrap();
+        let outcome = loop {
+            match fg.step().unwrap() {
+                Step::Wait => {
+                    let mut poll = libc::pollfd {
+                        fd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one live pollfd.
+                    unsafe { libc::poll(&mut poll, 1, 10_000) };
+                }
+                Step::Finish => break fg.finish().unwrap(),
+                Step::Done(_) => panic!("a tree of {n} was walked inside a step"),
+            }
+        };
+        assert!(outcome.timed_out);
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        assert!(left.stdout.is_empty(), "a timed-out tree left a process");
+    }
+
     #[test]
     fn kill_before_run_cancels() {
         let fg = Foreground::new();

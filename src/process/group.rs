@@ -69,9 +69,6 @@ fn live_in_group(pid: i32, pgid: i32) -> bool {
     pgrp == Some(pgid) && state != "Z" && state != "X"
 }
 
-/// PIDs checked one by one at most by [`group_alive_after`] before it searches all of `/proc`.
-const MAX_PID_WINDOW: i32 = 4096;
-
 /// The last PID the kernel allocated in this PID namespace (`/proc/sys/kernel/ns_last_pid`),
 /// or `None` where it cannot be read.
 pub fn last_pid() -> Option<i32> {
@@ -87,19 +84,22 @@ pub fn last_pid() -> Option<i32> {
 /// [`group_alive`] for a group whose every process as of [`last_pid`] `since` is known to
 /// have exited: a live member can then only be one forked later, and PIDs are handed out in
 /// increasing order (until they wrap), so only the PIDs allocated since are checked, one
-/// `getpgid` each (none at all when nothing was forked). Searches all of `/proc` when the
-/// window is unknown, wrapped or wider than [`MAX_PID_WINDOW`].
-pub fn group_alive_after(pgid: i32, since: Option<i32>) -> bool {
+/// `getpgid` each (none at all when nothing was forked).
+///
+/// `None` when that cannot tell: the window is unknown, wrapped, or holds more than
+/// `max_window` PIDs (then only a search of all of `/proc`, [`group_alive`], can).
+pub fn group_alive_after(pgid: i32, since: Option<i32>, max_window: i32) -> Option<bool> {
     if !matches!(signal_group(pgid, None), Ok(true)) {
-        return false;
+        return Some(false);
     }
     #[cfg(target_os = "linux")]
     if let (Some(first), Some(last)) = (since, last_pid()) {
-        if (0..=MAX_PID_WINDOW).contains(&(last - first)) {
-            return (first + 1..=last).any(|pid| live_in_group(pid, pgid));
+        if (0..=max_window).contains(&(last - first)) {
+            return Some((first + 1..=last).any(|pid| live_in_group(pid, pgid)));
         }
     }
-    group_alive(pgid)
+    let _ = (since, max_window);
+    None
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -155,10 +155,13 @@ mod tests {
             .unwrap();
         let pgid = leader.id() as i32;
         // Forked after the mark: found by its PID alone, as by the search of all of `/proc`.
-        assert!(group_alive_after(pgid, since));
-        assert!(group_alive_after(pgid, None));
+        assert_eq!(group_alive_after(pgid, since, 4096), Some(true));
+        assert!(group_alive(pgid));
+        // Unknown or too wide a window: no answer without searching all of `/proc`.
+        assert_eq!(group_alive_after(pgid, None, 4096), None);
+        assert_eq!(group_alive_after(pgid, since.map(|p| p - 10), 5), None);
         // A mark after it: the window holds only later PIDs (none of this group).
-        assert!(!group_alive_after(pgid, last_pid()));
+        assert_eq!(group_alive_after(pgid, last_pid(), 4096), Some(false));
 
         let _ = signal_group(pgid, Some(Signal::SIGKILL));
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
@@ -171,9 +174,9 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(signal_group(pgid, None), Ok(true));
-        assert!(!group_alive_after(pgid, since));
-        assert!(!group_alive_after(pgid, None));
+        assert_eq!(group_alive_after(pgid, since, 4096), Some(false));
+        assert!(!group_alive(pgid));
         leader.wait().unwrap();
-        assert!(!group_alive_after(pgid, since));
+        assert_eq!(group_alive_after(pgid, None, 4096), Some(false));
     }
 }

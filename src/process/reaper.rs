@@ -68,9 +68,16 @@ impl Tree {
     /// One walk for both: `(outside, inside)` the group, as [`Tree::collect`] (stopped) and
     /// [`Tree::group`] give them; without `outside`, that part is left empty and untouched.
     pub fn split(root: i32, outside: bool) -> (Tree, Tree) {
+        Tree::split_at_most(root, outside, usize::MAX).unwrap_or_default()
+    }
+
+    /// [`Tree::split`] of a tree of at most `max` processes below `root`; `None` (and the
+    /// processes stopped so far continued) as soon as the walk finds more, so a caller that
+    /// must not wait long (an event loop) hands a big tree to one that may.
+    pub fn split_at_most(root: i32, outside: bool, max: usize) -> Option<(Tree, Tree)> {
         let mut trees = (Tree::default(), Tree::default());
         if root <= 1 {
-            return trees;
+            return Some(trees);
         }
         let mut seen = std::collections::HashSet::new();
         // A process whose parent exits mid-walk moves up to the subreaper, perhaps into a list
@@ -83,6 +90,10 @@ impl Tree {
                     queue.push(child);
                     if !seen.insert(child) {
                         continue;
+                    }
+                    if seen.len() > max {
+                        trees.0.resume();
+                        return None;
                     }
                     // SAFETY: getpgid on any PID only reads.
                     let in_group = unsafe { libc::getpgid(child) } == root;
@@ -103,7 +114,7 @@ impl Tree {
                 break;
             }
         }
-        trees
+        Some(trees)
     }
 
     /// The pidfds of the collected processes.

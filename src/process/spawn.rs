@@ -17,6 +17,43 @@ pub const SHELL: &str = "/bin/sh";
 /// Block size the per-file limit is rounded up to, as `ulimit -f` in POSIX `sh` counts it.
 pub const FILE_LIMIT_BLOCK: u64 = 512;
 
+/// Marks every descriptor above the standard streams close-on-exec, so a command inherits
+/// stdin, stdout and stderr only: not the host's inheritable descriptors, as `subprocess`
+/// with `close_fds=True` (the reference's spawn) leaves none either.
+///
+/// Async-signal-safe, for the child between fork and exec: one `close_range` (Linux 5.11+),
+/// else an `fcntl` per descriptor below the soft `RLIMIT_NOFILE` (at most 65,536).
+///
+/// # Safety
+/// Call only in a child about to exec: the descriptors it marks are the whole process's.
+pub unsafe fn inherit_standard_streams_only() {
+    #[cfg(target_os = "linux")]
+    {
+        const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+        let all = libc::syscall(
+            libc::SYS_close_range,
+            3,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        );
+        if all == 0 {
+            return;
+        }
+    }
+    let mut limit: libc::rlimit = std::mem::zeroed();
+    let end = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+        limit.rlim_cur.min(65_536) as libc::c_int
+    } else {
+        1024
+    };
+    for fd in 3..end {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
+    }
+}
+
 /// `max_file_bytes` rounded up to whole [`FILE_LIMIT_BLOCK`]s, the value `RLIMIT_FSIZE` gets.
 pub fn file_limit_bytes(max_file_bytes: u64) -> u64 {
     max_file_bytes
@@ -97,6 +134,7 @@ pub fn shell_command(
                     return Err(std::io::Error::from_raw_os_error(errno));
                 }
             }
+            inherit_standard_streams_only();
             Ok(())
         });
     }

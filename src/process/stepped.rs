@@ -29,6 +29,14 @@ use crate::error::{Error, Result};
 /// leaves the loop free between steps.
 pub const READ_BUDGET: usize = 1 << 20;
 
+/// Processes below the shell a timed-out step walks at most on the caller's thread; a bigger
+/// tree's stop is left to [`Stepped::finish`] (a walk reads procfs about ten times a process).
+pub const STEP_MAX_PROCESSES: usize = 32;
+
+/// PIDs a step checks one by one at most for a straggler of a group that may have forked;
+/// a wider window is searched by [`Stepped::finish`].
+const STEP_MAX_PID_WINDOW: i32 = 256;
+
 /// What the caller does after a [`Stepped::step`].
 #[derive(Debug)]
 pub enum Step {
@@ -73,8 +81,9 @@ enum Phase {
 enum Rest {
     /// Stop the timed-out group from the start ([`Direct::stop`]): descendants left it.
     Stop,
-    /// The shell and every known member exited, yet the group has a live member: wait for
-    /// it until `grace`, then `SIGKILL` what is left.
+    /// The shell and every known member exited, yet the group has a live member (or may
+    /// have: too many processes were forked since to check here): wait for it until `grace`,
+    /// then `SIGKILL` what is left.
     GroupGone { grace: Instant },
 }
 
@@ -212,13 +221,17 @@ impl Stepped {
                         // Not sure: a member may have forked before it died. Zombies that
                         // init has not reaped yet hold the group, so the processes forked
                         // since the freeze are searched for a live member rather than waiting.
-                        self.phase = if sure || !group_alive_after(self.direct.pid(), since) {
-                            Phase::Draining {
+                        let alive = if sure {
+                            Some(false)
+                        } else {
+                            group_alive_after(self.direct.pid(), since, STEP_MAX_PID_WINDOW)
+                        };
+                        self.phase = match alive {
+                            Some(false) => Phase::Draining {
                                 until: drain_until(None, true),
                                 timed_out: true,
-                            }
-                        } else {
-                            Phase::Blocked(Rest::GroupGone { grace })
+                            },
+                            _ => Phase::Blocked(Rest::GroupGone { grace }),
                         };
                     } else if now >= grace {
                         let _ = signal_group(self.direct.pid(), Some(Signal::SIGKILL));
@@ -263,12 +276,16 @@ impl Stepped {
 
     /// The non-blocking start of [`Direct::stop`]: freeze the group, walk the shell's tree,
     /// `SIGTERM` the group and let it run again, watching every member's pidfd. Descendants
-    /// outside the group are killed with a wait, so then the whole stop is left to
+    /// outside the group are killed with a wait, and a tree of more than
+    /// [`STEP_MAX_PROCESSES`] takes long to walk: then the whole stop is left to
     /// [`Stepped::finish`].
     fn begin_stop(&mut self) -> Phase {
         let pid = self.direct.pid();
         let frozen = matches!(signal_group(pid, Some(Signal::SIGSTOP)), Ok(true));
-        let (outside, members) = Tree::split(pid, self.reap);
+        let Some((outside, members)) = Tree::split_at_most(pid, self.reap, STEP_MAX_PROCESSES)
+        else {
+            return Phase::Blocked(Rest::Stop);
+        };
         if !outside.is_empty() {
             return Phase::Blocked(Rest::Stop);
         }

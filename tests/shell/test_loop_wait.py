@@ -62,6 +62,21 @@ async def test_a_lone_command_holds_no_thread_on_any_path(
     assert thread_calls == []
 
 
+async def test_a_timed_out_tree_too_big_to_walk_on_the_loop_is_stopped_on_a_worker_thread(
+    ws: Path, anyio_backend: str, thread_calls: list[str]
+) -> None:
+    # Walking a tree reads procfs about ten times a process: past 32 processes, the stop
+    # would hold the loop (about 35 ms for 500 on this VM), so it goes to `finish` instead.
+    marker = f'sleep 4003{os.getpid() % 100}'
+    toolset = Shell().get_toolset()
+    result = await toolset.run_command(
+        context(ws), f'for i in $(seq 40); do {marker} & done; wait', timeout_seconds=0.3
+    )
+    assert result == '[Command timed out after 0.3s]'
+    assert thread_calls == ['finish']
+    assert live_processes_matching(marker) == []
+
+
 async def test_commands_started_together_give_exact_results(ws: Path, anyio_backend: str) -> None:
     toolset = Shell().get_toolset()
     results: dict[int, str] = {}

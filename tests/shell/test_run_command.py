@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -63,9 +64,7 @@ async def test_tail_kept_when_over_max_output_chars(ws: Path) -> None:
 
 async def test_fifty_mib_keeps_the_tail_with_bounded_memory(ws: Path) -> None:
     # 50 MiB of output: the reference fails (10 MiB capture limit); we keep the tail.
-    script = (
-        "head -c 52428800 /dev/zero | tr '\\0' 'x'; echo; echo LAST-LINE; echo tail-err >&2"
-    )
+    script = "head -c 52428800 /dev/zero | tr '\\0' 'x'; echo; echo LAST-LINE; echo tail-err >&2"
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     results = await run_calls([LocalWorkspace(ws), Shell(max_output_chars=1000)], [rc(script)])
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -143,6 +142,31 @@ async def test_background_child_holding_the_pipe_does_not_block_forever(ws: Path
     assert results == [('return', '[stdout]\ndone\n')]
 
 
+@pytest.mark.parametrize('tool', ['run_command', 'start_command'])
+async def test_a_command_inherits_only_its_standard_streams(ws: Path, tool: str) -> None:
+    # As the reference's spawn (`close_fds=True`): no inheritable descriptor of the host (here a
+    # pipe's write end, which a background child would otherwise hold open) and no stray one.
+    marker = f'sleep 1011{os.getpid() % 100}'
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, True)
+    try:
+        await run_calls(
+            [LocalWorkspace(ws), Shell()], [(tool, {'command': f'({marker} >/dev/null 2>&1 &); echo started'})]
+        )
+        sleeps = [
+            p
+            for p in live_processes_matching(marker)
+            if Path(f'/proc/{p}/cmdline').read_bytes() == f'{marker}\0'.replace(' ', '\0').encode()
+        ]
+        assert len(sleeps) == 1
+        assert sorted(os.listdir(f'/proc/{sleeps[0]}/fd')) == ['0', '1', '2']
+    finally:
+        for pid in live_processes_matching(marker):
+            os.kill(pid, signal.SIGKILL)
+        os.close(read_end)
+        os.close(write_end)
+
+
 async def test_own_session(ws: Path) -> None:
     # setsid: the command leads its own session and process group.
     results = await run_calls([LocalWorkspace(ws), Shell()], [rc('ps -o sid= -o pgid= -p $$')])
@@ -151,11 +175,18 @@ async def test_own_session(ws: Path) -> None:
     assert int(sid) != os.getsid(0)
 
 
-async def test_environment_is_workspace_env_plus_shell_env_minus_denied(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_environment_is_workspace_env_plus_shell_env_minus_denied(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv('HOST_SECRET', 'leak')
     monkeypatch.setenv('OPENAI_API_KEY', 'host-key')
     shell = Shell(
-        env={'PYTHONUNBUFFERED': '1', 'ANTHROPIC_API_KEY': 'sk-x', 'GOOGLE_APPLICATION_CREDENTIALS': '/c', 'KEEP': 'me'},
+        env={
+            'PYTHONUNBUFFERED': '1',
+            'ANTHROPIC_API_KEY': 'sk-x',
+            'GOOGLE_APPLICATION_CREDENTIALS': '/c',
+            'KEEP': 'me',
+        },
         denied_env_patterns=LLM_API_KEY_ENV_PATTERNS,
     )
     results = await run_calls(
