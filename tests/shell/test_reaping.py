@@ -13,7 +13,7 @@ from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell import Shell
 
-from .conftest import run_calls
+from .conftest import direct_context, live_processes_matching, run_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -136,3 +136,38 @@ async def test_documented_group_stop_still_reports_143(ws: Path) -> None:
     await anyio.sleep(0.3)
     [(_, stopped)] = await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': command_id})])
     assert re.fullmatch(r'\[stdout\]\nbye\n\n\[stopped\]\n\[exit code: 143\]', stopped), stopped
+
+
+async def _none_left(marker: str) -> list[int]:
+    """The processes running `marker` 2 s after the call ended (see `_survivors`)."""
+    for _ in range(100):
+        if not (running := live_processes_matching(marker)):
+            return []
+        await anyio.sleep(0.02)
+    return running
+
+
+# A script still starting escapees when it is stopped: the group runs while the ones found are
+# killed (for the shell to reap them), and starts more; each walk after it finds those. One
+# round let 3-4 of 10 escape at a 10 ms timeout, in 3 runs of 3 (a fresh tester's finding).
+STILL_STARTING = 'for i in 1 2 3 4 5 6 7 8 9 10; do (setsid {marker} &); done; sleep 5'
+
+
+async def test_a_timeout_while_escapees_are_still_starting_ends_them_all(ws: Path) -> None:
+    marker = f'sleep 1012{os.getpid() % 100}'
+    toolset = Shell().get_toolset()
+    for run in range(5):
+        result = await toolset.run_command(
+            direct_context(ws, f'c{run}'), STILL_STARTING.format(marker=marker), timeout_seconds=0.01
+        )
+        assert result == '[Command timed out after 0.01s]'
+        assert await _none_left(marker) == []
+
+
+async def test_a_cancel_while_escapees_are_still_starting_ends_them_all(ws: Path) -> None:
+    marker = f'sleep 1013{os.getpid() % 100}'
+    toolset = Shell().get_toolset()
+    for run in range(5):
+        with anyio.move_on_after(0.01):  # the cancellation being tested, not a timing assertion
+            await toolset.run_command(direct_context(ws, f'c{run}'), STILL_STARTING.format(marker=marker))
+        assert await _none_left(marker) == []
