@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai_harness_rs.shell import LLM_API_KEY_ENV_PATTERNS, Shell
@@ -153,11 +154,16 @@ async def test_a_command_inherits_only_its_standard_streams(ws: Path, tool: str)
         await run_calls(
             [LocalWorkspace(ws), Shell()], [(tool, {'command': f'({marker} >/dev/null 2>&1 &); echo started'})]
         )
-        sleeps = [
-            p
-            for p in live_processes_matching(marker)
-            if Path(f'/proc/{p}/cmdline').read_bytes() == f'{marker}\0'.replace(' ', '\0').encode()
-        ]
+        sleeps: list[int] = []
+        for _ in range(200):  # a background command may not have started its child yet
+            sleeps = [
+                p
+                for p in live_processes_matching(marker)
+                if Path(f'/proc/{p}/cmdline').read_bytes() == f'{marker}\0'.replace(' ', '\0').encode()
+            ]
+            if sleeps:
+                break
+            await anyio.sleep(0.02)
         assert len(sleeps) == 1
         assert sorted(os.listdir(f'/proc/{sleeps[0]}/fd')) == ['0', '1', '2']
     finally:
