@@ -31,11 +31,6 @@ const READ_CHUNK: usize = 64 * 1024;
 /// machine, where each pause lasts until a core is free).
 const ZOMBIE_WAIT: Duration = Duration::from_micros(100);
 
-/// Walks at most of a stopped or cancelled tree, each ending the descendants that left the
-/// group found by the one before (a script may start more while the group runs for the shells
-/// to reap them).
-const OUTSIDE_ROUNDS: usize = 8;
-
 /// What ended a wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Wake {
@@ -333,17 +328,11 @@ impl Direct {
     /// the grace ends, then `SIGKILL`.
     pub(super) fn stop(&mut self, kill: RawFd, reap: bool) -> Wake {
         let mut sure = matches!(signal_group(self.pid, Some(Signal::SIGSTOP)), Ok(true));
-        let (mut outside, mut tree) = Tree::split(self.pid, reap);
-        for _ in 0..OUTSIDE_ROUNDS {
-            if outside.is_empty() {
-                break;
-            }
+        let (outside, mut tree) = Tree::split(self.pid, reap);
+        if !outside.is_empty() {
             sure = false;
-            self.kill_outside(&outside);
-            (outside, tree) = Tree::split(self.pid, reap);
+            tree = super::block_on(Tree::end_outside(self.pid, REAP_GRACE));
         }
-        // Still spawning them after every round: killed without a wait for their reaping.
-        super::block_on(outside.kill(Duration::ZERO));
         let grace = Instant::now() + TIMEOUT_GRACE;
         if !matches!(signal_group(self.pid, Some(Signal::SIGTERM)), Ok(true)) {
             self.reap_blocking();
@@ -400,34 +389,11 @@ impl Direct {
         super::block_on(wait_group_gone(self.pid, left))
     }
 
-    /// Kills `outside` (descendants that left the group, stopped by the walk) while the group
-    /// runs, so the shells reap them, then stops the group again (`SIGSTOP`) for the next walk.
-    ///
-    /// The group runs meanwhile, so a script still starting such descendants (a loop of
-    /// `(setsid cmd &)`) starts more: the caller walks again, up to [`OUTSIDE_ROUNDS`] times.
-    fn kill_outside(&self, outside: &Tree) {
-        let _ = signal_group(self.pid, Some(Signal::SIGCONT));
-        super::block_on(outside.kill(REAP_GRACE));
-        let _ = signal_group(self.pid, Some(Signal::SIGSTOP));
-    }
-
-    /// Ends the whole tree at once after a kill of the handle; the error to return.
-    ///
-    /// The group is stopped for each walk, so nothing of it forks past one, and descendants
-    /// that left it are ended round after round until a walk finds none (see
-    /// [`Direct::kill_outside`]).
+    /// Ends the whole tree at once after a kill of the handle (descendants that left the
+    /// group through [`Tree::end_outside`]); the error to return.
     pub(super) fn cancel(&mut self, reap: bool) -> Error {
         if reap {
-            let _ = signal_group(self.pid, Some(Signal::SIGSTOP));
-            let mut outside = Tree::collect(self.pid);
-            for _ in 0..OUTSIDE_ROUNDS {
-                if outside.is_empty() {
-                    break;
-                }
-                self.kill_outside(&outside);
-                outside = Tree::collect(self.pid);
-            }
-            super::block_on(outside.kill(Duration::ZERO));
+            super::block_on(Tree::end_outside(self.pid, REAP_GRACE));
         }
         let _ = signal_group(self.pid, Some(Signal::SIGKILL));
         self.reap_blocking();

@@ -447,16 +447,17 @@ impl Foreground {
                 (status, false, drain_until)
             }
             Ended::TimedOut => {
-                self.tree(&spec.reap_descendants, pgid)
-                    .kill(REAP_GRACE)
-                    .await;
+                if spec.reap_descendants {
+                    // Left stopped: `stop` sends the `SIGTERM` before the `SIGCONT`.
+                    Tree::end_outside(pgid, REAP_GRACE).await;
+                }
                 let status = stop(&mut child, pgid, TIMEOUT_GRACE).await;
                 (status, true, Instant::now() + TIMEOUT_GRACE)
             }
             Ended::Killed => {
-                self.tree(&spec.reap_descendants, pgid)
-                    .kill(REAP_GRACE)
-                    .await;
+                if spec.reap_descendants {
+                    Tree::end_outside(pgid, REAP_GRACE).await;
+                }
                 let _ = signal_group(pgid, Some(Signal::SIGKILL));
                 let _ = child.wait().await;
                 for reader in readers.into_iter().flatten() {
@@ -495,17 +496,6 @@ impl Foreground {
     }
 }
 
-impl Foreground {
-    /// The shell's descendants (stopped until killed) when they are to be reaped; else none.
-    fn tree(&self, reap: &bool, shell: i32) -> Tree {
-        if *reap {
-            Tree::collect(shell)
-        } else {
-            Tree::default()
-        }
-    }
-}
-
 /// Stops the shell's group as [`super::group::stop_group`] does (`SIGTERM`, up to `grace` for the group to
 /// end, then `SIGKILL`) and reaps the shell, waiting on events rather than polling: the shell's
 /// exit and a pidfd per group member found before the signal. Only a group that still has a
@@ -517,6 +507,8 @@ async fn stop(child: &mut Child, pgid: i32, grace: Duration) -> std::io::Result<
     if !matches!(signal_group(pgid, Some(Signal::SIGTERM)), Ok(true)) {
         return child.wait().await;
     }
+    // A stopped member acts on the `SIGTERM` once continued.
+    let _ = signal_group(pgid, Some(Signal::SIGCONT));
     let ended = tokio::time::timeout_at(deadline, async {
         let status = child.wait().await;
         members.wait_exited().await;
@@ -641,6 +633,12 @@ mod tests {
     /// step, and finish on this thread when told to.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn stepped(fg: &Foreground, spec: RunSpec) -> Result<RunOutcome> {
+        stepped_with(fg, spec).map(|(outcome, _)| outcome)
+    }
+
+    /// [`stepped`], with whether the rest was left to [`Foreground::finish`].
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn stepped_with(fg: &Foreground, spec: RunSpec) -> Result<(RunOutcome, bool)> {
         let fd = fg.start(spec)?.expect("stepped on Linux");
         loop {
             match fg.step()? {
@@ -653,8 +651,8 @@ mod tests {
                     // SAFETY: one live pollfd.
                     unsafe { libc::poll(&mut poll, 1, 10_000) };
                 }
-                Step::Finish => return fg.finish(),
-                Step::Done(outcome) => return Ok(outcome),
+                Step::Finish => return fg.finish().map(|outcome| (outcome, true)),
+                Step::Done(outcome) => return Ok((outcome, false)),
             }
         }
     }
@@ -731,26 +729,12 @@ mod tests {
         let marker = format!("sleep 2{}", std::process::id() % 100_000);
         let n = super::super::stepped::STEP_MAX_PROCESSES + 8;
         let script = format!("for i in $(seq {n}); do {marker} & done; wait");
-        let fg = Foreground::new();
-        let fd = fg
-            .start(spec(&script, Some(Duration::from_millis(300))))
-            .unwrap()
-            .unwrap();
-        let outcome = loop {
-            match fg.step().unwrap() {
-                Step::Wait => {
-                    let mut poll = libc::pollfd {
-                        fd,
-                        events: libc::POLLIN,
-                        revents: 0,
-                    };
-                    // SAFETY: one live pollfd.
-                    unsafe { libc::poll(&mut poll, 1, 10_000) };
-                }
-                Step::Finish => break fg.finish().unwrap(),
-                Step::Done(_) => panic!("a tree of {n} was walked inside a step"),
-            }
-        };
+        let (outcome, finished) = stepped_with(
+            &Foreground::new(),
+            spec(&script, Some(Duration::from_millis(300))),
+        )
+        .unwrap();
+        assert!(finished, "a tree of {n} was walked inside a step");
         assert!(outcome.timed_out);
         let left = std::process::Command::new("pgrep")
             .args(["-f", &marker])

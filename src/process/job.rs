@@ -428,23 +428,32 @@ fn signal(dir: &Path, handle: JobHandle, sig: Option<Signal>) -> Result<bool> {
     })
 }
 
-/// Stops the job: `SIGKILL` to the wrapper's descendants outside its group ([`Tree`]), then
+/// Stops the job: `SIGKILL` to the wrapper's descendants outside its group
+/// ([`Tree::end_outside`], round after round while the script still starts them), then
 /// `SIGTERM` to the group, up to `grace` for it to go, then `SIGKILL`.
 ///
 /// Returns `false` when nothing was left to signal. Errors: a refused signal.
 pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
     // Descendants outside the group (`setsid`, double forks) first, while the wrapper lives
     // to reap them; then the group, with its `SIGTERM` grace.
-    super::block_on(Tree::collect(handle.pid).kill(REAP_GRACE));
+    if handle.pgid == Some(handle.pid) {
+        // Left stopped: `stop` sends the `SIGTERM` before the `SIGCONT`, so the script runs
+        // no further in between.
+        super::block_on(Tree::end_outside(handle.pid, REAP_GRACE));
+    } else {
+        super::block_on(Tree::collect(handle.pid).kill(REAP_GRACE));
+    }
     stop(dir, handle, grace, &Tree::group(handle.pid))
 }
 
-/// The group stop; `members` (the wrapper's descendants in the group) are given
+/// The group stop (`SIGTERM`, then `SIGCONT`); `members` (the wrapper's descendants in the group) are given
 /// [`REAP_GRACE`] to be reaped by the wrapper before a finished job's group gets `SIGKILL`.
 fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Result<bool> {
     if !signal(dir, handle, Some(Signal::SIGTERM))? {
         return Ok(false);
     }
+    // A stopped member (the group as `kill` leaves it) acts on the `SIGTERM` once continued.
+    signal(dir, handle, Some(Signal::SIGCONT))?;
     let Some(pgid) = handle.pgid else {
         return Ok(true);
     };

@@ -10,8 +10,16 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use nix::sys::signal::Signal;
+
+use super::group::signal_group;
+
 /// Walks of the tree at most, each after one that found new processes.
 const MAX_PASSES: usize = 8;
+
+/// Rounds of [`Tree::end_outside`] at most, each killing the descendants outside the group
+/// that the walk before found (a script may start more while the group runs to reap them).
+pub const OUTSIDE_ROUNDS: usize = 8;
 
 /// The processes below a root at one moment, each held by a pidfd.
 #[derive(Debug, Default)]
@@ -115,6 +123,31 @@ impl Tree {
             }
         }
         Some(trees)
+    }
+
+    /// Ends every descendant of `root` (a group leader) outside its group, while a script may
+    /// still be starting them (a loop of `(setsid cmd &)`): stops the group (`SIGSTOP`) so a
+    /// walk finds every such descendant and nothing forks past it, kills them while the group
+    /// runs again, so its shells reap them within `grace` ([`Tree::kill`]), and stops the group
+    /// for the next walk, until a walk finds none (at most [`OUTSIDE_ROUNDS`]; what the last
+    /// finds is killed without the wait).
+    ///
+    /// Returns the group's members the last walk found, with the group left stopped: the
+    /// caller signals it next (`SIGTERM` then `SIGCONT`, or `SIGKILL`).
+    pub async fn end_outside(root: i32, grace: std::time::Duration) -> Tree {
+        let _ = signal_group(root, Some(Signal::SIGSTOP));
+        let (mut outside, mut inside) = Tree::split(root, true);
+        for _ in 0..OUTSIDE_ROUNDS {
+            if outside.is_empty() {
+                break;
+            }
+            let _ = signal_group(root, Some(Signal::SIGCONT));
+            outside.kill(grace).await;
+            let _ = signal_group(root, Some(Signal::SIGSTOP));
+            (outside, inside) = Tree::split(root, true);
+        }
+        outside.kill(std::time::Duration::ZERO).await;
+        inside
     }
 
     /// The pidfds of the collected processes.

@@ -171,3 +171,14 @@ async def test_a_cancel_while_escapees_are_still_starting_ends_them_all(ws: Path
         with anyio.move_on_after(0.01):  # the cancellation being tested, not a timing assertion
             await toolset.run_command(direct_context(ws, f'c{run}'), STILL_STARTING.format(marker=marker))
         assert await _none_left(marker) == []
+
+
+async def test_stop_command_while_escapees_are_still_starting_ends_them_all(ws: Path) -> None:
+    marker = f'sleep 1014{os.getpid() % 100}'
+    toolset = Shell().get_toolset()
+    for run in range(5):
+        started = await toolset.start_command(direct_context(ws, f's{run}'), STILL_STARTING.format(marker=marker))
+        command_id = started.rsplit('ID: ', 1)[1].split()[0]
+        stopped = await toolset.stop_command(direct_context(ws, f't{run}'), command_id)
+        assert stopped.endswith('[stopped]\n[exit code: 143]'), stopped
+        assert await _none_left(marker) == []
