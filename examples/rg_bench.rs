@@ -19,7 +19,9 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use pydantic_ai_harness_rs::cancel::CancelFlag;
-use pydantic_ai_harness_rs::ripgrep::{grep, list_files, Authorize, GrepOptions, ListFilesOptions};
+use pydantic_ai_harness_rs::fs::ripgrep::{
+    grep, list_files, Authorize, GrepOptions, ListFilesOptions,
+};
 
 struct RootAuth {
     real_root: PathBuf,

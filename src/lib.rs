@@ -5,15 +5,16 @@
 //! (`python/pydantic_ai_harness_rs`) only declares tools, emits events and maps errors.
 //! Only [`py`] knows about Python; it is compiled with the `python` feature, which maturin
 //! enables, so `cargo test` needs no interpreter.
+//!
+//! - [`error`] and [`cancel`]: the one error type every tool returns, and the flag a cancelled
+//!   call sets for its native work.
+//! - [`fs`]: the FileSystem: paths and containment, reads, changes, walks and searches,
+//!   `list_files` and `grep` on ripgrep's crates, and the same tools on a workspace backend's bytes.
+//! - [`process`]: the Shell's supervisor: spawning, waiting, jobs, the reaper, the sandbox.
 
 pub mod cancel;
 pub mod error;
-pub mod ripgrep;
-
-// FileSystem: paths and containment, access patterns, reads, writes, walks and searches.
 pub mod fs;
+pub mod process;
 #[cfg(feature = "python")]
 pub mod py;
-
-// Shell: the process supervisor.
-pub mod process;

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use fixtures::*;
 use pydantic_ai_harness_rs::cancel::CancelFlag;
 use pydantic_ai_harness_rs::error::ErrorKind;
-use pydantic_ai_harness_rs::ripgrep::{grep, list_files, GrepOptions, ListFilesOptions, Listing};
+use pydantic_ai_harness_rs::fs::ripgrep::{
+    grep, list_files, GrepOptions, ListFilesOptions, Listing,
+};
 
 struct Tree {
     _tmp: tempfile::TempDir,
@@ -1184,14 +1186,14 @@ fn cancel_mid_walk_stops_with_cancelled() {
     let inner = TestAuth::new(&t.repo, &t.repo, &[]);
     let auth = |walked: &Path| {
         cancel.cancel();
-        pydantic_ai_harness_rs::ripgrep::Authorize::authorize(&inner, walked)
+        pydantic_ai_harness_rs::fs::ripgrep::Authorize::authorize(&inner, walked)
     };
     let err = grep(&t.repo, &opts("needle"), &auth, &cancel).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Cancelled);
     let cancel2 = CancelFlag::new();
     let auth2 = |walked: &Path| {
         cancel2.cancel();
-        pydantic_ai_harness_rs::ripgrep::Authorize::authorize(&inner, walked)
+        pydantic_ai_harness_rs::fs::ripgrep::Authorize::authorize(&inner, walked)
     };
     let err = list_files(
         &t.repo,

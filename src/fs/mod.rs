@@ -1,94 +1,46 @@
-//! The FileSystem: a [`Root`], its [`Access`] lists and its limits, with one method per tool.
-//! Each method resolves and checks its path, does the I/O beneath the root descriptor and
+//! The FileSystem: a [`Root`], its [`Access`] lists and its [`Limits`], with one method per
+//! tool. Each method resolves and checks its path, does the I/O beneath the root descriptor and
 //! returns an [`Outcome`]: the model-facing text plus what the tool's event needs.
 //!
-//! One noun a module: [`path`] (resolution beneath the root descriptor, containment),
-//! [`access`] (allowed/denied/protected patterns), [`read`] and [`hash`] (streaming windows and
-//! content hashes), [`write`] and [`diff`] (plan/commit of writes, edits and mkdir; the event
-//! diff), [`walk`] and [`search`] (list_directory, find_files, search_files), [`ripgrep`]
-//! (list_files and grep on the ripgrep engine), [`text`] (the Python text semantics results
-//! depend on).
-//!
-//! The I/O seam: [`FileSystem`] does its I/O on a host directory beneath the root descriptor;
-//! [`remote`] is the same tools on bytes a workspace backend that is not on this host hands in
-//! (Python moves them through the workspace protocol), built from the same read, write, diff,
-//! search and access pieces.
+//! One folder a concern, lowest first (each imports only those above it in this list, and
+//! this module for the `impl FileSystem` blocks of its tools):
+//! - [`text`]: the Python text semantics results depend on (`repr`, `splitlines`, `re` patterns);
+//!   [`contract`]: which documented contract applies and the limits.
+//! - [`root`]: where a path may go (resolution beneath the root descriptor, containment, access
+//!   patterns, special files).
+//! - [`read`]: streaming windows, encodings, clipping, content hashes, the scan cache.
+//! - [`disclosure`]: the opt-in notices of what results leave out.
+//! - [`change`]: plan and commit of writes, edits and mkdir; matching; the event diff.
+//! - [`walk`]: `list_directory`, `find_files` and the walks the searches share.
+//! - [`ripgrep`]: `list_files` and `grep` on ripgrep's crates.
+//! - [`search`]: `search_files`.
+//! - [`remote`]: the same tools on bytes a workspace backend that is not on this host hands
+//!   in (Python moves them through the workspace protocol), built from the pieces above.
 
-pub mod access;
-pub mod body;
-pub mod braces;
-pub mod cache;
-pub mod clip;
-pub mod content;
-pub mod diff;
+pub mod change;
+pub mod contract;
 pub mod disclosure;
-pub mod encoding;
-pub mod gate;
-pub mod hash;
-pub mod hits;
-pub mod lookalike;
-pub mod matching;
-pub mod path;
-pub mod pseudo;
 pub mod read;
-pub mod reap;
 pub mod remote;
-pub mod replace;
 pub mod ripgrep;
-pub mod scan;
+pub mod root;
 pub mod search;
-pub mod search_parallel;
-pub mod skipped;
-pub mod special;
-pub mod tally;
 pub mod text;
 pub mod walk;
-pub mod write;
 
 use std::fs::File;
 use std::path::Path;
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::access::Access;
-use crate::fs::path::{fstat, is_dir, is_reg, Resolved, Root, READ_FLAGS, STAT_FLAGS};
-use crate::fs::read::{ReadSpec, WindowSpec};
+use crate::fs::read::{cache, clip, encoding, gate, ReadSpec, WindowSpec};
+use crate::fs::root::access::Access;
+use crate::fs::root::path::{fstat, is_dir, is_reg, Resolved, Root, READ_FLAGS, STAT_FLAGS};
+use crate::fs::root::special;
 use crate::fs::text::pure_posix;
 
-/// Which of the two documented contracts a FileSystem follows where they differ: defaults,
-/// result and message texts. One set of tools serves both; this value selects the wording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Contract {
-    /// `root_dir` on the host, as `filesystem.md` documents (pydantic-ai-harness 0.36.0).
-    #[default]
-    Document,
-    /// The run's workspace, as pydantic-ai-harness 0.62.0 behaves (`upstream-0.62.md`).
-    Workspace,
-}
-
-impl Contract {
-    /// Parses the Python-side name: `'document'` or `'workspace'`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "document" => Some(Contract::Document),
-            "workspace" => Some(Contract::Workspace),
-            _ => None,
-        }
-    }
-
-    /// Whether this is the workspace (0.62.0) contract.
-    pub fn is_workspace(self) -> bool {
-        self == Contract::Workspace
-    }
-}
-
-/// 0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract).
-pub const NOT_REGULAR_FILE: &str =
-    "The path is not a regular file (a FIFO, socket, or device); use a regular file.";
-
-fn not_regular_file() -> Error {
-    Error::new(ErrorKind::InvalidArgument, NOT_REGULAR_FILE)
-}
+use contract::not_regular_file;
+pub use contract::{Contract, Limits, NOT_REGULAR_FILE};
 
 /// The workspace contract's answer for a path with no file to read (a normal result, no event).
 fn path_not_found(fs: &FileSystem, path: &str, resolved: &Resolved) -> Outcome {
@@ -97,25 +49,6 @@ fn path_not_found(fs: &FileSystem, path: &str, resolved: &Resolved) -> Outcome {
         path: resolved.event_str(),
         ..Default::default()
     }
-}
-
-/// The numeric limits and switches of a FileSystem (the capability's fields).
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Lines a `read_file` shows at most (also the default `limit`).
-    pub max_read_lines: usize,
-    /// Cap on a whole `read_file` result in chars, or none.
-    pub max_read_chars: Option<usize>,
-    /// Entries a `list_directory` shows at most.
-    pub max_list_results: usize,
-    /// Matches a `search_files` shows at most.
-    pub max_search_results: usize,
-    /// Paths a `find_files` shows at most.
-    pub max_find_results: usize,
-    /// Whether results show content hashes.
-    pub content_hashes: bool,
-    /// Which contract's defaults and texts apply.
-    pub contract: Contract,
 }
 
 /// A finished operation: the model-facing text plus what its event needs.
@@ -570,7 +503,7 @@ impl FileSystem {
     /// Errors: `ErrorKind::Outside` when it is not inside the root.
     pub fn relative_to_root(&self, resolved: &str) -> Result<String> {
         match self.root.rel_to_root(Path::new(resolved)) {
-            Some(rel) => Ok(crate::fs::path::rel_display(&rel)),
+            Some(rel) => Ok(crate::fs::root::path::rel_display(&rel)),
             None => Err(Error::new(
                 ErrorKind::Outside,
                 format!(
@@ -920,7 +853,7 @@ pub(crate) mod tests {
         };
         let c = CancelFlag::new();
         if fallback {
-            crate::fs::path::force_walk_fallback(true);
+            crate::fs::root::path::force_walk_fallback(true);
         }
         let (mut reads, mut refused) = (0, 0);
         let started = std::time::Instant::now();
@@ -949,7 +882,7 @@ pub(crate) mod tests {
         stop.store(true, Ordering::Relaxed);
         swapper.join().unwrap();
         if fallback {
-            crate::fs::path::force_walk_fallback(false);
+            crate::fs::root::path::force_walk_fallback(false);
         }
         assert!(reads > 0);
         // The race was really hit: some opens met the swapped-in symlink and refused it.

@@ -10,9 +10,9 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::error::Result;
-use crate::fs::content::Content;
+use crate::fs::change::content::Content;
+use crate::fs::change::write::{Plan, Replacement};
 use crate::fs::disclosure::Disclosure;
-use crate::fs::write::{Plan, Replacement};
 use crate::fs::{Contract, FileSystem, Limits, Outcome};
 
 use super::PyCancelToken;
@@ -491,23 +491,23 @@ impl PyFileSystemCore {
 fn content_hash(py: Python<'_>, data: &Bound<'_, PyBytes>) -> String {
     let bytes = data.as_bytes();
     if bytes.len() < (1 << 16) {
-        crate::fs::hash::content_hash(bytes)
+        crate::fs::read::hash::content_hash(bytes)
     } else {
         let owned = bytes.to_vec();
-        py.detach(move || crate::fs::hash::content_hash(&owned))
+        py.detach(move || crate::fs::read::hash::content_hash(&owned))
     }
 }
 
 /// 12 hex chars of sha256 of `text` encoded as UTF-8.
 #[pyfunction]
 fn text_hash(text: &str) -> String {
-    crate::fs::hash::text_hash(text)
+    crate::fs::read::hash::text_hash(text)
 }
 
 /// The event diff `(diff, truncated)` from `old` to `new` (see `diff::unified_diff`).
 #[pyfunction]
 fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) -> (String, bool) {
-    py.detach(move || crate::fs::diff::unified_diff(old.as_deref(), &new, &path))
+    py.detach(move || crate::fs::change::diff::unified_diff(old.as_deref(), &new, &path))
 }
 
 /// `text` with each `(old, new)` applied in order, each `old` matching exactly once
@@ -520,7 +520,7 @@ fn apply_replacements(
     path: String,
 ) -> PyResult<String> {
     run(py, move || {
-        crate::fs::write::apply_replacements(&text, &replacements_of(replacements), &path)
+        crate::fs::change::write::apply_replacements(&text, &replacements_of(replacements), &path)
     })
 }
 

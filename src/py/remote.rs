@@ -128,7 +128,7 @@ pub struct PyRemoteCore {
 }
 
 impl PyRemoteCore {
-    fn wrap(&self, plan: crate::fs::write::Plan) -> PyChangePlan {
+    fn wrap(&self, plan: crate::fs::change::write::Plan) -> PyChangePlan {
         PyChangePlan {
             plan: Arc::new(plan),
             root_dir: self.inner.root.clone(),
@@ -369,7 +369,7 @@ impl PyRemoteCore {
 
     /// Whether the commit must re-read the target for the conflict guard.
     fn plan_guarded(&self, plan: PyRef<'_, PyChangePlan>) -> bool {
-        plan.plan.guard != crate::fs::write::Guard::None
+        plan.plan.guard != crate::fs::change::write::Guard::None
     }
 
     /// The bytes a write or edit plan writes.

@@ -1,15 +1,15 @@
 //! `write_file`, `edit_file` and `create_directory` planned from what the backend reported, and
 //! the conflict guard a commit checks on the bytes now at the target. The plans are
-//! [`crate::fs::write::Plan`]s, so the toolset announces and commits them as on the host.
+//! [`crate::fs::change::write::Plan`]s, so the toolset announces and commits them as on the host.
 
 use std::path::PathBuf;
 
 use super::*;
-use crate::fs::diff::unified_diff;
-use crate::fs::hash::bytes_hash;
-use crate::fs::path::Resolved;
+use crate::fs::change::diff::unified_diff;
+use crate::fs::change::write::{self, Guard, Operation, Plan, ABSENT_HASH, DIFF_SOURCE_BYTES};
+use crate::fs::read::hash::bytes_hash;
+use crate::fs::root::path::Resolved;
 use crate::fs::text::py_repr;
-use crate::fs::write::{self, Guard, Operation, Plan, ABSENT_HASH, DIFF_SOURCE_BYTES};
 
 impl Remote {
     fn plan(
@@ -139,7 +139,7 @@ impl Remote {
             raw,
             replacements,
             expected_hash,
-            crate::fs::Contract::Workspace,
+            crate::fs::contract::Contract::Workspace,
             false,
         )?;
         let diff = unified_diff(
@@ -220,7 +220,7 @@ impl Remote {
             plan,
             &plan.path,
             self.limits.content_hashes,
-            crate::fs::Contract::Workspace,
+            crate::fs::contract::Contract::Workspace,
         );
         Outcome {
             text,

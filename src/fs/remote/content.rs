@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::cancel::CancelFlag;
-use crate::fs::encoding;
-use crate::fs::hash::{bytes_hash, is_binary, BINARY_SAMPLE};
+use crate::fs::read::encoding;
+use crate::fs::read::hash::{bytes_hash, is_binary, BINARY_SAMPLE};
 use crate::fs::read::{self, hex_preview, sniff_media_type, ReadSpec, NOTICE_CHARS};
 
 /// A `read_file` result: the text, and the media type when the bytes go back as a file.
@@ -134,7 +134,7 @@ impl Remote {
             limit,
             max_read_chars: self.limits.max_read_chars,
             content_hashes: self.limits.content_hashes,
-            contract: crate::fs::Contract::Workspace,
+            contract: crate::fs::contract::Contract::Workspace,
         };
         let mut reader = data;
         let mut scan = read::scan(&mut reader, spec.window(path), cancel)

@@ -3,7 +3,7 @@
 //! the results here; resolution, containment, access patterns, windows, hashes, diffs,
 //! replacements, walk filtering, glob and regex matching and every result text stay here,
 //! built from the same pieces the host-directory side uses ([`crate::fs::read`],
-//! [`crate::fs::write`], [`crate::fs::diff`], [`crate::fs::search`], [`crate::fs::access`]).
+//! [`crate::fs::change::write`], [`crate::fs::change::diff`], [`crate::fs::search`], [`crate::fs::root::access`]).
 //!
 //! Paths are absolute POSIX strings inside the workspace. The contract is always the
 //! workspace one (pydantic-ai-harness 0.62.0, `upstream-0.62.md` section 1).
@@ -24,7 +24,7 @@ pub use search::{grep_pattern, Search};
 pub use walk::{list_files_glob, Glob};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::access::Access;
+use crate::fs::root::access::Access;
 use crate::fs::{Limits, Outcome};
 
 /// Largest file `read_file` and `file_info` read whole (bytes). Source: `_MAX_READ_FILE_BYTES`.
@@ -253,9 +253,9 @@ impl Remote {
 mod tests {
     use super::*;
     use crate::cancel::CancelFlag;
-    use crate::fs::hash::bytes_hash;
+    use crate::fs::contract::Contract;
+    use crate::fs::read::hash::bytes_hash;
     use crate::fs::tests::limits;
-    use crate::fs::Contract;
 
     fn remote() -> Remote {
         let mut l = limits();
@@ -464,7 +464,7 @@ mod tests {
                 "a.txt",
                 "/ws/a.txt",
                 Some(b"one two".to_vec()),
-                &[crate::fs::write::Replacement::once("two", "2")],
+                &[crate::fs::change::write::Replacement::once("two", "2")],
                 None,
             )
             .unwrap();

@@ -2,9 +2,10 @@
 //! walker form of `grep` (0.62.0's refusals for what a walker cannot do).
 
 use super::*;
-use crate::fs::access::Fnmatch;
-use crate::fs::hash::is_binary;
-use crate::fs::search::{matching_lines, Pattern};
+use crate::fs::read::hash::is_binary;
+use crate::fs::root::access::Fnmatch;
+use crate::fs::search::lines::matching_lines;
+use crate::fs::text::pattern::Pattern;
 
 /// One content search over files handed in one by one, in order: `search_files` (and the
 /// walker form of `grep`). Source: `_search_files`.
@@ -36,7 +37,7 @@ impl Remote {
         let glob = include_glob.filter(|g| !g.is_empty());
         Ok(Search {
             pattern: compiled,
-            include_glob: glob.map(crate::fs::braces::fnmatch).transpose()?,
+            include_glob: glob.map(crate::fs::root::braces::fnmatch).transpose()?,
             include_hidden: glob.is_some_and(explicit_hidden),
             resolved: resolved.to_string(),
             candidates: Vec::new(),

@@ -2,7 +2,7 @@
 //! (`**` spans directories, `*` stays in a component).
 
 use super::*;
-use crate::fs::access::Fnmatch;
+use crate::fs::root::access::Fnmatch;
 use crate::fs::text::py_repr;
 
 /// A compiled `find_files` glob: its components and whether it only matches directories.
@@ -45,13 +45,13 @@ impl Glob {
                 py_repr(pattern)
             )));
         }
-        crate::fs::braces::check_components(pattern)?;
+        crate::fs::root::braces::check_components(pattern)?;
         let mut parts = Vec::with_capacity(names.len());
         for name in &names {
             parts.push(if *name == "**" {
                 GlobPart::Any
             } else {
-                GlobPart::Name(crate::fs::braces::fnmatch(name)?)
+                GlobPart::Name(crate::fs::root::braces::fnmatch(name)?)
             });
         }
         Ok(Glob {

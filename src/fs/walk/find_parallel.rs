@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::pool::run_jobs;
 use super::{Collected, Finder};
 use crate::error::{ErrorKind, Result};
-use crate::fs::path::strip_base;
+use crate::fs::root::path::strip_base;
 
 /// How long the sorted walk may run before the walk starts over in parallel: a small tree,
 /// or a search the cap cuts early, is done by then.

@@ -18,7 +18,7 @@ use super::pool::run_jobs;
 use super::{is_hidden, list_fd, sort_key, DirEntry, Kind, WalkEntry, Walker};
 use crate::cancel::CancelFlag;
 use crate::error::Result;
-use crate::fs::path::strip_base;
+use crate::fs::root::path::strip_base;
 
 /// One entry the parallel walk meets, handed to the caller's visitor with its sort key
 /// (the path below the walk root, `/` written as 0: compared bytewise, keys are in walk

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::fs::path::strip_base;
+use crate::fs::root::path::strip_base;
 use crate::fs::FileSystem;
 
 impl FileSystem {
@@ -14,7 +14,7 @@ impl FileSystem {
     /// `cwd` and `/`, or empty for `cwd` itself; `None` when an access pattern applies, or
     /// `root` is outside the root directory, above `cwd` or named in non-UTF-8.
     ///
-    /// What [`FileSystem::walk_target`] and [`crate::fs::path::Root::rel_to_cwd`] give such
+    /// What [`FileSystem::walk_target`] and [`crate::fs::root::path::Root::rel_to_cwd`] give such
     /// an entry: containment holds below a contained root, and every path is readable.
     pub(crate) fn plain_prefix(&self, root: &Path) -> Option<String> {
         if !self.access.is_unrestricted() {

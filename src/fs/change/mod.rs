@@ -1,0 +1,14 @@
+//! Changing files: every write, edit and mkdir is planned ([`write`]: resolve, read what is
+//! there, build the new bytes, nothing on disk changed), announced by the caller, then
+//! committed crash-safely ([`replace`]: an atomic replace or a create-only file). The pieces
+//! of a plan: edit matching ([`matching`]), the event diff ([`diff`]), the caller's bytes
+//! ([`content`]), the new content's hash and line count in one pass ([`tally`]) and freeing
+//! replaced files off the caller's path ([`reap`]).
+
+pub mod content;
+pub mod diff;
+pub mod matching;
+pub mod reap;
+pub mod replace;
+pub mod tally;
+pub mod write;

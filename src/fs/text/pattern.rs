@@ -1,0 +1,325 @@
+//! Python `re` patterns on the Rust engines: a pattern compiled on the linear-time `regex`
+//! engine when it compiles there, else on `fancy-regex` (lookaround, backreferences); Python's
+//! error texts for bad patterns; the literal prefilter every match must pass.
+
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// A compiled search pattern. A clone shares the compiled program but not the match
+/// scratch space, so one clone per thread matches without contention.
+#[derive(Debug, Clone)]
+pub enum Pattern {
+    /// The linear-time engine.
+    Fast(regex::Regex),
+    /// The backtracking engine, for lookaround and backreferences.
+    Fancy(fancy_regex::Regex),
+}
+
+impl Pattern {
+    /// Compiles a Python `re` pattern. `\Z` is read as `\z` (Python's end of string).
+    ///
+    /// Errors: `ErrorKind::InvalidPattern` `Invalid regex pattern: <message>`.
+    pub fn new(pattern: &str) -> Result<Self> {
+        // Escapes Python rejects but the Rust engines accept (`\\p{L}`, `\\z`, ...).
+        if let Some(msg) = bad_escape(pattern) {
+            return Err(Error::new(
+                ErrorKind::InvalidPattern,
+                format!("Invalid regex pattern: {msg}"),
+            ));
+        }
+        let translated = translate(pattern);
+        match regex::RegexBuilder::new(&translated)
+            .size_limit(64 << 20)
+            .build()
+        {
+            Ok(r) => Ok(Pattern::Fast(r)),
+            Err(fast_err) => match fancy_regex::RegexBuilder::new(&translated)
+                .backtrack_limit(1_000_000)
+                .build()
+            {
+                Ok(r) => Ok(Pattern::Fancy(r)),
+                Err(e) => {
+                    if let Some(msg) = python_error(pattern) {
+                        return Err(Error::new(
+                            ErrorKind::InvalidPattern,
+                            format!("Invalid regex pattern: {msg}"),
+                        ));
+                    }
+                    let msg = match fast_err {
+                        regex::Error::Syntax(_) => e.to_string(),
+                        other => other.to_string(),
+                    };
+                    let msg = msg
+                        .lines()
+                        .rfind(|l| !l.trim().is_empty())
+                        .unwrap_or("invalid pattern")
+                        .trim();
+                    Err(Error::new(
+                        ErrorKind::InvalidPattern,
+                        format!("Invalid regex pattern: {msg}"),
+                    ))
+                }
+            },
+        }
+    }
+
+    /// Whether `line` holds a match (`re.search`). A backtracking limit counts as no match.
+    pub fn is_match(&self, line: &str) -> bool {
+        match self {
+            Pattern::Fast(r) => r.is_match(line),
+            Pattern::Fancy(r) => r.is_match(line).unwrap_or(false),
+        }
+    }
+}
+
+/// Python's `bad escape \\X at position N` for an ASCII-letter escape `re` does not know.
+fn bad_escape(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut in_class = false;
+    let mut class_start = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                let &e = chars.get(i + 1)?;
+                let known = if in_class {
+                    "abfnrtvxuUNdDsSwW"
+                } else {
+                    "AbBdDsSwWZabfnrtvxuUN"
+                };
+                if e.is_ascii_alphabetic() && !known.contains(e) {
+                    return Some(format!("bad escape \\{e} at position {i}"));
+                }
+                i += 2;
+                continue;
+            }
+            '[' if !in_class => {
+                in_class = true;
+                class_start = i;
+            }
+            ']' if in_class
+                && i > class_start + 1
+                && !(i == class_start + 2 && chars[class_start + 1] == '^') =>
+            {
+                in_class = false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Python's `re.error` text for the common syntax errors: unbalanced parentheses, an
+/// unterminated character set, a repeat with nothing before it. Positions count chars.
+fn python_error(pattern: &str) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    let mut prev_atom = false;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                i += 2;
+                prev_atom = true;
+                continue;
+            }
+            '[' => {
+                let start = i;
+                let mut j = i + 1;
+                if chars.get(j) == Some(&'^') {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    j += if chars[j] == '\\' { 2 } else { 1 };
+                }
+                if j >= chars.len() {
+                    return Some(format!("unterminated character set at position {start}"));
+                }
+                i = j + 1;
+                prev_atom = true;
+                continue;
+            }
+            '(' => {
+                open.push(i);
+                prev_atom = false;
+                if chars.get(i + 1) == Some(&'?') {
+                    i += 2;
+                    continue;
+                }
+            }
+            ')' => {
+                if open.pop().is_none() {
+                    return Some(format!("unbalanced parenthesis at position {i}"));
+                }
+                prev_atom = true;
+            }
+            '|' => prev_atom = false,
+            '*' | '+' | '?' => {
+                if !prev_atom {
+                    return Some(format!("nothing to repeat at position {i}"));
+                }
+                // A lazy or possessive suffix is not a second repeat.
+                if matches!(chars.get(i + 1), Some('?') | Some('+')) {
+                    i += 1;
+                }
+            }
+            _ => prev_atom = true,
+        }
+        i += 1;
+    }
+    open.last()
+        .map(|&p| format!("missing ), unterminated subpattern at position {p}"))
+}
+
+/// The length of a Python repeat `{m}`, `{m,}`, `{,n}`, `{m,n}` at the start of `s`, and
+/// its Rust spelling; `None` when Python reads the brace literally.
+fn python_repeat(s: &[char]) -> Option<(usize, String)> {
+    let close = s.iter().position(|&c| c == '}')?;
+    let body: String = s[1..close].iter().collect();
+    let (lo, hi) = match body.split_once(',') {
+        Some((lo, hi)) => (lo, Some(hi)),
+        None => (body.as_str(), None),
+    };
+    let digits = |x: &str| x.chars().all(|c| c.is_ascii_digit());
+    if !digits(lo) || !hi.is_none_or(digits) || (lo.is_empty() && hi.is_none()) {
+        return None;
+    }
+    let rust = match hi {
+        None => format!("{{{lo}}}"),
+        Some(hi) => format!("{{{},{hi}}}", if lo.is_empty() { "0" } else { lo }),
+    };
+    Some((close + 1, rust))
+}
+
+/// Python-only syntax rewritten for the Rust engines: `\Z`, a literal `{`, `[` and set
+/// operators inside a class, a leading `]` in a class.
+fn translate(pattern: &str) -> String {
+    let all: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().enumerate().peekable();
+    let mut in_class = false;
+    let mut skip_to = 0;
+    while let Some((idx, c)) = chars.next() {
+        if idx < skip_to {
+            continue;
+        }
+        match c {
+            '{' if !in_class => match python_repeat(&all[idx..]) {
+                Some((len, rust)) => {
+                    out.push_str(&rust);
+                    skip_to = idx + len;
+                }
+                None => out.push_str("\\{"),
+            },
+            '&' | '~' if in_class => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\\' => {
+                let next = chars.next().map(|(_, n)| n);
+                match next {
+                    Some('Z') if !in_class => out.push_str("\\z"),
+                    // Python's `\s` also matches \x1c-\x1f (`str.isspace`).
+                    Some('s') if !in_class => out.push_str("[\\s\\x1c-\\x1f]"),
+                    Some('S') if !in_class => out.push_str("[^\\s\\x1c-\\x1f]"),
+                    Some('s') => out.push_str("\\s\\x1c-\\x1f"),
+                    Some(n) => {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                    None => out.push('\\'),
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+                if chars.peek().map(|p| p.1) == Some('^') {
+                    out.push(chars.next().unwrap().1);
+                }
+                if chars.peek().map(|p| p.1) == Some(']') {
+                    chars.next();
+                    out.push_str("\\]");
+                }
+            }
+            '[' if in_class => out.push_str("\\["),
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Literals one of which every match contains, when there are few and they are non-empty.
+pub(crate) fn prefilter(pattern: &str) -> Option<regex::bytes::Regex> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(&translate(pattern))
+        .ok()?;
+    let mut best: Option<Vec<Vec<u8>>> = None;
+    for kind in [ExtractKind::Prefix, ExtractKind::Suffix] {
+        let seq = Extractor::new().kind(kind).extract(&hir);
+        let Some(lits) = seq.literals() else { continue };
+        if lits.is_empty() || lits.len() > 64 || lits.iter().any(|l| l.as_bytes().is_empty()) {
+            continue;
+        }
+        let cand: Vec<Vec<u8>> = lits.iter().map(|l| l.as_bytes().to_vec()).collect();
+        let min = |v: &Vec<Vec<u8>>| v.iter().map(Vec::len).min().unwrap_or(0);
+        if best.as_ref().is_none_or(|b| min(&cand) > min(b)) {
+            best = Some(cand);
+        }
+    }
+    let lits = best?;
+    // A U+FFFD in a literal could come from the lossy decode; then raw bytes cannot prefilter.
+    if lits
+        .iter()
+        .any(|l| memchr::memmem::find(l, "\u{FFFD}".as_bytes()).is_some())
+    {
+        return None;
+    }
+    let alternation: Vec<String> = lits
+        .iter()
+        .map(|l| l.iter().map(|b| format!("\\x{b:02x}")).collect::<String>())
+        .collect();
+    regex::bytes::RegexBuilder::new(&alternation.join("|"))
+        .unicode(false)
+        .build()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns() {
+        assert!(matches!(
+            Pattern::new("(?<=x)y").unwrap(),
+            Pattern::Fancy(_)
+        ));
+        assert!(matches!(Pattern::new("a\\Z").unwrap(), Pattern::Fast(_)));
+        assert!(Pattern::new("a\\Z").unwrap().is_match("xa"));
+        assert!(Pattern::new("[[]").unwrap().is_match("["));
+        assert!(Pattern::new("[]a]").unwrap().is_match("]"));
+        assert!(Pattern::new("a{2").unwrap().is_match("a{2"));
+        assert!(Pattern::new("a{,2}b").unwrap().is_match("b"));
+        assert!(Pattern::new("x{2}").unwrap().is_match("xx"));
+        assert!(Pattern::new("[a&&b]").unwrap().is_match("&"));
+        assert!(Pattern::new("\\s").unwrap().is_match("\x1f"));
+        assert!(Pattern::new("[\\s]").unwrap().is_match("\x1f"));
+        assert!(!Pattern::new("\\S").unwrap().is_match("\x1f"));
+        let e = Pattern::new("(").unwrap_err();
+        assert!(
+            e.message.starts_with("Invalid regex pattern: "),
+            "{}",
+            e.message
+        );
+    }
+}
