@@ -14,22 +14,15 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::group::{signal_group, wait_group_gone};
-use super::reaper::Tree;
-use super::sandbox::{Prepared, SandboxSpec};
-use super::spawn::{spawn_error, spawn_shell, Child, Sink};
-use super::tail::HeadTail;
 use crate::error::{Error, Result};
-
-/// How long a timed-out command's group gets between `SIGTERM` and `SIGKILL`.
-pub const TIMEOUT_GRACE: Duration = Duration::from_millis(100);
-
-/// How long the shell gets to reap the descendants that left its group, once killed.
-pub const REAP_GRACE: Duration = Duration::from_millis(100);
-
-/// How long output is still read after the command exits, for children that keep its pipes
-/// open (`sleep 30 & echo done`); the same bound as `LocalWorkspaceBackend`'s.
-pub const OUTPUT_DRAIN_GRACE: Duration = Duration::from_secs(2);
+use crate::process::group::{signal_group, wait_group_gone};
+use crate::process::outcome::{
+    os_reason, shell_exit_code, Captured, RunOutcome, OUTPUT_DRAIN_GRACE, REAP_GRACE, TIMEOUT_GRACE,
+};
+use crate::process::reaper::Tree;
+use crate::process::sandbox::{Prepared, SandboxSpec};
+use crate::process::spawn::{spawn_error, spawn_shell, Child, Sink};
+use crate::process::tail::HeadTail;
 
 /// Bytes read from a pipe at once.
 const READ_CHUNK: usize = 64 * 1024;
@@ -59,64 +52,8 @@ pub struct RunSpec {
     /// The Landlock sandbox the command runs in, if any.
     pub sandbox: Option<SandboxSpec>,
     /// Start the shell as a child subreaper, so a timeout or a kill also ends descendants
-    /// that left its process group ([`super::reaper`]).
+    /// that left its process group ([`crate::process::reaper`]).
     pub reap_descendants: bool,
-}
-
-/// One captured stream: its first and last bytes, sizes, and whether it was spilled to a file.
-#[derive(Debug, Clone, Default)]
-pub struct Captured {
-    /// The first `head_bytes` bytes.
-    pub head: Vec<u8>,
-    /// The last `tail_bytes` bytes after the head; the stream is `head + tail` unless `truncated`.
-    pub tail: Vec<u8>,
-    /// Bytes written in total.
-    pub total: u64,
-    /// Newlines written in total.
-    pub lines: u64,
-    /// Whether bytes between head and tail were dropped.
-    pub truncated: bool,
-    /// Whether the whole stream is in its spill file.
-    pub spilled: bool,
-}
-
-impl From<HeadTail> for Captured {
-    /// What a finished capture kept, and its counts.
-    fn from(capture: HeadTail) -> Self {
-        let (total, lines) = (capture.total(), capture.lines());
-        let (truncated, spilled) = (capture.is_truncated(), capture.is_spilled());
-        let (head, tail) = capture.into_parts();
-        Captured {
-            head,
-            tail,
-            total,
-            lines,
-            truncated,
-            spilled,
-        }
-    }
-}
-
-/// How a foreground command ended.
-#[derive(Debug, Clone)]
-pub struct RunOutcome {
-    /// Exit status as a shell reports it: the code, or `128 + signal`.
-    pub exit_code: i32,
-    /// The signal that ended the shell, if one did.
-    pub signal: Option<i32>,
-    /// What stdout wrote.
-    pub stdout: Captured,
-    /// What stderr wrote.
-    pub stderr: Captured,
-    /// Whether the timeout stopped the command (then `exit_code` is how it died).
-    pub timed_out: bool,
-}
-
-/// Exit status as a shell reports it: the code, or `128 + signal` for a signal death.
-pub fn shell_exit_code(status: ExitStatus) -> i32 {
-    status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 /// One foreground command: [`Foreground::run`] blocks until it ends; [`Foreground::kill`]
@@ -125,11 +62,11 @@ pub fn shell_exit_code(status: ExitStatus) -> i32 {
 pub struct Foreground {
     killed: AtomicBool,
     notify: Notify,
-    /// An eventfd written by [`Foreground::kill`], which wakes a [`super::direct`] wait.
+    /// An eventfd written by [`Foreground::kill`], which wakes a [`crate::process::wait::direct`] wait.
     wake: Option<OwnedFd>,
     /// The command [`Foreground::start`] spawned, until it is done or killed.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    stepped: Mutex<Option<super::stepped::Stepped>>,
+    stepped: Mutex<Option<crate::process::wait::stepped::Stepped>>,
 }
 
 /// What the caller of [`Foreground::step`] does next.
@@ -200,7 +137,10 @@ impl Foreground {
     /// The spawn itself happens on the calling thread. Errors: as [`Foreground::run`]'s spawn.
     pub fn start(&self, spec: RunSpec) -> Result<Option<std::os::fd::RawFd>> {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if spec.reap_descendants && self.wake.is_some() && super::direct::pidfds_supported() {
+        if spec.reap_descendants
+            && self.wake.is_some()
+            && crate::process::wait::direct::pidfds_supported()
+        {
             return self.start_stepped(spec).map(Some);
         }
         let _ = spec;
@@ -209,8 +149,8 @@ impl Foreground {
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn start_stepped(&self, spec: RunSpec) -> Result<std::os::fd::RawFd> {
-        use super::direct::{pidfd_open, Direct};
-        use super::stepped::{descriptors, Stepped};
+        use crate::process::wait::direct::{pidfd_open, Direct};
+        use crate::process::wait::stepped::{descriptors, Stepped};
         if self.killed.load(Ordering::SeqCst) {
             return Err(Error::cancelled());
         }
@@ -249,7 +189,7 @@ impl Foreground {
     pub fn step(&self) -> Result<Step> {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         {
-            use super::stepped::Step as Inner;
+            use crate::process::wait::stepped::Step as Inner;
             let mut slot = self.stepped.lock().unwrap_or_else(|e| e.into_inner());
             let Some(stepped) = slot.as_mut() else {
                 return Err(Error::cancelled());
@@ -286,7 +226,7 @@ impl Foreground {
 
     /// Spawns the command and waits for it, on the calling thread.
     ///
-    /// A shell that reaps its descendants (Linux, glibc) is waited for by [`super::direct`],
+    /// A shell that reaps its descendants (Linux, glibc) is waited for by [`crate::process::wait::direct`],
     /// on this thread alone; otherwise through the supervisor's runtime.
     /// Errors: the spawn's OS error (`ErrorKind::Io`), or `Cancelled` after [`Foreground::kill`].
     pub fn run(&self, spec: RunSpec) -> Result<RunOutcome> {
@@ -296,7 +236,7 @@ impl Foreground {
                 return self.run_direct(spec, wake.as_fd());
             }
         }
-        super::block_on(self.run_async(spec))
+        crate::process::block_on(self.run_async(spec))
     }
 
     /// The script's arguments and the prepared sandbox, or the error preparing it.
@@ -315,16 +255,17 @@ impl Foreground {
     }
 
     /// Spawns the shell as a child subreaper in its own session with both outputs piped
-    /// ([`super::clone::spawn`]). Errors: the sandbox's preparation, or the spawn's error as
+    /// ([`crate::process::spawn::clone::spawn`]). Errors: the sandbox's preparation, or the spawn's error as
     /// [`spawn_error`] words it (`CommandTooLong` when the model's command is the cause).
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn clone_piped(spec: &RunSpec) -> Result<super::clone::Raw> {
+    fn clone_piped(spec: &RunSpec) -> Result<crate::process::spawn::clone::Raw> {
         let (args, sandbox) = Self::prepare(spec)?;
-        super::clone::spawn(
+        crate::process::spawn::clone::spawn(
             &args,
             &spec.cwd,
             &spec.env,
-            spec.max_file_bytes.map(super::spawn::file_limit_bytes),
+            spec.max_file_bytes
+                .map(crate::process::spawn::file_limit_bytes),
             sandbox.as_ref(),
             true,
             Sink::Pipe,
@@ -332,7 +273,7 @@ impl Foreground {
         )
         .map_err(|e| {
             let without = [b"-c".to_vec(), spec.prologue.clone()];
-            super::block_on(spawn_error(e, &without, &spec.cwd, &spec.env))
+            crate::process::block_on(spawn_error(e, &without, &spec.cwd, &spec.env))
         })
     }
 
@@ -349,7 +290,7 @@ impl Foreground {
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn run_direct(&self, spec: RunSpec, wake: BorrowedFd<'_>) -> Result<RunOutcome> {
-        use super::direct::{pidfd_open, Direct};
+        use crate::process::wait::direct::{pidfd_open, Direct};
         if self.killed.load(Ordering::SeqCst) {
             return Err(Error::cancelled());
         }
@@ -358,8 +299,8 @@ impl Foreground {
         let Some(pidfd) = pidfd_open(pid) else {
             // No pidfds (Linux before 5.3): wait through the runtime.
             let tokio_started = Instant::now() - started.elapsed();
-            return super::block_on(async {
-                let spawned = super::spawn::wrap_cloned(pid, out, err).map_err(|e| {
+            return crate::process::block_on(async {
+                let spawned = crate::process::spawn::wrap_cloned(pid, out, err).map_err(|e| {
                     Error::io(
                         &e,
                         format!("Unable to start the command: {}", os_reason(&e)),
@@ -403,7 +344,7 @@ impl Foreground {
 
     async fn wait_spawned(
         &self,
-        spawned: super::spawn::Spawned,
+        spawned: crate::process::spawn::Spawned,
         spec: RunSpec,
         started: Instant,
     ) -> Result<RunOutcome> {
@@ -424,7 +365,7 @@ impl Foreground {
         let deadline = spec.timeout.map(|t| started + t);
         let until_deadline = async {
             match deadline {
-                Some(d) => super::deadline::sleep_until(d).await,
+                Some(d) => crate::process::wait::deadline::sleep_until(d).await,
                 None => std::future::pending().await,
             }
         };
@@ -496,7 +437,7 @@ impl Foreground {
     }
 }
 
-/// Stops the shell's group as [`super::group::stop_group`] does (`SIGTERM`, up to `grace` for the group to
+/// Stops the shell's group as [`crate::process::group::stop_group`] does (`SIGTERM`, up to `grace` for the group to
 /// end, then `SIGKILL`) and reaps the shell, waiting on events rather than polling: the shell's
 /// exit and a pidfd per group member found before the signal. Only a group that still has a
 /// process once all of those exited (one forked meanwhile, or a zombie its new parent has not
@@ -532,14 +473,6 @@ async fn stop(child: &mut Child, pgid: i32, grace: Duration) -> std::io::Result<
 impl Drop for Foreground {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-/// The OS's description of `err` without any path.
-pub fn os_reason(err: &std::io::Error) -> String {
-    match err.raw_os_error() {
-        Some(code) => nix::errno::Errno::from_raw(code).desc().to_string(),
-        None => err.kind().to_string(),
     }
 }
 
@@ -727,7 +660,7 @@ mod tests {
     #[test]
     fn a_tree_too_big_to_walk_in_a_step_is_stopped_by_finish() {
         let marker = format!("sleep 2{}", std::process::id() % 100_000);
-        let n = super::super::stepped::STEP_MAX_PROCESSES + 8;
+        let n = super::super::wait::stepped::STEP_MAX_PROCESSES + 8;
         let script = format!("for i in $(seq {n}); do {marker} & done; wait");
         let (outcome, finished) = stepped_with(
             &Foreground::new(),

@@ -18,13 +18,13 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use tokio::sync::watch;
 
-use super::foreground::os_reason;
-use super::foreground::REAP_GRACE;
-use super::group::{signal_group, wait_group_gone};
-use super::reaper::Tree;
-use super::sandbox::{Prepared, SandboxSpec};
-use super::spawn::{file_limit_allowed, spawn_error, spawn_shell, Sink};
 use crate::error::{Error, ErrorKind, Result};
+use crate::process::group::{signal_group, wait_group_gone};
+use crate::process::outcome::os_reason;
+use crate::process::outcome::REAP_GRACE;
+use crate::process::reaper::Tree;
+use crate::process::sandbox::{Prepared, SandboxSpec};
+use crate::process::spawn::{file_limit_allowed, spawn_error, spawn_shell, Sink};
 
 /// Seconds a job gets to exit after `SIGTERM` before its group gets `SIGKILL`.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -267,7 +267,7 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         Some(s) => Some(Prepared::new(s).map_err(|e| io_err(&e, "Unable to prepare the sandbox"))?),
         None => None,
     };
-    let handle = super::block_on(async {
+    let handle = crate::process::block_on(async {
         let spawned = match spawn_shell(
             &args,
             &spec.cwd,
@@ -439,9 +439,9 @@ pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
     if handle.pgid == Some(handle.pid) {
         // Left stopped: `stop` sends the `SIGTERM` before the `SIGCONT`, so the script runs
         // no further in between.
-        super::block_on(Tree::end_outside(handle.pid, REAP_GRACE));
+        crate::process::block_on(Tree::end_outside(handle.pid, REAP_GRACE));
     } else {
-        super::block_on(Tree::collect(handle.pid).kill(REAP_GRACE));
+        crate::process::block_on(Tree::collect(handle.pid).kill(REAP_GRACE));
     }
     stop(dir, handle, grace, &Tree::group(handle.pid))
 }
@@ -461,13 +461,13 @@ fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Resul
     if finished {
         // The wrapper is done; whatever is left in the group gets no more than the time for
         // the wrapper (which survives `SIGTERM`) to reap what `SIGTERM` ended.
-        super::block_on(members.wait_reaped(REAP_GRACE));
+        crate::process::block_on(members.wait_reaped(REAP_GRACE));
         if signal(dir, handle, None)? {
             signal(dir, handle, Some(Signal::SIGKILL))?;
         }
         return Ok(true);
     }
-    if !super::block_on(wait_group_gone(pgid, grace)) {
+    if !crate::process::block_on(wait_group_gone(pgid, grace)) {
         signal(dir, handle, Some(Signal::SIGKILL))?;
     }
     Ok(true)
@@ -478,7 +478,7 @@ fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Resul
 /// else waits out `timeout` and returns `false` (the caller then reads the status file).
 pub fn wait_exit(pid: i32, timeout: Duration) -> bool {
     let rx = exits().lock().unwrap().get(&pid).cloned();
-    super::block_on(async move {
+    crate::process::block_on(async move {
         match rx {
             Some(mut rx) => tokio::time::timeout(timeout, rx.wait_for(|done| *done))
                 .await

@@ -2,24 +2,24 @@
 //! session, capturing their output with bounded memory, timeouts that stop the whole process
 //! group, and background jobs whose logs and status live in files under the workspace.
 //!
+//! Lowest first: [`outcome`] (how a command ended), [`tail`] (bounded capture), [`group`] and
+//! [`reaper`] (signalling and ending a process group and the descendants that left it),
+//! [`sandbox`] (Landlock); [`spawn`] starts the shell; [`wait`] waits for a foreground one, on a
+//! thread or stepped by the caller's event loop; [`foreground`] joins the two for a tool call;
+//! [`job`] runs background commands.
+//!
 //! Everything async runs on one process-wide tokio runtime ([`runtime`]), driven by a
 //! dedicated thread; callers block on futures from their own (Python worker) threads.
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub mod clone;
-pub mod deadline;
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub mod direct;
-pub mod fatal;
 pub mod foreground;
 pub mod group;
 pub mod job;
+pub mod outcome;
 pub mod reaper;
 pub mod sandbox;
 pub mod spawn;
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub mod stepped;
 pub mod tail;
+pub mod wait;
 
 use std::future::Future;
 use std::sync::OnceLock;

@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use nix::sys::signal::Signal;
 
-use super::group::signal_group;
+use crate::process::group::signal_group;
 
 /// Walks of the tree at most, each after one that found new processes.
 const MAX_PASSES: usize = 8;

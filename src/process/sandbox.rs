@@ -187,7 +187,7 @@ mod tests {
                 .unwrap();
             let status = spawned.child.wait().await.unwrap();
             (
-                crate::process::foreground::shell_exit_code(status),
+                crate::process::outcome::shell_exit_code(status),
                 String::from_utf8_lossy(&out).into_owned(),
             )
         })

@@ -9,8 +9,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::process::foreground::{Captured, Foreground, RunOutcome, RunSpec, Step};
+use crate::process::foreground::{Foreground, RunSpec, Step};
 use crate::process::job::{self, JobHandle, Launch, LaunchSpec};
+use crate::process::outcome::{Captured, RunOutcome};
 use crate::process::sandbox::{self, SandboxSpec};
 
 type EnvPairs = Vec<(Vec<u8>, Vec<u8>)>;
