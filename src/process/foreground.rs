@@ -21,7 +21,7 @@ use crate::process::outcome::{
 };
 use crate::process::reaper::Tree;
 use crate::process::sandbox::{Prepared, SandboxSpec};
-use crate::process::spawn::{spawn_error, spawn_shell, Child, Sink};
+use crate::process::spawn::{spawn_error, spawn_shell, Child, ShellArgs, Sink};
 use crate::process::tail::HeadTail;
 
 /// Bytes read from a pipe at once.
@@ -260,18 +260,15 @@ impl Foreground {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn clone_piped(spec: &RunSpec) -> Result<crate::process::spawn::clone::Raw> {
         let (args, sandbox) = Self::prepare(spec)?;
-        crate::process::spawn::clone::spawn(
-            &args,
-            &spec.cwd,
-            &spec.env,
-            spec.max_file_bytes
-                .map(crate::process::spawn::file_limit_bytes),
-            sandbox.as_ref(),
-            true,
-            Sink::Pipe,
-            Sink::Pipe,
-        )
-        .map_err(|e| {
+        let shell = ShellArgs {
+            args: &args,
+            cwd: &spec.cwd,
+            env: &spec.env,
+            file_limit: spec.max_file_bytes,
+            sandbox: sandbox.as_ref(),
+            subreaper: true,
+        };
+        crate::process::spawn::clone::spawn(shell, Sink::Pipe, Sink::Pipe).map_err(|e| {
             let without = [b"-c".to_vec(), spec.prologue.clone()];
             crate::process::block_on(spawn_error(e, &without, &spec.cwd, &spec.env))
         })
@@ -323,16 +320,15 @@ impl Foreground {
         }
         let started = Instant::now();
         let (args, sandbox) = Self::prepare(&spec)?;
-        let spawned = match spawn_shell(
-            &args,
-            &spec.cwd,
-            &spec.env,
-            spec.max_file_bytes,
-            sandbox.as_ref(),
-            spec.reap_descendants,
-            Sink::Pipe,
-            Sink::Pipe,
-        ) {
+        let shell = ShellArgs {
+            args: &args,
+            cwd: &spec.cwd,
+            env: &spec.env,
+            file_limit: spec.max_file_bytes,
+            sandbox: sandbox.as_ref(),
+            subreaper: spec.reap_descendants,
+        };
+        let spawned = match spawn_shell(shell, Sink::Pipe, Sink::Pipe) {
             Ok(spawned) => spawned,
             Err(e) => {
                 let without = [b"-c".to_vec(), spec.prologue];

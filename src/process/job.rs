@@ -24,7 +24,7 @@ use crate::process::outcome::os_reason;
 use crate::process::outcome::REAP_GRACE;
 use crate::process::reaper::Tree;
 use crate::process::sandbox::{Prepared, SandboxSpec};
-use crate::process::spawn::{file_limit_allowed, spawn_error, spawn_shell, Sink};
+use crate::process::spawn::{file_limit_allowed, spawn_error, spawn_shell, ShellArgs, Sink};
 
 /// Seconds a job gets to exit after `SIGTERM` before its group gets `SIGKILL`.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -268,16 +268,15 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         None => None,
     };
     let handle = crate::process::block_on(async {
-        let spawned = match spawn_shell(
-            &args,
-            &spec.cwd,
-            &spec.env,
-            limit,
-            sandbox.as_ref(),
-            spec.reap_descendants,
-            Sink::Pipe,
-            Sink::Null,
-        ) {
+        let shell = ShellArgs {
+            args: &args,
+            cwd: &spec.cwd,
+            env: &spec.env,
+            file_limit: limit,
+            sandbox: sandbox.as_ref(),
+            subreaper: spec.reap_descendants,
+        };
+        let spawned = match spawn_shell(shell, Sink::Pipe, Sink::Null) {
             Ok(spawned) => spawned,
             Err(e) => {
                 args[COMMAND_ARG].clear();

@@ -163,34 +163,26 @@ fn other(e: impl std::fmt::Display) -> std::io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::spawn::{spawn_shell, Sink};
+    use crate::process::spawn::tests::finished;
+    use crate::process::spawn::{spawn_shell, ShellArgs, Sink};
 
     fn run(spec: &SandboxSpec, cwd: &std::path::Path, script: &str) -> (i32, String) {
         let prepared = Prepared::new(spec).unwrap();
         let env = vec![(b"PATH".to_vec(), b"/usr/bin:/bin".to_vec())];
         let args = vec![b"-c".to_vec(), script.as_bytes().to_vec()];
-        crate::process::block_on(async {
-            let mut spawned = spawn_shell(
-                &args,
+        let (code, out) = crate::process::block_on(async {
+            let shell = ShellArgs {
+                args: &args,
                 cwd,
-                &env,
-                None,
-                Some(&prepared),
-                false,
-                Sink::Pipe,
-                Sink::Pipe,
-            )
-            .unwrap();
-            let mut out = Vec::new();
-            tokio::io::AsyncReadExt::read_to_end(spawned.stdout.as_mut().unwrap(), &mut out)
-                .await
-                .unwrap();
-            let status = spawned.child.wait().await.unwrap();
-            (
-                crate::process::outcome::shell_exit_code(status),
-                String::from_utf8_lossy(&out).into_owned(),
-            )
-        })
+                env: &env,
+                file_limit: None,
+                sandbox: Some(&prepared),
+                subreaper: false,
+            };
+            let spawned = spawn_shell(shell, Sink::Pipe, Sink::Pipe).unwrap();
+            finished(spawned).await
+        });
+        (code, String::from_utf8_lossy(&out).into_owned())
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::{Sink, SHELL};
+use super::{ShellArgs, Sink, SHELL};
 use crate::process::sandbox::Prepared;
 
 /// Bytes of stack the child gets; it calls a handful of syscall wrappers and then execs.
@@ -45,6 +45,58 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: just created, owned here.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// What an `execve` of `/bin/sh args...` in `cwd` with exactly `env` needs, as C strings made
+/// before the spawn (a `vfork`-style child must not allocate): `argv` and `envp` are
+/// NULL-terminated pointer arrays into strings this value owns.
+pub(crate) struct Exec {
+    pub(crate) program: CString,
+    pub(crate) argv: Vec<*mut libc::c_char>,
+    pub(crate) envp: Vec<*mut libc::c_char>,
+    pub(crate) cwd: CString,
+    /// The strings `argv` and `envp` point into (a `CString`'s bytes do not move with it).
+    _owned: (Vec<CString>, Vec<CString>),
+}
+
+impl Exec {
+    /// Errors: `InvalidInput` for a NUL byte in an argument, a variable or `cwd`.
+    pub(crate) fn new(
+        args: &[Vec<u8>],
+        cwd: &Path,
+        env: &[(Vec<u8>, Vec<u8>)],
+    ) -> io::Result<Self> {
+        let program = cstring(SHELL.as_bytes())?;
+        let argv: Vec<CString> = std::iter::once(Ok(program.clone()))
+            .chain(args.iter().map(|a| cstring(a)))
+            .collect::<io::Result<_>>()?;
+        let envp: Vec<CString> = env
+            .iter()
+            .map(|(k, v)| cstring(&[k.as_slice(), b"=", v.as_slice()].concat()))
+            .collect::<io::Result<_>>()?;
+        let pointers = |strings: &[CString]| {
+            let mut p: Vec<*mut libc::c_char> =
+                strings.iter().map(|c| c.as_ptr() as *mut _).collect();
+            p.push(std::ptr::null_mut());
+            p
+        };
+        Ok(Exec {
+            argv: pointers(&argv),
+            envp: pointers(&envp),
+            cwd: cstring(cwd.as_os_str().as_bytes())?,
+            program,
+            _owned: (argv, envp),
+        })
+    }
+}
+
+/// A data pipe for each stream that is [`Sink::Pipe`] (see [`data_pipe`]).
+pub(crate) fn data_pipes(
+    stdout: Sink,
+    stderr: Sink,
+) -> io::Result<[Option<(OwnedFd, OwnedFd)>; 2]> {
+    let piped = |sink: Sink| (sink == Sink::Pipe).then(data_pipe).transpose();
+    Ok([piped(stdout)?, piped(stderr)?])
 }
 
 fn cstring(bytes: &[u8]) -> io::Result<CString> {
@@ -135,7 +187,7 @@ pub type Pipe = Option<(OwnedFd, OwnedFd)>;
 /// The spawned shell's PID and the pipes asked for (the caller closes the write ends).
 pub type Raw = (libc::pid_t, Pipe, Pipe);
 
-fn data_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn data_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let (r, w) = pipe()?;
     // SAFETY: fcntl on a fd we own.
     unsafe {
@@ -146,51 +198,29 @@ fn data_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// Spawns `/bin/sh args...` in `cwd` with exactly `env`, in its own session, stdin at EOF;
-/// `file_limit` (bytes, already rounded), `sandbox` and `subreaper` applied before exec.
+/// `file_limit` (rounded as `ulimit -f` would), `sandbox` and `subreaper` applied before exec.
 ///
 /// Errors: the setup's or exec's OS error in the child, or the clone's.
-#[allow(clippy::too_many_arguments)]
-pub fn spawn(
-    args: &[Vec<u8>],
-    cwd: &Path,
-    env: &[(Vec<u8>, Vec<u8>)],
-    file_limit: Option<u64>,
-    sandbox: Option<&Prepared>,
-    subreaper: bool,
-    stdout: Sink,
-    stderr: Sink,
-) -> io::Result<Raw> {
-    let program = cstring(SHELL.as_bytes())?;
-    let argv: Vec<CString> = std::iter::once(Ok(program.clone()))
-        .chain(args.iter().map(|a| cstring(a)))
-        .collect::<io::Result<_>>()?;
-    let envp: Vec<CString> = env
-        .iter()
-        .map(|(k, v)| cstring(&[k.as_slice(), b"=", v.as_slice()].concat()))
-        .collect::<io::Result<_>>()?;
-    let mut argv_ptrs: Vec<*mut libc::c_char> = argv.iter().map(|c| c.as_ptr() as *mut _).collect();
-    argv_ptrs.push(std::ptr::null_mut());
-    let mut envp_ptrs: Vec<*mut libc::c_char> = envp.iter().map(|c| c.as_ptr() as *mut _).collect();
-    envp_ptrs.push(std::ptr::null_mut());
-    let cwd = cstring(cwd.as_os_str().as_bytes())?;
+pub fn spawn(shell: ShellArgs, stdout: Sink, stderr: Sink) -> io::Result<Raw> {
+    let ShellArgs {
+        args,
+        cwd,
+        env,
+        file_limit,
+        sandbox,
+        subreaper,
+    } = shell;
+    let file_limit = file_limit.map(super::file_limit_bytes);
+    let exec = Exec::new(args, cwd, env)?;
     let dev_null = c"/dev/null";
-    let out_pipe = if stdout == Sink::Pipe {
-        Some(data_pipe()?)
-    } else {
-        None
-    };
-    let err_pipe = if stderr == Sink::Pipe {
-        Some(data_pipe()?)
-    } else {
-        None
-    };
+    let [out_pipe, err_pipe] = data_pipes(stdout, stderr)?;
     let (report_read, report_write) = pipe()?;
     let write_end = |p: &Option<(OwnedFd, OwnedFd)>| p.as_ref().map_or(-1, |(_, w)| w.as_raw_fd());
     let args = ChildArgs {
-        program: program.as_ptr(),
-        argv: argv_ptrs.as_ptr(),
-        envp: envp_ptrs.as_ptr(),
-        cwd: cwd.as_ptr(),
+        program: exec.program.as_ptr(),
+        argv: exec.argv.as_ptr(),
+        envp: exec.envp.as_ptr(),
+        cwd: exec.cwd.as_ptr(),
         dev_null: dev_null.as_ptr(),
         out: [write_end(&out_pipe), write_end(&err_pipe)],
         file_limit,

@@ -75,6 +75,23 @@ pub fn file_limit_allowed(max_file_bytes: u64) -> bool {
     }
 }
 
+/// What every spawn of `/bin/sh` is given, whichever way it spawns.
+#[derive(Debug, Clone, Copy)]
+pub struct ShellArgs<'a> {
+    /// The shell's arguments (`-c script ...`).
+    pub args: &'a [Vec<u8>],
+    /// Its working directory.
+    pub cwd: &'a Path,
+    /// Its exact environment.
+    pub env: &'a [(Vec<u8>, Vec<u8>)],
+    /// `RLIMIT_FSIZE` in bytes (rounded by the spawn as `ulimit -f` would), or none.
+    pub file_limit: Option<u64>,
+    /// The Landlock ruleset the child enforces just before exec, or none.
+    pub sandbox: Option<&'a Prepared>,
+    /// Whether the child becomes a child subreaper ([`crate::process::reaper`]).
+    pub subreaper: bool,
+}
+
 /// A `/bin/sh` command with `args` (`-c script ...`), started in `cwd` with exactly `env`.
 ///
 /// The child calls `setsid` (its own session and process group, no controlling terminal),
@@ -83,17 +100,15 @@ pub fn file_limit_allowed(max_file_bytes: u64) -> bool {
 /// With `sandbox`, the child enforces that Landlock ruleset last, just before exec; with
 /// `subreaper`, it becomes a child subreaper (see [`crate::process::reaper`]).
 /// stdin is `/dev/null`; stdout and stderr are as given.
-#[allow(clippy::too_many_arguments)]
-pub fn shell_command(
-    args: &[Vec<u8>],
-    cwd: &Path,
-    env: &[(Vec<u8>, Vec<u8>)],
-    file_limit: Option<u64>,
-    sandbox: Option<&Prepared>,
-    subreaper: bool,
-    stdout: Stdio,
-    stderr: Stdio,
-) -> Command {
+pub fn shell_command(shell: ShellArgs, stdout: Stdio, stderr: Stdio) -> Command {
+    let ShellArgs {
+        args,
+        cwd,
+        env,
+        file_limit,
+        sandbox,
+        subreaper,
+    } = shell;
     let mut cmd = Command::new(SHELL);
     cmd.args(args.iter().map(|a| OsString::from_vec(a.clone())));
     cmd.env_clear();
@@ -275,33 +290,21 @@ impl Drop for RawChild {
 /// `vfork`), from a thread confined by `sandbox` when given; otherwise, or when the C library
 /// lacks what is needed, [`shell_command`]'s fork with `pre_exec` (which enforces `sandbox` in
 /// the child before exec). Must run inside the supervisor runtime. Errors: the spawn's OS error.
-#[allow(clippy::too_many_arguments)]
-pub fn spawn_shell(
-    args: &[Vec<u8>],
-    cwd: &Path,
-    env: &[(Vec<u8>, Vec<u8>)],
-    file_limit: Option<u64>,
-    sandbox: Option<&Prepared>,
-    subreaper: bool,
-    stdout: Sink,
-    stderr: Sink,
-) -> std::io::Result<Spawned> {
+pub fn spawn_shell(shell: ShellArgs, stdout: Sink, stderr: Sink) -> std::io::Result<Spawned> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if subreaper {
-        let (pid, out, err) = clone::spawn(
-            args,
-            cwd,
-            env,
-            file_limit.map(file_limit_bytes),
-            sandbox,
-            subreaper,
-            stdout,
-            stderr,
-        )?;
+    if shell.subreaper {
+        let (pid, out, err) = clone::spawn(shell, stdout, stderr)?;
         return fast::wrap(pid, out, err);
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if file_limit.is_none() {
+    if shell.file_limit.is_none() {
+        let ShellArgs {
+            args,
+            cwd,
+            env,
+            sandbox,
+            ..
+        } = shell;
         if let Some(spawned) = fast::spawn(args, cwd, env, sandbox, stdout, stderr)? {
             return Ok(spawned);
         }
@@ -313,17 +316,7 @@ pub fn spawn_shell(
             Stdio::null()
         }
     };
-    let mut child = shell_command(
-        args,
-        cwd,
-        env,
-        file_limit,
-        sandbox,
-        subreaper,
-        stdio(stdout),
-        stdio(stderr),
-    )
-    .spawn()?;
+    let mut child = shell_command(shell, stdio(stdout), stdio(stderr)).spawn()?;
     let out = child.stdout.take().map(|p| Box::new(p) as Reader);
     let err = child.stderr.take().map(|p| Box::new(p) as Reader);
     Ok(Spawned {
@@ -368,9 +361,15 @@ pub async fn spawn_error(
             .into_iter()
             .chain(without_command.iter().cloned())
             .collect();
-        if let Ok(mut spawned) =
-            spawn_shell(&probe, cwd, env, None, None, false, Sink::Null, Sink::Null)
-        {
+        let shell = ShellArgs {
+            args: &probe,
+            cwd,
+            env,
+            file_limit: None,
+            sandbox: None,
+            subreaper: false,
+        };
+        if let Ok(mut spawned) = spawn_shell(shell, Sink::Null, Sink::Null) {
             let _ = spawned.child.wait().await;
             return Error::new(ErrorKind::CommandTooLong, COMMAND_TOO_LONG);
         }
@@ -386,14 +385,13 @@ pub async fn spawn_error(
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod fast {
-    use std::ffi::CString;
     use std::io;
     use std::os::fd::{FromRawFd, OwnedFd};
-    use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
     use std::sync::OnceLock;
 
-    use super::{Child, Prepared, RawChild, Reader, Sink, Spawned, SHELL};
+    use super::clone::{data_pipes, Exec};
+    use super::{Child, Prepared, RawChild, Reader, Sink, Spawned};
 
     type AddChdir = unsafe extern "C" fn(
         *mut libc::posix_spawn_file_actions_t,
@@ -423,27 +421,6 @@ mod fast {
         } else {
             Err(io::Error::from_raw_os_error(r))
         }
-    }
-
-    fn cstring(bytes: &[u8]) -> io::Result<CString> {
-        CString::new(bytes)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "embedded null byte"))
-    }
-
-    /// A pipe: `(read end, non-blocking, close-on-exec; write end, close-on-exec)`.
-    fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills two fds we then own.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        // SAFETY: fcntl on a fd we own.
-        unsafe {
-            let flags = libc::fcntl(fds[0], libc::F_GETFL);
-            libc::fcntl(fds[0], libc::F_SETFL, flags | libc::O_NONBLOCK);
-        }
-        Ok((r, w))
     }
 
     struct Actions(libc::posix_spawn_file_actions_t);
@@ -512,33 +489,9 @@ mod fast {
         stdout: Sink,
         stderr: Sink,
     ) -> io::Result<(libc::pid_t, Pipe, Pipe)> {
-        let program = cstring(SHELL.as_bytes())?;
-        let argv: Vec<CString> = std::iter::once(Ok(program.clone()))
-            .chain(args.iter().map(|a| cstring(a)))
-            .collect::<io::Result<_>>()?;
-        let envp: Vec<CString> = env
-            .iter()
-            .map(|(k, v)| cstring(&[k.as_slice(), b"=", v.as_slice()].concat()))
-            .collect::<io::Result<_>>()?;
-        let mut argv_ptrs: Vec<*mut libc::c_char> =
-            argv.iter().map(|c| c.as_ptr() as *mut _).collect();
-        argv_ptrs.push(std::ptr::null_mut());
-        let mut envp_ptrs: Vec<*mut libc::c_char> =
-            envp.iter().map(|c| c.as_ptr() as *mut _).collect();
-        envp_ptrs.push(std::ptr::null_mut());
-        let cwd = cstring(cwd.as_os_str().as_bytes())?;
+        let exec = Exec::new(args, cwd, env)?;
         let dev_null = c"/dev/null";
-
-        let out_pipe = if stdout == Sink::Pipe {
-            Some(pipe()?)
-        } else {
-            None
-        };
-        let err_pipe = if stderr == Sink::Pipe {
-            Some(pipe()?)
-        } else {
-            None
-        };
+        let [out_pipe, err_pipe] = data_pipes(stdout, stderr)?;
 
         // SAFETY: every libc call gets initialised structures and NUL-terminated strings that
         // outlive the spawn; the fds are ours.
@@ -573,7 +526,7 @@ mod fast {
                     ))?,
                 }
             }
-            check(addchdir(&mut actions.0, cwd.as_ptr()))?;
+            check(addchdir(&mut actions.0, exec.cwd.as_ptr()))?;
             // Python ignores SIGPIPE and SIGXFSZ; `subprocess` restores their defaults, so do we.
             let mut defaults: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut defaults);
@@ -589,11 +542,11 @@ mod fast {
             let mut pid: libc::pid_t = 0;
             check(libc::posix_spawn(
                 &mut pid,
-                program.as_ptr(),
+                exec.program.as_ptr(),
                 &actions.0,
                 &attr.0,
-                argv_ptrs.as_ptr(),
-                envp_ptrs.as_ptr(),
+                exec.argv.as_ptr(),
+                exec.envp.as_ptr(),
             ))?;
             pid
         };
@@ -640,8 +593,18 @@ mod fast {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// What a spawned shell wrote to its piped stdout, once it exited, and its exit code.
+    pub(crate) async fn finished(mut spawned: Spawned) -> (i32, Vec<u8>) {
+        let mut out = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(spawned.stdout.as_mut().unwrap(), &mut out)
+            .await
+            .unwrap();
+        let status = spawned.child.wait().await.unwrap();
+        (super::super::outcome::shell_exit_code(status), out)
+    }
 
     fn run(limit: Option<u64>, script: &str) -> (i32, String) {
         let env = vec![
@@ -649,28 +612,19 @@ mod tests {
             (b"ONLY".to_vec(), b"this".to_vec()),
         ];
         let args = vec![b"-c".to_vec(), script.as_bytes().to_vec()];
-        super::super::block_on(async {
-            let mut spawned = spawn_shell(
-                &args,
-                Path::new("/"),
-                &env,
-                limit,
-                None,
-                limit.is_some(),
-                Sink::Pipe,
-                Sink::Null,
-            )
-            .unwrap();
-            let mut out = Vec::new();
-            tokio::io::AsyncReadExt::read_to_end(spawned.stdout.as_mut().unwrap(), &mut out)
-                .await
-                .unwrap();
-            let status = spawned.child.wait().await.unwrap();
-            (
-                super::super::outcome::shell_exit_code(status),
-                String::from_utf8(out).unwrap(),
-            )
-        })
+        let (code, out) = super::super::block_on(async {
+            let shell = ShellArgs {
+                args: &args,
+                cwd: Path::new("/"),
+                env: &env,
+                file_limit: limit,
+                sandbox: None,
+                subreaper: limit.is_some(),
+            };
+            let spawned = spawn_shell(shell, Sink::Pipe, Sink::Null).unwrap();
+            finished(spawned).await
+        });
+        (code, String::from_utf8(out).unwrap())
     }
 
     #[test]
