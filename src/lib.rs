@@ -18,3 +18,5 @@ pub mod fs;
 pub mod process;
 #[cfg(feature = "python")]
 pub mod py;
+#[cfg(test)]
+pub(crate) mod testing;

@@ -13,7 +13,7 @@
 //! - [`change`]: plan and commit of writes, edits and mkdir; matching; the event diff.
 //! - [`walk`]: `list_directory`, `find_files` and the walks the searches share.
 //! - [`ripgrep`]: `list_files` and `grep` on ripgrep's crates.
-//! - [`search`]: `search_files`.
+//! - [`search`]: `search_files` and its matching lines.
 //! - [`remote`]: the same tools on bytes a workspace backend that is not on this host hands
 //!   in (Python moves them through the workspace protocol), built from the pieces above.
 
@@ -555,16 +555,8 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn setup() -> (tempfile::TempDir, FileSystem) {
-        let dir = tempfile::tempdir().unwrap();
-        let r = dir.path();
-        fs::create_dir_all(r.join("d/sub")).unwrap();
-        fs::write(r.join("a.txt"), "x\ny\n").unwrap();
-        symlink("/etc/passwd", r.join("out")).unwrap();
-        symlink("loop", r.join("loop")).unwrap();
-        symlink("a.txt", r.join("lnk")).unwrap();
-        symlink(r.join("a.txt"), r.join("abslnk")).unwrap();
-        symlink("nothere", r.join("dangle")).unwrap();
-        let fsys = over(r);
+        let dir = crate::testing::link_tree();
+        let fsys = over(dir.path());
         (dir, fsys)
     }
 

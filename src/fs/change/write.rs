@@ -30,7 +30,9 @@ use crate::fs::read::encoding;
 use crate::fs::read::hash::{
     bytes_hash, content_hash, is_binary, text_hash, DiskHasher, BINARY_SAMPLE, CHUNK,
 };
-use crate::fs::root::path::{fstat, is_dir, is_reg, Beneath, Resolved, READ_FLAGS, STAT_FLAGS};
+use crate::fs::root::path::{
+    fstat, is_dir, is_reg, lstat_at, Beneath, Resolved, READ_FLAGS, STAT_FLAGS,
+};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 
@@ -597,22 +599,11 @@ fn remove_created(beneath: &Beneath, rel: &Path, fd: &OwnedFd) {
     let Ok(dir) = beneath.open(parent, libc::O_RDONLY | libc::O_DIRECTORY, 0) else {
         return;
     };
-    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name)) else {
+    let Some(st) = lstat_at(dir.as_raw_fd(), name) else {
         return;
     };
-    // SAFETY: st is written by fstatat before it is read; dir and c are valid.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let rc = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if rc == 0 && (st.st_dev, st.st_ino) == (ours.st_dev, ours.st_ino) {
-        // SAFETY: as above.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+    if (st.st_dev, st.st_ino) == (ours.st_dev, ours.st_ino) {
+        let _ = nix::unistd::unlinkat(&dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir);
     }
 }
 

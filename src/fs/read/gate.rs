@@ -75,9 +75,9 @@ mod tests {
 
     #[test]
     fn permits_bound_the_running_reads() {
-        let dir = tempfile::tempdir().unwrap();
+        let big = "x".repeat(UNGATED_BYTES as usize + 1);
+        let dir = crate::testing::tree(&[("big", &big)]);
         let p = dir.path().join("big");
-        std::fs::write(&p, vec![b'x'; UNGATED_BYTES as usize + 1]).unwrap();
         let f = File::open(&p).unwrap();
         let cancel = CancelFlag::new();
         let held: Vec<Permit> = (0..gate().permits)

@@ -1209,6 +1209,11 @@ mod tests {
         owned
     }
 
+    /// The bytes of `line(0) + line(1) + ... + line(n - 1)`.
+    fn lines(n: usize, line: impl Fn(usize) -> String) -> Vec<u8> {
+        (0..n).map(line).collect::<String>().into_bytes()
+    }
+
     #[test]
     fn matches_reference_algorithm() {
         let texts: Vec<Vec<u8>> = vec![
@@ -1224,30 +1229,15 @@ mod tests {
                 .into_bytes(),
             format!("short\n{}\nafter\n", "L".repeat(500)).into_bytes(),
             b"\r\n\r\n\n\r".to_vec(),
-            (0..15000)
-                .map(|i| {
-                    if i % 5 == 0 {
-                        format!("crlf {i}\r")
-                    } else {
-                        format!("crlf {i}\r\n")
-                    }
-                })
-                .collect::<String>()
-                .into_bytes(),
-            (0..20000)
-                .map(|i| format!("row {i}\n"))
-                .collect::<String>()
-                .into_bytes(),
-            (0..20000)
-                .map(|i| {
-                    if i % 997 == 0 {
-                        format!("r\r{i}\u{2028}")
-                    } else {
-                        format!("row {i}\n")
-                    }
-                })
-                .collect::<String>()
-                .into_bytes(),
+            lines(15000, |i| match i % 5 {
+                0 => format!("crlf {i}\r"),
+                _ => format!("crlf {i}\r\n"),
+            }),
+            lines(20000, |i| format!("row {i}\n")),
+            lines(20000, |i| match i % 997 {
+                0 => format!("r\r{i}\u{2028}"),
+                _ => format!("row {i}\n"),
+            }),
         ];
         let specs = [
             spec(0, 2000, None),

@@ -27,9 +27,8 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 
 use super::grep_parallel::search_parallel;
-use super::list::push_line;
 use super::sink::{Binary, FileSink};
-use super::walker::{for_each_file, overrides, types, Walked};
+use super::walker::{for_each_file, overrides, push_line, types};
 use super::{has_dot_component, rg_failed, rg_line, Authorize, Collector, GrepOptions, Listing};
 use crate::cancel::CancelFlag;
 use crate::error::{ErrorKind, Result};
@@ -131,10 +130,9 @@ fn search_sorted(
     out: &mut Collector,
     stderr: &mut String,
     cancel: &CancelFlag,
-    mut budget: Option<Instant>,
+    budget: Option<Instant>,
 ) -> Result<bool> {
     let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
-    let mut over_budget = false;
     for_each_file(
         target,
         cwd,
@@ -143,21 +141,9 @@ fn search_sorted(
         types,
         opts.hidden,
         cancel,
-        |item| {
-            cancel.check()?;
-            if budget.is_some_and(|b| Instant::now() > b) {
-                over_budget = true;
-                return Ok(false);
-            }
-            let (walked, printed) = match item {
-                Walked::Error(line) => {
-                    push_line(stderr, &line);
-                    budget = None;
-                    return Ok(true);
-                }
-                Walked::File { path, printed } => (path, printed),
-                Walked::Dir => return Ok(true),
-            };
+        budget,
+        stderr,
+        |errors, walked, printed| {
             let mut sink = FileSink::new(&walked, auth, out, cancel, Binary::Quit)
                 .clipping(opts.clip.as_ref());
             // `search_path` without memory maps is `search_reader` on the opened file; the
@@ -171,16 +157,11 @@ fn search_sorted(
             let stopped = sink.stopped();
             cancel.check()?;
             if let Err(err) = result {
-                push_line(
-                    stderr,
-                    &rg_line(format_args!("./{}: {err}", printed.display())),
-                );
-                budget = None;
+                errors.push(&rg_line(format_args!("./{}: {err}", printed.display())));
             }
             Ok(!stopped)
         },
-    )?;
-    Ok(!over_budget)
+    )
 }
 
 /// The Rust-regex matcher `rg` builds (`HiArgs::matcher_rust`), with its error text.
@@ -353,9 +334,8 @@ mod tests {
 
     #[test]
     fn open_regular_skips_symlinks_and_fifos() {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = crate::testing::tree(&[("f.txt", "x\n")]);
         let file = tmp.path().join("f.txt");
-        std::fs::write(&file, "x\n").unwrap();
         assert!(open_regular(&file).unwrap().is_some());
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&file, &link).unwrap();
@@ -370,32 +350,24 @@ mod tests {
 
     #[test]
     fn regex_errors_carry_rg_hints() {
-        let err = matcher(&GrepOptions {
-            pattern: "a\nb".into(),
-            ..Default::default()
-        })
-        .unwrap_err();
+        let error = |pattern: &str| {
+            matcher(&GrepOptions {
+                pattern: pattern.into(),
+                ..Default::default()
+            })
+            .unwrap_err()
+            .message
+        };
         assert_eq!(
-            err.message,
+            error("a\nb"),
             "ripgrep failed: rg: the literal \"\\n\" is not allowed in a regex\n\n\
              Consider enabling multiline mode with the --multiline flag (or -U for short).\n\
              When multiline mode is enabled, new line characters can be matched."
         );
-        let err = matcher(&GrepOptions {
-            pattern: "\\x00".into(),
-            ..Default::default()
-        })
-        .unwrap_err();
-        assert!(err
-            .message
+        assert!(error("\\x00")
             .ends_with("binary detection is enabled and matching a NUL byte is impossible."));
-        let err = matcher(&GrepOptions {
-            pattern: "(a)\\1".into(),
-            ..Default::default()
-        })
-        .unwrap_err();
         assert_eq!(
-            err.message,
+            error("(a)\\1"),
             "ripgrep failed: rg: regex parse error:\n    (?:(a)\\1)\n          ^^\nerror: backreferences are not supported"
         );
         assert!(matcher(&GrepOptions {

@@ -104,11 +104,15 @@ mod tests {
     /// make it give up.
     #[test]
     fn parallel_search_is_the_sorted_search() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::testing::tree(&[
+            ("a-b/n.rs", "needle denied\n"),
+            ("a/.h/z.py", "needle hidden\n"),
+            ("a/m.py", "needle\nafter\n\0 bin\n"),
+            ("a/bin.dat", "\0needle\n"),
+            ("a/b/", ""),
+            ("c/late.txt", "needle one\nneedle two\n"),
+        ]);
         let r = dir.path();
-        for d in ["a/b", "a-b", "a/.h", "c"] {
-            fs::create_dir_all(r.join(d)).unwrap();
-        }
         for i in 0..40 {
             fs::write(
                 r.join(format!("a/b/f{i:02}.py")),
@@ -116,16 +120,6 @@ mod tests {
             )
             .unwrap();
             fs::write(r.join(format!("c/g{i:02}.txt")), "nothing\n").unwrap();
-        }
-        let files = [
-            ("a-b/n.rs", "needle denied\n"),
-            ("a/.h/z.py", "needle hidden\n"),
-            ("a/m.py", "needle\nafter\n\0 bin\n"),
-            ("a/bin.dat", "\0needle\n"),
-            ("c/late.txt", "needle one\nneedle two\n"),
-        ];
-        for (f, text) in files {
-            fs::write(r.join(f), text).unwrap();
         }
         let auth = |walked: &Path| {
             let rel = walked.strip_prefix(r).ok()?.to_str()?;

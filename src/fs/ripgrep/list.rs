@@ -11,7 +11,7 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 
 use super::parallel::collect_files;
-use super::walker::{for_each_file, overrides, types, Walked};
+use super::walker::{for_each_file, overrides, types};
 use super::{rg_failed, Authorize, Collector, ListFilesOptions, Listing};
 use crate::cancel::CancelFlag;
 use crate::error::{ErrorKind, Result};
@@ -92,12 +92,11 @@ fn list_sorted(
     types: Types,
     auth: &dyn Authorize,
     cancel: &CancelFlag,
-    mut budget: Option<Instant>,
+    budget: Option<Instant>,
 ) -> Result<Option<Listing>> {
     let mut out = Collector::new(opts.max_results);
     let mut stderr = String::new();
-    let mut over_budget = false;
-    for_each_file(
+    let within = for_each_file(
         dir,
         dir,
         "./",
@@ -105,40 +104,21 @@ fn list_sorted(
         types,
         opts.hidden,
         cancel,
-        |item| {
-            cancel.check()?;
-            if budget.is_some_and(|b| Instant::now() > b) {
-                over_budget = true;
-                return Ok(false);
-            }
-            Ok(match item {
-                Walked::Error(line) => {
-                    push_line(&mut stderr, &line);
-                    budget = None;
-                    true
-                }
-                Walked::Dir => true,
-                Walked::File { path, .. } => match auth.authorize(&path) {
-                    Some(display) => out.push(display),
-                    None => true,
-                },
+        budget,
+        &mut stderr,
+        |_, path, _| {
+            Ok(match auth.authorize(&path) {
+                Some(display) => out.push(display),
+                None => true,
             })
         },
     )?;
     cancel.check()?;
-    if over_budget {
+    if !within {
         return Ok(None);
     }
     if !out.is_full() && !stderr.is_empty() {
         return Err(rg_failed(ErrorKind::InvalidArgument, &stderr));
     }
     Ok(Some(out.into_listing()))
-}
-
-/// Appends one line to collected `rg` stderr text.
-pub(crate) fn push_line(stderr: &mut String, line: &str) {
-    if !stderr.is_empty() {
-        stderr.push('\n');
-    }
-    stderr.push_str(line);
 }

@@ -183,26 +183,22 @@ mod tests {
     /// the sorted walk lists, with ignore files, hidden files, globs, denied files and caps.
     #[test]
     fn parallel_listing_is_the_sorted_listing() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::testing::tree(&[
+            ("a/m.py", "x"),
+            ("a-b/n.rs", "x"),
+            ("a/.h/z.py", "x"),
+            (".env", "x"),
+            ("c/keep.log", "x"),
+            ("c/skip/x.py", "x"),
+            ("a/b/", ""),
+            ("d/", ""),
+            (".ignore", "skip/\n*.txt\n!g07.txt\n"),
+        ]);
         let r = dir.path();
-        for d in ["a/b", "a-b", "a/.h", "c/skip", "d"] {
-            fs::create_dir_all(r.join(d)).unwrap();
-        }
         for i in 0..50 {
             fs::write(r.join(format!("a/b/f{i:02}.py")), "x").unwrap();
             fs::write(r.join(format!("d/g{i:02}.txt")), "x").unwrap();
         }
-        for f in [
-            "a/m.py",
-            "a-b/n.rs",
-            "a/.h/z.py",
-            ".env",
-            "c/keep.log",
-            "c/skip/x.py",
-        ] {
-            fs::write(r.join(f), "x").unwrap();
-        }
-        fs::write(r.join(".ignore"), "skip/\n*.txt\n!g07.txt\n").unwrap();
         std::os::unix::fs::symlink("a", r.join("la")).unwrap();
         // Drops every `.rs` file, shows the rest relative to the root.
         let auth = |walked: &Path| {

@@ -77,16 +77,15 @@ mod tests {
 
     #[test]
     fn ripgrep_walks_count_hidden_and_ignored() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::testing::tree(&[
+            (".git/", ""),
+            (".gitignore", "node_modules/\n*.log\n"),
+            ("node_modules/x/a.js", "x"),
+            ("src/a.log", "x"),
+            ("src/a.rs", "x"),
+            ("src/.env", "x"),
+        ]);
         let r = dir.path();
-        std::fs::create_dir_all(r.join(".git")).unwrap();
-        std::fs::create_dir_all(r.join("node_modules/x")).unwrap();
-        std::fs::create_dir_all(r.join("src")).unwrap();
-        std::fs::write(r.join(".gitignore"), "node_modules/\n*.log\n").unwrap();
-        std::fs::write(r.join("node_modules/x/a.js"), "x").unwrap();
-        std::fs::write(r.join("src/a.log"), "x").unwrap();
-        std::fs::write(r.join("src/a.rs"), "x").unwrap();
-        std::fs::write(r.join("src/.env"), "x").unwrap();
         let c = CancelFlag::new();
         assert_eq!(
             ripgrep_skipped(r, None, None, false, &c).unwrap(),

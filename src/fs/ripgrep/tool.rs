@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::ripgrep::{self, GrepOptions, ListFilesOptions};
+use crate::fs::ripgrep::{self, GrepOptions, ListFilesOptions, Listing};
 use crate::fs::root::path::{is_dir, is_reg, Resolved};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
@@ -75,15 +75,7 @@ impl FileSystem {
         };
         let listing = ripgrep::list_files(&resolved.abs, &options, &Entries(self), cancel)?;
         let cap = self.limits.max_find_results;
-        let outcome = Outcome::listing_text(
-            resolved.event_str(),
-            listing.text,
-            listing.count,
-            listing.truncated,
-            cap,
-            "files",
-            "No files found.",
-        );
+        let outcome = listed(&resolved, listing, cap, "files", "No files found.");
         self.ripgrep_skipped(outcome, &resolved, glob, None, options.hidden, 0, cancel)
     }
 
@@ -137,20 +129,12 @@ impl FileSystem {
             beneath: self.root.open_root_if_exists()?,
         };
         let listing = ripgrep::grep(&resolved.abs, &options, &searched, cancel)?;
+        let binary = listing.binary_skipped;
         let cap = self.limits.max_search_results;
-        let outcome = Outcome::listing_text(
-            resolved.event_str(),
-            listing.text,
-            listing.count,
-            listing.truncated,
-            cap,
-            "lines",
-            "No matches found.",
-        );
+        let outcome = listed(&resolved, listing, cap, "lines", "No matches found.");
         if kind != Some(Kind::Directory) {
             return Ok(outcome);
         }
-        let binary = listing.binary_skipped;
         self.ripgrep_skipped(
             outcome,
             &resolved,
@@ -263,6 +247,21 @@ impl ripgrep::Authorize for Entries<'_> {
     fn plain_prefix(&self, root: &Path) -> Option<String> {
         self.0.plain_prefix(root)
     }
+}
+
+/// `listing` as the tool's result for `resolved`: its lines, then `[... truncated at {cap}
+/// {unit}]` when the cap cut it, or `empty` when it has none.
+fn listed(resolved: &Resolved, listing: Listing, cap: usize, unit: &str, empty: &str) -> Outcome {
+    let (text, count, truncated) = (listing.text, listing.count, listing.truncated);
+    Outcome::listing_text(
+        resolved.event_str(),
+        text,
+        count,
+        truncated,
+        cap,
+        unit,
+        empty,
+    )
 }
 
 #[cfg(test)]

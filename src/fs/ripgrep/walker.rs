@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
+use std::time::Instant;
 
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
@@ -43,8 +44,11 @@ pub(crate) enum Walked {
 /// in `rg --sort path` order, so walking overlaps the consumer's work.
 ///
 /// Only regular files below the root are fed (`rg` skips the root directory, symlinks and
-/// other types), minus those the dot rule drops. `f` returns `Ok(false)` to stop early; the
-/// walker then stops too, having run at most a bounded number of entries ahead.
+/// other types), minus those the dot rule drops, each with the walk's [`ErrorLines`] (where
+/// the walk's own errors go too) as `f(errors, path, printed)`. `f` returns `Ok(false)` to
+/// stop early; the walker then stops too, having run at most a bounded number of entries
+/// ahead. `cancel` is checked before each file, and the walk stops once `budget` has passed:
+/// then it returns `Ok(false)`, else `Ok(true)`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn for_each_file(
     root: &Path,
@@ -54,8 +58,10 @@ pub(crate) fn for_each_file(
     types: Types,
     hidden: bool,
     cancel: &CancelFlag,
-    mut f: impl FnMut(Walked) -> Result<bool>,
-) -> Result<()> {
+    budget: Option<Instant>,
+    stderr: &mut String,
+    mut f: impl FnMut(&mut ErrorLines, PathBuf, PathBuf) -> Result<bool>,
+) -> Result<bool> {
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Vec<Walked>>(AHEAD);
         scope.spawn(move || {
@@ -99,10 +105,27 @@ pub(crate) fn for_each_file(
                 let _ = tx.send(batch);
             }
         });
-        let mut outcome = Ok(());
+        let mut errors = ErrorLines {
+            lines: stderr,
+            budget,
+        };
+        let (mut outcome, mut within) = (Ok(()), true);
+        let mut feed = |item| {
+            cancel.check()?;
+            if errors.budget.is_some_and(|b| Instant::now() > b) {
+                within = false;
+                return Ok(false);
+            }
+            match item {
+                Walked::Error(line) => errors.push(&line),
+                Walked::Dir => {}
+                Walked::File { path, printed } => return f(&mut errors, path, printed),
+            }
+            Ok(true)
+        };
         'batches: for batch in rx.iter() {
             for item in batch {
-                match f(item) {
+                match feed(item) {
                     Ok(true) => {}
                     Ok(false) => break 'batches,
                     Err(err) => {
@@ -114,8 +137,31 @@ pub(crate) fn for_each_file(
         }
         // Dropping the receiver makes the walker's next send fail, so it ends.
         drop(rx);
-        outcome
+        outcome.map(|()| within)
     })
+}
+
+/// Appends one line to collected `rg` stderr text.
+pub(crate) fn push_line(stderr: &mut String, line: &str) {
+    if !stderr.is_empty() {
+        stderr.push('\n');
+    }
+    stderr.push_str(line);
+}
+
+/// The `rg: ...` error lines a walk collects as it goes on. The first one also ends the walk's
+/// time budget: a walk that will fail runs to the end, so the failure lists every line.
+pub(crate) struct ErrorLines<'a> {
+    lines: &'a mut String,
+    budget: Option<Instant>,
+}
+
+impl ErrorLines<'_> {
+    /// Appends `line` and drops the time budget.
+    pub(crate) fn push(&mut self, line: &str) {
+        push_line(self.lines, line);
+        self.budget = None;
+    }
 }
 
 /// `--glob G` with `rg`'s cwd `root`: an empty override when `glob` is `None`.

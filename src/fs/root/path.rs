@@ -859,6 +859,17 @@ pub fn fstat(fd: RawFd) -> io::Result<libc::stat> {
     Ok(st)
 }
 
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: the entry `name` of the directory `dir` itself,
+/// never a symlink's target (an entry swapped for a symlink since it was listed is not stat'ed
+/// through); `None` when it cannot be stat'ed.
+pub fn lstat_at(dir: RawFd, name: &OsStr) -> Option<libc::stat> {
+    let c = CString::new(name.as_bytes()).ok()?;
+    // SAFETY: st is written by fstatat before it is read; c is a valid C string.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::fstatat(dir, c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    (rc == 0).then_some(st)
+}
+
 /// Whether a `st_mode` is a regular file.
 pub fn is_reg(mode: libc::mode_t) -> bool {
     mode & libc::S_IFMT == libc::S_IFREG
@@ -889,19 +900,11 @@ pub const STAT_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_NONBLOCK;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs;
     use std::os::unix::fs::symlink;
 
     fn tree() -> (tempfile::TempDir, Root) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::testing::link_tree();
         let r = dir.path();
-        fs::create_dir_all(r.join("d/sub")).unwrap();
-        fs::write(r.join("a.txt"), "x\ny\n").unwrap();
-        symlink("/etc/passwd", r.join("out")).unwrap();
-        symlink("loop", r.join("loop")).unwrap();
-        symlink("a.txt", r.join("lnk")).unwrap();
-        symlink(r.join("a.txt"), r.join("abslnk")).unwrap();
-        symlink("nothere", r.join("dangle")).unwrap();
         symlink("d/sub", r.join("sublink")).unwrap();
         let root = Root::new(r.to_str().unwrap(), None).unwrap();
         (dir, root)
@@ -915,41 +918,25 @@ mod tests {
             let e = root.os_error(&io::Error::from_raw_os_error(errno), Some(rel));
             (e.kind.is_retryable(), e.message, e.errno)
         };
-        let retry = |m: &str, errno: i32| (true, m.to_string(), Some(errno));
-        assert_eq!(
-            text(libc::EACCES),
-            retry("Permission denied: 'd/secret.txt'", libc::EACCES)
-        );
-        assert_eq!(
-            text(libc::EPERM),
-            retry("Operation not permitted: 'd/secret.txt'", libc::EPERM)
-        );
-        assert_eq!(
-            text(libc::ENOENT),
-            retry("No such file or directory: 'd/secret.txt'", libc::ENOENT)
-        );
-        assert_eq!(
-            text(libc::ENOTDIR),
-            retry("Not a directory: 'd/secret.txt'", libc::ENOTDIR)
-        );
-        assert_eq!(
-            text(libc::EISDIR),
-            retry("Is a directory: 'd/secret.txt'", libc::EISDIR)
-        );
+        // What the model can fix is a retry naming the path as written, with the errno.
+        for (errno, message) in [
+            (libc::EACCES, "Permission denied: 'd/secret.txt'"),
+            (libc::EPERM, "Operation not permitted: 'd/secret.txt'"),
+            (libc::ENOENT, "No such file or directory: 'd/secret.txt'"),
+            (libc::ENOTDIR, "Not a directory: 'd/secret.txt'"),
+            (libc::EISDIR, "Is a directory: 'd/secret.txt'"),
+        ] {
+            assert_eq!(text(errno), (true, message.to_string(), Some(errno)));
+        }
         assert_eq!(text(libc::ENAMETOOLONG).1, "The path name is too long.");
         assert_eq!(
             text(libc::ELOOP).1,
             "The path resolves through a symlink loop."
         );
         // What the model cannot fix aborts the run: an OSError with the errno, no path.
-        assert_eq!(
-            text(libc::ENOSPC),
-            (false, strerror(libc::ENOSPC), Some(libc::ENOSPC))
-        );
-        assert_eq!(
-            text(libc::EROFS),
-            (false, strerror(libc::EROFS), Some(libc::EROFS))
-        );
+        for errno in [libc::ENOSPC, libc::EROFS] {
+            assert_eq!(text(errno), (false, strerror(errno), Some(errno)));
+        }
     }
 
     #[test]

@@ -194,18 +194,15 @@ mod tests {
     #[test]
     fn search_tree() {
         use crate::fs::tests::{limits, protected};
-        use std::fs;
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::testing::tree(&[
+            ("src/main.py", "import os\n# TODO fix\n"),
+            ("src/pkg/mod.py", "def f():\n    return 1  # TODO\n"),
+            ("src/a-b.py", "TODO a-b\n"),
+            ("src/a/b.py", "TODO a/b\n"),
+            (".hidden/x.txt", "TODO hidden\n"),
+            ("bin.dat", "TODO\0"),
+        ]);
         let r = dir.path();
-        fs::create_dir_all(r.join("src/pkg")).unwrap();
-        fs::create_dir_all(r.join(".hidden")).unwrap();
-        fs::write(r.join("src/main.py"), "import os\n# TODO fix\n").unwrap();
-        fs::write(r.join("src/pkg/mod.py"), "def f():\n    return 1  # TODO\n").unwrap();
-        fs::write(r.join("src/a-b.py"), "TODO a-b\n").unwrap();
-        fs::create_dir_all(r.join("src/a")).unwrap();
-        fs::write(r.join("src/a/b.py"), "TODO a/b\n").unwrap();
-        fs::write(r.join(".hidden/x.txt"), "TODO hidden\n").unwrap();
-        fs::write(r.join("bin.dat"), b"TODO\0").unwrap();
         std::os::unix::fs::symlink("/etc/hostname", r.join("out")).unwrap();
         let mut f =
             FileSystem::new(r.to_str().unwrap(), None, &[], &[], &protected(), limits()).unwrap();

@@ -41,21 +41,30 @@ pub fn py_repr(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_printable_char(c) => out.push(c),
-            c => out.push_str(&escape_code_point(c)),
+        if let Some(escape) = short_escape(c) {
+            out.push_str(escape);
+        } else if c == quote {
+            out.push('\\');
+            out.push(c);
+        } else if is_printable_char(c) {
+            out.push(c);
+        } else {
+            out.push_str(&escape_code_point(c));
         }
     }
     out.push(quote);
     out
+}
+
+/// The two-character escape `repr()` and `unicode_escape` both give `\\`, `\n`, `\r` and `\t`.
+fn short_escape(c: char) -> Option<&'static str> {
+    match c {
+        '\\' => Some("\\\\"),
+        '\n' => Some("\\n"),
+        '\r' => Some("\\r"),
+        '\t' => Some("\\t"),
+        _ => None,
+    }
 }
 
 fn escape_code_point(c: char) -> String {
@@ -74,13 +83,10 @@ fn escape_code_point(c: char) -> String {
 pub fn unicode_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            ' '..='~' => out.push(c),
-            c => out.push_str(&escape_code_point(c)),
+        match (short_escape(c), c) {
+            (Some(escape), _) => out.push_str(escape),
+            (None, ' '..='~') => out.push(c),
+            (None, c) => out.push_str(&escape_code_point(c)),
         }
     }
     out
@@ -157,10 +163,22 @@ pub fn is_rare_terminator_start(b: u8) -> bool {
 
 /// Whether any byte of `s` can start a terminator other than `\n` (vectorizable scan).
 pub fn has_rare_terminator(s: &[u8]) -> bool {
+    has_terminator_start::<true>(s)
+}
+
+/// Whether any byte of `s` can start a terminator other than `\n` and `\r` (vectorizable).
+pub fn has_terminator_besides_crlf(s: &[u8]) -> bool {
+    has_terminator_start::<false>(s)
+}
+
+/// Whether any byte of `s` can start a terminator other than `\n` (and other than `\r` unless
+/// `CR`): branch-free over 64-byte chunks, so the compiler vectorizes it.
+#[inline(always)]
+fn has_terminator_start<const CR: bool>(s: &[u8]) -> bool {
     let mut acc = 0u8;
     for chunk in s.chunks(64) {
         for &b in chunk {
-            acc |= (b == b'\r') as u8
+            acc |= (CR && b == b'\r') as u8
                 | (b == 0x0b) as u8
                 | (b == 0x0c) as u8
                 | (b.wrapping_sub(0x1c) < 3) as u8
@@ -174,22 +192,81 @@ pub fn has_rare_terminator(s: &[u8]) -> bool {
     false
 }
 
-/// Whether any byte of `s` can start a terminator other than `\n` and `\r` (vectorizable).
-pub fn has_terminator_besides_crlf(s: &[u8]) -> bool {
-    let mut acc = 0u8;
-    for chunk in s.chunks(64) {
-        for &b in chunk {
-            acc |= (b == 0x0b) as u8
-                | (b == 0x0c) as u8
-                | (b.wrapping_sub(0x1c) < 3) as u8
-                | (b == 0xC2) as u8
-                | (b == 0xE2) as u8;
-        }
-        if acc != 0 {
-            return true;
-        }
+/// Whether `s[k]` ends a `str.splitlines()` terminator.
+#[inline]
+pub(crate) fn ends_terminator(s: &[u8], k: usize) -> bool {
+    match s[k] {
+        b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e => true,
+        0x85 => k >= 1 && s[k - 1] == 0xC2,
+        0xA8 | 0xA9 => k >= 2 && s[k - 2] == 0xE2 && s[k - 1] == 0x80,
+        _ => false,
     }
-    false
+}
+
+/// The first terminator at or after `from`: `(start, length)`.
+pub(crate) fn next_terminator(s: &[u8], from: usize) -> Option<(usize, usize)> {
+    let mut i = from;
+    // Blocks grow from 64 bytes: a line is usually short, and each block is scanned whole.
+    let mut block = 64;
+    while i < s.len() {
+        let end = (i + block).min(s.len());
+        block = (block * 2).min(4096);
+        if !has_rare_terminator(&s[i..end]) {
+            if let Some(p) = memchr::memchr(b'\n', &s[i..end]) {
+                return Some((i + p, 1));
+            }
+            i = end;
+            continue;
+        }
+        for j in i..end {
+            if let Some(n) = terminator_at(s, j) {
+                return Some((j, n));
+            }
+        }
+        i = end;
+    }
+    None
+}
+
+/// Terminators in `s`, a slice starting at a line start and ending at one.
+pub(crate) fn count_terminators(s: &[u8]) -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while i < s.len() {
+        let end = (i + 65536).min(s.len());
+        if !has_rare_terminator(&s[i..end]) {
+            count += memchr::memchr_iter(b'\n', &s[i..end]).count();
+            i = end;
+            continue;
+        }
+        if !has_terminator_besides_crlf(&s[i..end]) {
+            // `\r\n` counts once; a pair may end just past the block.
+            let mut skip = i;
+            for p in memchr::memchr2_iter(b'\n', b'\r', &s[i..end]) {
+                let j = i + p;
+                if j < skip {
+                    continue;
+                }
+                count += 1;
+                if s[j] == b'\r' && s.get(j + 1) == Some(&b'\n') {
+                    skip = j + 2;
+                }
+            }
+            i = end.max(skip);
+            continue;
+        }
+        let mut j = i;
+        while j < end {
+            if let Some(n) = terminator_at(s, j) {
+                count += 1;
+                j += n;
+            } else {
+                j += 1;
+            }
+        }
+        i = j;
+    }
+    count
 }
 
 /// Python's `str.splitlines(keepends=True)` over `s`.
@@ -1016,81 +1093,4 @@ mod tests {
         assert!(has_rare_terminator(b"abc\r"));
         assert!(!has_rare_terminator(b"abc\ndef"));
     }
-}
-
-/// Whether `s[k]` ends a `str.splitlines()` terminator.
-#[inline]
-pub(crate) fn ends_terminator(s: &[u8], k: usize) -> bool {
-    match s[k] {
-        b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e => true,
-        0x85 => k >= 1 && s[k - 1] == 0xC2,
-        0xA8 | 0xA9 => k >= 2 && s[k - 2] == 0xE2 && s[k - 1] == 0x80,
-        _ => false,
-    }
-}
-
-/// The first terminator at or after `from`: `(start, length)`.
-pub(crate) fn next_terminator(s: &[u8], from: usize) -> Option<(usize, usize)> {
-    let mut i = from;
-    // Blocks grow from 64 bytes: a line is usually short, and each block is scanned whole.
-    let mut block = 64;
-    while i < s.len() {
-        let end = (i + block).min(s.len());
-        block = (block * 2).min(4096);
-        if !has_rare_terminator(&s[i..end]) {
-            if let Some(p) = memchr::memchr(b'\n', &s[i..end]) {
-                return Some((i + p, 1));
-            }
-            i = end;
-            continue;
-        }
-        for j in i..end {
-            if let Some(n) = terminator_at(s, j) {
-                return Some((j, n));
-            }
-        }
-        i = end;
-    }
-    None
-}
-
-/// Terminators in `s`, a slice starting at a line start and ending at one.
-pub(crate) fn count_terminators(s: &[u8]) -> usize {
-    let mut count = 0;
-    let mut i = 0;
-    while i < s.len() {
-        let end = (i + 65536).min(s.len());
-        if !has_rare_terminator(&s[i..end]) {
-            count += memchr::memchr_iter(b'\n', &s[i..end]).count();
-            i = end;
-            continue;
-        }
-        if !has_terminator_besides_crlf(&s[i..end]) {
-            // `\r\n` counts once; a pair may end just past the block.
-            let mut skip = i;
-            for p in memchr::memchr2_iter(b'\n', b'\r', &s[i..end]) {
-                let j = i + p;
-                if j < skip {
-                    continue;
-                }
-                count += 1;
-                if s[j] == b'\r' && s.get(j + 1) == Some(&b'\n') {
-                    skip = j + 2;
-                }
-            }
-            i = end.max(skip);
-            continue;
-        }
-        let mut j = i;
-        while j < end {
-            if let Some(n) = terminator_at(s, j) {
-                count += 1;
-                j += n;
-            } else {
-                j += 1;
-            }
-        }
-        i = j;
-    }
-    count
 }

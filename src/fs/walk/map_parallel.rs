@@ -192,16 +192,11 @@ mod tests {
     /// visitor declines.
     #[test]
     fn parallel_walk_meets_what_the_sorted_walk_meets() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = dir.path();
-        for d in ["a/b", "a-b", "a/.h/x", "c/d", ".top"] {
-            fs::create_dir_all(r.join(d)).unwrap();
-        }
-        for f in [
+        let files = [
             "a/b/f", "a-b/g", "a/.h/x/z", "a/.hid", ".top/t", "c/d/e", "c/k",
-        ] {
-            fs::write(r.join(f), "x").unwrap();
-        }
+        ];
+        let dir = crate::testing::tree(&files.map(|f| (f, "x")));
+        let r = dir.path();
         // More than a job's entries, a hidden one among them.
         for i in 0..150 {
             fs::write(r.join(format!("a/b/m{i:03}")), "x").unwrap();

@@ -23,7 +23,7 @@ use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::root::access::Fnmatch;
 use crate::fs::root::braces;
-use crate::fs::root::path::{fstat, is_dir, too_long, Resolved, NAME_MAX};
+use crate::fs::root::path::{fstat, is_dir, lstat_at, too_long, Resolved, NAME_MAX};
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 
@@ -336,18 +336,18 @@ impl FileSystem {
                 _ => None,
             };
             // The target's type and size, symlinks followed; a dangling one is skipped.
-            let st =
-                match (entry.kind, &target) {
-                    _ if linked.is_some() => linked.take(),
-                    (Kind::Symlink, Some(target)) => stat_beneath(&beneath, target)
+            let st = match (entry.kind, &target) {
+                _ if linked.is_some() => linked.take(),
+                (Kind::Symlink, Some(target)) => {
+                    stat_beneath(&beneath, target).map(|s| (is_dir(s.st_mode), s.st_size as u64))
+                }
+                (Kind::Dir, _) => Some((true, 0)),
+                _ => match sizes.get(index) {
+                    Some(known) => *known,
+                    None => lstat_at(dir_fd.as_raw_fd(), &entry.name)
                         .map(|s| (is_dir(s.st_mode), s.st_size as u64)),
-                    (Kind::Dir, _) => Some((true, 0)),
-                    _ => match sizes.get(index) {
-                        Some(known) => *known,
-                        None => stat_at(&dir_fd, &entry.name)
-                            .map(|s| (is_dir(s.st_mode), s.st_size as u64)),
-                    },
-                };
+                },
+            };
             let Some((dir, size)) = st else { continue };
             if !text.is_empty() {
                 text.push('\n');
@@ -543,7 +543,7 @@ impl FileSystem {
 fn prefetch_stats(dir: &OwnedFd, entries: &[DirEntry]) -> Vec<Option<(bool, u64)>> {
     let one = |e: &DirEntry| match e.kind {
         Kind::Dir | Kind::Symlink => None,
-        _ => stat_at(dir, &e.name).map(|s| (is_dir(s.st_mode), s.st_size as u64)),
+        _ => lstat_at(dir.as_raw_fd(), &e.name).map(|s| (is_dir(s.st_mode), s.st_size as u64)),
     };
     let threads = std::thread::available_parallelism()
         .map(|t| t.get())
@@ -576,22 +576,6 @@ fn stat_beneath(beneath: &crate::fs::root::path::Beneath, target: &Resolved) -> 
         .open(&target.rel, crate::fs::root::path::STAT_FLAGS, 0)
         .ok()?;
     fstat(fd.as_raw_fd()).ok()
-}
-
-fn stat_at(dir: &OwnedFd, name: &OsStr) -> Option<libc::stat> {
-    let c = std::ffi::CString::new(name.as_bytes()).ok()?;
-    // SAFETY: st is written by fstatat before it is read.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // No follow: an entry swapped for a symlink since `readdir` is not stat'ed through.
-    let rc = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    (rc == 0).then_some(st)
 }
 
 /// One component of a `find_files` pattern.
@@ -1373,11 +1357,8 @@ mod tests {
     #[test]
     fn walker_counts_pruned_hidden_entries_on_both_paths() {
         for count in [3, SMALL_TREE_ENTRIES + 40] {
-            let dir = tempfile::tempdir().unwrap();
+            let dir = crate::testing::tree(&[("d/.hidden/deep/no", ""), (".no", "")]);
             let r = dir.path();
-            fs::create_dir_all(r.join("d/.hidden/deep")).unwrap();
-            fs::write(r.join("d/.hidden/deep/no"), "").unwrap();
-            fs::write(r.join(".no"), "").unwrap();
             for i in 0..count {
                 fs::write(r.join(format!("d/f{i:04}")), "").unwrap();
             }

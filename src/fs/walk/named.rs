@@ -44,24 +44,21 @@ pub(crate) mod tests {
     /// non-UTF-8 name and enough files that a parallel walk has several directories to
     /// share out.
     pub(crate) fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let r = dir.path();
-        for d in ["a/b", "a-b", "a/.h/x", "c", ".top"] {
-            fs::create_dir_all(r.join(d)).unwrap();
-        }
-        for i in 0..40 {
-            fs::write(r.join(format!("a/b/f{i:02}.py")), "x").unwrap();
-            fs::write(r.join(format!("c/g{i:02}.txt")), "x").unwrap();
-        }
-        for f in [
+        let files = [
             "a/m.py",
             "a-b/n.py",
             "a/.h/x/z.py",
             "a/.hid.py",
             ".top/t.py",
             "s.pem",
-        ] {
-            fs::write(r.join(f), "x").unwrap();
+        ];
+        let dir = crate::testing::tree(&files.map(|f| (f, "x")));
+        let r = dir.path();
+        fs::create_dir_all(r.join("a/b")).unwrap();
+        fs::create_dir_all(r.join("c")).unwrap();
+        for i in 0..40 {
+            fs::write(r.join(format!("a/b/f{i:02}.py")), "x").unwrap();
+            fs::write(r.join(format!("c/g{i:02}.txt")), "x").unwrap();
         }
         fs::write(r.join(OsStr::from_bytes(b"c/bad\xff.txt")), "x").unwrap();
         fs::write(r.join("c/.ignore"), "g1*.txt\n").unwrap();

@@ -199,12 +199,8 @@ mod tests {
     #[test]
     fn results_come_in_sort_key_order_and_stop_early() {
         for count in [5, AHEAD + 1000] {
-            let dir = tempfile::tempdir().unwrap();
+            let dir = crate::testing::tree(&[("a/.h/no", ""), ("a-b", ""), ("a/b", "")]);
             let r = dir.path();
-            fs::create_dir_all(r.join("a/.h")).unwrap();
-            fs::write(r.join("a/.h/no"), "").unwrap();
-            fs::write(r.join("a-b"), "").unwrap();
-            fs::write(r.join("a/b"), "").unwrap();
             for i in 0..count {
                 fs::create_dir_all(r.join(format!("d{}", i % 7))).unwrap();
                 fs::write(r.join(format!("d{}/f{i}", i % 7)), "").unwrap();
