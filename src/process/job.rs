@@ -510,6 +510,17 @@ pub fn cleanup(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// Launches `spec` and waits up to `within` for it to exit: its recorded exit code and
+    /// its job directory.
+    fn exited(spec: LaunchSpec, within: Duration) -> (Option<i64>, PathBuf) {
+        let dir = spec.dir.clone();
+        let Launch::Started(handle) = launch(spec).unwrap() else {
+            panic!()
+        };
+        assert!(wait_exit(handle.pid, within));
+        (exit_code(&status_text(&dir).unwrap()), dir)
+    }
+
     fn spec(dir: &Path, command: &str) -> LaunchSpec {
         LaunchSpec {
             dir: dir.join("job"),
@@ -531,12 +542,8 @@ mod tests {
         let mut bare = spec(tmp.path(), "echo hi; exit 5");
         bare.env = vec![(b"PATH".to_vec(), b"/nonexistent".to_vec())];
         bare.max_log_bytes = Some(1000);
-        let Launch::Started(handle) = launch(bare).unwrap() else {
-            panic!()
-        };
-        let dir = tmp.path().join("job");
-        assert!(wait_exit(handle.pid, Duration::from_secs(10)));
-        assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(5));
+        let (code, dir) = exited(bare, Duration::from_secs(10));
+        assert_eq!(code, Some(5));
         assert_eq!(tail(&dir.join("stdout.log"), 100).unwrap(), b"hi\n");
         let mut files: Vec<String> = fs::read_dir(&dir)
             .unwrap()
@@ -564,12 +571,8 @@ mod tests {
             "printf '%300s' x; sleep 1.5; echo after; exit 3",
         );
         chatty.max_log_bytes = Some(100);
-        let Launch::Started(handle) = launch(chatty).unwrap() else {
-            panic!()
-        };
-        let dir = tmp.path().join("job");
-        assert!(wait_exit(handle.pid, Duration::from_secs(20)));
-        assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(3));
+        let (code, dir) = exited(chatty, Duration::from_secs(20));
+        assert_eq!(code, Some(3));
         assert_eq!(
             tail(&dir.join("stdout.log"), 1000).unwrap(),
             b"[Log exceeded max_log_bytes=100; earlier output was cleared.]\nafter\n"

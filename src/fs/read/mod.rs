@@ -1182,16 +1182,19 @@ mod tests {
         Ok(head + &result)
     }
 
-    fn ours(path: &str, data: &[u8], s: &ReadSpec, chunk: usize) -> Result<String> {
-        struct Chunked<'a>(&'a [u8], usize);
-        impl Read for Chunked<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let n = self.0.len().min(self.1).min(buf.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
+    /// A reader of `data` that returns at most `.1` bytes a call, as a pipe may.
+    struct Chunked<'a>(&'a [u8], usize);
+
+    impl Read for Chunked<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(self.1).min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
         }
+    }
+
+    fn ours(path: &str, data: &[u8], s: &ReadSpec, chunk: usize) -> Result<String> {
         let scan_as = |rendered: bool| {
             let mut window = s.window(path);
             window.rendered = rendered;
@@ -1289,15 +1292,6 @@ mod tests {
     /// precedes it (the re-read of a cached file) holds the lines a full pass keeps.
     #[test]
     fn piped_and_resumed_scans_agree() {
-        struct Chunked<'a>(&'a [u8], usize);
-        impl Read for Chunked<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let n = self.0.len().min(self.1).min(buf.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
         let texts: Vec<Vec<u8>> = vec![
             b"".to_vec(),
             b"a\r\nb\rc\r\r\nd\x0be\x0cf\x1cg\x1dh\x1ei".to_vec(),
