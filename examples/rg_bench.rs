@@ -14,7 +14,7 @@
 //! realpath (each parent directory resolved once, one `lstat` per entry), containment in
 //! the root, display relative to the cwd. Timing goes to stderr.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -22,6 +22,10 @@ use pydantic_ai_harness_rs::cancel::CancelFlag;
 use pydantic_ai_harness_rs::fs::ripgrep::{
     grep, list_files, Authorize, GrepOptions, ListFilesOptions,
 };
+
+#[path = "../tests/fixtures/ripgrep/relpath.rs"]
+mod relpath;
+use relpath::relpath;
 
 struct RootAuth {
     real_root: PathBuf,
@@ -67,24 +71,6 @@ impl Authorize for RootAuth {
         };
         target.strip_prefix(&self.real_root).ok()?;
         Some(relpath(&target, &self.cwd))
-    }
-}
-
-fn relpath(target: &Path, start: &Path) -> String {
-    let t: Vec<Component> = target.components().collect();
-    let s: Vec<Component> = start.components().collect();
-    let common = t.iter().zip(&s).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..s.len() {
-        out.push("..");
-    }
-    for c in &t[common..] {
-        out.push(c);
-    }
-    if out.as_os_str().is_empty() {
-        ".".into()
-    } else {
-        out.to_string_lossy().into_owned()
     }
 }
 

@@ -13,6 +13,7 @@ use pydantic_ai_harness_rs::error::ErrorKind;
 use pydantic_ai_harness_rs::fs::ripgrep::{
     grep, list_files, GrepOptions, ListFilesOptions, Listing,
 };
+use Set::*;
 
 struct Tree {
     _tmp: tempfile::TempDir,
@@ -35,6 +36,16 @@ fn skip_note(what: &str) {
     );
 }
 
+/// `list_files` options: not hidden, no sort budget.
+fn list_opts(glob: Option<&str>, max: usize) -> ListFilesOptions {
+    ListFilesOptions {
+        hidden: false,
+        glob: glob.map(str::to_string),
+        max_results: max,
+        sorted_budget: None,
+    }
+}
+
 /// Runs `list_files` on `root/dir` with cwd `root/cwd`; compares with the reference.
 fn list(
     root: &Path,
@@ -46,12 +57,7 @@ fn list(
 ) -> Listing {
     let dir = root.join(dir);
     let auth = TestAuth::new(root, &root.join(cwd), denied);
-    let mut opts = ListFilesOptions {
-        hidden: false,
-        glob: glob.map(str::to_string),
-        max_results: max,
-        sorted_budget: None,
-    };
+    let mut opts = list_opts(glob, max);
     let ours = list_files(&dir, &opts, &auth, &CancelFlag::new()).map_err(|e| e.message);
     // Walked on every core and sorted at the end: the same listing.
     opts.sorted_budget = Some(std::time::Duration::ZERO);
@@ -75,6 +81,33 @@ fn opts(pattern: &str) -> GrepOptions {
         max_results: 1000,
         ..Default::default()
     }
+}
+
+/// One change to the options [`opts`] gives.
+#[derive(Clone, Copy)]
+enum Set {
+    Glob(&'static str),
+    Type(&'static str),
+    Context(usize),
+    Max(usize),
+    IgnoreCase,
+    Literal,
+}
+
+/// [`opts`] with `sets` applied in order.
+fn opts_with(pattern: &str, sets: &[Set]) -> GrepOptions {
+    let mut o = opts(pattern);
+    for set in sets {
+        match *set {
+            Glob(glob) => o.glob = Some(glob.into()),
+            Type(name) => o.file_type = Some(name.into()),
+            Context(lines) => o.context = lines,
+            Max(max) => o.max_results = max,
+            IgnoreCase => o.ignore_case = true,
+            Literal => o.literal = true,
+        }
+    }
+    o
 }
 
 /// Runs `grep` on `root/target` with cwd `root/cwd`; compares with the reference.
@@ -125,6 +158,36 @@ fn grep_cmp(
         None => skip_note("grep"),
     }
     ours
+}
+
+/// [`grep_cmp`] with no denied patterns, which must succeed.
+fn grep_ok(root: &Path, target: &str, cwd: &str, opts: &GrepOptions) -> Listing {
+    grep_cmp(root, target, cwd, opts, &[]).unwrap()
+}
+
+/// [`grep_ok`] for each `(target, cwd, options)`: the comparison with `rg` only.
+fn grep_all(root: &Path, cases: &[(&str, &str, GrepOptions)]) {
+    for (target, cwd, o) in cases {
+        grep_ok(root, target, cwd, o);
+    }
+}
+
+/// [`grep_ok`] for each `(target, cwd, options, lines)`, which must give exactly `lines`.
+fn grep_expect(root: &Path, cases: &[(&str, &str, GrepOptions, &[&str])]) {
+    for (target, cwd, o, expected) in cases {
+        let out = grep_ok(root, target, cwd, o);
+        assert_eq!(lines(&out), *expected, "grep {target:?} cwd={cwd:?} {o:?}");
+    }
+}
+
+/// `needle` searched from `root` itself, with one option changed per case, which must give
+/// exactly the lines given.
+fn grep_needle(root: &Path, cases: &[(Set, &[&str])]) {
+    let cases: Vec<_> = cases
+        .iter()
+        .map(|&(set, expected)| (".", ".", opts_with("needle", &[set]), expected))
+        .collect();
+    grep_expect(root, &cases);
 }
 
 fn lines(listing: &Listing) -> Vec<&str> {
@@ -178,32 +241,33 @@ fn list_files_glob_overrides_ignore_files_but_not_the_dot_rule() {
         .lines()
         .contains(&"ignored_by_dot_ignore.txt".to_string()));
     assert!(!out.lines().iter().any(|l| l.contains("hidden")));
-    list(&t.repo, ".", ".", Some("!*.txt"), 1000, &[]);
-    list(&t.repo, ".", ".", Some("sub/**"), 1000, &[]);
-    list(&t.repo, ".", ".", Some("*.py"), 1000, &[]);
-    list(&t.repo, ".", ".", Some("**/*.py"), 1000, &[]);
-    list(&t.repo, ".", ".", Some("*"), 1000, &[]);
-    list(&t.repo, ".", ".", Some(""), 1000, &[]);
+    for glob in ["!*.txt", "sub/**", "*.py", "**/*.py", "*", ""] {
+        list(&t.repo, ".", ".", Some(glob), 1000, &[]);
+    }
 }
 
 #[test]
 fn list_files_in_a_subdirectory_reads_parent_ignore_files() {
     let t = tree();
-    let out = list(&t.repo, "sub", ".", None, 1000, &[]);
-    assert_eq!(
-        lines(&out),
-        [
-            "sub/deeper/z.py",
-            "sub/top_only.txt",
-            "sub/unignored.tmp",
-            "sub/y.txt"
-        ]
-    );
-    let out = list(&t.repo, "sub/deeper", "sub", None, 1000, &[]);
-    assert_eq!(lines(&out), ["deeper/z.py"]);
-    // cwd below the walk root: paths climb with `..`.
-    let out = list(&t.repo, "a", "sub", None, 1000, &[]);
-    assert_eq!(lines(&out), ["../a/b.txt"]);
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "sub",
+            ".",
+            &[
+                "sub/deeper/z.py",
+                "sub/top_only.txt",
+                "sub/unignored.tmp",
+                "sub/y.txt",
+            ],
+        ),
+        ("sub/deeper", "sub", &["deeper/z.py"]),
+        // cwd below the walk root: paths climb with `..`.
+        ("a", "sub", &["../a/b.txt"]),
+    ];
+    for (dir, cwd, expected) in cases {
+        let out = list(&t.repo, dir, cwd, None, 1000, &[]);
+        assert_eq!(lines(&out), expected, "list_files {dir:?} cwd={cwd:?}");
+    }
 }
 
 #[test]
@@ -241,40 +305,78 @@ fn list_files_applies_access_patterns() {
     assert!(out.truncated);
 }
 
+/// A directory, the empty directories made in it, the files written in it, its listing.
+type RepoCase = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
 #[test]
 fn gitignore_needs_a_repository() {
     setup_env();
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
-    write(&root, "plain/.gitignore", "*.log\n");
-    write(&root, "plain/.ignore", "*.tmp\n");
-    write(&root, "plain/a.log", "x\n");
-    write(&root, "plain/b.tmp", "x\n");
-    write(&root, "plain/c.txt", "x\n");
-    let out = list(&root, "plain", "plain", None, 100, &[]);
-    assert_eq!(lines(&out), ["a.log", "c.txt"]);
-    // A `.git` file (a worktree or submodule) makes a repository too.
-    write(&root, "wt/.git", "gitdir: /nowhere\n");
-    write(&root, "wt/.gitignore", "*.log\n");
-    write(&root, "wt/a.log", "x\n");
-    write(&root, "wt/c.txt", "x\n");
-    let out = list(&root, "wt", "wt", None, 100, &[]);
-    assert_eq!(lines(&out), ["c.txt"]);
-    // A jujutsu repository (`.jj`) counts as one too.
-    mkdir(&root, "jj/.jj");
-    write(&root, "jj/.gitignore", "*.log\n");
-    write(&root, "jj/a.log", "x\n");
-    write(&root, "jj/c.txt", "x\n");
-    let out = list(&root, "jj", "jj", None, 100, &[]);
-    assert_eq!(lines(&out), ["c.txt"]);
-    // An empty `.git` directory is enough.
-    mkdir(&root, "repo/.git");
-    write(&root, "repo/.gitignore", "*.log\nsub/\n");
-    write(&root, "repo/a.log", "x\n");
-    write(&root, "repo/sub/in.txt", "x\n");
-    write(&root, "repo/keep.txt", "x\n");
-    let out = list(&root, "repo", "repo", None, 100, &[]);
-    assert_eq!(lines(&out), ["keep.txt"]);
+    let cases: [RepoCase; 4] = [
+        (
+            "plain",
+            &[],
+            &[
+                (".gitignore", "*.log\n"),
+                (".ignore", "*.tmp\n"),
+                ("a.log", "x\n"),
+                ("b.tmp", "x\n"),
+                ("c.txt", "x\n"),
+            ],
+            &["a.log", "c.txt"],
+        ),
+        // A `.git` file (a worktree or submodule) makes a repository too.
+        (
+            "wt",
+            &[],
+            &[
+                (".git", "gitdir: /nowhere\n"),
+                (".gitignore", "*.log\n"),
+                ("a.log", "x\n"),
+                ("c.txt", "x\n"),
+            ],
+            &["c.txt"],
+        ),
+        // A jujutsu repository (`.jj`) counts as one too.
+        (
+            "jj",
+            &[".jj"],
+            &[
+                (".gitignore", "*.log\n"),
+                ("a.log", "x\n"),
+                ("c.txt", "x\n"),
+            ],
+            &["c.txt"],
+        ),
+        // An empty `.git` directory is enough.
+        (
+            "repo",
+            &[".git"],
+            &[
+                (".gitignore", "*.log\nsub/\n"),
+                ("a.log", "x\n"),
+                ("sub/in.txt", "x\n"),
+                ("keep.txt", "x\n"),
+            ],
+            &["keep.txt"],
+        ),
+    ];
+    for (dir, dirs, files, expected) in cases {
+        for sub in dirs {
+            mkdir(&root, &format!("{dir}/{sub}"));
+        }
+        for (name, body) in files {
+            write(&root, &format!("{dir}/{name}"), body);
+        }
+        let out = list(&root, dir, dir, None, 100, &[]);
+        assert_eq!(lines(&out), expected, "{dir}");
+    }
 }
 
 #[test]
@@ -282,24 +384,14 @@ fn symlinks_are_not_followed() {
     let t = tree();
     let out = list(&t.repo, ".", ".", Some("link*"), 100, &[]);
     assert!(out.lines().is_empty());
-    let out = grep_cmp(
-        &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            glob: Some("link*".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
+    let out = grep_ok(&t.repo, ".", ".", &opts_with("needle", &[Glob("link*")]));
     assert!(out.lines().is_empty());
 }
 
 #[test]
 fn grep_basic_and_flags() {
     let t = tree();
-    let out = grep_cmp(&t.repo, ".", ".", &opts("needle"), &[]).unwrap();
+    let out = grep_ok(&t.repo, ".", ".", &opts("needle"));
     let got = lines(&out);
     assert_eq!(
         &got[..4],
@@ -324,65 +416,42 @@ fn grep_basic_and_flags() {
         &"bin/late.bin: WARNING: stopped searching binary file after match (found \"\\0\" byte around offset 200014)"
     ));
 
-    let out = grep_cmp(
-        &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            ignore_case: true,
-            ..opts("NEEDLE")
-        },
-        &[],
-    )
-    .unwrap();
+    let out = grep_ok(&t.repo, ".", ".", &opts_with("NEEDLE", &[IgnoreCase]));
     assert!(lines(&out).contains(&"a.txt:3:gamma Needle"));
 
-    let out = grep_cmp(
+    grep_expect(
         &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            literal: true,
-            ..opts("a.b(c")
-        },
-        &[],
-    )
-    .unwrap();
-    assert_eq!(lines(&out), ["meta.txt:1:a.b(c needle"]);
-    let out = grep_cmp(&t.repo, ".", ".", &opts("a.b\\(c"), &[]).unwrap();
-    assert_eq!(lines(&out), ["meta.txt:1:a.b(c needle", "meta.txt:2:axb(c"]);
-    grep_cmp(
+        &[
+            (
+                ".",
+                ".",
+                opts_with("a.b(c", &[Literal]),
+                &["meta.txt:1:a.b(c needle"],
+            ),
+            (
+                ".",
+                ".",
+                opts("a.b\\(c"),
+                &["meta.txt:1:a.b(c needle", "meta.txt:2:axb(c"],
+            ),
+        ],
+    );
+    grep_all(
         &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            literal: true,
-            ignore_case: true,
-            ..opts("A.B(C")
-        },
-        &[],
-    )
-    .unwrap();
-    grep_cmp(&t.repo, ".", ".", &opts("^$"), &[]).unwrap();
-    grep_cmp(&t.repo, ".", ".", &opts(""), &[]).unwrap();
-    grep_cmp(&t.repo, ".", ".", &opts("\\bneedle\\b"), &[]).unwrap();
-    grep_cmp(&t.repo, ".", ".", &opts("(?i)ÉÉ"), &[]).unwrap();
+        &[
+            (".", ".", opts_with("A.B(C", &[Literal, IgnoreCase])),
+            (".", ".", opts("^$")),
+            (".", ".", opts("")),
+            (".", ".", opts("\\bneedle\\b")),
+            (".", ".", opts("(?i)ÉÉ")),
+        ],
+    );
 }
 
 #[test]
 fn grep_context_groups_drop_separators() {
     let t = tree();
-    let out = grep_cmp(
-        &t.repo,
-        "ctx.txt",
-        ".",
-        &GrepOptions {
-            context: 2,
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
+    let out = grep_ok(&t.repo, "ctx.txt", ".", &opts_with("needle", &[Context(2)]));
     assert_eq!(
         lines(&out),
         [
@@ -406,40 +475,15 @@ fn grep_context_groups_drop_separators() {
         ]
     );
     for context in [0, 1, 2, 5, 20] {
-        grep_cmp(
-            &t.repo,
-            ".",
-            ".",
-            &GrepOptions {
-                context,
-                ..opts("needle")
-            },
-            &[],
-        )
-        .unwrap();
-        grep_cmp(
-            &t.repo,
-            "ctx.txt",
-            "sub",
-            &GrepOptions {
-                context,
-                ..opts("needle")
-            },
-            &[],
-        )
-        .unwrap();
+        let o = opts_with("needle", &[Context(context)]);
+        grep_all(&t.repo, &[(".", ".", o.clone()), ("ctx.txt", "sub", o)]);
     }
-    let out = grep_cmp(
+    let out = grep_ok(
         &t.repo,
         "ctx.txt",
         ".",
-        &GrepOptions {
-            context: 20,
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
+        &opts_with("needle", &[Context(20)]),
+    );
     assert_eq!(out.lines().len(), 60);
 }
 
@@ -447,17 +491,12 @@ fn grep_context_groups_drop_separators() {
 fn grep_long_lines_are_previewed() {
     let t = tree();
     for context in [0, 1] {
-        let out = grep_cmp(
+        let out = grep_ok(
             &t.repo,
             "long.txt",
             ".",
-            &GrepOptions {
-                context,
-                ..opts("needle")
-            },
-            &[],
-        )
-        .unwrap();
+            &opts_with("needle", &[Context(context)]),
+        );
         let omitted = " [... omitted end of long line]";
         assert_eq!(
             out.lines()[context],
@@ -470,120 +509,73 @@ fn grep_long_lines_are_previewed() {
 #[test]
 fn grep_file_target_and_explicit_binary() {
     let t = tree();
-    let out = grep_cmp(&t.repo, "a.txt", ".", &opts("needle"), &[]).unwrap();
-    assert_eq!(lines(&out), ["a.txt:1:alpha needle"]);
-    let out = grep_cmp(&t.repo, "sub/y.txt", "sub", &opts("needle"), &[]).unwrap();
-    assert_eq!(lines(&out), ["y.txt:1:needle y"]);
-    // An explicit file is searched whatever the ignore rules, glob and type say.
-    let out = grep_cmp(
+    grep_expect(
+        &t.repo,
+        &[
+            ("a.txt", ".", opts("needle"), &["a.txt:1:alpha needle"]),
+            ("sub/y.txt", "sub", opts("needle"), &["y.txt:1:needle y"]),
+            // An explicit file is searched whatever the ignore rules, glob and type say.
+            (
+                "drop.log",
+                ".",
+                opts_with("needle", &[Type("py")]),
+                &["drop.log:1:dropped log needle"],
+            ),
+        ],
+    );
+    grep_ok(
         &t.repo,
         "drop.log",
         ".",
-        &GrepOptions {
-            file_type: Some("py".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    assert_eq!(lines(&out), ["drop.log:1:dropped log needle"]);
-    grep_cmp(
-        &t.repo,
-        "drop.log",
-        ".",
-        &GrepOptions {
-            glob: Some("*.py".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
+        &opts_with("needle", &[Glob("*.py")]),
+    );
     // ... but the dot rule still drops it.
-    let out = grep_cmp(&t.repo, ".hidden_file.txt", ".", &opts("needle"), &[]).unwrap();
+    let out = grep_ok(&t.repo, ".hidden_file.txt", ".", &opts("needle"));
     assert!(out.lines().is_empty());
-    let out = grep_cmp(&t.repo, "bin/data.bin", ".", &opts("needle"), &[]).unwrap();
+    let out = grep_ok(&t.repo, "bin/data.bin", ".", &opts("needle"));
     assert_eq!(
         lines(&out),
         ["bin/data.bin: binary file matches (found \"\\0\" byte around offset 7)"]
     );
     for context in [0, 1, 3] {
         for pattern in ["needle", "late", "early", "y+", "nomatch"] {
-            let o = GrepOptions {
-                context,
-                ..opts(pattern)
-            };
-            grep_cmp(&t.repo, "bin/late.bin", ".", &o, &[]).unwrap();
-            grep_cmp(&t.repo, "bin/data.bin", ".", &o, &[]).unwrap();
+            let o = opts_with(pattern, &[Context(context)]);
+            grep_all(
+                &t.repo,
+                &[("bin/late.bin", ".", o.clone()), ("bin/data.bin", ".", o)],
+            );
         }
     }
-    grep_cmp(&t.repo, "utf16.txt", ".", &opts("needle"), &[]).unwrap();
-    grep_cmp(&t.repo, "empty.txt", ".", &opts(""), &[]).unwrap();
-    grep_cmp(
+    grep_all(
         &t.repo,
-        "long.txt",
-        ".",
-        &GrepOptions {
-            context: 2,
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
+        &[
+            ("utf16.txt", ".", opts("needle")),
+            ("empty.txt", ".", opts("")),
+            ("long.txt", ".", opts_with("needle", &[Context(2)])),
+        ],
+    );
 }
 
 #[test]
 fn grep_file_types() {
     let t = tree();
-    let out = grep_cmp(
+    grep_needle(
         &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            file_type: Some("py".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    assert_eq!(
-        lines(&out),
-        ["b.py:1:def needle():", "sub/deeper/z.py:1:needle = 'z'"]
+        &[
+            (
+                Type("py"),
+                &["b.py:1:def needle():", "sub/deeper/z.py:1:needle = 'z'"],
+            ),
+            (Type("rust"), &["c.rs:1:fn needle() {}"]),
+        ],
     );
-    let out = grep_cmp(
+    grep_all(
         &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            file_type: Some("rust".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    assert_eq!(lines(&out), ["c.rs:1:fn needle() {}"]);
-    grep_cmp(
-        &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            file_type: Some("all".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    grep_cmp(
-        &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            file_type: Some("txt".into()),
-            glob: Some("a*".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
+        &[
+            (".", ".", opts_with("needle", &[Type("all")])),
+            (".", ".", opts_with("needle", &[Type("txt"), Glob("a*")])),
+        ],
+    );
 }
 
 #[test]
@@ -591,16 +583,7 @@ fn grep_errors_read_as_rg() {
     let t = tree();
     let auth = TestAuth::new(&t.repo, &t.repo, &[]);
     let cancel = CancelFlag::new();
-    let err = grep(
-        &t.repo,
-        &GrepOptions {
-            file_type: Some("nope".into()),
-            ..opts("(")
-        },
-        &auth,
-        &cancel,
-    )
-    .unwrap_err();
+    let err = grep(&t.repo, &opts_with("(", &[Type("nope")]), &auth, &cancel).unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidArgument);
     assert_eq!(
         err.message,
@@ -612,36 +595,17 @@ fn grep_errors_read_as_rg() {
         err.message,
         "ripgrep failed: rg: regex parse error:\n    (?:(foo)\n    ^\nerror: unclosed group"
     );
-    let err = grep(
-        &t.repo,
-        &GrepOptions {
-            glob: Some("{a".into()),
-            ..opts("(")
-        },
-        &auth,
-        &cancel,
-    )
-    .unwrap_err();
+    let err = grep(&t.repo, &opts_with("(", &[Glob("{a")]), &auth, &cancel).unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidPattern);
     assert!(err
         .message
         .starts_with("ripgrep failed: rg: error parsing glob '{a'"));
     for o in [
-        GrepOptions {
-            file_type: Some("nope".into()),
-            glob: Some("{a".into()),
-            ..opts("(")
-        },
-        GrepOptions {
-            glob: Some("{a".into()),
-            ..opts("(")
-        },
+        opts_with("(", &[Type("nope"), Glob("{a")]),
+        opts_with("(", &[Glob("{a")]),
         opts("(foo"),
         opts("a\nb"),
-        GrepOptions {
-            literal: true,
-            ..opts("a\nb")
-        },
+        opts_with("a\nb", &[Literal]),
         opts("\\x00"),
         opts("(?=a)"),
         opts("(a)\\1"),
@@ -650,31 +614,9 @@ fn grep_errors_read_as_rg() {
     ] {
         assert!(grep_cmp(&t.repo, ".", ".", &o, &[]).is_err(), "{o:?}");
     }
-    let err = list_files(
-        &t.repo,
-        &ListFilesOptions {
-            hidden: false,
-            glob: Some("a{".into()),
-            max_results: 5,
-            sorted_budget: None,
-        },
-        &auth,
-        &cancel,
-    )
-    .unwrap_err();
+    let err = list_files(&t.repo, &list_opts(Some("a{"), 5), &auth, &cancel).unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidPattern);
-    let err = list_files(
-        &t.repo,
-        &ListFilesOptions {
-            hidden: false,
-            glob: Some("[z-a]".into()),
-            max_results: 5,
-            sorted_budget: None,
-        },
-        &auth,
-        &cancel,
-    )
-    .unwrap_err();
+    let err = list_files(&t.repo, &list_opts(Some("[z-a]"), 5), &auth, &cancel).unwrap_err();
     let expected = reference(
         &t.repo,
         &["--files", "--sort", "path", "--glob", "[z-a]"],
@@ -690,46 +632,16 @@ fn grep_errors_read_as_rg() {
 #[test]
 fn grep_cap_is_exact_and_counts_only_accepted_lines() {
     let t = tree();
-    let all = grep_cmp(
-        &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            context: 1,
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap()
-    .lines();
+    let all = grep_ok(&t.repo, ".", ".", &opts_with("needle", &[Context(1)])).lines();
     let n = all.len();
     for max in [0, 1, 2, 7, n - 1, n, n + 1] {
-        let out = grep_cmp(
-            &t.repo,
-            ".",
-            ".",
-            &GrepOptions {
-                context: 1,
-                max_results: max,
-                ..opts("needle")
-            },
-            &[],
-        )
-        .unwrap();
+        let o = opts_with("needle", &[Context(1), Max(max)]);
+        let out = grep_ok(&t.repo, ".", ".", &o);
         assert_eq!(out.lines(), all[..max.min(n)].to_vec());
         assert_eq!(out.truncated, max < n, "max={max}");
     }
-    let out = grep_cmp(
-        &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            max_results: 3,
-            ..opts("needle")
-        },
-        &["a*", "b*"],
-    )
-    .unwrap();
+    let o = opts_with("needle", &[Max(3)]);
+    let out = grep_cmp(&t.repo, ".", ".", &o, &["a*", "b*"]).unwrap();
     // Denied patterns are case-insensitive: `B.txt` goes too.
     assert_eq!(
         lines(&out),
@@ -745,81 +657,43 @@ fn grep_cap_is_exact_and_counts_only_accepted_lines() {
 #[test]
 fn grep_glob_precedence_over_ignore_files() {
     let t = tree();
-    let out = grep_cmp(
+    grep_needle(
         &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            glob: Some("*.log".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    assert_eq!(
-        lines(&out),
-        [
-            "drop.log:1:dropped log needle",
-            "keep.log:1:kept log needle"
-        ]
+        &[
+            (
+                Glob("*.log"),
+                &[
+                    "drop.log:1:dropped log needle",
+                    "keep.log:1:kept log needle",
+                ],
+            ),
+            (
+                Glob("*.tmp"),
+                &[
+                    "sub/unignored.tmp:1:needle unignored tmp",
+                    "sub/x.tmp:1:needle tmp",
+                ],
+            ),
+        ],
     );
-    let out = grep_cmp(
+    grep_all(
         &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            glob: Some("*.tmp".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    assert_eq!(
-        lines(&out),
-        [
-            "sub/unignored.tmp:1:needle unignored tmp",
-            "sub/x.tmp:1:needle tmp"
-        ]
+        &[
+            (".", ".", opts_with("needle", &[Glob("!*.txt")])),
+            ("sub", ".", opts_with("needle", &[Glob("*.py")])),
+            (
+                "sub",
+                "sub/deeper",
+                opts_with("needle", &[Glob("deeper/*")]),
+            ),
+        ],
     );
-    grep_cmp(
-        &t.repo,
-        ".",
-        ".",
-        &GrepOptions {
-            glob: Some("!*.txt".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    grep_cmp(
-        &t.repo,
-        "sub",
-        ".",
-        &GrepOptions {
-            glob: Some("*.py".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
-    grep_cmp(
-        &t.repo,
-        "sub",
-        "sub/deeper",
-        &GrepOptions {
-            glob: Some("deeper/*".into()),
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
 }
 
 #[test]
 fn grep_in_subdirectory_with_cwd_elsewhere() {
     let t = tree();
-    let out = grep_cmp(&t.repo, "sub", "a", &opts("needle"), &[]).unwrap();
+    let out = grep_ok(&t.repo, "sub", "a", &opts("needle"));
     assert_eq!(
         lines(&out),
         [
@@ -840,18 +714,7 @@ fn cancelled_calls_stop() {
     cancel.cancel();
     let err = grep(&t.repo, &opts("needle"), &auth, &cancel).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Cancelled);
-    let err = list_files(
-        &t.repo,
-        &ListFilesOptions {
-            hidden: false,
-            glob: None,
-            max_results: 5,
-            sorted_budget: None,
-        },
-        &auth,
-        &cancel,
-    )
-    .unwrap_err();
+    let err = list_files(&t.repo, &list_opts(None, 5), &auth, &cancel).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Cancelled);
 }
 
@@ -871,11 +734,16 @@ fn walk_roots_inside_ignored_or_hidden_directories() {
     // The dot rule looks only below the walk root.
     let out = list(&t.repo, ".hidden_dir", ".", None, 100, &[]);
     assert_eq!(lines(&out), [".hidden_dir/x.txt"]);
-    grep_cmp(&t.repo, ".hidden_dir", ".", &opts("needle"), &[]).unwrap();
+    grep_ok(&t.repo, ".hidden_dir", ".", &opts("needle"));
     list(&t.repo, "build", ".", None, 100, &[]);
     list(&t.repo, "node_modules/pkg", ".", None, 100, &[]);
-    grep_cmp(&t.repo, "build", "build", &opts("needle"), &[]).unwrap();
-    grep_cmp(&t.repo, "build/out.txt", ".", &opts("needle"), &[]).unwrap();
+    grep_all(
+        &t.repo,
+        &[
+            ("build", "build", opts("needle")),
+            ("build/out.txt", ".", opts("needle")),
+        ],
+    );
 }
 
 #[test]
@@ -898,34 +766,15 @@ fn late_nul_detection_depends_on_the_shared_line_buffer() {
     write(&root, "h.bin", h);
     write(&root, "z.txt", "needle\n");
     for context in [0, 1] {
-        let out = grep_cmp(
-            &root,
-            ".",
-            ".",
-            &GrepOptions {
-                context,
-                ..opts("needle")
-            },
-            &[],
-        )
-        .unwrap();
+        let o = opts_with("needle", &[Context(context)]);
+        let out = grep_ok(&root, ".", ".", &o);
         assert!(
             !out.lines().iter().any(|l| l.starts_with("d.bin")),
             "{out:?}"
         );
         assert_eq!(out.lines().last().unwrap(), "z.txt:1:needle");
         for name in ["b.bin", "d.bin", "h.bin"] {
-            grep_cmp(
-                &root,
-                name,
-                ".",
-                &GrepOptions {
-                    context,
-                    ..opts("needle")
-                },
-                &[],
-            )
-            .unwrap();
+            grep_ok(&root, name, ".", &o);
         }
     }
 }
@@ -951,17 +800,7 @@ fn non_utf8_names_and_odd_names() {
             "sp ace.txt"
         ]
     );
-    let out = grep_cmp(
-        &root,
-        ".",
-        ".",
-        &GrepOptions {
-            context: 1,
-            ..opts("needle")
-        },
-        &[],
-    )
-    .unwrap();
+    let out = grep_ok(&root, ".", ".", &opts_with("needle", &[Context(1)]));
     assert_eq!(
         lines(&out),
         [
@@ -996,41 +835,21 @@ impl Rng {
 }
 
 fn random_tree(rng: &mut Rng, root: &Path) {
-    const DIRS: &[&str] = &[
-        "a",
-        "b",
-        "src",
-        "build",
-        ".hid",
-        "node_modules",
-        "x y",
-        "é",
-        "logs",
-    ];
+    // `|`-separated: directory names hold spaces.
+    let dir_names: Vec<&str> = "a|b|src|build|.hid|node_modules|x y|é|logs"
+        .split('|')
+        .collect();
     const NAMES: &[&str] = &[
         "keep", "main", "b", "c", "x1", "Z", "_u", "a-b", "a.b", ".dot", "data",
     ];
     const EXTS: &[&str] = &["py", "rs", "txt", "log", "tmp", "md", "bin", ""];
-    const PATTERNS: &[&str] = &[
-        "*.log",
-        "!keep.log",
-        "build/",
-        "/a",
-        "*.tmp",
-        "src/**/*.md",
-        "b",
-        "!b/c.txt",
-        "x*",
-        "!*.py",
-        "**/Z*",
-        "a/",
-        "/src/*.rs",
-        "*.bin",
-        "!data.bin",
-        "é",
-        "\\#x",
-        "node_modules",
-    ];
+    // Ignore-file lines, whitespace-separated.
+    let patterns: Vec<&str> = concat!(
+        "*.log !keep.log build/ /a *.tmp src/**/*.md b !b/c.txt x* !*.py **/Z* a/ /src/*.rs ",
+        "*.bin !data.bin é \\#x node_modules",
+    )
+    .split_whitespace()
+    .collect();
     const WORDS: &[&str] = &[
         "needle", "Needle", "hay", "stack", "a", "b", "ne", "dle", "é", "\t", "x y",
     ];
@@ -1041,9 +860,9 @@ fn random_tree(rng: &mut Rng, root: &Path) {
     for _ in 0..rng.below(8) {
         let parent = rng.pick(&dirs).clone();
         let dir = if parent.is_empty() {
-            rng.pick(DIRS).to_string()
+            rng.pick(&dir_names).to_string()
         } else {
-            format!("{parent}/{}", rng.pick(DIRS))
+            format!("{parent}/{}", rng.pick(&dir_names))
         };
         if std::fs::create_dir_all(root.join(&dir)).is_ok() {
             dirs.push(dir);
@@ -1055,7 +874,7 @@ fn random_tree(rng: &mut Rng, root: &Path) {
             .pick(&[".gitignore", ".ignore", ".rgignore"])
             .to_string();
         let body: String = (0..1 + rng.below(3))
-            .map(|_| format!("{}\n", rng.pick(PATTERNS)))
+            .map(|_| format!("{}\n", rng.pick(&patterns)))
             .collect();
         let _ = std::fs::write(root.join(&dir).join(name), body);
     }
@@ -1195,18 +1014,7 @@ fn cancel_mid_walk_stops_with_cancelled() {
         cancel2.cancel();
         pydantic_ai_harness_rs::fs::ripgrep::Authorize::authorize(&inner, walked)
     };
-    let err = list_files(
-        &t.repo,
-        &ListFilesOptions {
-            hidden: false,
-            glob: None,
-            max_results: 100,
-            sorted_budget: None,
-        },
-        &auth2,
-        &cancel2,
-    )
-    .unwrap_err();
+    let err = list_files(&t.repo, &list_opts(None, 100), &auth2, &cancel2).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Cancelled);
 }
 
