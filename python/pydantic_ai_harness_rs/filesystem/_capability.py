@@ -18,7 +18,8 @@ from pydantic_ai_harness_rs.filesystem._defaults import (
     UNSET_MAX_READ_CHARS,
     UNSET_READ_ONLY_PATTERNS,
 )
-from pydantic_ai_harness_rs.filesystem._toolset import DEFAULT_TOOL_NAMES, READ_ONLY_TOOL_NAMES, FileSystemToolset
+from pydantic_ai_harness_rs.filesystem._tools import DEFAULT_TOOL_NAMES, READ_ONLY_TOOL_NAMES
+from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 __all__ = ['DEFAULT_PROTECTED_PATTERNS', 'DEFAULT_READ_ONLY_PATTERNS', 'FileSystem']
 

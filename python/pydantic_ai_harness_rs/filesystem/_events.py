@@ -1,15 +1,21 @@
-"""The `file_system` event family, with one class identity across both packages.
+"""The `file_system` event family, with one class identity across both packages, and `announce`.
 
 Pydantic AI registers one class per event kind, and listeners written against
 `pydantic_ai_harness.filesystem.FileChangeRequestEvent` must receive our events. So when
 `pydantic-ai-harness` is installed these names are *its* classes; otherwise they are defined
 here with the same namespace, kinds, fields, dispatch modes and `cancel(reason)` behaviour.
+`announce` puts a planned change to the listeners (`FileChangeRequestEvent`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic_ai.tools import RunContext
+
+    from pydantic_ai_harness_rs.filesystem._engine import Plan
 
 FILE_SYSTEM_EVENTS = 'file_system'
 """The namespace of every FileSystem event (`kind` is `file_system.<name>`)."""
@@ -114,6 +120,36 @@ except ImportError:
             self.cancelled = True
             if reason is not None or self.cancel_reason is None:
                 self.cancel_reason = reason
+
+
+_REFUSALS: dict[str, str] = {
+    'write': 'was not written',
+    'edit': 'was not edited',
+    'create_directory': 'was not created',
+}
+"""How a cancelled change is worded in the tool result, by operation."""
+
+
+async def announce(ctx: RunContext[Any] | None, plan: Plan) -> str | None:
+    """Announce `plan` with a `FileChangeRequestEvent`; the tool result if a listener cancelled it.
+
+    Outside a run there is nobody to ask. The core's `commit` re-resolves the path after
+    the listener returns, so a path replaced while the request was held fails there.
+    """
+    if ctx is None:
+        return None
+    event = FileChangeRequestEvent(
+        path=plan.path,
+        root_dir=plan.root_dir,
+        operation=plan.operation,
+        diff=plan.diff,
+        truncated=plan.truncated,
+    )
+    await ctx.emit(event)
+    if not event.cancelled:
+        return None
+    reason = event.cancel_reason or 'cancelled by a listener'
+    return f'[{plan.path!r} {_REFUSALS[plan.operation]}: {reason}]'
 
 
 __all__ = [

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from pydantic_ai.exceptions import ModelRetry
 
@@ -24,12 +24,11 @@ from pydantic_ai_harness_rs.filesystem._events import (
     MAX_DIFF_SOURCE_CHARS,
     FileEditedEvent,
     FileWrittenEvent,
+    announce,
 )
 
 if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext
-
-    from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 _CHUNK_BYTES = 1 << 20
 _DIFF_SOURCE_BYTES = 4 * MAX_DIFF_SOURCE_CHARS
@@ -40,9 +39,16 @@ _OPEN_FLAGS = os.O_NONBLOCK | os.O_NOFOLLOW
 """A FIFO swapped onto the path cannot stall the open, and a symlink cannot redirect it."""
 
 
+class Streams(Protocol):
+    """The overridable openers of `FileSystemToolset` (`open_read`, `open_write`)."""
+
+    def open_read(self, resolved: Path) -> BinaryIO: ...
+    def open_write(self, resolved: Path, *, read_back: bool, create: bool) -> tuple[BinaryIO, bool]: ...
+
+
 @dataclass(frozen=True)
 class _Announcement:
-    """What `FileSystemToolset._request` announces: the fields of a `FileChangeRequestEvent`."""
+    """What `announce` puts to the listeners: the fields of a `FileChangeRequestEvent`."""
 
     path: str
     root_dir: str
@@ -136,15 +142,15 @@ def _write(stream: BinaryIO, path: str, content: str, *, guard: str | None, crea
 
 
 async def write_with_streams(
-    toolset: FileSystemToolset[Any],
+    toolset: Streams,
+    core: _core.FileSystemCore,
     ctx: RunContext[Any] | None,
     path: str,
     content: str,
-    *,
     expected_hash: str | None,
+    content_hashes: bool,
 ) -> str:
-    """`write_file` through the toolset's `open_read` / `open_write` overrides."""
-    core = toolset._core  # pyright: ignore[reportPrivateUsage]
+    """`write_file` through the toolset's `open_read` / `open_write` overrides, on `core`'s root."""
     plan = core.plan_write(path, content, expected_hash, False, cancel=_core.CancelToken())
     resolved = Path(plan.root_dir) / plan.path  # what plan_write resolved and checked
     guard = expected_hash
@@ -167,7 +173,7 @@ async def write_with_streams(
                 guard = current
         diff, truncated = _core.unified_diff(old, content, plan.path)
         announcement = _Announcement(plan.path, plan.root_dir, 'write', diff, truncated)
-        if (refusal := await toolset._request(ctx, announcement)) is not None:  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+        if (refusal := await announce(ctx, announcement)) is not None:
             return refusal
         if core.resolve(path, True, True) != str(resolved):
             raise ModelRetry(f'Path {path!r} was replaced while the change was announced. Retry.')
@@ -176,20 +182,20 @@ async def write_with_streams(
     new_hash = _core.text_hash(content)
     if ctx is not None:
         await ctx.emit(FileWrittenEvent(path=plan.path, root_dir=plan.root_dir, content_hash=new_hash))
-    suffix = f' [hash:{new_hash}]' if toolset._content_hashes else ''  # pyright: ignore[reportPrivateUsage]
+    suffix = f' [hash:{new_hash}]' if content_hashes else ''
     return f'Wrote {len(content)} chars ({len(content.splitlines())} lines) to {path}.{suffix}'
 
 
 async def edit_with_streams(
-    toolset: FileSystemToolset[Any],
+    toolset: Streams,
+    core: _core.FileSystemCore,
     ctx: RunContext[Any] | None,
     path: str,
     replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
-    *,
     expected_hash: str | None,
+    content_hashes: bool,
 ) -> str:
-    """`edit_file` through the toolset's `open_read` / `open_write` overrides."""
-    core = toolset._core  # pyright: ignore[reportPrivateUsage]
+    """`edit_file` through the toolset's `open_read` / `open_write` overrides, on `core`'s root."""
     resolved = Path(core.resolve(path, True, True))
     if not resolved.is_file():
         raise ModelRetry(f'File not found: {path}')
@@ -210,7 +216,7 @@ async def edit_with_streams(
     diff, truncated = _core.unified_diff(text, new_text, event_path)
     if ctx is not None:
         announcement = _Announcement(event_path, core.root_dir, 'edit', diff, truncated)
-        if (refusal := await toolset._request(ctx, announcement)) is not None:  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+        if (refusal := await announce(ctx, announcement)) is not None:
             return refusal
         if core.resolve(path, True, True) != str(resolved):
             raise ModelRetry(f'Path {path!r} was replaced while the change was announced. Retry.')
@@ -223,5 +229,5 @@ async def edit_with_streams(
                 path=event_path, root_dir=core.root_dir, content_hash=new_hash, diff=diff, truncated=truncated
             )
         )
-    suffix = f' [hash:{new_hash}]' if toolset._content_hashes else ''  # pyright: ignore[reportPrivateUsage]
+    suffix = f' [hash:{new_hash}]' if content_hashes else ''
     return f'Edited {path}.{suffix}'

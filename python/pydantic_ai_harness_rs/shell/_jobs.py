@@ -14,7 +14,6 @@ with the same files and results.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import posixpath
@@ -161,17 +160,6 @@ def _exit_code(text: str) -> int | None:
 def job_directory(base: str, job_id: str | None) -> str:
     """The directory of a new job: `job_id`, or a random 32-hex name."""
     return posixpath.join(base, job_id or uuid.uuid4().hex)
-
-
-def call_job_id(run_id: str | None, tool_call_id: str | None) -> str | None:
-    """The job directory name of one tool call: `sha256(run_id:tool_call_id)[:32]`, or `None`.
-
-    From the run and the tool call, so a replayed durable activity (or a retried launch) names the
-    job it started the first time, while separate calls of one run get separate jobs.
-    """
-    if run_id is None or tool_call_id is None:
-        return None
-    return hashlib.sha256(f'{run_id}:{tool_call_id}'.encode()).hexdigest()[:32]
 
 
 # --- local workspace: the Rust supervisor ---------------------------------------------------
@@ -479,9 +467,7 @@ async def launch(
     `sandbox` (local workspaces only) confines the wrapper and the command.
     """
     directory = job_directory(base, job_id)
-    kwargs = dict(
-        directory=directory, cwd=cwd, env=env, combined=combined, file_limit=file_limit, log_limit=log_limit
-    )
+    kwargs = dict(directory=directory, cwd=cwd, env=env, combined=combined, file_limit=file_limit, log_limit=log_limit)
     if local is not None:
         return await launch_local(
             workspace,

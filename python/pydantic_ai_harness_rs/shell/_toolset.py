@@ -34,10 +34,10 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
 
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs._durable_commands import CommandGuard
-from pydantic_ai_harness_rs._durable_dbos import call_in_unit
+from pydantic_ai_harness_rs.durable._commands import CommandGuard, call_job_id
+from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.shell import _foreground as foreground
-from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, call_job_id, env_bytes, launch
+from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, env_bytes, launch
 from pydantic_ai_harness_rs.shell._limits import (
     APPLY_FAILED,
     limit_prologue,
@@ -252,7 +252,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     ) -> Any:
         """Cap `str` results to the last `max_output_chars` chars (status and handles sit at the end).
 
-        Each call is one durable unit under DBOS and Prefect, on the plain workspace (`_durable_dbos.py`).
+        Each call is one durable unit under DBOS and Prefect, on the plain workspace (`durable/_units.py`).
         """
         parent = super()
         result = await call_in_unit('Shell', name, ctx, lambda unit: parent.call_tool(name, tool_args, unit, tool))
