@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic_ai_harness_rs._identity import harness_objects
+
 if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext
 
@@ -32,19 +34,15 @@ FileOperation = Literal['write', 'edit', 'create_directory']
 SearchKind = Literal['find', 'grep']
 """Whether a `FilesSearchedEvent` matched names (`find_files`, `list_files`) or contents (`search_files`, `grep`)."""
 
-try:
-    if TYPE_CHECKING:  # type checkers see the classes defined below, whichever branch runs
-        raise ImportError
-    from pydantic_ai_harness.filesystem import (
-        DirectoryCreatedEvent,
-        DirectoryListedEvent,
-        FileChangeRequestEvent,
-        FileEditedEvent,
-        FileReadEvent,
-        FilesSearchedEvent,
-        FileWrittenEvent,
-    )
-except ImportError:
+_CLASSES = (
+    'FileReadEvent DirectoryListedEvent FileWrittenEvent FileEditedEvent DirectoryCreatedEvent FilesSearchedEvent '
+    'FileChangeRequestEvent'
+).split()
+_THEIRS = None if TYPE_CHECKING else harness_objects('pydantic_ai_harness.filesystem', _CLASSES)
+
+if _THEIRS is not None:  # type checkers see the classes defined below, whichever branch runs
+    globals().update(_THEIRS)
+else:
     from pydantic_ai import CapabilityEvent
 
     @dataclass(kw_only=True)
@@ -122,6 +120,17 @@ except ImportError:
                 self.cancel_reason = reason
 
 
+@dataclass(frozen=True)
+class Announcement:
+    """A change to announce made in Python (the custom-streams path): a `FileChangeRequestEvent`'s fields."""
+
+    path: str
+    root_dir: str
+    operation: FileOperation
+    diff: str
+    truncated: bool
+
+
 _REFUSALS: dict[str, str] = {
     'write': 'was not written',
     'edit': 'was not edited',
@@ -130,7 +139,7 @@ _REFUSALS: dict[str, str] = {
 """How a cancelled change is worded in the tool result, by operation."""
 
 
-async def announce(ctx: RunContext[Any] | None, plan: Plan) -> str | None:
+async def announce(ctx: RunContext[Any] | None, plan: Plan | Announcement) -> str | None:
     """Announce `plan` with a `FileChangeRequestEvent`; the tool result if a listener cancelled it.
 
     Outside a run there is nobody to ask. The core's `commit` re-resolves the path after
@@ -150,19 +159,3 @@ async def announce(ctx: RunContext[Any] | None, plan: Plan) -> str | None:
         return None
     reason = event.cancel_reason or 'cancelled by a listener'
     return f'[{plan.path!r} {_REFUSALS[plan.operation]}: {reason}]'
-
-
-__all__ = [
-    'FILE_SYSTEM_EVENTS',
-    'MAX_DIFF_SOURCE_CHARS',
-    'MAX_EVENT_DIFF_CHARS',
-    'DirectoryCreatedEvent',
-    'DirectoryListedEvent',
-    'FileChangeRequestEvent',
-    'FileEditedEvent',
-    'FileOperation',
-    'FileReadEvent',
-    'FilesSearchedEvent',
-    'FileWrittenEvent',
-    'SearchKind',
-]

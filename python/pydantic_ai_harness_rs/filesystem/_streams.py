@@ -13,7 +13,6 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
@@ -22,6 +21,7 @@ from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.filesystem._events import (
     MAX_DIFF_SOURCE_CHARS,
+    Announcement,
     FileEditedEvent,
     FileWrittenEvent,
     announce,
@@ -44,17 +44,6 @@ class Streams(Protocol):
 
     def open_read(self, resolved: Path) -> BinaryIO: ...
     def open_write(self, resolved: Path, *, read_back: bool, create: bool) -> tuple[BinaryIO, bool]: ...
-
-
-@dataclass(frozen=True)
-class _Announcement:
-    """What `announce` puts to the listeners: the fields of a `FileChangeRequestEvent`."""
-
-    path: str
-    root_dir: str
-    operation: str
-    diff: str
-    truncated: bool
 
 
 @contextmanager
@@ -172,7 +161,7 @@ async def write_with_streams(
                 old = head.decode('utf-8', errors='replace') if len(head) <= _DIFF_SOURCE_BYTES else None
                 guard = current
         diff, truncated = _core.unified_diff(old, content, plan.path)
-        announcement = _Announcement(plan.path, plan.root_dir, 'write', diff, truncated)
+        announcement = Announcement(plan.path, plan.root_dir, 'write', diff, truncated)
         if (refusal := await announce(ctx, announcement)) is not None:
             return refusal
         if core.resolve(path, True, True) != str(resolved):
@@ -215,7 +204,7 @@ async def edit_with_streams(
     event_path = core.relative_to_root(str(resolved))
     diff, truncated = _core.unified_diff(text, new_text, event_path)
     if ctx is not None:
-        announcement = _Announcement(event_path, core.root_dir, 'edit', diff, truncated)
+        announcement = Announcement(event_path, core.root_dir, 'edit', diff, truncated)
         if (refusal := await announce(ctx, announcement)) is not None:
             return refusal
         if core.resolve(path, True, True) != str(resolved):

@@ -18,30 +18,6 @@ from pydantic_ai.tools import RunContext
 
 from pydantic_ai_harness_rs.filesystem._defaults import Contract
 
-DEFAULT_TOOL_NAMES: tuple[str, ...] = (
-    'read_file',
-    'write_file',
-    'edit_file',
-    'list_directory',
-    'search_files',
-    'find_files',
-    'create_directory',
-    'file_info',
-)
-"""The tools `FileSystem` registers by default."""
-
-RIPGREP_TOOL_NAMES: tuple[str, ...] = ('list_files', 'grep')
-"""Opt-in tools with ripgrep semantics (ignore files, file types); ours run ripgrep's crates in-process."""
-
-FILE_SYSTEM_TOOL_NAMES: tuple[str, ...] = (*DEFAULT_TOOL_NAMES, *RIPGREP_TOOL_NAMES)
-"""Every tool `FileSystem` can register, in registration order."""
-
-READ_ONLY_TOOL_NAMES: frozenset[str] = frozenset(
-    {'read_file', 'list_directory', 'search_files', 'find_files', 'file_info', *RIPGREP_TOOL_NAMES}
-)
-"""The tools that do not modify the workspace; `read_only=True` keeps only these."""
-
-
 # --- edit_file's replacements ----------------------------------------------------------------
 
 
@@ -186,6 +162,11 @@ class ToolSpec:
     returns: Text | None = None
     prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """The model's arguments as the body takes them (may raise `ModelRetry`)."""
+    _: KW_ONLY
+    read_only: bool = False
+    """Changes nothing: kept by `read_only=True` and on a read-only workspace."""
+    ripgrep: bool = False
+    """Opt-in, with ripgrep's rules (ignore files, file types)."""
 
     def docstring(self, shape: Shape, params: Sequence[Param]) -> str:
         """The tool function's docstring, from which Pydantic AI makes the description and the
@@ -308,6 +289,7 @@ TOOLS: dict[str, ToolSpec] = {
                 'is returned as the file itself; other binary files as their size,\n'
                 'media type and leading bytes in hex.',
             ),
+            read_only=True,
         ),
         ToolSpec(
             'write_file',
@@ -388,6 +370,7 @@ TOOLS: dict[str, ToolSpec] = {
             (Text('List the contents of a directory.'),),
             (replace(_DIRECTORY, default='.'),),
             Text('Paths relative to `cwd`, with type indicators and sizes.'),
+            read_only=True,
         ),
         ToolSpec(
             'search_files',
@@ -408,6 +391,7 @@ TOOLS: dict[str, ToolSpec] = {
                 ),
             ),
             Text('str: Matching lines formatted as file:line_number:text, with paths relative to `cwd`.'),
+            read_only=True,
         ),
         ToolSpec(
             'find_files',
@@ -424,6 +408,7 @@ TOOLS: dict[str, ToolSpec] = {
                 _SEARCHED,
             ),
             Text('Newline-separated list of matching file paths relative to `cwd`.'),
+            read_only=True,
         ),
         ToolSpec(
             'create_directory',
@@ -440,6 +425,7 @@ TOOLS: dict[str, ToolSpec] = {
                 workspace="The path, its type and size, whether a file is binary, a text file's line count and\n"
                 "content hash, and a symlink's target, where the workspace provides them.",
             ),
+            read_only=True,
         ),
         ToolSpec(
             'list_files',
@@ -454,6 +440,8 @@ TOOLS: dict[str, ToolSpec] = {
                 _optional('glob', "If provided, only list files matching this glob (e.g. '*.py' or 'src/**')."),
             ),
             Text('One file path per line, relative to `cwd`.'),
+            read_only=True,
+            ripgrep=True,
         ),
         ToolSpec(
             'grep',
@@ -478,7 +466,21 @@ TOOLS: dict[str, ToolSpec] = {
                 Param('context', int, Text('Lines of context to show around each match (0 to 20).'), default=0),
             ),
             Text('Matches as `file:line:text`; context lines as `file-line-text`. Paths are relative to `cwd`.'),
+            read_only=True,
+            ripgrep=True,
         ),
     )
 }
-"""Every tool, in `FILE_SYSTEM_TOOL_NAMES` order."""
+"""Every tool, in registration order."""
+
+FILE_SYSTEM_TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
+"""Every tool `FileSystem` can register, in registration order."""
+
+DEFAULT_TOOL_NAMES: tuple[str, ...] = tuple(name for name, spec in TOOLS.items() if not spec.ripgrep)
+"""The tools `FileSystem` registers by default."""
+
+RIPGREP_TOOL_NAMES: tuple[str, ...] = tuple(name for name, spec in TOOLS.items() if spec.ripgrep)
+"""Opt-in tools with ripgrep semantics (ignore files, file types); ours run ripgrep's crates in-process."""
+
+READ_ONLY_TOOL_NAMES: frozenset[str] = frozenset(name for name, spec in TOOLS.items() if spec.read_only)
+"""The tools that do not modify the workspace; `read_only=True` keeps only these."""

@@ -21,7 +21,7 @@ import contextlib
 import re
 import unicodedata
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
@@ -40,7 +40,7 @@ from pydantic_ai_harness_rs.durable._events import beneath_durable, without_even
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
-from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine
+from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
 from pydantic_ai_harness_rs.filesystem._events import (
     DirectoryCreatedEvent,
     DirectoryListedEvent,
@@ -549,22 +549,17 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        key = await engine.lock_key(path)
-        async with self._turns.hold(engine, key):
-            change = guarded_change(engine, key, path, expected_hash)
-            if self._custom_streams and engine is self._document:
-                with os_errors_for_the_model(self._core), change.checked():
-                    text = await write_with_streams(
-                        self, self._core, ctx, path, content, change.expected_hash, self._content_hashes
-                    )
-                change.saw(None)
-                return text
-            with change.checked():
-                plan = await engine.plan_write(path, content, change.expected_hash, ctx is not None)
-                if (refusal := await announce(ctx, plan)) is not None:
-                    return refusal
-                outcome = await engine.commit(plan)
-            change.saw(outcome.content_hash)
+        done = await self._change(
+            engine,
+            ctx,
+            path,
+            expected_hash,
+            lambda guard: engine.plan_write(path, content, guard, ctx is not None),
+            lambda guard: write_with_streams(self, self._core, ctx, path, content, guard, self._content_hashes),
+        )
+        if isinstance(done, str):
+            return done
+        outcome = done[1]
         if ctx is not None:
             await ctx.emit(
                 FileWrittenEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
@@ -581,22 +576,17 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        key = await engine.lock_key(path)
-        async with self._turns.hold(engine, key):
-            change = guarded_change(engine, key, path, expected_hash)
-            if self._custom_streams and engine is self._document:
-                with os_errors_for_the_model(self._core), change.checked():
-                    text = await edit_with_streams(
-                        self, self._core, ctx, path, replacements, change.expected_hash, self._content_hashes
-                    )
-                change.saw(None)
-                return text
-            with change.checked():
-                plan = await engine.plan_edit(path, replacements, change.expected_hash)
-                if (refusal := await announce(ctx, plan)) is not None:
-                    return refusal
-                outcome = await engine.commit(plan)
-            change.saw(outcome.content_hash)
+        done = await self._change(
+            engine,
+            ctx,
+            path,
+            expected_hash,
+            lambda guard: engine.plan_edit(path, replacements, guard),
+            lambda guard: edit_with_streams(self, self._core, ctx, path, replacements, guard, self._content_hashes),
+        )
+        if isinstance(done, str):
+            return done
+        plan, outcome = done
         if ctx is not None:
             await ctx.emit(
                 FileEditedEvent(
@@ -608,6 +598,37 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 )
             )
         return outcome.text
+
+    async def _change(
+        self,
+        engine: Engine,
+        ctx: RunContext[AgentDepsT] | None,
+        path: str,
+        expected_hash: str | None,
+        plan_change: Callable[[str | None], Awaitable[Plan]],
+        with_streams: Callable[[str | None], Awaitable[str]],
+    ) -> str | tuple[Plan, Outcome]:
+        """A write or edit of `path` through the change pipeline, under the file's turn: plan it
+        (`plan_change(guard)`, the guard being the hash the file must have), announce it, commit it.
+
+        Returns the tool result when it ends there (a listener's refusal; the custom-streams path,
+        `with_streams(guard)`, which announces and writes itself), else the plan and the outcome.
+        """
+        key = await engine.lock_key(path)
+        async with self._turns.hold(engine, key):
+            change = guarded_change(engine, key, path, expected_hash)
+            if self._custom_streams and engine is self._document:
+                with os_errors_for_the_model(self._core), change.checked():
+                    text = await with_streams(change.expected_hash)
+                change.saw(None)
+                return text
+            with change.checked():
+                plan = await plan_change(change.expected_hash)
+                if (refusal := await announce(ctx, plan)) is not None:
+                    return refusal
+                outcome = await engine.commit(plan)
+            change.saw(outcome.content_hash)
+        return plan, outcome
 
     @retry_on_core_errors
     async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
