@@ -1,4 +1,7 @@
-"""The `FileSystem` capability: configuration, validated at construction, that builds the toolset."""
+"""The `FileSystem` capability: its configuration, validated at construction, and the toolset it builds.
+
+The fields mirror both references' (plus our options); each run picks its contract (`_toolset.py`).
+"""
 
 from __future__ import annotations
 

@@ -85,15 +85,16 @@ def _edit_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 class Shape:
     """What decides a tool's schema and texts: the contract, and the options that add or drop arguments.
 
-    A new option is a field here (and the `Param`s and `Text` variants that name it).
+    A new option is a field here (`metadata={'ours': True}` when beyond both references), and the
+    `Param`s and `Text` variants that name it.
     """
 
     contract: Contract
     content_hashes: bool = True
     """Both references' option: without it no `expected_hash`, and no hash in the texts."""
-    replace_all: bool = False
+    replace_all: bool = field(default=False, metadata={'ours': True})
     """Ours: `edit_file` and each `replacements` item take `replace_all`."""
-    columns: bool = False
+    columns: bool = field(default=False, metadata={'ours': True})
     """Ours (`max_line_chars`): `read_file` takes `column`."""
 
     def described(self) -> Shape:
@@ -104,8 +105,8 @@ class Shape:
         return replace(self, **{name: False for name in _OURS})
 
 
-_OURS = tuple(f.name for f in fields(Shape) if f.name not in ('contract', 'content_hashes'))
-"""The options beyond both references."""
+_OURS = tuple(f.name for f in fields(Shape) if f.metadata.get('ours'))
+"""The options beyond both references (0.62.0's texts and schemas know none of them)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""`Shell`: the capability that gives an agent command execution in its run's workspace."""
+"""`Shell`: the capability that gives an agent command execution in its run's workspace.
+
+Its configuration, validated at construction, the checks at the start of a run, and the toolset it builds.
+"""
 
 from __future__ import annotations
 
