@@ -1,4 +1,7 @@
-"""`python -m pydantic_ai_harness_rs demo [DIR] [--model NAME]`: see `_demo.py`."""
+"""The command line: `python -m pydantic_ai_harness_rs demo [DIR] [--model NAME]`.
+
+Only the entry point; the demo agent and its arguments are `_demo.py`'s.
+"""
 
 import sys
 

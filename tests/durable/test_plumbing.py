@@ -1,5 +1,5 @@
 """The durable plumbing without an engine: event suppression in an activity's run context, and the
-record that lets a retried `run_command` stop what a dead worker left running (`_durable_commands`)."""
+record that lets a retried `run_command` stop what a dead worker left running (`durable/_commands.py`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
-from pydantic_ai_harness_rs._durable import events_reachable, without_events
-from pydantic_ai_harness_rs._durable_commands import CommandGuard, stop_recorded
+from pydantic_ai_harness_rs.durable._commands import CommandGuard, stop_recorded
+from pydantic_ai_harness_rs.durable._events import events_reachable, without_events
 from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent
 
 pytestmark = pytest.mark.anyio

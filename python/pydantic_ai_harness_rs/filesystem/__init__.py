@@ -24,14 +24,14 @@ from pydantic_ai_harness_rs.filesystem._events import (
     SearchKind,
 )
 from pydantic_ai_harness_rs.filesystem._observe import ReadBeforeWrite
-from pydantic_ai_harness_rs.filesystem._toolset import (
+from pydantic_ai_harness_rs.filesystem._tools import (
     DEFAULT_TOOL_NAMES,
     FILE_SYSTEM_TOOL_NAMES,
     READ_ONLY_TOOL_NAMES,
     RIPGREP_TOOL_NAMES,
-    FileSystemToolset,
     Replacement,
 )
+from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.filesystem._tool_kinds import (  # noqa: F401 - exported through __all__

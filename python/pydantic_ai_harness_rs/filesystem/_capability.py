@@ -1,4 +1,7 @@
-"""The `FileSystem` capability: configuration, validated at construction, that builds the toolset."""
+"""The `FileSystem` capability: its configuration, validated at construction, and the toolset it builds.
+
+The fields mirror both references' (plus our options); each run picks its contract (`_toolset.py`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FilteredToolset
 
+from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable
 from pydantic_ai_harness_rs.filesystem._defaults import (
     DEFAULT_PROTECTED_PATTERNS,
@@ -18,9 +22,13 @@ from pydantic_ai_harness_rs.filesystem._defaults import (
     UNSET_MAX_READ_CHARS,
     UNSET_READ_ONLY_PATTERNS,
 )
-from pydantic_ai_harness_rs.filesystem._toolset import DEFAULT_TOOL_NAMES, READ_ONLY_TOOL_NAMES, FileSystemToolset
+from pydantic_ai_harness_rs.filesystem._tools import DEFAULT_TOOL_NAMES, READ_ONLY_TOOL_NAMES
+from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 __all__ = ['DEFAULT_PROTECTED_PATTERNS', 'DEFAULT_READ_ONLY_PATTERNS', 'FileSystem']
+
+_CONVERTED = frozenset({'root_dir', 'cwd', 'read_only_patterns', 'protected_patterns', 'id'})
+"""The fields `get_toolset` hands on changed; every other field the toolset takes goes as it is."""
 
 
 @dataclass
@@ -155,22 +163,10 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         toolset = FileSystemToolset[AgentDepsT](
             root_dir=None if self.root_dir is None else Path(self.root_dir),
             cwd=None if self.cwd is None else Path(self.cwd),
-            allowed_patterns=self.allowed_patterns,
-            denied_patterns=self.denied_patterns,
             **patterns,
-            max_read_lines=self.max_read_lines,
-            max_read_chars=self.max_read_chars,
-            max_list_results=self.max_list_results,
-            max_search_results=self.max_search_results,
-            max_find_results=self.max_find_results,
             id=self.id or 'file_system',
-            content_hashes=self.content_hashes,
-            tools=self.tools,
-            max_retries=self.max_retries,
             owner='FileSystem',
-            replace_all=self.replace_all,
-            max_line_chars=self.max_line_chars,
-            report_skipped=self.report_skipped,
+            **passed_on(self, FileSystemToolset, besides=_CONVERTED),
         )
         if self.read_only:
             return FilteredToolset(toolset, lambda ctx, tool: tool.name in READ_ONLY_TOOL_NAMES)

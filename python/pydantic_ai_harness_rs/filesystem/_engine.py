@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic_ai_harness_rs._core import ChangePlan
 from pydantic_ai_harness_rs._native import (
     INLINE_MAX_BYTES,
     file_passes,
@@ -28,22 +29,7 @@ from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_conte
 if TYPE_CHECKING:
     from pydantic_ai.messages import BinaryContent
 
-    from pydantic_ai_harness_rs._core import ChangePlan, FileSystemCore, Outcome
-
-
-class Plan(Protocol):
-    """A checked change, ready to announce (`FileChangeRequestEvent`) and then commit."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def root_dir(self) -> str: ...
-    @property
-    def operation(self) -> str: ...
-    @property
-    def diff(self) -> str: ...
-    @property
-    def truncated(self) -> bool: ...
+    from pydantic_ai_harness_rs._core import FileSystemCore, Outcome
 
 
 class Engine(Protocol):
@@ -69,16 +55,10 @@ class Engine(Protocol):
     async def search_files(self, pattern: str, path: str, include_glob: str | None) -> Outcome: ...
     async def find_files(self, pattern: str, path: str) -> Outcome: ...
     async def list_files(self, path: str, glob: str | None) -> Outcome: ...
-    async def grep(
-        self,
-        pattern: str,
-        path: str,
-        glob: str | None,
-        file_type: str | None,
-        ignore_case: bool,
-        literal: bool,
-        context: int,
-    ) -> Outcome: ...
+    async def grep(self, pattern: str, path: str, **options: Any) -> Outcome:
+        """`options`: the core's `glob`, `file_type`, `ignore_case`, `literal` and `context`, by name."""
+        ...
+
     async def lock_key(self, path: str) -> str:
         """The file a change of `path` takes its turn on (`_locks.py`): resolved, symlinks followed
         where that is checked. A key only, never used for I/O; a path that cannot be resolved is its own key."""
@@ -106,30 +86,21 @@ def _identity(directory: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class LocalPlan:
-    """A core `ChangePlan` and whether committing it is small enough to run on the event loop."""
+    """A core `ChangePlan`, its attributes read through, and whether committing it is small
+    enough to run on the event loop."""
 
     plan: ChangePlan
     inline: bool
 
-    @property
-    def path(self) -> str:
-        return self.plan.path
+    def __getattr__(self, name: str) -> Any:
+        if name == 'plan':  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.plan, name)
 
-    @property
-    def root_dir(self) -> str:
-        return self.plan.root_dir
 
-    @property
-    def operation(self) -> str:
-        return self.plan.operation
-
-    @property
-    def diff(self) -> str:
-        return self.plan.diff
-
-    @property
-    def truncated(self) -> bool:
-        return self.plan.truncated
+Plan = ChangePlan | LocalPlan
+"""A checked change, ready to announce (`FileChangeRequestEvent`) and then commit: the core's
+`ChangePlan` (`RemoteEngine`), or one with `LocalEngine`'s scheduling hint."""
 
 
 class LocalEngine:
@@ -193,17 +164,8 @@ class LocalEngine:
     async def list_files(self, path: str, glob: str | None) -> Outcome:
         return await run_native(self.core.list_files, path, glob)
 
-    async def grep(
-        self,
-        pattern: str,
-        path: str,
-        glob: str | None,
-        file_type: str | None,
-        ignore_case: bool,
-        literal: bool,
-        context: int,
-    ) -> Outcome:
-        return await run_native(self.core.grep, pattern, path, glob, file_type, ignore_case, literal, context)
+    async def grep(self, pattern: str, path: str, **options: Any) -> Outcome:
+        return await run_native(self.core.grep, pattern, path, **options)
 
     async def lock_key(self, path: str) -> str:
         try:

@@ -1,15 +1,23 @@
-"""The `file_system` event family, with one class identity across both packages.
+"""The `file_system` event family, with one class identity across both packages, and `announce`.
 
 Pydantic AI registers one class per event kind, and listeners written against
 `pydantic_ai_harness.filesystem.FileChangeRequestEvent` must receive our events. So when
 `pydantic-ai-harness` is installed these names are *its* classes; otherwise they are defined
 here with the same namespace, kinds, fields, dispatch modes and `cancel(reason)` behaviour.
+`announce` puts a planned change to the listeners (`FileChangeRequestEvent`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic_ai_harness_rs._identity import harness_objects
+
+if TYPE_CHECKING:
+    from pydantic_ai.tools import RunContext
+
+    from pydantic_ai_harness_rs.filesystem._engine import Plan
 
 FILE_SYSTEM_EVENTS = 'file_system'
 """The namespace of every FileSystem event (`kind` is `file_system.<name>`)."""
@@ -26,19 +34,15 @@ FileOperation = Literal['write', 'edit', 'create_directory']
 SearchKind = Literal['find', 'grep']
 """Whether a `FilesSearchedEvent` matched names (`find_files`, `list_files`) or contents (`search_files`, `grep`)."""
 
-try:
-    if TYPE_CHECKING:  # type checkers see the classes defined below, whichever branch runs
-        raise ImportError
-    from pydantic_ai_harness.filesystem import (
-        DirectoryCreatedEvent,
-        DirectoryListedEvent,
-        FileChangeRequestEvent,
-        FileEditedEvent,
-        FileReadEvent,
-        FilesSearchedEvent,
-        FileWrittenEvent,
-    )
-except ImportError:
+_CLASSES = (
+    'FileReadEvent DirectoryListedEvent FileWrittenEvent FileEditedEvent DirectoryCreatedEvent FilesSearchedEvent '
+    'FileChangeRequestEvent'
+).split()
+_THEIRS = None if TYPE_CHECKING else harness_objects('pydantic_ai_harness.filesystem', _CLASSES)
+
+if _THEIRS is not None:  # type checkers see the classes defined below, whichever branch runs
+    globals().update(_THEIRS)
+else:
     from pydantic_ai import CapabilityEvent
 
     @dataclass(kw_only=True)
@@ -116,17 +120,42 @@ except ImportError:
                 self.cancel_reason = reason
 
 
-__all__ = [
-    'FILE_SYSTEM_EVENTS',
-    'MAX_DIFF_SOURCE_CHARS',
-    'MAX_EVENT_DIFF_CHARS',
-    'DirectoryCreatedEvent',
-    'DirectoryListedEvent',
-    'FileChangeRequestEvent',
-    'FileEditedEvent',
-    'FileOperation',
-    'FileReadEvent',
-    'FilesSearchedEvent',
-    'FileWrittenEvent',
-    'SearchKind',
-]
+@dataclass(frozen=True)
+class Announcement:
+    """A change to announce made in Python (the custom-streams path): a `FileChangeRequestEvent`'s fields."""
+
+    path: str
+    root_dir: str
+    operation: FileOperation
+    diff: str
+    truncated: bool
+
+
+_REFUSALS: dict[str, str] = {
+    'write': 'was not written',
+    'edit': 'was not edited',
+    'create_directory': 'was not created',
+}
+"""How a cancelled change is worded in the tool result, by operation."""
+
+
+async def announce(ctx: RunContext[Any] | None, plan: Plan | Announcement) -> str | None:
+    """Announce `plan` with a `FileChangeRequestEvent`; the tool result if a listener cancelled it.
+
+    Outside a run there is nobody to ask. The core's `commit` re-resolves the path after
+    the listener returns, so a path replaced while the request was held fails there.
+    """
+    if ctx is None:
+        return None
+    event = FileChangeRequestEvent(
+        path=plan.path,
+        root_dir=plan.root_dir,
+        operation=plan.operation,
+        diff=plan.diff,
+        truncated=plan.truncated,
+    )
+    await ctx.emit(event)
+    if not event.cancelled:
+        return None
+    reason = event.cancel_reason or 'cancelled by a listener'
+    return f'[{plan.path!r} {_REFUSALS[plan.operation]}: {reason}]'

@@ -162,17 +162,9 @@ class RemoteEngine:
         # Without either, `Workspace.realpath` only normalizes text: skip the calls.
         self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
         self._root_spelling = root_dir
-        self._settings = (
-            list(allowed_patterns),
-            list(denied_patterns),
-            list(read_only_patterns),
-            max_read_lines,
-            max_read_chars,
-            max_list_results,
-            max_search_results,
-            max_find_results,
-            content_hashes,
-        )
+        patterns = (list(allowed_patterns), list(denied_patterns), list(read_only_patterns))
+        limits = (max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results)
+        self._settings = (*patterns, *limits, content_hashes)
         self._has_patterns = bool(allowed_patterns or denied_patterns or read_only_patterns)
         self._concurrency = max(1, concurrency)
         self._core_value: _core.RemoteCore | None = None

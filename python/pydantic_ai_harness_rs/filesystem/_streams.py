@@ -13,23 +13,22 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from pydantic_ai.exceptions import ModelRetry
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.filesystem._events import (
     MAX_DIFF_SOURCE_CHARS,
+    Announcement,
     FileEditedEvent,
     FileWrittenEvent,
+    announce,
 )
 
 if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext
-
-    from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 _CHUNK_BYTES = 1 << 20
 _DIFF_SOURCE_BYTES = 4 * MAX_DIFF_SOURCE_CHARS
@@ -40,15 +39,11 @@ _OPEN_FLAGS = os.O_NONBLOCK | os.O_NOFOLLOW
 """A FIFO swapped onto the path cannot stall the open, and a symlink cannot redirect it."""
 
 
-@dataclass(frozen=True)
-class _Announcement:
-    """What `FileSystemToolset._request` announces: the fields of a `FileChangeRequestEvent`."""
+class Streams(Protocol):
+    """The overridable openers of `FileSystemToolset` (`open_read`, `open_write`)."""
 
-    path: str
-    root_dir: str
-    operation: str
-    diff: str
-    truncated: bool
+    def open_read(self, resolved: Path) -> BinaryIO: ...
+    def open_write(self, resolved: Path, *, read_back: bool, create: bool) -> tuple[BinaryIO, bool]: ...
 
 
 @contextmanager
@@ -136,15 +131,15 @@ def _write(stream: BinaryIO, path: str, content: str, *, guard: str | None, crea
 
 
 async def write_with_streams(
-    toolset: FileSystemToolset[Any],
+    toolset: Streams,
+    core: _core.FileSystemCore,
     ctx: RunContext[Any] | None,
     path: str,
     content: str,
-    *,
     expected_hash: str | None,
+    content_hashes: bool,
 ) -> str:
-    """`write_file` through the toolset's `open_read` / `open_write` overrides."""
-    core = toolset._core  # pyright: ignore[reportPrivateUsage]
+    """`write_file` through the toolset's `open_read` / `open_write` overrides, on `core`'s root."""
     plan = core.plan_write(path, content, expected_hash, False, cancel=_core.CancelToken())
     resolved = Path(plan.root_dir) / plan.path  # what plan_write resolved and checked
     guard = expected_hash
@@ -166,8 +161,8 @@ async def write_with_streams(
                 old = head.decode('utf-8', errors='replace') if len(head) <= _DIFF_SOURCE_BYTES else None
                 guard = current
         diff, truncated = _core.unified_diff(old, content, plan.path)
-        announcement = _Announcement(plan.path, plan.root_dir, 'write', diff, truncated)
-        if (refusal := await toolset._request(ctx, announcement)) is not None:  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+        announcement = Announcement(plan.path, plan.root_dir, 'write', diff, truncated)
+        if (refusal := await announce(ctx, announcement)) is not None:
             return refusal
         if core.resolve(path, True, True) != str(resolved):
             raise ModelRetry(f'Path {path!r} was replaced while the change was announced. Retry.')
@@ -176,20 +171,20 @@ async def write_with_streams(
     new_hash = _core.text_hash(content)
     if ctx is not None:
         await ctx.emit(FileWrittenEvent(path=plan.path, root_dir=plan.root_dir, content_hash=new_hash))
-    suffix = f' [hash:{new_hash}]' if toolset._content_hashes else ''  # pyright: ignore[reportPrivateUsage]
+    suffix = f' [hash:{new_hash}]' if content_hashes else ''
     return f'Wrote {len(content)} chars ({len(content.splitlines())} lines) to {path}.{suffix}'
 
 
 async def edit_with_streams(
-    toolset: FileSystemToolset[Any],
+    toolset: Streams,
+    core: _core.FileSystemCore,
     ctx: RunContext[Any] | None,
     path: str,
     replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
-    *,
     expected_hash: str | None,
+    content_hashes: bool,
 ) -> str:
-    """`edit_file` through the toolset's `open_read` / `open_write` overrides."""
-    core = toolset._core  # pyright: ignore[reportPrivateUsage]
+    """`edit_file` through the toolset's `open_read` / `open_write` overrides, on `core`'s root."""
     resolved = Path(core.resolve(path, True, True))
     if not resolved.is_file():
         raise ModelRetry(f'File not found: {path}')
@@ -209,8 +204,8 @@ async def edit_with_streams(
     event_path = core.relative_to_root(str(resolved))
     diff, truncated = _core.unified_diff(text, new_text, event_path)
     if ctx is not None:
-        announcement = _Announcement(event_path, core.root_dir, 'edit', diff, truncated)
-        if (refusal := await toolset._request(ctx, announcement)) is not None:  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+        announcement = Announcement(event_path, core.root_dir, 'edit', diff, truncated)
+        if (refusal := await announce(ctx, announcement)) is not None:
             return refusal
         if core.resolve(path, True, True) != str(resolved):
             raise ModelRetry(f'Path {path!r} was replaced while the change was announced. Retry.')
@@ -223,5 +218,5 @@ async def edit_with_streams(
                 path=event_path, root_dir=core.root_dir, content_hash=new_hash, diff=diff, truncated=truncated
             )
         )
-    suffix = f' [hash:{new_hash}]' if toolset._content_hashes else ''  # pyright: ignore[reportPrivateUsage]
+    suffix = f' [hash:{new_hash}]' if content_hashes else ''
     return f'Edited {path}.{suffix}'

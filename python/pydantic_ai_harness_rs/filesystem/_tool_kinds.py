@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NotRequired
 
 from typing_extensions import TypedDict
 
+from pydantic_ai_harness_rs._identity import harness_objects
 from pydantic_ai_harness_rs.filesystem._events import FILE_SYSTEM_EVENTS
 
 try:
@@ -77,44 +78,16 @@ PART_NAMES: tuple[str, ...] = (
 )
 """The typed message parts: a call part per tool, and a return part for `read_file`."""
 
-try:
-    if TYPE_CHECKING:  # type checkers see the definitions below, whichever branch runs
-        raise ImportError
-    from pydantic_ai_harness.filesystem import (  # pyright: ignore[reportMissingImports]
-        CREATE_DIRECTORY_KIND,
-        EDIT_FILE_KIND,
-        FILE_INFO_KIND,
-        FIND_FILES_KIND,
-        GREP_KIND,
-        LIST_DIRECTORY_KIND,
-        LIST_FILES_KIND,
-        READ_FILE_KIND,
-        SEARCH_FILES_KIND,
-        WRITE_FILE_KIND,
-        CreateDirectoryArgs,
-        CreateDirectoryCallPart,
-        EditFileArgs,
-        EditFileCallPart,
-        FileInfoArgs,
-        FileInfoCallPart,
-        FindFilesArgs,
-        FindFilesCallPart,
-        GrepArgs,
-        GrepCallPart,
-        ListDirectoryArgs,
-        ListDirectoryCallPart,
-        ListFilesArgs,
-        ListFilesCallPart,
-        ReadFileArgs,
-        ReadFileCallPart,
-        ReadFileReturnPart,
-        ReplacementArgs,
-        SearchFilesArgs,
-        SearchFilesCallPart,
-        WriteFileArgs,
-        WriteFileCallPart,
-    )
-except ImportError:  # no pydantic-ai-harness, or one from before tool kinds (0.58 and older)
+
+_THEIRS = (
+    None
+    if TYPE_CHECKING
+    else harness_objects('pydantic_ai_harness.filesystem', (*KIND_NAMES, *ARGS_NAMES, *PART_NAMES))
+)
+
+if _THEIRS is not None:  # type checkers see the definitions below, whichever branch runs
+    globals().update(_THEIRS)
+else:  # no pydantic-ai-harness, or one from before tool kinds (0.58 and older)
 
     class ReadFileArgs(TypedDict):
         """`read_file`: `path`, and the window `offset` (first line, zero-based) and `limit` (lines)."""

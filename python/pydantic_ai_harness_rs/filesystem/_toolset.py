@@ -1,11 +1,12 @@
-"""The FileSystem toolset: tool signatures, model-facing docstrings, events, calls into `_core`.
+"""The FileSystem toolset: which tools exist, each tool's body (calls into the engine, events), the engines.
 
 No path logic, walking or formatting lives here: `_core.FileSystemCore` resolves, checks,
-reads, writes, walks and renders every result string. This module decides which tools exist,
-picks the engine (`_engine.py`) and contract each call runs under, announces changes
-(`FileChangeRequestEvent`) between the engine's plan and commit steps, with the file's turn held
-from plan to commit (`_locks.py`: concurrent changes of one file run one after the other), emits the notifications,
-and turns the core's retryable errors into `ModelRetry` (`_errors.py`).
+reads, writes, walks and renders every result string. The tools are declared in `_tools.py`
+(arguments and texts per contract); this module registers them, picks the engine
+(`_engine.py`) and contract each call runs under, announces changes (`FileChangeRequestEvent`)
+between the engine's plan and commit steps, with the file's turn held from plan to commit
+(`_locks.py`: concurrent changes of one file run one after the other), emits the
+notifications, and turns the core's retryable errors into `ModelRetry` (`_errors.py`).
 
 Two contracts, one set of tools. `root_dir` given, or no workspace attached to the run: the
 document's (`filesystem.md`, pydantic-ai-harness 0.36.0), on the host, with the core built at
@@ -21,8 +22,7 @@ import re
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from copy import deepcopy
-from dataclasses import KW_ONLY, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
@@ -33,130 +33,53 @@ from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs._durable import beneath_durable, without_events
-from pydantic_ai_harness_rs._durable_dbos import call_in_unit
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
+from pydantic_ai_harness_rs.durable._events import beneath_durable, without_events
+from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
 from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
 from pydantic_ai_harness_rs.filesystem._events import (
     DirectoryCreatedEvent,
     DirectoryListedEvent,
-    FileChangeRequestEvent,
     FileEditedEvent,
     FileReadEvent,
     FilesSearchedEvent,
     FileWrittenEvent,
+    announce,
 )
 from pydantic_ai_harness_rs.filesystem._locks import FileTurns
 from pydantic_ai_harness_rs.filesystem._observe import guarded_change, note_read
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
+from pydantic_ai_harness_rs.filesystem._streams import (
+    default_open_read,
+    default_open_write,
+    edit_with_streams,
+    os_errors_for_the_model,
+    write_with_streams,
+)
 from pydantic_ai_harness_rs.filesystem._tool_kinds import tool_kind_options
+from pydantic_ai_harness_rs.filesystem._tools import (
+    DEFAULT_TOOL_NAMES,
+    FILE_SYSTEM_TOOL_NAMES,
+    READ_ONLY_TOOL_NAMES,
+    TOOLS,
+    EditPair,
+    Shape,
+    model_function,
+    with_options,
+)
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs._core import Outcome
 
-DEFAULT_TOOL_NAMES: tuple[str, ...] = (
-    'read_file',
-    'write_file',
-    'edit_file',
-    'list_directory',
-    'search_files',
-    'find_files',
-    'create_directory',
-    'file_info',
-)
-"""The tools `FileSystem` registers by default."""
-
-RIPGREP_TOOL_NAMES: tuple[str, ...] = ('list_files', 'grep')
-"""Opt-in tools with ripgrep semantics (ignore files, file types); ours run ripgrep's crates in-process."""
-
-FILE_SYSTEM_TOOL_NAMES: tuple[str, ...] = (*DEFAULT_TOOL_NAMES, *RIPGREP_TOOL_NAMES)
-"""Every tool `FileSystem` can register, in registration order."""
-
-READ_ONLY_TOOL_NAMES: frozenset[str] = frozenset(
-    {'read_file', 'list_directory', 'search_files', 'find_files', 'file_info', *RIPGREP_TOOL_NAMES}
-)
-"""The tools that do not modify the workspace; `read_only=True` keeps only these."""
-
-_REFUSALS: dict[str, str] = {
-    'write': 'was not written',
-    'edit': 'was not edited',
-    'create_directory': 'was not created',
-}
-"""How a cancelled change is worded in the tool result, by operation."""
-
 _MAX_WORKSPACE_ENGINES = 16
-# The largest line index the core takes (`usize`, and an offset plus a limit must not overflow).
-_MAX_INDEX = 2**62
 """Cores kept per toolset for distinct workspace working directories (oldest dropped first)."""
 
-
-@dataclass
-class Replacement:
-    """One exact replacement: `old_text` must occur exactly once and is replaced by `new_text`."""
-
-    _: KW_ONLY
-    old_text: str
-    new_text: str
-
-
-@dataclass
-class FlaggedReplacement(Replacement):
-    """One exact replacement: `old_text` must occur exactly once, or with `replace_all` every occurrence is replaced."""
-
-    _: KW_ONLY
-    replace_all: bool = False
-
-
-EditPair = tuple[str, str] | tuple[str, str, bool]
-"""`(old_text, new_text)`, or with `replace_all` (`FileSystem(replace_all=True)`) a third item."""
-
-
-def _replacement_pairs(
-    old_text: str | None,
-    new_text: str | None,
-    replacements: Sequence[Replacement] | None,
-    replace_all: bool | None = None,
-) -> list[EditPair]:
-    """The two argument forms of `edit_file` as one ordered list of `(old_text, new_text[, replace_all])`.
-
-    `replace_all` is `None` when the tool has no such argument (the document's schema).
-
-    Raises:
-        ModelRetry: neither form is given, or both are, or `replacements` is empty.
-    """
-    if replacements is None:
-        if old_text is None or new_text is None:
-            raise ModelRetry('Provide old_text and new_text, or a non-empty replacements list.')
-        return [(old_text, new_text) if replace_all is None else (old_text, new_text, replace_all)]
-    if old_text is not None or new_text is not None or not replacements:
-        raise ModelRetry('Provide either old_text and new_text or a non-empty replacements list, not both.')
-    return [
-        (r.old_text, r.new_text, r.replace_all) if isinstance(r, FlaggedReplacement) else (r.old_text, r.new_text)
-        for r in replacements
-    ]
-
-
-def _with_replace_all(described: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
-    """`described` (a contract's `edit_file` schema) with `ours`' `replace_all` argument added,
-    at the top level and in the replacement items."""
-    schema = deepcopy(described)
-    schema['properties']['replace_all'] = ours['properties']['replace_all']
-    flagged = next(d for d in ours.get('$defs', {}).values() if 'replace_all' in d.get('properties', {}))
-    for definition in schema.get('$defs', {}).values():
-        if 'old_text' in definition.get('properties', {}):
-            definition['properties']['replace_all'] = flagged['properties']['replace_all']
-    return schema
-
-
-def _with_column(described: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
-    """`described` (a contract's `read_file` schema) with `ours`' `column` argument added."""
-    schema = deepcopy(described)
-    schema['properties']['column'] = ours['properties']['column']
-    return schema
+_MAX_INDEX = 2**62
+"""The largest line index the core takes (`usize`, and an offset plus a limit must not overflow)."""
 
 
 class FileSystemToolset(FunctionToolset[AgentDepsT]):
@@ -244,7 +167,6 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             self._document = LocalEngine(self._core)
             self._document_error = None
         self._content_hashes = content_hashes
-        self._replace_all = replace_all
         self._tool_names = tools
         self._workspace_docs: FunctionToolset[object] | None = None
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
@@ -269,25 +191,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
         )
-        registrations: dict[str, Callable[..., Awaitable[str]]] = {
-            'read_file': self._read_file_tool if max_line_chars is None else self._read_file_tool_columns,
-            'write_file': self._write_file_tool if content_hashes else self._write_file_tool_unhashed,
-            'edit_file': (
-                (self._edit_file_tool_all if content_hashes else self._edit_file_tool_all_unhashed)
-                if replace_all
-                else (self._edit_file_tool if content_hashes else self._edit_file_tool_unhashed)
-            ),
-            'list_directory': self._list_directory_tool,
-            'search_files': self._search_files_tool,
-            'find_files': self._find_files_tool,
-            'create_directory': self._create_directory_tool,
-            'file_info': self._file_info_tool,
-            'list_files': self._list_files_tool,
-            'grep': self._grep_tool,
-        }
+        self._shape = Shape('document', content_hashes, replace_all, max_line_chars is not None)
         for name in FILE_SYSTEM_TOOL_NAMES:
             if name in tools:
-                self.add_function(registrations[name], name=name, **tool_kind_options(name))
+                tool = model_function(TOOLS[name], self._shape, self._from_model(name))
+                self.add_function(tool, name=name, **tool_kind_options(name))
 
     def _new_core(self, root_dir: str, cwd: str | Path | None, contract: Contract) -> _core.FileSystemCore:
         """A core on a host directory with this toolset's settings and `contract`'s defaults."""
@@ -419,7 +327,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         return engine
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
-        """The tools, described as the contract of the run's calls describes them (see `_descriptions.py`).
+        """The tools, described as the contract of the run's calls describes them (see `_tools.py`).
 
         On a read-only workspace only `READ_ONLY_TOOL_NAMES`, as 0.62.0 offers.
         """
@@ -431,18 +339,16 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             tools = {name: tool for name, tool in tools.items() if name in READ_ONLY_TOOL_NAMES}
         if self._root_given and local_backend(beneath_durable(workspace), FILE_METHODS) is not None:
             return tools  # the document's contract on `root_dir`
-        if self._workspace_docs is None:
-            from pydantic_ai_harness_rs.filesystem._descriptions import workspace_descriptions
-
-            self._workspace_docs = workspace_descriptions(self._tool_names, self._content_hashes)
-        docs = await self._workspace_docs.get_tools(ctx)  # pyright: ignore[reportArgumentType]
+        docs = await self._workspace_tools().get_tools(ctx)  # pyright: ignore[reportArgumentType]
         return {
             name: replace(
                 tool,
                 tool_def=replace(
                     tool.tool_def,
                     description=docs[name].tool_def.description,
-                    parameters_json_schema=self._described_schema(name, docs[name], tool),
+                    parameters_json_schema=with_options(
+                        docs[name].tool_def.parameters_json_schema, tool.tool_def.parameters_json_schema
+                    ),
                 ),
             )
             if name in docs
@@ -450,24 +356,25 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             for name, tool in tools.items()
         }
 
+    def _workspace_tools(self) -> FunctionToolset[object]:
+        """The tools as 0.62.0 describes them (never called): where a workspace run's descriptions
+        and schemas come from; our options' arguments are added to them (`with_options`)."""
+        if self._workspace_docs is None:
+            shape = replace(self._shape, contract='workspace').described()
+            self._workspace_docs = FunctionToolset[object]()
+            for name in self._tool_names:
+                self._workspace_docs.add_function(model_function(TOOLS[name], shape, _never_called), name=name)
+        return self._workspace_docs
+
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
     ) -> Any:
-        """Run a tool: one durable unit under DBOS and Prefect, on the plain workspace (`_durable_dbos.py`);
-        where its events cannot reach the run (a Temporal activity) it emits none (`_durable.py`)."""
+        """Run a tool: one durable unit under DBOS and Prefect, on the plain workspace (`durable/_units.py`);
+        where its events cannot reach the run (a Temporal activity) it emits none (`durable/_events.py`)."""
         parent = super()
         return await call_in_unit(
             'FileSystem', name, ctx, lambda unit: parent.call_tool(name, tool_args, without_events(unit), tool)
         )
-
-    def _described_schema(self, name: str, described: ToolsetTool[Any], ours: ToolsetTool[Any]) -> dict[str, Any]:
-        """A tool's parameter schema as the workspace contract describes it, plus `replace_all` when enabled."""
-        schema = described.tool_def.parameters_json_schema
-        if name == 'edit_file' and self._replace_all:
-            return _with_replace_all(schema, ours.tool_def.parameters_json_schema)
-        if name == 'read_file' and self._settings['max_line_chars'] is not None:
-            return _with_column(schema, ours.tool_def.parameters_json_schema)
-        return schema
 
     # --- override points -------------------------------------------------------------------
 
@@ -477,8 +384,6 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         Only called when a subclass overrides `open_read` or `open_write`; the default I/O runs
         in the Rust core beneath the root descriptor. Returns a binary stream the caller closes.
         """
-        from pydantic_ai_harness_rs.filesystem._streams import default_open_read
-
         return default_open_read(resolved)
 
     def open_write(self, resolved: Path, *, read_back: bool, create: bool) -> tuple[BinaryIO, bool]:
@@ -490,13 +395,27 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         the content hash before truncating and writes UTF-8 bytes without newline translation.
         Only called when a subclass overrides `open_read` or `open_write`.
         """
-        from pydantic_ai_harness_rs.filesystem._streams import default_open_write
-
         return default_open_write(
             resolved, self._document_engine().core.relative_to_root(str(resolved)), read_back=read_back, create=create
         )
 
-    # --- read_file -------------------------------------------------------------------------
+    # --- how a tool is called ---------------------------------------------------------------
+
+    def _from_model(self, name: str) -> Callable[[RunContext[Any], dict[str, Any]], Any]:
+        """How the model's call of tool `name` runs: on the run's engine, with its events."""
+
+        async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
+            engine = await self._engine(_run_workspace(ctx))
+            return await getattr(self, f'_{name}')(engine, ctx, **arguments)
+
+        return call
+
+    async def _direct(self, name: str, workspace: WorkspaceBackend | None, **arguments: Any) -> Any:
+        """A direct call of tool `name`, outside a run: on `workspace`'s engine (or `root_dir`'s), no events."""
+        engine = await self._engine(workspace)
+        return await getattr(self, f'_{name}')(engine, None, **arguments)
+
+    # --- the direct methods (the tools' bodies below take the same arguments) ----------------
 
     async def read_file(
         self,
@@ -510,43 +429,79 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """Read a file directly, outside an agent run (no event); in `workspace` when given. An image
         or PDF under the workspace contract comes back as `[header, BinaryContent]`. `column`: with
         `max_line_chars`, the 0-based character each line starts from."""
-        engine = await self._engine(workspace)
-        return await self._read_file(engine, None, path, offset=offset, limit=limit, column=column)
+        return await self._direct('read_file', workspace, path=path, offset=offset, limit=limit, column=column)
 
-    async def _read_file_tool(
-        self, ctx: RunContext[AgentDepsT], path: str, *, offset: int = 0, limit: int | None = None
+    async def write_file(
+        self, path: str, content: str, *, expected_hash: str | None = None, workspace: WorkspaceBackend | None = None
     ) -> str:
-        """Read a text file with line numbers.
+        """Write a text file directly, outside an agent run (no announcement, no event); in `workspace` when given."""
+        return await self._direct('write_file', workspace, path=path, content=content, expected_hash=expected_hash)
 
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            offset: Zero-based line offset to start reading from.
-            limit: Maximum number of lines to return (default: 2000).
-
-        Returns:
-            File content with line numbers, plus metadata header.
-        """
-        engine = await self._engine(_run_workspace(ctx))
-        return await self._read_file(engine, ctx, path, offset=offset, limit=limit)
-
-    async def _read_file_tool_columns(
-        self, ctx: RunContext[AgentDepsT], path: str, *, offset: int = 0, limit: int | None = None, column: int = 0
+    async def edit_file(
+        self,
+        path: str,
+        old_text: str,
+        new_text: str,
+        *,
+        expected_hash: str | None = None,
+        workspace: WorkspaceBackend | None = None,
     ) -> str:
-        """Read a text file with line numbers.
+        """Edit a text file directly, outside an agent run (no announcement, no event); in `workspace` when given."""
+        replacements = [(old_text, new_text)]
+        return await self._direct(
+            'edit_file', workspace, path=path, replacements=replacements, expected_hash=expected_hash
+        )
 
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            offset: Zero-based line offset to start reading from.
-            limit: Maximum number of lines to return (default: 2000).
-            column: Zero-based character each line starts from, to read on in a clipped long line.
+    async def create_directory(self, path: str, *, workspace: WorkspaceBackend | None = None) -> str:
+        """Create a directory directly, outside an agent run (no announcement, no event); in `workspace` when given."""
+        return await self._direct('create_directory', workspace, path=path)
 
-        Returns:
-            File content with line numbers, plus metadata header.
-        """
-        engine = await self._engine(_run_workspace(ctx))
-        return await self._read_file(engine, ctx, path, offset=offset, limit=limit, column=column)
+    async def list_directory(self, path: str = '.', *, workspace: WorkspaceBackend | None = None) -> str:
+        """List a directory directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._direct('list_directory', workspace, path=path)
+
+    async def search_files(
+        self,
+        pattern: str,
+        *,
+        path: str = '.',
+        include_glob: str | None = None,
+        workspace: WorkspaceBackend | None = None,
+    ) -> str:
+        """Search file contents directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._direct('search_files', workspace, pattern=pattern, path=path, include_glob=include_glob)
+
+    async def find_files(self, pattern: str, *, path: str = '.', workspace: WorkspaceBackend | None = None) -> str:
+        """Find files by glob pattern directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._direct('find_files', workspace, pattern=pattern, path=path)
+
+    async def list_files(
+        self, path: str = '.', *, glob: str | None = None, workspace: WorkspaceBackend | None = None
+    ) -> str:
+        """List files with ripgrep's rules directly, outside an agent run (no event); in `workspace` when given."""
+        return await self._direct('list_files', workspace, path=path, glob=glob)
+
+    async def grep(
+        self,
+        pattern: str,
+        *,
+        path: str = '.',
+        glob: str | None = None,
+        file_type: str | None = None,
+        ignore_case: bool = False,
+        literal: bool = False,
+        context: int = 0,
+        workspace: WorkspaceBackend | None = None,
+    ) -> str:
+        """Search file contents with ripgrep's rules directly, outside an agent run (no event); in `workspace` when given."""
+        options = {'glob': glob, 'file_type': file_type, 'ignore_case': ignore_case, 'literal': literal}
+        return await self._direct('grep', workspace, pattern=pattern, path=path, context=context, **options)
+
+    async def file_info(self, path: str, *, workspace: WorkspaceBackend | None = None) -> str:
+        """Get metadata about a file or directory directly, outside an agent run; in `workspace` when given."""
+        return await self._direct('file_info', workspace, path=path)
+
+    # --- the tools' bodies: `_<tool>(engine, ctx, **arguments)`, `ctx` `None` outside a run ---
 
     @retry_on_core_errors
     async def _read_file(
@@ -584,47 +539,6 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             )
         return outcome.text if content is None else [outcome.text, content]
 
-    # --- write_file ------------------------------------------------------------------------
-
-    async def write_file(
-        self, path: str, content: str, *, expected_hash: str | None = None, workspace: WorkspaceBackend | None = None
-    ) -> str:
-        """Write a text file directly, outside an agent run (no announcement, no event); in `workspace` when given."""
-        return await self._write_file(await self._engine(workspace), None, path, content, expected_hash=expected_hash)
-
-    async def _write_file_tool(
-        self,
-        ctx: RunContext[AgentDepsT],
-        path: str,
-        content: str,
-        *,
-        expected_hash: str | None = None,
-    ) -> str:
-        """Create or overwrite a file with conflict detection.
-
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            content: The text content to write.
-            expected_hash: If provided, the write is rejected when the file exists
-                and its current hash doesn't match (optimistic concurrency).
-
-        Returns:
-            Confirmation message with new hash.
-        """
-        engine = await self._engine(_run_workspace(ctx))
-        return await self._write_file(engine, ctx, path, content, expected_hash=expected_hash)
-
-    async def _write_file_tool_unhashed(self, ctx: RunContext[AgentDepsT], path: str, content: str) -> str:
-        """Create a file or replace its whole content.
-
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            content: The text content to write.
-        """
-        return await self._write_file(await self._engine(_run_workspace(ctx)), ctx, path, content)
-
     @retry_on_core_errors
     async def _write_file(
         self,
@@ -635,166 +549,22 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        key = await engine.lock_key(path)
-        async with self._turns.hold(engine, key):
-            change = guarded_change(engine, key, path, expected_hash)
-            if self._custom_streams and engine is self._document:
-                from pydantic_ai_harness_rs.filesystem._streams import os_errors_for_the_model, write_with_streams
-
-                with os_errors_for_the_model(self._core), change.checked():
-                    text = await write_with_streams(self, ctx, path, content, expected_hash=change.expected_hash)
-                change.saw(None)
-                return text
-            with change.checked():
-                plan = await engine.plan_write(path, content, change.expected_hash, ctx is not None)
-                if (refusal := await self._request(ctx, plan)) is not None:
-                    return refusal
-                outcome = await engine.commit(plan)
-            change.saw(outcome.content_hash)
+        done = await self._change(
+            engine,
+            ctx,
+            path,
+            expected_hash,
+            lambda guard: engine.plan_write(path, content, guard, ctx is not None),
+            lambda guard: write_with_streams(self, self._core, ctx, path, content, guard, self._content_hashes),
+        )
+        if isinstance(done, str):
+            return done
+        outcome = done[1]
         if ctx is not None:
             await ctx.emit(
                 FileWrittenEvent(path=outcome.path, root_dir=await engine.root_dir(), content_hash=_hash(outcome))
             )
         return outcome.text
-
-    # --- edit_file -------------------------------------------------------------------------
-
-    async def edit_file(
-        self,
-        path: str,
-        old_text: str,
-        new_text: str,
-        *,
-        expected_hash: str | None = None,
-        workspace: WorkspaceBackend | None = None,
-    ) -> str:
-        """Edit a text file directly, outside an agent run (no announcement, no event); in `workspace` when given."""
-        engine = await self._engine(workspace)
-        return await self._edit_file(engine, None, path, [(old_text, new_text)], expected_hash=expected_hash)
-
-    async def _edit_file_tool(
-        self,
-        ctx: RunContext[AgentDepsT],
-        path: str,
-        old_text: str | None = None,
-        new_text: str | None = None,
-        *,
-        replacements: list[Replacement] | None = None,
-        expected_hash: str | None = None,
-    ) -> str:
-        """Edit a file by exact string replacement with conflict detection.
-
-        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
-        old_text must appear exactly once in the file as edited by the previous
-        replacements; include surrounding context lines to ensure uniqueness.
-        The file is only written once every replacement has matched.
-
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            old_text: The exact text to find (must appear exactly once).
-            new_text: The replacement text.
-            replacements: Replacements to apply in order, instead of a single pair.
-            expected_hash: If provided, rejects the edit when the file's
-                current hash doesn't match (optimistic concurrency).
-
-        Returns:
-            Summary with new hash for subsequent operations.
-        """
-        pairs = _replacement_pairs(old_text, new_text, replacements)
-        engine = await self._engine(_run_workspace(ctx))
-        return await self._edit_file(engine, ctx, path, pairs, expected_hash=expected_hash)
-
-    async def _edit_file_tool_unhashed(
-        self,
-        ctx: RunContext[AgentDepsT],
-        path: str,
-        old_text: str | None = None,
-        new_text: str | None = None,
-        *,
-        replacements: list[Replacement] | None = None,
-    ) -> str:
-        """Edit a file by exact string replacement.
-
-        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
-        old_text must appear exactly once in the file as edited by the previous
-        replacements; include surrounding context lines to ensure uniqueness.
-        The file is only written once every replacement has matched.
-
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            old_text: The exact text to find (must appear exactly once).
-            new_text: The replacement text.
-            replacements: Replacements to apply in order, instead of a single pair.
-        """
-        pairs = _replacement_pairs(old_text, new_text, replacements)
-        return await self._edit_file(await self._engine(_run_workspace(ctx)), ctx, path, pairs)
-
-    async def _edit_file_tool_all(
-        self,
-        ctx: RunContext[AgentDepsT],
-        path: str,
-        old_text: str | None = None,
-        new_text: str | None = None,
-        *,
-        replace_all: bool = False,
-        replacements: list[FlaggedReplacement] | None = None,
-        expected_hash: str | None = None,
-    ) -> str:
-        """Edit a file by exact string replacement with conflict detection.
-
-        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
-        old_text must appear exactly once in the file as edited by the previous
-        replacements, unless replace_all is set; include surrounding context
-        lines to ensure uniqueness. The file is only written once every
-        replacement has matched.
-
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            old_text: The exact text to find (must appear exactly once, unless replace_all).
-            new_text: The replacement text.
-            replace_all: Replace every occurrence of old_text instead of requiring exactly one.
-            replacements: Replacements to apply in order, instead of a single pair.
-            expected_hash: If provided, rejects the edit when the file's
-                current hash doesn't match (optimistic concurrency).
-
-        Returns:
-            Summary with new hash for subsequent operations.
-        """
-        pairs = _replacement_pairs(old_text, new_text, replacements, replace_all)
-        engine = await self._engine(_run_workspace(ctx))
-        return await self._edit_file(engine, ctx, path, pairs, expected_hash=expected_hash)
-
-    async def _edit_file_tool_all_unhashed(
-        self,
-        ctx: RunContext[AgentDepsT],
-        path: str,
-        old_text: str | None = None,
-        new_text: str | None = None,
-        *,
-        replace_all: bool = False,
-        replacements: list[FlaggedReplacement] | None = None,
-    ) -> str:
-        """Edit a file by exact string replacement.
-
-        Pass one `old_text`/`new_text` pair, or several as `replacements`. Each
-        old_text must appear exactly once in the file as edited by the previous
-        replacements, unless replace_all is set; include surrounding context
-        lines to ensure uniqueness. The file is only written once every
-        replacement has matched.
-
-        Args:
-            ctx: The current agent run context.
-            path: File path relative to `cwd`.
-            old_text: The exact text to find (must appear exactly once, unless replace_all).
-            new_text: The replacement text.
-            replace_all: Replace every occurrence of old_text instead of requiring exactly one.
-            replacements: Replacements to apply in order, instead of a single pair.
-        """
-        pairs = _replacement_pairs(old_text, new_text, replacements, replace_all)
-        return await self._edit_file(await self._engine(_run_workspace(ctx)), ctx, path, pairs)
 
     @retry_on_core_errors
     async def _edit_file(
@@ -806,22 +576,17 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
-        key = await engine.lock_key(path)
-        async with self._turns.hold(engine, key):
-            change = guarded_change(engine, key, path, expected_hash)
-            if self._custom_streams and engine is self._document:
-                from pydantic_ai_harness_rs.filesystem._streams import edit_with_streams, os_errors_for_the_model
-
-                with os_errors_for_the_model(self._core), change.checked():
-                    text = await edit_with_streams(self, ctx, path, replacements, expected_hash=change.expected_hash)
-                change.saw(None)
-                return text
-            with change.checked():
-                plan = await engine.plan_edit(path, replacements, change.expected_hash)
-                if (refusal := await self._request(ctx, plan)) is not None:
-                    return refusal
-                outcome = await engine.commit(plan)
-            change.saw(outcome.content_hash)
+        done = await self._change(
+            engine,
+            ctx,
+            path,
+            expected_hash,
+            lambda guard: engine.plan_edit(path, replacements, guard),
+            lambda guard: edit_with_streams(self, self._core, ctx, path, replacements, guard, self._content_hashes),
+        )
+        if isinstance(done, str):
+            return done
+        plan, outcome = done
         if ctx is not None:
             await ctx.emit(
                 FileEditedEvent(
@@ -834,23 +599,36 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             )
         return outcome.text
 
-    # --- create_directory ------------------------------------------------------------------
+    async def _change(
+        self,
+        engine: Engine,
+        ctx: RunContext[AgentDepsT] | None,
+        path: str,
+        expected_hash: str | None,
+        plan_change: Callable[[str | None], Awaitable[Plan]],
+        with_streams: Callable[[str | None], Awaitable[str]],
+    ) -> str | tuple[Plan, Outcome]:
+        """A write or edit of `path` through the change pipeline, under the file's turn: plan it
+        (`plan_change(guard)`, the guard being the hash the file must have), announce it, commit it.
 
-    async def create_directory(self, path: str, *, workspace: WorkspaceBackend | None = None) -> str:
-        """Create a directory directly, outside an agent run (no announcement, no event); in `workspace` when given."""
-        return await self._create_directory(await self._engine(workspace), None, path)
-
-    async def _create_directory_tool(self, ctx: RunContext[AgentDepsT], path: str) -> str:
-        """Create a directory and any missing parents.
-
-        Args:
-            ctx: The current agent run context.
-            path: Directory path relative to `cwd`.
-
-        Returns:
-            Confirmation message.
+        Returns the tool result when it ends there (a listener's refusal; the custom-streams path,
+        `with_streams(guard)`, which announces and writes itself), else the plan and the outcome.
         """
-        return await self._create_directory(await self._engine(_run_workspace(ctx)), ctx, path)
+        key = await engine.lock_key(path)
+        async with self._turns.hold(engine, key):
+            change = guarded_change(engine, key, path, expected_hash)
+            if self._custom_streams and engine is self._document:
+                with os_errors_for_the_model(self._core), change.checked():
+                    text = await with_streams(change.expected_hash)
+                change.saw(None)
+                return text
+            with change.checked():
+                plan = await plan_change(change.expected_hash)
+                if (refusal := await announce(ctx, plan)) is not None:
+                    return refusal
+                outcome = await engine.commit(plan)
+            change.saw(outcome.content_hash)
+        return plan, outcome
 
     @retry_on_core_errors
     async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
@@ -858,30 +636,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         if plan is None:
             # Already a directory: nothing changes, so nothing is announced or reported.
             return f'Created directory: {path}'
-        if (refusal := await self._request(ctx, plan)) is not None:
+        if (refusal := await announce(ctx, plan)) is not None:
             return refusal
         outcome = await engine.commit(plan)
         if ctx is not None and outcome.emit:
             await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=await engine.root_dir()))
         return outcome.text
-
-    # --- walkers ---------------------------------------------------------------------------
-
-    async def list_directory(self, path: str = '.', *, workspace: WorkspaceBackend | None = None) -> str:
-        """List a directory directly, outside an agent run (no event); in `workspace` when given."""
-        return await self._list_directory(await self._engine(workspace), None, path)
-
-    async def _list_directory_tool(self, ctx: RunContext[AgentDepsT], path: str = '.') -> str:
-        """List the contents of a directory.
-
-        Args:
-            ctx: The current agent run context.
-            path: Directory path relative to `cwd`.
-
-        Returns:
-            Paths relative to `cwd`, with type indicators and sizes.
-        """
-        return await self._list_directory(await self._engine(_run_workspace(ctx)), ctx, path)
 
     @retry_on_core_errors
     async def _list_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str = '.') -> str:
@@ -891,35 +651,6 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 DirectoryListedEvent(path=outcome.path, root_dir=await engine.root_dir(), entry_count=outcome.count)
             )
         return outcome.text
-
-    async def search_files(
-        self,
-        pattern: str,
-        *,
-        path: str = '.',
-        include_glob: str | None = None,
-        workspace: WorkspaceBackend | None = None,
-    ) -> str:
-        """Search file contents directly, outside an agent run (no event); in `workspace` when given."""
-        engine = await self._engine(workspace)
-        return await self._search_files(engine, None, pattern, path=path, include_glob=include_glob)
-
-    async def _search_files_tool(
-        self, ctx: RunContext[AgentDepsT], pattern: str, *, path: str = '.', include_glob: str | None = None
-    ) -> str:
-        """Search file contents using a regular expression.
-
-        Args:
-            ctx: The current agent run context.
-            pattern: Regex pattern to search for.
-            path: Directory to search in, relative to `cwd`.
-            include_glob: If provided, match this glob against root-relative paths (e.g. '*.py').
-
-        Returns:
-            str: Matching lines formatted as file:line_number:text, with paths relative to `cwd`.
-        """
-        engine = await self._engine(_run_workspace(ctx))
-        return await self._search_files(engine, ctx, pattern, path=path, include_glob=include_glob)
 
     @retry_on_core_errors
     async def _search_files(
@@ -932,125 +663,21 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         include_glob: str | None = None,
     ) -> str:
         outcome = await engine.search_files(_python_regex(pattern), path, include_glob)
-        await self._searched(engine, ctx, outcome, pattern, 'grep')
-        return outcome.text
-
-    async def find_files(self, pattern: str, *, path: str = '.', workspace: WorkspaceBackend | None = None) -> str:
-        """Find files by glob pattern directly, outside an agent run (no event); in `workspace` when given."""
-        return await self._find_files(await self._engine(workspace), None, pattern, path=path)
-
-    async def _find_files_tool(self, ctx: RunContext[AgentDepsT], pattern: str, *, path: str = '.') -> str:
-        """Find files by glob pattern (name matching, not content search).
-
-        Args:
-            ctx: The current agent run context.
-            pattern: Glob pattern to match, relative to `path` (e.g. '*.py',
-                '**/*.json'). Absolute patterns are rejected.
-            path: Directory to search in, relative to `cwd`.
-
-        Returns:
-            Newline-separated list of matching file paths relative to `cwd`.
-        """
-        return await self._find_files(await self._engine(_run_workspace(ctx)), ctx, pattern, path=path)
+        return await _searched(engine, ctx, outcome, pattern, 'grep')
 
     @retry_on_core_errors
     async def _find_files(
         self, engine: Engine, ctx: RunContext[AgentDepsT] | None, pattern: str, *, path: str = '.'
     ) -> str:
         outcome = await engine.find_files(pattern, path)
-        await self._searched(engine, ctx, outcome, pattern, 'find')
-        return outcome.text
-
-    async def list_files(
-        self, path: str = '.', *, glob: str | None = None, workspace: WorkspaceBackend | None = None
-    ) -> str:
-        """List files with ripgrep's rules directly, outside an agent run (no event); in `workspace` when given."""
-        return await self._list_files(await self._engine(workspace), None, path, glob=glob)
-
-    async def _list_files_tool(self, ctx: RunContext[AgentDepsT], path: str = '.', *, glob: str | None = None) -> str:
-        """List files under a directory, recursively, sorted by path, respecting ignore files and skipping hidden files.
-
-        Args:
-            ctx: The current agent run context.
-            path: Directory to list, relative to `cwd`.
-            glob: If provided, only list files matching this glob (e.g. '*.py' or 'src/**').
-
-        Returns:
-            One file path per line, relative to `cwd`.
-        """
-        return await self._list_files(await self._engine(_run_workspace(ctx)), ctx, path, glob=glob)
+        return await _searched(engine, ctx, outcome, pattern, 'find')
 
     @retry_on_core_errors
     async def _list_files(
-        self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str = '.', *, glob: str | None
+        self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str = '.', *, glob: str | None = None
     ) -> str:
         outcome = await engine.list_files(path, glob)
-        await self._searched(engine, ctx, outcome, glob or '', 'find')
-        return outcome.text
-
-    async def grep(
-        self,
-        pattern: str,
-        *,
-        path: str = '.',
-        glob: str | None = None,
-        file_type: str | None = None,
-        ignore_case: bool = False,
-        literal: bool = False,
-        context: int = 0,
-        workspace: WorkspaceBackend | None = None,
-    ) -> str:
-        """Search file contents with ripgrep's rules directly, outside an agent run (no event); in `workspace` when given."""
-        return await self._grep(
-            await self._engine(workspace),
-            None,
-            pattern,
-            path=path,
-            glob=glob,
-            file_type=file_type,
-            ignore_case=ignore_case,
-            literal=literal,
-            context=context,
-        )
-
-    async def _grep_tool(
-        self,
-        ctx: RunContext[AgentDepsT],
-        pattern: str,
-        *,
-        path: str = '.',
-        glob: str | None = None,
-        file_type: str | None = None,
-        ignore_case: bool = False,
-        literal: bool = False,
-        context: int = 0,
-    ) -> str:
-        """Search file contents with ripgrep, respecting ignore files and skipping hidden files.
-
-        Args:
-            ctx: The current agent run context.
-            pattern: Regular expression (ripgrep syntax), or exact text when `literal` is set.
-            path: Directory or file to search, relative to `cwd`.
-            glob: If provided, only search files matching this glob (e.g. '*.py').
-            file_type: If provided, only search this ripgrep file type (e.g. 'py', 'rust').
-            ignore_case: Match case-insensitively.
-            literal: Treat `pattern` as exact text rather than a regular expression.
-            context: Lines of context to show around each match (0 to 20).
-
-        Returns:
-            Matches as `file:line:text`; context lines as `file-line-text`. Paths are relative to `cwd`.
-        """
-        return await self._grep(
-            await self._engine(_run_workspace(ctx)),
-            ctx,
-            pattern,
-            path=path,
-            glob=glob,
-            file_type=file_type,
-            ignore_case=ignore_case,
-            literal=literal,
-            context=context,
-        )
+        return await _searched(engine, ctx, outcome, glob or '', 'find')
 
     @retry_on_core_errors
     async def _grep(
@@ -1060,38 +687,17 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         pattern: str,
         *,
         path: str,
-        glob: str | None,
-        file_type: str | None,
-        ignore_case: bool,
-        literal: bool,
         context: int,
+        **options: Any,
     ) -> str:
+        """`options`: `glob`, `file_type`, `ignore_case`, `literal`, as the core takes them."""
         if not 0 <= context <= 20:
             raise ModelRetry('context must be between 0 and 20.')
-        outcome = await engine.grep(pattern, path, glob, file_type, ignore_case, literal, context)
-        await self._searched(engine, ctx, outcome, pattern, 'grep')
-        return outcome.text
-
-    # --- file_info -------------------------------------------------------------------------
-
-    async def file_info(self, path: str, *, workspace: WorkspaceBackend | None = None) -> str:
-        """Get metadata about a file or directory directly, outside an agent run; in `workspace` when given."""
-        return await self._file_info(await self._engine(workspace), path)
-
-    async def _file_info_tool(self, ctx: RunContext[AgentDepsT], path: str) -> str:
-        """Get metadata about a file or directory.
-
-        Args:
-            ctx: The current agent run context.
-            path: File or directory path relative to `cwd`.
-
-        Returns:
-            Formatted metadata including size, type, and permissions.
-        """
-        return await self._file_info(await self._engine(_run_workspace(ctx)), path)
+        outcome = await engine.grep(pattern, path, context=context, **options)
+        return await _searched(engine, ctx, outcome, pattern, 'grep')
 
     @retry_on_core_errors
-    async def _file_info(self, engine: Engine, path: str) -> str:
+    async def _file_info(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
         try:
             outcome = await engine.file_info(path)
         except _core.NotFoundError:
@@ -1100,44 +706,27 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         await note_read(engine, path, outcome)
         return outcome.text
 
-    # --- events ----------------------------------------------------------------------------
 
-    async def _request(self, ctx: RunContext[AgentDepsT] | None, plan: Plan) -> str | None:
-        """Announce `plan` with a `FileChangeRequestEvent`; the tool result if a listener cancelled it.
+async def _never_called(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
+    raise NotImplementedError
 
-        Outside a run there is nobody to ask. The core's `commit` re-resolves the path after
-        the listener returns, so a path replaced while the request was held fails there.
-        """
-        if ctx is None:
-            return None
-        event = FileChangeRequestEvent(
-            path=plan.path, root_dir=plan.root_dir, operation=plan.operation, diff=plan.diff, truncated=plan.truncated
-        )
-        await ctx.emit(event)
-        if not event.cancelled:
-            return None
-        reason = event.cancel_reason or 'cancelled by a listener'
-        return f'[{plan.path!r} {_REFUSALS[plan.operation]}: {reason}]'
 
-    async def _searched(
-        self,
-        engine: Engine,
-        ctx: RunContext[AgentDepsT] | None,
-        outcome: Outcome,
-        pattern: str,
-        search: Literal['find', 'grep'],
-    ) -> None:
-        if ctx is not None:
-            await ctx.emit(
-                FilesSearchedEvent(
-                    path=outcome.path,
-                    root_dir=await engine.root_dir(),
-                    pattern=pattern,
-                    search=search,
-                    match_count=outcome.count,
-                    truncated=outcome.truncated,
-                )
+async def _searched(
+    engine: Engine, ctx: RunContext[Any] | None, outcome: Outcome, pattern: str, search: Literal['find', 'grep']
+) -> str:
+    """A search's result text, after its `FilesSearchedEvent` (in a run)."""
+    if ctx is not None:
+        await ctx.emit(
+            FilesSearchedEvent(
+                path=outcome.path,
+                root_dir=await engine.root_dir(),
+                pattern=pattern,
+                search=search,
+                match_count=outcome.count,
+                truncated=outcome.truncated,
             )
+        )
+    return outcome.text
 
 
 _NAMED_ESCAPE = re.compile(r'\\(\\|N\{([^}]*)\})')

@@ -1,4 +1,7 @@
-"""`Shell`: the capability that gives an agent command execution in its run's workspace."""
+"""`Shell`: the capability that gives an agent command execution in its run's workspace.
+
+Its configuration, validated at construction, the checks at the start of a run, and the toolset it builds.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, RunContext
 
+from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._warn import warn_cwd_ignored
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT
 from pydantic_ai_harness_rs.shell._modes import Truncation
@@ -197,25 +201,7 @@ class Shell(AbstractCapability[AgentDepsT]):
     def get_toolset(self) -> ShellToolset[AgentDepsT]:
         """The shell toolset, built once; its `for_run` gives each run a fresh copy."""
         if self._toolset is None:
-            self._toolset = ShellToolset[AgentDepsT](
-                allowed_commands=self.allowed_commands,
-                denied_commands=self.denied_commands,
-                denied_operators=self.denied_operators,
-                default_timeout=self.default_timeout,
-                max_output_chars=self.max_output_chars,
-                max_file_bytes=self.max_file_bytes,
-                max_log_bytes=self.max_log_bytes,
-                persist_cwd=self.persist_cwd,
-                allow_interactive=self.allow_interactive,
-                env=self.env,
-                denied_env_patterns=self.denied_env_patterns,
-                tools=self.tools,
-                id=self.id or 'shell',
-                sandbox=self.sandbox,
-                network=self.network,
-                truncation=self.truncation,
-                clean_output=self.clean_output,
-                non_interactive=self.non_interactive,
-                strict_policy=self.strict_policy,
-            )
+            # `cwd` stays here: ignored, with a warning at construction.
+            settings = passed_on(self, ShellToolset, besides={'cwd', 'id'})
+            self._toolset = ShellToolset[AgentDepsT](id=self.id or 'shell', **settings)
         return self._toolset

@@ -11,24 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pydantic_ai_harness_rs._identity import harness_objects
+
 SHELL_EVENTS = 'shell'
 """The event namespace of Shell's events."""
 
-try:
-    if TYPE_CHECKING:  # type checkers see the classes defined below, whichever branch runs
-        raise ImportError
-    from pydantic_ai_harness.shell._events import (  # pyright: ignore[reportMissingImports]
-        CommandFinishedEvent,
-        CommandOutputEvent,
-        CommandStartedEvent,
-    )
+_CLASSES = ('CommandStartedEvent', 'CommandOutputEvent', 'CommandFinishedEvent')
+_THEIRS = None if TYPE_CHECKING else harness_objects('pydantic_ai_harness.shell._events', _CLASSES)
 
-    USING_HARNESS_EVENTS = True
-    """Whether the classes are `pydantic_ai_harness`'s own."""
-except ImportError:
+USING_HARNESS_EVENTS = _THEIRS is not None
+"""Whether the classes are `pydantic_ai_harness`'s own."""
+
+if _THEIRS is not None:  # type checkers see the classes defined below, whichever branch runs
+    globals().update(_THEIRS)
+else:
     from pydantic_ai import CapabilityEvent
-
-    USING_HARNESS_EVENTS = False
 
     @dataclass(kw_only=True)
     class CommandStartedEvent(CapabilityEvent, namespace=SHELL_EVENTS, name='command_started'):  # type: ignore[no-redef]

@@ -14,7 +14,6 @@ with the same files and results.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import posixpath
@@ -163,17 +162,6 @@ def job_directory(base: str, job_id: str | None) -> str:
     return posixpath.join(base, job_id or uuid.uuid4().hex)
 
 
-def call_job_id(run_id: str | None, tool_call_id: str | None) -> str | None:
-    """The job directory name of one tool call: `sha256(run_id:tool_call_id)[:32]`, or `None`.
-
-    From the run and the tool call, so a replayed durable activity (or a retried launch) names the
-    job it started the first time, while separate calls of one run get separate jobs.
-    """
-    if run_id is None or tool_call_id is None:
-        return None
-    return hashlib.sha256(f'{run_id}:{tool_call_id}'.encode()).hexdigest()[:32]
-
-
 # --- local workspace: the Rust supervisor ---------------------------------------------------
 
 
@@ -212,21 +200,23 @@ class LocalJob(Job):
         await anyio.to_thread.run_sync(_core.job_cleanup, self.directory)
 
 
+@dataclass(frozen=True)
+class Launch:
+    """Where and how `launch` starts a job (see there): its directory, claimed when `exclusive`."""
+
+    directory: str
+    cwd: str
+    env: Mapping[str, str] | None
+    combined: bool
+    file_limit: int | None
+    log_limit: int | None
+    exclusive: bool
+
+
 async def launch_local(
-    workspace: Workspace,
-    backend: LocalWorkspaceBackend,
-    command: str,
-    *,
-    directory: str,
-    cwd: str,
-    env: Mapping[str, str] | None,
-    combined: bool,
-    file_limit: int | None,
-    log_limit: int | None,
-    exclusive: bool,
-    sandbox: NativeSandbox | None = None,
+    workspace: Workspace, backend: LocalWorkspaceBackend, command: str, spec: Launch, sandbox: NativeSandbox | None
 ) -> Job:
-    """Start `command` as a local job in `directory`; see `launch`.
+    """Start `command` as a local job in `spec.directory`; see `launch`.
 
     A call cancelled while the native launch runs loses its result, but not the job: the launch
     writes the job's handle file before it returns, so the job is found there and stopped.
@@ -234,30 +224,32 @@ async def launch_local(
     try:
         handle = await anyio.to_thread.run_sync(
             lambda: _core.job_launch(
-                directory,
-                cwd,
-                env_bytes(backend._env, env),  # pyright: ignore[reportPrivateUsage]
+                spec.directory,
+                spec.cwd,
+                env_bytes(backend._env, spec.env),  # pyright: ignore[reportPrivateUsage]
                 os.fsencode(command),
-                combined,
-                file_limit,
-                log_limit,
-                exclusive,
+                spec.combined,
+                spec.file_limit,
+                spec.log_limit,
+                spec.exclusive,
                 sandbox=sandbox,
                 reap_descendants=True,
             )
         )
     except BaseException:
         with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
-            if started := await anyio.to_thread.run_sync(_core.job_attach, directory):
+            if started := await anyio.to_thread.run_sync(_core.job_attach, spec.directory):
                 pid, pgid = started
-                job = LocalJob(workspace=workspace, directory=directory, pid=pid, pgid=pgid, combined=combined)
+                job = LocalJob(
+                    workspace=workspace, directory=spec.directory, pid=pid, pgid=pgid, combined=spec.combined
+                )
                 await job.kill()
                 await job.cleanup()
         raise
     if handle is None:
-        return await _attach_existing(workspace, directory, combined=combined, local=True)
+        return await _attach_existing(workspace, spec.directory, combined=spec.combined, local=True)
     pid, pgid = handle
-    return LocalJob(workspace=workspace, directory=directory, pid=pid, pgid=pgid, combined=combined)
+    return LocalJob(workspace=workspace, directory=spec.directory, pid=pid, pgid=pgid, combined=spec.combined)
 
 
 async def _attach_existing(workspace: Workspace, directory: str, *, combined: bool, local: bool) -> Job:
@@ -412,48 +404,39 @@ class WorkspaceJob(Job):
         await self._signal('KILL')
 
 
-async def launch_remote(
-    workspace: Workspace,
-    command: str,
-    *,
-    directory: str,
-    cwd: str,
-    env: Mapping[str, str] | None,
-    combined: bool,
-    file_limit: int | None,
-    log_limit: int | None,
-    exclusive: bool,
-) -> Job:
+async def launch_remote(workspace: Workspace, command: str, spec: Launch) -> Job:
     """Start `command` as a job through `workspace.run`; see `launch`."""
-    mode = 'combined' if combined else 'separate'
+    mode = 'combined' if spec.combined else 'separate'
     assignments = ' '.join(
         f'{name}={shlex.quote(value)}'
         for name, value in (
-            ('dir', directory),
-            ('exclusive', '1' if exclusive else '0'),
+            ('dir', spec.directory),
+            ('exclusive', '1' if spec.exclusive else '0'),
             ('mode', mode),
-            ('limit', '' if file_limit is None else str(file_limit)),
-            ('log_limit', '' if log_limit is None else str(log_limit)),
+            ('limit', '' if spec.file_limit is None else str(spec.file_limit)),
+            ('log_limit', '' if spec.log_limit is None else str(spec.log_limit)),
             ('log_interval', _core.LOG_CHECK_INTERVAL),
             ('wrapper', _WRAPPER),
         )
     )
-    script = f'cd {shlex.quote(cwd)} || exit\n{assignments} cmd=$1\n{_LAUNCHER}'
+    script = f'cd {shlex.quote(spec.cwd)} || exit\n{assignments} cmd=$1\n{_LAUNCHER}'
     result = await run_model_command(
-        workspace, lambda cmd: ['sh', '-c', script, 'sh', cmd], command, env=env, timeout=CONTROL_TIMEOUT
+        workspace, lambda cmd: ['sh', '-c', script, 'sh', cmd], command, env=spec.env, timeout=CONTROL_TIMEOUT
     )
     if result.exit_code == _MISSING_TOOLS:
         needed = ' and '.join(f'`{tool}`' for tool in REQUIRED_TOOLS)
         lacking = ' and '.join(f'`{tool}`' for tool in result.stdout.split())
         raise WorkspaceError(f'Shell needs {needed} on PATH in the workspace; this image lacks {lacking}.')
-    if exclusive and result.exit_code == 126:
-        return await _attach_existing(workspace, directory, combined=combined, local=False)
+    if spec.exclusive and result.exit_code == 126:
+        return await _attach_existing(workspace, spec.directory, combined=spec.combined, local=False)
     fields = result.stdout.split()
     if result.exit_code != 0 or len(fields) != 2 or not fields[0].isdigit():
         detail = result.stderr.strip() or f'launcher output {result.stdout.strip()!r}'
         raise ModelRetry(f'Shell supervisor exited with {result.exit_code}: {detail}')
     pgid = int(fields[1]) if fields[1].isdigit() else None
-    return WorkspaceJob(workspace=workspace, directory=directory, pid=int(fields[0]), pgid=pgid, combined=combined)
+    return WorkspaceJob(
+        workspace=workspace, directory=spec.directory, pid=int(fields[0]), pgid=pgid, combined=spec.combined
+    )
 
 
 async def launch(
@@ -478,17 +461,7 @@ async def launch(
     starting another (or raises `ModelRetry` while the first has not written its handle).
     `sandbox` (local workspaces only) confines the wrapper and the command.
     """
-    directory = job_directory(base, job_id)
-    kwargs = dict(
-        directory=directory, cwd=cwd, env=env, combined=combined, file_limit=file_limit, log_limit=log_limit
-    )
+    spec = Launch(job_directory(base, job_id), cwd, env, combined, file_limit, log_limit, exclusive=job_id is not None)
     if local is not None:
-        return await launch_local(
-            workspace,
-            local,
-            command,
-            exclusive=job_id is not None,
-            sandbox=sandbox,
-            **kwargs,  # type: ignore[arg-type]
-        )
-    return await launch_remote(workspace, command, exclusive=job_id is not None, **kwargs)  # type: ignore[arg-type]
+        return await launch_local(workspace, local, command, spec, sandbox)
+    return await launch_remote(workspace, command, spec)

@@ -16,7 +16,7 @@ from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 
-from pydantic_ai_harness_rs._durable import events_reachable
+from pydantic_ai_harness_rs.durable._events import events_reachable
 from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, POLL_MAX, POLL_MIN, Job, launch
 from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox

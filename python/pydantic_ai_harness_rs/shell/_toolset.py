@@ -34,10 +34,10 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
 
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs._durable_commands import CommandGuard
-from pydantic_ai_harness_rs._durable_dbos import call_in_unit
+from pydantic_ai_harness_rs.durable._commands import CommandGuard, call_job_id
+from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.shell import _foreground as foreground
-from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, call_job_id, env_bytes, launch
+from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, env_bytes, launch
 from pydantic_ai_harness_rs.shell._limits import (
     APPLY_FAILED,
     limit_prologue,
@@ -252,7 +252,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     ) -> Any:
         """Cap `str` results to the last `max_output_chars` chars (status and handles sit at the end).
 
-        Each call is one durable unit under DBOS and Prefect, on the plain workspace (`_durable_dbos.py`).
+        Each call is one durable unit under DBOS and Prefect, on the plain workspace (`durable/_units.py`).
         """
         parent = super()
         result = await call_in_unit('Shell', name, ctx, lambda unit: parent.call_tool(name, tool_args, unit, tool))
@@ -646,11 +646,36 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         stderr = await job.tail(job.stderr_path, max_bytes)
         return clean_text(stdout), clean_text(stderr)
 
-    async def _job(self, ctx: RunContext[AgentDepsT], command_id: str) -> Job | None:
-        if not _COMMAND_ID.fullmatch(command_id):
-            return None
-        directory = posixpath.join(await self._jobs_base(ctx), command_id)
-        return await attach(ctx.workspace, directory, combined=False, local=local_backend(ctx.workspace) is not None)
+    async def _on_job(self, ctx: RunContext[AgentDepsT], command_id: str, then: Callable[[Job], Awaitable[str]]) -> str:
+        """`then(job)` on the background job `command_id` names, or the result an unknown ID gets."""
+        job = None
+        if _COMMAND_ID.fullmatch(command_id):
+            directory = posixpath.join(await self._jobs_base(ctx), command_id)
+            job = await attach(ctx.workspace, directory, combined=False, local=local_backend(ctx.workspace) is not None)
+        if job is None:
+            return f'[Error: unknown command ID {command_id!r}]'
+        return await then(job)
+
+    async def _check(self, job: Job) -> str:
+        running, exit_code = await job.status()
+        stdout, stderr = await self._tails(job)
+        parts = [labelled(stdout, stderr, empty='(no output yet)'), f'[status: {"running" if running else "finished"}]']
+        if exit_code is not None:
+            parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
+        return '\n'.join(parts)
+
+    async def _stop(self, job: Job) -> str:
+        running, exit_code = await job.status()
+        if running or job.pgid is not None:
+            with anyio.CancelScope(shield=True):
+                await job.kill()
+                _, exit_code = await job.status()
+        stdout, stderr = await self._tails(job)
+        await job.cleanup()
+        parts = [labelled(stdout, stderr, empty='(no output)'), '[stopped]']
+        if exit_code is not None:
+            parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
+        return '\n'.join(parts)
 
     @recoverable
     async def check_command(self, ctx: RunContext[AgentDepsT], command_id: str) -> str:
@@ -663,15 +688,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Status and recent output of the background command.
         """
-        job = await self._job(ctx, command_id)
-        if job is None:
-            return f'[Error: unknown command ID {command_id!r}]'
-        running, exit_code = await job.status()
-        stdout, stderr = await self._tails(job)
-        parts = [labelled(stdout, stderr, empty='(no output yet)'), f'[status: {"running" if running else "finished"}]']
-        if exit_code is not None:
-            parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
-        return '\n'.join(parts)
+        return await self._on_job(ctx, command_id, self._check)
 
     @recoverable
     async def stop_command(self, ctx: RunContext[AgentDepsT], command_id: str) -> str:
@@ -684,17 +701,4 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Final output and exit status of the stopped command.
         """
-        job = await self._job(ctx, command_id)
-        if job is None:
-            return f'[Error: unknown command ID {command_id!r}]'
-        running, exit_code = await job.status()
-        if running or job.pgid is not None:
-            with anyio.CancelScope(shield=True):
-                await job.kill()
-                _, exit_code = await job.status()
-        stdout, stderr = await self._tails(job)
-        await job.cleanup()
-        parts = [labelled(stdout, stderr, empty='(no output)'), '[stopped]']
-        if exit_code is not None:
-            parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
-        return '\n'.join(parts)
+        return await self._on_job(ctx, command_id, self._stop)

@@ -9,12 +9,13 @@ its shell's PID in `<jobs dir>/running-<call id>` (named from the run and the to
 recorded session before it starts the command again, and the record goes once the command ends.
 The command itself runs again from the start (its output went to the dead worker): a command in
 flight when its worker dies is at-least-once. `shell` and `start_command` jobs are found again
-instead (`_jobs.call_job_id`). Outside a durable unit nothing is recorded.
+instead (`call_job_id`). Outside a durable unit nothing is recorded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import posixpath
 import shlex
@@ -28,15 +29,24 @@ from typing import Any
 import anyio.to_thread
 from pydantic_ai.tools import RunContext
 
-from pydantic_ai_harness_rs.shell._jobs import call_job_id
-
-__all__ = ['CommandGuard', 'in_durable_unit']
+__all__ = ['CommandGuard', 'call_job_id', 'in_durable_unit']
 
 _START_SLACK = 5.0
 """Seconds between a shell's start and its record's mtime for the PID to count as that shell's."""
 
 _STOP_WAIT = 5.0
 """Longest wait (seconds) for the killed session's processes to go."""
+
+
+def call_job_id(run_id: str | None, tool_call_id: str | None) -> str | None:
+    """The job directory name of one tool call: `sha256(run_id:tool_call_id)[:32]`, or `None`.
+
+    From the run and the tool call, so a replayed durable activity (or a retried launch) names the
+    job it started the first time, while separate calls of one run get separate jobs.
+    """
+    if run_id is None or tool_call_id is None:
+        return None
+    return hashlib.sha256(f'{run_id}:{tool_call_id}'.encode()).hexdigest()[:32]
 
 
 def in_durable_unit() -> bool:

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from pydantic_ai.tools import RunContext
 
-from pydantic_ai_harness_rs._durable import beneath_durable
+from pydantic_ai_harness_rs.durable._events import beneath_durable
 
 T = TypeVar('T')
 

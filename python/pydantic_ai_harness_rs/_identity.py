@@ -1,0 +1,24 @@
+"""One identity across both packages: `pydantic-ai-harness`'s own objects, where it is installed.
+
+Pydantic AI registers one class per event kind and per tool kind, and listeners and histories
+written against `pydantic_ai_harness` must meet ours: so our event classes, tool kinds and typed
+parts are *its* objects when it provides them (`harness_objects`), else ours, defined alike.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+
+def harness_objects(module: str, names: Sequence[str]) -> dict[str, Any] | None:
+    """`names` from `pydantic-ai-harness`'s `module`, or `None` when it is not installed or lacks
+    one of them (a release from before they existed)."""
+    try:
+        theirs = importlib.import_module(module)
+    except ImportError:
+        return None
+    if not all(hasattr(theirs, name) for name in names):
+        return None
+    return {name: getattr(theirs, name) for name in names}
