@@ -62,7 +62,7 @@ def interop() -> dict[str, Any]:
     from pydantic_ai.messages import ModelRequest
 
     ref = importlib.import_module('pydantic_ai_harness.filesystem')
-    ours = importlib.import_module(f"{os.environ.get('FS_COMPAT_OURS_MODULE', 'pydantic_ai_harness_rs')}.filesystem")
+    ours = importlib.import_module(f'{os.environ.get("FS_COMPAT_OURS_MODULE", "pydantic_ai_harness_rs")}.filesystem')
     out: dict[str, Any] = {'same_class': {name: getattr(ours, name) is getattr(ref, name) for name in EVENT_NAMES}}
 
     calls = [

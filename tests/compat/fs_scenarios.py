@@ -1740,6 +1740,201 @@ workspace_scenario(
 )
 
 
+# ======================================================================================
+# The workspace contract on a workspace that is not on this host
+# ======================================================================================
+# `fs062_remote_scenarios.py` runs these on `tests/memory_workspace.py`: 0.62.0's direct tool calls
+# against our `RemoteEngine`. A scenario: `name`, `calls`, and optionally `options` (FileSystem
+# fields), `dirs` (that many extra directories under `many/`), `links` (symlinks, with a file outside).
+
+REMOTE_FILES: dict[str, bytes | str] = {
+    'a.txt': 'alpha\nbeta\ngamma\n',
+    'notes.md': '# Notes\nTODO: one\nTODO: two\n',
+    'src/main.py': 'import os\n\ndef main():\n    return os.getcwd()\n',
+    'src/util.py': 'def helper(x):\n    return x * 2\n',
+    'src/pkg/deep.py': 'VALUE = 42\n',
+    'docs/guide.txt': 'read me\nTODO later\n',
+    '.env': 'SECRET=1\n',
+    '.hidden/inside.txt': 'TODO hidden\n',
+    'logs/app.log': 'TODO log line\n',
+    'pic.png': b'\x89PNG\r\n\x1a\n' + bytes(range(40)),
+    'data.bin': bytes(range(100)),
+    'empty.txt': '',
+    'noeol.txt': 'no newline at end',
+    'bad.txt': b'caf\xe9 latin-1\n',
+    'crlf.txt': 'one\r\ntwo\r\n',
+}
+
+_REMOTE_READS: list[Call] = [
+    C('read_file', path='a.txt'),
+    C('read_file', path='a.txt', offset=1, limit=1),
+    C('read_file', path='a.txt', offset=9),
+    C('read_file', path='a.txt', offset=-1),
+    C('read_file', path='a.txt', limit=0),
+    C('read_file', path='missing.txt'),
+    C('read_file', path='src'),
+    C('read_file', path='pic.png'),
+    C('read_file', path='data.bin'),
+    C('read_file', path='empty.txt'),
+    C('read_file', path='noeol.txt'),
+    C('read_file', path='bad.txt'),
+    C('read_file', path='src/../a.txt'),
+    C('read_file', path='../outside.txt'),
+    C('read_file', path='/etc/passwd'),
+    C('read_file', path='.env'),
+    C('file_info', path='a.txt'),
+    C('file_info', path='src'),
+    C('file_info', path='data.bin'),
+    C('file_info', path='missing'),
+    C('file_info', path='noeol.txt'),
+    C('file_info', path='bad.txt'),
+]
+
+_REMOTE_WALKS: list[Call] = [
+    C('list_directory'),
+    C('list_directory', path='src'),
+    C('list_directory', path='.hidden'),
+    C('list_directory', path='missing'),
+    C('list_directory', path='a.txt'),
+    C('find_files', pattern='**/*.py'),
+    C('find_files', pattern='*.txt'),
+    C('find_files', pattern='src/*'),
+    C('find_files', pattern='**'),
+    C('find_files', pattern='*/'),
+    C('find_files', pattern='.*'),
+    C('find_files', pattern='*.py', path='src'),
+    C('find_files', pattern='../*'),
+    C('find_files', pattern='/abs/*'),
+    C('find_files', pattern='*', path='missing'),
+    C('find_files', pattern='nothing*'),
+    C('search_files', pattern='TODO'),
+    C('search_files', pattern='return', path='src'),
+    C('search_files', pattern='TODO', include_glob='*.md'),
+    C('search_files', pattern='def', include_glob='src/*.py'),
+    C('search_files', pattern='TODO', include_glob='.hidden/*'),
+    C('search_files', pattern='alpha', path='a.txt'),
+    C('search_files', pattern='x', path='missing'),
+    C('search_files', pattern='(unclosed'),
+    C('search_files', pattern='caf\\S'),
+    C('search_files', pattern='two$'),
+    C('grep', pattern='todo', ignore_case=True),
+    C('grep', pattern='x * 2', literal=True),
+    C('grep', pattern='x', file_type='py'),
+    C('grep', pattern='x', context=2),
+    C('grep', pattern='x', context=21),
+    C('list_files'),
+    C('list_files', glob='*.py'),
+    C('list_files', glob='src/*.py'),
+    C('list_files', path='docs'),
+]
+
+_REMOTE_CHANGES: list[Call] = [
+    C('write_file', path='new.txt', content='hello\nworld\n'),
+    C('read_file', path='new.txt'),
+    C('write_file', path='a.txt', content='replaced\n'),
+    C('write_file', path='nodir/x.txt', content='x'),
+    C('write_file', path='a.txt/x', content='x'),
+    C('write_file', path='src', content='x'),
+    C('write_file', path='.env', content='x'),
+    C('write_file', path='key.pem', content='x'),
+    C('write_file', path='../escape.txt', content='x'),
+    C('write_file', path='notes.md', content='x', expected_hash='abcdefabcdef'),
+    C('edit_file', path='src/util.py', old_text='x * 2', new_text='x * 3'),
+    C('edit_file', path='notes.md', old_text='TODO', new_text='DONE'),
+    C('edit_file', path='notes.md', old_text='absent', new_text='x'),
+    C('edit_file', path='notes.md', old_text='', new_text='x'),
+    C('edit_file', path='missing.md', old_text='a', new_text='b'),
+    C('edit_file', path='data.bin', old_text='a', new_text='b'),
+    C('edit_file', path='bad.txt', old_text='caf', new_text='b'),
+    C('edit_file', path='crlf.txt', old_text='one', new_text='uno', expected_hash='000000000000'),
+    C('edit_file', path='crlf.txt', old_text='one', new_text='uno'),
+    C('create_directory', path='made/deep/er'),
+    C('create_directory', path='src'),
+    C('create_directory', path='a.txt'),
+    C('create_directory', path='a.txt/sub'),
+    C('create_directory', path='.git/hooks'),
+    C('list_directory', path='made/deep'),
+]
+
+_REMOTE_PATTERNS: list[Call] = [
+    C('read_file', path='logs/app.log'),
+    C('list_directory'),
+    C('search_files', pattern='TODO'),
+    C('find_files', pattern='**/*.log'),
+    C('read_file', path='src/main.py'),
+    C('read_file', path='LOGS/app.log'),
+    C('write_file', path='src/new.py', content='x = 1\n'),
+]
+
+_REMOTE_SMALL_CAPS: list[Call] = [
+    C('list_directory'),
+    C('find_files', pattern='**'),
+    C('search_files', pattern='TODO|return|def'),
+    C('read_file', path='a.txt'),
+]
+
+_REMOTE_LINKS: list[Call] = [
+    C('read_file', path='alias.txt'),
+    C('read_file', path='escape.txt'),
+    C('read_file', path='envlink'),
+    C('write_file', path='envlink', content='x'),
+    C('search_files', pattern='TODO|alpha'),
+    C('find_files', pattern='**/*.txt'),
+    C('list_directory', path='srclink'),
+]
+
+REMOTE_SCENARIOS: list[dict[str, Any]] = [
+    {'name': 'reads', 'calls': _REMOTE_READS},
+    {'name': 'walks', 'calls': _REMOTE_WALKS},
+    {
+        'name': 'deliberate',
+        'calls': [
+            # 0.62.0 refuses nested repetition on this path (its Python `re` could backtrack for
+            # ever); the core's regex engine runs in linear time, so it searches.
+            C('search_files', pattern='(TO+)+DO'),
+            C('search_files', pattern='(a|b+)*c'),
+        ],
+    },
+    {'name': 'changes', 'calls': _REMOTE_CHANGES},
+    {
+        'name': 'patterns',
+        'options': {'denied_patterns': ['logs'], 'allowed_patterns': ['*.md', 'src/*', 'logs/*', '.', 'docs/*']},
+        'calls': _REMOTE_PATTERNS,
+    },
+    {
+        'name': 'small_caps',
+        'options': {'max_list_results': 3, 'max_find_results': 4, 'max_search_results': 2, 'max_read_lines': 2},
+        'calls': _REMOTE_SMALL_CAPS,
+    },
+    {
+        'name': 'no_hashes',
+        'options': {'content_hashes': False, 'max_read_chars': 120},
+        'calls': [
+            C('read_file', path='a.txt'),
+            C('read_file', path='data.bin'),
+            C('write_file', path='z.txt', content='z\n'),
+        ],
+    },
+    {
+        # More directories than one walk lists: both stop and say so.
+        'name': 'walk_cap',
+        'dirs': 10_050,
+        'calls': [C('find_files', pattern='**/*.txt'), C('search_files', pattern='TODO')],
+    },
+    {
+        'name': 'links',
+        'links': {
+            'alias.txt': '/ws/a.txt',
+            'escape.txt': '/outside/secret.txt',
+            'envlink': '/ws/.env',
+            'srclink': '/ws/src',
+            'dangling.txt': '/ws/nothing',
+        },
+        'calls': _REMOTE_LINKS,
+    },
+]
+
+
 # --------------------------------------------------------------------------------------
 # Runner
 # --------------------------------------------------------------------------------------

@@ -294,8 +294,7 @@ TOLERATED = {'path_forms'}
 # reference's behaviour; they are marked xfail (not strict, so a fix shows as XPASS in the
 # summary without turning CI red) so that CI stays usable meanwhile. Set FS_COMPAT_STRICT=1 to
 # run them as plain tests. Remove an entry once its fix lands.
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
 def _params(mode: str) -> list[Any]:
@@ -324,7 +323,9 @@ def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str, reference
     exp_calls, got_calls = expected.get('calls', []), got.get('calls', [])
     for index, (exp, act) in enumerate(zip(exp_calls, got_calls)):
         if exp != act:
-            problems.append(f'call {index} {exp["tool"]}({_show(exp["args"])}):\n  expected {_show(exp)}\n  got      {_show(act)}')
+            problems.append(
+                f'call {index} {exp["tool"]}({_show(exp["args"])}):\n  expected {_show(exp)}\n  got      {_show(act)}'
+            )
     if len(exp_calls) != len(got_calls):
         problems.append(f'expected {len(exp_calls)} calls, got {len(got_calls)}')
     if expected.get('events') != got.get('events'):
@@ -356,9 +357,7 @@ def test_scenario(name: str, reference_results: dict[str, Any], our_results: dic
 
 
 @pytest.mark.parametrize('name', _params('direct'))
-def test_direct_calls(
-    name: str, reference_results_direct: dict[str, Any], our_results_direct: dict[str, Any]
-) -> None:
+def test_direct_calls(name: str, reference_results_direct: dict[str, Any], our_results_direct: dict[str, Any]) -> None:
     """The same calls on the toolset's direct methods (`await toolset.read_file(...)`), outside a run."""
     _compare(name, reference_results_direct[name], our_results_direct[name], f'{name} (direct)')
 
