@@ -297,6 +297,7 @@ def search_workloads(data: Path, rg: str | None) -> list[Workload]:
         return [rg, *argv] if rg else None
 
     million_config = {**UNCAPPED, 'max_list_results': 2_000_000, 'max_find_results': 2_000_000}
+
     def on_million(name: str, description: str, tool: str, args: dict[str, Any], **cli: Any) -> Workload:
         """Over a million files: against `rg` only (the reference would take hours), memory bounded."""
         return Workload(
