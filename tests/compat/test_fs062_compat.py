@@ -98,7 +98,9 @@ def _params() -> list[Any]:
     ]
 
 
-def _compare(name: str, ref: Outcome, ours: Outcome, label: str) -> None:
+def _compare(name: str, references: dict[str, Outcome], ours_by_name: dict[str, Outcome], how: str = '') -> None:
+    """Scenario `name` of two runs (`how` says which, in messages): ours is the reference's, but for DELIBERATE."""
+    ref, ours, label = references[name], ours_by_name[name], name + how
     assert 'runner_error' not in ref, f'the scenario itself is broken on the reference: {ref["runner_error"]}'
     expected = DELIBERATE[name](ref, ours) if name in DELIBERATE else ref
     assert_same_outcome(expected, ours, name=label, reference='0.62.0')
@@ -107,7 +109,7 @@ def _compare(name: str, ref: Outcome, ours: Outcome, label: str) -> None:
 
 @pytest.mark.parametrize('name', _params())
 def test_scenario(name: str, reference062_results: dict[str, Any], our062_results: dict[str, Any]) -> None:
-    _compare(name, reference062_results[name], our062_results[name], name)
+    _compare(name, reference062_results, our062_results)
 
 
 @pytest.mark.parametrize('name', _params())
@@ -115,7 +117,7 @@ def test_direct_calls(
     name: str, reference062_results_direct: dict[str, Any], our062_results_direct: dict[str, Any]
 ) -> None:
     """The same calls on the toolset's methods with `workspace=LocalWorkspaceBackend(root)`, outside a run."""
-    _compare(name, reference062_results_direct[name], our062_results_direct[name], f'{name} (direct)')
+    _compare(name, reference062_results_direct, our062_results_direct, ' (direct)')
 
 
 def test_deliberate_differences_are_real(reference062_results: dict[str, Any]) -> None:
