@@ -110,22 +110,27 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
     log, tree, wide = data / 'log512.log', data / 'tree', data / 'wide'
     edit = {'path': 'edit50.txt', 'old_text': make_trees.EDIT_MARKER, 'new_text': make_trees.EDIT_MARKER_ALT}
     edit_back = {'path': 'edit50.txt', 'old_text': make_trees.EDIT_MARKER_ALT, 'new_text': make_trees.EDIT_MARKER}
-    openssl = ['openssl', 'dgst', '-sha256', str(log)]
+    # The whole 512 MiB log hashed (the result's header holds its hash), against `openssl dgst`.
+    hash_log = {
+        'cli': ['openssl', 'dgst', '-sha256', str(log)],
+        'cli_label': 'openssl dgst -sha256',
+        'target': ('cli', 1.1),
+        'rss': True,
+        'needs': 'log',
+        'over_64mib': True,
+        'fresh': True,
+    }
+    # The log read again: its hash and line index are known, only the window is read.
+    seen_log = {'needs': 'log', 'over_64mib': True, 'warmup': True}
     big = [
         Workload(
             'read_log',
             'read_file, first window of the 512 MiB log',
             'read_file',
             {'path': 'log512.log'},
-            cli=openssl,
-            cli_label='openssl dgst -sha256',
             aside_cli=['head', '-n', '2000', str(log)],
             aside_label='head -n 2000',
-            target=('cli', 1.1),
-            rss=True,
-            needs='log',
-            over_64mib=True,
-            fresh=True,
+            **hash_log,
         ),
         Workload(
             'reread_log',
@@ -135,9 +140,7 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli=['head', '-n', '2000', str(log)],
             cli_label='head -n 2000',
             target=('cli', 5.0),
-            needs='log',
-            over_64mib=True,
-            warmup=True,
+            **seen_log,
         ),
         Workload(
             'deep_offset_log',
@@ -147,22 +150,14 @@ def workloads(data: Path, rg: str | None) -> list[Workload]:
             cli=['sh', '-c', f'tail -n +5000001 {log} | head -n 2000'],
             cli_label='tail -n +5000001 | head -n 2000',
             target=('cli', 1.5),
-            needs='log',
-            over_64mib=True,
-            warmup=True,
+            **seen_log,
         ),
         Workload(
             'file_info_log',
             'file_info on the 512 MiB log',
             'file_info',
             {'path': 'log512.log'},
-            cli=openssl,
-            cli_label='openssl dgst -sha256',
-            target=('cli', 1.1),
-            rss=True,
-            needs='log',
-            over_64mib=True,
-            fresh=True,
+            **hash_log,
         ),
         Workload(
             'search_rare',
@@ -302,6 +297,24 @@ def search_workloads(data: Path, rg: str | None) -> list[Workload]:
         return [rg, *argv] if rg else None
 
     million_config = {**UNCAPPED, 'max_list_results': 2_000_000, 'max_find_results': 2_000_000}
+
+    def on_million(name: str, description: str, tool: str, args: dict[str, Any], **cli: Any) -> Workload:
+        """Over a million files: against `rg` only (the reference would take hours), memory bounded."""
+        return Workload(
+            name,
+            description,
+            tool,
+            args,
+            config=million_config,
+            target=('cli', 1.2),
+            needs='million',
+            reference=False,
+            rss=True,
+            rss_limit_mib=256,
+            **cli,
+        )
+
+    capped = {'cli_label': 'rg -n --no-ignore | head -n 1000', 'target': ('cli', 1.5)}
     return [
         Workload(
             'search_capped_stdlib',
@@ -309,8 +322,7 @@ def search_workloads(data: Path, rg: str | None) -> list[Workload]:
             'search_files',
             {'pattern': CAPPED_PATTERN, 'path': 'stdlib'},
             cli=rg_head(data / 'stdlib'),
-            cli_label='rg -n --no-ignore | head -n 1000',
-            target=('cli', 1.5),
+            **capped,
             needs='stdlib',
         ),
         Workload(
@@ -319,8 +331,7 @@ def search_workloads(data: Path, rg: str | None) -> list[Workload]:
             'search_files',
             {'pattern': CAPPED_PATTERN, 'path': 'tree'},
             cli=rg_head(tree),
-            cli_label='rg -n --no-ignore | head -n 1000',
-            target=('cli', 1.5),
+            **capped,
             needs='tree',
         ),
         Workload(
@@ -334,68 +345,44 @@ def search_workloads(data: Path, rg: str | None) -> list[Workload]:
             target=('cli', 1.2),
             needs='stdlib',
         ),
-        Workload(
+        on_million(
             'million_search',
             'search_files for a rare literal over 1,000,000 files',
             'search_files',
             {'pattern': literal, 'path': 'million'},
-            config=million_config,
             cli=rg_cmd('-n', '--no-ignore', literal, str(million)),
             cli_label='rg -n --no-ignore',
-            target=('cli', 1.2),
-            needs='million',
-            reference=False,
-            rss=True,
-            rss_limit_mib=256,
         ),
-        Workload(
+        on_million(
             'million_grep',
             'grep for a rare literal over 1,000,000 files',
             'grep',
             {'pattern': literal, 'path': 'million', 'literal': True},
-            config=million_config,
             # `grep` follows ripgrep's ignore rules, and the tree lies in this git repository:
             # `rg` with the same rules does the same work; without them, aside.
             cli=rg_cmd('-l', literal, str(million)),
             cli_label='rg -l',
             aside_cli=rg_cmd('-l', '--no-ignore', literal, str(million)),
             aside_label='rg -l --no-ignore',
-            target=('cli', 1.2),
-            needs='million',
-            reference=False,
-            rss=True,
-            rss_limit_mib=256,
         ),
-        Workload(
+        on_million(
             'million_find',
             'find_files `**/*.txt` over 1,000,000 files',
             'find_files',
             {'pattern': '**/*.txt', 'path': 'million'},
-            config=million_config,
             cli=rg_cmd('--files', '--no-ignore', '-g', '*.txt', str(million)),
             cli_label="rg --files --no-ignore -g '*.txt'",
-            target=('cli', 1.2),
-            needs='million',
-            reference=False,
-            rss=True,
-            rss_limit_mib=256,
         ),
-        Workload(
+        on_million(
             'million_list',
             'list_files over 1,000,000 files',
             'list_files',
             {'path': 'million'},
-            config=million_config,
             # As `grep`: `list_files` follows ripgrep's ignore rules, `rg --files` with them.
             cli=rg_cmd('--files', str(million)),
             cli_label='rg --files',
             aside_cli=rg_cmd('--files', '--no-ignore', str(million)),
             aside_label='rg --files --no-ignore',
-            target=('cli', 1.2),
-            needs='million',
-            reference=False,
-            rss=True,
-            rss_limit_mib=256,
         ),
     ]
 

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import chart
 
@@ -336,44 +337,61 @@ def main() -> None:
     def ratio(a: float | None, b: float | None, digits: int = 2) -> str:
         return f'{a / b:.{digits}f}x' if a and b else '—'
 
-    if 'true' in only:
-        argv_ms, shell_ms = bare_spawn(args.calls)
-        ours = worker(ours_py, 'ours', 'true', args.calls)
-        ref = worker(ref_py, 'ref', 'true', args.calls) if ref_py else {}
-        o, r = ours.get('per_call_ms'), ref.get('per_call_ms')
+    def sides(case: str, arg: Any, ref_arg: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The case run by ours, and by the reference when its venv is there (`{}` when not)."""
+        ours = worker(ours_py, 'ours', case, arg)
+        ref = worker(ref_py, 'ref', case, arg if ref_arg is None else ref_arg) if ref_py else {}
+        return ours, ref
+
+    def against_spawns(
+        label: str, key: str, digits: int, case: str, arg: Any, limit: float, limit_text: str, target: Any
+    ) -> None:
+        """A row of ours and the reference in milliseconds (`key`), against a spawning baseline `limit`;
+        `target(ours_ms)` ends the notes."""
+        ours, ref = sides(case, arg)
+        o, r = ours.get(key), ref.get(key)
         rows.append(
             (
-                "`run_command('true')` per call (median)",
-                f'{o:.2f} ms' if o else str(ours),
-                f'{r:.2f} ms' if r else str(ref or '—'),
-                f"{argv_ms:.2f} ms bare spawn (`subprocess.run(['true'])`; `sh -c` + setsid {shell_ms:.2f} ms)",
-                ratio(o, argv_ms),
-                f'ours/ref {ratio(o, r)}; ours/`sh -c` spawn {ratio(o, shell_ms)}; target ≤ 1.5x the bare spawn',
+                label,
+                f'{o:.{digits}f} ms' if o else str(ours),
+                f'{r:.{digits}f} ms' if r else str(ref or '—'),
+                limit_text,
+                ratio(o, limit),
+                f'ours/ref {ratio(o, r)}; {target(o)}',
             )
+        )
+
+    if 'true' in only:
+        argv_ms, shell_ms = bare_spawn(args.calls)
+        against_spawns(
+            "`run_command('true')` per call (median)",
+            'per_call_ms',
+            2,
+            'true',
+            args.calls,
+            argv_ms,
+            f"{argv_ms:.2f} ms bare spawn (`subprocess.run(['true'])`; `sh -c` + setsid {shell_ms:.2f} ms)",
+            lambda o: f'ours/`sh -c` spawn {ratio(o, shell_ms)}; target ≤ 1.5x the bare spawn',
         )
 
     if 'concurrent' in only:
         width = 32
         limit = parallel_spawns(args.rounds, width)
-        ours = worker(ours_py, 'ours', 'concurrent', f'{args.rounds},{width}')
-        ref = worker(ref_py, 'ref', 'concurrent', f'{args.rounds},{width}') if ref_py else {}
-        o, r = ours.get('wall_ms'), ref.get('wall_ms')
-        rows.append(
-            (
-                f"{width} concurrent `run_command('true')` (one `gather`, median)",
-                f'{o:.1f} ms' if o else str(ours),
-                f'{r:.1f} ms' if r else str(ref or '—'),
-                f'{limit:.1f} ms {width} parallel spawns (`Popen` x{width}, then wait)',
-                ratio(o, limit),
-                f'ours/ref {ratio(o, r)}; target ≤ 2x the parallel spawns',
-            )
+        against_spawns(
+            f"{width} concurrent `run_command('true')` (one `gather`, median)",
+            'wall_ms',
+            1,
+            'concurrent',
+            f'{args.rounds},{width}',
+            limit,
+            f'{limit:.1f} ms {width} parallel spawns (`Popen` x{width}, then wait)',
+            lambda o: 'target ≤ 2x the parallel spawns',
         )
 
     if 'timeout' in only:
         limit = timeout_limit(args.timeouts)
         arg = f'{args.timeouts},{TIMEOUT}'
-        ours = worker(ours_py, 'ours', 'timeout', arg)
-        ref = worker(ref_py, 'ref', 'timeout', arg) if ref_py else {}
+        ours, ref = sides('timeout', arg)
         o, r = ours.get('over_ms'), ref.get('over_ms')
         fmt = lambda d: (  # noqa: E731
             f'{d["over_ms"]:.2f} ms past the deadline, {d["survivors"]} processes left'
@@ -392,8 +410,7 @@ def main() -> None:
         )
 
     if 'cycle' in only:
-        ours = worker(ours_py, 'ours', 'cycle', args.cycles)
-        ref = worker(ref_py, 'ref', 'cycle', args.ref_cycles) if ref_py else {}
+        ours, ref = sides('cycle', args.cycles, args.ref_cycles)
         o, r = ours.get('per_cycle_ms'), ref.get('per_cycle_ms')
         rows.append(
             (

@@ -37,11 +37,12 @@ import time
 from typing import Any
 
 
-def _format(value: Any, i: int) -> Any:
+def _fill(value: Any, placeholder: str, n: int) -> Any:
+    """`value` (a string, or a dict of them, nested) with `placeholder` (`{i}`, `{k}`) replaced by `n`."""
     if isinstance(value, str):
-        return value.replace('{i}', str(i))
+        return value.replace(placeholder, str(n))
     if isinstance(value, dict):
-        return {k: _format(v, i) for k, v in value.items()}
+        return {key: _fill(v, placeholder, n) for key, v in value.items()}
     return value
 
 
@@ -69,8 +70,8 @@ class Side:
         if workload.get('alternate') and i % 2 == 1:
             args = workload['alternate']
         if concurrent := workload.get('concurrent'):
-            return [_format(_format_k(args, k), i) for k in range(concurrent)]
-        return [_format(args, i)]
+            return [_fill(_fill(args, '{k}', k), '{i}', i) for k in range(concurrent)]
+        return [_fill(args, '{i}', i)]
 
     async def call(self, toolset: Any, workload: dict[str, Any], arguments: list[dict[str, Any]]) -> Any:
         method = getattr(toolset, workload['tool'])
@@ -78,14 +79,6 @@ class Side:
             # One model response's worth of calls, `{k}` numbering them, run as the agent does.
             return await asyncio.gather(*(method(**args, **self.extra) for args in arguments))
         return await method(**arguments[0], **self.extra)
-
-
-def _format_k(value: Any, k: int) -> Any:
-    if isinstance(value, str):
-        return value.replace('{k}', str(k))
-    if isinstance(value, dict):
-        return {key: _format_k(v, k) for key, v in value.items()}
-    return value
 
 
 def _chars(result: Any) -> int:

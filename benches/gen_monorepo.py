@@ -27,6 +27,15 @@ WORDS = (
     'state cache token stream worker queue event signal option record schema model table'
 ).split()
 
+NOISE = (
+    (0.15, 'node_modules/dep_{dep}/lib/m{i}.js'),
+    (0.2, 'build/out/o{i}.txt'),
+    (0.22, 'logs/run{i}.log'),
+    (0.24, 'generated/g{i}.py'),
+    (0.25, '.cache/c{i}.txt'),
+    (0.252, 'assets/img{i}.bin'),
+)
+"""`(r below, path)`: the share of files (by a uniform `r`) that are ignored, hidden, generated or binary."""
 EXTENSIONS = ('py', 'rs', 'ts', 'js', 'go', 'md', 'txt', 'json', 'toml', 'c')
 
 
@@ -71,18 +80,9 @@ def generate(root: Path, files: int, seed: int) -> None:
         per_pkg = min(files - written, rng.randint(600, 1400))
         for i in range(per_pkg):
             r = rng.random()
-            if r < 0.15:
-                rel = f'node_modules/dep_{i % 37}/lib/m{i}.js'
-            elif r < 0.2:
-                rel = f'build/out/o{i}.txt'
-            elif r < 0.22:
-                rel = f'logs/run{i}.log'
-            elif r < 0.24:
-                rel = f'generated/g{i}.py'
-            elif r < 0.25:
-                rel = f'.cache/c{i}.txt'
-            elif r < 0.252:
-                rel = f'assets/img{i}.bin'
+            noise = next((name for below, name in NOISE if r < below), None)
+            if noise is not None:
+                rel = noise.format(i=i, dep=i % 37)
             else:
                 depth = rng.randint(0, 3)
                 dirs = '/'.join(f'{rng.choice(WORDS)}' for _ in range(depth))

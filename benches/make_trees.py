@@ -18,10 +18,13 @@ git-ignored by the repository's `.gitignore`. Run directly to prepare the data w
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).resolve().parent / '.data'
 MIN_TREE_FILES = 40_000
@@ -44,11 +47,27 @@ def _count_files(root: Path) -> int:
     return sum(len(files) for _, _, files in os.walk(root))
 
 
-def make_tree(extra: Path | None = DEFAULT_EXTRA) -> Path:
-    tree = DATA / 'tree'
-    marker = DATA / '.tree-ready'
-    if marker.exists():
-        return tree
+def _cached(name: str, marker: str) -> Callable[[Callable[..., int]], Callable[..., Path]]:
+    """`DATA / name`, filled by the decorated function only while `DATA / marker` is missing.
+
+    The function gets the target (and the maker's arguments) and returns the number of entries it
+    made, which the marker keeps (`tree_count` and `stdlib_count` in bench_fs.py read it)."""
+
+    def wrap(fill: Callable[..., int]) -> Callable[..., Path]:
+        @functools.wraps(fill)
+        def make(*args: Any) -> Path:
+            target, done = DATA / name, DATA / marker
+            if not done.exists():
+                done.write_text(f'{fill(target, *args)}\n')
+            return target
+
+        return make
+
+    return wrap
+
+
+@_cached('tree', '.tree-ready')
+def make_tree(tree: Path, extra: Path | None = DEFAULT_EXTRA) -> int:
     if tree.exists():
         shutil.rmtree(tree)
     stdlib = Path(sysconfig.get_paths()['stdlib'])
@@ -69,8 +88,7 @@ def make_tree(extra: Path | None = DEFAULT_EXTRA) -> Path:
     count = _count_files(tree)
     if count <= MIN_TREE_FILES:
         raise SystemExit(f'the tree has only {count} files; pass --extra with more site-packages')
-    marker.write_text(f'{count}\n')
-    return tree
+    return count
 
 
 def _log_line(i: int) -> str:
@@ -98,16 +116,12 @@ def make_log() -> Path:
     return path
 
 
-def make_wide() -> Path:
-    wide = DATA / 'wide'
-    marker = DATA / '.wide-ready'
-    if marker.exists():
-        return wide
+@_cached('wide', '.wide-ready')
+def make_wide(wide: Path) -> int:
     wide.mkdir(parents=True, exist_ok=True)
     for n in range(WIDE_ENTRIES):
         (wide / f'entry-{n:05d}.txt').write_bytes(b'x' * (n % 100))
-    marker.write_text(f'{WIDE_ENTRIES}\n')
-    return wide
+    return WIDE_ENTRIES
 
 
 def make_edit_file() -> Path:
@@ -137,18 +151,14 @@ def make_oneline() -> Path:
     return path
 
 
-def make_many() -> Path:
+@_cached('many', '.many-ready-v2')
+def make_many(many: Path) -> int:
     """64 files of 1 MiB: 2,000 lines of 524 bytes each, so a default `read_file` shows all of one."""
-    many = DATA / 'many'
-    marker = DATA / '.many-ready-v2'
-    if marker.exists():
-        return many
     many.mkdir(parents=True, exist_ok=True)
     for k in range(MANY_FILES):
         body = ''.join(f'{k:02d}:{n:05d} ' + 'x' * 514 + '\n' for n in range(MANY_LINES))
         (many / f'm{k}.txt').write_text(body)
-    marker.write_text(f'{MANY_FILES}\n')
-    return many
+    return MANY_FILES
 
 
 def make_tiny() -> Path:
@@ -160,26 +170,19 @@ def make_tiny() -> Path:
     return tiny
 
 
-def make_stdlib() -> Path:
+@_cached('stdlib', '.stdlib-ready')
+def make_stdlib(target: Path) -> int:
     """A copy of the standard library without its site-packages."""
-    target = DATA / 'stdlib'
-    marker = DATA / '.stdlib-ready'
-    if marker.exists():
-        return target
     shutil.rmtree(target, ignore_errors=True)
     stdlib = Path(sysconfig.get_paths()['stdlib'])
     ignore = shutil.ignore_patterns('site-packages', '__pycache__')
     shutil.copytree(stdlib, target, symlinks=True, ignore_dangling_symlinks=True, ignore=ignore)
-    marker.write_text(f'{_count_files(target)}\n')
-    return target
+    return _count_files(target)
 
 
-def make_million() -> Path:
+@_cached('million', '.million-ready')
+def make_million(million: Path) -> int:
     """`million/d0000/f000.txt` ...: small text files, the rare literal planted in one."""
-    million = DATA / 'million'
-    marker = DATA / '.million-ready'
-    if marker.exists():
-        return million
     for d in range(MILLION_FILES // MILLION_PER_DIR):
         folder = million / f'd{d:04d}'
         done = folder / f'f{MILLION_PER_DIR - 1:03d}.txt'
@@ -192,8 +195,7 @@ def make_million() -> Path:
             if i == MILLION_FILES // 2 + 17:
                 text += f'NEEDLE = "{RARE_LITERAL}"\n'
             (folder / f'f{n:03d}.txt').write_text(text)
-    marker.write_text(f'{MILLION_FILES}\n')
-    return million
+    return MILLION_FILES
 
 
 def make_data_dir() -> Path:

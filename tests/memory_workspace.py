@@ -55,6 +55,13 @@ class MemoryWorkspace:
                 raise NotADirectoryError(path)
             parent = posixpath.dirname(parent)
 
+    def _reach(self, operation: str, path: str) -> str:
+        """Count `operation`, then the absolute target of `path`, whose parents must be directories."""
+        self._count(operation)
+        path = self._target(path)
+        self._check_parents(path)
+        return path
+
     @property
     def ref(self) -> None:
         return None
@@ -63,9 +70,7 @@ class MemoryWorkspace:
         return self.cwd
 
     async def read_bytes(self, path: str) -> bytes:
-        self._count('read_bytes')
-        path = self._target(path)
-        self._check_parents(path)
+        path = self._reach('read_bytes', path)
         if path in self.dirs:
             raise IsADirectoryError(path)
         if path not in self.files:
@@ -73,17 +78,13 @@ class MemoryWorkspace:
         return self.files[path]
 
     async def write_bytes(self, path: str, data: bytes) -> None:
-        self._count('write_bytes')
-        path = self._target(path)
-        self._check_parents(path)
+        path = self._reach('write_bytes', path)
         if path in self.dirs:
             raise IsADirectoryError(path)
         self._put(path, bytes(data))
 
     async def stat(self, path: str) -> FileEntry:
-        self._count('stat')
-        path = self._target(path)
-        self._check_parents(path)
+        path = self._reach('stat', path)
         name = posixpath.basename(path)
         if path in self.dirs:
             return FileEntry(name=name, path=path, is_dir=True, size=None)
@@ -92,10 +93,8 @@ class MemoryWorkspace:
         raise FileNotFoundError(path)
 
     async def list_dir(self, path: str) -> tuple[FileEntry, ...]:
-        self._count('list_dir')
         given = posixpath.normpath(path)
-        path = self._target(path)
-        self._check_parents(path)
+        path = self._reach('list_dir', path)
         if path in self.files:
             raise NotADirectoryError(path)
         if path not in self.dirs:
@@ -115,9 +114,7 @@ class MemoryWorkspace:
         return tuple(sorted(out, key=lambda e: e.path))
 
     async def make_dir(self, path: str) -> None:
-        self._count('make_dir')
-        path = self._target(path)
-        self._check_parents(path)
+        path = self._reach('make_dir', path)
         if path in self.files:
             raise FileExistsError(path)
         self._add_dir(path)

@@ -60,13 +60,15 @@ def _skip_loudly(reason: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope='session')
-def reference_python() -> Path:
-    """An interpreter with `pydantic-ai-harness==0.36.0` importable."""
-    override = os.environ.get('HARNESS_036_PYTHON')
+def _reference_venv(version: str, override_var: str, requirements: list[str], fallback: list[str] | None) -> Path:
+    """An interpreter with `pydantic-ai-harness==version` importable: `$override_var` if set, else
+    `tests/compat/.venvs/harness-<version>`, created with `requirements` the first time (then with
+    `fallback` if pip cannot install those) and reused once it holds `.ready`. Skips loudly when
+    pip cannot install the reference."""
+    override = os.environ.get(override_var)
     if override:
         return Path(override)
-    venv = VENVS / f'harness-{REFERENCE_VERSION}'
+    venv = VENVS / f'harness-{version}'
     python = _venv_python(venv)
     ready = venv / '.ready'
     if ready.exists() and python.exists():
@@ -75,20 +77,27 @@ def reference_python() -> Path:
     created = subprocess.run([sys.executable, '-m', 'venv', '--clear', str(venv)], capture_output=True, text=True)
     if created.returncode != 0:
         _skip_loudly(f'could not create the reference venv {venv}: {created.stderr.strip()}')
+    installed = _pip(python, *requirements)
+    if installed.returncode != 0 and fallback is not None:
+        installed = _pip(python, *fallback)
+    if installed.returncode != 0:
+        _skip_loudly(
+            f'pip could not install pydantic-ai-harness=={version} (no network?):\n{installed.stderr.strip()[-2000:]}'
+        )
+    slim = next((r.split('==')[1] for r in requirements if r.startswith('pydantic-ai-slim==')), None)
+    ready.write_text(json.dumps({'pydantic-ai-slim': slim}))
+    return python
+
+
+@pytest.fixture(scope='session')
+def reference_python() -> Path:
+    """An interpreter with `pydantic-ai-harness==0.36.0` importable."""
     # ripgrep: the reference's list_files/grep run `rg` (its `coder` extra pins this release).
     requirements = [f'pydantic-ai-harness=={REFERENCE_VERSION}', 'anyio', 'trio', 'ripgrep==14.1.0']
     # Same pydantic-ai as ours, so tool schemas and validation messages come from one release.
     slim = _installed_version('pydantic-ai-slim')
-    pinned = _pip(python, *requirements, *([f'pydantic-ai-slim=={slim}'] if slim else []))
-    if pinned.returncode != 0:
-        unpinned = _pip(python, *requirements)
-        if unpinned.returncode != 0:
-            _skip_loudly(
-                f'pip could not install pydantic-ai-harness=={REFERENCE_VERSION} (no network?):\n'
-                f'{unpinned.stderr.strip()[-2000:]}'
-            )
-    ready.write_text(json.dumps({'pydantic-ai-slim': slim}))
-    return python
+    pinned = [*requirements, *([f'pydantic-ai-slim=={slim}'] if slim else [])]
+    return _reference_venv(REFERENCE_VERSION, 'HARNESS_036_PYTHON', pinned, requirements)
 
 
 REFERENCE_062_VERSION = '0.62.0'
@@ -103,18 +112,6 @@ def reference_062_python() -> Path:
     `HARNESS_062_PYTHON` names one that already has it. Skips loudly when pip cannot install it.
     The same venv serves the FileSystem (workspace contract) and the Shell scenarios.
     """
-    override = os.environ.get('HARNESS_062_PYTHON')
-    if override:
-        return Path(override)
-    venv = VENVS / f'harness-{REFERENCE_062_VERSION}'
-    python = _venv_python(venv)
-    ready = venv / '.ready'
-    if ready.exists() and python.exists():
-        return python
-    VENVS.mkdir(parents=True, exist_ok=True)
-    created = subprocess.run([sys.executable, '-m', 'venv', '--clear', str(venv)], capture_output=True, text=True)
-    if created.returncode != 0:
-        _skip_loudly(f'could not create the reference venv {venv}: {created.stderr.strip()}')
     requirements = [
         f'pydantic-ai-harness=={REFERENCE_062_VERSION}',
         f'pydantic-ai-slim=={REFERENCE_062_SLIM}',
@@ -122,14 +119,7 @@ def reference_062_python() -> Path:
         'trio',
         'ripgrep==14.1.0',
     ]
-    installed = _pip(python, *requirements)
-    if installed.returncode != 0:
-        _skip_loudly(
-            f'pip could not install pydantic-ai-harness=={REFERENCE_062_VERSION} (no network?):\n'
-            f'{installed.stderr.strip()[-2000:]}'
-        )
-    ready.write_text(json.dumps({'pydantic-ai-slim': REFERENCE_062_SLIM}))
-    return python
+    return _reference_venv(REFERENCE_062_VERSION, 'HARNESS_062_PYTHON', requirements, None)
 
 
 @pytest.fixture(scope='session')
@@ -138,17 +128,19 @@ def reference062_python() -> Path:
     return reference_062_python()
 
 
-def run_scenarios(python: Path | str, module: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run every scenario of `fs_scenarios.py` under `python` against `module`; returns its JSON."""
+def run_scenarios(
+    python: Path | str, module: str, *extra: str, env: dict[str, str] | None = None, contract: str = 'document'
+) -> dict[str, Any]:
+    """Run every scenario of `fs_scenarios.py` of `contract` under `python` against `module`; returns its JSON."""
     proc = subprocess.run(
-        [str(python), str(SCENARIOS_SCRIPT), module, *extra],
+        [str(python), str(SCENARIOS_SCRIPT), module, '--contract', contract, *extra],
         capture_output=True,
         text=True,
         timeout=900,
         env={**os.environ, **(env or {})},
     )
     if proc.returncode != 0:
-        raise RuntimeError(f'{module} scenarios failed under {python}:\n{proc.stderr[-5000:]}')
+        raise RuntimeError(f'{module} {contract} scenarios failed under {python}:\n{proc.stderr[-5000:]}')
     return json.loads(proc.stdout)
 
 

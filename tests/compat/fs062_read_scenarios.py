@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 PNG = b'\x89PNG\r\n\x1a\n' + bytes(61)
@@ -134,34 +135,20 @@ class Reference:
 
 
 class Ours:
-    """Our core under the workspace contract, with 0.62.0's defaults and no patterns."""
+    """Our core under the workspace contract, with 0.62.0's defaults and no patterns (`tests/workspace_core.py`)."""
 
     def __init__(self, root: str, **limits: int) -> None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from pydantic_ai_harness_rs import _core
+        from workspace_core import core, read
 
-        caps = {'max_list_results': 1000, 'max_search_results': 1000, 'max_find_results': 1000, **limits}
-        self._core = _core.FileSystemCore(
-            root,
-            None,
-            [],
-            [],
-            [],
-            2000,
-            50_000,
-            caps['max_list_results'],
-            caps['max_search_results'],
-            caps['max_find_results'],
-            True,
-            contract='workspace',
-        )
+        self._core = core(root, **limits)
+        self._read = read
         self._cancel = _core.CancelToken()
+        self._retryable = _core.RetryableError
 
     async def read_file(self, path: str, *, offset: int = 0, limit: int | None = None) -> Any:
-        from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
-
-        outcome = self._call(self._core.read_file, path, offset, limit, guessed_type=guessed_type(self._core, path))
-        content = media_content(outcome)
-        return outcome.text if content is None else [outcome.text, content]
+        return self._retry(self._read, self._core, path, offset, limit)
 
     async def file_info(self, path: str) -> str:
         return self._call(self._core.file_info, path).text
@@ -181,13 +168,15 @@ class Ours:
     async def grep(self, pattern: str, *, path: str, glob: str | None) -> str:
         return self._call(self._core.grep, pattern, path, glob, None, False, False, 0).text
 
-    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, fn: Any, *args: Any) -> Any:
+        return self._retry(fn, *args, cancel=self._cancel)
+
+    def _retry(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         from pydantic_ai.exceptions import ModelRetry
-        from pydantic_ai_harness_rs import _core
 
         try:
-            return fn(*args, cancel=self._cancel, **kwargs)
-        except _core.RetryableError as e:
+            return fn(*args, **kwargs)
+        except self._retryable as e:
             raise ModelRetry(str(e)) from e
 
 

@@ -17,22 +17,10 @@ import json
 import sys
 from typing import Any
 
+from fs_scenarios import ALL_TOOLS
+
 CONSTANTS = ('DEFAULT_TOOL_NAMES', 'FILE_SYSTEM_TOOL_NAMES', 'READ_ONLY_TOOL_NAMES', 'RIPGREP_TOOL_NAMES')
-METHODS = (
-    '__init__',
-    'read_file',
-    'write_file',
-    'edit_file',
-    'list_directory',
-    'search_files',
-    'find_files',
-    'create_directory',
-    'file_info',
-    'list_files',
-    'grep',
-    'open_read',
-    'open_write',
-)
+METHODS = ('__init__', *ALL_TOOLS, 'open_read', 'open_write')
 
 
 def _parameters(func: Any) -> list[list[Any]]:

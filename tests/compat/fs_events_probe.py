@@ -57,12 +57,12 @@ def describe(module: str) -> dict[str, Any]:
 
 def interop() -> dict[str, Any]:
     import anyio
+    from fs_scenarios import scripted_model
     from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+    from pydantic_ai.messages import ModelRequest
 
     ref = importlib.import_module('pydantic_ai_harness.filesystem')
-    ours = importlib.import_module(f"{os.environ.get('FS_COMPAT_OURS_MODULE', 'pydantic_ai_harness_rs')}.filesystem")
+    ours = importlib.import_module(f'{os.environ.get("FS_COMPAT_OURS_MODULE", "pydantic_ai_harness_rs")}.filesystem')
     out: dict[str, Any] = {'same_class': {name: getattr(ours, name) is getattr(ref, name) for name in EVENT_NAMES}}
 
     calls = [
@@ -72,26 +72,15 @@ def interop() -> dict[str, Any]:
         ('read_file', {'path': 'b.txt'}),
     ]
 
-    def script(messages: list[Any], info: AgentInfo) -> ModelResponse:
-        step = sum(1 for m in messages if isinstance(m, ModelRequest)) - 1
-        if step < len(calls):
-            name, args = calls[step]
-            return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f'call_{step}')])
-        return ModelResponse(parts=[TextPart('done')])
-
-    async def stream(messages: list[Any], info: AgentInfo):  # type: ignore[no-untyped-def]
-        part = script(messages, info).parts[0]
-        if isinstance(part, TextPart):
-            yield part.content
-        else:
-            yield {0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id)}
+    def next_call(step: int, info: Any) -> tuple[str, dict[str, Any], str] | None:
+        return (*calls[step], f'call_{step}') if step < len(calls) else None
 
     tmp = tempfile.mkdtemp(prefix='fsinterop-')
     try:
         with open(os.path.join(tmp, 'a.txt'), 'w') as f:
             f.write('original\n')
         agent = Agent(
-            FunctionModel(script, stream_function=stream),
+            scripted_model(next_call),
             capabilities=[ours.FileSystem(root_dir=tmp)],
             retries=10,
         )

@@ -1,23 +1,30 @@
-"""Scripted FileSystem scenarios, run the same way against the reference and against ours.
+"""Scripted FileSystem scenarios of both contracts, run the same way against a reference and against ours.
 
-Usage: `python fs_scenarios.py MODULE [--direct [--backend asyncio|trio]] [SCENARIO ...]`
+Usage: `python fs_scenarios.py MODULE [--contract document|workspace] [--direct [--backend asyncio|trio]] [NAME ...]`
 
-`MODULE` is `pydantic_ai_harness` (the reference, 0.36.0) or `pydantic_ai_harness_rs` (ours).
+`MODULE` is `pydantic_ai_harness` (the reference: 0.36.0 for the `document` contract, 0.62.0 for
+the `workspace` one, each in its own venv) or `pydantic_ai_harness_rs` (ours). The contract picks
+the scenario table and how the FileSystem gets its tree: `document` gives it `root_dir=<ROOT>`;
+`workspace` leaves `root_dir` out and attaches `<ROOT>` as the run's workspace
+(`LocalWorkspace(root)` beside it, `workspace=` on the run, or an agent spec; see `Scenario.attach`).
 The script builds each scenario's tree in a fresh temp dir, drives a real `Agent` with a
 scripted `FunctionModel` through the scenario's tool calls, and prints one JSON object on
 stdout: `{scenario: outcome}`. An outcome holds, per call, the text the model got back
 (a `ModelRetry` comes back as a retried tool return, recorded with `outcome: retry`), the
 filesystem events emitted during the run, the tool definitions the model saw (for the
-schema scenarios), and a snapshot of the tree afterwards. Temp paths are replaced by
-`<TMP>` (the scenario dir) and `<ROOT>` (the FileSystem root) so two runs compare equal.
+schema scenarios), the deprecation warnings given (workspace contract), and a snapshot of the
+tree afterwards. With `--direct`, the calls go to the toolset's methods instead (with
+`workspace=LocalWorkspaceBackend(root)` under the workspace contract). Temp paths are replaced
+by `<TMP>` (the scenario dir) and `<ROOT>` (the FileSystem root) so two runs compare equal.
 
 This file only uses the public API both packages share, so the same script runs in the
-reference's venv and in ours. It has no dependency on pytest.
+references' venvs and in ours. It has no dependency on pytest.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import hashlib
 import importlib
@@ -28,6 +35,8 @@ import shutil
 import stat
 import sys
 import tempfile
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,8 +94,13 @@ class Scenario:
     (no `fileno`), and record each call to them."""
     root_via_link: bool = False
     """Pass the root as `<TMP>/rootlink`, a symlink to it."""
-    via_spec: bool = False
-    """Build the agent from an agent spec (`Agent.from_spec(..., custom_capability_types=[FileSystem])`)."""
+    attach: str = 'capability'
+    """How the agent gets the FileSystem and its tree. `capability`: in `capabilities=` (under the
+    workspace contract beside `LocalWorkspace(root)`); `spec`: from an agent spec
+    (`Agent.from_spec(..., custom_capability_types=[FileSystem])`, with `root_dir` under the document
+    contract, a `- LocalWorkspace: <root>` entry under the workspace one). Workspace contract only:
+    `run` (`workspace=LocalWorkspaceBackend(root)` on the run) and `unavailable`
+    (`workspace=UnavailableWorkspace(...)` on the run)."""
     root_absent: bool = False
     """Leave the root directory uncreated (`tree` must be empty): `FileSystem(root_dir='new_dir')`."""
 
@@ -108,17 +122,61 @@ BASE_TREE: dict[str, Any] = {
 
 OUTSIDE_TREE: dict[str, Any] = {'secret.txt': 'outside secret\n', 'd/inner.txt': 'outside inner\n'}
 
-SCENARIOS: dict[str, Scenario] = {}
+WORKSPACE_TREE: dict[str, Any] = {
+    'a.txt': 'alpha\nbeta\ngamma\n',
+    'ten.txt': ''.join(f'line {i}\n' for i in range(1, 11)),
+    'empty.txt': '',
+    'key.pem': '-----BEGIN KEY-----\n',
+    'src/main.py': "import os\n\n\ndef main():\n    print('hello alpha')\n",
+    'src/util.py': 'def helper():\n    return 42\n',
+    'src/data/config.json': '{"name": "demo"}\n',
+    'docs/readme.md': '# Demo\nSee src/main.py for alpha.\n',
+    'emptydir': None,
+}
+"""The workspace contract's default tree. No hidden entries: listings and searches here compare without the hidden-entries trailer."""
+
+WORKSPACE_OUTSIDE: dict[str, Any] = {
+    'secret.txt': 'outside secret\n',
+    'd/inner.txt': 'outside inner\n',
+    'rootlink': Link('<ROOT>'),
+}
+
+DOCUMENT = 'document'
+"""`FileSystem(root_dir=...)`: the document of pydantic-ai-harness 0.36.0."""
+WORKSPACE = 'workspace'
+"""`FileSystem()` on the run's workspace: pydantic-ai-harness 0.62.0."""
+
+SCENARIOS: dict[str, dict[str, Scenario]] = {DOCUMENT: {}, WORKSPACE: {}}
+"""Per contract, the scenarios by name."""
 
 
-def scenario(name: str, calls: list[Call], *, tree: dict[str, Any] | None = None, **kwargs: Any) -> None:
-    assert name not in SCENARIOS, name
-    SCENARIOS[name] = Scenario(name=name, calls=calls, tree=BASE_TREE if tree is None else tree, **kwargs)
+def scenario(
+    name: str, calls: list[Call], *, contract: str = DOCUMENT, tree: dict[str, Any] | None = None, **kwargs: Any
+) -> None:
+    table = SCENARIOS[contract]
+    assert name not in table, name
+    default_tree = BASE_TREE if contract == DOCUMENT else WORKSPACE_TREE
+    table[name] = Scenario(name=name, calls=calls, tree=default_tree if tree is None else tree, **kwargs)
+
+
+def workspace_scenario(name: str, calls: list[Call], **kwargs: Any) -> None:
+    scenario(name, calls, contract=WORKSPACE, **kwargs)
 
 
 def C(tool: str, **args: Any) -> Call:  # noqa: N802 - reads as a table
     return Call(tool, args)
 
+
+ALL_TOOLS = [
+    'read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'find_files',
+    'create_directory', 'file_info', 'list_files', 'grep',
+]  # fmt: skip
+"""The eight default tools and the two opt-in ripgrep ones, in the order the tool list documents."""
+
+
+# ======================================================================================
+# The document contract (0.36.0): `FileSystem(root_dir=<ROOT>)`
+# ======================================================================================
 
 # ---- tool schemas -------------------------------------------------------------------
 scenario('schemas_default', [], schemas=True)
@@ -593,7 +651,9 @@ scenario(
     ],
 )
 _FOUR = {'f1.txt': '1', 'f2.txt': '22', 'f3.txt': '333', 'sub': None}
-scenario('list_cap_exact', [C('list_directory'), C('find_files', pattern='*')], tree=_FOUR, config={'max_list_results': 4})
+scenario(
+    'list_cap_exact', [C('list_directory'), C('find_files', pattern='*')], tree=_FOUR, config={'max_list_results': 4}
+)
 scenario(
     'list_cap_over',
     [C('list_directory'), C('list_directory', path='sub')],
@@ -1229,10 +1289,6 @@ scenario(
 )
 
 # ---- the opt-in ripgrep tools (the reference runs `rg`; ours must not need it) ---------
-_ALL_TOOLS = [
-    'read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'find_files',
-    'create_directory', 'file_info', 'list_files', 'grep',
-]
 _RG_TREE: dict[str, Any] = {
     **BASE_TREE,
     '.git': None,
@@ -1261,7 +1317,7 @@ scenario(
         C('list_files', path='..'),
     ],
     tree=_RG_TREE,
-    config={'tools': _ALL_TOOLS},
+    config={'tools': ALL_TOOLS},
 )
 # A name longer than a file name can be (255 bytes), and a path longer than PATH_MAX: every
 # tool that looks the name up retries `The path name is too long.`; globs that only match
@@ -1295,13 +1351,13 @@ scenario(
         C('find_files', pattern=_DEEP),
         C('write_file', path=_DEEP, content='x'),
     ],
-    config={'tools': _ALL_TOOLS},
+    config={'tools': ALL_TOOLS},
 )
 scenario(
     'rg_list_files_cap',
     [C('list_files'), C('list_files', glob='m[01].txt')],
     tree=_MANY,
-    config={'tools': _ALL_TOOLS, 'max_find_results': 2},
+    config={'tools': ALL_TOOLS, 'max_find_results': 2},
 )
 scenario(
     'rg_grep',
@@ -1327,22 +1383,22 @@ scenario(
         C('grep', pattern='alpha', file_type='nosuchtype'),
     ],
     tree=_RG_TREE,
-    config={'tools': _ALL_TOOLS},
+    config={'tools': ALL_TOOLS},
 )
 scenario(
     'rg_grep_cap',
     [C('grep', pattern='hit'), C('grep', pattern='hit', glob='m0.txt')],
     tree=_MANY,
-    config={'tools': _ALL_TOOLS, 'max_search_results': 3},
+    config={'tools': ALL_TOOLS, 'max_search_results': 3},
 )
 scenario(
     'rg_grep_errors',
     [C('grep', pattern='('), C('grep', pattern='[a-')],
     tree=_RG_TREE,
-    config={'tools': _ALL_TOOLS},
+    config={'tools': ALL_TOOLS},
 )
-scenario('schemas_all_tools', [], schemas=True, config={'tools': _ALL_TOOLS})
-scenario('schemas_all_tools_read_only', [], schemas=True, config={'tools': _ALL_TOOLS, 'read_only': True})
+scenario('schemas_all_tools', [], schemas=True, config={'tools': ALL_TOOLS})
+scenario('schemas_all_tools_read_only', [], schemas=True, config={'tools': ALL_TOOLS, 'read_only': True})
 
 # ---- custom streams (open_read / open_write overrides) -----------------------------
 _STREAM_CALLS = [
@@ -1373,10 +1429,16 @@ scenario(
         C('write_file', path='src/new.py', content='x = 1\n'),
     ],
     config={'allowed_patterns': ['*.py', 'src/*'], 'max_read_lines': 3},
-    via_spec=True,
+    attach='spec',
     schemas=True,
 )
-scenario('spec_read_only', [C('write_file', path='a.txt', content='x')], config={'read_only': True}, via_spec=True, schemas=True)
+scenario(
+    'spec_read_only',
+    [C('write_file', path='a.txt', content='x')],
+    config={'read_only': True},
+    attach='spec',
+    schemas=True,
+)
 
 # ---- configuration errors (recorded at construction or first run) --------------------
 for _name, _cfg in {
@@ -1387,6 +1449,490 @@ for _name, _cfg in {
     'config_cwd_outside': {'cwd': '../outside'},
 }.items():
     scenario(_name, [C('read_file', path='a.txt')], config=_cfg, outside=OUTSIDE_TREE)
+
+
+# ======================================================================================
+# The workspace contract (0.62.0): `FileSystem()` on the run's workspace
+# ======================================================================================
+workspace_scenario(
+    'basics',
+    [
+        C('list_directory', path='.'),
+        C('list_directory', path='src'),
+        C('read_file', path='a.txt'),
+        C('read_file', path='src/main.py'),
+        C('read_file', path='./src/../a.txt'),
+        C('read_file', path='ten.txt', offset=3, limit=4),
+        C('write_file', path='new.txt', content='hello\n'),
+        C('read_file', path='new.txt'),
+        C('edit_file', path='a.txt', old_text='beta', new_text='BETA'),
+        C('edit_file', path='a.txt', old_text='gamma', new_text='GAMMA', expected_hash=Hash('a.txt')),
+        C('write_file', path='a.txt', content='stale\n', expected_hash='000000000000'),
+        C('create_directory', path='made/deeper'),
+        C('create_directory', path='made'),
+        C('write_file', path='made/deeper/f.txt', content='x'),
+        C('find_files', pattern='*.py', path='src'),
+        C('find_files', pattern='**/*.json'),
+        C('search_files', pattern='alpha'),
+        C('file_info', path='a.txt'),
+        C('file_info', path='src'),
+        C('file_info', path='empty.txt'),
+    ],
+)
+workspace_scenario(
+    'missing_paths',
+    [
+        C('read_file', path='nope.txt'),
+        C('read_file', path='src'),
+        C('read_file', path='dangle'),
+        C('read_file', path='a.txt/x'),
+        C('read_file', path='nodir/x.txt', offset=5),
+        C('file_info', path='nope.txt'),
+        C('file_info', path='dangle'),
+        C('file_info', path='a.txt/x'),
+        C('edit_file', path='nope.txt', old_text='a', new_text='b'),
+        C('edit_file', path='src', old_text='a', new_text='b'),
+        C('list_directory', path='nope'),
+        C('list_directory', path='a.txt'),
+        C('find_files', pattern='*', path='nope'),
+        C('search_files', pattern='x', path='nope'),
+        C('file_info', path='<ROOT>'),
+    ],
+    tree={**WORKSPACE_TREE, 'dangle': Link('nothere')},
+)
+workspace_scenario(
+    'containment',
+    [
+        C('read_file', path='../outside/secret.txt'),
+        C('read_file', path='<TMP>/outside/secret.txt'),
+        C('read_file', path='escape.txt'),
+        C('read_file', path='escdir/inner.txt'),
+        C('read_file', path='<ROOT>/a.txt'),
+        C('read_file', path='<TMP>/outside/rootlink/a.txt'),
+        C('write_file', path='escape.txt', content='x'),
+        C('write_file', path='../outside/new.txt', content='x'),
+        C('create_directory', path='../outside/newdir'),
+        C('edit_file', path='escape.txt', old_text='outside', new_text='x'),
+        C('list_directory', path='..'),
+        C('list_directory', path='escdir'),
+        C('find_files', pattern='*', path='escdir'),
+        C('file_info', path='escape.txt'),
+        C('file_info', path='inlink'),
+        C('file_info', path='abslink'),
+        C('file_info', path='via.txt'),
+        C('read_file', path='via.txt'),
+    ],
+    tree={
+        **WORKSPACE_TREE,
+        'escape.txt': Link('<TMP>/outside/secret.txt'),
+        'escdir': Link('<TMP>/outside/d'),
+        'inlink': Link('a.txt'),
+        'abslink': Link('<ROOT>/a.txt'),
+        'via.txt': Link('<TMP>/outside/rootlink/a.txt'),
+    },
+    outside=WORKSPACE_OUTSIDE,
+)
+workspace_scenario(
+    'symlink_loop',
+    [
+        C('read_file', path='loop'),
+        C('file_info', path='loop'),
+        C('write_file', path='loop', content='x'),
+        C('edit_file', path='loop', old_text='a', new_text='b'),
+        C('read_file', path='loop/x'),
+    ],
+    tree={**WORKSPACE_TREE, 'loop': Link('loop')},
+)
+workspace_scenario(
+    'parents_and_collisions',
+    [
+        C('write_file', path='nodir/x.txt', content='x'),
+        C('write_file', path='deep/er/x.txt', content='x'),
+        C('write_file', path='a.txt/x', content='x'),
+        C('write_file', path='src', content='x'),
+        C('create_directory', path='a.txt'),
+        C('create_directory', path='a.txt/sub'),
+        C('create_directory', path='newdir'),
+        C('create_directory', path='newdir'),
+        C('write_file', path='newdir/x.txt', content='one\ntwo\n'),
+    ],
+)
+workspace_scenario(
+    'default_read_only_patterns',
+    [
+        C('write_file', path='.env', content='x'),
+        C('write_file', path='.env.local', content='x'),
+        C('write_file', path='sub/.env', content='x'),
+        C('write_file', path='.git/config', content='x'),
+        C('write_file', path='.GIT/config', content='x'),
+        C('write_file', path='sub/.git', content='x'),
+        C('write_file', path='key.pem', content='x'),
+        C('write_file', path='sub/id.key', content='x'),
+        C('write_file', path='sub/secrets.yaml', content='x'),
+        C('write_file', path='secrets.txt', content='x'),
+        C('write_file', path='.pydantic-ai-harness/notes', content='x'),
+        C('write_file', path='sub/.pydantic-ai-harness/notes', content='x'),
+        C('edit_file', path='.env', old_text='SECRET', new_text='S'),
+        C('create_directory', path='.git/hooks'),
+        C('read_file', path='.env'),
+        C('write_file', path='sub/ok.txt', content='fine\n'),
+    ],
+    tree={**WORKSPACE_TREE, '.env': 'SECRET=1\n', '.git/config': '[core]\n', 'sub': None, '.pydantic-ai-harness': None},
+)
+workspace_scenario(
+    'special_files',
+    [
+        C('read_file', path='pipe'),
+        C('file_info', path='pipe'),
+        C('write_file', path='pipe', content='x'),
+        C('edit_file', path='pipe', old_text='a', new_text='b'),
+    ],
+    tree={**WORKSPACE_TREE, 'pipe': Fifo()},
+)
+workspace_scenario(
+    'offset_and_limit',
+    [
+        C('read_file', path='ten.txt', offset=-1),
+        C('read_file', path='ten.txt', limit=0),
+        C('read_file', path='ten.txt', limit=-1),
+        C('read_file', path='ten.txt', offset=-1, limit=0),
+        C('read_file', path='ten.txt', offset=10),
+        C('read_file', path='ten.txt', offset=9),
+        C('read_file', path='ten.txt', limit=3),
+        C('read_file', path='ten.txt', offset=8, limit=100),
+        C('read_file', path='empty.txt'),
+        C('read_file', path='empty.txt', offset=1),
+    ],
+)
+workspace_scenario(
+    'find_globs',
+    [
+        C('find_files', pattern='**'),
+        C('find_files', pattern='**/'),
+        C('find_files', pattern='src/**'),
+        C('find_files', pattern='**/*.py'),
+        C('find_files', pattern='*'),
+        C('find_files', pattern='*/'),
+        C('find_files', pattern='s**'),
+        C('find_files', pattern='../*'),
+        C('find_files', pattern='a/../b'),
+        C('find_files', pattern='src/../*.txt'),
+        C('find_files', pattern=''),
+        C('find_files', pattern='.'),
+        C('find_files', pattern='/abs/*'),
+        C('find_files', pattern='**', path='src'),
+        C('find_files', pattern='data/*', path='src'),
+    ],
+)
+_WS_BIG = ''.join(f'{i:05d} ' + 'x' * 24 + '\n' for i in range(3000))  # 3000 lines of 31 chars
+workspace_scenario(
+    'max_read_chars_default',
+    [
+        C('read_file', path='big.txt'),
+        C('read_file', path='big.txt', offset=2500),
+        C('read_file', path='big.txt', limit=10),
+    ],
+    tree={'big.txt': _WS_BIG},
+)
+workspace_scenario(
+    'max_read_chars_none',
+    [C('read_file', path='big.txt', offset=100, limit=3), C('read_file', path='big.txt')],
+    tree={'big.txt': _WS_BIG},
+    config={'max_read_chars': None},
+)
+_WS_PATTERN_CALLS = [
+    C('write_file', path='a.txt', content='x'),
+    C('write_file', path='src/new.txt', content='x'),
+    C('write_file', path='.env', content='x'),
+    C('edit_file', path='src/util.py', old_text='42', new_text='43'),
+]
+workspace_scenario('read_only_patterns', _WS_PATTERN_CALLS, config={'read_only_patterns': ['*.txt']})
+workspace_scenario('read_only_patterns_empty', _WS_PATTERN_CALLS, config={'read_only_patterns': []})
+workspace_scenario('protected_patterns_alias', _WS_PATTERN_CALLS, config={'protected_patterns': ['*.txt']})
+workspace_scenario(
+    'both_pattern_names', _WS_PATTERN_CALLS, config={'protected_patterns': ['*.txt'], 'read_only_patterns': ['*.md']}
+)
+workspace_scenario(
+    'denied_and_allowed',
+    [
+        C('read_file', path='src/main.py'),
+        C('read_file', path='a.txt'),
+        C('list_directory', path='.'),
+        C('list_directory', path='src'),
+        C('find_files', pattern='**/*.py'),
+        C('write_file', path='src/data/new.json', content='{}'),
+    ],
+    config={'denied_patterns': ['src/data'], 'allowed_patterns': ['src/*', '*.txt']},
+)
+workspace_scenario(
+    'cwd_ignored',
+    [C('list_directory', path='.'), C('read_file', path='a.txt'), C('write_file', path='w.txt', content='w\n')],
+    config={'cwd': 'src'},
+)
+workspace_scenario(
+    'unhashed',
+    [
+        C('read_file', path='a.txt'),
+        C('write_file', path='n.txt', content='n\n'),
+        C('edit_file', path='n.txt', old_text='n', new_text='m'),
+    ],
+    config={'content_hashes': False},
+)
+workspace_scenario(
+    'workspace_on_the_run', [C('list_directory', path='.'), C('write_file', path='r.txt', content='r\n')], attach='run'
+)
+workspace_scenario(
+    'agent_spec',
+    [C('list_directory', path='.'), C('read_file', path='a.txt'), C('write_file', path='s.txt', content='s\n')],
+    attach='spec',
+)
+workspace_scenario(
+    'symlinks',
+    [
+        C('file_info', path='rel_dot'),
+        C('file_info', path='dirlink'),
+        C('file_info', path='dirlink/data'),
+        C('file_info', path='chain'),
+        C('read_file', path='chain'),
+        C('read_file', path='dirlink/main.py', limit=1),
+        C('write_file', path='gitlink/config', content='x'),
+        C('write_file', path='chain', content='through\n'),
+        C('edit_file', path='rel_dot', old_text='through', new_text='again'),
+        C('list_directory', path='dirlink'),
+        C('find_files', pattern='*.py', path='dirlink'),
+        C('search_files', pattern='alpha', path='dirlink'),
+        C('search_files', pattern='through', path='chain'),
+        C('create_directory', path='dirlink/newsub'),
+    ],
+    tree={
+        **WORKSPACE_TREE,
+        'rel_dot': Link('./a.txt'),
+        'dirlink': Link('src'),
+        'chain': Link('rel_dot'),
+        'gitdir/config': '[core]\n',
+        '.git': Link('gitdir'),
+        'gitlink': Link('.git'),
+    },
+)
+workspace_scenario(
+    'cancelled_changes',
+    [
+        C('write_file', path='c.txt', content='c\n'),
+        C('edit_file', path='a.txt', old_text='beta', new_text='B'),
+        C('create_directory', path='cdir'),
+    ],
+    cancel='not now',
+)
+workspace_scenario('schemas_default', [], schemas=True)
+workspace_scenario('schemas_all_unhashed', [], schemas=True, config={'tools': ALL_TOOLS, 'content_hashes': False})
+workspace_scenario('schemas_all_read_only', [], schemas=True, config={'tools': ALL_TOOLS, 'read_only': True})
+workspace_scenario('schemas_on_the_run', [], schemas=True, attach='run')
+workspace_scenario('unavailable_workspace', [C('list_directory', path='.')], attach='unavailable')
+workspace_scenario(
+    'hidden_entries',
+    [
+        C('list_directory', path='.'),
+        C('find_files', pattern='*'),
+        C('search_files', pattern='alpha'),
+        C('read_file', path='.hidden/h.txt'),
+    ],
+    tree={**WORKSPACE_TREE, '.env': 'SECRET=1\n', '.hidden/h.txt': 'hidden alpha\n'},
+)
+
+
+# ======================================================================================
+# The workspace contract on a workspace that is not on this host
+# ======================================================================================
+# `fs062_remote_scenarios.py` runs these on `tests/memory_workspace.py`: 0.62.0's direct tool calls
+# against our `RemoteEngine`. A scenario: `name`, `calls`, and optionally `options` (FileSystem
+# fields), `dirs` (that many extra directories under `many/`), `links` (symlinks, with a file outside).
+
+REMOTE_FILES: dict[str, bytes | str] = {
+    'a.txt': 'alpha\nbeta\ngamma\n',
+    'notes.md': '# Notes\nTODO: one\nTODO: two\n',
+    'src/main.py': 'import os\n\ndef main():\n    return os.getcwd()\n',
+    'src/util.py': 'def helper(x):\n    return x * 2\n',
+    'src/pkg/deep.py': 'VALUE = 42\n',
+    'docs/guide.txt': 'read me\nTODO later\n',
+    '.env': 'SECRET=1\n',
+    '.hidden/inside.txt': 'TODO hidden\n',
+    'logs/app.log': 'TODO log line\n',
+    'pic.png': b'\x89PNG\r\n\x1a\n' + bytes(range(40)),
+    'data.bin': bytes(range(100)),
+    'empty.txt': '',
+    'noeol.txt': 'no newline at end',
+    'bad.txt': b'caf\xe9 latin-1\n',
+    'crlf.txt': 'one\r\ntwo\r\n',
+}
+
+_REMOTE_READS: list[Call] = [
+    C('read_file', path='a.txt'),
+    C('read_file', path='a.txt', offset=1, limit=1),
+    C('read_file', path='a.txt', offset=9),
+    C('read_file', path='a.txt', offset=-1),
+    C('read_file', path='a.txt', limit=0),
+    C('read_file', path='missing.txt'),
+    C('read_file', path='src'),
+    C('read_file', path='pic.png'),
+    C('read_file', path='data.bin'),
+    C('read_file', path='empty.txt'),
+    C('read_file', path='noeol.txt'),
+    C('read_file', path='bad.txt'),
+    C('read_file', path='src/../a.txt'),
+    C('read_file', path='../outside.txt'),
+    C('read_file', path='/etc/passwd'),
+    C('read_file', path='.env'),
+    C('file_info', path='a.txt'),
+    C('file_info', path='src'),
+    C('file_info', path='data.bin'),
+    C('file_info', path='missing'),
+    C('file_info', path='noeol.txt'),
+    C('file_info', path='bad.txt'),
+]
+
+_REMOTE_WALKS: list[Call] = [
+    C('list_directory'),
+    C('list_directory', path='src'),
+    C('list_directory', path='.hidden'),
+    C('list_directory', path='missing'),
+    C('list_directory', path='a.txt'),
+    C('find_files', pattern='**/*.py'),
+    C('find_files', pattern='*.txt'),
+    C('find_files', pattern='src/*'),
+    C('find_files', pattern='**'),
+    C('find_files', pattern='*/'),
+    C('find_files', pattern='.*'),
+    C('find_files', pattern='*.py', path='src'),
+    C('find_files', pattern='../*'),
+    C('find_files', pattern='/abs/*'),
+    C('find_files', pattern='*', path='missing'),
+    C('find_files', pattern='nothing*'),
+    C('search_files', pattern='TODO'),
+    C('search_files', pattern='return', path='src'),
+    C('search_files', pattern='TODO', include_glob='*.md'),
+    C('search_files', pattern='def', include_glob='src/*.py'),
+    C('search_files', pattern='TODO', include_glob='.hidden/*'),
+    C('search_files', pattern='alpha', path='a.txt'),
+    C('search_files', pattern='x', path='missing'),
+    C('search_files', pattern='(unclosed'),
+    C('search_files', pattern='caf\\S'),
+    C('search_files', pattern='two$'),
+    C('grep', pattern='todo', ignore_case=True),
+    C('grep', pattern='x * 2', literal=True),
+    C('grep', pattern='x', file_type='py'),
+    C('grep', pattern='x', context=2),
+    C('grep', pattern='x', context=21),
+    C('list_files'),
+    C('list_files', glob='*.py'),
+    C('list_files', glob='src/*.py'),
+    C('list_files', path='docs'),
+]
+
+_REMOTE_CHANGES: list[Call] = [
+    C('write_file', path='new.txt', content='hello\nworld\n'),
+    C('read_file', path='new.txt'),
+    C('write_file', path='a.txt', content='replaced\n'),
+    C('write_file', path='nodir/x.txt', content='x'),
+    C('write_file', path='a.txt/x', content='x'),
+    C('write_file', path='src', content='x'),
+    C('write_file', path='.env', content='x'),
+    C('write_file', path='key.pem', content='x'),
+    C('write_file', path='../escape.txt', content='x'),
+    C('write_file', path='notes.md', content='x', expected_hash='abcdefabcdef'),
+    C('edit_file', path='src/util.py', old_text='x * 2', new_text='x * 3'),
+    C('edit_file', path='notes.md', old_text='TODO', new_text='DONE'),
+    C('edit_file', path='notes.md', old_text='absent', new_text='x'),
+    C('edit_file', path='notes.md', old_text='', new_text='x'),
+    C('edit_file', path='missing.md', old_text='a', new_text='b'),
+    C('edit_file', path='data.bin', old_text='a', new_text='b'),
+    C('edit_file', path='bad.txt', old_text='caf', new_text='b'),
+    C('edit_file', path='crlf.txt', old_text='one', new_text='uno', expected_hash='000000000000'),
+    C('edit_file', path='crlf.txt', old_text='one', new_text='uno'),
+    C('create_directory', path='made/deep/er'),
+    C('create_directory', path='src'),
+    C('create_directory', path='a.txt'),
+    C('create_directory', path='a.txt/sub'),
+    C('create_directory', path='.git/hooks'),
+    C('list_directory', path='made/deep'),
+]
+
+_REMOTE_PATTERNS: list[Call] = [
+    C('read_file', path='logs/app.log'),
+    C('list_directory'),
+    C('search_files', pattern='TODO'),
+    C('find_files', pattern='**/*.log'),
+    C('read_file', path='src/main.py'),
+    C('read_file', path='LOGS/app.log'),
+    C('write_file', path='src/new.py', content='x = 1\n'),
+]
+
+_REMOTE_SMALL_CAPS: list[Call] = [
+    C('list_directory'),
+    C('find_files', pattern='**'),
+    C('search_files', pattern='TODO|return|def'),
+    C('read_file', path='a.txt'),
+]
+
+_REMOTE_LINKS: list[Call] = [
+    C('read_file', path='alias.txt'),
+    C('read_file', path='escape.txt'),
+    C('read_file', path='envlink'),
+    C('write_file', path='envlink', content='x'),
+    C('search_files', pattern='TODO|alpha'),
+    C('find_files', pattern='**/*.txt'),
+    C('list_directory', path='srclink'),
+]
+
+REMOTE_SCENARIOS: list[dict[str, Any]] = [
+    {'name': 'reads', 'calls': _REMOTE_READS},
+    {'name': 'walks', 'calls': _REMOTE_WALKS},
+    {
+        'name': 'deliberate',
+        'calls': [
+            # 0.62.0 refuses nested repetition on this path (its Python `re` could backtrack for
+            # ever); the core's regex engine runs in linear time, so it searches.
+            C('search_files', pattern='(TO+)+DO'),
+            C('search_files', pattern='(a|b+)*c'),
+        ],
+    },
+    {'name': 'changes', 'calls': _REMOTE_CHANGES},
+    {
+        'name': 'patterns',
+        'options': {'denied_patterns': ['logs'], 'allowed_patterns': ['*.md', 'src/*', 'logs/*', '.', 'docs/*']},
+        'calls': _REMOTE_PATTERNS,
+    },
+    {
+        'name': 'small_caps',
+        'options': {'max_list_results': 3, 'max_find_results': 4, 'max_search_results': 2, 'max_read_lines': 2},
+        'calls': _REMOTE_SMALL_CAPS,
+    },
+    {
+        'name': 'no_hashes',
+        'options': {'content_hashes': False, 'max_read_chars': 120},
+        'calls': [
+            C('read_file', path='a.txt'),
+            C('read_file', path='data.bin'),
+            C('write_file', path='z.txt', content='z\n'),
+        ],
+    },
+    {
+        # More directories than one walk lists: both stop and say so.
+        'name': 'walk_cap',
+        'dirs': 10_050,
+        'calls': [C('find_files', pattern='**/*.txt'), C('search_files', pattern='TODO')],
+    },
+    {
+        'name': 'links',
+        'links': {
+            'alias.txt': '/ws/a.txt',
+            'escape.txt': '/outside/secret.txt',
+            'envlink': '/ws/.env',
+            'srclink': '/ws/src',
+            'dangling.txt': '/ws/nothing',
+        },
+        'calls': _REMOTE_LINKS,
+    },
+]
 
 
 # --------------------------------------------------------------------------------------
@@ -1472,7 +2018,7 @@ def _snapshot(base: str, norm: Normaliser) -> dict[str, str]:
             if os.path.islink(path):
                 out[rel] = '-> ' + norm.text(os.readlink(path))
             elif stat.S_ISFIFO(os.lstat(path).st_mode):
-                out[rel] = 'fifo' 
+                out[rel] = 'fifo'
             elif os.path.isdir(path):
                 out[rel + '/'] = 'dir'
             else:
@@ -1600,16 +2146,47 @@ def _tool_defs(info: Any) -> list[dict[str, Any]]:
     ]
 
 
-async def _run_direct(capability: Any, sc: Scenario, resolve_args: Any, norm: Normaliser) -> dict[str, Any]:
+def scripted_model(next_call: Callable[[int, Any], tuple[str, dict[str, Any], str] | None]) -> Any:
+    """A `FunctionModel` whose step N (the model requests so far, from 0) calls the tool `next_call(N, info)`
+    names, `(tool, args, tool_call_id)`, or answers `done` when that is None; it streams the same step
+    when event listeners make the run stream."""
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    def script(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        step = sum(1 for m in messages if isinstance(m, ModelRequest)) - 1
+        call = next_call(step, info)
+        if call is None:
+            return ModelResponse(parts=[TextPart('done')])
+        tool, args, call_id = call
+        return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=call_id)])
+
+    async def stream_script(messages: list[Any], info: AgentInfo):  # type: ignore[no-untyped-def]
+        part = script(messages, info).parts[0]
+        if isinstance(part, TextPart):
+            yield part.content
+        else:
+            yield {
+                0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id)
+            }
+
+    return FunctionModel(script, stream_function=stream_script)
+
+
+async def _run_direct(
+    capability: Any, sc: Scenario, resolve_args: Any, norm: Normaliser, workspace: Any = None
+) -> dict[str, Any]:
     """The scenario's calls on the toolset's direct methods (`await toolset.read_file(...)`), outside a run.
 
-    Direct calls have no run context, so no events; `edit_file` takes one pair only, so a call
-    with `replacements` is recorded as unsupported. A read-only capability hands out a filtered
-    toolset without the direct methods: recorded as such.
+    Under the workspace contract each call gets `workspace=`. Direct calls have no run context,
+    so no events; `edit_file` takes one pair only, so a call with `replacements` is recorded as
+    unsupported. A read-only capability hands out a filtered toolset without the direct methods:
+    recorded as such.
     """
     from pydantic_ai.exceptions import ModelRetry
 
     toolset = capability.get_toolset()
+    on = {} if workspace is None else {'workspace': workspace}
     calls: list[dict[str, Any]] = []
     for step, call in enumerate(sc.calls):
         call_id = f'call_{step:02d}'
@@ -1620,7 +2197,7 @@ async def _run_direct(capability: Any, sc: Scenario, resolve_args: Any, norm: No
             record.update(outcome='unsupported')
         else:
             try:
-                result = await method(**args)
+                result = await method(**args, **on)
             except ModelRetry as e:
                 record.update(outcome='retry', cause='model_retry', content=norm.text(e.message))
             except Exception as e:  # noqa: BLE001 - recorded and compared
@@ -1631,21 +2208,109 @@ async def _run_direct(capability: Any, sc: Scenario, resolve_args: Any, norm: No
     return {'calls': calls, 'events': []}
 
 
-async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> dict[str, Any]:
-    from pydantic_ai import Agent, CapabilityEvent
-    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+def _warning_texts(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if 'deprecated' in str(w.message) or 'renamed' in str(w.message)]
+
+
+def _agent(
+    harness: Any, sc: Scenario, contract: str, capability: Any, model: Any, root: str, fs_config: dict[str, Any]
+) -> Any:
+    """The agent that runs `sc` with `capability` (built from `fs_config`), attached as `sc.attach` says."""
+    from pydantic_ai import Agent
+
+    if sc.attach == 'spec':
+        capabilities: list[Any] = [{'FileSystem': fs_config}]
+        if contract == WORKSPACE:
+            capabilities.insert(0, {'LocalWorkspace': root})
+        return Agent.from_spec(
+            {'model': 'test', 'capabilities': capabilities}, custom_capability_types=[harness.FileSystem]
+        )
+    if contract == WORKSPACE and sc.attach == 'capability':
+        from pydantic_ai.capabilities import LocalWorkspace
+
+        return Agent(model, capabilities=[LocalWorkspace(root), capability], retries=100)
+    return Agent(model, capabilities=[capability], retries=100)
+
+
+def _run_kwargs(sc: Scenario, root: str) -> dict[str, Any]:
+    """`workspace=` on the run, for the workspace contract's `run` and `unavailable` attachments."""
+    from pydantic_ai.workspaces import LocalWorkspaceBackend, UnavailableWorkspace
+
+    if sc.attach == 'run':
+        return {'workspace': LocalWorkspaceBackend(root)}
+    if sc.attach == 'unavailable':
+        return {'workspace': UnavailableWorkspace('the sandbox was shut down')}
+    return {}
+
+
+def _listen(
+    agent: Any, fs_module: Any, sc: Scenario, root: str, norm: Normaliser, events: list[dict[str, Any]]
+) -> None:
+    """Record the run's filesystem events; meddle with and cancel changes as `sc` says."""
+    from pydantic_ai import CapabilityEvent
+
+    @agent.on_event(CapabilityEvent)
+    async def record(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+        if isinstance(event, CapabilityEvent) and event.kind.startswith('file_system.'):
+            events.append(_event_record(event, norm))
+
+    if sc.meddle:
+        pending = dict(sc.meddle)
+
+        @agent.on_event(fs_module.FileChangeRequestEvent)
+        async def meddle(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+            action = pending.pop(event.path, None)
+            if action is None:
+                return
+            target = os.path.join(root, event.path)
+            if action[0] == 'write':
+                with open(target, 'w') as f:
+                    f.write(action[1])
+            elif action[0] == 'delete':
+                os.unlink(target)
+            elif action[0] == 'mkdir':
+                os.mkdir(target)
+            elif action[0] == 'symlink':
+                if os.path.lexists(target):
+                    os.unlink(target)
+                os.symlink(norm.expand(action[1]), target)
+
+    if sc.cancel is not None:
+
+        @agent.on_event(fs_module.FileChangeRequestEvent)
+        async def veto(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+            if sc.cancel == 'raise':
+                raise RuntimeError('listener refused by raising')
+            if sc.cancel is True:
+                event.cancel()
+            else:
+                event.cancel(sc.cancel)
+
+
+async def run_scenario(module: str, sc: Scenario, *, contract: str = DOCUMENT, direct: bool = False) -> dict[str, Any]:
+    from pydantic_ai.messages import ModelRequest
 
     if module == 'pydantic_ai_harness' and any(c.tool in ('list_files', 'grep') for c in sc.calls):
         if shutil.which('rg') is None:
             return {'skipped': 'the reference needs rg on PATH for list_files/grep'}
     harness = importlib.import_module(module)
     fs_module = importlib.import_module(f'{module}.filesystem')
+    workspace = contract == WORKSPACE
 
-    tmp = os.path.realpath(tempfile.mkdtemp(prefix='fscompat-'))
+    tmp = os.path.realpath(tempfile.mkdtemp(prefix='fs062-' if workspace else 'fscompat-'))
     root = os.path.join(tmp, 'root')
     norm = Normaliser(tmp, root)
     out: dict[str, Any] = {}
+
+    def finish() -> dict[str, Any]:
+        if workspace:
+            out['warnings'] = [norm.text(w) for w in _warning_texts(caught)]
+        if 'construct_error' not in out:
+            out['disk'] = _snapshot(root, norm)
+            if sc.outside:
+                out['outside'] = _snapshot(os.path.join(tmp, 'outside'), norm)
+        return out
+
     try:
         if not sc.root_absent:
             _build(root, sc.tree, norm)
@@ -1659,6 +2324,7 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
             os.symlink(root, root_arg)
         if 'cwd' in config:
             config['cwd'] = os.path.join(root, config['cwd'])
+        fs_config = config if workspace else {'root_dir': root_arg, **config}
         step_calls: list[tuple[str, dict[str, Any], str]] = []
         tool_defs: list[Any] = []
 
@@ -1671,95 +2337,52 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
                 resolved[key] = norm.expand(value)
             return resolved
 
-        def script(messages: list[Any], info: AgentInfo) -> ModelResponse:
-            step = sum(1 for m in messages if isinstance(m, ModelRequest)) - 1
+        def next_call(step: int, info: Any) -> tuple[str, dict[str, Any], str] | None:
             if step == 0 and sc.schemas:
                 tool_defs.extend(_tool_defs(info))
-            if step < len(sc.calls):
-                call = sc.calls[step]
-                call_id = f'call_{step:02d}'
-                args = resolve_args(call.args)
-                step_calls.append((call.tool, args, call_id))
-                return ModelResponse(parts=[ToolCallPart(call.tool, args, tool_call_id=call_id)])
-            return ModelResponse(parts=[TextPart('done')])
+            if step >= len(sc.calls):
+                return None
+            call = sc.calls[step]
+            call_id = f'call_{step:02d}'
+            args = resolve_args(call.args)
+            step_calls.append((call.tool, args, call_id))
+            return call.tool, args, call_id
 
-        async def stream_script(messages: list[Any], info: AgentInfo):  # type: ignore[no-untyped-def]
-            response = script(messages, info)
-            part = response.parts[0]
-            if isinstance(part, TextPart):
-                yield part.content
-            else:
-                yield {0: DeltaToolCall(name=part.tool_name, json_args=json.dumps(part.args), tool_call_id=part.tool_call_id)}
-
-        try:
-            stream_log: list[Any] = []
-            if sc.custom_streams:
-                capability = _custom_stream_capability(harness, fs_module, root_arg, config, stream_log)
-                out['stream_log'] = stream_log
-            else:
-                capability = harness.FileSystem(root_dir=root_arg, **config)
-            if direct:
-                out.update(await _run_direct(capability, sc, resolve_args, norm))
-                out['disk'] = _snapshot(root, norm)
-                if sc.outside:
-                    out['outside'] = _snapshot(os.path.join(tmp, 'outside'), norm)
-                return out
-            model = FunctionModel(script, stream_function=stream_script)
-            if sc.via_spec:
-                spec = {'model': 'test', 'capabilities': [{'FileSystem': {'root_dir': root_arg, **config}}]}
-                agent = Agent.from_spec(spec, custom_capability_types=[harness.FileSystem])
-            else:
-                agent = Agent(model, capabilities=[capability], retries=100)
-        except Exception as e:  # noqa: BLE001 - recorded and compared
-            out['construct_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
-            return out
-
-        events: list[dict[str, Any]] = []
-
-        @agent.on_event(CapabilityEvent)
-        async def record(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
-            if isinstance(event, CapabilityEvent) and event.kind.startswith('file_system.'):
-                events.append(_event_record(event, norm))
-
-        if sc.meddle:
-            pending = dict(sc.meddle)
-
-            @agent.on_event(fs_module.FileChangeRequestEvent)
-            async def meddle(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
-                action = pending.pop(event.path, None)
-                if action is None:
-                    return
-                target = os.path.join(root, event.path)
-                if action[0] == 'write':
-                    with open(target, 'w') as f:
-                        f.write(action[1])
-                elif action[0] == 'delete':
-                    os.unlink(target)
-                elif action[0] == 'mkdir':
-                    os.mkdir(target)
-                elif action[0] == 'symlink':
-                    if os.path.lexists(target):
-                        os.unlink(target)
-                    os.symlink(norm.expand(action[1]), target)
-
-        if sc.cancel is not None:
-            change_request = fs_module.FileChangeRequestEvent
-
-            @agent.on_event(change_request)
-            async def veto(ctx: Any, event: Any) -> None:  # pyright: ignore[reportUnusedFunction]
-                if sc.cancel == 'raise':
-                    raise RuntimeError('listener refused by raising')
-                if sc.cancel is True:
-                    event.cancel()
+        # The workspace contract records the deprecation warnings given; the document's runs leave them be.
+        recording = warnings.catch_warnings(record=True) if workspace else contextlib.nullcontext([])
+        with recording as caught:
+            if workspace:
+                warnings.simplefilter('always')
+            try:
+                stream_log: list[Any] = []
+                if sc.custom_streams:
+                    capability = _custom_stream_capability(harness, fs_module, root_arg, config, stream_log)
+                    out['stream_log'] = stream_log
                 else:
-                    event.cancel(sc.cancel)
+                    capability = harness.FileSystem(**fs_config)
+                if direct and not workspace:
+                    out.update(await _run_direct(capability, sc, resolve_args, norm))
+                    return finish()
+                model = scripted_model(next_call)
+                agent = _agent(harness, sc, contract, capability, model, root, fs_config)
+            except Exception as e:  # noqa: BLE001 - recorded and compared
+                out['construct_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
+                return finish()
 
-        try:
-            result = await agent.run('go', model=model, retries=100)
-            messages = result.all_messages()
-        except Exception as e:  # noqa: BLE001 - recorded and compared
-            out['run_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
-            messages = []
+            if direct:
+                from pydantic_ai.workspaces import LocalWorkspaceBackend
+
+                out.update(await _run_direct(capability, sc, resolve_args, norm, LocalWorkspaceBackend(root)))
+                return finish()
+
+            events: list[dict[str, Any]] = []
+            _listen(agent, fs_module, sc, root, norm, events)
+            try:
+                result = await agent.run('go', model=model, retries=100, **(_run_kwargs(sc, root) if workspace else {}))
+                messages = result.all_messages()
+            except Exception as e:  # noqa: BLE001 - recorded and compared
+                out['run_error'] = {'type': type(e).__name__, 'message': norm.text(str(e))}
+                messages = []
 
         returned: dict[str, dict[str, Any]] = {}
         for message in messages:
@@ -1775,10 +2398,7 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
         out['events'] = events
         if sc.schemas:
             out['tools'] = tool_defs
-        out['disk'] = _snapshot(root, norm)
-        if sc.outside:
-            out['outside'] = _snapshot(os.path.join(tmp, 'outside'), norm)
-        return out
+        return finish()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -1786,7 +2406,10 @@ async def run_scenario(module: str, sc: Scenario, *, direct: bool = False) -> di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('module', choices=['pydantic_ai_harness', 'pydantic_ai_harness_rs'])
-    parser.add_argument('names', nargs='*', help='scenarios to run (default: all)')
+    parser.add_argument('names', nargs='*', help='scenarios to run (default: all of the contract)')
+    parser.add_argument(
+        '--contract', default=DOCUMENT, choices=list(SCENARIOS), help='which table, and how the tree is given'
+    )
     parser.add_argument('--backend', default='asyncio', choices=['asyncio', 'trio'])
     parser.add_argument(
         '--direct',
@@ -1796,10 +2419,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument('--list', action='store_true', help='print the scenario names and exit')
     args = parser.parse_intermixed_args(argv)
+    table = SCENARIOS[args.contract]
     if args.list:
-        print('\n'.join(SCENARIOS))
+        print('\n'.join(table))
         return 0
-    names = args.names or list(SCENARIOS)
+    names = args.names or list(table)
 
     import anyio
 
@@ -1807,7 +2431,7 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[str, Any] = {}
         for name in names:
             try:
-                results[name] = await run_scenario(args.module, SCENARIOS[name], direct=args.direct)
+                results[name] = await run_scenario(args.module, table[name], contract=args.contract, direct=args.direct)
             except Exception as e:  # noqa: BLE001 - one broken scenario must not hide the others
                 results[name] = {'runner_error': f'{type(e).__name__}: {e}'}
         return results

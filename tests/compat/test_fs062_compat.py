@@ -1,6 +1,6 @@
 """FileSystem on a `LocalWorkspace`: ours against `pydantic-ai-harness==0.62.0`, scenario by scenario.
 
-Each scenario of `fs062_scenarios.py` runs once under the 0.62.0 reference (its own venv, with
+Each workspace-contract scenario of `fs_scenarios.py` runs once under the 0.62.0 reference (its own venv, with
 its pinned `pydantic-ai-slim`) and once under ours, through an Agent run and through direct
 calls with `workspace=`. The model-visible results, events, deprecation warnings and the tree
 left on disk must be equal. A difference we keep on purpose is in `DELIBERATE`: the expected
@@ -11,56 +11,42 @@ reference). A difference another branch of issue 7 removes is in `PENDING`, mark
 from __future__ import annotations
 
 import copy
-import json
-import os
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HERE, OURS_MODULE, ours_env, reference_env
-from fs062_scenarios import SCENARIOS
+from conftest import OURS_MODULE, ours_env, reference_env, run_scenarios
+from fs_scenarios import SCENARIOS, WORKSPACE
 from test_fs_compat import assert_same_outcome
 
 pytestmark = pytest.mark.compat
 
 Outcome = dict[str, Any]
-SCRIPT = HERE / 'fs062_scenarios.py'
-
-
-def _run(python: Path | str, module: str, *extra: str, env: dict[str, str] | None) -> dict[str, Any]:
-    proc = subprocess.run(
-        [str(python), str(SCRIPT), module, *extra],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, **(env or {})},
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f'{module} fs062 scenarios failed under {python}:\n{proc.stderr[-5000:]}')
-    return json.loads(proc.stdout)
 
 
 @pytest.fixture(scope='session')
 def reference062_results(reference062_python: Path) -> dict[str, Any]:
-    return _run(reference062_python, 'pydantic_ai_harness', env=reference_env(reference062_python))
+    return run_scenarios(
+        reference062_python, 'pydantic_ai_harness', env=reference_env(reference062_python), contract=WORKSPACE
+    )
 
 
 @pytest.fixture(scope='session')
 def reference062_results_direct(reference062_python: Path) -> dict[str, Any]:
-    return _run(reference062_python, 'pydantic_ai_harness', '--direct', env=reference_env(reference062_python))
+    env = reference_env(reference062_python)
+    return run_scenarios(reference062_python, 'pydantic_ai_harness', '--direct', env=env, contract=WORKSPACE)
 
 
 @pytest.fixture(scope='session')
 def our062_results(ours_python: str) -> dict[str, Any]:
-    return _run(ours_python, OURS_MODULE, env=ours_env(ours_python))
+    return run_scenarios(ours_python, OURS_MODULE, env=ours_env(ours_python), contract=WORKSPACE)
 
 
 @pytest.fixture(scope='session')
 def our062_results_direct(ours_python: str) -> dict[str, Any]:
-    return _run(ours_python, OURS_MODULE, '--direct', env=ours_env(ours_python))
+    return run_scenarios(ours_python, OURS_MODULE, '--direct', env=ours_env(ours_python), contract=WORKSPACE)
 
 
 # ---- deliberate differences ----------------------------------------------------------
@@ -108,11 +94,13 @@ PENDING: dict[str, str] = {}
 def _params() -> list[Any]:
     return [
         pytest.param(name, marks=pytest.mark.xfail(reason=PENDING[name], strict=False)) if name in PENDING else name
-        for name in SCENARIOS
+        for name in SCENARIOS[WORKSPACE]
     ]
 
 
-def _compare(name: str, ref: Outcome, ours: Outcome, label: str) -> None:
+def _compare(name: str, references: dict[str, Outcome], ours_by_name: dict[str, Outcome], how: str = '') -> None:
+    """Scenario `name` of two runs (`how` says which, in messages): ours is the reference's, but for DELIBERATE."""
+    ref, ours, label = references[name], ours_by_name[name], name + how
     assert 'runner_error' not in ref, f'the scenario itself is broken on the reference: {ref["runner_error"]}'
     expected = DELIBERATE[name](ref, ours) if name in DELIBERATE else ref
     assert_same_outcome(expected, ours, name=label, reference='0.62.0')
@@ -121,7 +109,7 @@ def _compare(name: str, ref: Outcome, ours: Outcome, label: str) -> None:
 
 @pytest.mark.parametrize('name', _params())
 def test_scenario(name: str, reference062_results: dict[str, Any], our062_results: dict[str, Any]) -> None:
-    _compare(name, reference062_results[name], our062_results[name], name)
+    _compare(name, reference062_results, our062_results)
 
 
 @pytest.mark.parametrize('name', _params())
@@ -129,7 +117,7 @@ def test_direct_calls(
     name: str, reference062_results_direct: dict[str, Any], our062_results_direct: dict[str, Any]
 ) -> None:
     """The same calls on the toolset's methods with `workspace=LocalWorkspaceBackend(root)`, outside a run."""
-    _compare(name, reference062_results_direct[name], our062_results_direct[name], f'{name} (direct)')
+    _compare(name, reference062_results_direct, our062_results_direct, ' (direct)')
 
 
 def test_deliberate_differences_are_real(reference062_results: dict[str, Any]) -> None:

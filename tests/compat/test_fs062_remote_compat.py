@@ -1,6 +1,6 @@
 """FileSystem on a workspace that is not on this host: our `RemoteEngine` against 0.62.0.
 
-Both run `fs062_remote_scenarios.py` on the same in-memory backend (`tests/memory_workspace.py`,
+Both run `fs062_remote_scenarios.py` (the scenarios are `fs_scenarios.REMOTE_SCENARIOS`) on the same in-memory backend (`tests/memory_workspace.py`,
 `SupportsFilesystem` only, or with `SupportsRealpath` and symlinks): 0.62.0's direct tool calls in
 its own venv, ours through the protocol path. Every call's text (results and retries) and the
 backend's files and directories afterwards must be equal, except the calls in `DELIBERATE`, where
@@ -79,9 +79,9 @@ def both(reference062_python: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _scenarios() -> list[str]:
     sys.path.insert(0, str(SCRIPT.parent))
-    from fs062_remote_scenarios import SCENARIOS
+    from fs_scenarios import REMOTE_SCENARIOS
 
-    return [s['name'] for s in SCENARIOS]
+    return [s['name'] for s in REMOTE_SCENARIOS]
 
 
 @pytest.mark.parametrize('name', _scenarios())

@@ -1,6 +1,6 @@
 """FileSystem: ours against `pydantic-ai-harness==0.36.0`, scenario by scenario.
 
-Each scenario in `fs_scenarios.py` runs once under the reference and once under ours; the
+Each document-contract scenario in `fs_scenarios.py` runs once under the reference and once under ours; the
 model-visible results (tool return text, retries), the events, the tool schemas and the
 tree left on disk must be equal. Where ours follows the spec (`seeds/filesystem.md`,
 `DESIGN.md`) instead of 0.36.0, the scenario is listed in `DELIBERATE` and the expected
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fs_scenarios import SCENARIOS
+from fs_scenarios import DOCUMENT, SCENARIOS
 
 pytestmark = pytest.mark.compat
 
@@ -294,8 +294,7 @@ TOLERATED = {'path_forms'}
 # reference's behaviour; they are marked xfail (not strict, so a fix shows as XPASS in the
 # summary without turning CI red) so that CI stays usable meanwhile. Set FS_COMPAT_STRICT=1 to
 # run them as plain tests. Remove an entry once its fix lands.
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
 def _params(mode: str) -> list[Any]:
@@ -304,7 +303,7 @@ def _params(mode: str) -> list[Any]:
         pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_BUGS[(name, mode)], strict=False))
         if (name, mode) in KNOWN_BUGS and not strict
         else name
-        for name in SCENARIOS
+        for name in SCENARIOS[DOCUMENT]
     ]
 
 
@@ -324,7 +323,9 @@ def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str, reference
     exp_calls, got_calls = expected.get('calls', []), got.get('calls', [])
     for index, (exp, act) in enumerate(zip(exp_calls, got_calls)):
         if exp != act:
-            problems.append(f'call {index} {exp["tool"]}({_show(exp["args"])}):\n  expected {_show(exp)}\n  got      {_show(act)}')
+            problems.append(
+                f'call {index} {exp["tool"]}({_show(exp["args"])}):\n  expected {_show(exp)}\n  got      {_show(act)}'
+            )
     if len(exp_calls) != len(got_calls):
         problems.append(f'expected {len(exp_calls)} calls, got {len(got_calls)}')
     if expected.get('events') != got.get('events'):
@@ -341,26 +342,24 @@ def assert_same_outcome(expected: Outcome, got: Outcome, *, name: str, reference
     assert not problems, f'{name}: ours differs from pydantic-ai-harness {reference}\n' + '\n'.join(problems)
 
 
-@pytest.mark.parametrize('name', _params('agent'))
-def test_scenario(name: str, reference_results: dict[str, Any], our_results: dict[str, Any]) -> None:
-    ref, ours = reference_results[name], our_results[name]
+def _compare(name: str, ref: Outcome, ours: Outcome, label: str) -> None:
     if 'skipped' in ref:
         pytest.skip(ref['skipped'])
-    assert 'runner_error' not in ref, f'the scenario itself is broken on the reference: {ref["runner_error"]}'
     expected = _expected(name, ref, ours)
-    assert_same_outcome(expected, ours, name=name)
+    assert_same_outcome(expected, ours, name=label)
+
+
+@pytest.mark.parametrize('name', _params('agent'))
+def test_scenario(name: str, reference_results: dict[str, Any], our_results: dict[str, Any]) -> None:
+    ref = reference_results[name]
+    assert 'runner_error' not in ref, f'the scenario itself is broken on the reference: {ref.get("runner_error")}'
+    _compare(name, ref, our_results[name], name)
 
 
 @pytest.mark.parametrize('name', _params('direct'))
-def test_direct_calls(
-    name: str, reference_results_direct: dict[str, Any], our_results_direct: dict[str, Any]
-) -> None:
+def test_direct_calls(name: str, reference_results_direct: dict[str, Any], our_results_direct: dict[str, Any]) -> None:
     """The same calls on the toolset's direct methods (`await toolset.read_file(...)`), outside a run."""
-    ref, ours = reference_results_direct[name], our_results_direct[name]
-    if 'skipped' in ref:
-        pytest.skip(ref['skipped'])
-    expected = _expected(name, ref, ours)
-    assert_same_outcome(expected, ours, name=f'{name} (direct)')
+    _compare(name, reference_results_direct[name], our_results_direct[name], f'{name} (direct)')
 
 
 @pytest.mark.parametrize('name', _params('direct'))
@@ -368,11 +367,7 @@ def test_direct_calls_under_trio(
     name: str, reference_results_direct: dict[str, Any], our_results_direct_trio: dict[str, Any]
 ) -> None:
     """The tools are anyio code: direct calls under trio give what the reference gives under asyncio."""
-    ref, ours = reference_results_direct[name], our_results_direct_trio[name]
-    if 'skipped' in ref:
-        pytest.skip(ref['skipped'])
-    expected = _expected(name, ref, ours)
-    assert_same_outcome(expected, ours, name=f'{name} (direct, trio)')
+    _compare(name, reference_results_direct[name], our_results_direct_trio[name], f'{name} (direct, trio)')
 
 
 def test_deliberate_differences_are_real(reference_results: dict[str, Any]) -> None:

@@ -30,7 +30,11 @@ SCRIPT = HERE / 'shell_scenarios.py'
 
 def _ref_python() -> Path:
     python = REF / 'bin' / 'python'
-    check = [str(python), '-c', f"import importlib.metadata as m; assert m.version('pydantic-ai-harness') == '{REF_VERSION}'"]
+    check = [
+        str(python),
+        '-c',
+        f"import importlib.metadata as m; assert m.version('pydantic-ai-harness') == '{REF_VERSION}'",
+    ]
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return python
     VENVS.mkdir(exist_ok=True)
@@ -39,7 +43,15 @@ def _ref_python() -> Path:
     if created.returncode != 0:
         pytest.skip(f'cannot create the reference venv: {created.stderr.strip()[-500:]}')
     installed = subprocess.run(
-        [str(python), '-m', 'pip', 'install', '-q', '--disable-pip-version-check', f'pydantic-ai-harness=={REF_VERSION}'],
+        [
+            str(python),
+            '-m',
+            'pip',
+            'install',
+            '-q',
+            '--disable-pip-version-check',
+            f'pydantic-ai-harness=={REF_VERSION}',
+        ],
         capture_output=True,
         text=True,
         timeout=900,
@@ -76,12 +88,16 @@ def _run(python: Path, impl: str, out: Path, *scenarios: str, path: Path | None 
     return json.loads(out.read_text())
 
 
+def _both(python: Path, ours_path: Path, tmp: Path, *names: str) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    """`names` run by `python` on the reference (`ref`) and on ours (our package on the path)."""
+    ref = _run(python, 'ref', tmp / 'ref.json', *names)
+    ours = _run(python, 'ours', tmp / 'ours.json', *names, path=ours_path)
+    return ref, ours
+
+
 @pytest.fixture(scope='module')
 def both(ref_python: Path, ours_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    tmp = tmp_path_factory.mktemp('compat')
-    ref = _run(ref_python, 'ref', tmp / 'ref.json', *SCENARIOS)
-    ours = _run(ref_python, 'ours', tmp / 'ours.json', *SCENARIOS, path=ours_path)
-    return ref, ours
+    return _both(ref_python, ours_path, tmp_path_factory.mktemp('compat'), *SCENARIOS)
 
 
 SCENARIOS = [
@@ -123,10 +139,7 @@ SCENARIOS_062 = [
 
 @pytest.fixture(scope='module')
 def both062(reference062_python: Path, ours_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    tmp = tmp_path_factory.mktemp('compat062')
-    ref = _run(reference062_python, 'ref', tmp / 'ref.json', *SCENARIOS_062)
-    ours = _run(reference062_python, 'ours', tmp / 'ours.json', *SCENARIOS_062, path=ours_path)
-    return ref, ours
+    return _both(reference062_python, ours_path, tmp_path_factory.mktemp('compat062'), *SCENARIOS_062)
 
 
 @pytest.mark.parametrize('scenario', SCENARIOS_062)
@@ -157,47 +170,44 @@ def test_062_scenarios_say_what_they_claim(both062: tuple[dict, dict]) -> None: 
     assert ours['own_log'] == {'alive': True, 'bounded': True, 'notice': True}
     assert ours['quote_heavy']['check']['results'][0][1].startswith('[stdout]\n30001\n')
     assert ours['line_numbers']['persist_cwd']['results'][1] == [
-        'return', "[stderr]\n/bin/sh: 2: cd: can't cd to nonexistent_dir\n\n[exit code: 2]"
+        'return',
+        "[stderr]\n/bin/sh: 2: cd: can't cd to nonexistent_dir\n\n[exit code: 2]",
     ]
 
 
-def test_documented_differences(ref_python: Path, ours_path: Path, tmp_path: Path) -> None:
-    names = ['difference_timeout_zero', 'difference_exit_zero_after_cd', 'difference_fifty_mib']
-    ref = _run(ref_python, 'ref', tmp_path / 'ref.json', *names)
-    ours = _run(ref_python, 'ours', tmp_path / 'ours.json', *names, path=ours_path)
+DOCUMENTED = ['difference_timeout_zero', 'difference_exit_zero_after_cd', 'difference_fifty_mib']
+"""Where the document wins over the reference's release (0.57.0, still so in 0.62.0)."""
 
-    # timeout_seconds <= 0: the document says retry; 0.57.0 aborts the run with a ValueError.
+
+def _assert_documented_differences(ref: dict, ours: dict) -> None:  # type: ignore[type-arg]
+    # timeout_seconds <= 0: the document says retry; the reference aborts the run with a ValueError.
     assert ref['difference_timeout_zero']['error'][0] == 'ValueError'
     assert ours['difference_timeout_zero'] == {
         'results': [['retry', 'timeout_seconds must be a positive number of seconds.']]
     }
 
-    # persist_cwd and `cd sub; exit 0`: the document says exit 0 records the directory; 0.57.0 never does.
+    # persist_cwd and `cd sub; exit 0`: the document says exit 0 records the directory; the reference never does.
     assert ref['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>\n']
     assert ours['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>/sub\n']
 
-    # 50 MiB of output: 0.57.0 fails the call (the local workspace's 10 MiB capture limit); we keep the tail.
+    # 50 MiB of output: the reference fails the call (the local workspace's 10 MiB capture limit); we keep the tail.
     assert ref['difference_fifty_mib']['results'][0][0] == 'failed'
-    kind, text = ours['difference_fifty_mib']['results'][0]
-    assert kind == 'return'
+    assert ours['difference_fifty_mib']['results'][0][0] == 'return'
+
+
+def test_documented_differences(ref_python: Path, ours_path: Path, tmp_path: Path) -> None:
+    ref, ours = _both(ref_python, ours_path, tmp_path, *DOCUMENTED)
+    _assert_documented_differences(ref, ours)
+    text = ours['difference_fifty_mib']['results'][0][1]
     assert text.startswith('[... output truncated, showing last ') and text.endswith('xxx\nLAST\n')
 
 
 def test_differences_from_062(reference062_python: Path, ours_path: Path, tmp_path: Path) -> None:
     """What 0.62.0 still does differently, each on purpose (README, "Shell")."""
-    names = ['difference_timeout_zero', 'difference_exit_zero_after_cd', 'difference_fifty_mib', 'difference_nothing_on_path']
-    ref = _run(reference062_python, 'ref', tmp_path / 'ref.json', *names)
-    ours = _run(reference062_python, 'ours', tmp_path / 'ours.json', *names, path=ours_path)
+    ref, ours = _both(reference062_python, ours_path, tmp_path, *DOCUMENTED, 'difference_nothing_on_path')
 
     # The document's three, unchanged in 0.62.0.
-    assert ref['difference_timeout_zero']['error'][0] == 'ValueError'
-    assert ours['difference_timeout_zero'] == {
-        'results': [['retry', 'timeout_seconds must be a positive number of seconds.']]
-    }
-    assert ref['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>\n']
-    assert ours['difference_exit_zero_after_cd']['results'][1] == ['return', '[stdout]\n<ws>/sub\n']
-    assert ref['difference_fifty_mib']['results'][0][0] == 'failed'
-    assert ours['difference_fifty_mib']['results'][0][0] == 'return'
+    _assert_documented_differences(ref, ours)
 
     # A local workspace whose PATH lacks `mv`: 0.62.0 (and the document) fail the call; our supervisor
     # needs nothing from that PATH, so the job runs and records its exit.

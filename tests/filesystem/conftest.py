@@ -8,6 +8,7 @@ over 0.36.0) carry `@spec_over_reference` and are expected to fail there.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +24,16 @@ spec_over_reference = pytest.mark.xfail(
 reference_races = pytest.mark.xfail(
     REFERENCE, reason='0.36.0 checks by path name: a swap between check and I/O can escape', strict=False
 )
+
+
+def beyond_reference(reason: str) -> list[pytest.MarkDecorator]:
+    """`pytestmark` of an async module testing what the 0.36.0 reference lacks: skipped against it."""
+    return [pytest.mark.anyio, pytest.mark.skipif(REFERENCE, reason=reason)]
+
+
+def sha(data: bytes) -> str:
+    """A content hash as the tools report it: the first 12 hex digits of the SHA-256 of `data`."""
+    return hashlib.sha256(data).hexdigest()[:12]
 
 
 @pytest.fixture

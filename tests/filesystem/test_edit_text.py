@@ -90,54 +90,91 @@ def edited(env: Env, name: str, data: bytes) -> str:
     return f'Edited {name}. [hash:{env.hash(data)}]'
 
 
-async def test_crlf_multi_line_edit_with_an_lf_old_text(env: Env) -> None:
-    env.put('c.txt', b'one\r\ntwo\r\nthree\r\n')
-    result = await env('edit_file', path='c.txt', old_text='one\ntwo\n', new_text='1\n2\n')
-    assert env.bytes('c.txt') == b'1\r\n2\r\nthree\r\n'
-    assert result == edited(env, 'c.txt', b'1\r\n2\r\nthree\r\n')
-
-
-async def test_a_line_inserted_into_a_crlf_file_is_crlf(env: Env) -> None:
-    env.put('c.txt', b'one\r\ntwo\r\nthree\r\n')
-    result = await env('edit_file', path='c.txt', old_text='two', new_text='two\nmiddle')
-    assert env.bytes('c.txt') == b'one\r\ntwo\r\nmiddle\r\nthree\r\n'
-    assert result == edited(env, 'c.txt', b'one\r\ntwo\r\nmiddle\r\nthree\r\n')
-
-
-async def test_crlf_old_and_new_text_in_a_crlf_file_as_documented(env: Env) -> None:
-    env.put('c.txt', b'one\r\ntwo\r\n')
-    result = await env('edit_file', path='c.txt', old_text='one\r\ntwo', new_text='1\r\n2')
-    assert env.bytes('c.txt') == b'1\r\n2\r\n'
-    assert result == edited(env, 'c.txt', b'1\r\n2\r\n')
-
-
-async def test_crlf_new_text_in_an_lf_file_is_lf(env: Env) -> None:
-    env.put('l.txt', b'a\nb\n')
-    result = await env('edit_file', path='l.txt', old_text='a\n', new_text='x\r\ny\r\n')
-    assert env.bytes('l.txt') == b'x\ny\nb\n'
-    assert result == edited(env, 'l.txt', b'x\ny\nb\n')
-
-
 LATIN1 = b'caf\xe9 au lait\n' + b'filler line\n' * 500 + b'target = 1\n'
 
+# Edits that land, by id: (file, its bytes, old_text, new_text, the bytes after).
+EDITS = {
+    'crlf_multi_line_edit_with_an_lf_old_text': (
+        'c.txt',
+        b'one\r\ntwo\r\nthree\r\n',
+        'one\ntwo\n',
+        '1\n2\n',
+        b'1\r\n2\r\nthree\r\n',
+    ),
+    'a_line_inserted_into_a_crlf_file_is_crlf': (
+        'c.txt',
+        b'one\r\ntwo\r\nthree\r\n',
+        'two',
+        'two\nmiddle',
+        b'one\r\ntwo\r\nmiddle\r\nthree\r\n',
+    ),
+    'crlf_old_and_new_text_in_a_crlf_file_as_documented': (
+        'c.txt',
+        b'one\r\ntwo\r\n',
+        'one\r\ntwo',
+        '1\r\n2',
+        b'1\r\n2\r\n',
+    ),
+    'crlf_new_text_in_an_lf_file_is_lf': ('l.txt', b'a\nb\n', 'a\n', 'x\r\ny\r\n', b'x\ny\nb\n'),
+    'a_latin1_byte_far_from_the_edit_is_kept': (
+        'l1.txt',
+        LATIN1,
+        'target = 1',
+        'target = 2',
+        LATIN1.replace(b'target = 1', b'target = 2'),
+    ),
+}
 
-async def test_a_latin1_byte_far_from_the_edit_is_kept(env: Env) -> None:
-    env.put('l1.txt', LATIN1)
-    result = await env('edit_file', path='l1.txt', old_text='target = 1', new_text='target = 2')
-    after = LATIN1.replace(b'target = 1', b'target = 2')
-    assert env.bytes('l1.txt') == after
-    assert result == edited(env, 'l1.txt', after)
+
+@pytest.mark.parametrize(('name', 'before', 'old_text', 'new_text', 'after'), list(EDITS.values()), ids=list(EDITS))
+async def test_an_edit_lands_exactly(
+    env: Env, name: str, before: bytes, old_text: str, new_text: str, after: bytes
+) -> None:
+    env.put(name, before)
+    result = await env('edit_file', path=name, old_text=old_text, new_text=new_text)
+    assert env.bytes(name) == after
+    assert result == edited(env, name, after)
 
 
-async def test_an_old_text_with_u_fffd_is_told_which_byte_and_line(env: Env) -> None:
-    env.put('l1.txt', LATIN1)
-    result = await env('edit_file', path='l1.txt', old_text='caf\ufffd au lait', new_text='café au lait')
-    assert result == (
-        RETRY + 'old_text not found in l1.txt. No changes were written. old_text holds U+FFFD (\ufffd), which '
+# Edits refused with a message that teaches, the file unchanged: (file, its bytes, the edit, the message).
+REFUSALS = [
+    pytest.param(
+        'l1.txt',
+        LATIN1,
+        {'old_text': 'caf\ufffd au lait', 'new_text': 'café au lait'},
+        'old_text not found in l1.txt. No changes were written. old_text holds U+FFFD (\ufffd), which '
         'read_file shows in place of bytes that are not UTF-8; line 1 has such a byte (0xe9), which old_text '
-        'cannot match. Choose an old_text that stops before or starts after it.'
-    )
-    assert env.bytes('l1.txt') == LATIN1
+        'cannot match. Choose an old_text that stops before or starts after it.',
+        id='an_old_text_with_u_fffd_is_told_which_byte_and_line',
+    ),
+    pytest.param(
+        'u16.txt',
+        b'\xff\xfe' + 'ab\n'.encode('utf-16-le') + b'\x00\xd8' + 'c\n'.encode('utf-16-le'),
+        {'old_text': 'c', 'new_text': 'd'},
+        'u16.txt is UTF-16LE text, but byte 8 (line 2) does not decode as UTF-16LE, so edit_file cannot '
+        'write the file back unchanged. No changes were written. To replace the whole file, use write_file '
+        '(it writes UTF-8).',
+        id='utf16_that_does_not_decode_is_refused_unchanged',
+    ),
+    pytest.param(
+        't.py',
+        b'def f():\n\tif x:\n\t\treturn 1\n\treturn 0\n',
+        {'old_text': '    if x:\n        return 1', 'new_text': '    if y:'},
+        'old_text not found in t.py. No changes were written. It matches lines 2-3 if whitespace is '
+        'ignored: line 2 is indented with a tab in the file and 4 spaces in old_text; line 3 is indented with '
+        '2 tabs in the file and 8 spaces in old_text. Copy old_text exactly as read_file shows it.',
+        id='a_space_indented_old_text_in_a_tab_indented_file_is_told_where',
+    ),
+]
+
+
+@pytest.mark.parametrize(('name', 'data', 'edit', 'message'), REFUSALS)
+async def test_a_refused_edit_teaches_and_changes_nothing(
+    env: Env, name: str, data: bytes, edit: dict[str, str], message: str
+) -> None:
+    env.put(name, data)
+    assert await env('edit_file', path=name, **edit) == RETRY + message
+    assert env.bytes(name) == data
 
 
 async def test_read_of_invalid_utf8_says_so(env: Env) -> None:
@@ -179,30 +216,6 @@ async def test_utf16le_reads_as_text_and_edits_as_utf16(env: Env) -> None:
     after = b'\xff\xfe' + 'héllo\r\nthere\r\nagain\r\n'.encode('utf-16-le')
     assert env.bytes('u16.txt') == after
     assert result == f'Edited u16.txt. [hash:{sha(after)}]'
-
-
-async def test_utf16_that_does_not_decode_is_refused_unchanged(env: Env) -> None:
-    data = b'\xff\xfe' + 'ab\n'.encode('utf-16-le') + b'\x00\xd8' + 'c\n'.encode('utf-16-le')
-    env.put('u16.txt', data)
-    result = await env('edit_file', path='u16.txt', old_text='c', new_text='d')
-    assert result == (
-        RETRY + 'u16.txt is UTF-16LE text, but byte 8 (line 2) does not decode as UTF-16LE, so edit_file cannot '
-        'write the file back unchanged. No changes were written. To replace the whole file, use write_file '
-        '(it writes UTF-8).'
-    )
-    assert env.bytes('u16.txt') == data
-
-
-async def test_a_space_indented_old_text_in_a_tab_indented_file_is_told_where(env: Env) -> None:
-    data = b'def f():\n\tif x:\n\t\treturn 1\n\treturn 0\n'
-    env.put('t.py', data)
-    result = await env('edit_file', path='t.py', old_text='    if x:\n        return 1', new_text='    if y:')
-    assert result == (
-        RETRY + 'old_text not found in t.py. No changes were written. It matches lines 2-3 if whitespace is '
-        'ignored: line 2 is indented with a tab in the file and 4 spaces in old_text; line 3 is indented with '
-        '2 tabs in the file and 8 spaces in old_text. Copy old_text exactly as read_file shows it.'
-    )
-    assert env.bytes('t.py') == data
 
 
 async def test_trailing_spaces_are_named(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,6 +7,7 @@ model received and the bytes on disk (or in the workspace).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,17 @@ def read_again(path: str) -> str:
         f'{RETRY}{path!r} has changed since this run last read it: read it again (read_file), then retry. '
         'No changes were written.'
     )
+
+
+def on_read(act: Callable[[int], object]) -> tuple[tuple[type, Any], list[int]]:
+    """A FileReadEvent listener that calls `act(n)` at the run's n-th read, and the list of the reads it heard."""
+    heard: list[int] = []
+
+    async def listener(ctx: Any, event: FileReadEvent) -> None:
+        heard.append(len(heard) + 1)
+        act(len(heard))
+
+    return (FileReadEvent, listener), heard
 
 
 def write(path: str, content: str, **extra: Any) -> Call:
@@ -122,14 +134,8 @@ async def test_file_info_with_its_hash_counts_as_a_read_a_binary_files_does_not(
 async def test_a_file_changed_since_it_was_read_must_be_read_again(tmp_path: Path) -> None:
     target = tmp_path / 'a.txt'
     target.write_text('old\n')
-    reads = 0
-
-    async def someone_else_writes(ctx: Any, event: FileReadEvent) -> None:
-        nonlocal reads
-        reads += 1
-        if reads == 1:  # after the run's first read, another writer changes the file
-            target.write_text('theirs\n')
-
+    # After the run's first read, another writer changes the file.
+    someone_else_writes, _ = on_read(lambda n: target.write_text('theirs\n') if n == 1 else None)
     t = await run_tools(
         guarded(tmp_path),
         [
@@ -139,7 +145,7 @@ async def test_a_file_changed_since_it_was_read_must_be_read_again(tmp_path: Pat
             read('a.txt'),
             edit('a.txt', 'theirs', 'mine'),
         ],
-        listeners=[(FileReadEvent, someone_else_writes)],
+        listeners=[someone_else_writes],
     )
     assert t.results[1:3] == [read_again('a.txt'), read_again('a.txt')]
     assert t.results[4] == edited('a.txt', 'mine\n')
@@ -211,19 +217,11 @@ async def test_a_read_that_found_nothing_records_the_absence(tmp_path: Path) -> 
     """Read while present, deleted, read again (nothing there): creating it again is allowed."""
     target = tmp_path / 'a.txt'
     target.write_text('old\n')
-    reads = 0
-
-    async def deleted(ctx: Any, event: FileReadEvent) -> None:
-        nonlocal reads
-        reads += 1
-        target.unlink()
-
-    t = await run_tools(
-        guarded(tmp_path), [read('a.txt'), read('a.txt'), write('a.txt', 'new\n')], listeners=[(FileReadEvent, deleted)]
-    )
+    deleted, reads = on_read(lambda n: target.unlink())
+    t = await run_tools(guarded(tmp_path), [read('a.txt'), read('a.txt'), write('a.txt', 'new\n')], listeners=[deleted])
     assert t.results[1] == f'{RETRY}File not found: a.txt'
     assert t.results[2] == wrote('a.txt', 'new\n')
-    assert reads == 1
+    assert len(reads) == 1
 
 
 async def test_the_models_expected_hash_must_be_the_version_last_seen(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ and nothing appears on the host. The texts are 0.62.0's on the same backend
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -22,21 +21,14 @@ from pydantic_ai_harness_rs.filesystem import (
     FileWrittenEvent,
 )
 
-from tests.filesystem.conftest import REFERENCE
+from tests.filesystem.conftest import beyond_reference, sha
 from tests.memory_workspace import MemoryWorkspace
 from tests.scripted import run_tools
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(REFERENCE, reason='0.36.0 has no workspace contract'),
-]
+pytestmark = beyond_reference('0.36.0 has no workspace contract')
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:12]
-
-
-OLD, NEW, HELLO = _sha(b'one\ntwo\n'), _sha(b'one\nTWO\n'), _sha(b'hello\n')
+OLD, NEW, HELLO = sha(b'one\ntwo\n'), sha(b'one\nTWO\n'), sha(b'hello\n')
 
 
 async def test_every_change_lands_in_the_backend_and_nothing_on_the_host(

@@ -40,6 +40,18 @@ def edit_schema(tools: list[Any]) -> dict[str, Any]:
     return tool.parameters_json_schema
 
 
+async def edit_schemas(tmp_path: Path, content_hashes: bool, replace_all: bool) -> tuple[Any, Any]:
+    """`edit_file`'s schema with `replace_all` left out and given, from a run on a root holding `f.txt`."""
+    (tmp_path / 'f.txt').write_text('a a\n')
+    _, default = await call([FileSystem(root_dir=tmp_path, content_hashes=content_hashes)], 'file_info', path='f.txt')
+    _, given = await call(
+        [FileSystem(root_dir=tmp_path, content_hashes=content_hashes, replace_all=replace_all)],
+        'file_info',
+        path='f.txt',
+    )
+    return edit_schema(default.tools), edit_schema(given.tools)
+
+
 def item_properties(schema: dict[str, Any]) -> dict[str, Any]:
     ref = schema['properties']['replacements']['anyOf'][0]['items']['$ref']
     return schema['$defs'][ref.rsplit('/', 1)[1]]['properties']
@@ -47,13 +59,9 @@ def item_properties(schema: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize('content_hashes', [True, False])
 async def test_off_by_default_the_schema_is_the_documented_one(tmp_path: Path, content_hashes: bool) -> None:
-    (tmp_path / 'f.txt').write_text('a a\n')
-    _, default = await call([FileSystem(root_dir=tmp_path, content_hashes=content_hashes)], 'file_info', path='f.txt')
-    _, off = await call(
-        [FileSystem(root_dir=tmp_path, content_hashes=content_hashes, replace_all=False)], 'file_info', path='f.txt'
-    )
-    assert 'replace_all' not in json.dumps(edit_schema(default.tools))
-    assert edit_schema(off.tools) == edit_schema(default.tools)
+    default, off = await edit_schemas(tmp_path, content_hashes, replace_all=False)
+    assert 'replace_all' not in json.dumps(default)
+    assert off == default
     # The argument does not exist: a model that sends it is told so, and nothing is written.
     result, _ = await call(
         [FileSystem(root_dir=tmp_path, content_hashes=content_hashes)],
@@ -69,12 +77,7 @@ async def test_off_by_default_the_schema_is_the_documented_one(tmp_path: Path, c
 
 @pytest.mark.parametrize('content_hashes', [True, False])
 async def test_on_the_argument_is_offered_at_the_top_and_per_item(tmp_path: Path, content_hashes: bool) -> None:
-    (tmp_path / 'f.txt').write_text('a a\n')
-    _, default = await call([FileSystem(root_dir=tmp_path, content_hashes=content_hashes)], 'file_info', path='f.txt')
-    _, on = await call(
-        [FileSystem(root_dir=tmp_path, content_hashes=content_hashes, replace_all=True)], 'file_info', path='f.txt'
-    )
-    schema, documented = edit_schema(on.tools), edit_schema(default.tools)
+    documented, schema = await edit_schemas(tmp_path, content_hashes, replace_all=True)
     assert schema['properties']['replace_all'] == TOP_FLAG
     assert item_properties(schema) == {**item_properties(documented), 'replace_all': FLAG}
     rest = {k: v for k, v in schema['properties'].items() if k not in ('replace_all', 'replacements', 'old_text')}

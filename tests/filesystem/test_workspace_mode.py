@@ -8,7 +8,6 @@ scenario by scenario); these tests pin the selection of the contract and the con
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import warnings
 from pathlib import Path
@@ -26,13 +25,10 @@ from pydantic_ai_harness_rs.filesystem import (
     FileWrittenEvent,
 )
 
-from tests.filesystem.conftest import REFERENCE
+from tests.filesystem.conftest import beyond_reference, sha
 from tests.scripted import run_agent, run_tools
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(REFERENCE, reason="0.36.0 has no workspace contract (tests/compat compares 0.62.0's)"),
-]
+pytestmark = beyond_reference("0.36.0 has no workspace contract (tests/compat compares 0.62.0's)")
 
 CWD_WARNING = (
     "`FileSystem(cwd=...)` is deprecated and ignored: commands/paths start in the workspace's working "
@@ -44,11 +40,7 @@ RENAMED_WARNING = (
 )
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:12]
-
-
-INSIDE_HASH, NEW_HASH = _sha(b'inside\n'), _sha(b'new\n')
+INSIDE_HASH, NEW_HASH = sha(b'inside\n'), sha(b'new\n')
 
 
 @pytest.fixture
@@ -222,7 +214,7 @@ async def test_direct_calls_take_a_workspace(ws: Path) -> None:
     assert await toolset.read_file('nope', workspace=backend) == 'Path not found: nope'
     assert (
         await toolset.write_file('d.txt', 'd', workspace=backend)
-        == f'Wrote 1 chars (1 lines) to d.txt. [hash:{_sha(b"d")}]'
+        == f'Wrote 1 chars (1 lines) to d.txt. [hash:{sha(b"d")}]'
     )
     assert (ws / 'd.txt').read_bytes() == b'd'
     assert await toolset.list_directory() == 'decoy.txt  (6 bytes)'  # without workspace=: the document's tree

@@ -13,34 +13,12 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import BinaryContent
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
+from pydantic_ai_harness_rs.filesystem._content import guessed_type
+
+from tests.workspace_core import core, read
 
 PNG = b'\x89PNG\r\n\x1a\n' + bytes(61)
 TRAILER = '[{} hidden entries omitted; name a hidden path explicitly to include it]'
-
-
-def core(root: Path, contract: str = 'workspace', **limits: int) -> _core.FileSystemCore:
-    caps = {'max_list_results': 1000, 'max_search_results': 1000, 'max_find_results': 1000, **limits}
-    return _core.FileSystemCore(
-        str(root),
-        None,
-        [],
-        [],
-        [],
-        2000,
-        50_000,
-        caps['max_list_results'],
-        caps['max_search_results'],
-        caps['max_find_results'],
-        True,
-        contract=contract,
-    )
-
-
-def read(fs: _core.FileSystemCore, path: str, offset: int = 0, limit: int | None = None) -> object:
-    outcome = fs.read_file(path, offset, limit, cancel=_core.CancelToken(), guessed_type=guessed_type(fs, path))
-    content = media_content(outcome)
-    return outcome.text if content is None else [outcome.text, content]
 
 
 def short_hash(data: bytes) -> str:

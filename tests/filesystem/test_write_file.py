@@ -22,6 +22,15 @@ def h(data: bytes) -> str:
 NEW, V2, CRLF = h(b'hi\nthere\n'), h(b'v2\n'), h(b'a\r\nb\r\n')
 
 
+async def write_heard(fs: ModuleType, tree: Path, path: str, content: str, listener: Any) -> Any:
+    """One `write_file` run on `tree` whose FileChangeRequestEvent `listener` hears first."""
+    return await run_tools(
+        [fs.FileSystem(root_dir=tree)],
+        [('write_file', {'path': path, 'content': content})],
+        listeners=[(fs.FileChangeRequestEvent, listener)],
+    )
+
+
 async def test_create_announces_then_writes(fs: ModuleType, tree: Path) -> None:
     result, t = await call([fs.FileSystem(root_dir=tree)], 'write_file', path='docs/new.md', content='hi\nthere\n')
     assert result == f'Wrote 9 chars (2 lines) to docs/new.md. [hash:{NEW}]'
@@ -104,11 +113,7 @@ async def test_a_listener_cancels_with_a_reason(fs: ModuleType, tree: Path) -> N
     async def veto(ctx: Any, event: Any) -> None:
         event.cancel('needs review')
 
-    t = await run_tools(
-        [fs.FileSystem(root_dir=tree)],
-        [('write_file', {'path': 'docs/guide.md', 'content': 'gone'})],
-        listeners=[(fs.FileChangeRequestEvent, veto)],
-    )
+    t = await write_heard(fs, tree, 'docs/guide.md', 'gone', veto)
     assert t.results == ["['docs/guide.md' was not written: needs review]"]
     assert (tree / 'docs' / 'guide.md').read_text() == 'line 1\nline 2\nline 3\n'
     assert t.of(fs.FileWrittenEvent) == []
@@ -118,11 +123,7 @@ async def test_a_cancelled_create_leaves_no_file(fs: ModuleType, tree: Path) -> 
     async def veto(ctx: Any, event: Any) -> None:
         event.cancel()
 
-    t = await run_tools(
-        [fs.FileSystem(root_dir=tree)],
-        [('write_file', {'path': 'new.txt', 'content': 'x'})],
-        listeners=[(fs.FileChangeRequestEvent, veto)],
-    )
+    t = await write_heard(fs, tree, 'new.txt', 'x', veto)
     assert t.results == ["['new.txt' was not written: cancelled by a listener]"]
     assert not (tree / 'new.txt').exists()
 
@@ -133,11 +134,7 @@ async def test_a_file_changed_while_announced_is_not_overwritten(fs: ModuleType,
     async def meddle(ctx: Any, event: Any) -> None:
         target.write_text('someone else\n')
 
-    t = await run_tools(
-        [fs.FileSystem(root_dir=tree)],
-        [('write_file', {'path': 'docs/guide.md', 'content': 'mine\n'})],
-        listeners=[(fs.FileChangeRequestEvent, meddle)],
-    )
+    t = await write_heard(fs, tree, 'docs/guide.md', 'mine\n', meddle)
     assert t.results[0].startswith(RETRY + "Conflict: file 'docs/guide.md' has changed")
     assert target.read_text() == 'someone else\n'
 
@@ -146,11 +143,7 @@ async def test_a_file_created_while_a_create_is_announced_is_a_conflict(fs: Modu
     async def meddle(ctx: Any, event: Any) -> None:
         (tree / 'new.txt').write_text('')
 
-    t = await run_tools(
-        [fs.FileSystem(root_dir=tree)],
-        [('write_file', {'path': 'new.txt', 'content': 'mine\n'})],
-        listeners=[(fs.FileChangeRequestEvent, meddle)],
-    )
+    t = await write_heard(fs, tree, 'new.txt', 'mine\n', meddle)
     assert t.results[0].startswith(RETRY + "Conflict: file 'new.txt' has changed")
     assert (tree / 'new.txt').read_text() == ''
 
@@ -170,7 +163,9 @@ async def test_crlf_is_written_untranslated(fs: ModuleType, tree: Path) -> None:
 
 
 async def test_without_content_hashes(fs: ModuleType, tree: Path) -> None:
-    t = await run_tools([fs.FileSystem(root_dir=tree, content_hashes=False)], [('write_file', {'path': 'w.txt', 'content': 'x'})])
+    t = await run_tools(
+        [fs.FileSystem(root_dir=tree, content_hashes=False)], [('write_file', {'path': 'w.txt', 'content': 'x'})]
+    )
     assert t.results == ['Wrote 1 chars (1 lines) to w.txt.']
     [tool] = [d for d in t.tools if d.name == 'write_file']
     assert set(tool.parameters_json_schema['properties']) == {'path', 'content'}

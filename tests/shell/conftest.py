@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import (
@@ -47,6 +48,26 @@ def direct_context(ws: Path, call: str = 'c1') -> RunContext[None]:
 
 
 Call = tuple[str, dict[str, Any]]
+
+
+def rc(command: str, **kwargs: object) -> Call:
+    """A `run_command` call."""
+    return ('run_command', {'command': command, **kwargs})
+
+
+def command_id(started: str) -> str:
+    """The ID a `start_command` result ends with."""
+    return started.rsplit('ID: ', 1)[1]
+
+
+async def check_until(capabilities: list[Any], command_id: str, done: str, *, tries: int, pause: float) -> str:
+    """`check_command` in fresh runs until its text holds `done`, at most `tries` times `pause` s apart: the last text."""
+    for _ in range(tries):
+        [(_, text)] = await run_calls(capabilities, [('check_command', {'command_id': command_id})])
+        if done in text:
+            break
+        await anyio.sleep(pause)
+    return text
 
 
 @dataclass

@@ -11,17 +11,13 @@ import pytest
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai_harness_rs.shell import Shell
 
-from .conftest import run_calls
+from .conftest import check_until, command_id, rc, run_calls
 from .test_protocol_backend import SandboxBackend
 
 pytestmark = pytest.mark.anyio
 
 ERROR_THEN_200KB = "echo 'error: first failure' >&2; echo FIRST-LINE; seq 1 40000 | sed 's/^/line /'; echo LAST-LINE"
 """An error printed first, then about 200 KB (40,002 lines) of output."""
-
-
-def rc(command: str, **kwargs: object) -> tuple[str, dict[str, object]]:
-    return ('run_command', {'command': command, **kwargs})
 
 
 def _expected_stdout() -> bytes:
@@ -101,14 +97,7 @@ async def test_clean_output(ws: Path) -> None:
 async def test_clean_output_background(ws: Path) -> None:
     shell = Shell(clean_output=True)
     [(_, started)] = await run_calls([LocalWorkspace(ws), shell], [('start_command', {'command': COLOURS})])
-    command_id = started.rsplit('ID: ', 1)[1]
-    import anyio
-
-    for _ in range(100):
-        [(_, text)] = await run_calls([LocalWorkspace(ws), shell], [('check_command', {'command_id': command_id})])
-        if 'finished' in text:
-            break
-        await anyio.sleep(0.05)
+    text = await check_until([LocalWorkspace(ws), shell], command_id(started), 'finished', tries=100, pause=0.05)
     assert text == '[stdout]\nerror: ok end\n\n[status: finished]\n[exit code: 0]'
 
 

@@ -33,6 +33,14 @@ def handles(text: str) -> tuple[int, str, str]:
     return pid, output, status
 
 
+HANDLES = (
+    'PID: <pid> (supervisor; use `kill -- -<pid>` to stop the whole process tree)\n'
+    'Output: <ws>/.pydantic-ai-harness/shell/<id>/output.log\n'
+    'Status: <ws>/.pydantic-ai-harness/shell/<id>/status.json\n'
+)
+"""What the `shell` tool says after the output: the job's handles (normalised by `norm`)."""
+
+
 async def test_foreground_returns_output_then_handles(ws: Path) -> None:
     events: list[object] = []
     results = await run_calls(
@@ -41,21 +49,27 @@ async def test_foreground_returns_output_then_handles(ws: Path) -> None:
     [(kind, text)] = results
     assert kind == 'return'
     pid, output, status = handles(text)
-    assert norm(text, ws) == (
-        'out\nerr\n'
-        'PID: <pid> (supervisor; use `kill -- -<pid>` to stop the whole process tree)\n'
-        'Output: <ws>/.pydantic-ai-harness/shell/<id>/output.log\n'
-        'Status: <ws>/.pydantic-ai-harness/shell/<id>/status.json\n'
-        '{"pid": <pid>, "exit_code": 2}'
-    )
+    assert norm(text, ws) == 'out\nerr\n' + HANDLES + '{"pid": <pid>, "exit_code": 2}'
     assert Path(output).read_text() == 'out\nerr\n'
     assert json.loads(Path(status).read_text()) == {'pid': pid, 'exit_code': 2}
     assert [type(e) for e in events] == [CommandStartedEvent, CommandOutputEvent, CommandFinishedEvent]
     started, out, finished = events
     assert (started.command, started.pid, started.tool_call_id) == ('echo out; echo err >&2; exit 2', pid, 'call-0')  # type: ignore[attr-defined]
     assert out.text == 'out\nerr\n'  # type: ignore[attr-defined]
-    assert (finished.pid, finished.output_path, finished.status_path, finished.exit_code, finished.truncated, finished.total_lines) == (  # type: ignore[attr-defined]
-        pid, output, status, 2, False, 2
+    assert (
+        finished.pid,
+        finished.output_path,
+        finished.status_path,
+        finished.exit_code,
+        finished.truncated,
+        finished.total_lines,
+    ) == (  # type: ignore[attr-defined]
+        pid,
+        output,
+        status,
+        2,
+        False,
+        2,
     )
 
 
@@ -67,12 +81,7 @@ async def test_background_returns_handles_at_once(ws: Path) -> None:
     )
     [(kind, text)] = results
     pid, output, status = handles(text)
-    assert norm(text, ws) == (
-        'PID: <pid> (supervisor; use `kill -- -<pid>` to stop the whole process tree)\n'
-        'Output: <ws>/.pydantic-ai-harness/shell/<id>/output.log\n'
-        'Status: <ws>/.pydantic-ai-harness/shell/<id>/status.json\n'
-        '{"pid": <pid>, "exit_code": null}'
-    )
+    assert norm(text, ws) == HANDLES + '{"pid": <pid>, "exit_code": null}'
     assert [type(e) for e in events] == [CommandStartedEvent, CommandFinishedEvent]
     assert events[1].exit_code is None  # type: ignore[attr-defined]
     # The command outlives the run; the kill command from the result stops the whole tree.
@@ -111,9 +120,7 @@ async def test_timeout_bounds_are_retries(ws: Path) -> None:
 
 async def test_long_log_tail_and_event_budget(ws: Path) -> None:
     events: list[object] = []
-    results = await run_calls(
-        [LocalWorkspace(ws), Shell(tools=['shell'])], [sh('seq 1 20000')], events=events
-    )
+    results = await run_calls([LocalWorkspace(ws), Shell(tools=['shell'])], [sh('seq 1 20000')], events=events)
     text = results[0][1]
     _, output, _ = handles(text)
     log = Path(output).read_bytes()
@@ -132,9 +139,7 @@ async def test_long_log_tail_and_event_budget(ws: Path) -> None:
 
 async def test_total_lines_none_for_big_logs(ws: Path) -> None:
     events: list[object] = []
-    await run_calls(
-        [LocalWorkspace(ws), Shell(tools=['shell'])], [sh('head -c 1100000 /dev/zero')], events=events
-    )
+    await run_calls([LocalWorkspace(ws), Shell(tools=['shell'])], [sh('head -c 1100000 /dev/zero')], events=events)
     assert events[-1].total_lines is None  # type: ignore[attr-defined]
 
 

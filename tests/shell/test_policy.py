@@ -8,29 +8,9 @@ import pytest
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai_harness_rs.shell import Shell
 
-from .conftest import run_calls
+from .conftest import rc, run_calls
 
 pytestmark = pytest.mark.anyio
-
-
-def rc(command: str) -> tuple[str, dict[str, object]]:
-    return ('run_command', {'command': command})
-
-
-async def test_default_denylist(ws: Path) -> None:
-    results = await run_calls(
-        [LocalWorkspace(ws), Shell()],
-        [rc(f'{name} -x') for name in ('rm', 'rmdir', 'mkfs', 'dd', 'format', 'shutdown', 'reboot', 'halt', 'poweroff', 'init')]
-        + [rc("'rm' -rf x"), rc('"rm" x'), rc('r""m x'), rc('echo ok')],
-    )
-    denied = [('retry', f"Command {name!r} is denied.") for name in
-              ('rm', 'rmdir', 'mkfs', 'dd', 'format', 'shutdown', 'reboot', 'halt', 'poweroff', 'init')]
-    assert results == denied + [
-        ('retry', "Command 'rm' is denied."),
-        ('retry', "Command 'rm' is denied."),
-        ('retry', "Command 'rm' is denied."),
-        ('return', '[stdout]\nok\n'),
-    ]
 
 
 async def test_empty_denylist_disables_it(ws: Path) -> None:
@@ -39,58 +19,77 @@ async def test_empty_denylist_disables_it(ws: Path) -> None:
     assert results == [('return', '[stdout]\ngone\n')]
 
 
-async def test_allowlist(ws: Path) -> None:
-    results = await run_calls(
-        [LocalWorkspace(ws), Shell(allowed_commands=['echo', 'rm'])],
-        [rc('echo a'), rc('ls'), rc('"ls" -la'), rc('rm -f nothing; echo x')],
-    )
-    # An allowlist replaces the default denylist: rm is allowed here.
-    assert results == [
-        ('return', '[stdout]\na\n'),
-        ('retry', "Command 'ls' is not in the allowed list."),
-        ('retry', "Command 'ls' is not in the allowed list."),
-        ('return', '[stdout]\nx\n'),
-    ]
+# One run per entry: the Shell's settings; then, in order, each command of the run and its answer.
+SETTINGS: dict[str, dict[str, object]] = {
+    'default_denylist': {},
+    'allowlist': {'allowed_commands': ['echo', 'rm']},  # replaces the default denylist: rm is allowed here
+    'empty_allowlist': {'allowed_commands': []},  # is not allowlist mode
+    'denied_operators': {'denied_operators': ['>', '|']},
+    'nul_byte': {},
+}
+ANSWERS = [
+    ('default_denylist', 'rm -x', 'retry', "Command 'rm' is denied."),
+    ('default_denylist', 'rmdir -x', 'retry', "Command 'rmdir' is denied."),
+    ('default_denylist', 'mkfs -x', 'retry', "Command 'mkfs' is denied."),
+    ('default_denylist', 'dd -x', 'retry', "Command 'dd' is denied."),
+    ('default_denylist', 'format -x', 'retry', "Command 'format' is denied."),
+    ('default_denylist', 'shutdown -x', 'retry', "Command 'shutdown' is denied."),
+    ('default_denylist', 'reboot -x', 'retry', "Command 'reboot' is denied."),
+    ('default_denylist', 'halt -x', 'retry', "Command 'halt' is denied."),
+    ('default_denylist', 'poweroff -x', 'retry', "Command 'poweroff' is denied."),
+    ('default_denylist', 'init -x', 'retry', "Command 'init' is denied."),
+    ('default_denylist', "'rm' -rf x", 'retry', "Command 'rm' is denied."),
+    ('default_denylist', '"rm" x', 'retry', "Command 'rm' is denied."),
+    ('default_denylist', 'r""m x', 'retry', "Command 'rm' is denied."),
+    ('default_denylist', 'echo ok', 'return', '[stdout]\nok\n'),
+    ('allowlist', 'echo a', 'return', '[stdout]\na\n'),
+    ('allowlist', 'ls', 'retry', "Command 'ls' is not in the allowed list."),
+    ('allowlist', '"ls" -la', 'retry', "Command 'ls' is not in the allowed list."),
+    ('allowlist', 'rm -f nothing; echo x', 'return', '[stdout]\nx\n'),
+    ('empty_allowlist', 'echo a', 'return', '[stdout]\na\n'),
+    ('empty_allowlist', 'rm x', 'retry', "Command 'rm' is denied."),
+    ('denied_operators', 'echo a > f', 'retry', "Shell operator '>' is not allowed."),
+    ('denied_operators', 'echo a | cat', 'retry', "Shell operator '|' is not allowed."),
+    ('denied_operators', 'echo a >> f', 'retry', "Shell operator '>' is not allowed."),
+    ('denied_operators', 'echo fine', 'return', '[stdout]\nfine\n'),
+    ('nul_byte', 'echo a\x00b', 'retry', 'The command contains a NUL byte, which cannot be passed to a process.'),
+    ('nul_byte', 'echo ok', 'return', '[stdout]\nok\n'),
+]
 
 
-async def test_empty_allowlist_is_not_allowlist_mode(ws: Path) -> None:
-    results = await run_calls([LocalWorkspace(ws), Shell(allowed_commands=[])], [rc('echo a'), rc('rm x')])
-    assert results == [('return', '[stdout]\na\n'), ('retry', "Command 'rm' is denied.")]
-
-
-async def test_denied_operators(ws: Path) -> None:
-    results = await run_calls(
-        [LocalWorkspace(ws), Shell(denied_operators=['>', '|'])],
-        [rc('echo a > f'), rc('echo a | cat'), rc('echo a >> f'), rc('echo fine')],
-    )
-    assert results == [
-        ('retry', "Shell operator '>' is not allowed."),
-        ('retry', "Shell operator '|' is not allowed."),
-        ('retry', "Shell operator '>' is not allowed."),
-        ('return', '[stdout]\nfine\n'),
-    ]
+@pytest.mark.parametrize('run', list(SETTINGS))
+async def test_policy(ws: Path, run: str) -> None:
+    rows = [row[1:] for row in ANSWERS if row[0] == run]
+    results = await run_calls([LocalWorkspace(ws), Shell(**SETTINGS[run])], [rc(command) for command, _, _ in rows])  # type: ignore[arg-type]
+    assert results == [(kind, text) for _, kind, text in rows]
 
 
 async def test_interactive_commands_blocked(ws: Path) -> None:
-    commands = ['vi x', 'vim', '  nano f', 'less f', 'top', 'man ls', 'sudo ls', 'passwd', 'ssh host', 'telnet h', 'ftp h']
+    commands = [
+        'vi x',
+        'vim',
+        '  nano f',
+        'less f',
+        'top',
+        'man ls',
+        'sudo ls',
+        'passwd',
+        'ssh host',
+        'telnet h',
+        'ftp h',
+    ]
     results = await run_calls([LocalWorkspace(ws), Shell()], [rc(c) for c in commands])
     assert results == [('retry', f'Interactive commands are not allowed. Command: {c!r}') for c in commands]
 
 
 async def test_interactive_allowed_when_configured(ws: Path) -> None:
-    results = await run_calls([LocalWorkspace(ws), Shell(allow_interactive=True)], [rc('man-not-a-program 2>/dev/null; echo ran')])
+    results = await run_calls(
+        [LocalWorkspace(ws), Shell(allow_interactive=True)], [rc('man-not-a-program 2>/dev/null; echo ran')]
+    )
     assert results == [('return', '[stdout]\nran\n')]
     results = await run_calls([LocalWorkspace(ws), Shell()], [rc('vimdiff-like-name; echo ran')])
     # `\b` after `vim`: `vimdiff-like-name` is not `vim`, so it runs (and is not found).
     assert results[0][0] == 'return'
-
-
-async def test_nul_byte_is_a_retry(ws: Path) -> None:
-    results = await run_calls([LocalWorkspace(ws), Shell()], [rc('echo a\x00b'), rc('echo ok')])
-    assert results == [
-        ('retry', 'The command contains a NUL byte, which cannot be passed to a process.'),
-        ('return', '[stdout]\nok\n'),
-    ]
 
 
 def test_unencodable_command_is_a_retry() -> None:

@@ -15,7 +15,7 @@ from pydantic_ai.workspaces import CommandResult, FileEntry, LocalWorkspaceBacke
 from pydantic_ai_harness_rs.shell import Shell
 from pydantic_ai_harness_rs.shell._workspace import local_backend
 
-from .conftest import live_processes_matching, norm, run_calls
+from .conftest import live_processes_matching, norm, rc, run_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -69,20 +69,22 @@ class SandboxBackend:
 
 
 CALLS = [
-    ('run_command', {'command': 'echo hi; echo err >&2; exit 3'}),
-    ('run_command', {'command': 'true'}),
-    ('run_command', {'command': "printf 'a\\377b\\n'"}),
-    ('run_command', {'command': 'echo so-far; sleep 30', 'timeout_seconds': 0.5}),
-    ('run_command', {'command': 'rm -rf x'}),
-    ('run_command', {'command': 'vi x'}),
-    ('run_command', {'command': 'echo $EXTRA $OPENAI_API_KEY'}),
-    ('run_command', {'command': 'cd sub && pwd'}),
-    ('run_command', {'command': 'pwd'}),
-    ('run_command', {'command': 'echo x', 'timeout_seconds': 0}),
+    rc('echo hi; echo err >&2; exit 3'),
+    rc('true'),
+    rc("printf 'a\\377b\\n'"),
+    rc('echo so-far; sleep 30', timeout_seconds=0.5),
+    rc('rm -rf x'),
+    rc('vi x'),
+    rc('echo $EXTRA $OPENAI_API_KEY'),
+    rc('cd sub && pwd'),
+    rc('pwd'),
+    rc('echo x', timeout_seconds=0),
 ]
 
 
-async def _run_both(tmp_path: Path, calls: list[Any], **shell_kwargs: Any) -> tuple[list[Any], list[Any], SandboxBackend]:
+async def _run_both(
+    tmp_path: Path, calls: list[Any], **shell_kwargs: Any
+) -> tuple[list[Any], list[Any], SandboxBackend]:
     out = []
     backend = None
     for name in ('local', 'sandbox'):
@@ -119,26 +121,30 @@ async def test_run_command_same_results(tmp_path: Path) -> None:
 
 async def test_persist_cwd_same_results(tmp_path: Path) -> None:
     calls = [
-        ('run_command', {'command': 'cd sub'}),
-        ('run_command', {'command': 'pwd'}),
-        ('run_command', {'command': 'cd ..; exit 0'}),
-        ('run_command', {'command': 'pwd'}),
-        ('run_command', {'command': 'cd sub; false'}),
-        ('run_command', {'command': 'pwd'}),
+        rc('cd sub'),
+        rc('pwd'),
+        rc('cd ..; exit 0'),
+        rc('pwd'),
+        rc('cd sub; false'),
+        rc('pwd'),
     ]
     local, sandbox, _ = await _run_both(tmp_path, calls, persist_cwd=True)
     assert local == sandbox
     assert [text for _, text in local] == [
-        '(no output)', '[stdout]\n<ws>/sub\n', '(no output)', '[stdout]\n<ws>\n', '(no output)\n[exit code: 1]',
+        '(no output)',
+        '[stdout]\n<ws>/sub\n',
+        '(no output)',
+        '[stdout]\n<ws>\n',
+        '(no output)\n[exit code: 1]',
         '[stdout]\n<ws>\n',
     ]
 
 
 async def test_file_limit_same_results(tmp_path: Path) -> None:
     calls = [
-        ('run_command', {'command': "printf '%5000s' x > big"}),
-        ('run_command', {'command': 'wc -c < big'}),
-        ('run_command', {'command': 'echo ok'}),
+        rc("printf '%5000s' x > big"),
+        rc('wc -c < big'),
+        rc('echo ok'),
     ]
     local, sandbox, _ = await _run_both(tmp_path, calls, max_file_bytes=1000)
     assert local == sandbox
@@ -153,7 +159,9 @@ async def test_background_same_results(tmp_path: Path) -> None:
         caps: list[Any] = [Shell()] if name == 'sandbox' else [LocalWorkspace(ws), Shell()]
         kwargs: dict[str, Any] = {'workspace': SandboxBackend(ws)} if name == 'sandbox' else {}
         marker = f'sleep 5001{len(name)}'
-        [(_, started)] = await run_calls(caps, [('start_command', {'command': f'echo up; echo e >&2; {marker}'})], **kwargs)
+        [(_, started)] = await run_calls(
+            caps, [('start_command', {'command': f'echo up; echo e >&2; {marker}'})], **kwargs
+        )
         cid = re.search(r'ID: (\w+)', started).group(1)  # type: ignore[union-attr]
         log = ws / '.pydantic-ai-harness' / 'shell' / cid / 'stderr.log'
         while log.read_text() != 'e\n':

@@ -13,7 +13,7 @@ from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell import Shell
 
-from .conftest import direct_context, live_processes_matching, run_calls
+from .conftest import check_until, command_id, direct_context, live_processes_matching, run_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -64,10 +64,10 @@ async def test_stop_command_ends_setsid_and_double_fork(ws: Path) -> None:
     [(_, started)] = await run_calls(
         [LocalWorkspace(ws), shell], [('start_command', {'command': ESCAPES + 'sleep 1000'})]
     )
-    command_id = started.rsplit('ID: ', 1)[1]
+    job = command_id(started)
     pids = await _pids(ws / 'pids', 3)
     assert all(alive(pid) for pid in pids)
-    [(_, stopped)] = await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': command_id})])
+    [(_, stopped)] = await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': job})])
     assert stopped.endswith('[stopped]\n[exit code: 143]'), stopped
     assert await _survivors(pids) == []
     assert [pid for pid in pids if defunct(pid)] == []
@@ -77,16 +77,12 @@ async def test_stop_after_the_command_finished(ws: Path) -> None:
     """The command exited and left daemons: the job's wrapper keeps them, stop_command ends them."""
     shell = Shell()
     [(_, started)] = await run_calls([LocalWorkspace(ws), shell], [('start_command', {'command': ESCAPES + 'true'})])
-    command_id = started.rsplit('ID: ', 1)[1]
+    job = command_id(started)
     pids = await _pids(ws / 'pids', 3)
-    for _ in range(200):
-        [(_, checked)] = await run_calls([LocalWorkspace(ws), shell], [('check_command', {'command_id': command_id})])
-        if '[status: finished]' in checked:
-            break
-        await anyio.sleep(0.02)
+    checked = await check_until([LocalWorkspace(ws), shell], job, '[status: finished]', tries=200, pause=0.02)
     assert checked == '(no output yet)\n[status: finished]\n[exit code: 0]'
     assert all(alive(pid) for pid in pids)
-    await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': command_id})])
+    await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': job})])
     assert await _survivors(pids) == []
     assert [pid for pid in pids if defunct(pid)] == []
 
@@ -132,9 +128,9 @@ async def test_documented_group_stop_still_reports_143(ws: Path) -> None:
         [LocalWorkspace(ws), shell],
         [('start_command', {'command': "trap 'echo bye; exit 143' TERM; sleep 1000 & wait"})],
     )
-    command_id = started.rsplit('ID: ', 1)[1]
+    job = command_id(started)
     await anyio.sleep(0.3)
-    [(_, stopped)] = await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': command_id})])
+    [(_, stopped)] = await run_calls([LocalWorkspace(ws), shell], [('stop_command', {'command_id': job})])
     assert re.fullmatch(r'\[stdout\]\nbye\n\n\[stopped\]\n\[exit code: 143\]', stopped), stopped
 
 
@@ -178,7 +174,7 @@ async def test_stop_command_while_escapees_are_still_starting_ends_them_all(ws: 
     toolset = Shell().get_toolset()
     for run in range(5):
         started = await toolset.start_command(direct_context(ws, f's{run}'), STILL_STARTING.format(marker=marker))
-        command_id = started.rsplit('ID: ', 1)[1].split()[0]
-        stopped = await toolset.stop_command(direct_context(ws, f't{run}'), command_id)
+        job = command_id(started).split()[0]
+        stopped = await toolset.stop_command(direct_context(ws, f't{run}'), job)
         assert stopped.endswith('[stopped]\n[exit code: 143]'), stopped
         assert await _none_left(marker) == []

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai_harness_rs.shell import Shell
 
-from .conftest import run_calls
+from .conftest import rc, run_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -37,26 +38,33 @@ BYPASSES = [
 ]
 
 
-def rc(command: str) -> tuple[str, dict[str, object]]:
-    return ('run_command', {'command': command})
+async def assert_refused(ws: Path, command: str, refusal: str) -> None:
+    """Under strict_policy `command` is refused with `refusal`, and `victim` stays."""
+    (ws / 'victim').write_text('v')
+    [result] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc(command)])
+    assert result == ('retry', refusal), command
+    assert (ws / 'victim').exists()
+
+
+async def victims_kept(ws: Path, commands: list[str], **settings: Any) -> list[str]:
+    """The `commands` after which `victim` still exists, each run by a new `Shell(**settings)` on a fresh `victim`."""
+    kept = []
+    for command in commands:
+        (ws / 'victim').write_text('v')
+        await run_calls([LocalWorkspace(ws), Shell(**settings)], [rc(command)])
+        if (ws / 'victim').exists():
+            kept.append(command)
+    return kept
 
 
 @pytest.mark.parametrize('command', BYPASSES)
 async def test_denylist_holds(ws: Path, command: str) -> None:
-    (ws / 'victim').write_text('v')
-    [(kind, text)] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc(command)])
-    assert (kind, text) == ('retry', "Command 'rm' is denied."), command
-    assert (ws / 'victim').exists()
+    await assert_refused(ws, command, "Command 'rm' is denied.")
 
 
 async def test_the_reference_policy_lets_them_through(ws: Path) -> None:
     """Without strict_policy the first-word check is walked past: proof the tests above can fail."""
-    held = []
-    for command in BYPASSES:
-        (ws / 'victim').write_text('v')
-        await run_calls([LocalWorkspace(ws), Shell()], [rc(command)])
-        if (ws / 'victim').exists():
-            held.append(command)
+    held = await victims_kept(ws, BYPASSES)
     # shlex removes the quotes of the first word; everything else walks past the reference's check.
     assert held == ['r\\m victim', "'rm' victim", '"r"m victim']
 
@@ -176,21 +184,12 @@ STREAMS = [
 
 @pytest.mark.parametrize(('command', 'refusal'), STREAMS)
 async def test_scripts_from_streams_are_refused(ws: Path, command: str, refusal: str) -> None:
-    (ws / 'victim').write_text('v')
-    [result] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc(command)])
-    assert result == ('retry', refusal), command
-    assert (ws / 'victim').exists()
+    await assert_refused(ws, command, refusal)
 
 
 async def test_the_stream_scripts_run_rm_without_strict_policy(ws: Path) -> None:
     """Each spelling above removes the file when only the first word is judged: the test above can fail."""
-    survived = []
-    for command, _ in STREAMS:
-        (ws / 'victim').write_text('v')
-        await run_calls([LocalWorkspace(ws), Shell(denied_commands=[])], [rc(command)])
-        if (ws / 'victim').exists():
-            survived.append(command)
-    assert survived == []
+    assert await victims_kept(ws, [command for command, _ in STREAMS], denied_commands=[]) == []
 
 
 async def test_sourcing_a_file_and_xargs_of_a_plain_command_still_run(ws: Path) -> None:
@@ -204,15 +203,11 @@ async def test_sourcing_a_file_and_xargs_of_a_plain_command_still_run(ws: Path) 
 
 @pytest.mark.parametrize(('command', 'refusal'), RENAMINGS)
 async def test_renamings_are_refused(ws: Path, command: str, refusal: str) -> None:
-    (ws / 'victim').write_text('v')
-    [result] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc(command)])
-    assert result == ('retry', refusal), command
-    assert (ws / 'victim').exists()
+    await assert_refused(ws, command, refusal)
 
 
 async def test_the_renamings_run_rm_without_strict_policy(ws: Path) -> None:
     """Each spelling above removes the file when only the first word is judged: the tests above can fail."""
-    survived = []
     commands = [
         'r\\\nm victim',
         'alias r=rm\nr victim',
@@ -221,12 +216,7 @@ async def test_the_renamings_run_rm_without_strict_policy(ws: Path) -> None:
         "bash -c 'BASH_CMDS[ls]=/bin/rm; ls victim'",
         'trap "rm victim" EXIT',
     ]
-    for command in commands:
-        (ws / 'victim').write_text('v')
-        await run_calls([LocalWorkspace(ws), Shell()], [rc(command)])
-        if (ws / 'victim').exists():
-            survived.append(command)
-    assert survived == []
+    assert await victims_kept(ws, commands) == []
 
 
 async def test_line_continuations_join_as_in_the_shell(ws: Path) -> None:
