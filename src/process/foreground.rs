@@ -56,6 +56,20 @@ pub struct RunSpec {
     pub reap_descendants: bool,
 }
 
+impl RunSpec {
+    /// The shell this spec runs, given its arguments and its prepared sandbox.
+    fn shell<'a>(&'a self, args: &'a [Vec<u8>], sandbox: Option<&'a Prepared>) -> ShellArgs<'a> {
+        ShellArgs {
+            args,
+            cwd: &self.cwd,
+            env: &self.env,
+            file_limit: self.max_file_bytes,
+            sandbox,
+            subreaper: self.reap_descendants,
+        }
+    }
+}
+
 /// One foreground command: [`Foreground::run`] blocks until it ends; [`Foreground::kill`]
 /// (from any thread, or dropping the handle) kills its whole process group at once.
 #[derive(Debug, Default)]
@@ -261,12 +275,8 @@ impl Foreground {
     fn clone_piped(spec: &RunSpec) -> Result<crate::process::spawn::clone::Raw> {
         let (args, sandbox) = Self::prepare(spec)?;
         let shell = ShellArgs {
-            args: &args,
-            cwd: &spec.cwd,
-            env: &spec.env,
-            file_limit: spec.max_file_bytes,
-            sandbox: sandbox.as_ref(),
             subreaper: true,
+            ..spec.shell(&args, sandbox.as_ref())
         };
         crate::process::spawn::clone::spawn(shell, Sink::Pipe, Sink::Pipe).map_err(|e| {
             let without = [b"-c".to_vec(), spec.prologue.clone()];
@@ -320,15 +330,8 @@ impl Foreground {
         }
         let started = Instant::now();
         let (args, sandbox) = Self::prepare(&spec)?;
-        let shell = ShellArgs {
-            args: &args,
-            cwd: &spec.cwd,
-            env: &spec.env,
-            file_limit: spec.max_file_bytes,
-            sandbox: sandbox.as_ref(),
-            subreaper: spec.reap_descendants,
-        };
-        let spawned = match spawn_shell(shell, Sink::Pipe, Sink::Pipe) {
+        let spawned = match spawn_shell(spec.shell(&args, sandbox.as_ref()), Sink::Pipe, Sink::Pipe)
+        {
             Ok(spawned) => spawned,
             Err(e) => {
                 let without = [b"-c".to_vec(), spec.prologue];

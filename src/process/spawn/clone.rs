@@ -202,16 +202,9 @@ pub(crate) fn data_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 ///
 /// Errors: the setup's or exec's OS error in the child, or the clone's.
 pub fn spawn(shell: ShellArgs, stdout: Sink, stderr: Sink) -> io::Result<Raw> {
-    let ShellArgs {
-        args,
-        cwd,
-        env,
-        file_limit,
-        sandbox,
-        subreaper,
-    } = shell;
-    let file_limit = file_limit.map(super::file_limit_bytes);
-    let exec = Exec::new(args, cwd, env)?;
+    let file_limit = shell.file_limit.map(super::file_limit_bytes);
+    let (sandbox, subreaper) = (shell.sandbox, shell.subreaper);
+    let exec = Exec::new(shell.args, shell.cwd, shell.env)?;
     let dev_null = c"/dev/null";
     let [out_pipe, err_pipe] = data_pipes(stdout, stderr)?;
     let (report_read, report_write) = pipe()?;
