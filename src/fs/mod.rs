@@ -36,7 +36,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::read::{cache, clip, encoding, gate, ReadSpec, WindowSpec};
 use crate::fs::root::access::Access;
 use crate::fs::root::path::{fstat, is_dir, is_reg, Resolved, Root, READ_FLAGS, STAT_FLAGS};
-use crate::fs::root::special;
+use crate::fs::root::{lookalike, special};
 use crate::fs::text::pure_posix;
 
 use contract::not_regular_file;
@@ -175,6 +175,26 @@ impl FileSystem {
         self.access
             .check(&resolved.rel_str(), write, check_allowed)?;
         Ok(resolved)
+    }
+
+    /// `message` followed by [`lookalike::suggestion`] when a look-alike of `path` exists
+    /// ([`lookalike::lookalike`]).
+    pub fn with_lookalike(&self, message: String, resolved: &Resolved, path: &str) -> String {
+        match lookalike::lookalike(&self.root, &self.access, resolved, path) {
+            Some(existing) => format!("{message}. {}", lookalike::suggestion(&existing)),
+            None => message,
+        }
+    }
+
+    /// Refuses to create `path` (which does not exist) when a name differing only in
+    /// Unicode normalization does: writing would make a look-alike twin.
+    ///
+    /// Errors: `ErrorKind::Conflict`, naming the existing spelling.
+    pub fn refuse_lookalike(&self, resolved: &Resolved, path: &str) -> Result<()> {
+        match lookalike::lookalike(&self.root, &self.access, resolved, path) {
+            Some(existing) => Err(lookalike::twin_refusal(path, &existing)),
+            None => Ok(()),
+        }
     }
 
     /// `read_file`: numbered lines `offset..offset + limit` with the header, streaming.

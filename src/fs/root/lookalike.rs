@@ -4,17 +4,17 @@
 //! Linux compares names byte for byte, so such a path is "not found" and a write creates a
 //! second, look-alike file (the reference does both silently; issue 9). Here a miss says which
 //! spelling exists, escaped so the model can pass it exactly (`"cafe\u0301.txt"` is the NFD
-//! name as a JSON string), and [`FileSystem::refuse_lookalike`] stops `write_file` from
+//! name as a JSON string), and `FileSystem::refuse_lookalike` stops `write_file` from
 //! creating the twin. Shared by both contracts and the remote backend ([`suggestion`]).
 
 use std::path::Path;
 
 use unicode_normalization::{is_nfc, is_nfd, UnicodeNormalization};
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::fs::root::path::Resolved;
+use crate::error::{Error, ErrorKind};
+use crate::fs::root::access::Access;
+use crate::fs::root::path::{Resolved, Root};
 use crate::fs::text::py_repr;
-use crate::fs::FileSystem;
 
 /// Whether `a` and `b` are different strings with the same NFC form.
 pub fn same_but_normalization(a: &str, b: &str) -> bool {
@@ -81,69 +81,47 @@ pub fn twin_among<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> O
     names.into_iter().find(|n| same_but_normalization(n, name))
 }
 
-impl FileSystem {
-    /// The path as the model would write it with the look-alike spelling of each missing
-    /// component that has one (real directories only, read-level access checked), or `None`.
-    pub fn lookalike(&self, resolved: &Resolved, path: &str) -> Option<String> {
-        let mut dir = self.root.real_root().to_path_buf();
-        let mut rel = std::path::PathBuf::new();
-        let mut swaps: Vec<(String, String)> = Vec::new();
-        let count = resolved.rel.components().count();
-        for (i, component) in resolved.rel.components().enumerate() {
-            let asked = component.as_os_str();
-            let last = i + 1 == count;
-            let exists = |p: &Path| {
-                std::fs::symlink_metadata(p).is_ok_and(|m| last || m.file_type().is_dir())
-            };
-            let next = dir.join(asked);
-            if exists(&next) {
-                (dir, rel) = (next, rel.join(asked));
-                continue;
-            }
-            let asked = asked.to_str()?;
-            // An ASCII name has no other normalization (a new file's usual case: no listing).
-            if asked.is_ascii() {
-                return None;
-            }
-            let listing = std::fs::read_dir(&dir).ok()?;
-            let names: Vec<String> = listing
-                .filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .collect();
-            let found = twin_among(asked, names.iter().map(String::as_str))?.to_string();
-            let next = dir.join(&found);
-            if !exists(&next) {
-                return None;
-            }
-            (dir, rel) = (next, rel.join(&found));
-            swaps.push((asked.to_string(), found));
+/// `path` as the model would write it with the look-alike spelling of each missing component
+/// that has one (real directories below `root` only, read-level `access` checked), or `None`.
+pub fn lookalike(root: &Root, access: &Access, resolved: &Resolved, path: &str) -> Option<String> {
+    let mut dir = root.real_root().to_path_buf();
+    let mut rel = std::path::PathBuf::new();
+    let mut swaps: Vec<(String, String)> = Vec::new();
+    let count = resolved.rel.components().count();
+    for (i, component) in resolved.rel.components().enumerate() {
+        let asked = component.as_os_str();
+        let last = i + 1 == count;
+        let exists =
+            |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| last || m.file_type().is_dir());
+        let next = dir.join(asked);
+        if exists(&next) {
+            (dir, rel) = (next, rel.join(asked));
+            continue;
         }
-        if swaps.is_empty() {
+        let asked = asked.to_str()?;
+        // An ASCII name has no other normalization (a new file's usual case: no listing).
+        if asked.is_ascii() {
             return None;
         }
-        self.access
-            .check(&crate::fs::root::path::rel_display(&rel), false, true)
-            .ok()?;
-        Some(respelled(path, &swaps))
-    }
-
-    /// `message` followed by [`suggestion`] when a look-alike of `path` exists.
-    pub fn with_lookalike(&self, message: String, resolved: &Resolved, path: &str) -> String {
-        match self.lookalike(resolved, path) {
-            Some(existing) => format!("{message}. {}", suggestion(&existing)),
-            None => message,
+        let listing = std::fs::read_dir(&dir).ok()?;
+        let names: Vec<String> = listing
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        let found = twin_among(asked, names.iter().map(String::as_str))?.to_string();
+        let next = dir.join(&found);
+        if !exists(&next) {
+            return None;
         }
+        (dir, rel) = (next, rel.join(&found));
+        swaps.push((asked.to_string(), found));
     }
-
-    /// Refuses to create `path` (which does not exist) when a name differing only in
-    /// Unicode normalization does: writing would make a look-alike twin.
-    ///
-    /// Errors: `ErrorKind::Conflict`, naming the existing spelling.
-    pub fn refuse_lookalike(&self, resolved: &Resolved, path: &str) -> Result<()> {
-        match self.lookalike(resolved, path) {
-            Some(existing) => Err(twin_refusal(path, &existing)),
-            None => Ok(()),
-        }
+    if swaps.is_empty() {
+        return None;
     }
+    access
+        .check(&crate::fs::root::path::rel_display(&rel), false, true)
+        .ok()?;
+    Some(respelled(path, &swaps))
 }
 
 /// The refusal of a write that would create a look-alike twin of `existing`.
