@@ -24,13 +24,8 @@ async def test_file_directory_binary_and_links(fs: ModuleType, tree: Path, tmp_p
     t = await run_tools(
         [fs.FileSystem(root_dir=tree)],
         [
-            ('file_info', {'path': 'docs/guide.md'}),
-            ('file_info', {'path': 'docs'}),
-            ('file_info', {'path': 'bin.dat'}),
-            ('file_info', {'path': 'rel-link'}),
-            ('file_info', {'path': 'abs-inside'}),
-            ('file_info', {'path': 'abs-outside'}),
-            ('file_info', {'path': 'missing'}),
+            ('file_info', {'path': path})
+            for path in ('docs/guide.md', 'docs', 'bin.dat', 'rel-link', 'abs-inside', 'abs-outside', 'missing')
         ],
     )
     digest = hashlib.sha256(b'line 1\nline 2\nline 3\n').hexdigest()[:12]
