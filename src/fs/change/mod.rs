@@ -1,4 +1,4 @@
-//! Changing files: every write, edit and mkdir is planned ([`write`]: resolve, read what is
+//! Changing files: every write, edit and mkdir is planned ([`write`](mod@write): resolve, read what is
 //! there, build the new bytes, nothing on disk changed), announced by the caller, then
 //! committed crash-safely ([`replace`]: an atomic replace or a create-only file). The pieces
 //! of a plan: edit matching ([`matching`]), the event diff ([`diff`]), the caller's bytes
