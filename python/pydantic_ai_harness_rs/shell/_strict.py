@@ -12,6 +12,12 @@ is `rm`. A name computed at run time (`$CMD`, `$(echo rm)`), a script the gramma
 and whatever would make a name run another program (an alias definition, `shopt -s
 expand_aliases`, `hash -p`, bash's `BASH_ALIASES` / `BASH_CMDS` tables) are refused. A function
 definition is judged by its body, like any other commands in the script.
+
+A nested script (`sh -c`, `bash -O ... -c`, `bash -c -x '...'`, `eval`, a heredoc-fed shell, a
+wrapped shell, a process substitution) gets every rule of the top level: a shell's options are
+read as the shell reads them to find its script, and `-O expand_aliases`, exported functions
+(`BASH_FUNC_...`), start-up files (`BASH_ENV`, zsh's `ZDOTDIR`) and zsh's `aliases` /
+`functions` / `commands` tables count as renamings.
 """
 
 from __future__ import annotations
@@ -55,8 +61,15 @@ _WRAPPERS = frozenset({'nohup', 'command', 'setsid', 'time', 'busybox', 'builtin
 """Programs whose first non-option word (after any leading value) is the command they run."""
 
 
-_NAME_TABLES = re.compile(r'\bBASH_(?:ALIASES|CMDS)\b')
-"""bash's arrays that map a name to an alias or to a program path (assigning them renames commands)."""
+_NAME_TABLES = re.compile(
+    r'\bBASH_(?:ALIASES|CMDS|ENV)\b|\bBASH_FUNC_|\b(?:BASHOPTS|ZDOTDIR)\b'
+    r'|\b(?:aliases|galiases|saliases|functions|commands)(?:\[[^\]]*\])?\+?='
+)
+"""What makes a name run another program than the script shows: bash's tables of aliases and
+program paths (`BASH_ALIASES`, `BASH_CMDS`), an exported function in the environment
+(`BASH_FUNC_name%%=...`), a start-up file or options a nested shell reads (`BASH_ENV`,
+`BASHOPTS=expand_aliases`, zsh's `ZDOTDIR`), and zsh's tables assigned (`aliases[r]=rm`,
+`functions[r]=...`, `commands[ls]=/bin/rm`)."""
 
 _MAX_JOINS = 8
 """Rounds of joining line continuations at most (each round removes every one the parse shows)."""
@@ -153,8 +166,7 @@ def commands(script: str, *, depth: int = 0) -> list[list[str]]:
     tree, source = _parse_joined(script.encode('utf-8', 'surrogateescape'))
     if tree.root_node.has_error:
         raise Unjudgeable('the command could not be parsed as a shell script')
-    if _NAME_TABLES.search(source.decode('utf-8', 'surrogateescape')):
-        raise Unjudgeable('BASH_ALIASES and BASH_CMDS would make a name run another program')
+    _refuse_name_tables(source.decode('utf-8', 'surrogateescape'))
     found: list[list[str]] = []
     for node in _nodes(tree.root_node):
         if node.type != 'command':
@@ -227,15 +239,15 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
     words = [w if w is not None else '' for w in argv]
     out = [words]
     if name in SHELLS:
-        script = _shell_script(argv)
-        if script is not None:
-            out += commands(script, depth=depth + 1)
+        source, value = _shell_source(argv)
+        if source == 'script':
+            out += commands(value, depth=depth + 1)
+        elif source == 'file':
+            _refuse_stream_script(name, value)
         elif heredoc is not None:
             out += commands(heredoc, depth=depth + 1)
-        elif not any(w and not w.startswith('-') for w in argv[1:]):
-            raise Unjudgeable(f'{name} would read its commands from standard input, which cannot be checked')
         else:
-            _refuse_stream_script(name, next(w for w in argv[1:] if w and not w.startswith('-')))
+            raise Unjudgeable(f'{name} would read its commands from standard input, which cannot be checked')
         return out
     if name in ('.', 'source'):
         script_file = argv[1] if len(argv) > 1 else ''
@@ -280,19 +292,28 @@ def _refuse_xargs_input_commands(inner: list[str | None]) -> None:
         raise Unjudgeable(f'xargs would give {name} its commands from its input, which cannot be checked')
 
 
+def _refuse_name_tables(text: str) -> None:
+    """Refuse `text` naming one of `_NAME_TABLES` (a table or variable that renames commands)."""
+    if found := _NAME_TABLES.search(text):
+        name = found.group().rstrip('+=').split('[')[0]
+        raise Unjudgeable(f'{name} would make a name run another program')
+
+
 def _refuse_renaming(name: str, argv: list[str | None]) -> None:
     """Refuse a command that would make a name run another program than its own."""
     if name in ('alias', 'shopt', 'hash') and any(word is None for word in argv[1:]):
         raise Unjudgeable(f'an argument of {name} is computed at run time')
     args = [word for word in argv[1:] if word is not None]
-    if any(_NAME_TABLES.search(word) for word in args):
-        raise Unjudgeable('BASH_ALIASES and BASH_CMDS would make a name run another program')
+    for word in args:
+        _refuse_name_tables(word)
     if name == 'alias' and any('=' in word for word in args):
         raise Unjudgeable('an alias definition would make a name run another command; call the command itself')
     if name == 'shopt' and 'expand_aliases' in args and '-u' not in args:
         raise Unjudgeable('expand_aliases would let an alias rename a command; call the command itself')
     if name == 'hash' and any(word.startswith('-') and 'p' in word for word in args):
         raise Unjudgeable('hash -p would make a name run another program; call the program by its path')
+    if name == 'hash' and any('=' in word for word in args):
+        raise Unjudgeable("zsh's hash name=path would make a name run another program; call the program by its path")
 
 
 def _trap_action(argv: list[str | None], depth: int) -> list[list[str]]:
@@ -308,17 +329,64 @@ def _trap_action(argv: list[str | None], depth: int) -> list[list[str]]:
     return commands(action, depth=depth + 1)
 
 
-def _shell_script(argv: list[str | None]) -> str | None:
-    for i, word in enumerate(argv[1:], start=1):
+_SHELL_VALUED_LONG = frozenset({'--rcfile', '--init-file'})
+"""A shell's long options that take the next word as their value; other `--words` are flags."""
+
+_SHELL_VALUED_SHORT = frozenset('oO')
+"""A shell's option letters that take the next word as their value (`-o posix`, `-O extglob`)."""
+
+
+def _shell_source(argv: list[str | None]) -> tuple[str, str]:
+    """Where the shell `argv` reads its commands: `('script', text)`, `('file', path)` or `('stdin', '')`.
+
+    The options are read as the shell reads them: letters cluster (`-ec`, `-xO NAME`), `-o` and
+    `-O` take the next word, `--rcfile`/`--init-file` take one, `--` or `-` ends them. With
+    `-c` the script is the first word after the options, wherever `-c` stood (`bash -c -x 'rm
+    x'` runs `rm x`); with `-s`, or without any word left, commands come from standard input;
+    else the first word is a script file. Raises `Unjudgeable` for an option computed at run
+    time, `-O expand_aliases` (aliases would rename commands), or `-c` without a script.
+    """
+    script_flag = stdin_flag = False
+    i = 1
+    while i < len(argv):
+        word = argv[i]
         if word is None:
+            if script_flag:
+                break
             raise Unjudgeable('a shell option is computed at run time')
-        if word.startswith('-') and not word.startswith('--') and 'c' in word[1:]:
-            if i + 1 >= len(argv) or argv[i + 1] is None:
-                raise Unjudgeable('the script given to a shell is computed at run time')
-            return argv[i + 1]
-        if not word.startswith(('-', '+')):
-            return None
-    return None
+        if word in ('--', '-'):
+            i += 1
+            break
+        if word.startswith('--'):
+            i += 2 if word in _SHELL_VALUED_LONG else 1
+            continue
+        if not word.startswith(('-', '+')) or len(word) < 2:
+            break
+        i += 1
+        for letter in word[1:]:
+            if letter in _SHELL_VALUED_SHORT:
+                value = argv[i] if i < len(argv) else ''
+                if value is None:
+                    raise Unjudgeable('a shell option is computed at run time')
+                if letter == 'O' and word.startswith('-') and value == 'expand_aliases':
+                    raise Unjudgeable('expand_aliases would let an alias rename a command; call the command itself')
+                i += 1
+            elif letter == 'c':
+                script_flag = True
+            elif letter == 's':
+                stdin_flag = True
+    rest = argv[i:]
+    if script_flag:
+        if not rest:
+            raise Unjudgeable('a shell is given -c without a script')
+        if rest[0] is None:
+            raise Unjudgeable('the script given to a shell is computed at run time')
+        return 'script', rest[0]
+    if stdin_flag or not rest:
+        return 'stdin', ''
+    if rest[0] is None:
+        raise Unjudgeable('the file a shell reads is named at run time')
+    return 'file', rest[0]
 
 
 def _wrapped(name: str, argv: list[str | None]) -> list[str | None]:
