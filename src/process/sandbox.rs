@@ -241,7 +241,10 @@ mod tests {
         if abi_version() < SCOPE_ABI {
             return;
         }
-        let mut host = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut host = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let cwd = tempfile::tempdir().unwrap();
         for (restrict_fs, network) in [(true, true), (false, false)] {
             let spec = SandboxSpec {
@@ -256,7 +259,10 @@ mod tests {
             let (code, out) = run(&spec, cwd.path(), &script);
             assert_eq!((code, out.as_str()), (0, "refused\nown\n"));
         }
-        assert!(host.try_wait().unwrap().is_none(), "the host process was killed");
+        assert!(
+            host.try_wait().unwrap().is_none(),
+            "the host process was killed"
+        );
         host.kill().unwrap();
         host.wait().unwrap();
     }
