@@ -29,6 +29,10 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pydantic_ai.exceptions import ModelRetry
+
+from pydantic_ai_harness_rs._core import COMMAND_TOO_LONG
+
 SHELLS = frozenset({'sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox-sh'})
 """Programs that run a script given with `-c` (or read from stdin)."""
 
@@ -70,6 +74,11 @@ program paths (`BASH_ALIASES`, `BASH_CMDS`), an exported function in the environ
 (`BASH_FUNC_name%%=...`), a start-up file or options a nested shell reads (`BASH_ENV`,
 `BASHOPTS=expand_aliases`, zsh's `ZDOTDIR`), and zsh's tables assigned (`aliases[r]=rm`,
 `functions[r]=...`, `commands[ls]=/bin/rm`)."""
+
+STRICT_MAX_COMMAND_BYTES = 131_072
+"""The longest command `strict_policy` parses, in UTF-8 bytes: Linux's limit on one argument
+(`MAX_ARG_STRLEN`), so a longer script could not start as `sh -c SCRIPT` anyway. Longer ones get
+the same retry as a command the OS refuses (`COMMAND_TOO_LONG`)."""
 
 _MAX_JOINS = 8
 """Rounds of joining line continuations at most (each round removes every one the parse shows)."""
@@ -450,7 +459,14 @@ def check_strict(command: str, *, allowed: Sequence[str], denied: Sequence[str],
     Denied: a name in `denied` by itself or by its basename (`/bin/rm`, `./rm`). Allowed: a
     name listed itself, or a program in a system directory whose bare name is listed, or a
     builtin that runs nothing (`cd`, `echo`, ...). `Unjudgeable` scripts are refused too.
+    A command over `STRICT_MAX_COMMAND_BYTES` (UTF-8) raises `ModelRetry(COMMAND_TOO_LONG)`
+    before it is parsed, so the check's time is bounded (about a second in CPython at the bound).
     """
+    if (
+        len(command) > STRICT_MAX_COMMAND_BYTES
+        or len(command.encode('utf-8', 'surrogateescape')) > STRICT_MAX_COMMAND_BYTES
+    ):
+        raise ModelRetry(COMMAND_TOO_LONG)
     try:
         argvs = commands(command)
     except Unjudgeable as e:

@@ -59,6 +59,10 @@ from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox, SandboxDirs, Sa
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
+INLINE_CHECK_CHARS = 65_536
+"""Commands up to this many characters are checked on the event loop (well under a millisecond);
+longer ones, and every command under `strict_policy`, on a worker thread."""
+
 RUN_SCOPED_TOOL_NAMES: tuple[str, ...] = ('run_command', 'start_command', 'check_command', 'stop_command')
 """The default tools; background commands run until they exit, are stopped, or the workspace ends."""
 
@@ -290,7 +294,18 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         """Command output as text: cleaned with `clean_output`, else UTF-8 with U+FFFD (documented)."""
         return clean_text(data) if self._clean_output else data.decode('utf-8', errors='replace')
 
-    def _check_command(self, command: str) -> None:
+    async def _check_command(self, command: str) -> None:
+        """`_check_command_now` on a worker thread when it can take long, so the event loop never waits on it.
+
+        `strict_policy` parses the script (bounded by `STRICT_MAX_COMMAND_BYTES`); the first-word
+        policy is linear and runs inline below `INLINE_CHECK_CHARS`.
+        """
+        if self._strict_policy or len(command) > INLINE_CHECK_CHARS:
+            await anyio.to_thread.run_sync(self._check_command_now, command)
+        else:
+            self._check_command_now(command)
+
+    def _check_command_now(self, command: str) -> None:
         """The documented checks; with `strict_policy`, the lists judge every command instead of the first word."""
         strict = self._strict_policy
         check_command(
@@ -507,7 +522,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Labeled stdout/stderr output with exit code on non-zero exit.
         """
-        self._check_command(command)
+        await self._check_command(command)
         timeout = timeout_seconds if timeout_seconds is not None else self._default_timeout
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
             raise ModelRetry('timeout_seconds must be a positive number of seconds.')
@@ -584,7 +599,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             mode: `foreground` to wait, `background` to return at once.
             timeout: Seconds to wait in foreground mode (default: the configured timeout).
         """
-        self._check_command(command)
+        await self._check_command(command)
         local = local_backend(ctx.workspace)
         cwd = str(local._ensure_alive()) if local is not None else await ctx.workspace.working_dir()  # pyright: ignore[reportPrivateUsage]
         sandbox = await self._native_sandbox(ctx, cwd) if local is not None else None
@@ -617,7 +632,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             A message containing the unique command ID for later check/stop calls.
         """
-        self._check_command(command)
+        await self._check_command(command)
         local = local_backend(ctx.workspace)
         sandbox = None
         if local is not None:
