@@ -276,6 +276,19 @@ NESTED_FORMS = [
     ('echo x | xargs sh -c {}', 'xargs would give sh its commands from its input, which cannot be checked'),
     ('echo {} | bash -s x', 'bash would read its commands from standard input, which cannot be checked'),
     ('sh -c {nested}', None),
+    ('su -c {} root', None),
+    ('runuser root -c {}', None),
+    ('sg root -c {}', None),
+    ('script -qc {} /dev/null', None),
+    ('script -q --command={} /dev/null', None),
+    ("script -q /dev/null <<'EOF'\n{raw}\nEOF", None),
+    ('flock lock -c {}', None),
+    ('flock -w 5 lock bash -c {}', None),
+    ('watch -n 5 {}', None),
+    (
+        'echo {} | script -q /dev/null',
+        'script would start a shell reading its commands from standard input, which cannot be checked',
+    ),
 ]
 
 NESTED_PAYLOADS = [
@@ -318,8 +331,10 @@ async def test_the_nested_forms_run_their_payload(ws: Path) -> None:
 
     The issue's input (`bash -O expand_aliases -c` defining and using an alias) is among them.
     """
-    # zsh is not installed here; `/bin/sh` (dash) has no process substitution; the printf form computes its script.
-    runnable = [form for form, _ in NESTED_FORMS if not form.startswith(('zsh', 'cat <(', 'bash -c "$(printf'))]
+    # zsh is not installed here; `/bin/sh` (dash) has no process substitution; the printf form computes its
+    # script; su, runuser and sg need root; watch needs a terminal.
+    skipped = ('zsh', 'cat <(', 'bash -c "$(printf', 'su ', 'runuser', 'sg ', 'watch', 'echo {} | script')
+    runnable = [form for form, _ in NESTED_FORMS if not form.startswith(skipped)]
     commands = [_nest(form, 'rm -f victim') for form in runnable]
     commands.append(_nest('bash -O expand_aliases -c {}', 'alias r=rm\nr -f victim'))
     commands.append("env 'BASH_FUNC_r%%=() { rm -f victim; }' bash -c r")

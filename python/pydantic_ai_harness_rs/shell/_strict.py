@@ -6,7 +6,8 @@ after any separator, in `$(...)`, backticks, process substitutions, pipelines, `
 chains, functions and heredoc-fed shells. Each command's name is the word as the shell reads
 it (quotes and backslashes removed); wrappers that run another command (`env`, `timeout`,
 `nice`, `nohup`, `command`, `exec`, `xargs`, `setsid`, `stdbuf`, `sudo`, `time`, `busybox`,
-`find -exec`, `eval`, `trap`, `coproc`, `sh -c`, `bash -c`, ...) are looked through. Line
+`find -exec`, `eval`, `trap`, `coproc`, `sh -c`, `bash -c`, `su -c`, `script -c`, `flock -c`,
+`watch`, ...) are looked through. Line
 continuations (backslash-newline) are joined first, as the shell joins them, so `r\\<newline>m`
 is `rm`. A name computed at run time (`$CMD`, `$(echo rm)`), a script the grammar cannot parse,
 and whatever would make a name run another program (an alias definition, `shopt -s
@@ -273,6 +274,8 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
     if name == 'trap':
         return out + _trap_action(argv, depth)
     _refuse_renaming(name, argv)
+    if name in _SCRIPT_RUNNERS:
+        return out + _script_runner(name, argv, heredoc, depth)
     if name in ('find',):
         return out + _find_exec(argv, depth)
     if name in _WRAPPERS:
@@ -282,6 +285,67 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
         if inner:
             out += _unwrap(inner, heredoc, depth)
     return out
+
+
+_SCRIPT_RUNNERS: dict[str, frozenset[str]] = {
+    'su': frozenset({'-c', '--command', '--session-command'}),
+    'runuser': frozenset({'-c', '--command', '--session-command'}),
+    'script': frozenset({'-c', '--command'}),
+    'flock': frozenset({'-c', '--command'}),
+    'sg': frozenset({'-c'}),
+    'watch': frozenset(),
+}
+"""Programs that hand a word to a shell as its script (`su -c`, `script -qc`, `flock F -c`, `sg G -c`,
+`watch`), with their options that name that word."""
+
+_RUNNER_VALUED: dict[str, frozenset[str]] = {
+    'flock': frozenset({'-w', '--timeout', '--wait', '-E', '--conflict-exit-code'}),
+    'watch': frozenset({'-n', '--interval', '-q', '--equexit'}),
+}
+"""Options of `flock` and `watch` that take the next word as their value."""
+
+
+def _script_runner(name: str, argv: list[str | None], heredoc: str | None, depth: int) -> list[list[str]]:
+    """The commands a script runner (`_SCRIPT_RUNNERS`) runs: its script judged as a nested one.
+
+    Without a script option, `flock FILE CMD...` runs a command, `watch CMD...` gives its words
+    to `sh -c` (`watch -x` runs them as a command), `sg GROUP CMD` gives CMD to `sh`, and `su`,
+    `runuser` and `script` start a shell reading standard input (a heredoc is judged, else
+    refused).
+    """
+    flags = _SCRIPT_RUNNERS[name]
+    for i, word in enumerate(argv[1:], start=1):
+        if word is None:
+            continue
+        long_value = next((word[len(f) + 1 :] for f in flags if f.startswith('--') and word.startswith(f + '=')), None)
+        if long_value is not None:
+            return commands(long_value, depth=depth + 1)
+        takes_script = word in flags or (
+            '-c' in flags and len(word) > 2 and word[0] == '-' != word[1] and word[-1] == 'c'
+        )
+        if takes_script:
+            if i + 1 >= len(argv) or argv[i + 1] is None:
+                raise Unjudgeable(f'the script given to {name} is computed at run time')
+            script = argv[i + 1]
+            assert script is not None
+            return commands(script, depth=depth + 1)
+    valued = _RUNNER_VALUED.get(name, frozenset())
+    i, direct = 1, False
+    while i < len(argv) and (argv[i] or '').startswith('-') and argv[i] != '--':
+        direct = direct or argv[i] in ('-x', '--exec')
+        i += 2 if argv[i] in valued else 1
+    rest = argv[i + 1 :] if i < len(argv) and argv[i] == '--' else argv[i:]
+    if name in ('flock', 'sg') and rest:
+        rest = rest[1:]  # the lock file, the group
+    if name == 'flock' or (name == 'watch' and direct):
+        return _unwrap(rest, heredoc, depth) if rest else []
+    if name in ('watch', 'sg') and rest:
+        if any(word is None for word in rest):
+            raise Unjudgeable(f'the command given to {name} is computed at run time')
+        return commands(' '.join(word for word in rest if word is not None), depth=depth + 1)
+    if heredoc is not None:
+        return commands(heredoc, depth=depth + 1)
+    raise Unjudgeable(f'{name} would start a shell reading its commands from standard input, which cannot be checked')
 
 
 _STREAMS = ('/dev/', '/proc/')
