@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 import shlex
 import signal
 import socket
@@ -20,7 +22,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell import Shell
 
-from .conftest import run_calls
+from .conftest import live_processes_matching, run_calls
 from .test_protocol_backend import SandboxBackend
 
 pytestmark = [
@@ -275,3 +277,27 @@ async def test_pathname_sockets_as_documented(ws: Path, outside: Path) -> None:
         assert results[1][1].startswith('[stdout]\nPermissionError: '), results[1]
     else:
         assert results[1] == ('return', '[stdout]\nhello\n')
+
+
+@pytest.mark.skipif(ABI < 6, reason='signals are not confined before Landlock ABI 6 (documented)')
+async def test_the_stop_command_the_shell_tool_names_still_stops_a_sandboxed_job(ws: Path) -> None:
+    """The named `kill -- -PGID` would fail in a new sandboxed command (another Landlock domain); the
+    harness sends it for a job this Shell started. Other signals stay confined."""
+    marker = f'sleep 3003{os.getpid() % 100}'
+    shell = Shell(tools=['shell', 'run_command'], sandbox='workspace-write')
+    [(_, text)] = await run_calls([LocalWorkspace(ws), shell], [('shell', {'command': marker, 'mode': 'background'})])
+    pid = int(re.search(r'PID: (\d+)', text).group(1))  # type: ignore[union-attr]
+    stop = re.search(r'use `(.*?)` to stop', text).group(1)  # type: ignore[union-attr]
+    assert stop == f'kill -- -{pid}'
+    hup = await run_calls([LocalWorkspace(ws), shell], [rc(f'kill -HUP -- -{pid} 2>/dev/null || echo refused')])
+    assert hup == [('return', '[stdout]\nrefused\n')]
+    assert live_processes_matching(marker)
+    results = await run_calls([LocalWorkspace(ws), shell], [('shell', {'command': stop})])
+    assert results == [
+        (
+            'return',
+            f'Stopped the process tree of PID {pid} (sent by the harness: a sandboxed command cannot signal '
+            'processes it did not start).',
+        )
+    ]
+    assert live_processes_matching(marker) == []
