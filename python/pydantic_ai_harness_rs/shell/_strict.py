@@ -291,12 +291,12 @@ _SCRIPT_RUNNERS: dict[str, frozenset[str]] = {
     'su': frozenset({'-c', '--command', '--session-command'}),
     'runuser': frozenset({'-c', '--command', '--session-command'}),
     'script': frozenset({'-c', '--command'}),
-    'flock': frozenset({'-c', '--command'}),
     'sg': frozenset({'-c'}),
+    'flock': frozenset({'-c', '--command'}),
     'watch': frozenset(),
 }
-"""Programs that hand a word to a shell as its script (`su -c`, `script -qc`, `flock F -c`, `sg G -c`,
-`watch`), with their options that name that word."""
+"""Programs that hand a word to a shell as its script (`su -c`, `script -qc`, `sg G -c`, `flock F
+-c`, `watch`), with the options that name that word."""
 
 _RUNNER_VALUED: dict[str, frozenset[str]] = {
     'flock': frozenset({'-w', '--timeout', '--wait', '-E', '--conflict-exit-code'}),
@@ -305,40 +305,56 @@ _RUNNER_VALUED: dict[str, frozenset[str]] = {
 """Options of `flock` and `watch` that take the next word as their value."""
 
 
+def _script_option(flags: frozenset[str], argv: list[str | None]) -> tuple[bool, str | None]:
+    """Whether `argv` names a script with one of `flags` (`-c S`, `-qc S`, `--command=S`), and the script.
+
+    The script is `None` when it is computed at run time. Options are read anywhere before `--`,
+    as `su`, `runuser`, `script` and `sg` read them.
+    """
+    for i, word in enumerate(argv):
+        if word is None:
+            continue
+        if word == '--':
+            break
+        for flag in flags:
+            if flag.startswith('--') and word.startswith(flag + '='):
+                return True, word[len(flag) + 1 :]
+        if word in flags or ('-c' in flags and len(word) > 2 and word[0] == '-' != word[1] and word[-1] == 'c'):
+            return True, argv[i + 1] if i + 1 < len(argv) else None
+    return False, None
+
+
 def _script_runner(name: str, argv: list[str | None], heredoc: str | None, depth: int) -> list[list[str]]:
     """The commands a script runner (`_SCRIPT_RUNNERS`) runs: its script judged as a nested one.
 
-    Without a script option, `flock FILE CMD...` runs a command, `watch CMD...` gives its words
-    to `sh -c` (`watch -x` runs them as a command), `sg GROUP CMD` gives CMD to `sh`, and `su`,
-    `runuser` and `script` start a shell reading standard input (a heredoc is judged, else
-    refused).
+    `flock [OPTIONS] FILE -c SCRIPT` runs a script and `flock [OPTIONS] FILE CMD...` a command;
+    `watch CMD...` gives its words to `sh -c` (`watch -x` runs them as a command); `sg GROUP
+    CMD` gives CMD to `sh`; without `-c`, `su`, `runuser` and `script` start a shell reading
+    standard input (a heredoc is judged, else refused).
     """
     flags = _SCRIPT_RUNNERS[name]
-    for i, word in enumerate(argv[1:], start=1):
-        if word is None:
-            continue
-        long_value = next((word[len(f) + 1 :] for f in flags if f.startswith('--') and word.startswith(f + '=')), None)
-        if long_value is not None:
-            return commands(long_value, depth=depth + 1)
-        takes_script = word in flags or (
-            '-c' in flags and len(word) > 2 and word[0] == '-' != word[1] and word[-1] == 'c'
-        )
-        if takes_script:
-            if i + 1 >= len(argv) or argv[i + 1] is None:
-                raise Unjudgeable(f'the script given to {name} is computed at run time')
-            script = argv[i + 1]
-            assert script is not None
-            return commands(script, depth=depth + 1)
     valued = _RUNNER_VALUED.get(name, frozenset())
     i, direct = 1, False
-    while i < len(argv) and (argv[i] or '').startswith('-') and argv[i] != '--':
-        direct = direct or argv[i] in ('-x', '--exec')
-        i += 2 if argv[i] in valued else 1
-    rest = argv[i + 1 :] if i < len(argv) and argv[i] == '--' else argv[i:]
-    if name in ('flock', 'sg') and rest:
-        rest = rest[1:]  # the lock file, the group
+    if name in ('flock', 'watch'):  # options stop at the first other word, as these programs read them
+        while i < len(argv) and (argv[i] or '').startswith('-') and argv[i] != '--':
+            direct = direct or argv[i] in ('-x', '--exec')
+            i += 2 if argv[i] in valued else 1
+        if i < len(argv) and argv[i] == '--':
+            i += 1
+    if name == 'flock':
+        i += 1  # the lock file or descriptor
+    found, script = _script_option(flags, argv[i:] if name == 'flock' else argv[1:])
+    if name == 'flock' and found and argv[i] not in flags and not (argv[i] or '').startswith('--command='):
+        found = False  # flock reads -c only right after the file; later it belongs to the command
+    if found:
+        if script is None:
+            raise Unjudgeable(f'the script given to {name} is computed at run time')
+        return commands(script, depth=depth + 1)
+    rest = argv[i:]
     if name == 'flock' or (name == 'watch' and direct):
         return _unwrap(rest, heredoc, depth) if rest else []
+    if name == 'sg':
+        rest = [word for word in argv[1:] if word != '-'][1:]  # after the group
     if name in ('watch', 'sg') and rest:
         if any(word is None for word in rest):
             raise Unjudgeable(f'the command given to {name} is computed at run time')
