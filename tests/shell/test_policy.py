@@ -205,6 +205,8 @@ async def test_long_checks_run_off_the_event_loop(ws: Path, monkeypatch: pytest.
     import threading
 
     from pydantic_ai_harness_rs.shell import _toolset
+    from pydantic_ai_harness_rs.shell._policy import check_command
+    from pydantic_ai_harness_rs.shell._strict import check_strict
 
     loop_thread = threading.get_ident()
     seen: list[tuple[str, bool]] = []
@@ -216,8 +218,8 @@ async def test_long_checks_run_off_the_event_loop(ws: Path, monkeypatch: pytest.
 
         return wrapper
 
-    monkeypatch.setattr(_toolset, 'check_command', recording('first word', _toolset.check_command))
-    monkeypatch.setattr(_toolset, 'check_strict', recording('strict', _toolset.check_strict))
+    monkeypatch.setattr(_toolset, 'check_command', recording('first word', check_command))
+    monkeypatch.setattr(_toolset, 'check_strict', recording('strict', check_strict))
     long = 'true ' + 'x' * 100_000
     await run_calls([LocalWorkspace(ws), Shell()], [rc('true'), rc(long)])
     await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc('true')])
