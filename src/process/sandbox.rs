@@ -3,6 +3,12 @@
 //! process it starts can read the machine but write only beneath the allowed directories,
 //! and (with the network denied) neither bind nor connect TCP sockets, loopback included.
 //!
+//! Under any sandbox the command cannot signal a process outside it (Landlock's signal scope,
+//! ABI 6). Without the network it cannot reach an abstract UNIX socket created outside it
+//! (ABI 6) nor, on kernels with `LANDLOCK_ACCESS_FS_RESOLVE_UNIX` (ABI 9), connect to a
+//! pathname UNIX socket outside the allowed directories. On older kernels these parts are
+//! left out (best effort): [`SCOPE_ABI`] and [`RESOLVE_UNIX_ABI`] say which kernels have them.
+//!
 //! The ruleset is built with the `landlock` crate before the fork (that allocates and opens
 //! files); the child only makes two async-signal-safe syscalls ([`Prepared::enforce`]).
 
@@ -17,6 +23,12 @@ use landlock::{
 /// The lowest Landlock ABI with TCP rules (Linux 6.7), needed to deny the network.
 pub const NETWORK_ABI: i32 = 4;
 
+/// The lowest Landlock ABI with scopes (Linux 6.12): signals and abstract UNIX sockets.
+pub const SCOPE_ABI: i32 = 6;
+
+/// The lowest Landlock ABI that governs connecting to pathname UNIX sockets (`RESOLVE_UNIX`).
+pub const RESOLVE_UNIX_ABI: i32 = 9;
+
 /// Device files every shell writes to (discarded or never stored), allowed under any sandbox.
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
@@ -25,9 +37,11 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 pub struct SandboxSpec {
     /// Confine writes to `writable` (read access stays everywhere).
     pub restrict_fs: bool,
-    /// Directories beneath which writes are allowed (when `restrict_fs`).
+    /// Directories beneath which writes are allowed (when `restrict_fs`) and, without the
+    /// network, pathname UNIX sockets may be reached (ABI 9+).
     pub writable: Vec<PathBuf>,
-    /// Whether TCP `bind`/`connect` (and abstract UNIX sockets outside the command) stay allowed.
+    /// Whether TCP `bind`/`connect`, abstract UNIX sockets outside the command and pathname
+    /// UNIX sockets outside `writable` stay allowed.
     pub network: bool,
 }
 
@@ -82,14 +96,21 @@ impl Prepared {
         if let Some(reason) = unsupported_reason(spec) {
             return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, reason));
         }
-        let abi = ABI::from(abi_version());
-        let fs_handled = if spec.restrict_fs {
-            AccessFs::from_all(abi) & !(AccessFs::IoctlDev | AccessFs::ResolveUnix)
+        let version = abi_version();
+        let abi = ABI::from(version);
+        // Connecting to pathname UNIX sockets is governed with the network (ABI 9+ only).
+        let resolve_unix = if !spec.network && version >= RESOLVE_UNIX_ABI {
+            BitFlags::from(AccessFs::ResolveUnix)
         } else {
             BitFlags::EMPTY
         };
+        let fs_handled = if spec.restrict_fs {
+            AccessFs::from_all(abi) & !(AccessFs::IoctlDev | AccessFs::ResolveUnix) | resolve_unix
+        } else {
+            resolve_unix
+        };
         let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
-        if spec.restrict_fs {
+        if !fs_handled.is_empty() {
             ruleset = ruleset.handle_access(fs_handled).map_err(other)?;
         }
         if !spec.network {
@@ -97,9 +118,14 @@ impl Prepared {
                 .set_compatibility(CompatLevel::HardRequirement)
                 .handle_access(AccessNet::from_all(ABI::V4))
                 .map_err(other)?
-                .set_compatibility(CompatLevel::BestEffort)
-                .scope(Scope::AbstractUnixSocket)
-                .map_err(other)?;
+                .set_compatibility(CompatLevel::BestEffort);
+        }
+        if version >= SCOPE_ABI {
+            let mut scopes = BitFlags::from(Scope::Signal);
+            if !spec.network {
+                scopes |= Scope::AbstractUnixSocket;
+            }
+            ruleset = ruleset.scope(scopes).map_err(other)?;
         }
         let mut created = ruleset.create().map_err(other)?;
         if spec.restrict_fs {
@@ -107,6 +133,8 @@ impl Prepared {
             created = created
                 .add_rule(PathBeneath::new(PathFd::new("/").map_err(other)?, read))
                 .map_err(other)?;
+        }
+        if !fs_handled.is_empty() {
             for dir in &spec.writable {
                 let fd = PathFd::new(dir).map_err(|e| {
                     std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string())
@@ -115,6 +143,8 @@ impl Prepared {
                     .add_rule(PathBeneath::new(fd, fs_handled))
                     .map_err(other)?;
             }
+        }
+        if spec.restrict_fs {
             let device =
                 (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate) & fs_handled;
             for path in DEVICES {
@@ -204,5 +234,36 @@ mod tests {
         let (code, out) = run(&spec, inside.path(), &script);
         assert_eq!((code, out.as_str()), (0, "in\ndenied\n"));
         assert!(!outside.path().join("no").exists());
+    }
+
+    #[test]
+    fn signals_outside_the_sandbox_are_refused() {
+        if abi_version() < SCOPE_ABI {
+            return;
+        }
+        let mut host = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        for (restrict_fs, network) in [(true, true), (false, false)] {
+            let spec = SandboxSpec {
+                restrict_fs,
+                writable: vec![cwd.path().to_path_buf()],
+                network,
+            };
+            let script = format!(
+                "kill {} 2>/dev/null && echo killed || echo refused; sleep 5 & kill $! && echo own",
+                host.id()
+            );
+            let (code, out) = run(&spec, cwd.path(), &script);
+            assert_eq!((code, out.as_str()), (0, "refused\nown\n"));
+        }
+        assert!(
+            host.try_wait().unwrap().is_none(),
+            "the host process was killed"
+        );
+        host.kill().unwrap();
+        host.wait().unwrap();
     }
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai.capabilities import LocalWorkspace
@@ -164,3 +165,68 @@ def test_a_command_of_megabytes_is_judged() -> None:
 async def test_a_megabyte_command_is_denied_through_the_agent(ws: Path) -> None:
     results = await run_calls([LocalWorkspace(ws), Shell()], [rc('rm ' + 'x' * 1_000_000)])
     assert results == [('retry', "Command 'rm' is denied.")]
+
+
+# Issue 19: `strict_policy` parsed a 1 MB script in Python for about a minute, on the event loop.
+# Its parse is now bounded (STRICT_MAX_COMMAND_BYTES, Linux's limit on one argument) and every
+# check that can take long runs on a worker thread.
+
+
+async def test_a_megabyte_command_gets_strict_policy_s_answer_unparsed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the bound the command is answered before any parse; at the bound it is parsed once and runs."""
+    import anyio
+    from pydantic_ai_harness_rs._core import COMMAND_TOO_LONG
+    from pydantic_ai_harness_rs.shell import _strict
+
+    parsed: list[int] = []
+    parse = _strict.commands
+
+    def counting(script: str, *, depth: int = 0) -> list[list[str]]:
+        if depth == 0:
+            parsed.append(len(script))
+        return parse(script, depth=depth)
+
+    monkeypatch.setattr(_strict, 'commands', counting)
+    below = 'true;' * 20_000 + 'echo done'
+    with anyio.fail_after(300):  # a hang detector only: the unbounded parse took about a minute
+        results = await run_calls(
+            [LocalWorkspace(ws), Shell(strict_policy=True)],
+            [rc('echo ' + 'a;' * 500_000), rc('echo ' + 'é' * 70_000), rc(below)],
+        )
+    assert results == [('retry', COMMAND_TOO_LONG), ('retry', COMMAND_TOO_LONG), ('return', '[stdout]\ndone\n')]
+    assert parsed == [len(below)]  # 140,005 bytes of UTF-8 in 70,005 characters are over the bound too
+    assert _strict.STRICT_MAX_COMMAND_BYTES == 131_072
+
+
+async def test_long_checks_run_off_the_event_loop(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`strict_policy` checks and first-word checks of long commands run on a worker thread."""
+    import threading
+
+    from pydantic_ai_harness_rs.shell import _toolset
+    from pydantic_ai_harness_rs.shell._policy import check_command
+    from pydantic_ai_harness_rs.shell._strict import check_strict
+
+    loop_thread = threading.get_ident()
+    seen: list[tuple[str, bool]] = []
+
+    def recording(name: str, check: Any) -> Any:
+        def wrapper(command: str, **kwargs: Any) -> None:
+            seen.append((name, threading.get_ident() == loop_thread))
+            check(command, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(_toolset, 'check_command', recording('first word', check_command))
+    monkeypatch.setattr(_toolset, 'check_strict', recording('strict', check_strict))
+    long = 'true ' + 'x' * 100_000
+    await run_calls([LocalWorkspace(ws), Shell()], [rc('true'), rc(long)])
+    await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc('true')])
+    on_loop = True
+    assert seen == [
+        ('first word', on_loop),
+        ('first word', not on_loop),
+        ('first word', not on_loop),
+        ('strict', not on_loop),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,7 @@ RENAMINGS = [
     ),
     (
         "bash -c 'BASH_CMDS[ls]=/bin/rm; ls victim'",
-        'The command cannot be checked: BASH_ALIASES and BASH_CMDS would make a name run another program. '
+        'The command cannot be checked: BASH_CMDS would make a name run another program. '
         'Rewrite it in plain shell syntax.',
     ),
 ]
@@ -240,3 +241,116 @@ async def test_line_continuations_join_as_in_the_shell(ws: Path) -> None:
         ('retry', "Command 'rm' is not in the allowed list."),
     ]
     assert (ws / 'f').exists()
+
+
+# Issue 19: a nested payload gets every rule of the top level. Each form wraps a payload (`{}` is
+# the payload shell-quoted; `{raw}` the payload as is, for heredocs); each payload is refused at
+# the top level. A form's own refusal (its options or wrapper) is named in the table, else the
+# payload's top-level refusal is expected.
+NESTED_FORMS = [
+    ('bash -c {}', None),
+    ('sh -c {}', None),
+    ('dash -c {}', None),
+    ('zsh -c {}', None),
+    ('/bin/bash -c {}', None),
+    ('bash -c -x {}', None),
+    ('bash -c -- {}', None),
+    ('bash -ec {}', None),
+    ('bash -o posix -c {}', None),
+    ('bash --norc --rcfile /dev/null -c {}', None),
+    ('bash -O extglob -c {}', None),
+    ('bash -O expand_aliases -c {}', 'expand_aliases would let an alias rename a command; call the command itself'),
+    ('bash -xO expand_aliases -c {}', 'expand_aliases would let an alias rename a command; call the command itself'),
+    ('eval {}', None),
+    ("bash <<'EOF'\n{raw}\nEOF", None),
+    ("bash -s x <<'EOF'\n{raw}\nEOF", None),
+    ('env bash -c {}', None),
+    ('env -i PATH=/usr/bin:/bin bash -c {}', None),
+    ('timeout 5 sh -c {}', None),
+    ('nohup bash -c {}', None),
+    ('command bash -c {}', None),
+    ('cat <(bash -c {})', None),
+    ('echo "$(sh -c {})"', None),
+    ('find . -maxdepth 0 -exec bash -c {} \\;', None),
+    ('bash -c "$(printf %s {})"', 'the script given to a shell is computed at run time'),
+    ('echo x | xargs sh -c {}', 'xargs would give sh its commands from its input, which cannot be checked'),
+    ('echo {} | bash -s x', 'bash would read its commands from standard input, which cannot be checked'),
+    ('sh -c {nested}', None),
+    ('su -c {} root', None),
+    ('runuser root -c {}', None),
+    ('sg root -c {}', None),
+    ('script -qc {} /dev/null', None),
+    ('script -q --command={} /dev/null', None),
+    ("script -q /dev/null <<'EOF'\n{raw}\nEOF", None),
+    ('flock lock -c {}', None),
+    ('flock -w 5 lock bash -c {}', None),
+    ('watch -n 5 {}', None),
+    (
+        'echo {} | script -q /dev/null',
+        'script would start a shell reading its commands from standard input, which cannot be checked',
+    ),
+]
+
+NESTED_PAYLOADS = [
+    'alias r=rm\nr -f victim',
+    'shopt -s expand_aliases\nalias r=rm\nr -f victim',
+    'rm -f victim',
+    'BASH_CMDS[ls]=/bin/rm; ls victim',
+    "env 'BASH_FUNC_r%%=() { rm -f victim; }' bash -c r",
+    'BASH_ENV=./aliases.sh bash -c r',
+    'aliases[r]=rm; r victim',
+    'hash r=/bin/rm; r victim',
+]
+
+
+def _nest(form: str, payload: str) -> str:
+    return form.format(shlex.quote(payload), raw=payload, nested=shlex.quote(f'bash -c {shlex.quote(payload)}'))
+
+
+def _top_level_refusal(payload: str) -> str:
+    from pydantic_ai_harness_rs.shell._strict import check_strict
+
+    with pytest.raises(PermissionError) as refused:
+        check_strict(payload, allowed=[], denied=['rm'], allow_interactive=False)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize('payload', NESTED_PAYLOADS)
+@pytest.mark.parametrize(('form', 'own'), NESTED_FORMS)
+async def test_a_nested_payload_gets_every_top_level_rule(ws: Path, form: str, own: str | None, payload: str) -> None:
+    from pydantic_ai_harness_rs.shell._strict import _NAME_TABLES
+
+    expected = _top_level_refusal(payload)
+    if own is not None and not _NAME_TABLES.search(payload):  # a table named anywhere is refused first
+        expected = f'The command cannot be checked: {own}. Rewrite it in plain shell syntax.'
+    await assert_refused(ws, _nest(form, payload), expected)
+
+
+async def test_the_nested_forms_run_their_payload(ws: Path) -> None:
+    """Without strict_policy every runnable form removes the file: the table above can fail.
+
+    The issue's input (`bash -O expand_aliases -c` defining and using an alias) is among them.
+    """
+    # zsh is not installed here; `/bin/sh` (dash) has no process substitution; the printf form computes its
+    # script; su, runuser and sg need root; watch needs a terminal.
+    skipped = ('zsh', 'cat <(', 'bash -c "$(printf', 'su ', 'runuser', 'sg ', 'watch', 'echo {} | script')
+    runnable = [form for form, _ in NESTED_FORMS if not form.startswith(skipped)]
+    commands = [_nest(form, 'rm -f victim') for form in runnable]
+    commands.append(_nest('bash -O expand_aliases -c {}', 'alias r=rm\nr -f victim'))
+    commands.append("env 'BASH_FUNC_r%%=() { rm -f victim; }' bash -c r")
+    assert await victims_kept(ws, commands, denied_commands=[]) == []
+
+
+async def test_shell_options_do_not_hide_a_plain_nested_script(ws: Path) -> None:
+    """The option reading finds the script, so an allowed nested command still runs."""
+    shell = Shell(allowed_commands=['bash', 'ls'], strict_policy=True)
+    (ws / 'f').write_text('x')
+    results = await run_calls(
+        [LocalWorkspace(ws), shell],
+        [rc("bash -c -x 'ls f' 2>/dev/null"), rc("bash -O extglob -c 'ls f'"), rc("bash -o posix -c 'rm f'")],
+    )
+    assert results == [
+        ('return', '[stdout]\nf\n'),
+        ('return', '[stdout]\nf\n'),
+        ('retry', "Command 'rm' is not in the allowed list."),
+    ]

@@ -8,7 +8,7 @@ them. Progress is emitted as `shell` events while a foreground call waits.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import anyio
@@ -164,11 +164,12 @@ async def run_persistent_command(
     job_id: str | None = None,
     log_limit: int | None = None,
     sandbox: NativeSandbox | None = None,
+    started: Callable[[Job], None] | None = None,
 ) -> str:
     """Start `command` detached and return its tail (foreground) and handles.
 
     The job is named `job_id` when given (a replay attaches to the job it started); its log
-    is kept under `log_limit` bytes (`max_log_bytes`).
+    is kept under `log_limit` bytes (`max_log_bytes`). `started` is told the job once it runs.
 
     Foreground waits up to `timeout` seconds for the exit status, emitting output events on
     a 50 ms to 1 s backoff, and returns early when the command exits. Raises `ModelRetry`
@@ -190,6 +191,8 @@ async def run_persistent_command(
         job_id=job_id,
         sandbox=sandbox,
     )
+    if started is not None:
+        started(job)
     output = _OutputEvents(job, events, log_limited=log_limit is not None)
     try:
         if output.ctx is not None:

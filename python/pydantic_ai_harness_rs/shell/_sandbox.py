@@ -22,7 +22,8 @@ SandboxMode = Literal['workspace-write', 'read-only']
 SANDBOX_MODES: tuple[str, ...] = ('workspace-write', 'read-only')
 
 NativeSandbox = tuple[bool, list[str], bool]
-"""What `_core` takes: `(restrict_fs, writable_dirs, network)`."""
+"""What `_core` takes: `(restrict_fs, writable_dirs, network)`; without the network, pathname UNIX
+sockets stay reachable only beneath `writable_dirs` (Landlock ABI 9+)."""
 
 
 def validate_sandbox(sandbox: object, network: object) -> None:
@@ -85,7 +86,7 @@ class SandboxDirs:
         if not self.active:
             return None
         if self.mode is None:
-            return (False, [], self.network)
+            return (False, [working_dir], self.network)  # where pathname sockets stay reachable
         writable = [self.tmpdir() or '']
         if self.mode == 'workspace-write':
             writable.append(working_dir)

@@ -6,12 +6,19 @@ after any separator, in `$(...)`, backticks, process substitutions, pipelines, `
 chains, functions and heredoc-fed shells. Each command's name is the word as the shell reads
 it (quotes and backslashes removed); wrappers that run another command (`env`, `timeout`,
 `nice`, `nohup`, `command`, `exec`, `xargs`, `setsid`, `stdbuf`, `sudo`, `time`, `busybox`,
-`find -exec`, `eval`, `trap`, `coproc`, `sh -c`, `bash -c`, ...) are looked through. Line
+`find -exec`, `eval`, `trap`, `coproc`, `sh -c`, `bash -c`, `su -c`, `script -c`, `flock -c`,
+`watch`, ...) are looked through. Line
 continuations (backslash-newline) are joined first, as the shell joins them, so `r\\<newline>m`
 is `rm`. A name computed at run time (`$CMD`, `$(echo rm)`), a script the grammar cannot parse,
 and whatever would make a name run another program (an alias definition, `shopt -s
 expand_aliases`, `hash -p`, bash's `BASH_ALIASES` / `BASH_CMDS` tables) are refused. A function
 definition is judged by its body, like any other commands in the script.
+
+A nested script (`sh -c`, `bash -O ... -c`, `bash -c -x '...'`, `eval`, a heredoc-fed shell, a
+wrapped shell, a process substitution) gets every rule of the top level: a shell's options are
+read as the shell reads them to find its script, and `-O expand_aliases`, exported functions
+(`BASH_FUNC_...`), start-up files (`BASH_ENV`, zsh's `ZDOTDIR`) and zsh's `aliases` /
+`functions` / `commands` tables count as renamings.
 """
 
 from __future__ import annotations
@@ -22,6 +29,10 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+from pydantic_ai.exceptions import ModelRetry
+
+from pydantic_ai_harness_rs._core import COMMAND_TOO_LONG
 
 SHELLS = frozenset({'sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox-sh'})
 """Programs that run a script given with `-c` (or read from stdin)."""
@@ -55,8 +66,20 @@ _WRAPPERS = frozenset({'nohup', 'command', 'setsid', 'time', 'busybox', 'builtin
 """Programs whose first non-option word (after any leading value) is the command they run."""
 
 
-_NAME_TABLES = re.compile(r'\bBASH_(?:ALIASES|CMDS)\b')
-"""bash's arrays that map a name to an alias or to a program path (assigning them renames commands)."""
+_NAME_TABLES = re.compile(
+    r'\bBASH_(?:ALIASES|CMDS|ENV)\b|\bBASH_FUNC_|\b(?:BASHOPTS|ZDOTDIR)\b'
+    r'|\b(?:aliases|galiases|saliases|functions|commands)(?:\[[^\]]*\])?\+?='
+)
+"""What makes a name run another program than the script shows: bash's tables of aliases and
+program paths (`BASH_ALIASES`, `BASH_CMDS`), an exported function in the environment
+(`BASH_FUNC_name%%=...`), a start-up file or options a nested shell reads (`BASH_ENV`,
+`BASHOPTS=expand_aliases`, zsh's `ZDOTDIR`), and zsh's tables assigned (`aliases[r]=rm`,
+`functions[r]=...`, `commands[ls]=/bin/rm`)."""
+
+STRICT_MAX_COMMAND_BYTES = 131_072
+"""The longest command `strict_policy` parses, in UTF-8 bytes: Linux's limit on one argument
+(`MAX_ARG_STRLEN`), so a longer script could not start as `sh -c SCRIPT` anyway. Longer ones get
+the same retry as a command the OS refuses (`COMMAND_TOO_LONG`)."""
 
 _MAX_JOINS = 8
 """Rounds of joining line continuations at most (each round removes every one the parse shows)."""
@@ -153,8 +176,7 @@ def commands(script: str, *, depth: int = 0) -> list[list[str]]:
     tree, source = _parse_joined(script.encode('utf-8', 'surrogateescape'))
     if tree.root_node.has_error:
         raise Unjudgeable('the command could not be parsed as a shell script')
-    if _NAME_TABLES.search(source.decode('utf-8', 'surrogateescape')):
-        raise Unjudgeable('BASH_ALIASES and BASH_CMDS would make a name run another program')
+    _refuse_name_tables(source.decode('utf-8', 'surrogateescape'))
     found: list[list[str]] = []
     for node in _nodes(tree.root_node):
         if node.type != 'command':
@@ -227,15 +249,15 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
     words = [w if w is not None else '' for w in argv]
     out = [words]
     if name in SHELLS:
-        script = _shell_script(argv)
-        if script is not None:
-            out += commands(script, depth=depth + 1)
+        source, value = _shell_source(argv)
+        if source == 'script':
+            out += commands(value, depth=depth + 1)
+        elif source == 'file':
+            _refuse_stream_script(name, value)
         elif heredoc is not None:
             out += commands(heredoc, depth=depth + 1)
-        elif not any(w and not w.startswith('-') for w in argv[1:]):
-            raise Unjudgeable(f'{name} would read its commands from standard input, which cannot be checked')
         else:
-            _refuse_stream_script(name, next(w for w in argv[1:] if w and not w.startswith('-')))
+            raise Unjudgeable(f'{name} would read its commands from standard input, which cannot be checked')
         return out
     if name in ('.', 'source'):
         script_file = argv[1] if len(argv) > 1 else ''
@@ -252,6 +274,8 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
     if name == 'trap':
         return out + _trap_action(argv, depth)
     _refuse_renaming(name, argv)
+    if name in _SCRIPT_RUNNERS:
+        return out + _script_runner(name, argv, heredoc, depth)
     if name in ('find',):
         return out + _find_exec(argv, depth)
     if name in _WRAPPERS:
@@ -261,6 +285,83 @@ def _unwrap(argv: list[str | None], heredoc: str | None, depth: int) -> list[lis
         if inner:
             out += _unwrap(inner, heredoc, depth)
     return out
+
+
+_SCRIPT_RUNNERS: dict[str, frozenset[str]] = {
+    'su': frozenset({'-c', '--command', '--session-command'}),
+    'runuser': frozenset({'-c', '--command', '--session-command'}),
+    'script': frozenset({'-c', '--command'}),
+    'sg': frozenset({'-c'}),
+    'flock': frozenset({'-c', '--command'}),
+    'watch': frozenset(),
+}
+"""Programs that hand a word to a shell as its script (`su -c`, `script -qc`, `sg G -c`, `flock F
+-c`, `watch`), with the options that name that word."""
+
+_RUNNER_VALUED: dict[str, frozenset[str]] = {
+    'flock': frozenset({'-w', '--timeout', '--wait', '-E', '--conflict-exit-code'}),
+    'watch': frozenset({'-n', '--interval', '-q', '--equexit'}),
+}
+"""Options of `flock` and `watch` that take the next word as their value."""
+
+
+def _script_option(flags: frozenset[str], argv: list[str | None]) -> tuple[bool, str | None]:
+    """Whether `argv` names a script with one of `flags` (`-c S`, `-qc S`, `--command=S`), and the script.
+
+    The script is `None` when it is computed at run time. Options are read anywhere before `--`,
+    as `su`, `runuser`, `script` and `sg` read them.
+    """
+    for i, word in enumerate(argv):
+        if word is None:
+            continue
+        if word == '--':
+            break
+        for flag in flags:
+            if flag.startswith('--') and word.startswith(flag + '='):
+                return True, word[len(flag) + 1 :]
+        if word in flags or ('-c' in flags and len(word) > 2 and word[0] == '-' != word[1] and word[-1] == 'c'):
+            return True, argv[i + 1] if i + 1 < len(argv) else None
+    return False, None
+
+
+def _script_runner(name: str, argv: list[str | None], heredoc: str | None, depth: int) -> list[list[str]]:
+    """The commands a script runner (`_SCRIPT_RUNNERS`) runs: its script judged as a nested one.
+
+    `flock [OPTIONS] FILE -c SCRIPT` runs a script and `flock [OPTIONS] FILE CMD...` a command;
+    `watch CMD...` gives its words to `sh -c` (`watch -x` runs them as a command); `sg GROUP
+    CMD` gives CMD to `sh`; without `-c`, `su`, `runuser` and `script` start a shell reading
+    standard input (a heredoc is judged, else refused).
+    """
+    flags = _SCRIPT_RUNNERS[name]
+    valued = _RUNNER_VALUED.get(name, frozenset())
+    i, direct = 1, False
+    if name in ('flock', 'watch'):  # options stop at the first other word, as these programs read them
+        while i < len(argv) and (argv[i] or '').startswith('-') and argv[i] != '--':
+            direct = direct or argv[i] in ('-x', '--exec')
+            i += 2 if argv[i] in valued else 1
+        if i < len(argv) and argv[i] == '--':
+            i += 1
+    if name == 'flock':
+        i += 1  # the lock file or descriptor
+    found, script = _script_option(flags, argv[i:] if name == 'flock' else argv[1:])
+    if name == 'flock' and found and argv[i] not in flags and not (argv[i] or '').startswith('--command='):
+        found = False  # flock reads -c only right after the file; later it belongs to the command
+    if found:
+        if script is None:
+            raise Unjudgeable(f'the script given to {name} is computed at run time')
+        return commands(script, depth=depth + 1)
+    rest = argv[i:]
+    if name == 'flock' or (name == 'watch' and direct):
+        return _unwrap(rest, heredoc, depth) if rest else []
+    if name == 'sg':
+        rest = [word for word in argv[1:] if word != '-'][1:]  # after the group
+    if name in ('watch', 'sg') and rest:
+        if any(word is None for word in rest):
+            raise Unjudgeable(f'the command given to {name} is computed at run time')
+        return commands(' '.join(word for word in rest if word is not None), depth=depth + 1)
+    if heredoc is not None:
+        return commands(heredoc, depth=depth + 1)
+    raise Unjudgeable(f'{name} would start a shell reading its commands from standard input, which cannot be checked')
 
 
 _STREAMS = ('/dev/', '/proc/')
@@ -280,19 +381,28 @@ def _refuse_xargs_input_commands(inner: list[str | None]) -> None:
         raise Unjudgeable(f'xargs would give {name} its commands from its input, which cannot be checked')
 
 
+def _refuse_name_tables(text: str) -> None:
+    """Refuse `text` naming one of `_NAME_TABLES` (a table or variable that renames commands)."""
+    if found := _NAME_TABLES.search(text):
+        name = found.group().rstrip('+=').split('[')[0]
+        raise Unjudgeable(f'{name} would make a name run another program')
+
+
 def _refuse_renaming(name: str, argv: list[str | None]) -> None:
     """Refuse a command that would make a name run another program than its own."""
     if name in ('alias', 'shopt', 'hash') and any(word is None for word in argv[1:]):
         raise Unjudgeable(f'an argument of {name} is computed at run time')
     args = [word for word in argv[1:] if word is not None]
-    if any(_NAME_TABLES.search(word) for word in args):
-        raise Unjudgeable('BASH_ALIASES and BASH_CMDS would make a name run another program')
+    for word in args:
+        _refuse_name_tables(word)
     if name == 'alias' and any('=' in word for word in args):
         raise Unjudgeable('an alias definition would make a name run another command; call the command itself')
     if name == 'shopt' and 'expand_aliases' in args and '-u' not in args:
         raise Unjudgeable('expand_aliases would let an alias rename a command; call the command itself')
     if name == 'hash' and any(word.startswith('-') and 'p' in word for word in args):
         raise Unjudgeable('hash -p would make a name run another program; call the program by its path')
+    if name == 'hash' and any('=' in word for word in args):
+        raise Unjudgeable("zsh's hash name=path would make a name run another program; call the program by its path")
 
 
 def _trap_action(argv: list[str | None], depth: int) -> list[list[str]]:
@@ -308,17 +418,64 @@ def _trap_action(argv: list[str | None], depth: int) -> list[list[str]]:
     return commands(action, depth=depth + 1)
 
 
-def _shell_script(argv: list[str | None]) -> str | None:
-    for i, word in enumerate(argv[1:], start=1):
+_SHELL_VALUED_LONG = frozenset({'--rcfile', '--init-file'})
+"""A shell's long options that take the next word as their value; other `--words` are flags."""
+
+_SHELL_VALUED_SHORT = frozenset('oO')
+"""A shell's option letters that take the next word as their value (`-o posix`, `-O extglob`)."""
+
+
+def _shell_source(argv: list[str | None]) -> tuple[str, str]:
+    """Where the shell `argv` reads its commands: `('script', text)`, `('file', path)` or `('stdin', '')`.
+
+    The options are read as the shell reads them: letters cluster (`-ec`, `-xO NAME`), `-o` and
+    `-O` take the next word, `--rcfile`/`--init-file` take one, `--` or `-` ends them. With
+    `-c` the script is the first word after the options, wherever `-c` stood (`bash -c -x 'rm
+    x'` runs `rm x`); with `-s`, or without any word left, commands come from standard input;
+    else the first word is a script file. Raises `Unjudgeable` for an option computed at run
+    time, `-O expand_aliases` (aliases would rename commands), or `-c` without a script.
+    """
+    script_flag = stdin_flag = False
+    i = 1
+    while i < len(argv):
+        word = argv[i]
         if word is None:
+            if script_flag:
+                break
             raise Unjudgeable('a shell option is computed at run time')
-        if word.startswith('-') and not word.startswith('--') and 'c' in word[1:]:
-            if i + 1 >= len(argv) or argv[i + 1] is None:
-                raise Unjudgeable('the script given to a shell is computed at run time')
-            return argv[i + 1]
-        if not word.startswith(('-', '+')):
-            return None
-    return None
+        if word in ('--', '-'):
+            i += 1
+            break
+        if word.startswith('--'):
+            i += 2 if word in _SHELL_VALUED_LONG else 1
+            continue
+        if not word.startswith(('-', '+')) or len(word) < 2:
+            break
+        i += 1
+        for letter in word[1:]:
+            if letter in _SHELL_VALUED_SHORT:
+                value = argv[i] if i < len(argv) else ''
+                if value is None:
+                    raise Unjudgeable('a shell option is computed at run time')
+                if letter == 'O' and word.startswith('-') and value == 'expand_aliases':
+                    raise Unjudgeable('expand_aliases would let an alias rename a command; call the command itself')
+                i += 1
+            elif letter == 'c':
+                script_flag = True
+            elif letter == 's':
+                stdin_flag = True
+    rest = argv[i:]
+    if script_flag:
+        if not rest:
+            raise Unjudgeable('a shell is given -c without a script')
+        if rest[0] is None:
+            raise Unjudgeable('the script given to a shell is computed at run time')
+        return 'script', rest[0]
+    if stdin_flag or not rest:
+        return 'stdin', ''
+    if rest[0] is None:
+        raise Unjudgeable('the file a shell reads is named at run time')
+    return 'file', rest[0]
 
 
 def _wrapped(name: str, argv: list[str | None]) -> list[str | None]:
@@ -382,7 +539,14 @@ def check_strict(command: str, *, allowed: Sequence[str], denied: Sequence[str],
     Denied: a name in `denied` by itself or by its basename (`/bin/rm`, `./rm`). Allowed: a
     name listed itself, or a program in a system directory whose bare name is listed, or a
     builtin that runs nothing (`cd`, `echo`, ...). `Unjudgeable` scripts are refused too.
+    A command over `STRICT_MAX_COMMAND_BYTES` (UTF-8) raises `ModelRetry(COMMAND_TOO_LONG)`
+    before it is parsed, so the check's time is bounded (about a second in CPython at the bound).
     """
+    if (
+        len(command) > STRICT_MAX_COMMAND_BYTES
+        or len(command.encode('utf-8', 'surrogateescape')) > STRICT_MAX_COMMAND_BYTES
+    ):
+        raise ModelRetry(COMMAND_TOO_LONG)
     try:
         argvs = commands(command)
     except Unjudgeable as e:

@@ -59,6 +59,13 @@ from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox, SandboxDirs, Sa
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
+_KILL = re.compile(r'\s*kill(?:\s+(?:-s\s*|-n\s*|-)(?P<signal>[A-Za-z0-9]+))?(?:\s+--)?\s+(?P<target>-?\d+)\s*')
+"""`kill [-SIG | -s SIG] [--] TARGET`, the shape of the stop command the `shell` tool names."""
+
+INLINE_CHECK_CHARS = 65_536
+"""Commands up to this many characters are checked on the event loop (well under a millisecond);
+longer ones, and every command under `strict_policy`, on a worker thread."""
+
 RUN_SCOPED_TOOL_NAMES: tuple[str, ...] = ('run_command', 'start_command', 'check_command', 'stop_command')
 """The default tools; background commands run until they exit, are stopped, or the workspace ends."""
 
@@ -174,6 +181,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         self._jobs_dirs: weakref.WeakKeyDictionary[Workspace, str] = weakref.WeakKeyDictionary()
         validate_sandbox(sandbox, network)
         self._sandbox = SandboxDirs(sandbox, network)
+        self._sandboxed_jobs: dict[str, Job] = {}
         if truncation not in TRUNCATIONS:
             raise ValueError(f"truncation must be 'tail' or 'head_tail'; got {truncation!r}.")
         self._truncation: Truncation = truncation
@@ -233,6 +241,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             strict_policy=self._strict_policy,
         )
         copy._sandbox = self._sandbox
+        copy._sandboxed_jobs = self._sandboxed_jobs
         return copy
 
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
@@ -286,11 +295,47 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         jobs_dir = await self._jobs_base(ctx) if self._sandbox.mode == 'read-only' else None
         return self._sandbox.native(working_dir, jobs_dir)
 
+    def _remember_sandboxed_job(self, job: Job) -> None:
+        """Note a sandboxed `shell` job by the targets its stop command names (`-PGID`, `PID`)."""
+        self._sandboxed_jobs[str(job.pid)] = job
+        if job.pgid is not None:
+            self._sandboxed_jobs[f'-{job.pgid}'] = job
+
+    async def _stop_sandboxed_job(self, command: str) -> str | None:
+        """Stop a sandboxed `shell` job whose stop command (`kill -- -PGID`) the model runs; else `None`.
+
+        Landlock's signal scope keeps each sandboxed command from signalling processes it did
+        not start, so the kill command the `shell` tool names would fail (`EPERM`) in a new
+        sandboxed command: the harness sends it instead, for a job this Shell started and only
+        `TERM`, `KILL` or no signal named, and says so.
+        """
+        if not self._sandbox.active or (found := _KILL.fullmatch(command)) is None:
+            return None
+        signal_name = (found['signal'] or 'TERM').upper().removeprefix('SIG')
+        job = self._sandboxed_jobs.get(found['target'])
+        if job is None or signal_name not in ('TERM', 'KILL', '9', '15'):
+            return None
+        await job.kill()
+        for key in [key for key, known in self._sandboxed_jobs.items() if known is job]:
+            del self._sandboxed_jobs[key]
+        return f'Stopped the process tree of PID {job.pid} (sent by the harness: a sandboxed command cannot signal processes it did not start).'
+
     def _decode(self, data: bytes) -> str:
         """Command output as text: cleaned with `clean_output`, else UTF-8 with U+FFFD (documented)."""
         return clean_text(data) if self._clean_output else data.decode('utf-8', errors='replace')
 
-    def _check_command(self, command: str) -> None:
+    async def _check_command(self, command: str) -> None:
+        """`_check_command_now` on a worker thread when it can take long, so the event loop never waits on it.
+
+        `strict_policy` parses the script (bounded by `STRICT_MAX_COMMAND_BYTES`); the first-word
+        policy is linear and runs inline below `INLINE_CHECK_CHARS`.
+        """
+        if self._strict_policy or len(command) > INLINE_CHECK_CHARS:
+            await anyio.to_thread.run_sync(self._check_command_now, command)
+        else:
+            self._check_command_now(command)
+
+    def _check_command_now(self, command: str) -> None:
         """The documented checks; with `strict_policy`, the lists judge every command instead of the first word."""
         strict = self._strict_policy
         check_command(
@@ -507,7 +552,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             Labeled stdout/stderr output with exit code on non-zero exit.
         """
-        self._check_command(command)
+        await self._check_command(command)
+        if (stopped := await self._stop_sandboxed_job(command)) is not None:
+            return stopped
         timeout = timeout_seconds if timeout_seconds is not None else self._default_timeout
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
             raise ModelRetry('timeout_seconds must be a positive number of seconds.')
@@ -584,7 +631,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             mode: `foreground` to wait, `background` to return at once.
             timeout: Seconds to wait in foreground mode (default: the configured timeout).
         """
-        self._check_command(command)
+        await self._check_command(command)
+        if (stopped := await self._stop_sandboxed_job(command)) is not None:
+            return stopped
         local = local_backend(ctx.workspace)
         cwd = str(local._ensure_alive()) if local is not None else await ctx.workspace.working_dir()  # pyright: ignore[reportPrivateUsage]
         sandbox = await self._native_sandbox(ctx, cwd) if local is not None else None
@@ -600,6 +649,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             job_id=call_job_id(ctx.run_id, ctx.tool_call_id),
             log_limit=self._max_log_bytes,
             sandbox=sandbox,
+            started=self._remember_sandboxed_job if sandbox is not None else None,
         )
 
     @recoverable
@@ -617,7 +667,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             A message containing the unique command ID for later check/stop calls.
         """
-        self._check_command(command)
+        await self._check_command(command)
         local = local_backend(ctx.workspace)
         sandbox = None
         if local is not None:
