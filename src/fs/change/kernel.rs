@@ -6,10 +6,10 @@
 //! the file, never an `OSError` out of the run. A regular file elsewhere that cannot be written
 //! at an offset (`ESPIPE`) is written the same way.
 
-use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
 use crate::error::{Error, ErrorKind};
 use crate::fs::text::py_repr;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// Writes all of `content` with `write(2)` from the start of `fd` (its offset is moved there
 /// first where it can be), in the calls the kernel takes; nothing is truncated.
@@ -39,7 +39,10 @@ pub(crate) fn write_sequential(fd: &OwnedFd, mut content: &[u8]) -> io::Result<(
 /// Permission errors are left to the caller's usual `Permission denied: 'p'`.
 pub(crate) fn refused(err: &io::Error, path: &str) -> Option<Error> {
     let errno = err.raw_os_error()?;
-    if matches!(errno, libc::EACCES | libc::EPERM | libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EFBIG) {
+    if matches!(
+        errno,
+        libc::EACCES | libc::EPERM | libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EFBIG
+    ) {
         return None;
     }
     let reason = crate::fs::root::path::strerror(errno);

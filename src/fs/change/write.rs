@@ -31,10 +31,10 @@ use crate::fs::read::encoding;
 use crate::fs::read::hash::{
     bytes_hash, content_hash, is_binary, text_hash, DiskHasher, BINARY_SAMPLE, CHUNK,
 };
-use crate::fs::root::pseudo::on_pseudo_fs;
 use crate::fs::root::path::{
     fstat, is_dir, is_reg, lstat_at, Beneath, Resolved, READ_FLAGS, STAT_FLAGS,
 };
+use crate::fs::root::pseudo::on_pseudo_fs;
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 
@@ -397,8 +397,14 @@ pub(crate) fn edit_plan(
         _ => Guard::Unchanged,
     };
     let edited = source.edit(replacements, path)?;
-    let before = edited.old_raw.as_deref().unwrap_or(edited.old_text.as_bytes());
-    let after = edited.encoded.as_deref().unwrap_or(edited.new_text.as_bytes());
+    let before = edited
+        .old_raw
+        .as_deref()
+        .unwrap_or(edited.old_text.as_bytes());
+    let after = edited
+        .encoded
+        .as_deref()
+        .unwrap_or(edited.new_text.as_bytes());
     if before == after {
         return Err(unchanged(path));
     }
@@ -1087,7 +1093,8 @@ impl FileSystem {
                     Err(e) if e.errno == Some(libc::ESPIPE) => {}
                     other => other?,
                 }
-                return kernel::write_sequential(&fd, content).map_err(|e| self.kernel_error(&e, path, rel));
+                return kernel::write_sequential(&fd, content)
+                    .map_err(|e| self.kernel_error(&e, path, rel));
             }
             let overlap = st.st_nlink <= 1
                 && content.len().min(st.st_size as usize) >= PARALLEL_BYTES
@@ -1146,7 +1153,8 @@ impl FileSystem {
             return match write_in_place(&fd, content, plan.old.as_deref()) {
                 // Not writable at an offset (a FUSE or device-backed file): from its start.
                 Err(e) if e.raw_os_error() == Some(libc::ESPIPE) => {
-                    kernel::write_sequential(&fd, content).map_err(|e| self.kernel_error(&e, path, rel))
+                    kernel::write_sequential(&fd, content)
+                        .map_err(|e| self.kernel_error(&e, path, rel))
                 }
                 written => written.map_err(|e| self.io_error(&e, rel)),
             };
@@ -1328,7 +1336,7 @@ mod tests {
         );
         assert_eq!(
             msg(f.plan_edit("d", &r(&[("a", "z")]), None, &c)),
-            "File not found: d"
+            "'d' is a directory, not a file." // issue 19 (0.36.0: `File not found: d`)
         );
         // Bytes that are not UTF-8 are kept; only the matched text changes.
         fs::write(d.path().join("bad.txt"), b"ok \xe2\x82 x").unwrap();
