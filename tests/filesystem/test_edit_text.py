@@ -146,8 +146,8 @@ async def test_an_edit_lands_exactly(
 
 # Edits refused with a message that teaches, the file unchanged: (file, its bytes, the edit, the message).
 NO_CHANGE = (
-    'The edit leaves {} exactly as it is (new_text is what it replaces, line endings kept as the file has '
-    'them). No changes were written.'
+    "The edit leaves {} exactly as it is (new_text is what it replaces once the file's line endings and "
+    'byte order mark are kept). No changes were written.'
 )
 
 REFUSALS = [

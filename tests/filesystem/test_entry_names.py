@@ -28,7 +28,11 @@ FORGED = 'evil\nfake.txt:1:alpha'
 
 async def _calls(root: Path, workspace: bool, calls: list[tuple[str, dict[str, object]]]) -> list[str]:
     extra: dict[str, object] = {'workspace': LocalWorkspaceBackend(root)} if workspace else {}
-    fs = FileSystem(tools=FILE_SYSTEM_TOOL_NAMES) if workspace else FileSystem(root_dir=root, tools=FILE_SYSTEM_TOOL_NAMES)
+    fs = (
+        FileSystem(tools=FILE_SYSTEM_TOOL_NAMES)
+        if workspace
+        else FileSystem(root_dir=root, tools=FILE_SYSTEM_TOOL_NAMES)
+    )
     toolset = fs.get_toolset()
     out = []
     for tool, args in calls:

@@ -127,8 +127,8 @@ async def test_a_replace_all_that_changes_nothing_says_so(tmp_path: Path) -> Non
         [('edit_file', {'path': 'f.txt', 'old_text': 'foo\n', 'new_text': 'foo\r\n', 'replace_all': True})],
     )
     assert t.results == [
-        RETRY + 'The edit leaves f.txt exactly as it is (new_text is what it replaces, line endings kept as '
-        'the file has them). No changes were written.'
+        RETRY + "The edit leaves f.txt exactly as it is (new_text is what it replaces once the file's line "
+        'endings and byte order mark are kept). No changes were written.'
     ]
     assert t.events == []
     assert (tmp_path / 'f.txt').read_bytes() == b'foo\r\nfoo\r\n'

@@ -418,8 +418,8 @@ fn unchanged(path: &str) -> Error {
     retry(
         ErrorKind::NoMatch,
         format!(
-            "The edit leaves {path} exactly as it is (new_text is what it replaces, line endings \
-             kept as the file has them). No changes were written."
+            "The edit leaves {path} exactly as it is (new_text is what it replaces once the file's \
+             line endings and byte order mark are kept). No changes were written."
         ),
     )
 }
