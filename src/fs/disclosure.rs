@@ -3,7 +3,8 @@
 //!
 //! `FileSystem(report_skipped=True)`: walker results end with what the walk left out and why,
 //! with counts: `[skipped: 3 hidden entries (name a hidden path explicitly to include them),
-//! 2 ignored by .gitignore/.ignore (a glob naming them includes them), 1 binary file]`.
+//! 2 ignored by .gitignore/.ignore (a glob naming them includes them), 1 binary file, 2 paths
+//! that could not be read]`.
 //! Beyond both references (issue 9): their walkers leave out dot entries, ignored and binary
 //! files silently, so an empty or short result cannot be told from a tree without matches.
 //! Off by default: results exactly as documented (0.62.0's own hidden-entries trailer stays
@@ -30,6 +31,8 @@ pub struct Skipped {
     pub ignored: usize,
     /// Files not searched because they are binary (a NUL byte).
     pub binary: usize,
+    /// Paths that could not be read (named in the result's `could not be read` note).
+    pub unreadable: usize,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -57,6 +60,13 @@ impl Skipped {
         }
         if self.binary > 0 {
             parts.push(plural(self.binary, "binary file", "binary files"));
+        }
+        if self.unreadable > 0 {
+            parts.push(plural(
+                self.unreadable,
+                "path that could not be read",
+                "paths that could not be read",
+            ));
         }
         (!parts.is_empty()).then(|| format!("[skipped: {}]", parts.join(", ")))
     }
@@ -102,11 +112,12 @@ mod tests {
             Skipped {
                 hidden: 1,
                 ignored: 2,
-                binary: 3
+                binary: 3,
+                unreadable: 4,
             }
             .line()
             .unwrap(),
-            "[skipped: 1 hidden entry (name a hidden path explicitly to include it), 2 entries ignored by .gitignore/.ignore (a glob naming them includes them), 3 binary files]"
+            "[skipped: 1 hidden entry (name a hidden path explicitly to include it), 2 entries ignored by .gitignore/.ignore (a glob naming them includes them), 3 binary files, 4 paths that could not be read]"
         );
     }
 }

@@ -26,6 +26,7 @@ pub mod ripgrep;
 pub mod root;
 pub mod search;
 pub mod text;
+pub mod unreadable;
 pub mod walk;
 
 use std::fs::File;
@@ -118,6 +119,21 @@ impl Outcome {
             ..Default::default()
         }
     }
+}
+
+/// Runs the walker `f` (`list_directory`, `find_files`, `search_files`, `list_files`, `grep`);
+/// its result ends with [`text::ESCAPED_NOTE`] when a name was shown escaped meanwhile
+/// ([`text::escape_name`], issue 19). The count is process-wide: a call running beside one
+/// that escapes a name may carry the note too, never lose it.
+pub fn noting_escaped_names(f: impl FnOnce() -> Result<Outcome>) -> Result<Outcome> {
+    use std::sync::atomic::Ordering;
+    let before = text::ESCAPED_NAMES.load(Ordering::Relaxed);
+    let mut outcome = f()?;
+    if text::ESCAPED_NAMES.load(Ordering::Relaxed) != before {
+        outcome.text.push('\n');
+        outcome.text.push_str(text::ESCAPED_NOTE);
+    }
+    Ok(outcome)
 }
 
 /// A root directory with its access patterns and limits; all tools run here.
@@ -333,9 +349,9 @@ impl FileSystem {
     /// Opens a resolved path for reading and checks it is a regular file.
     ///
     /// A directory: `'p' is a directory, not a file.` when `dir_message`, else the
-    /// `missing` message, which is also used for a missing path or a special file.
-    /// Workspace contract: a directory is always `missing`, a FIFO, socket or device is
-    /// [`NOT_REGULAR_FILE`].
+    /// `missing` message, which is also used for a missing path or a special file (both
+    /// `ErrorKind::NotFound`: 0.62.0's `read_file` answers either as `Path not found: p`).
+    /// Workspace contract: a FIFO, socket or device is [`NOT_REGULAR_FILE`].
     pub(crate) fn open_regular(
         &self,
         resolved: &Resolved,
@@ -344,7 +360,6 @@ impl FileSystem {
         dir_message: bool,
     ) -> Result<File> {
         let workspace = self.limits.contract.is_workspace();
-        let dir_message = dir_message && !workspace;
         let missing_error = || Error::new(ErrorKind::NotFound, missing());
         // Not a directory and not a regular file (its mode when known).
         let special = |mode: Option<libc::mode_t>| {

@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::fs::change::content::Content;
 use crate::fs::change::write::{Plan, Replacement};
 use crate::fs::disclosure::Disclosure;
-use crate::fs::{Contract, FileSystem, Limits, Outcome};
+use crate::fs::{noting_escaped_names, Contract, FileSystem, Limits, Outcome};
 
 use super::PyCancelToken;
 
@@ -321,7 +321,10 @@ impl PyFileSystemCore {
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
-        run(py, move || fs.list_files(&path, glob.as_deref(), &flag)).map(Into::into)
+        run(py, move || {
+            noting_escaped_names(|| fs.list_files(&path, glob.as_deref(), &flag))
+        })
+        .map(Into::into)
     }
 
     /// `grep` (ripgrep rules, in-process): see `FileSystem::grep`.
@@ -342,16 +345,18 @@ impl PyFileSystemCore {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
         run(py, move || {
-            fs.grep(
-                &pattern,
-                &path,
-                glob.as_deref(),
-                file_type.as_deref(),
-                ignore_case,
-                literal,
-                context,
-                &flag,
-            )
+            noting_escaped_names(|| {
+                fs.grep(
+                    &pattern,
+                    &path,
+                    glob.as_deref(),
+                    file_type.as_deref(),
+                    ignore_case,
+                    literal,
+                    context,
+                    &flag,
+                )
+            })
         })
         .map(Into::into)
     }
@@ -365,7 +370,10 @@ impl PyFileSystemCore {
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
-        run(py, move || fs.list_directory(&path, &flag)).map(Into::into)
+        run(py, move || {
+            noting_escaped_names(|| fs.list_directory(&path, &flag))
+        })
+        .map(Into::into)
     }
 
     #[pyo3(signature = (pattern, path, include_glob, *, cancel))]
@@ -380,7 +388,9 @@ impl PyFileSystemCore {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
         run(py, move || {
-            fs.search_files(&pattern, &path, include_glob.as_deref(), &flag)
+            noting_escaped_names(|| {
+                fs.search_files(&pattern, &path, include_glob.as_deref(), &flag)
+            })
         })
         .map(Into::into)
     }
@@ -395,7 +405,10 @@ impl PyFileSystemCore {
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
         let fs = self.inner.clone();
-        run(py, move || fs.find_files(&pattern, &path, &flag)).map(Into::into)
+        run(py, move || {
+            noting_escaped_names(|| fs.find_files(&pattern, &path, &flag))
+        })
+        .map(Into::into)
     }
 
     #[pyo3(signature = (path, content, expected_hash, announce, *, cancel))]

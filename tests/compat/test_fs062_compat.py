@@ -69,7 +69,8 @@ def _outside_paths_not_shown(ref: Outcome, ours: Outcome) -> Outcome:
 
 
 def _search_missing_path_retries(ref: Outcome, ours: Outcome) -> Outcome:
-    """Searching under a path that does not exist is a retry naming it, with no event, as under the document.
+    """Searching under a path that does not exist is a retry naming it, with no event, as under the document;
+    edit_file given a directory names it one.
 
     0.62.0 answers `No matches found.` (and emits a FilesSearchedEvent), which reads as "the
     text is not there" when the path was mistyped.
@@ -79,6 +80,9 @@ def _search_missing_path_retries(ref: Outcome, ours: Outcome) -> Outcome:
         if call['tool'] == 'search_files' and call['args'].get('path') == 'nope':
             call.update(outcome='retry', cause='model_retry', content="Path 'nope' is not a file or directory.")
             expected['events'] = [e for e in expected['events'] if e.get('tool_call_id') != call['id']]
+        # Issue 19: edit_file given a directory names it one (0.62.0: `File not found: src`).
+        if call['tool'] == 'edit_file' and call['args'].get('path') == 'src':
+            call.update(content="'src' is a directory, not a file.")
     return expected
 
 

@@ -180,11 +180,38 @@ def _edits_keep_endings_and_bom(ref: Outcome, ours: Outcome) -> Outcome:
     _take_call(expected, ours, 3, 'Edited crlf.txt. [hash:' + _h('x\r\n') + ']', EDITED)
     _take_call(expected, ours, 4, 'old_text not found in crlf.txt. No changes were written.', [])
     bom = '\ufeffhead\nbody\n'
-    _take_call(expected, ours, 8, f'Edited bom.txt. [hash:{_h(bom)}]', EDITED)
+    # Issue 19: the BOM kept, the edit changes nothing, and says so (0.36.0 drops the BOM).
+    unchanged = (
+        "The edit leaves bom.txt exactly as it is (new_text is what it replaces once the file's line endings "
+        'and byte order mark are kept). No changes were written.'
+    )
+    _take_call(expected, ours, 8, unchanged, [])
     read = f'[bom.txt | 2 lines | hash:{_h(bom)}]\n     1\t\ufeffhead\n     2\tbody\n'
     _take_call(expected, ours, 9, read, ['FileReadEvent'])
     expected['disk'].update({'crlf.txt': 'x\r\n', 'bom.txt': bom})
     return expected
+
+
+def _no_op_edit_said(ref: Outcome, ours: Outcome) -> Outcome:
+    """Issue 19: `alpha` replaced by `alpha` changes nothing and says so (0.36.0: `Edited a.txt.`, events)."""
+    expected = copy.deepcopy(ref)
+    unchanged = (
+        "The edit leaves a.txt exactly as it is (new_text is what it replaces once the file's line endings "
+        'and byte order mark are kept). No changes were written.'
+    )
+    _take_call(expected, ours, 6, unchanged, [])
+    return expected
+
+
+def _directory_edit_named(index: int) -> Callable[[Outcome, Outcome], Outcome]:
+    """Issue 19: edit_file given the directory `src` names it one (0.36.0: `File not found: src`)."""
+
+    def expect(ref: Outcome, ours: Outcome) -> Outcome:
+        expected = copy.deepcopy(ref)
+        _retry(_call(expected, index), "'src' is a directory, not a file.")
+        return expected
+
+    return expect
 
 
 def _invalid_utf8_is_said_and_edited(ref: Outcome, ours: Outcome) -> Outcome:
@@ -246,6 +273,8 @@ def _special_files_named(ref: Outcome, ours: Outcome) -> Outcome:
 
 DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
     'edit_matching': _edits_keep_endings_and_bom,
+    'edit_basic': _no_op_edit_said,
+    'edit_errors': _directory_edit_named(15),
     'read_invalid_utf8': _invalid_utf8_is_said_and_edited,
     'read_chunk_boundaries': _invalid_utf8_in_a_big_file,
     'list_basic': _hidden_root_served((7, '.hidden/h.txt  (13 bytes)', 1)),

@@ -116,6 +116,14 @@ EDITS = {
         b'1\r\n2\r\n',
     ),
     'crlf_new_text_in_an_lf_file_is_lf': ('l.txt', b'a\nb\n', 'a\n', 'x\r\ny\r\n', b'x\ny\nb\n'),
+    # Issue 19: an old_text naming `\r\n` chose the endings, so new_text's `\n` is meant.
+    'an_lf_new_text_for_a_crlf_old_text_is_written_as_given': (
+        'crlf.txt',
+        b'1st\r\n2nd\r\n3rd\r\n',
+        '2nd\r\n',
+        '2nd\n',
+        b'1st\r\n2nd\n3rd\r\n',
+    ),
     'a_latin1_byte_far_from_the_edit_is_kept': (
         'l1.txt',
         LATIN1,
@@ -137,6 +145,11 @@ async def test_an_edit_lands_exactly(
 
 
 # Edits refused with a message that teaches, the file unchanged: (file, its bytes, the edit, the message).
+NO_CHANGE = (
+    "The edit leaves {} exactly as it is (new_text is what it replaces once the file's line endings and "
+    'byte order mark are kept). No changes were written.'
+)
+
 REFUSALS = [
     pytest.param(
         'l1.txt',
@@ -165,6 +178,21 @@ REFUSALS = [
         '2 tabs in the file and 8 spaces in old_text. Copy old_text exactly as read_file shows it.',
         id='a_space_indented_old_text_in_a_tab_indented_file_is_told_where',
     ),
+    # Issue 19: an edit whose result is the file's bytes as they are says so; it never says `Edited`.
+    pytest.param(
+        'crlf.txt',
+        b'1st\r\n2nd\r\n3rd\r\n',
+        {'old_text': '2nd\n', 'new_text': '2nd\r\n'},
+        NO_CHANGE.format('crlf.txt'),
+        id='an_edit_that_only_changes_an_ending_the_file_keeps_says_nothing_changed',
+    ),
+    pytest.param(
+        'same.txt',
+        b'alpha\nbeta\n',
+        {'old_text': 'beta', 'new_text': 'beta'},
+        NO_CHANGE.format('same.txt'),
+        id='new_text_equal_to_old_text_says_nothing_changed',
+    ),
 ]
 
 
@@ -175,6 +203,17 @@ async def test_a_refused_edit_teaches_and_changes_nothing(
     env.put(name, data)
     assert await env('edit_file', path=name, **edit) == RETRY + message
     assert env.bytes(name) == data
+
+
+async def test_replacements_that_undo_each_other_say_nothing_changed(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: a batch whose result is the file as it was is not reported as an edit."""
+    env = Env(where, 'agent', tmp_path, monkeypatch)
+    env.put('swap.txt', b'alpha\n')
+    swap = [{'old_text': 'alpha', 'new_text': 'beta'}, {'old_text': 'beta', 'new_text': 'alpha'}]
+    assert await env('edit_file', path='swap.txt', replacements=swap) == RETRY + NO_CHANGE.format('swap.txt')
+    assert env.bytes('swap.txt') == b'alpha\n'
 
 
 async def test_read_of_invalid_utf8_says_so(env: Env) -> None:

@@ -119,6 +119,21 @@ async def test_replace_all_refusals_are_the_documented_ones(tmp_path: Path) -> N
     assert (tmp_path / 'f.txt').read_text() == 'a a\n'
 
 
+async def test_a_replace_all_that_changes_nothing_says_so(tmp_path: Path) -> None:
+    """Issue 19: every occurrence replaced by itself leaves the bytes as they were: no `Edited`, no event."""
+    (tmp_path / 'f.txt').write_bytes(b'foo\r\nfoo\r\n')
+    t = await run_tools(
+        [FileSystem(root_dir=tmp_path, replace_all=True)],
+        [('edit_file', {'path': 'f.txt', 'old_text': 'foo\n', 'new_text': 'foo\r\n', 'replace_all': True})],
+    )
+    assert t.results == [
+        RETRY + "The edit leaves f.txt exactly as it is (new_text is what it replaces once the file's line "
+        'endings and byte order mark are kept). No changes were written.'
+    ]
+    assert t.events == []
+    assert (tmp_path / 'f.txt').read_bytes() == b'foo\r\nfoo\r\n'
+
+
 async def test_each_batch_item_has_its_own_flag(tmp_path: Path) -> None:
     (tmp_path / 'f.txt').write_text('x-x-z\n')
     replacements = [

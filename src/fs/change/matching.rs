@@ -210,7 +210,8 @@ fn locate(text: &[u8], old: &[u8], replace_all: bool) -> Matches {
 /// each matching exactly once (overlapping matches count) or, with `replace_all`, at least
 /// once. `old_text` matches its exact bytes, else the same text with `\r\n` and `\n` taken as
 /// equal; the line breaks of `new_text` take the ending of the text it replaces when that has
-/// one kind, else the file's dominant ending, else its own first one.
+/// one kind, else the file's dominant ending, else its own first one; except where `old_text`
+/// holds a `\r\n` and matched exactly: then `new_text` is written as given.
 ///
 /// Errors: `InvalidArgument` (empty old_text), `NoMatch` (with where it would match if
 /// whitespace were ignored, or the byte that is not UTF-8 when old_text holds U+FFFD),
@@ -268,7 +269,10 @@ pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Ve
         let mut at = 0;
         for &(start, end) in &ranges {
             out.extend_from_slice(&text[at..start]);
-            if has_breaks {
+            // An `old_text` that names `\r\n` and matched exactly: the model chose its endings,
+            // so `new_text`'s are meant and written as given (issue 19).
+            let named = memmem::find(old, b"\r\n").is_some() && text[start..end] == *old;
+            if has_breaks && !named {
                 let ending = uniform_ending(&text[start..end])
                     .or_else(|| *dominant.get_or_insert_with(|| dominant_ending(&text)))
                     .or_else(|| dominant_ending(new));

@@ -2,11 +2,13 @@
 //! there, build the new bytes, nothing on disk changed), announced by the caller, then
 //! committed crash-safely ([`replace`]: an atomic replace or a create-only file). The pieces
 //! of a plan: edit matching ([`matching`]), the event diff ([`diff`]), the caller's bytes
-//! ([`content`]), the new content's hash and line count in one pass ([`tally`]) and freeing
-//! replaced files off the caller's path ([`reap`]).
+//! ([`content`]), the new content's hash and line count in one pass ([`tally`]), freeing
+//! replaced files off the caller's path ([`reap`]) and writes to the kernel's pseudo-files
+//! ([`kernel`]).
 
 pub mod content;
 pub mod diff;
+pub mod kernel;
 pub mod matching;
 pub mod reap;
 pub mod replace;

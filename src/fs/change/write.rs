@@ -21,6 +21,7 @@ use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::change::content::Content;
 use crate::fs::change::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
+use crate::fs::change::kernel;
 use crate::fs::change::matching;
 use crate::fs::change::reap;
 use crate::fs::change::replace::{self, Created, Replaced};
@@ -33,6 +34,7 @@ use crate::fs::read::hash::{
 use crate::fs::root::path::{
     fstat, is_dir, is_reg, lstat_at, Beneath, Resolved, READ_FLAGS, STAT_FLAGS,
 };
+use crate::fs::root::pseudo::on_pseudo_fs;
 use crate::fs::text::py_repr;
 use crate::fs::{FileSystem, Outcome};
 
@@ -371,7 +373,8 @@ impl Source {
 }
 
 /// `edit_file` on a file's bytes, as the reference orders its checks: decode (binary and
-/// undecodable files refused), then `expected_hash`, then the replacements. Returns the
+/// undecodable files refused), then `expected_hash`, then the replacements; an edit that would
+/// leave the bytes as they are is refused ([`unchanged`]). Returns the
 /// edit and the commit's guard: the content hash the file had ([`Guard::Hash`]), or with
 /// `lazy`, [`Guard::Unchanged`] (the file is hashed only to check an `expected_hash`).
 pub(crate) fn edit_plan(
@@ -393,7 +396,32 @@ pub(crate) fn edit_plan(
         Some(current) if !lazy => Guard::Hash(current),
         _ => Guard::Unchanged,
     };
-    Ok((source.edit(replacements, path)?, guard))
+    let edited = source.edit(replacements, path)?;
+    let before = edited
+        .old_raw
+        .as_deref()
+        .unwrap_or(edited.old_text.as_bytes());
+    let after = edited
+        .encoded
+        .as_deref()
+        .unwrap_or(edited.new_text.as_bytes());
+    if before == after {
+        return Err(unchanged(path));
+    }
+    Ok((edited, guard))
+}
+
+/// The retry of an edit whose result is the file's bytes as they are (a `new_text` equal to
+/// what it replaces, once line endings are kept): nothing is written, no change is announced,
+/// and the model is not told it edited.
+fn unchanged(path: &str) -> Error {
+    retry(
+        ErrorKind::NoMatch,
+        format!(
+            "The edit leaves {path} exactly as it is (new_text is what it replaces once the file's \
+             line endings and byte order mark are kept). No changes were written."
+        ),
+    )
 }
 
 /// The result of a committed write or edit and the new content's hash:
@@ -622,6 +650,12 @@ impl FileSystem {
         self.root.os_error(err, Some(rel))
     }
 
+    /// A failed in-place write: the kernel's refusal of a value ([`kernel::refused`]) is a
+    /// retry; a permission or full-disk error is the usual OS error.
+    fn kernel_error(&self, err: &std::io::Error, path: &str, rel: &Path) -> Error {
+        kernel::refused(err, path).unwrap_or_else(|| self.io_error(err, rel))
+    }
+
     /// `stat` of a resolved relative path beneath the root: `None` when it does not exist
     /// (ENOENT, ENOTDIR), as `Path.exists()` reports.
     fn stat_beneath(
@@ -815,7 +849,7 @@ impl FileSystem {
             &resolved,
             path,
             || self.with_lookalike(format!("File not found: {path}"), &resolved, path),
-            false,
+            true, // a directory is named one, not `File not found` (issue 19)
         )?;
         // Sized up front: no regrowth (and copy) of a big file's buffer while it is read.
         let size = file.metadata().map_or(0, |m| m.len() as usize);
@@ -1052,6 +1086,16 @@ impl FileSystem {
                 }
                 Ok(())
             };
+            if on_pseudo_fs(&fd) {
+                // A kernel pseudo-file (procfs, sysfs ...): written in place with `write(2)`,
+                // as the references do; it cannot be replaced, reserved or `pwrite`n.
+                match check() {
+                    Err(e) if e.errno == Some(libc::ESPIPE) => {}
+                    other => other?,
+                }
+                return kernel::write_sequential(&fd, content)
+                    .map_err(|e| self.kernel_error(&e, path, rel));
+            }
             let overlap = st.st_nlink <= 1
                 && content.len().min(st.st_size as usize) >= PARALLEL_BYTES
                 && plan.guard != Guard::None;
@@ -1106,8 +1150,14 @@ impl FileSystem {
                 }
             }
             // Other hard links must see the change: in place, the old text put back on failure.
-            return write_in_place(&fd, content, plan.old.as_deref())
-                .map_err(|e| self.io_error(&e, rel));
+            return match write_in_place(&fd, content, plan.old.as_deref()) {
+                // Not writable at an offset (a FUSE or device-backed file): from its start.
+                Err(e) if e.raw_os_error() == Some(libc::ESPIPE) => {
+                    kernel::write_sequential(&fd, content)
+                        .map_err(|e| self.kernel_error(&e, path, rel))
+                }
+                written => written.map_err(|e| self.io_error(&e, rel)),
+            };
         }
         Err(retry(
             ErrorKind::Conflict,
@@ -1286,7 +1336,7 @@ mod tests {
         );
         assert_eq!(
             msg(f.plan_edit("d", &r(&[("a", "z")]), None, &c)),
-            "File not found: d"
+            "'d' is a directory, not a file." // issue 19 (0.36.0: `File not found: d`)
         );
         // Bytes that are not UTF-8 are kept; only the matched text changes.
         fs::write(d.path().join("bad.txt"), b"ok \xe2\x82 x").unwrap();

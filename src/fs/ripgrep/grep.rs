@@ -46,9 +46,9 @@ const SLICE_BINARY_WINDOW: usize = 64 * 1024;
 /// Stops once `opts.max_results + 1` lines were accepted.
 /// Errors, checked in `rg`'s order: `ErrorKind::InvalidArgument` for an unknown
 /// `file_type`, `ErrorKind::InvalidPattern` for a bad glob or a regex `rg` rejects (message
-/// `ripgrep failed: rg: <rg's text>`); `ErrorKind::InvalidArgument` with `ripgrep failed:
-/// rg: ...` when files or directories could not be read and the cap did not cut the
-/// search; `ErrorKind::Cancelled` once `cancel` is set.
+/// `ripgrep failed: rg: <rg's text>`); `ErrorKind::Cancelled` once `cancel` is set. Files
+/// or directories that could not be read do not fail the search: their `rg: ...` lines are
+/// in [`Listing::errors`] (the caller decides, issue 19).
 pub fn grep(
     target: &Path,
     opts: &GrepOptions,
@@ -107,10 +107,9 @@ pub fn grep(
         }
     }
     cancel.check()?;
-    if !out.is_full() && !stderr.is_empty() {
-        return Err(rg_failed(ErrorKind::InvalidArgument, &stderr));
-    }
-    Ok(out.into_listing())
+    let mut listing = out.into_listing();
+    listing.errors = stderr;
+    Ok(listing)
 }
 
 /// How long the sorted search may run before [`grep`] searches on every core instead.

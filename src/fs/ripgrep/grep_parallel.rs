@@ -88,6 +88,7 @@ pub(crate) fn search_parallel(
         count: lines.into_inner(),
         truncated: false,
         binary_skipped: binary.into_inner(),
+        errors: String::new(),
     }))
 }
 

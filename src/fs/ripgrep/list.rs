@@ -12,9 +12,9 @@ use ignore::types::Types;
 
 use super::parallel::collect_files;
 use super::walker::{for_each_file, overrides, types};
-use super::{rg_failed, Authorize, Collector, ListFilesOptions, Listing};
+use super::{Authorize, Collector, ListFilesOptions, Listing};
 use crate::cancel::CancelFlag;
-use crate::error::{ErrorKind, Result};
+use crate::error::Result;
 use crate::fs::walk::Collected;
 
 /// Lists the files below `dir` as `rg --files --sort path` does, shown through `auth`.
@@ -23,10 +23,9 @@ use crate::fs::walk::Collected;
 /// order; symlinks are not followed or listed, binary files are listed. The sorted walk stops
 /// once `opts.max_results + 1` entries were accepted; if it is still going after
 /// `opts.sorted_budget`, the tree is walked again on every core and sorted at the end.
-/// Errors: `ErrorKind::InvalidPattern` for a glob `rg` rejects; `ErrorKind::InvalidArgument`
-/// with `ripgrep failed: rg: ...` when the walk hit errors (an unreadable directory, say) and
-/// was not cut by the cap, as the reference reports `rg`'s exit code 2;
-/// `ErrorKind::Cancelled` once `cancel` is set.
+/// Errors: `ErrorKind::InvalidPattern` for a glob `rg` rejects; `ErrorKind::Cancelled` once
+/// `cancel` is set. Errors the walk met and went on after (an unreadable directory, say) are
+/// in [`Listing::errors`] as `rg: ...` lines (the caller decides, issue 19).
 pub fn list_files(
     dir: &Path,
     opts: &ListFilesOptions,
@@ -74,6 +73,7 @@ pub fn list_files(
                 count,
                 truncated: past.is_some(),
                 binary_skipped: 0,
+                errors: String::new(),
             })
         }
         None => Ok(walk(None)?.unwrap_or_default()),
@@ -117,8 +117,7 @@ fn list_sorted(
     if !within {
         return Ok(None);
     }
-    if !out.is_full() && !stderr.is_empty() {
-        return Err(rg_failed(ErrorKind::InvalidArgument, &stderr));
-    }
-    Ok(Some(out.into_listing()))
+    let mut listing = out.into_listing();
+    listing.errors = stderr;
+    Ok(Some(listing))
 }

@@ -169,6 +169,9 @@ pub struct Listing {
     pub truncated: bool,
     /// `grep`: files left unsearched as binary with no match shown (`report_skipped`).
     pub binary_skipped: usize,
+    /// The `rg: ...` lines of the errors the walk met and went on after (an unreadable file
+    /// or directory), newline-separated; empty when there were none.
+    pub errors: String,
 }
 
 impl Listing {
@@ -241,6 +244,7 @@ impl Collector {
             count: self.count,
             truncated: self.truncated,
             binary_skipped: self.binary_skipped,
+            errors: String::new(),
         }
     }
 }
@@ -258,7 +262,7 @@ pub(crate) fn has_dot_component(printed: &Path) -> bool {
 /// What the reference raises when `rg` exits with an error: `ripgrep failed: <stderr>`,
 /// where `stderr` holds `rg: `-prefixed lines; without the raw errno `rg` appends to an OS
 /// error (` (os error 13)`), which no model-facing text carries.
-pub(crate) fn rg_failed(kind: ErrorKind, stderr: &str) -> Error {
+pub fn rg_failed(kind: ErrorKind, stderr: &str) -> Error {
     let detail = without_os_error_codes(stderr.trim());
     Error::new(kind, format!("ripgrep failed: {detail}"))
 }

@@ -92,7 +92,7 @@ mod tests {
             Skipped {
                 hidden: 3,
                 ignored: 2,
-                binary: 0
+                ..Default::default()
             }
         );
     }

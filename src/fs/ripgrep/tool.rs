@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fs::ripgrep::{self, GrepOptions, ListFilesOptions, Listing};
 use crate::fs::root::path::{is_dir, is_reg, Resolved};
 use crate::fs::text::py_repr;
+use crate::fs::unreadable::{from_rg_lines, Unreadable};
 use crate::fs::{FileSystem, Outcome};
 
 /// Whether 0.62.0 passes `rg --hidden` for `glob`: it names a hidden file or directory (a
@@ -73,10 +74,21 @@ impl FileSystem {
             max_results: self.limits.max_find_results,
             sorted_budget: budget,
         };
-        let listing = ripgrep::list_files(&resolved.abs, &options, &Entries(self), cancel)?;
+        let mut listing = ripgrep::list_files(&resolved.abs, &options, &Entries(self), cancel)?;
+        let unreadable = self.unreadable_of(&mut listing, &resolved.abs)?;
         let cap = self.limits.max_find_results;
         let outcome = listed(&resolved, listing, cap, "files", "No files found.");
-        self.ripgrep_skipped(outcome, &resolved, glob, None, options.hidden, 0, cancel)
+        let outcome = self.with_unreadable(outcome, &unreadable);
+        let found = (0, unreadable.len());
+        self.ripgrep_skipped(
+            outcome,
+            &resolved,
+            glob,
+            None,
+            options.hidden,
+            found,
+            cancel,
+        )
     }
 
     /// `grep`: lines matching `pattern` in the file or below the directory `path`, as
@@ -128,10 +140,17 @@ impl FileSystem {
             named,
             beneath: self.root.open_root_if_exists()?,
         };
-        let listing = ripgrep::grep(&resolved.abs, &options, &searched, cancel)?;
+        let mut listing = ripgrep::grep(&resolved.abs, &options, &searched, cancel)?;
+        let rg_cwd = if kind == Some(Kind::Directory) {
+            resolved.abs.as_path()
+        } else {
+            resolved.abs.parent().unwrap_or(&resolved.abs)
+        };
+        let unreadable = self.unreadable_of(&mut listing, rg_cwd)?;
         let binary = listing.binary_skipped;
         let cap = self.limits.max_search_results;
         let outcome = listed(&resolved, listing, cap, "lines", "No matches found.");
+        let outcome = self.with_unreadable(outcome, &unreadable);
         if kind != Some(Kind::Directory) {
             return Ok(outcome);
         }
@@ -141,7 +160,7 @@ impl FileSystem {
             glob,
             file_type,
             options.hidden,
-            binary,
+            (binary, unreadable.len()),
             cancel,
         )
     }
@@ -160,16 +179,35 @@ impl FileSystem {
             _ => None,
         };
         if kind == Some(Kind::Directory) {
-            self.root
+            let fd = self
+                .root
                 .open_root()?
                 .open(&resolved.rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)
                 .map_err(|e| self.root.open_error(&e, path, &resolved.rel))?;
+            crate::fs::walk::check_searchable(&fd)
+                .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
         }
         Ok((resolved, kind))
     }
 
+    /// The paths a walk could not read, from `listing`'s error lines (`rg`'s working
+    /// directory `cwd`). A line of another kind fails the call as before (`ripgrep failed:
+    /// rg: ...`), unless the cap cut the walk short (then `rg` would have been stopped first).
+    fn unreadable_of(&self, listing: &mut Listing, cwd: &Path) -> Result<Vec<Unreadable>> {
+        let errors = std::mem::take(&mut listing.errors);
+        if errors.is_empty() {
+            return Ok(Vec::new());
+        }
+        match from_rg_lines(&errors, cwd) {
+            Some(unreadable) => Ok(unreadable),
+            None if listing.truncated => Ok(Vec::new()),
+            None => Err(ripgrep::rg_failed(ErrorKind::InvalidArgument, &errors)),
+        }
+    }
+
     /// `outcome` with what the walk of directory `resolved` skipped when `report_skipped`
-    /// ([`crate::fs::ripgrep::skipped::ripgrep_skipped`], plus `binary` unsearched files).
+    /// ([`crate::fs::ripgrep::skipped::ripgrep_skipped`], plus `binary` unsearched and
+    /// `unreadable` unread paths: `found`).
     #[allow(clippy::too_many_arguments)]
     fn ripgrep_skipped(
         &self,
@@ -178,7 +216,7 @@ impl FileSystem {
         glob: Option<&str>,
         file_type: Option<&str>,
         hidden: bool,
-        binary: usize,
+        (binary, unreadable): (usize, usize),
         cancel: &CancelFlag,
     ) -> Result<Outcome> {
         if !self.disclosure.report_skipped {
@@ -192,6 +230,7 @@ impl FileSystem {
             cancel,
         )?;
         skipped.binary = binary;
+        skipped.unreadable = unreadable;
         cancel.check()?;
         Ok(outcome.with_skipped(skipped))
     }

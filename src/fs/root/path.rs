@@ -461,16 +461,22 @@ impl Root {
         strip_base(abs, &self.real_root).map(Path::to_path_buf)
     }
 
-    /// `os.path.relpath(abs, cwd)`: the name a walker shows, `..` components allowed.
+    /// `os.path.relpath(abs, cwd)`: the name a walker shows, `..` components allowed; a name
+    /// holding a control character as `repr()` writes it ([`crate::fs::text::escape_name`]).
     pub fn rel_to_cwd(&self, abs: &Path) -> String {
-        if let Some(below) = strip_base(abs, &self.cwd) {
-            if !below.as_os_str().is_empty()
-                && !below.components().any(|c| c == Component::ParentDir)
+        let shown = match strip_base(abs, &self.cwd) {
+            Some(below)
+                if !below.as_os_str().is_empty()
+                    && !below.components().any(|c| c == Component::ParentDir) =>
             {
-                return below.to_string_lossy().into_owned();
+                below.to_string_lossy().into_owned()
             }
+            _ => relpath(abs, &self.cwd),
+        };
+        match crate::fs::text::escape_name(&shown) {
+            std::borrow::Cow::Borrowed(_) => shown,
+            std::borrow::Cow::Owned(escaped) => escaped,
         }
-        relpath(abs, &self.cwd)
     }
 
     /// The name a walker shows for `abs`, met below the walk root `walk`: relative to `cwd`,

@@ -38,9 +38,13 @@ const PSEUDO_FS_MAGICS: [i64; 16] = [
 /// Whether the open regular file `file` (whose `fstat` is `st`) may hold more or other bytes
 /// than its `st_size` says: it claims 0 bytes, or it lives on a virtual file system.
 pub fn is_pseudo(file: &impl AsRawFd, st: &libc::stat) -> bool {
-    if st.st_size == 0 {
-        return true;
-    }
+    st.st_size == 0 || on_pseudo_fs(file)
+}
+
+/// Whether the open file `file` lives on one of the kernel's virtual file systems (procfs,
+/// sysfs, ...): its writes are commands to the kernel, taken by `write(2)` at the file's
+/// start (many refuse `pwrite`, `fallocate` and replacement by rename).
+pub fn on_pseudo_fs(file: &impl AsRawFd) -> bool {
     // SAFETY: `sfs` is written by fstatfs before it is read.
     let mut sfs: libc::statfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstatfs(file.as_raw_fd(), &mut sfs) } != 0 {

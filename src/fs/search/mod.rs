@@ -29,6 +29,7 @@ use crate::fs::search::hits::Hits;
 use crate::fs::search::parallel::{search_walk, Taken};
 use crate::fs::search::scan::{LineSearch, Scratch};
 use crate::fs::text::pattern::{prefilter, Pattern};
+use crate::fs::unreadable::Unreadable;
 use crate::fs::walk::{names_hidden, Kind, WalkEntry, Walker, SORTED_BUDGET};
 use crate::fs::{FileSystem, Outcome};
 impl FileSystem {
@@ -101,12 +102,25 @@ impl FileSystem {
                     .as_ref()
                     .is_none_or(|g| g.is_match(&entry.rel.to_string_lossy()))
         };
+        let unreadable = std::sync::Mutex::new(Vec::<Unreadable>::new());
         let search_one = |lines: &LineSearch<'_>, scratch: &mut Scratch, entry: &WalkEntry<'_>| {
             let Some(target) = self.walk_target(entry.abs, entry.kind == Kind::File) else {
                 return Hits::default();
             };
-            let Ok(fd) = beneath.open(&target.rel, READ_FLAGS, 0) else {
-                return Hits::default();
+            let fd = match beneath.open(&target.rel, READ_FLAGS, 0) {
+                Ok(fd) => fd,
+                Err(err) => {
+                    // Named in the result (issue 19); a file gone meanwhile or a path swapped
+                    // for a symlink is passed over as before.
+                    if !matches!(
+                        err.raw_os_error(),
+                        Some(libc::ENOENT | libc::ELOOP | libc::EXDEV)
+                    ) {
+                        let mut list = unreadable.lock().unwrap_or_else(|e| e.into_inner());
+                        list.push(Unreadable::new(entry.abs.to_path_buf(), &err));
+                    }
+                    return Hits::default();
+                }
             };
             let found = lines.file(fd.as_raw_fd(), "", max, scratch);
             if found.is_empty() {
@@ -140,12 +154,17 @@ impl FileSystem {
                 }
             }
             Some(m) if m.is_dir() => {
+                self.searchable_root(path, &resolved)?;
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
                 let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
                 let found = search_walk(&walker, cancel, give_up, max, &lines, select, search_one)?;
                 taken = found.taken;
                 hidden = found.hidden;
                 binary.store(found.binary, Ordering::Relaxed);
+                unreadable
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(walker.unreadable());
             }
             // The document: a failed operation emits no event; the reference answers
             // `No matches found.` here. Wording of the reference's `grep` for the same case.
@@ -176,12 +195,17 @@ impl FileSystem {
             unit,
             "No matches found.",
         );
+        let mut unreadable = unreadable.into_inner().unwrap_or_else(|e| e.into_inner());
+        unreadable.sort_by(|a, b| a.abs.cmp(&b.abs));
+        unreadable.dedup_by(|a, b| a.abs == b.abs);
+        let outcome = self.with_unreadable(outcome, &unreadable);
         if !self.disclosure.report_skipped {
             return Ok(outcome);
         }
         Ok(outcome.with_skipped(crate::fs::disclosure::Skipped {
             hidden,
             binary: binary.into_inner(),
+            unreadable: unreadable.len(),
             ..Default::default()
         }))
     }

@@ -56,6 +56,34 @@ pub fn py_repr(s: &str) -> String {
     out
 }
 
+/// Names escaped by [`escape_name`] so far (process-wide): a walker compares it before and
+/// after its walk to tell whether its result needs [`ESCAPED_NOTE`].
+pub static ESCAPED_NAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The note a listing ends with when it shows an escaped name (issue 19).
+pub const ESCAPED_NOTE: &str = "[names holding control characters are shown as Python's repr() \
+shows them, quoted and escaped; give such a name to a tool as the string it stands for]";
+
+/// Whether `c` can break or forge a line of a listing: a control character (C0, DEL, C1) or
+/// a Unicode line or paragraph separator.
+fn breaks_lines(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// A file name (or path) as a listing shows it: unchanged, or, when it holds a character
+/// that could forge a line ([`breaks_lines`]: `\n`, `\r`, `\x1b`, ...), as Python's `repr()`
+/// writes it (`'a\nb.txt'`), counted in [`ESCAPED_NAMES`]. Issue 19: a name is one line.
+pub fn escape_name(s: &str) -> std::borrow::Cow<'_, str> {
+    let suspect = s
+        .bytes()
+        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2);
+    if !suspect || !s.chars().any(breaks_lines) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    ESCAPED_NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::borrow::Cow::Owned(py_repr(s))
+}
+
 /// The two-character escape `repr()` and `unicode_escape` both give `\\`, `\n`, `\r` and `\t`.
 fn short_escape(c: char) -> Option<&'static str> {
     match c {

@@ -261,6 +261,20 @@ impl Merged for Prefixed<'_> {
     }
 
     fn push(&mut self, key: &[u8], shown: &[u8], named: bool) {
+        if named && key.iter().any(|&b| (b != 0 && b < 0x20) || b >= 0x7f) {
+            // A name that may hold a control character: shown as `escape_name` shows it.
+            let mut path = self.prefix.to_vec();
+            path.extend(key.iter().map(|&b| if b == 0 { b'/' } else { b }));
+            let path = String::from_utf8_lossy(&path);
+            let escaped = crate::fs::text::escape_name(&path);
+            if let std::borrow::Cow::Owned(escaped) = escaped {
+                self.text.extend_from_slice(escaped.as_bytes());
+                self.text.extend_from_slice(shown);
+                self.text.push(b'\n');
+                self.count += 1;
+                return;
+            }
+        }
         if named {
             self.text.extend_from_slice(self.prefix);
             self.text.extend_from_slice(key);
@@ -331,6 +345,12 @@ mod tests {
         odd.push_named(b"q/ok", "");
         let (text, _, _) = Collected::into_prefixed_text(vec![odd], 10, "");
         assert_eq!(text, "q/ok\nq/\u{fffd}\u{fffd}\n");
+        // A name holding a control character is one line, as `repr()` writes it (issue 19).
+        let mut forged = Collected::default();
+        forged.push_named(b"q/a\nb.txt:1:x", "");
+        forged.push_named(b"q/ok", "/");
+        let (text, count, _) = Collected::into_prefixed_text(vec![forged], 10, "p/");
+        assert_eq!((text.as_str(), count), ("'p/q/a\\nb.txt:1:x'\np/q/ok/\n", 2));
     }
 
     /// A merge big enough to be written in two halves at once gives the order one sort of

@@ -101,8 +101,17 @@ impl Walker<'_> {
             cancel.check()?;
             match job {
                 Job::List { abs, mut key } => {
-                    let Some(mut entries) = open_dir(&abs).and_then(|fd| list_fd(fd).ok()) else {
-                        return Ok(());
+                    let listed = open_dir(&abs)
+                        .ok_or_else(std::io::Error::last_os_error)
+                        .and_then(list_fd);
+                    let mut entries = match listed {
+                        Ok(entries) => entries,
+                        Err(err) => {
+                            if err.raw_os_error() != Some(libc::ENOENT) {
+                                self.note_unreadable(&abs, &err);
+                            }
+                            return Ok(());
+                        }
                     };
                     if !key.is_empty() {
                         key.push(0);

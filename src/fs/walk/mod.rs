@@ -25,6 +25,7 @@ use crate::fs::root::access::Fnmatch;
 use crate::fs::root::braces;
 use crate::fs::root::path::{fstat, is_dir, lstat_at, too_long, Resolved, NAME_MAX};
 use crate::fs::text::py_repr;
+use crate::fs::unreadable::Unreadable;
 use crate::fs::{FileSystem, Outcome};
 
 mod collected;
@@ -192,7 +193,40 @@ fn not_a_directory(path: &str) -> Error {
     Error::new(ErrorKind::NotFound, format!("Not a directory: {path}"))
 }
 
+/// Fails with `EACCES` when the open directory `dir` may be read but not searched (mode
+/// `0644`, say): its names can be listed, but nothing in it can be opened or `stat`ed, so a
+/// listing or search of it would answer as though it were empty (issue 19). Looking up `.`
+/// in it takes the search permission the kernel checks.
+pub(crate) fn check_searchable(dir: &OwnedFd) -> std::io::Result<()> {
+    // SAFETY: a valid descriptor and a NUL-terminated name; the result is closed at once.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c".".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just opened and is owned here.
+    unsafe { libc::close(fd) };
+    Ok(())
+}
+
 impl FileSystem {
+    /// A walker's root directory, refused as `Permission denied: 'p'` when it may be read but
+    /// not searched ([`check_searchable`]); both references refuse it too.
+    pub(crate) fn searchable_root(&self, path: &str, resolved: &Resolved) -> Result<()> {
+        let Some(beneath) = self.root.open_root_if_exists()? else {
+            return Ok(());
+        };
+        let fd = beneath
+            .open(&resolved.rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+            .map_err(|e| self.root.open_error(&e, path, &resolved.rel))?;
+        check_searchable(&fd).map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))
+    }
+
     /// `_resolve_walk_entry`: the target of a walked entry if it resolves inside the root
     /// and is readable. `is_real`: the entry path holds no symlink (no realpath needed).
     pub(crate) fn walk_target(&self, abs: &Path, is_real: bool) -> Option<Resolved> {
@@ -262,6 +296,7 @@ impl FileSystem {
         let fd = beneath
             .open(&resolved.rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)
             .map_err(|e| self.root.open_error(&e, path, &resolved.rel))?;
+        check_searchable(&fd).map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
         let dir_fd = fd
             .try_clone()
             .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
@@ -361,7 +396,7 @@ impl FileSystem {
                 (Some(abs), true) => text.push_str(&self.root.shown(abs, &resolved)),
                 _ => {
                     text.push_str(&prefix);
-                    text.push_str(&entry.name.to_string_lossy());
+                    text.push_str(&crate::fs::text::escape_name(&entry.name.to_string_lossy()));
                 }
             }
             if dir {
@@ -453,6 +488,7 @@ impl FileSystem {
         if !st.is_some_and(|s| is_dir(s.st_mode)) {
             return Err(not_a_directory(path));
         }
+        self.searchable_root(path, &resolved)?;
         if pattern.is_empty() {
             return Err(Error::new(
                 ErrorKind::InvalidPattern,
@@ -884,6 +920,8 @@ pub struct Walker<'a> {
     threads: usize,
     include_hidden: bool,
     hidden: Arc<AtomicUsize>,
+    /// Directories the walk could not list (issue 19).
+    unreadable: Arc<std::sync::Mutex<Vec<Unreadable>>>,
 }
 
 /// The kind of a walked entry the walker visits; `None` for a directory (walked into, not visited).
@@ -912,7 +950,43 @@ impl<'a> Walker<'a> {
             threads,
             include_hidden: false,
             hidden: Arc::new(AtomicUsize::new(0)),
+            unreadable: Arc::default(),
         }
+    }
+
+    /// Notes a directory the walk could not list, and why.
+    pub(crate) fn note_unreadable(&self, abs: &Path, err: &std::io::Error) {
+        let mut list = self.unreadable.lock().unwrap_or_else(|e| e.into_inner());
+        list.push(Unreadable::new(abs.to_path_buf(), err));
+    }
+
+    /// Notes the directory a walk error names (`ignore`'s errors carry the path).
+    pub(crate) fn note_walk_error(&self, err: &ignore::Error) {
+        fn named(err: &ignore::Error) -> Option<(&Path, &std::io::Error)> {
+            match err {
+                ignore::Error::WithPath { path, err } => Some((path, err.io_error()?)),
+                ignore::Error::WithDepth { err, .. }
+                | ignore::Error::WithLineNumber { err, .. } => named(err),
+                _ => None,
+            }
+        }
+        if let Some((path, io)) = named(err) {
+            if io.raw_os_error() != Some(libc::ENOENT) {
+                self.note_unreadable(path, io);
+            }
+        }
+    }
+
+    /// The directories the walk could not list, by path, each once.
+    pub fn unreadable(&self) -> Vec<Unreadable> {
+        let mut list = self
+            .unreadable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        list.sort_by(|a, b| a.abs.cmp(&b.abs));
+        list.dedup_by(|a, b| a.abs == b.abs);
+        list
     }
 
     /// Walks hidden entries too (the workspace contract, when the caller named a hidden path).
@@ -968,7 +1042,13 @@ impl<'a> Walker<'a> {
         let mut entries = Vec::new();
         for entry in walk {
             cancel.check()?;
-            let Ok(entry) = entry else { continue };
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(err) => {
+                    self.note_walk_error(&err);
+                    continue;
+                }
+            };
             if entry.depth() == 0 {
                 continue;
             }

@@ -39,7 +39,7 @@ impl Walker<'_> {
             .sort_by_file_name(|a, b| a.cmp(b))
             .build()
             .filter_map(move |entry| {
-                let entry = entry.ok()?;
+                let entry = entry.map_err(|err| self.note_walk_error(&err)).ok()?;
                 if entry.depth() == 0 {
                     return None;
                 }
