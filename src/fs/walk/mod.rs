@@ -190,6 +190,7 @@ impl Outcome {
 }
 
 fn not_a_directory(path: &str) -> Error {
+    let path = &*crate::fs::text::names::shown_path(path);
     Error::new(ErrorKind::NotFound, format!("Not a directory: {path}"))
 }
 
@@ -270,7 +271,8 @@ impl FileSystem {
         } else {
             self.root.cwd()
         };
-        for part in base.join(path).components() {
+        let raw = crate::fs::text::names::raw_bytes(path);
+        for part in base.join(OsStr::from_bytes(&raw)).components() {
             match part {
                 std::path::Component::ParentDir => {
                     abs.pop();
@@ -308,7 +310,12 @@ impl FileSystem {
         // with `(empty directory)`; ours lists it (issue 9).
         // Entry names relative to cwd: the directory's own relpath joined with the name,
         // except for an entry that is cwd or one of its ancestors.
-        let dir_rel = self.root.shown(&resolved.abs, &resolved);
+        // Unescaped: an entry's whole name is escaped at once when it needs it.
+        let dir_rel = self.root.shown_text(&resolved.abs, &resolved);
+        let odd_dir = matches!(
+            crate::fs::text::escape_name(&dir_rel),
+            std::borrow::Cow::Owned(_)
+        );
         let cwd_child = self
             .root
             .cwd()
@@ -395,8 +402,20 @@ impl FileSystem {
             match (&abs, on_cwd_path) {
                 (Some(abs), true) => text.push_str(&self.root.shown(abs, &resolved)),
                 _ => {
-                    text.push_str(&prefix);
-                    text.push_str(&crate::fs::text::escape_name(&entry.name.to_string_lossy()));
+                    let name = crate::fs::text::names::lossless(entry.name.as_bytes());
+                    let odd = odd_dir
+                        || matches!(
+                            crate::fs::text::escape_name(&name),
+                            std::borrow::Cow::Owned(_)
+                        );
+                    if odd {
+                        // The directory and the name as one escaped name.
+                        let whole = format!("{prefix}{name}");
+                        text.push_str(&crate::fs::text::escape_name(&whole));
+                    } else {
+                        text.push_str(&prefix);
+                        text.push_str(&name);
+                    }
                 }
             }
             if dir {
@@ -1102,10 +1121,16 @@ impl<'a> Walker<'a> {
             .threads(self.threads)
             .filter_entry(self.filter(self.hidden.clone()))
             .build_parallel();
+        // Each worker works for the calling tool call (names it escapes, `EscapeScope`).
+        let call = crate::fs::text::names::EscapeScope::current();
         walker.run(|| {
             let (init, visit) = (&init, &visit);
             let mut state = init();
+            let mut call = Some(call.clone());
             Box::new(move |entry| {
+                if let Some(call) = call.take() {
+                    call.adopt();
+                }
                 if cancel.is_cancelled() {
                     return ignore::WalkState::Quit;
                 }
