@@ -178,11 +178,12 @@ mod tests {
                     let find = |budget| show(f.find_files_within(pattern, path, &c, budget));
                     let sorted = find(Duration::from_secs(3600));
                     assert_eq!(find(Duration::ZERO), sorted, "{pattern} {label}");
-                    lossy += usize::from(sorted.contains('\u{fffd}'));
+                    lossy += usize::from(sorted.contains("\\udc"));
                 }
             },
         );
-        // The non-UTF-8 name was found (decoded lossily) in some of the walks compared.
+        // The non-UTF-8 name was found (shown as its surrogateescape text, issue 19) in some
+        // of the walks compared.
         assert!(lossy > 0);
     }
 }
