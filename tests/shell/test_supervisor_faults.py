@@ -12,8 +12,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 from pydantic_ai.capabilities import LocalWorkspace
-from pydantic_ai_harness_rs.shell import Shell
-from pydantic_ai_harness_rs.shell import _persistent, _toolset
+from pydantic_ai_harness_rs.shell import Shell, _persistent, _toolset
 
 from .conftest import norm, run_calls
 
@@ -118,14 +117,18 @@ async def test_the_cap_is_stated_with_report_log_limit(ws: Path) -> None:
 
 
 async def test_finished_jobs_are_pruned_by_total_size_and_age(ws: Path) -> None:
-    shell = {'job_max_total_bytes': 1000}
-    await run_calls([LocalWorkspace(ws), Shell(**shell)], [('start_command', {'command': 'head -c 3000 /dev/zero'})])
+    await run_calls(
+        [LocalWorkspace(ws), Shell(job_max_total_bytes=1000)],
+        [('start_command', {'command': 'head -c 3000 /dev/zero'})],
+    )
     [first] = _job_dirs(ws)
     while _status(first)['exit_code'] is None:
         await anyio.sleep(0.02)
     # The next start finds 3 kB of finished jobs over the 1 kB budget: the finished job goes.
     await run_calls(
-        [LocalWorkspace(ws), Shell(**shell)], [('start_command', {'command': 'sleep 0.5'})], prefix='second'
+        [LocalWorkspace(ws), Shell(job_max_total_bytes=1000)],
+        [('start_command', {'command': 'sleep 0.5'})],
+        prefix='second',
     )
     [second] = _job_dirs(ws)
     assert second != first and not first.exists()
@@ -140,7 +143,13 @@ async def test_finished_jobs_are_pruned_by_total_size_and_age(ws: Path) -> None:
     os.killpg(_status(left[0])['pid'], 9)
 
 
-@pytest.mark.parametrize(('value', 'message'), [(-1, 'job_max_age must be a non-negative number of seconds.'), (float('nan'), 'job_max_age must be a non-negative number of seconds.')])
+@pytest.mark.parametrize(
+    ('value', 'message'),
+    [
+        (-1, 'job_max_age must be a non-negative number of seconds.'),
+        (float('nan'), 'job_max_age must be a non-negative number of seconds.'),
+    ],
+)
 async def test_job_max_age_is_validated(value: Any, message: str) -> None:
     from pydantic_ai import Agent
 
@@ -216,7 +225,7 @@ async def test_a_cancelled_head_tail_call_leaves_no_spill_file(ws: Path) -> None
 
 
 @pytest.mark.parametrize('truncation', ['tail', 'head_tail'])
-async def test_a_timeout_shorter_than_the_first_step_times_out(ws: Path, truncation: str) -> None:
+async def test_a_timeout_shorter_than_the_first_step_times_out(ws: Path, truncation: Any) -> None:
     caps = [LocalWorkspace(ws), Shell(truncation=truncation)]
     results = await run_calls(caps, [('run_command', {'command': 'true', 'timeout_seconds': 1e-06})])
     empty = '(no output)\n' if truncation == 'head_tail' else ''  # each mode's documented shape

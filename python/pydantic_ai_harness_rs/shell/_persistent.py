@@ -181,7 +181,6 @@ async def run_persistent_command(
         raise ModelRetry(f'timeout must be greater than zero and at most {MAX_FOREGROUND_WAIT:g} seconds.')
     events = event_ctx(ctx, 'Shell')
     directory = job_directory(base, job_id)
-    job: Job | None = None
     try:
         job = await launch(
             ctx.workspace,
@@ -200,7 +199,7 @@ async def run_persistent_command(
         raise  # nothing was started (a refused command, or another call's launch still pending)
     except BaseException:
         # Cancelled (or failed) between spawning and getting the job back: found by its directory.
-        await stop_launched(ctx.workspace, directory, job, combined=True, local=local is not None)
+        await stop_launched(ctx.workspace, directory, None, combined=True, local=local is not None)
         raise
     output = _OutputEvents(job, events, log_limited=log_limit is not None)
     try:

@@ -671,7 +671,6 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         await self._prune_jobs(ctx, local)
         job_id = call_job_id(ctx.run_id, ctx.tool_call_id)
         directory = job_directory(base, job_id)
-        job: Job | None = None
         try:
             job = await launch(
                 ctx.workspace,
@@ -691,9 +690,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             raise  # nothing was started
         except BaseException:
             # Cancelled before the model could learn the ID: nothing could ever stop the job.
-            await stop_launched(ctx.workspace, directory, job, combined=False, local=local is not None)
+            await stop_launched(ctx.workspace, directory, None, combined=False, local=local is not None)
             raise
-        return f'Started background command: {command!r}\n{self._log_limit_line()}ID: {posixpath.basename(job.directory)}'
+        return (
+            f'Started background command: {command!r}\n{self._log_limit_line()}ID: {posixpath.basename(job.directory)}'
+        )
 
     async def _tails(self, job: Job) -> tuple[str, str]:
         """The decoded tails of a job's stdout and stderr logs (cleaned with `clean_output`)."""
@@ -731,7 +732,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 _, exit_code = await job.status()
         stdout, stderr = await self._tails(job)
         await job.cleanup()
-        stopped = f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]' if killed else '[stopped]'
+        stopped = (
+            f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]' if killed else '[stopped]'
+        )
         parts = [labelled(stdout, stderr, empty='(no output)'), stopped]
         if exit_code is not None:
             parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
