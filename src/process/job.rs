@@ -525,7 +525,7 @@ fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Resul
         // The wrapper is done; whatever is left in the group gets no more than the time for
         // the wrapper (which survives `SIGTERM`) to reap what `SIGTERM` ended.
         crate::process::block_on(members.wait_reaped(REAP_GRACE));
-        return Ok(end_rest(handle, pgid, Stopped::Ended)?);
+        return end_rest(handle, pgid, Stopped::Ended);
     }
     // Up to `grace` for the group to go, or for the command to end (the wrapper then publishes
     // its status, and stays while it has adopted descendants).
