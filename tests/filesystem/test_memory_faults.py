@@ -109,3 +109,78 @@ def test_flat_directory_search_memory_is_linear(fast_tmp: Path) -> None:
     result, growth = in_child(fast_tmp, 'search_files', pattern='needle', path='flat')
     assert result == 'flat/f15999.txt:1:needle'
     assert growth < 24 * 1024, f'peak RSS grew by {growth} KiB'
+
+
+def test_binary_file_is_sniffed_before_it_is_read(fast_tmp: Path) -> None:
+    """Item 2: a 2 GiB sparse file of NULs is answered `binary` from its first bytes, under an
+    address-space limit far below its size (it was read whole first: 2.1 GiB, or an abort)."""
+    sparse(fast_tmp / 'nul.bin', b'', 2 << 30)
+    result, growth = in_child(fast_tmp, 'edit_file', 512, path='nul.bin', old_text='a', new_text='b')
+    assert result == 'ModelRetry: nul.bin is a binary file; edit_file only edits text files.'
+    assert growth < 64 * 1024
+
+
+def test_text_file_too_big_to_edit_in_memory_is_refused(fast_tmp: Path) -> None:
+    """Item 2: a 1 GiB text file under a 512 MiB address-space headroom: a retry, no abort, the
+    file untouched."""
+    big = fast_tmp / 'big.txt'
+    sparse(big, b'hello world\n' * 1000, 1 << 30)
+    result, _ = in_child(fast_tmp, 'edit_file', 512, path='big.txt', old_text='hello', new_text='bye')
+    assert result == (
+        'ModelRetry: big.txt is too big to edit in memory (1073741824 bytes). No changes were written. '
+        'Edit it with a tool that streams the file (a shell command such as sed), or split it into smaller files.'
+    )
+    assert big.stat().st_size == 1 << 30
+    with big.open('rb') as f:
+        assert f.read(12) == b'hello world\n'
+
+
+def test_read_window_too_big_for_memory_is_refused(fast_tmp: Path) -> None:
+    """Item 2: `read_file` of a 1 GiB one-line text file (the document contract keeps the whole
+    line) under a 256 MiB headroom: a retry naming offset and limit, no abort."""
+    sparse(fast_tmp / 'big.txt', b'hello world\n' + b'x' * 8192, 1 << 30)
+    result, _ = in_child(fast_tmp, 'read_file', 256, path='big.txt')
+    assert result == (
+        'ModelRetry: The file is too big to read in memory at once. Read it in parts with offset and limit, '
+        'or inspect a byte range with a shell command.'
+    )
+
+
+HUGE_PATTERN = '(a|b)' * 20_000
+"""20,000 capture groups over 60,000 states: a 19 GB capture slot table in the engines' PikeVM."""
+
+
+@pytest.mark.parametrize('tool', ['search_files', 'grep'])
+def test_pattern_too_big_to_match_is_refused(fast_tmp: Path, tool: str) -> None:
+    """Extra fault: a pattern whose capture slot table passes the bound, against a 200,000-char
+    line, is refused with a retry (it aborted the interpreter allocating ~120 GB)."""
+    (fast_tmp / 'long.txt').write_text('a' * 200_000 + '\n')
+    result, _ = in_child(fast_tmp, tool, 1024, pattern=HUGE_PATTERN, path='long.txt')
+    reason = (
+        'pattern too large: 20000 capture groups over 60005 automaton states would need 18312 MiB to match; '
+        'use non-capturing groups (?:...) or a shorter pattern'
+    )
+    prefix = 'Invalid regex pattern: ' if tool == 'search_files' else 'ripgrep failed: rg: '
+    assert result == f'ModelRetry: {prefix}{reason}'
+
+
+async def test_match_on_a_line_longer_than_32_mib_is_found(fast_tmp: Path) -> None:
+    """Item 6: under 0.62.0's contract a match on a 33 MiB line comes back as 0.62.0 shows it (its
+    first 4096 chars and `[... omitted end of long line]`), not as `No matches found.`; a pattern
+    that cannot be searched in windows says the line was skipped."""
+    from pydantic_ai.workspaces import LocalWorkspaceBackend
+    from pydantic_ai_harness_rs import FileSystem
+
+    line = fast_tmp / 'line.txt'
+    sparse(line, b'x' * 8192, 33 << 20)
+    with line.open('ab') as f:
+        f.write(b' needle\nshort needle\n')
+    toolset = FileSystem().get_toolset()
+    workspace = LocalWorkspaceBackend(str(fast_tmp))
+    result = await toolset.search_files('needle', path='line.txt', workspace=workspace)
+    assert result == f'line.txt:1:{"x" * 4096} [... omitted end of long line]\nline.txt:2:short needle'
+    result = await toolset.search_files('needle.*', path='line.txt', workspace=workspace)
+    assert result == (
+        'line.txt:2:short needle\n[skipped: 1 line longer than 32 MiB not searched; a pattern of bounded '
+        'length without anchors or lookaround (no *, + or {n,}) searches them]'
+    )

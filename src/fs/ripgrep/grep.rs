@@ -176,6 +176,16 @@ pub(crate) fn matcher(opts: &GrepOptions) -> Result<RegexMatcher> {
         .line_terminator(Some(b'\n'))
         .dot_matches_new_line(false)
         .ban_byte(Some(b'\x00'));
+    let escaped;
+    let syntax = if opts.literal {
+        escaped = regex_syntax::escape(&opts.pattern);
+        escaped.as_str()
+    } else {
+        opts.pattern.as_str()
+    };
+    if let Err(msg) = crate::fs::text::pattern::capture_room(syntax, opts.ignore_case) {
+        return Err(rg_failed(ErrorKind::InvalidPattern, &rg_line(msg)));
+    }
     builder.build_many(&[opts.pattern.as_str()]).map_err(|err| {
         let text = suggest_text(suggest_multiline(err.to_string()));
         rg_failed(ErrorKind::InvalidPattern, &rg_line(text))
