@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,3 +185,48 @@ async def test_match_on_a_line_longer_than_32_mib_is_found(fast_tmp: Path) -> No
         'line.txt:2:short needle\n[skipped: 1 line longer than 32 MiB not searched; a pattern of bounded '
         'length without anchors or lookaround (no *, + or {n,}) searches them]'
     )
+
+
+CANCELLED_GREP = textwrap.dedent(
+    """
+    import sys, time
+    import anyio
+    from pydantic_ai_harness_rs import FileSystem
+
+    root, literal = sys.argv[1], sys.argv[2] == 'literal'
+    with open(f'{root}/pattern', encoding='utf-8') as f:
+        pattern = f.read()  # too long for an argument
+
+    async def main():
+        toolset = FileSystem(root_dir=root).get_toolset()
+        with anyio.move_on_after(1.0):
+            print(await toolset.grep(pattern, path='line.txt', literal=literal), flush=True)
+        print(f'cancelled at {time.time()}', flush=True)
+
+    anyio.run(main)  # the interpreter's exit then waits for the grep's native work to stop
+    """
+)
+
+
+@pytest.mark.parametrize('literal', ['literal', 'regex'])
+def test_cancelled_grep_stops_its_native_work(fast_tmp: Path, literal: str) -> None:
+    """Item 7: a `grep` cancelled after 1 s stops searching its 40 MiB line, so the interpreter
+    exits at once (it waited for the native search: 128 s for the issue's 200,000-char literal,
+    given as a fixed string or as a regex without metacharacters). The bound only tells a stopped
+    search from one still going: either way the call itself answered the cancel."""
+    pattern = 'x' * 199_999 + 'y'
+    (fast_tmp / 'line.txt').write_bytes(b'x' * (40 << 20) + b'\n')
+    (fast_tmp / 'pattern').write_text(pattern)
+    proc = subprocess.run(
+        [sys.executable, '-c', CANCELLED_GREP, str(fast_tmp), literal],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    exited = time.time()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    cancelled = float(next(line for line in lines if line.startswith('cancelled at ')).split()[-1])
+    assert exited - cancelled < 15, f'native work went on for {exited - cancelled:.1f} s after the cancel'

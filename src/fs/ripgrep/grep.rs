@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use ignore::overrides::Override;
 use ignore::types::Types;
 
+use super::cancel_matcher::Cuts;
 use super::grep_parallel::search_parallel;
 use super::sink::{Binary, FileSink};
 use super::walker::{for_each_file, overrides, push_line, types};
@@ -132,6 +133,8 @@ fn search_sorted(
     cancel: &CancelFlag,
     budget: Option<Instant>,
 ) -> Result<bool> {
+    let cuts = Cuts::new(&opts.pattern, opts.literal, opts.ignore_case);
+    let matcher = &cuts.matcher(matcher, cancel);
     let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
     for_each_file(
         target,
@@ -271,6 +274,8 @@ fn search_explicit(
         (BinaryDetection::none(), Binary::Slice { preset })
     };
     let mut searcher = searcher(opts.context, detection);
+    let cuts = Cuts::new(&opts.pattern, opts.literal, opts.ignore_case);
+    let matcher = &cuts.matcher(matcher, cancel);
     let mut sink = FileSink::new(path, auth, out, cancel, binary).clipping(opts.clip.as_ref());
     searcher.search_reader(
         matcher,
