@@ -148,7 +148,7 @@ def ratio(ours: dict, ref: dict, key: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Issue 19's memory faults: ours vs 0.36.0 and 0.62.0.")
     parser.add_argument('--files', type=int, default=100_000)
     parser.add_argument('--only', nargs='*')
     parser.add_argument('--ours-python', default=sys.executable)

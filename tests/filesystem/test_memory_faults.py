@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic_ai.workspaces import LocalWorkspaceBackend
+from pydantic_ai_harness_rs import FileSystem
 
 from tests.filesystem.conftest import beyond_reference
 
@@ -169,9 +171,6 @@ async def test_match_on_a_line_longer_than_32_mib_is_found(fast_tmp: Path) -> No
     """Item 6: under 0.62.0's contract a match on a 33 MiB line comes back as 0.62.0 shows it (its
     first 4096 chars and `[... omitted end of long line]`), not as `No matches found.`; a pattern
     that cannot be searched in windows says the line was skipped."""
-    from pydantic_ai.workspaces import LocalWorkspaceBackend
-    from pydantic_ai_harness_rs import FileSystem
-
     line = fast_tmp / 'line.txt'
     sparse(line, b'x' * 8192, 33 << 20)
     with line.open('ab') as f:

@@ -270,7 +270,10 @@ pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Ve
             .checked_mul(new.len())
             .and_then(|n| n.checked_add(text.len()));
         let Some(mut out) = need.and_then(crate::fs::room::buffer) else {
-            return Err(crate::fs::room::too_big_to_edit(path, need.unwrap_or(usize::MAX) as u64));
+            return Err(crate::fs::room::too_big_to_edit(
+                path,
+                need.unwrap_or(usize::MAX) as u64,
+            ));
         };
         let mut at = 0;
         for &(start, end) in &ranges {

@@ -123,9 +123,6 @@ mod tests {
         assert_eq!(b.rendered(1), "     7\ta\n");
         assert_eq!(b.chars(1), Some(3));
         assert_eq!(b.len(), 2);
-        assert_eq!(
-            b.into_text("[h]\n", 1).as_deref(),
-            Some("[h]\n     7\ta\n")
-        );
+        assert_eq!(b.into_text("[h]\n", 1).as_deref(), Some("[h]\n     7\ta\n"));
     }
 }

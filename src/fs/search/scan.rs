@@ -597,7 +597,10 @@ mod tests {
                 let expected: Vec<String> = match (newline_only, windowed) {
                     // One `\n` line holds the `\r` and the long run.
                     (true, true) => vec![
-                        format!("f:1:TODO one\r{}{LONG_LINE_MARK}", &xs[..LONG_LINE_CHARS - 9]),
+                        format!(
+                            "f:1:TODO one\r{}{LONG_LINE_MARK}",
+                            &xs[..LONG_LINE_CHARS - 9]
+                        ),
                         "f:2:TODO three".into(),
                     ],
                     (true, false) => vec!["f:2:TODO three".into()],
