@@ -23,6 +23,7 @@ pub mod disclosure;
 pub mod read;
 pub mod remote;
 pub mod ripgrep;
+pub mod room;
 pub mod root;
 pub mod search;
 pub mod text;
