@@ -529,7 +529,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             raise ModelRetry('column must be non-negative.')
         # Past any file: a number too big for the core's integers reads as the largest one (its
         # retry still names the number given).
-        given = offset
+        given, given_limit = offset, limit
         offset, column = max(-_MAX_INDEX, min(offset, _MAX_INDEX)), min(column, _MAX_INDEX)
         limit = None if limit is None else max(-_MAX_INDEX, min(limit, _MAX_INDEX))
         # `column` only when given: an engine without `max_line_chars` support keeps working.
@@ -540,9 +540,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             await note_read(engine, path, None)
             raise
         except _core.RetryableError as e:
-            if offset == given:
+            if offset == given and limit == given_limit:
                 raise
-            raise ModelRetry(str(e).replace(str(offset), str(given))) from e
+            text = str(e).replace(f'got {offset}.', f'got {given}.').replace(f'got {limit}.', f'got {given_limit}.')
+            raise ModelRetry(text.replace(str(offset), str(given))) from e
         await note_read(engine, path, outcome)
         if ctx is not None and outcome.emit:
             await ctx.emit(
