@@ -78,3 +78,19 @@ def test_any_command_text_reaching_the_policy_returns_or_retries(ws: Path) -> No
         _returns_or_retries(toolset.run_command(ctx, command))
 
     check()
+
+
+@pytest.mark.parametrize('method', ['run_command', 'start_command'])
+def test_a_command_no_process_can_take_is_a_retry(ws: Path, method: str) -> None:
+    """Any text with a NUL or a lone surrogate, which cannot reach `exec`: refused before a process starts."""
+    toolset: Any = Shell().get_toolset()
+    ctx = direct_context(ws)
+    unpassable = st.tuples(st.text(max_size=30), st.sampled_from(['\x00', '\ud800', '\udfff']), st.text(max_size=30))
+
+    @settings(max_examples=30, **FUZZ)
+    @given(parts=unpassable)
+    def check(parts: tuple[str, str, str]) -> None:
+        with pytest.raises(ModelRetry, match='^The command contains'):
+            asyncio.run(getattr(toolset, method)(ctx, ''.join(parts)))
+
+    check()
