@@ -8,13 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pydantic_ai_harness_rs
 import pytest
+
+PACKAGE_PATH = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
+"""Where the package under test was imported from (not the whole `sys.path`: pytest puts `tests/` on it,
+whose `typing` package would shadow the standard library's)."""
 
 EXAMPLES = Path(__file__).resolve().parent.parent / 'examples'
 
 
 def _run(name: str, *args: str, timeout: float = 120) -> str:
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in sys.path if p)}
+    env = {**os.environ, 'PYTHONPATH': PACKAGE_PATH}
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args],
         capture_output=True,

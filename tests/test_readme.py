@@ -13,7 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pydantic_ai_harness_rs
 import pytest
+
+PACKAGE_PATH = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
+"""Where the package under test was imported from (not the whole `sys.path`: pytest puts `tests/` on it,
+whose `typing` package would shadow the standard library's)."""
 
 README = Path(__file__).resolve().parent.parent / 'README.md'
 
@@ -51,7 +56,7 @@ def test_a_readme_snippet_runs(tmp_path: Path, line: int, code: str) -> None:
     for name in ('workspace', 'repo', 'app'):
         (tmp_path / name).mkdir()
     (tmp_path / 'workspace' / 'config.toml').write_text('[package]\nname = "demo"\n')
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in sys.path if p)}
+    env = {**os.environ, 'PYTHONPATH': PACKAGE_PATH}
     done = subprocess.run(
         [sys.executable, '-c', PRELUDE + code], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env
     )
