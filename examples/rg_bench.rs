@@ -8,7 +8,8 @@
 //! rg_bench grep TARGET PATTERN [--glob G] [--type T] [-i] [-F] [-C N] [--max N]
 //!          [--root R] [--cwd C] [--repeat K] [--quiet]
 //! ```
-//! (`--lexical` on either: authorize without `realpath`.)
+//! (`--lexical` on either: authorize without `realpath`.) Bad arguments print a usage error
+//! and exit with status 2.
 //!
 //! The authorizer mirrors the reference's walk-entry rule with no access patterns:
 //! realpath (each parent directory resolved once, one `lstat` per entry), containment in
@@ -74,12 +75,54 @@ impl Authorize for RootAuth {
     }
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let mode = args.next().expect("mode: list or grep");
-    let target = PathBuf::from(args.next().expect("target"));
+const USAGE: &str = "usage: rg_bench list DIR [--glob G] [--max N] [--root R] [--cwd C] [--repeat K] [--quiet] [--lexical]
+       rg_bench grep TARGET PATTERN [--glob G] [--type T] [-i] [-F] [-C N] [--max N]
+                [--root R] [--cwd C] [--repeat K] [--quiet] [--lexical]";
+
+/// The command line, parsed.
+struct Args {
+    mode: String,
+    target: PathBuf,
+    pattern: String,
+    glob: Option<String>,
+    file_type: Option<String>,
+    ignore_case: bool,
+    literal: bool,
+    context: usize,
+    max: usize,
+    root: PathBuf,
+    cwd: PathBuf,
+    repeat: usize,
+    quiet: bool,
+    lexical: bool,
+}
+
+/// The value after `flag`, parsed as a number.
+fn number<T: std::str::FromStr>(flag: &str, value: Option<String>) -> Result<T, String> {
+    let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    value
+        .parse()
+        .map_err(|_| format!("{flag} takes a non-negative integer, got {value:?}"))
+}
+
+/// The value after `flag`.
+fn value(flag: &str, value: Option<String>) -> Result<String, String> {
+    value.ok_or_else(|| format!("{flag} needs a value"))
+}
+
+/// An existing directory or file, resolved.
+fn existing(what: &str, path: &Path) -> Result<PathBuf, String> {
+    std::fs::canonicalize(path).map_err(|e| format!("{what} {}: {e}", path.display()))
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mode = args.next().ok_or("no mode given")?;
+    if mode != "list" && mode != "grep" {
+        return Err(format!("unknown mode {mode:?}: list or grep"));
+    }
+    let target = PathBuf::from(args.next().ok_or("no target given")?);
     let pattern = if mode == "grep" {
-        args.next().expect("pattern")
+        args.next().ok_or("grep needs a pattern")?
     } else {
         String::new()
     };
@@ -89,23 +132,64 @@ fn main() {
     let mut lexical = false;
     while let Some(flag) = args.next() {
         match flag.as_str() {
-            "--glob" => glob = args.next(),
-            "--type" => file_type = args.next(),
+            "--glob" => glob = Some(value(&flag, args.next())?),
+            "--type" => file_type = Some(value(&flag, args.next())?),
             "-i" => ignore_case = true,
             "-F" => literal = true,
-            "-C" => context = args.next().unwrap().parse().unwrap(),
-            "--max" => max = args.next().unwrap().parse().unwrap(),
-            "--root" => root = args.next().map(PathBuf::from),
-            "--cwd" => cwd = args.next().map(PathBuf::from),
-            "--repeat" => repeat = args.next().unwrap().parse().unwrap(),
+            "-C" => context = number(&flag, args.next())?,
+            "--max" => max = number(&flag, args.next())?,
+            "--root" => root = Some(PathBuf::from(value(&flag, args.next())?)),
+            "--cwd" => cwd = Some(PathBuf::from(value(&flag, args.next())?)),
+            "--repeat" => repeat = number(&flag, args.next())?,
             "--quiet" => quiet = true,
             "--lexical" => lexical = true,
-            other => panic!("unknown flag {other}"),
+            other => return Err(format!("unknown flag {other:?}")),
         }
     }
-    let target = std::fs::canonicalize(&target).expect("target exists");
-    let root = std::fs::canonicalize(root.unwrap_or_else(|| target.clone())).unwrap();
-    let cwd = std::fs::canonicalize(cwd.unwrap_or_else(|| root.clone())).unwrap();
+    let target = existing("target", &target)?;
+    let root = existing("root", &root.unwrap_or_else(|| target.clone()))?;
+    let cwd = existing("cwd", &cwd.unwrap_or_else(|| root.clone()))?;
+    Ok(Args {
+        mode,
+        target,
+        pattern,
+        glob,
+        file_type,
+        ignore_case,
+        literal,
+        context,
+        max,
+        root,
+        cwd,
+        repeat,
+        quiet,
+        lexical,
+    })
+}
+
+fn main() {
+    let Args {
+        mode,
+        target,
+        pattern,
+        glob,
+        file_type,
+        ignore_case,
+        literal,
+        context,
+        max,
+        root,
+        cwd,
+        repeat,
+        quiet,
+        lexical,
+    } = match parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("rg_bench: {message}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
     let auth = RootAuth {
         real_root: root,
         cwd,
@@ -166,5 +250,33 @@ fn main() {
     }
     if !quiet {
         println!("{text}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    fn error(args: &[&str]) -> String {
+        match parse(args.iter().map(|a| a.to_string())) {
+            Ok(_) => panic!("{args:?} parsed"),
+            Err(message) => message,
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_usage_errors_not_panics() {
+        assert_eq!(error(&[]), "no mode given");
+        assert_eq!(error(&["walk", "."]), "unknown mode \"walk\": list or grep");
+        assert_eq!(error(&["list"]), "no target given");
+        assert_eq!(error(&["grep", "."]), "grep needs a pattern");
+        assert_eq!(error(&["list", ".", "--max"]), "--max needs a value");
+        assert_eq!(
+            error(&["list", ".", "--max", "-3"]),
+            "--max takes a non-negative integer, got \"-3\""
+        );
+        assert_eq!(error(&["list", ".", "--bogus"]), "unknown flag \"--bogus\"");
+        assert!(error(&["list", "/no/such/dir"]).starts_with("target /no/such/dir: "));
+        assert!(parse(["grep", ".", "x", "-C", "2"].iter().map(|a| a.to_string())).is_ok());
     }
 }

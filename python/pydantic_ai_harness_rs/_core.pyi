@@ -46,6 +46,7 @@ __all__ = [
     'job_kill',
     'job_wait',
     'job_cleanup',
+    'job_prune',
     'COMMAND_TOO_LONG',
     'CommandTooLongError',
     'LOG_CHECK_INTERVAL',
@@ -501,8 +502,12 @@ def job_status(dir: str) -> str | None: ...
 def job_size(path: str) -> int: ...
 def job_read(path: str, offset: int, length: int) -> bytes: ...
 def job_tail(path: str, max_bytes: int) -> bytes: ...
-def job_kill(dir: str, pid: int, pgid: int | None, grace: float) -> bool:
-    """SIGTERM the group, up to `grace` seconds, then SIGKILL; False when nothing was left."""
+def job_kill(dir: str, pid: int, pgid: int | None, grace: float) -> Literal['gone', 'ended', 'killed']:
+    """SIGTERM the group, up to `grace` seconds, then SIGKILL: `'gone'` when nothing was left,
+    `'ended'` when the command ended within the grace, `'killed'` when its group got SIGKILL."""
 def job_wait(pid: int, timeout: float) -> bool:
     """Wait up to `timeout` seconds for the wrapper `pid` to exit; True once it has."""
 def job_cleanup(dir: str) -> None: ...
+def job_prune(base: str, max_age: float | None, max_total_bytes: int | None) -> tuple[int, int]:
+    """Remove finished jobs under `base` older than `max_age` seconds, then the oldest until the rest
+    hold at most `max_total_bytes`; running jobs stay. Returns `(jobs, bytes)` removed."""

@@ -3,9 +3,10 @@
 `_core.RetryableError` (a path outside the root, a denied path, a stale hash, a bad pattern,
 ...) becomes `ModelRetry` with the core's message, so the agent can correct the call; so does a
 `UnicodeEncodeError` (a path or content with a lone surrogate cannot cross into the core, as it
-cannot be encoded by the reference's `os` calls either). Anything
-else, an `OSError` for a full or read-only disk say, propagates and aborts the run, as with
-the reference.
+cannot be encoded by the reference's `os` calls either). A change refused by a read-only
+workspace (`WorkspaceReadOnlyError`, met by a direct call: a run on such a workspace is not
+offered the changing tools) is a `ToolFailed` with 0.62.0's text. Anything else, an `OSError`
+for a full or read-only disk say, propagates and aborts the run, as with the reference.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
-from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
+from pydantic_ai.workspaces import WorkspaceReadOnlyError
 
 from pydantic_ai_harness_rs._core import RetryableError
+from pydantic_ai_harness_rs._workspace import READ_ONLY_FAILURE
 
 _P = ParamSpec('_P')
 _T = TypeVar('_T')
@@ -31,5 +34,7 @@ def retry_on_core_errors(fn: Callable[_P, Awaitable[_T]]) -> Callable[_P, Awaita
             return await fn(*args, **kwargs)
         except (RetryableError, UnicodeEncodeError) as e:
             raise ModelRetry(str(e)) from e
+        except WorkspaceReadOnlyError as e:
+            raise ToolFailed(READ_ONLY_FAILURE) from e
 
     return wrapper

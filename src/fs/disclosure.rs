@@ -81,6 +81,22 @@ impl Outcome {
         }
         self
     }
+
+    /// Ends a `search_files` result with how many lines longer than
+    /// [`MAX_LINE_BYTES`](crate::fs::search::scan::MAX_LINE_BYTES) it passed over unsearched
+    /// (the pattern cannot be searched in windows), if any: a match there would be missed
+    /// without a word (issue 19).
+    pub fn with_long_lines(mut self, count: usize) -> Self {
+        if count > 0 {
+            self.text.push('\n');
+            self.text.push_str(&format!(
+                "[skipped: {} longer than 32 MiB not searched; a pattern of bounded length \
+                 without anchors or lookaround (no *, + or {{n,}}) searches them]",
+                plural(count, "line", "lines")
+            ));
+        }
+        self
+    }
 }
 
 impl FileSystem {

@@ -23,6 +23,7 @@ pub mod disclosure;
 pub mod read;
 pub mod remote;
 pub mod ripgrep;
+pub mod room;
 pub mod root;
 pub mod search;
 pub mod text;
@@ -272,10 +273,12 @@ impl FileSystem {
                     "limit must be at least 1.",
                 ))
             }
-            Some(l) if l < 0 => {
+            // The document is silent; 0.36.0 answers `limit=0` with no line and a hint to
+            // continue at the same offset, which loops: a retry, worded as the offset's.
+            Some(l) if l < 1 => {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
-                    format!("limit must be >= 0, got {l}."),
+                    format!("limit must be >= 1, got {l}."),
                 ))
             }
             Some(l) => (l as u64).min(max as u64) as usize,
@@ -665,7 +668,11 @@ pub(crate) mod tests {
         );
         assert_eq!(
             result(f.read_file("a.txt", 0, Some(-1), None, &c)),
-            "ERR limit must be >= 0, got -1."
+            "ERR limit must be >= 1, got -1."
+        );
+        assert_eq!(
+            result(f.read_file("a.txt", 0, Some(0), None, &c)),
+            "ERR limit must be >= 1, got 0."
         );
         assert_eq!(
             result(f.read_file("a.txt", 5, None, None, &c)),

@@ -243,7 +243,21 @@ impl Foreground {
     /// A shell that reaps its descendants (Linux, glibc) is waited for by [`crate::process::wait::direct`],
     /// on this thread alone; otherwise through the supervisor's runtime.
     /// Errors: the spawn's OS error (`ErrorKind::Io`), or `Cancelled` after [`Foreground::kill`].
+    ///
+    /// A run that ends in an error (cancelled by [`Foreground::kill`], or failed) removes the
+    /// spill files it may have written: no result names them.
     pub fn run(&self, spec: RunSpec) -> Result<RunOutcome> {
+        let spill = spec.spill.clone();
+        let result = self.run_unspilled(spec);
+        if result.is_err() {
+            for path in spill.iter().flatten() {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        result
+    }
+
+    fn run_unspilled(&self, spec: RunSpec) -> Result<RunOutcome> {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         if spec.reap_descendants {
             if let Some(wake) = &self.wake {

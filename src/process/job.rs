@@ -5,7 +5,9 @@
 //! "exit_code": null | N}`) and `handle` (`<pid> <process group>`), the same files and
 //! formats the reference's jobs use, so a later run (or process) can check or stop a job by
 //! its directory. A small `sh` wrapper, started in its own session, runs the command and
-//! publishes its exit status; the supervisor reaps the wrapper while this process lives.
+//! publishes its exit status; the supervisor reaps the wrapper while this process lives. With
+//! `max_log_bytes`, the command writes into FIFOs that a log copier ([`crate::process::logcap`])
+//! empties into the logs, holding the cap as they are written.
 
 use std::collections::HashMap;
 use std::fs;
@@ -29,8 +31,9 @@ use crate::process::spawn::{file_limit_allowed, spawn_error, spawn_shell, ShellA
 /// Seconds a job gets to exit after `SIGTERM` before its group gets `SIGKILL`.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// Shell functions that keep a job's logs under `max_log_bytes`, shared by the local wrapper
-/// ([`wrapper`]) and the one a workspace reached by protocol runs.
+/// Shell functions that keep a job's logs under `max_log_bytes` after the fact, for the wrapper a
+/// workspace reached by protocol runs (a local job's logs are capped as they are written, by
+/// [`crate::process::logcap`]; its wrapper, [`wrapper`], needs none of this).
 ///
 /// `__harness_watch_logs LIMIT INTERVAL` checks `$out` and `$err` every `INTERVAL` seconds while
 /// the wrapper (`$$`) lives, and once more when stopped (`TERM`, or a `watch.stop` file in
@@ -75,67 +78,84 @@ __harness_stop_watcher() {
   }
 }"#;
 
-/// Seconds between two checks of a job's logs against `max_log_bytes`, as the reference's.
+/// Seconds between two checks of a job's logs against `max_log_bytes`, as the reference's
+/// watcher does; used by the wrapper of a workspace reached by protocol (a local job's log is
+/// capped as it is written, see [`crate::process::logcap`]).
 pub const LOG_CHECK_INTERVAL: &str = "1";
 
 /// The wrapper script: `$1` job directory, `$2` log mode (`combined` or `separate`), `$3`
 /// the command, `$4` non-empty when the per-file limit could not be applied, `$5` the log
-/// limit in bytes (empty: none), `$6` the seconds between log checks, `$7` and `$8` the `wc`
-/// and `sleep` the log watcher ([`LOG_WATCHER`]) runs.
+/// limit in bytes (empty: none), `$6` and `$7` the FIFOs of stdout and stderr when a log copier
+/// ([`crate::process::logcap`]) writes the logs (empty: the command appends to the logs itself;
+/// `$7` empty with `$6` set: both streams share `$6`), `$8` the copier's PID, `$9` and `${10}`
+/// the host's `sleep` and `mv`.
 ///
 /// Nothing it runs is looked up on the command's `PATH`: the status is written beside the
 /// file and renamed over it with the host's `mv`, so a reader never sees it half written
 /// (without any `mv` on the host, written in place: readers retry the instant it is empty,
-/// see [`status_text`]); the command starts under `/bin/sh`; `mv` and the watcher's utilities
-/// are absolute paths the supervisor found on its own `PATH` ([`host_tool`]).
+/// see [`status_text`]); the command starts under `/bin/sh`; `mv` and `sleep` are absolute
+/// paths the supervisor found on its own `PATH` ([`host_tool`]).
 ///
-/// The wrapper publishes the running status, forks the command's process, and only then
-/// closes its stdout, a pipe the launcher reads to its end: once the launcher returns, the
-/// status exists and the command's process is in the group, so a `kill -- -PID` issued at
-/// once reaches it (before this order, a `TERM` landing between the handshake and the fork
-/// was swallowed by the trap and the command ran on). The `TERM` trap keeps the wrapper alive
-/// long enough to publish how the command ended (`143` for a `SIGTERM` stop); the command
-/// itself keeps default `TERM` handling. A `stop` file created before the signal covers a
-/// `SIGTERM` landing before the command's `exec`. `wait` returns early when the trap runs,
-/// so it is repeated until the command is gone and its real status is known. The command
-/// runs as `sh -c` with `$0` `sh`, so the shell's messages read as the reference's
-/// (`sh: 1: nosuch: not found`).
+/// The wrapper publishes the running status, opens the FIFOs (before its stdout closes, so the
+/// launcher can drop its own write ends once it has read the handshake), forks the command's
+/// process, and only then closes its stdout, a pipe the launcher reads to its end: once the
+/// launcher returns, the status exists and the command's process is in the group, so a
+/// `kill -- -PID` issued at once reaches it (before this order, a `TERM` landing between the
+/// handshake and the fork was swallowed by the trap and the command ran on). The `TERM` trap
+/// keeps the wrapper alive long enough to publish how the command ended (`143` for a `SIGTERM`
+/// stop); the command itself keeps default `TERM` handling. A `stop` file created before the
+/// signal covers a `SIGTERM` landing before the command's `exec`. `wait` returns early when the
+/// trap runs, so it is repeated until the command is gone and its real status is known. Before
+/// publishing, the wrapper gives the copier up to a quarter of a second to write out what the command wrote
+/// (it ends once no process holds the FIFOs; a background process still writing keeps it). The
+/// command runs as `sh -c` with `$0` `sh`, so the shell's messages read as the reference's
+/// (`sh: 1: nosuch: not found`). With a log limit, `watch.stop` is left at the end, as the
+/// reference's watcher leaves it.
 pub const WRAPPER_BODY: &str = r#"dir=$1
-__harness_wc=$7
-__harness_sleep=$8
-__harness_mv=$9
+__harness_log_limit=$5
+__harness_copier=$8
+__harness_sleep=$9
+__harness_mv=${10}
 publish() {
   printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp" &&
     "$__harness_mv" -f "$dir/status.tmp" "$dir/status.json" 2> /dev/null ||
     printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.json"
 }
+drained() {
+  exec 3>&- 4>&-
+  __harness_waits=0
+  while [ -n "$__harness_copier" ] && [ -e "/proc/$__harness_copier" ] && [ "$__harness_waits" -lt 25 ]; do
+    "$__harness_sleep" 0.01 2> /dev/null || break
+    __harness_waits=$(( __harness_waits + 1 ))
+  done
+  [ -z "$__harness_log_limit" ] || true 2> /dev/null > "$dir/watch.stop"
+}
 trap : TERM
 publish null
 if [ "$2" = combined ]; then out="$dir/output.log"; err="$dir/output.log"; else out="$dir/stdout.log"; err="$dir/stderr.log"; fi
-__harness_watcher=
-if [ -n "$5" ]; then (__harness_watch_logs "$5" "$6") < /dev/null > /dev/null 2>&1 & __harness_watcher=$!; fi
-if [ -n "$4" ]; then __harness_stop_watcher; echo 'Unable to apply max_file_bytes.' >> "$err"; publish 1; exit 1; fi
+if [ -n "$6" ]; then exec 3> "$6"; if [ -n "$7" ]; then exec 4> "$7"; else exec 4>&3; fi
+else exec 3>> "$out" 4>> "$err"; fi
+if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >&4; exec > /dev/null; drained; publish 1; exit 1; fi
 (
   [ ! -e "$dir/stop" ] || exit 143
   exec /bin/sh -c "$3" sh
-) < /dev/null >> "$out" 2>> "$err" &
+) < /dev/null >&3 2>&4 3>&- 4>&- &
 child=$!
-exec > /dev/null
+exec > /dev/null 3>&- 4>&-
 while :; do
   wait "$child"
   code=$?
   kill -0 "$child" 2>/dev/null || break
 done
-__harness_stop_watcher
+drained
 publish $code
 # A subreaper wrapper stays while it has adopted descendants, so a stop can still find them.
 while kids=; read -r kids < "/proc/$$/task/$$/children"; [ -n "$kids" ]; do "${__harness_sleep:-sleep}" 1 & wait $!; done
 "#;
 
-/// The complete local wrapper: [`LOG_WATCHER`] then [`WRAPPER_BODY`].
+/// The complete local wrapper ([`WRAPPER_BODY`]).
 pub fn wrapper() -> &'static str {
-    static WRAPPER: OnceLock<String> = OnceLock::new();
-    WRAPPER.get_or_init(|| format!("{LOG_WATCHER}\n{WRAPPER_BODY}"))
+    WRAPPER_BODY
 }
 
 /// The absolute path of utility `name` on this process's `PATH` (then `/usr/bin`, `/bin`), so
@@ -191,7 +211,9 @@ pub struct LaunchSpec {
     pub combined: bool,
     /// Per-file size limit in bytes for the command and its logs.
     pub max_file_bytes: Option<u64>,
-    /// Size past which a log is emptied, leaving a notice (see [`LOG_WATCHER`]); `None`: never.
+    /// Size past which a log is emptied, leaving a notice, as it is written (see
+    /// [`crate::process::logcap`]); `None`: never. A `max_file_bytes` at or under it bounds the
+    /// logs first (the command appends to them itself, under `RLIMIT_FSIZE`).
     pub max_log_bytes: Option<u64>,
     /// Refuse an existing directory ([`Launch::Exists`]) rather than reuse it.
     pub exclusive: bool,
@@ -202,10 +224,10 @@ pub struct LaunchSpec {
     pub reap_descendants: bool,
 }
 
-/// `wc` and `sleep` for the log watcher, looked up once.
-fn host_tools() -> &'static [Vec<u8>; 3] {
-    static TOOLS: OnceLock<[Vec<u8>; 3]> = OnceLock::new();
-    TOOLS.get_or_init(|| [host_tool("wc"), host_tool("sleep"), host_tool("mv")])
+/// `sleep` and `mv` for the wrapper, looked up once.
+fn host_tools() -> &'static [Vec<u8>; 2] {
+    static TOOLS: OnceLock<[Vec<u8>; 2]> = OnceLock::new();
+    TOOLS.get_or_init(|| [host_tool("sleep"), host_tool("mv")])
 }
 
 fn exits() -> &'static Mutex<HashMap<i32, watch::Receiver<bool>>> {
@@ -242,7 +264,31 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
     }
     let unlimited = spec.max_file_bytes.is_some_and(|b| !file_limit_allowed(b));
     let limit = if unlimited { None } else { spec.max_file_bytes };
+    let sandbox = match &spec.sandbox {
+        Some(s) => Some(Prepared::new(s).map_err(|e| io_err(&e, "Unable to prepare the sandbox"))?),
+        None => None,
+    };
     let tools = host_tools();
+    // The copier writes the logs unless a file limit at or under the log limit bounds them first.
+    let capped = spec
+        .max_log_bytes
+        .filter(|&log| limit.is_none_or(|file| file > log));
+    let copier = match capped {
+        Some(log_limit) => match crate::process::logcap::start(&spec.dir, logs, log_limit) {
+            Ok(copier) => Some(copier),
+            Err(e) => {
+                let _ = fs::remove_dir_all(&spec.dir);
+                return Err(io_err(&e, "Unable to start the job's log copier"));
+            }
+        },
+        None => None,
+    };
+    let fifo = |i: usize| {
+        copier
+            .as_ref()
+            .and_then(|c| c.fifos.get(i))
+            .map_or_else(Vec::new, |p| p.as_os_str().as_encoded_bytes().to_vec())
+    };
     let mut args: Vec<Vec<u8>> = vec![
         b"-c".to_vec(),
         wrapper().as_bytes().to_vec(),
@@ -257,16 +303,15 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         if unlimited { b"1".to_vec() } else { Vec::new() },
         spec.max_log_bytes
             .map_or_else(Vec::new, |n| n.to_string().into_bytes()),
-        LOG_CHECK_INTERVAL.as_bytes().to_vec(),
+        fifo(0),
+        fifo(1),
+        copier
+            .as_ref()
+            .map_or_else(Vec::new, |c| c.pid.to_string().into_bytes()),
         tools[0].clone(),
         tools[1].clone(),
-        tools[2].clone(),
     ];
     const COMMAND_ARG: usize = 5;
-    let sandbox = match &spec.sandbox {
-        Some(s) => Some(Prepared::new(s).map_err(|e| io_err(&e, "Unable to prepare the sandbox"))?),
-        None => None,
-    };
     let handle = crate::process::block_on(async {
         let shell = ShellArgs {
             args: &args,
@@ -301,6 +346,10 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             pgid: Some(pid),
         })
     });
+    if let Some(copier) = copier {
+        // The wrapper holds its write ends now (or never will): the copier ends with them.
+        copier.release();
+    }
     let handle = match handle {
         Ok(handle) => handle,
         Err(e) => {
@@ -427,12 +476,27 @@ fn signal(dir: &Path, handle: JobHandle, sig: Option<Signal>) -> Result<bool> {
     })
 }
 
+/// How [`kill`] stopped a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// Nothing was left to signal.
+    Gone,
+    /// The command ended within the `SIGTERM` grace.
+    Ended,
+    /// The command was still running when the grace ran out (it ignored or outlasted
+    /// `SIGTERM`): its group got `SIGKILL`.
+    Killed,
+}
+
 /// Stops the job: `SIGKILL` to the wrapper's descendants outside its group
 /// ([`Tree::end_outside`], round after round while the script still starts them), then
-/// `SIGTERM` to the group, up to `grace` for it to go, then `SIGKILL`.
+/// `SIGTERM` to the group, up to `grace` for the command to end, then `SIGKILL`. What a
+/// `SIGTERM` handler starts outside the group meanwhile (`setsid`) is found by a second walk
+/// once the command has ended or the grace has run out, while the wrapper (a subreaper that
+/// adopted it) still lives.
 ///
-/// Returns `false` when nothing was left to signal. Errors: a refused signal.
-pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
+/// Errors: a refused signal.
+pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<Stopped> {
     // Descendants outside the group (`setsid`, double forks) first, while the wrapper lives
     // to reap them; then the group, with its `SIGTERM` grace.
     if handle.pgid == Some(handle.pid) {
@@ -447,29 +511,60 @@ pub fn kill(dir: &Path, handle: JobHandle, grace: Duration) -> Result<bool> {
 
 /// The group stop (`SIGTERM`, then `SIGCONT`); `members` (the wrapper's descendants in the group) are given
 /// [`REAP_GRACE`] to be reaped by the wrapper before a finished job's group gets `SIGKILL`.
-fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Result<bool> {
+fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Result<Stopped> {
     if !signal(dir, handle, Some(Signal::SIGTERM))? {
-        return Ok(false);
+        return Ok(Stopped::Gone);
     }
     // A stopped member (the group as `kill` leaves it) acts on the `SIGTERM` once continued.
     signal(dir, handle, Some(Signal::SIGCONT))?;
     let Some(pgid) = handle.pgid else {
-        return Ok(true);
+        return Ok(Stopped::Ended);
     };
-    let finished = status_text(dir).and_then(|s| exit_code(&s)).is_some();
-    if finished {
+    let finished = || status_text(dir).and_then(|s| exit_code(&s)).is_some();
+    if finished() {
         // The wrapper is done; whatever is left in the group gets no more than the time for
         // the wrapper (which survives `SIGTERM`) to reap what `SIGTERM` ended.
         crate::process::block_on(members.wait_reaped(REAP_GRACE));
-        if signal(dir, handle, None)? {
-            signal(dir, handle, Some(Signal::SIGKILL))?;
+        return end_rest(handle, pgid, Stopped::Ended);
+    }
+    // Up to `grace` for the group to go, or for the command to end (the wrapper then publishes
+    // its status, and stays while it has adopted descendants).
+    let deadline = std::time::Instant::now() + grace;
+    let mut interval = Duration::from_millis(1);
+    loop {
+        if !crate::process::group::group_alive(pgid) {
+            return Ok(Stopped::Ended);
         }
-        return Ok(true);
+        if finished() {
+            return end_rest(handle, pgid, Stopped::Ended);
+        }
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            return end_rest(handle, pgid, Stopped::Killed);
+        }
+        std::thread::sleep(interval.min(deadline - now));
+        interval = (interval * 2).min(Duration::from_millis(50));
     }
-    if !crate::process::block_on(wait_group_gone(pgid, grace)) {
-        signal(dir, handle, Some(Signal::SIGKILL))?;
+}
+
+/// The second walk (what a `SIGTERM` handler started outside the group), then `SIGKILL` to
+/// whatever is left of the group; `how` is returned.
+fn end_rest(handle: JobHandle, pgid: i32, how: Stopped) -> Result<Stopped> {
+    if pgid == handle.pid && crate::process::group::group_alive(pgid) {
+        // Leaves the group stopped; the `SIGKILL` below ends it.
+        crate::process::block_on(Tree::end_outside(handle.pid, REAP_GRACE));
     }
-    Ok(true)
+    if crate::process::group::group_alive(pgid) {
+        signal_group(pgid, Some(Signal::SIGKILL)).map_err(|e| {
+            Error::io(
+                &std::io::Error::from_raw_os_error(e as i32),
+                format!("Unable to signal job {}: {}", handle.pid, e.desc()),
+            )
+        })?;
+        // Returned once the group is gone (a killed process takes a moment to exit).
+        crate::process::block_on(wait_group_gone(pgid, Duration::from_secs(1)));
+    }
+    Ok(how)
 }
 
 /// Waits up to `timeout` for the wrapper `pid` (started by this process) to exit; returns
@@ -589,6 +684,53 @@ mod tests {
         assert!(!tmp.path().join("job").exists());
     }
 
+    fn until_in_log(dir: &Path, text: &[u8]) {
+        while !tail(&dir.join("stdout.log"), 1000)
+            .unwrap()
+            .windows(text.len())
+            .any(|w| w == text)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn a_job_ignoring_term_is_killed_and_a_handler_child_does_not_escape() {
+        let tmp = tempfile::tempdir().unwrap();
+        let command = "trap '' TERM; echo ready; while :; do sleep 0.05; done";
+        let Launch::Started(handle) = launch(spec(tmp.path(), command)).unwrap() else {
+            panic!()
+        };
+        let dir = tmp.path().join("job");
+        until_in_log(&dir, b"ready");
+        let grace = Duration::from_millis(300);
+        assert_eq!(kill(&dir, handle, grace).unwrap(), Stopped::Killed);
+        assert!(!super::super::group::group_alive(handle.pid));
+
+        cleanup(&dir).unwrap();
+        let command = "trap 'setsid sleep 100 & echo $! > escaped; exit' TERM; echo ready; while :; do sleep 0.05; done";
+        let Launch::Started(handle) = launch(spec(tmp.path(), command)).unwrap() else {
+            panic!()
+        };
+        until_in_log(&dir, b"ready");
+        assert_eq!(kill(&dir, handle, KILL_GRACE).unwrap(), Stopped::Ended);
+        let escaped: i32 = fs::read_to_string(tmp.path().join("escaped"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let stat = fs::read_to_string(format!("/proc/{escaped}/stat")).unwrap_or_default();
+        let alive = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X");
+        if alive {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(escaped), Signal::SIGKILL);
+        }
+        assert!(!alive, "the handler's setsid child escaped");
+    }
+
     #[test]
     fn job_runs_publishes_and_stops() {
         let tmp = tempfile::tempdir().unwrap();
@@ -612,7 +754,7 @@ mod tests {
             panic!()
         };
         assert_eq!(exit_code(&status_text(&dir).unwrap()), None);
-        assert!(kill(&dir, handle, KILL_GRACE).unwrap());
+        assert_eq!(kill(&dir, handle, KILL_GRACE).unwrap(), Stopped::Ended);
         assert!(wait_exit(handle.pid, Duration::from_secs(10)));
         assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(143));
         // The other member was killed with the group; on a loaded machine it may still be

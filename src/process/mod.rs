@@ -14,8 +14,10 @@
 pub mod foreground;
 pub mod group;
 pub mod job;
+pub mod logcap;
 pub mod outcome;
 pub mod reaper;
+pub mod retention;
 pub mod sandbox;
 pub mod spawn;
 pub mod tail;

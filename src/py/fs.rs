@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use crate::error::Result;
 use crate::fs::change::content::Content;
@@ -159,12 +159,38 @@ impl PyChangePlan {
 }
 
 /// One `edit_file` replacement as Python passes it: `(old, new)`, or `(old, new, replace_all)`.
-#[derive(FromPyObject)]
 pub(crate) enum PyReplacement {
     /// With the `replace_all` flag (`FileSystem(replace_all=True)`).
     Flagged(String, String, bool),
     /// The document's pair: exactly one match.
     Pair(String, String),
+}
+
+/// Extracted by hand, not derived: a derived enum turns every failure into `TypeError: failed
+/// to extract enum`, hiding the `UnicodeEncodeError` of a text with a lone surrogate, which
+/// the toolset answers with a retry as it does for `write_file`'s content (issue 19).
+impl<'a, 'py> FromPyObject<'a, 'py> for PyReplacement {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let item = obj.cast::<PyTuple>().map_err(|_| {
+            PyTypeError::new_err("a replacement is a tuple (old_text, new_text[, replace_all])")
+        })?;
+        match item.len() {
+            2 => Ok(Self::Pair(
+                item.get_item(0)?.extract()?,
+                item.get_item(1)?.extract()?,
+            )),
+            3 => Ok(Self::Flagged(
+                item.get_item(0)?.extract()?,
+                item.get_item(1)?.extract()?,
+                item.get_item(2)?.extract()?,
+            )),
+            n => Err(PyTypeError::new_err(format!(
+                "a replacement is a tuple of 2 or 3 items, got {n}"
+            ))),
+        }
+    }
 }
 
 /// The core's replacements for the ones Python passed.

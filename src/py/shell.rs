@@ -398,7 +398,9 @@ fn job_tail<'py>(py: Python<'py>, path: PathBuf, max_bytes: u64) -> PyResult<Bou
 
 /// Stops the job: `SIGTERM` to its group, `grace` seconds, then `SIGKILL`.
 ///
-/// Returns whether anything was signalled. Raises `OSError` for a refused signal.
+/// Returns `'gone'` (nothing was left to signal), `'ended'` (the command ended within the
+/// grace) or `'killed'` (still running after the grace: its group got `SIGKILL`). Raises
+/// `OSError` for a refused signal.
 #[pyfunction]
 fn job_kill(
     py: Python<'_>,
@@ -406,8 +408,13 @@ fn job_kill(
     pid: i32,
     pgid: Option<i32>,
     grace: f64,
-) -> PyResult<bool> {
-    Ok(py.detach(move || job::kill(&dir, JobHandle { pid, pgid }, seconds(grace)))?)
+) -> PyResult<&'static str> {
+    let stopped = py.detach(move || job::kill(&dir, JobHandle { pid, pgid }, seconds(grace)))?;
+    Ok(match stopped {
+        job::Stopped::Gone => "gone",
+        job::Stopped::Ended => "ended",
+        job::Stopped::Killed => "killed",
+    })
 }
 
 /// Waits up to `timeout` seconds for the wrapper `pid` to exit; returns whether it has.
@@ -420,6 +427,24 @@ fn job_wait(py: Python<'_>, pid: i32, timeout: f64) -> bool {
 #[pyfunction]
 fn job_cleanup(py: Python<'_>, dir: PathBuf) -> PyResult<()> {
     Ok(py.detach(move || job::cleanup(&dir))?)
+}
+
+/// Removes finished jobs under `base`: those that finished more than `max_age` seconds ago,
+/// then the oldest until the rest hold at most `max_total_bytes` (`None` skips a rule).
+/// Running jobs are never removed. Returns `(jobs, bytes)` removed.
+#[pyfunction]
+#[pyo3(signature = (base, max_age, max_total_bytes))]
+fn job_prune(
+    py: Python<'_>,
+    base: PathBuf,
+    max_age: Option<f64>,
+    max_total_bytes: Option<u64>,
+) -> (usize, u64) {
+    let pruned = py.detach(move || {
+        let age = max_age.map(|a| Duration::try_from_secs_f64(a.max(0.0)).unwrap_or(Duration::MAX));
+        crate::process::retention::prune(&base, age, max_total_bytes)
+    });
+    (pruned.jobs, pruned.bytes)
 }
 
 /// Adds the shell classes and functions to the module.
@@ -438,5 +463,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(job_kill, m)?)?;
     m.add_function(wrap_pyfunction!(job_wait, m)?)?;
     m.add_function(wrap_pyfunction!(job_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(job_prune, m)?)?;
     Ok(())
 }

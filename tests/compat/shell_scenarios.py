@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import warnings
@@ -109,9 +110,29 @@ async def run(capabilities: list[Any], calls: list[tuple[str, dict[str, Any]]], 
     return out
 
 
+ROOT = Path(tempfile.mkdtemp(prefix='shell-compat-')).resolve()
+"""Every directory a scenario makes is below this one, removed when the script ends."""
+
+
+def _remove_root() -> None:
+    """Kill what still runs in `ROOT` (a scenario's background job), then remove it."""
+    for entry in os.listdir('/proc'):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                cwd = os.readlink(f'/proc/{entry}/cwd')
+            except OSError:
+                continue
+            if cwd == str(ROOT) or cwd.startswith(f'{ROOT}/'):
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
 def fresh() -> Path:
     global WS
-    WS = Path(tempfile.mkdtemp(prefix='shell-compat-')).resolve()
+    WS = Path(tempfile.mkdtemp(prefix='ws-', dir=ROOT)).resolve()
     (WS / 'sub').mkdir()
     return WS
 
@@ -406,7 +427,7 @@ async def difference_fifty_mib() -> Any:
 async def difference_nothing_on_path() -> Any:
     """A local workspace whose PATH has `sh` and `base64` but no `mv`: the references refuse, we run."""
     ws = fresh()
-    tools = Path(tempfile.mkdtemp(prefix='shell-compat-path-'))
+    tools = Path(tempfile.mkdtemp(prefix='path-', dir=ROOT))
     for tool in ('sh', 'base64', 'sleep', 'wc'):
         (tools / tool).symlink_to(shutil.which(tool))  # type: ignore[arg-type]
     out = await run(
@@ -428,8 +449,11 @@ SCENARIOS.update({name: fn for name, fn in globals().items() if name.startswith(
 async def main() -> None:
     out = {}
     only = sys.argv[3:] or [name for name in SCENARIOS if not name.startswith('difference_')]
-    for name in only:
-        out[name] = norm(await SCENARIOS[name]())
+    try:
+        for name in only:
+            out[name] = norm(await SCENARIOS[name]())
+    finally:
+        _remove_root()
     Path(sys.argv[2]).write_text(json.dumps(out, indent=1, sort_keys=True))
 
 

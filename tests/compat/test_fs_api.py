@@ -50,6 +50,7 @@ def test_same_api(key: str, reference_api: dict[str, Any], our_api: dict[str, An
     assert our_api[key] == expected
 
 
+UNSET_MAX_READ_CHARS_REPR = '<contract default: None with root_dir or no workspace, 50000 on a workspace>'
 _WORKSPACE_READ_ONLY = ['**/.git', '**/.env', '**/.env.*', '*.pem', '*.key', '**/secrets*', '**/.pydantic-ai-harness/**']
 
 
@@ -57,10 +58,12 @@ def _with_062_surface(key: str, reference: Any) -> Any:
     """0.36.0's API plus what 0.62.0's surface adds (issue 7), deliberately.
 
     `FileSystem`: `root_dir=None` (the run's workspace when one is attached, else `.`),
-    `read_only_patterns` (0.62.0's name and defaults; `protected_patterns` its alias, `None`
-    unless given), `max_read_chars` showing 0.62.0's 50000 (under the document, unset means
-    `None` as before). `FileSystemToolset`: every direct method takes `workspace=` (optional:
-    without it, the document's tree), the constructor takes either pattern name and `owner`.
+    `read_only_patterns` (0.62.0's name; `protected_patterns` its alias, `None` unless given) and
+    `max_read_chars` left unset show that their default depends on the contract (issue 19: equal
+    to 0.62.0's values, a repr naming both). `FileSystemToolset`: every direct method takes
+    `workspace=` (optional: without it, the document's tree), the constructor takes either pattern
+    name, `owner` and `read_only` (issue 19: the toolset inside `read_only=True`'s filter refuses
+    changes itself).
     """
     expected = copy.deepcopy(reference)
     if key == 'FileSystem_fields':
@@ -69,7 +72,8 @@ def _with_062_surface(key: str, reference: Any) -> Any:
         expected.update(
             root_dir='None',
             protected_patterns='None',
-            max_read_chars='50000',
+            max_read_chars=UNSET_MAX_READ_CHARS_REPR,
+            # The probe lists a tuple default: the marker's items, 0.62.0's list.
             read_only_patterns=repr(_WORKSPACE_READ_ONLY),
         )
     elif key == 'toolset_methods':
@@ -87,6 +91,7 @@ def _with_062_surface(key: str, reference: Any) -> Any:
         init.extend(ADDED_062_TOOLSET_PARAMETERS)
         init.append(['owner', 'KEYWORD_ONLY', "'FileSystemToolset'"])
         init.extend([name, 'KEYWORD_ONLY', default] for name, default in OPT_IN_FIELDS.items())
+        init.append(['read_only', 'KEYWORD_ONLY', 'False'])
     return expected
 
 

@@ -56,15 +56,19 @@ def _limit_capped_by_max_read_lines(ref: Outcome, ours: Outcome) -> Outcome:
 
 
 def _negative_offset_limit_retry(ref: Outcome, ours: Outcome) -> Outcome:
-    """Spec: `offset`/`limit` below zero is a mistake the model can fix (0.36.0 slices from the end)."""
+    """Spec: `offset`/`limit` below zero is a mistake the model can fix (0.36.0 slices from the end).
+
+    `limit=0` too (issue 19): 0.36.0 shows no line and a hint to continue at the same offset, a loop.
+    """
     expected = copy.deepcopy(ref)
-    for index, word in ((0, 'offset'), (1, 'limit'), (3, 'offset')):
+    for index, word in ((0, 'offset'), (1, 'limit'), (2, 'limit'), (3, 'offset')):
         got = _call(ours, index)
         assert got['outcome'] == 'retry', f'negative {word} must be a retry, got {got}'
         assert word in str(got['content']).lower(), f'the retry should name {word}: {got["content"]!r}'
         expected['calls'][index].update(outcome='retry', cause=got['cause'], content=got['content'])
-    # A failed read emits nothing. (limit=0 alone is allowed, as in 0.36.0: call 2.)
-    _drop_events(expected, 'call_00', 'call_01', 'call_03')
+    assert _call(ours, 2)['content'] == 'limit must be >= 1, got 0.'
+    # A failed read emits nothing.
+    _drop_events(expected, 'call_00', 'call_01', 'call_02', 'call_03')
     return expected
 
 

@@ -217,3 +217,24 @@ def test_differences_from_062(reference062_python: Path, ours_path: Path, tmp_pa
     started = ours['difference_nothing_on_path']
     assert started['results'][0][0] == 'return'
     assert (started['status'], started['stdout']) == (4, 'ran\n')
+
+
+@pytest.mark.parametrize('impl', ['ref', 'ours'])
+def test_scenarios_leave_no_temporary_directories(ref_python: Path, ours_path: Path, tmp_path: Path, impl: str) -> None:
+    """Each run of the scenario script removes the directories it made (and ends what still runs there)."""
+    tmp = tmp_path / 'tmp'
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
+    env['TMPDIR'] = str(tmp)
+    if impl == 'ours':
+        env['PYTHONPATH'] = str(ours_path)
+    # `background` leaves a job behind in its workspace; `formats` makes several workspaces.
+    result = subprocess.run(
+        [str(ref_python), str(SCRIPT), impl, str(tmp_path / 'out.json'), 'formats', 'background'],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(p.name for p in tmp.iterdir()) == []

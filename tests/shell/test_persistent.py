@@ -164,14 +164,17 @@ async def test_policy_applies_to_shell(ws: Path) -> None:
 
 
 async def test_cancelling_a_foreground_call_kills_the_command(ws: Path) -> None:
+    # Cancelled once the command itself says it runs (not when a process count is reached, which
+    # the wrapper's own command line could satisfy while `launch` is still returning).
     marker = f'sleep 3003{os.getpid() % 100}'
 
     async def run() -> None:
-        await run_calls([LocalWorkspace(ws), Shell(tools=['shell'])], [sh(f'{marker} & {marker}', timeout=60)])
+        command = f'{marker} & echo $$ > started; {marker}'
+        await run_calls([LocalWorkspace(ws), Shell(tools=['shell'])], [sh(command, timeout=60)])
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
-        while len(live_processes_matching(marker)) < 2:
+        while not (ws / 'started').exists() or not (ws / 'started').read_text().strip():
             await anyio.sleep(0.01)
         tg.cancel_scope.cancel()
     assert live_processes_matching(marker) == []

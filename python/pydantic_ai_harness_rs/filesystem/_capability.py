@@ -27,7 +27,7 @@ from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 __all__ = ['DEFAULT_PROTECTED_PATTERNS', 'DEFAULT_READ_ONLY_PATTERNS', 'FileSystem']
 
-_CONVERTED = frozenset({'root_dir', 'cwd', 'read_only_patterns', 'protected_patterns', 'id'})
+_CONVERTED = frozenset({'root_dir', 'cwd', 'read_only_patterns', 'protected_patterns', 'max_read_chars', 'id'})
 """The fields `get_toolset` hands on changed; every other field the toolset takes goes as it is."""
 
 
@@ -72,14 +72,18 @@ class FileSystem(AbstractCapability[AgentDepsT]):
 
     read_only_patterns: Sequence[str] = UNSET_READ_ONLY_PATTERNS
     """fnmatch globs of read-only paths (and their descendants, case-insensitive); `[]` disables protection.
-    Unset: `DEFAULT_PROTECTED_PATTERNS` under the document, `DEFAULT_READ_ONLY_PATTERNS` on a workspace."""
+    Unset: `DEFAULT_PROTECTED_PATTERNS` under the document, `DEFAULT_READ_ONLY_PATTERNS` on a workspace.
+    Left unset with `root_dir` given (the document), the attribute holds the document's list; without
+    `root_dir`, where each run picks the contract, a tuple equal to 0.62.0's list whose repr names both."""
 
     max_read_lines: int = 2000
     """Most lines one `read_file` returns; also caps an explicit `limit`."""
 
     max_read_chars: int | None = UNSET_MAX_READ_CHARS
     """Most characters of one `read_file` result, header and hint included, ending on a whole line;
-    `None`: no cap. Unset: `None` under the document, 50,000 on a workspace."""
+    `None`: no cap. Unset: `None` under the document, 50,000 on a workspace. Left unset with `root_dir`
+    given (the document), the attribute is `None`; without `root_dir`, where each run picks the
+    contract, an `int` equal to 50000 whose repr names both defaults."""
 
     max_list_results: int = 1000
     """Most entries `list_directory` returns before its `[... truncated at N entries]` marker."""
@@ -129,11 +133,23 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     _renamed: ClassVar[bool] = False
     """Set on an instance given `protected_patterns` (warned about when a workspace first selects 0.62.0's contract)."""
 
+    _contract_defaults: ClassVar[dict[str, Any]] = {}
+    """Per instance: the document's defaults `__post_init__` put in fields left unset with `root_dir` given."""
+
     def __post_init__(self) -> None:
         if self.protected_patterns is not None:
             if self.read_only_patterns is not UNSET_READ_ONLY_PATTERNS:
                 raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')
             self.read_only_patterns, self.protected_patterns, self._renamed = self.protected_patterns, None, True
+        self._contract_defaults: dict[str, Any] = {}
+        if self.root_dir is not None:
+            # `root_dir` selects the document: show the values in force there, not 0.62.0's.
+            if self.max_read_chars is UNSET_MAX_READ_CHARS:
+                self.max_read_chars = self._contract_defaults['max_read_chars'] = None
+            if self.read_only_patterns is UNSET_READ_ONLY_PATTERNS:
+                self.read_only_patterns = self._contract_defaults['read_only_patterns'] = list(
+                    DEFAULT_PROTECTED_PATTERNS
+                )
         limits: dict[str, Any] = {
             'max_read_lines': self.max_read_lines,
             'max_list_results': self.max_list_results,
@@ -157,15 +173,31 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         if workspace is not None:
             refuse_unavailable(workspace, 'FileSystem')
 
+    def _unless_default(self, name: str, unset: Any) -> Any:
+        """Field `name` as the toolset takes it: `unset` (each contract's default) while it still holds
+        the document's default `__post_init__` showed for it (a non-local workspace, where 0.62.0's
+        contract applies even with `root_dir`, then still gets 0.62.0's default)."""
+        value = getattr(self, name)
+        if name in self._contract_defaults and value is self._contract_defaults[name]:
+            return unset
+        return value
+
     def get_toolset(self) -> FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT]:
-        """Build the toolset; with `read_only`, filtered to `READ_ONLY_TOOL_NAMES`."""
-        patterns = {'protected_patterns' if self._renamed else 'read_only_patterns': self.read_only_patterns}
+        """Build the toolset; with `read_only`, filtered to `READ_ONLY_TOOL_NAMES` (as both references
+        return it), around a toolset that is itself read-only: its direct `write_file`, `edit_file`
+        and `create_directory` (through `.wrapped`) refuse with `ToolFailed`."""
+        patterns = {
+            'protected_patterns' if self._renamed else 'read_only_patterns': self._unless_default(
+                'read_only_patterns', UNSET_READ_ONLY_PATTERNS
+            )
+        }
         toolset = FileSystemToolset[AgentDepsT](
             root_dir=None if self.root_dir is None else Path(self.root_dir),
             cwd=None if self.cwd is None else Path(self.cwd),
             **patterns,
             id=self.id or 'file_system',
             owner='FileSystem',
+            max_read_chars=self._unless_default('max_read_chars', UNSET_MAX_READ_CHARS),
             **passed_on(self, FileSystemToolset, besides=_CONVERTED),
         )
         if self.read_only:

@@ -34,16 +34,35 @@ WORKSPACE_MAX_READ_CHARS = 50_000
 
 
 class _UnsetPatterns(tuple[str, ...]):
-    """The unset `read_only_patterns`: shows 0.62.0's list, means "the contract's default"."""
+    """The unset `read_only_patterns` of a `FileSystem` without `root_dir`, whose contract each run
+    picks: equal to 0.62.0's list (a workspace run's), its repr naming both contracts' defaults."""
 
     __slots__ = ()
+
+    def __repr__(self) -> str:
+        return UNSET_READ_ONLY_PATTERNS_REPR
 
 
 class _UnsetReadChars(int):
-    """The unset `max_read_chars`: shows 50000, means "the contract's default"."""
+    """The unset `max_read_chars` of a `FileSystem` without `root_dir`: equal to 50000 (a workspace
+    run's), its repr naming both contracts' defaults (`str` and formatting give the number)."""
 
     __slots__ = ()
 
+    def __repr__(self) -> str:
+        return UNSET_MAX_READ_CHARS_REPR
+
+    __str__ = int.__repr__
+
+
+UNSET_READ_ONLY_PATTERNS_REPR = (
+    '<contract default: DEFAULT_PROTECTED_PATTERNS with root_dir or no workspace, '
+    'DEFAULT_READ_ONLY_PATTERNS on a workspace>'
+)
+"""How the unset `read_only_patterns` shows (in `repr` and `inspect.signature`)."""
+
+UNSET_MAX_READ_CHARS_REPR = '<contract default: None with root_dir or no workspace, 50000 on a workspace>'
+"""How the unset `max_read_chars` shows (in `repr` and `inspect.signature`)."""
 
 UNSET_READ_ONLY_PATTERNS: Sequence[str] = _UnsetPatterns(DEFAULT_READ_ONLY_PATTERNS)
 """The default value of the `read_only_patterns` field; compared by identity."""

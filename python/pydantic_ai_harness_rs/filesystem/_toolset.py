@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
@@ -78,6 +78,9 @@ if TYPE_CHECKING:
 _MAX_WORKSPACE_ENGINES = 16
 """Cores kept per toolset for distinct workspace working directories (oldest dropped first)."""
 
+READ_ONLY_TOOLSET = 'This FileSystem is read-only; the change was refused.'
+"""What a change through a `read_only` toolset answers (a direct call; the model never sees those tools)."""
+
 _MAX_INDEX = 2**62
 """The largest line index the core takes (`usize`, and an offset plus a limit must not overflow)."""
 
@@ -100,6 +103,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     somewhere else (document contract only); resolution, containment and the checks stay local.
     Each tool carries its kind (`file_system.<tool>`, `_tool_kinds.py`) where pydantic-ai has tool
     kinds; `max_retries` is each tool's consecutive retry budget (`None`: the agent's).
+
+    With `read_only`, only the tools in `READ_ONLY_TOOL_NAMES` are registered and the direct
+    `write_file`, `edit_file` and `create_directory` methods refuse (`ToolFailed`), so nothing
+    reached through this toolset can change a file.
 
     Raises:
         ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool (with `root_dir` left
@@ -129,6 +136,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         replace_all: bool = False,
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        read_only: bool = False,
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
         tools = tuple(tools)
@@ -167,6 +175,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             self._document = LocalEngine(self._core)
             self._document_error = None
         self._content_hashes = content_hashes
+        self._read_only = read_only
+        if read_only:
+            tools = tuple(name for name in tools if name in READ_ONLY_TOOL_NAMES)
         self._tool_names = tools
         self._workspace_docs: FunctionToolset[object] | None = None
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
@@ -518,7 +529,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             raise ModelRetry('column must be non-negative.')
         # Past any file: a number too big for the core's integers reads as the largest one (its
         # retry still names the number given).
-        given = offset
+        given, given_limit = offset, limit
         offset, column = max(-_MAX_INDEX, min(offset, _MAX_INDEX)), min(column, _MAX_INDEX)
         limit = None if limit is None else max(-_MAX_INDEX, min(limit, _MAX_INDEX))
         # `column` only when given: an engine without `max_line_chars` support keeps working.
@@ -529,9 +540,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             await note_read(engine, path, None)
             raise
         except _core.RetryableError as e:
-            if offset == given:
+            if offset == given and limit == given_limit:
                 raise
-            raise ModelRetry(str(e).replace(str(offset), str(given))) from e
+            text = str(e).replace(f'got {offset}.', f'got {given}.').replace(f'got {limit}.', f'got {given_limit}.')
+            raise ModelRetry(text.replace(str(offset), str(given))) from e
         await note_read(engine, path, outcome)
         if ctx is not None and outcome.emit:
             await ctx.emit(
@@ -549,6 +561,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
+        self._refuse_if_read_only()
         done = await self._change(
             engine,
             ctx,
@@ -576,6 +589,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         *,
         expected_hash: str | None = None,
     ) -> str:
+        self._refuse_if_read_only()
         done = await self._change(
             engine,
             ctx,
@@ -598,6 +612,15 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 )
             )
         return outcome.text
+
+    def _refuse_if_read_only(self) -> None:
+        """Refuse a change on a read-only toolset (a direct call: the model is not offered the tool).
+
+        Raises:
+            ToolFailed: `This FileSystem is read-only; the change was refused.`
+        """
+        if self._read_only:
+            raise ToolFailed(READ_ONLY_TOOLSET)
 
     async def _change(
         self,
@@ -632,6 +655,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
     @retry_on_core_errors
     async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
+        self._refuse_if_read_only()
         plan = await engine.plan_create_directory(path)
         if plan is None:
             # Already a directory: nothing changes, so nothing is announced or reported.

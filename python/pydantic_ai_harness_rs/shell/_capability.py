@@ -109,11 +109,29 @@ class Shell(AbstractCapability[AgentDepsT]):
     """Bytes past which the log of a background command or a `shell` call is emptied, leaving the notice
     `[Log exceeded max_log_bytes=<n>; earlier output was cleared.]`; the command keeps running.
 
-    Must be positive; `None` disables it. Checked once a second while the command runs and once more
-    when it ends (0.61's contract), so the disk holds at most about a second's output beyond it, even
-    for a command that reads its own log. A foreground `shell` call whose log was emptied reports
+    Must be positive; `None` disables it. On a local workspace the cap holds as the log is written:
+    a log never holds more than `max(max_log_bytes, the notice)` bytes, however fast the command
+    writes or if it reads its own log (a write that would pass the cap empties the log, and goes
+    with it). Any other workspace checks once a second while the command runs and once more when
+    it ends (0.61's contract). A foreground `shell` call whose log was emptied reports
     `truncated=True` and `total_lines=None` in its `CommandFinishedEvent`.
     """
+
+    report_log_limit: bool = field(default=False, kw_only=True)
+    """Say `max_log_bytes` in the results of `start_command` and of the `shell` tool (a
+    `Log limit: ...` line before the ID or the handles), so the model knows its log can be
+    emptied. Off by default: those results are the reference's."""
+
+    job_max_age: float | None = field(default=None, kw_only=True)
+    """Seconds after which a finished background job's directory (its logs and status) is removed,
+    checked whenever a command is started in the background (`start_command`, `shell`); local
+    workspaces only. Jobs still running are never removed. `None` (default, as the reference):
+    never; a removed job's ID then reads as unknown to `check_command`."""
+
+    job_max_total_bytes: int | None = field(default=None, kw_only=True)
+    """Bytes the finished background jobs' directories may hold together; past it the oldest
+    finished jobs are removed, when a command is started in the background; local workspaces only.
+    Must be positive; `None` (default, as the reference): no limit."""
 
     persist_cwd: bool = False
     """If True, track cd commands and adjust the working directory for subsequent calls."""

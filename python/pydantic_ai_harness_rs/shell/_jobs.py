@@ -131,8 +131,12 @@ class Job:
         stderr = await self.tail(self.stderr_path, max_bytes)
         return stdout.decode('utf-8', errors='replace'), stderr.decode('utf-8', errors='replace')
 
-    async def kill(self) -> None:
-        """Stop the process group: `SIGTERM`, then `SIGKILL` after the grace period if it lingers."""
+    async def kill(self) -> bool:
+        """Stop the process group: `SIGTERM`, then `SIGKILL` after the grace period if it lingers.
+
+        Returns whether the command was still running when the grace ran out (it ignored or
+        outlasted `SIGTERM`) and was killed with `SIGKILL`.
+        """
         raise NotImplementedError
 
     async def wait(self, timeout: float) -> None:
@@ -190,8 +194,9 @@ class LocalJob(Job):
         stdout, stderr = await anyio.to_thread.run_sync(both)
         return stdout.decode('utf-8', errors='replace'), stderr.decode('utf-8', errors='replace')
 
-    async def kill(self) -> None:
-        await anyio.to_thread.run_sync(_core.job_kill, self.directory, self.pid, self.pgid, KILL_GRACE_PERIOD)
+    async def kill(self) -> bool:
+        how = await anyio.to_thread.run_sync(_core.job_kill, self.directory, self.pid, self.pgid, KILL_GRACE_PERIOD)
+        return how == 'killed'
 
     async def wait(self, timeout: float) -> None:
         await anyio.to_thread.run_sync(_core.job_wait, self.pid, timeout, abandon_on_cancel=True)
@@ -388,20 +393,20 @@ class WorkspaceJob(Job):
             return False
         raise WorkspaceError(result.stderr.strip() or f'Unable to send SIG{name} to job {self.pid}.')
 
-    async def kill(self) -> None:
+    async def kill(self) -> bool:
         if not await self._signal('TERM') or self.pgid is None:
-            return
+            return False
         if not (await self.status())[0]:
             if await self._signal('0'):
                 await self._signal('KILL')
-            return
+            return False
         interval = POLL_MIN
         with anyio.move_on_after(KILL_GRACE_PERIOD):
             while await self._signal('0'):
                 await anyio.sleep(interval)
                 interval = min(interval * 2, POLL_MAX)
-            return
-        await self._signal('KILL')
+            return False
+        return await self._signal('KILL')
 
 
 async def launch_remote(workspace: Workspace, command: str, spec: Launch) -> Job:
@@ -452,8 +457,13 @@ async def launch(
     log_limit: int | None = None,
     job_id: str | None = None,
     sandbox: NativeSandbox | None = None,
+    directory: str | None = None,
 ) -> Job:
     """Start `command` detached in a new job directory below `base`, starting in `cwd`.
+
+    `directory` is the job's directory when the caller chose it already (`job_directory(base,
+    job_id)`), so that a caller cancelled before this returns can still find the job by it
+    (`stop_launched`).
 
     `env` is added to the workspace's environment; `log_limit` is `max_log_bytes` for its logs.
     Raises `ModelRetry` for a command too long for the OS. With `job_id` the directory is claimed
@@ -461,7 +471,27 @@ async def launch(
     starting another (or raises `ModelRetry` while the first has not written its handle).
     `sandbox` (local workspaces only) confines the wrapper and the command.
     """
-    spec = Launch(job_directory(base, job_id), cwd, env, combined, file_limit, log_limit, exclusive=job_id is not None)
+    directory = directory if directory is not None else job_directory(base, job_id)
+    spec = Launch(directory, cwd, env, combined, file_limit, log_limit, exclusive=job_id is not None)
     if local is not None:
         return await launch_local(workspace, local, command, spec, sandbox)
     return await launch_remote(workspace, command, spec)
+
+
+async def stop_launched(workspace: Workspace, directory: str, job: Job | None, *, combined: bool, local: bool) -> None:
+    """Stop and remove the job a call started in `directory` and is giving up (cancelled or failed).
+
+    `job` is what `launch` returned, or `None` when the call ended before it returned: the job
+    is then found by its `handle` file, which the launch writes before it returns, so no await
+    between spawning and the caller holding the job can leak it. Shielded, and bounded by
+    `CONTROL_TIMEOUT`.
+    """
+    with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
+        if job is None:
+            try:
+                job = await attach(workspace, directory, combined=combined, local=local)
+            except (OSError, WorkspaceError):
+                job = None
+        if job is not None:
+            await job.kill()
+            await job.cleanup()

@@ -18,7 +18,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend
 
 from pydantic_ai_harness_rs.durable._events import events_reachable
 from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
-from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, POLL_MAX, POLL_MIN, Job, launch
+from pydantic_ai_harness_rs.shell._jobs import POLL_MAX, POLL_MIN, Job, job_directory, launch, stop_launched
 from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox
 
 MAX_FOREGROUND_WAIT: float = 270.0
@@ -165,11 +165,13 @@ async def run_persistent_command(
     log_limit: int | None = None,
     sandbox: NativeSandbox | None = None,
     started: Callable[[Job], None] | None = None,
+    log_limit_line: str = '',
 ) -> str:
     """Start `command` detached and return its tail (foreground) and handles.
 
     The job is named `job_id` when given (a replay attaches to the job it started); its log
-    is kept under `log_limit` bytes (`max_log_bytes`). `started` is told the job once it runs.
+    is kept under `log_limit` bytes (`max_log_bytes`); `log_limit_line` (`report_log_limit`) goes
+    just before the handles. `started` is told the job once it runs.
 
     Foreground waits up to `timeout` seconds for the exit status, emitting output events on
     a 50 ms to 1 s backoff, and returns early when the command exits. Raises `ModelRetry`
@@ -179,18 +181,27 @@ async def run_persistent_command(
     if not 0 < timeout <= MAX_FOREGROUND_WAIT:
         raise ModelRetry(f'timeout must be greater than zero and at most {MAX_FOREGROUND_WAIT:g} seconds.')
     events = event_ctx(ctx, 'Shell')
-    job = await launch(
-        ctx.workspace,
-        local,
-        command,
-        base=base,
-        cwd=cwd,
-        env=env,
-        combined=True,
-        log_limit=log_limit,
-        job_id=job_id,
-        sandbox=sandbox,
-    )
+    directory = job_directory(base, job_id)
+    try:
+        job = await launch(
+            ctx.workspace,
+            local,
+            command,
+            base=base,
+            cwd=cwd,
+            env=env,
+            combined=True,
+            log_limit=log_limit,
+            job_id=job_id,
+            sandbox=sandbox,
+            directory=directory,
+        )
+    except ModelRetry:
+        raise  # nothing was started (a refused command, or another call's launch still pending)
+    except BaseException:
+        # Cancelled (or failed) between spawning and getting the job back: found by its directory.
+        await stop_launched(ctx.workspace, directory, None, combined=True, local=local is not None)
+        raise
     if started is not None:
         started(job)
     output = _OutputEvents(job, events, log_limited=log_limit is not None)
@@ -212,15 +223,13 @@ async def run_persistent_command(
             result = await _output_tail(job)
             if result and not result.endswith('\n'):
                 result += '\n'
-        result += (
+        result += log_limit_line + (
             f'PID: {job.pid} (supervisor; use `{job.stop_command}` to stop the whole process tree)\n'
             f'Output: {job.output_path}\nStatus: {job.status_path}'
         )
         if (status := await job.status_text()) is not None:
             result += f'\n{status}'
     except BaseException:
-        with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
-            await job.kill()
-            await job.cleanup()
+        await stop_launched(ctx.workspace, directory, job, combined=True, local=local is not None)
         raise
     return result

@@ -37,7 +37,16 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.durable._commands import CommandGuard, call_job_id
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.shell import _foreground as foreground
-from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT, Job, attach, env_bytes, launch
+from pydantic_ai_harness_rs.shell._jobs import (
+    CONTROL_TIMEOUT,
+    KILL_GRACE_PERIOD,
+    Job,
+    attach,
+    env_bytes,
+    job_directory,
+    launch,
+    stop_launched,
+)
 from pydantic_ai_harness_rs.shell._limits import (
     APPLY_FAILED,
     limit_prologue,
@@ -141,6 +150,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         allow_interactive: bool,
         max_file_bytes: int | None = None,
         max_log_bytes: int | None = None,
+        report_log_limit: bool = False,
+        job_max_age: float | None = None,
+        job_max_total_bytes: int | None = None,
         env: Mapping[str, str] | None = None,
         denied_env_patterns: Sequence[str] = (),
         tools: Sequence[str] = RUN_SCOPED_TOOL_NAMES,
@@ -173,6 +185,17 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         self._max_file_bytes = max_file_bytes
         validate_byte_limit('max_log_bytes', max_log_bytes)
         self._max_log_bytes = max_log_bytes
+        self._report_log_limit = report_log_limit
+        if job_max_age is not None and (
+            isinstance(job_max_age, bool)
+            or not isinstance(job_max_age, (int, float))
+            or not math.isfinite(job_max_age)
+            or job_max_age < 0
+        ):
+            raise ValueError('job_max_age must be a non-negative number of seconds.')
+        validate_byte_limit('job_max_total_bytes', job_max_total_bytes)
+        self._job_max_age = job_max_age
+        self._job_max_total_bytes = job_max_total_bytes
         self._persist_cwd = persist_cwd
         self._allow_interactive = allow_interactive
         self._env = dict(env) if env is not None else None
@@ -229,6 +252,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             max_output_chars=self._max_output_chars,
             max_file_bytes=self._max_file_bytes,
             max_log_bytes=self._max_log_bytes,
+            report_log_limit=self._report_log_limit,
+            job_max_age=self._job_max_age,
+            job_max_total_bytes=self._job_max_total_bytes,
             persist_cwd=self._persist_cwd,
             allow_interactive=self._allow_interactive,
             env=self._env,
@@ -352,6 +378,22 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 denied=self._denied_commands,
                 allow_interactive=self._allow_interactive,
             )
+
+    def _log_limit_line(self) -> str:
+        """With `report_log_limit`, the line saying `max_log_bytes` ('' without it or without a cap)."""
+        if not self._report_log_limit or self._max_log_bytes is None:
+            return ''
+        return (
+            f'Log limit: max_log_bytes={self._max_log_bytes}; a log that would grow past it is emptied, '
+            'leaving a notice, while the command runs on.\n'
+        )
+
+    async def _prune_jobs(self, ctx: RunContext[AgentDepsT], local: LocalWorkspaceBackend | None) -> None:
+        """`job_max_age` and `job_max_total_bytes` applied to the finished jobs of a local workspace."""
+        if local is None or (self._job_max_age is None and self._job_max_total_bytes is None):
+            return
+        base = await self._jobs_base(ctx)
+        await anyio.to_thread.run_sync(_core.job_prune, base, self._job_max_age, self._job_max_total_bytes)
 
     # --- working directory ------------------------------------------------------------
 
@@ -637,6 +679,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         local = local_backend(ctx.workspace)
         cwd = str(local._ensure_alive()) if local is not None else await ctx.workspace.working_dir()  # pyright: ignore[reportPrivateUsage]
         sandbox = await self._native_sandbox(ctx, cwd) if local is not None else None
+        await self._prune_jobs(ctx, local)
         return await run_persistent_command(
             ctx,
             local,
@@ -650,6 +693,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             log_limit=self._max_log_bytes,
             sandbox=sandbox,
             started=self._remember_sandboxed_job if sandbox is not None else None,
+            log_limit_line=self._log_limit_line(),
         )
 
     @recoverable
@@ -672,20 +716,35 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         sandbox = None
         if local is not None:
             sandbox = await self._native_sandbox(ctx, str(local._ensure_alive()))  # pyright: ignore[reportPrivateUsage]
-        job = await launch(
-            ctx.workspace,
-            local,
-            command,
-            base=await self._jobs_base(ctx),
-            cwd=await self._cwd_for(ctx),
-            env=self._resolve_env(),
-            combined=False,
-            file_limit=self._max_file_bytes,
-            log_limit=self._max_log_bytes,
-            job_id=call_job_id(ctx.run_id, ctx.tool_call_id),
-            sandbox=sandbox,
+        base = await self._jobs_base(ctx)
+        cwd = await self._cwd_for(ctx)
+        await self._prune_jobs(ctx, local)
+        job_id = call_job_id(ctx.run_id, ctx.tool_call_id)
+        directory = job_directory(base, job_id)
+        try:
+            job = await launch(
+                ctx.workspace,
+                local,
+                command,
+                base=base,
+                cwd=cwd,
+                env=self._resolve_env(),
+                combined=False,
+                file_limit=self._max_file_bytes,
+                log_limit=self._max_log_bytes,
+                job_id=job_id,
+                sandbox=sandbox,
+                directory=directory,
+            )
+        except ModelRetry:
+            raise  # nothing was started
+        except BaseException:
+            # Cancelled before the model could learn the ID: nothing could ever stop the job.
+            await stop_launched(ctx.workspace, directory, None, combined=False, local=local is not None)
+            raise
+        return (
+            f'Started background command: {command!r}\n{self._log_limit_line()}ID: {posixpath.basename(job.directory)}'
         )
-        return f'Started background command: {command!r}\nID: {posixpath.basename(job.directory)}'
 
     async def _tails(self, job: Job) -> tuple[str, str]:
         """The decoded tails of a job's stdout and stderr logs (cleaned with `clean_output`)."""
@@ -716,13 +775,17 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
 
     async def _stop(self, job: Job) -> str:
         running, exit_code = await job.status()
+        killed = False
         if running or job.pgid is not None:
             with anyio.CancelScope(shield=True):
-                await job.kill()
+                killed = await job.kill()
                 _, exit_code = await job.status()
         stdout, stderr = await self._tails(job)
         await job.cleanup()
-        parts = [labelled(stdout, stderr, empty='(no output)'), '[stopped]']
+        stopped = (
+            f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]' if killed else '[stopped]'
+        )
+        parts = [labelled(stdout, stderr, empty='(no output)'), stopped]
         if exit_code is not None:
             parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
         return '\n'.join(parts)

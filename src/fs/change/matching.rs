@@ -266,7 +266,17 @@ pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Ve
         };
         let new = r.new.as_bytes();
         let has_breaks = memchr::memchr(b'\n', new).is_some();
-        let mut out = Vec::with_capacity(text.len() + ranges.len() * new.len());
+        // Fallible: many matches times a long new_text can ask more than memory holds.
+        let need = ranges
+            .len()
+            .checked_mul(new.len())
+            .and_then(|n| n.checked_add(text.len()));
+        let Some(mut out) = need.and_then(crate::fs::room::buffer) else {
+            return Err(crate::fs::room::too_big_to_edit(
+                path,
+                need.unwrap_or(usize::MAX) as u64,
+            ));
+        };
         let mut at = 0;
         for &(start, end) in &ranges {
             out.extend_from_slice(&text[at..start]);

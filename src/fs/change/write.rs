@@ -31,6 +31,7 @@ use crate::fs::read::encoding;
 use crate::fs::read::hash::{
     bytes_hash, content_hash, is_binary, text_hash, DiskHasher, BINARY_SAMPLE, CHUNK,
 };
+use crate::fs::room;
 use crate::fs::root::path::{
     fstat, is_dir, is_reg, lstat_at, Beneath, Resolved, READ_FLAGS, STAT_FLAGS,
 };
@@ -272,6 +273,22 @@ impl Edited {
 }
 
 impl Source {
+    /// Refuses a binary file for `edit_file` by its first bytes (at least the first 8192,
+    /// or all of them): a NUL there, unless they read as UTF-16.
+    ///
+    /// Errors: `p is a binary file; edit_file only edits text files.`
+    pub fn sniff(path: &str, raw: &[u8]) -> Result<()> {
+        let path = &*crate::fs::text::names::shown_path(path);
+        let head = &raw[..raw.len().min(BINARY_SAMPLE)];
+        if encoding::sniff_utf16(head).is_none() && is_binary(head) {
+            return Err(retry(
+                ErrorKind::InvalidArgument,
+                format!("{path} is a binary file; edit_file only edits text files."),
+            ));
+        }
+        Ok(())
+    }
+
     /// Decodes a file for `edit_file`: UTF-16 (recognised by [`encoding::sniff_utf16`]) to
     /// text, anything else as UTF-8, whose bytes that are not UTF-8 are kept.
     ///
@@ -280,6 +297,7 @@ impl Source {
     /// final byte), naming the byte offset and line.
     pub fn decode(path: &str, raw: Vec<u8>) -> Result<Source> {
         let path = &*crate::fs::text::names::shown_path(path);
+        Source::sniff(path, &raw)?;
         let head = &raw[..raw.len().min(BINARY_SAMPLE)];
         if let Some(kind) = encoding::sniff_utf16(head) {
             let text = encoding::decode_utf16(&raw, kind, false).map_err(|e| {
@@ -297,12 +315,6 @@ impl Source {
                 )
             })?;
             return Ok(Source::Utf16 { raw, text, kind });
-        }
-        if is_binary(head) {
-            return Err(retry(
-                ErrorKind::InvalidArgument,
-                format!("{path} is a binary file; edit_file only edits text files."),
-            ));
         }
         let bom = raw.starts_with(encoding::UTF8_BOM);
         Ok(match String::from_utf8(raw) {
@@ -473,6 +485,48 @@ fn written_summary(
     match counts {
         None => format!("Edited {path}.{suffix}"),
         Some((chars, lines)) => format!("Wrote {chars} chars ({lines} lines) to {path}.{suffix}"),
+    }
+}
+
+/// Working room an edit needs beyond the file's bytes, in multiples of its size: the new
+/// bytes, and a copy on the way (line endings unified to match, or the lossy text of bytes
+/// that are not UTF-8 for the diff and the result).
+const EDIT_ROOM: u64 = 3;
+
+/// Reads a file for `edit_file`, `size` bytes by its `stat`: its head first, so a binary
+/// file is refused without reading the rest (as the reference sniffs first), then the whole
+/// into a buffer allocated fallibly once the room the edit needs is known to be there.
+///
+/// Errors: `p is a binary file; ...`, [`room::too_big_to_edit`], `Cancelled`.
+fn read_for_edit(
+    file: &mut File,
+    path: &str,
+    size: u64,
+    cancel: &CancelFlag,
+) -> std::io::Result<Result<Vec<u8>>> {
+    let mut raw = Vec::with_capacity(BINARY_SAMPLE);
+    Read::by_ref(file)
+        .take(BINARY_SAMPLE as u64)
+        .read_to_end(&mut raw)?;
+    if let Err(e) = Source::sniff(path, &raw) {
+        return Ok(Err(e));
+    }
+    if raw.len() < BINARY_SAMPLE {
+        return Ok(Ok(raw));
+    }
+    // Sized up front: no regrowth (and copy) of a big file's buffer while it is read.
+    let whole = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX);
+    let room = usize::try_from(size.saturating_mul(EDIT_ROOM)).unwrap_or(usize::MAX);
+    if !room::grow(&mut raw, whole.saturating_sub(BINARY_SAMPLE)) || !room::available(room) {
+        return Ok(Err(room::too_big_to_edit(path, size)));
+    }
+    match read_all(file, &mut raw, cancel) {
+        // The file grew past the room reserved for it, and no more could be had.
+        Err(e) if e.kind() == std::io::ErrorKind::OutOfMemory => {
+            Ok(Err(room::too_big_to_edit(path, size)))
+        }
+        Err(e) => Err(e),
+        Ok(read) => Ok(read.map(|()| raw)),
     }
 }
 
@@ -863,10 +917,9 @@ impl FileSystem {
             },
             true, // a directory is named one, not `File not found` (issue 19)
         )?;
-        // Sized up front: no regrowth (and copy) of a big file's buffer while it is read.
-        let size = file.metadata().map_or(0, |m| m.len() as usize);
-        let mut raw = Vec::with_capacity(size.saturating_add(1));
-        read_all(&mut file, &mut raw, cancel).map_err(|e| self.io_error(&e, &resolved.rel))??;
+        let size = file.metadata().map_or(0, |m| m.len());
+        let raw = read_for_edit(&mut file, path, size, cancel)
+            .map_err(|e| self.io_error(&e, &resolved.rel))??;
         let (mut edited, guard) = edit_plan(
             path,
             raw,

@@ -37,8 +37,12 @@ impl Body {
         self.text.len()
     }
 
-    /// Starts the rendering of line `number` (1-based): `{number:>6}\t`.
-    pub(crate) fn start_line(&mut self, number: usize) {
+    /// Starts the rendering of line `number` (1-based): `{number:>6}\t`; `false` (nothing
+    /// written) when memory ran out.
+    pub(crate) fn start_line(&mut self, number: usize) -> bool {
+        if self.text.try_reserve(32).is_err() {
+            return false;
+        }
         let mut buf = [0u8; 20];
         let digits = crate::fs::text::decimal(number, &mut buf);
         self.text.extend(std::iter::repeat_n(
@@ -47,11 +51,18 @@ impl Body {
         ));
         self.text.extend_from_slice(digits);
         self.text.push(b'\t');
+        true
     }
 
-    /// Appends a piece of the line in progress (valid UTF-8 ending on a char boundary).
-    pub(crate) fn push(&mut self, piece: &[u8]) {
+    /// Appends a piece of the line in progress (valid UTF-8 ending on a char boundary);
+    /// `false` (nothing appended) when memory ran out: the buffer grows fallibly, since a
+    /// Rust allocation failure would abort the interpreter.
+    pub(crate) fn push(&mut self, piece: &[u8]) -> bool {
+        if self.text.try_reserve(piece.len()).is_err() {
+            return false;
+        }
         self.text.extend_from_slice(piece);
+        true
     }
 
     /// Keeps the line in progress, `chars` long.
@@ -71,14 +82,15 @@ impl Body {
     }
 
     /// `head` followed by the first `shown` kept lines, in this body's buffer (no copy of the
-    /// lines; the buffer is reused).
-    pub fn into_text(self, head: &str, shown: usize) -> String {
+    /// lines; the buffer is reused); `None` when the room for `head` could not be had.
+    pub fn into_text(self, head: &str, shown: usize) -> Option<String> {
         let end = self.end_of(shown);
         let mut text = self.text;
         text.truncate(end);
+        text.try_reserve_exact(head.len()).ok()?;
         let mut text = String::from_utf8(text).unwrap_or_default();
         text.insert_str(0, head);
-        text
+        Some(text)
     }
 
     fn end_of(&self, shown: usize) -> usize {
@@ -99,8 +111,8 @@ mod tests {
         for (number, line) in [(7, "a\n"), (1_234_567, "bé\n")] {
             let mark = b.mark();
             assert_eq!(mark, b.text.len());
-            b.start_line(number);
-            b.push(line.as_bytes());
+            assert!(b.start_line(number));
+            assert!(b.push(line.as_bytes()));
             b.finish_line(line.chars().count());
         }
         let m = b.mark();
@@ -111,6 +123,6 @@ mod tests {
         assert_eq!(b.rendered(1), "     7\ta\n");
         assert_eq!(b.chars(1), Some(3));
         assert_eq!(b.len(), 2);
-        assert_eq!(b.into_text("[h]\n", 1), "[h]\n     7\ta\n");
+        assert_eq!(b.into_text("[h]\n", 1).as_deref(), Some("[h]\n     7\ta\n"));
     }
 }

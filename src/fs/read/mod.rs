@@ -198,6 +198,19 @@ struct Lines {
     body: Body,
     cur_mark: Option<usize>,
     first_len: Option<usize>,
+    /// A kept line could not grow: memory ran out (the read is refused, [`too_big_to_read`]).
+    out_of_room: bool,
+}
+
+/// The retry for a read whose window does not fit in memory (issue 19): a Rust allocation
+/// failure would abort the interpreter.
+pub fn too_big_to_read() -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        "The file is too big to read in memory at once. Read it in parts with offset and \
+         limit, or inspect a byte range with a shell command."
+            .to_string(),
+    )
 }
 
 impl Lines {
@@ -216,6 +229,7 @@ impl Lines {
             body: Body::default(),
             cur_mark: None,
             first_len: None,
+            out_of_room: false,
         }
     }
 
@@ -313,11 +327,13 @@ impl Lines {
             if self.spec.rendered {
                 if self.cur_mark.is_none() {
                     self.cur_mark = Some(self.body.mark());
-                    self.body.start_line(number);
+                    self.out_of_room |= !self.body.start_line(number);
                 }
-                self.body.push(seg);
-            } else {
+                self.out_of_room |= !self.body.push(seg);
+            } else if self.cur_buf.try_reserve(seg.len()).is_ok() {
                 self.cur_buf.extend_from_slice(seg);
+            } else {
+                self.out_of_room = true;
             }
         }
     }
@@ -709,6 +725,9 @@ pub fn scan_with(
             } else {
                 Some(decode_marked(&buf[..cut], &mut lines, &mut invalid))
             };
+            if lines.out_of_room {
+                return Ok(Err(too_big_to_read()));
+            }
             if options.index {
                 recorder.record(lines.checkpoint(at + cut as u64));
             }
@@ -1067,7 +1086,7 @@ fn render_with(path: &str, scan: &Scan, spec: &ReadSpec, owned: Option<Body>) ->
     }
     let mut text = if from_body {
         match owned {
-            Some(body) => body.into_text(&head, shown),
+            Some(body) => body.into_text(&head, shown).ok_or_else(too_big_to_read)?,
             None => head.clone() + body.rendered(shown),
         }
     } else {

@@ -161,8 +161,16 @@ impl Remote {
 
     /// Joins `path` onto the working directory and checks it lies inside the root, as text.
     ///
-    /// Errors: `ErrorKind::Outside` with 0.62.0's message. Source: `_resolve_path`.
+    /// Errors: `ErrorKind::InvalidArgument` (`embedded null byte`: no workspace call may see a NUL,
+    /// which a host backend's `os` calls raise `ValueError` for, as the host side answers);
+    /// `ErrorKind::Outside` with 0.62.0's message. Source: `_resolve_path`.
     pub fn resolve(&self, path: &str) -> Result<String> {
+        if path.contains('\0') {
+            return Err(retry(
+                ErrorKind::InvalidArgument,
+                "embedded null byte".to_string(),
+            ));
+        }
         let resolved = join(&self.cwd, path);
         if !contains(&self.root, &resolved) {
             return Err(retry(

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use ignore::overrides::Override;
 use ignore::types::Types;
 
+use super::cancel_matcher::Cuts;
 use super::grep_parallel::search_parallel;
 use super::sink::{Binary, FileSink};
 use super::walker::{for_each_file, overrides, push_line, types};
@@ -131,6 +132,8 @@ fn search_sorted(
     cancel: &CancelFlag,
     budget: Option<Instant>,
 ) -> Result<bool> {
+    let cuts = Cuts::new(&opts.pattern, opts.literal, opts.ignore_case);
+    let matcher = &cuts.matcher(matcher, cancel);
     let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
     for_each_file(
         target,
@@ -175,6 +178,16 @@ pub(crate) fn matcher(opts: &GrepOptions) -> Result<RegexMatcher> {
         .line_terminator(Some(b'\n'))
         .dot_matches_new_line(false)
         .ban_byte(Some(b'\x00'));
+    let escaped;
+    let syntax = if opts.literal {
+        escaped = regex_syntax::escape(&opts.pattern);
+        escaped.as_str()
+    } else {
+        opts.pattern.as_str()
+    };
+    if let Err(msg) = crate::fs::text::pattern::capture_room(syntax, opts.ignore_case) {
+        return Err(rg_failed(ErrorKind::InvalidPattern, &rg_line(msg)));
+    }
     builder.build_many(&[opts.pattern.as_str()]).map_err(|err| {
         let text = suggest_text(suggest_multiline(err.to_string()));
         rg_failed(ErrorKind::InvalidPattern, &rg_line(text))
@@ -260,6 +273,8 @@ fn search_explicit(
         (BinaryDetection::none(), Binary::Slice { preset })
     };
     let mut searcher = searcher(opts.context, detection);
+    let cuts = Cuts::new(&opts.pattern, opts.literal, opts.ignore_case);
+    let matcher = &cuts.matcher(matcher, cancel);
     let mut sink = FileSink::new(path, auth, out, cancel, binary).clipping(opts.clip.as_ref());
     searcher.search_reader(
         matcher,

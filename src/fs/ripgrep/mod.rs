@@ -45,6 +45,7 @@
 //! pydantic_ai_harness/filesystem/_toolset.py and `run_ripgrep` in `_ripgrep.py`; ripgrep
 //! 15.1 (`crates/core/flags/hiargs.rs`, `crates/printer/src/standard.rs`).
 
+mod cancel_matcher;
 mod grep;
 mod grep_parallel;
 mod list;

@@ -86,6 +86,8 @@ impl FileSystem {
         let workspace = self.limits.contract.is_workspace();
         // `report_skipped`: files not searched as binary, and hidden entries the walk skipped.
         let binary = AtomicUsize::new(0);
+        // Lines too long to hold that the pattern could not search in windows.
+        let long_lines = AtomicUsize::new(0);
         let mut hidden = 0;
         let lines = LineSearch {
             pattern: &compiled,
@@ -93,6 +95,7 @@ impl FileSystem {
             newline_only: workspace,
             cancel: Some(cancel),
             binary: Some(&binary),
+            long_lines: Some(&long_lines),
         };
         // Workspace: a symlinked file met in the walk is not searched (0.62.0 on a
         // LocalWorkspace, whose `rg` and `find -type f` do not follow it); one named is.
@@ -195,6 +198,8 @@ impl FileSystem {
             unit,
             "No matches found.",
         );
+        // Said whatever the configuration: the line may hold a match the model would miss.
+        let outcome = outcome.with_long_lines(long_lines.into_inner());
         let mut unreadable = unreadable.into_inner().unwrap_or_else(|e| e.into_inner());
         unreadable.sort_by(|a, b| a.abs.cmp(&b.abs));
         unreadable.dedup_by(|a, b| a.abs == b.abs);

@@ -27,9 +27,65 @@ pub const STEP: usize = 256 << 10;
 /// read whole at once, its sample with it).
 const SAMPLE_FIRST: usize = 64 << 10;
 
-/// Longest line searched (bytes). A longer line is passed over unmatched (its number still
-/// counts): it could not be shown anyway, and holding it would make memory follow the file.
+/// Longest line held whole (bytes): holding a longer one would make memory follow the file.
+/// A longer line is searched in windows of this size overlapping by the longest match the
+/// pattern can make, and shown by its first [`LONG_LINE_CHARS`] chars (as `rg --max-columns
+/// 4096 --max-columns-preview` shows a long line); with a pattern whose matches have no bound
+/// on their length, or that looks around, it is passed over and counted (`long_lines`).
 pub const MAX_LINE_BYTES: usize = 32 << 20;
+
+/// Chars of an over-long matching line shown, before [`LONG_LINE_MARK`].
+pub const LONG_LINE_CHARS: usize = 4096;
+
+/// What follows the shown start of an over-long matching line.
+pub const LONG_LINE_MARK: &str = " [... omitted end of long line]";
+
+/// An over-long line being passed: its shown start, and whether it matched yet.
+struct LongLine {
+    head: String,
+    matched: bool,
+    /// Bytes kept between windows (the longest match and a split char); `None`: the
+    /// pattern cannot be searched in windows.
+    overlap: Option<usize>,
+}
+
+impl LongLine {
+    fn new(buf: &[u8], pattern: &Pattern) -> Self {
+        let start = &buf[..buf.len().min(LONG_LINE_CHARS * 4)];
+        let head: String = String::from_utf8_lossy(start)
+            .chars()
+            .take(LONG_LINE_CHARS)
+            .collect();
+        LongLine {
+            head,
+            matched: false,
+            overlap: pattern.max_match_bytes().map(|n| n.saturating_add(4)),
+        }
+    }
+
+    /// Searches the window `text` (part of the line, no terminator) unless matched already.
+    fn search(&mut self, window: &[u8], ls: &LineSearch<'_>) {
+        if self.matched || self.overlap.is_none() {
+            return;
+        }
+        if ls.pre.is_some_and(|p| !p.is_match(window)) {
+            return;
+        }
+        self.matched = ls.pattern.is_match(&String::from_utf8_lossy(window));
+    }
+}
+
+/// `buf[..end]` without the line terminator it ends with.
+fn without_terminator(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    for n in [3, 2, 1] {
+        if end >= n && crate::fs::text::terminator_at(line, end - n) == Some(n) {
+            end -= n;
+            break;
+        }
+    }
+    &line[..end]
+}
 
 /// The read sizes of one file's search.
 #[derive(Clone, Copy)]
@@ -65,6 +121,9 @@ pub struct LineSearch<'a> {
     pub cancel: Option<&'a CancelFlag>,
     /// Counts the files passed over as binary (`FileSystem(report_skipped=True)`).
     pub binary: Option<&'a AtomicUsize>,
+    /// Counts the lines longer than [`MAX_LINE_BYTES`] that could not be searched (the
+    /// pattern's matches have no bound on their length, or it looks around).
+    pub long_lines: Option<&'a AtomicUsize>,
 }
 
 /// Filesystems whose files are generated on read (sizes lie, reads may never end).
@@ -299,7 +358,7 @@ impl LineSearch<'_> {
         }
         // `first`: the number of the line at `buf[0]`; `clean`: `buf[..clean]` holds no cut.
         let (mut first, mut clean) = (1usize, 0usize);
-        let mut skipping = false;
+        let mut skipping: Option<LongLine> = None;
         loop {
             if self.cancel.is_some_and(CancelFlag::is_cancelled) {
                 return Ok(());
@@ -313,19 +372,38 @@ impl LineSearch<'_> {
                 };
                 eof = fill(fd, buf, target, false)?;
             }
-            if skipping {
-                // Inside an over-long line: drop it up to its end.
-                match first_line_end(buf, eof, self.newline_only) {
+            if let Some(long) = skipping.as_mut() {
+                // Inside an over-long line: searched in windows, dropped up to its end.
+                let end = first_line_end(buf, eof, self.newline_only);
+                let last = end.is_some() || eof;
+                let window = end.unwrap_or(buf.len());
+                let overlap = long.overlap.unwrap_or(0);
+                long.search(without_terminator(&buf[..window]), self);
+                if last {
+                    if long.matched {
+                        let mut text = std::mem::take(&mut long.head);
+                        text.push_str(LONG_LINE_MARK);
+                        out.push(label, first, &text);
+                    } else if long.overlap.is_none() {
+                        if let Some(count) = self.long_lines {
+                            count.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    skipping = None;
+                    if out.len() >= limit {
+                        return Ok(());
+                    }
+                }
+                match end {
                     Some(end) => {
                         buf.drain(..end);
                         first += 1;
-                        skipping = false;
                         clean = 0;
                     }
                     None if eof => return Ok(()),
                     None => {
-                        // Keep a tail that could start a terminator.
-                        let keep = buf.len().min(2);
+                        // Keep a tail that could start a terminator, or hold a match.
+                        let keep = buf.len().min(overlap.max(2));
                         buf.drain(..buf.len() - keep);
                     }
                 }
@@ -345,9 +423,8 @@ impl LineSearch<'_> {
                     clean = 0;
                 }
                 None if buf.len() >= max_line => {
-                    skipping = true;
-                    let keep = buf.len().min(2);
-                    buf.drain(..buf.len() - keep);
+                    // Searched as the first window once the loop comes back to it.
+                    skipping = Some(LongLine::new(buf, self.pattern));
                 }
                 None => clean = buf.len(),
             }
@@ -461,6 +538,7 @@ mod tests {
                         newline_only,
                         cancel: None,
                         binary: None,
+                        long_lines: None,
                     };
                     let whole = if newline_only {
                         matching_newline_lines(&text, &p, pre, "f", 1000).0
@@ -494,28 +572,65 @@ mod tests {
         }
     }
 
-    /// A line longer than the line bound is passed over; the lines after it keep their numbers.
+    /// A line longer than the line bound is searched in windows and shown by its start (as
+    /// `rg --max-columns-preview`), or, for a pattern that cannot be searched in windows,
+    /// passed over and counted; the lines after it keep their numbers.
     #[test]
-    fn over_long_line_is_passed_over() {
+    fn over_long_line_is_searched_in_windows_or_counted() {
         let mut data = b"TODO one\r".to_vec();
         data.extend(std::iter::repeat_n(b'x', 100_000));
         data.extend_from_slice(b"TODO long\r\nTODO three\n");
-        let p = Pattern::new("TODO").unwrap();
-        for newline_only in [false, true] {
+        let xs = "x".repeat(LONG_LINE_CHARS);
+        for (pattern, windowed) in [("TODO", true), ("TO(D|DD)O", true), ("TODO.*", false)] {
+            let p = Pattern::new(pattern).unwrap();
+            for newline_only in [false, true] {
+                let long = AtomicUsize::new(0);
+                let ls = LineSearch {
+                    pattern: &p,
+                    pre: None,
+                    newline_only,
+                    cancel: None,
+                    binary: None,
+                    long_lines: Some(&long),
+                };
+                let got = streamed(&data, &ls, BINARY_SAMPLE, 50_000);
+                let expected: Vec<String> = match (newline_only, windowed) {
+                    // One `\n` line holds the `\r` and the long run.
+                    (true, true) => vec![
+                        format!(
+                            "f:1:TODO one\r{}{LONG_LINE_MARK}",
+                            &xs[..LONG_LINE_CHARS - 9]
+                        ),
+                        "f:2:TODO three".into(),
+                    ],
+                    (true, false) => vec!["f:2:TODO three".into()],
+                    (false, true) => vec![
+                        "f:1:TODO one".into(),
+                        format!("f:2:{xs}{LONG_LINE_MARK}"),
+                        "f:3:TODO three".into(),
+                    ],
+                    (false, false) => vec!["f:1:TODO one".into(), "f:3:TODO three".into()],
+                };
+                assert_eq!(got, expected, "{pattern} {newline_only}");
+                assert_eq!(long.into_inner(), usize::from(!windowed), "{pattern}");
+            }
+        }
+        // A match cut by a window's end is found in the next window (the overlap).
+        for at in [49_990, 50_000, 50_003, 306_140, 306_150] {
+            let mut data = vec![b'y'; 400_000];
+            data[at..at + 6].copy_from_slice(b"needle");
+            data.push(b'\n');
+            let p = Pattern::new("needle").unwrap();
             let ls = LineSearch {
                 pattern: &p,
                 pre: None,
-                newline_only,
+                newline_only: true,
                 cancel: None,
                 binary: None,
+                long_lines: None,
             };
             let got = streamed(&data, &ls, BINARY_SAMPLE, 50_000);
-            if newline_only {
-                // One `\n` line holds the `\r` and the long run: passed over whole.
-                assert_eq!(got, ["f:2:TODO three"]);
-            } else {
-                assert_eq!(got, ["f:1:TODO one", "f:3:TODO three"]);
-            }
+            assert_eq!(got.len(), 1, "{at}");
         }
     }
 }

@@ -29,6 +29,12 @@ impl Pattern {
             ));
         }
         let translated = translate(pattern);
+        if let Err(msg) = capture_room(&translated, false) {
+            return Err(Error::new(
+                ErrorKind::InvalidPattern,
+                format!("Invalid regex pattern: {msg}"),
+            ));
+        }
         match regex::RegexBuilder::new(&translated)
             .size_limit(64 << 20)
             .build()
@@ -64,6 +70,19 @@ impl Pattern {
         }
     }
 
+    /// The most bytes a match can span, when that is bounded and the pattern has no
+    /// assertion (`^`, `$`, `\b`, lookaround) whose answer depends on what lies outside a
+    /// window of the line: then a line can be searched in windows overlapping by this much.
+    pub fn max_match_bytes(&self) -> Option<usize> {
+        let Pattern::Fast(r) = self else { return None };
+        let hir = regex_syntax::Parser::new().parse(r.as_str()).ok()?;
+        let props = hir.properties();
+        if !props.look_set().is_empty() {
+            return None;
+        }
+        props.maximum_len()
+    }
+
     /// Whether `line` holds a match (`re.search`). A backtracking limit counts as no match.
     pub fn is_match(&self, line: &str) -> bool {
         match self {
@@ -71,6 +90,54 @@ impl Pattern {
             Pattern::Fancy(r) => r.is_match(line).unwrap_or(false),
         }
     }
+}
+
+/// Most bytes the capture slot table of a pattern may take: the `regex` engines' PikeVM
+/// (their fallback on a long line) holds a slot per capture group bound for every state of
+/// the pattern's automaton, allocated whole, so a pattern with many groups and many states
+/// (`(a|b)` written 50,000 times) would ask for gigabytes and abort the process (issue 19).
+pub const MAX_CAPTURE_TABLE_BYTES: usize = 256 << 20;
+
+/// Automata bigger than this are left to the engine's own size limit.
+const NFA_LIMIT: usize = 64 << 20;
+
+/// Refuses a pattern (`regex` crate syntax) whose capture slot table would pass
+/// [`MAX_CAPTURE_TABLE_BYTES`]: its automaton's states times its capture slots. A pattern
+/// the `regex` engines cannot compile (lookaround, backreferences, a syntax error) passes:
+/// the engine that takes it reports it.
+///
+/// Errors: the reason, for the caller's error text (`pattern too large: ...`).
+pub fn capture_room(pattern: &str, case_insensitive: bool) -> std::result::Result<(), String> {
+    use regex_automata::nfa::thompson;
+    use regex_automata::util::syntax;
+    // A pattern without a group has 2 slots a state: the engine's own size limit bounds it.
+    if !pattern.contains('(') {
+        return Ok(());
+    }
+    let nfa = thompson::Compiler::new()
+        .syntax(syntax::Config::new().case_insensitive(case_insensitive))
+        .configure(
+            thompson::Config::new()
+                .nfa_size_limit(Some(NFA_LIMIT))
+                .shrink(false),
+        )
+        .build(pattern);
+    let Ok(nfa) = nfa else { return Ok(()) };
+    let groups = nfa.group_info().all_group_len().saturating_sub(1);
+    let table = nfa
+        .states()
+        .len()
+        .saturating_mul(nfa.group_info().slot_len())
+        .saturating_mul(std::mem::size_of::<usize>());
+    if table <= MAX_CAPTURE_TABLE_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "pattern too large: {groups} capture groups over {} automaton states would need {} MiB \
+         to match; use non-capturing groups (?:...) or a shorter pattern",
+        nfa.states().len(),
+        table >> 20
+    ))
 }
 
 /// Python's `bad escape \\X at position N` for an ASCII-letter escape `re` does not know.

@@ -61,6 +61,18 @@ impl Job {
     }
 }
 
+/// A big directory's listing cut into jobs of [`CHUNK`] entries, each its own allocation of
+/// that size: the jobs together hold the listing once (a `split_off` loop would leave each
+/// job holding the capacity of everything after it, memory growing with the square of the
+/// directory's size; issue 19).
+fn chunks(entries: Vec<DirEntry>) -> impl Iterator<Item = Vec<DirEntry>> {
+    let mut entries = entries.into_iter();
+    std::iter::from_fn(move || {
+        let part: Vec<DirEntry> = entries.by_ref().take(CHUNK).collect();
+        (!part.is_empty()).then_some(part)
+    })
+}
+
 /// Opens the directory `path` for listing, not following a symlink there.
 fn open_dir(path: &Path) -> Option<OwnedFd> {
     let c = CString::new(path.as_os_str().as_bytes()).ok()?;
@@ -104,7 +116,7 @@ impl Walker<'_> {
                     let listed = open_dir(&abs)
                         .ok_or_else(std::io::Error::last_os_error)
                         .and_then(list_fd);
-                    let mut entries = match listed {
+                    let entries = match listed {
                         Ok(entries) => entries,
                         Err(err) => {
                             if err.raw_os_error() != Some(libc::ENOENT) {
@@ -120,12 +132,7 @@ impl Walker<'_> {
                     if entries.len() <= CHUNK {
                         self.visit_entries(state, &dir, entries, more, &visit, cancel)?;
                     } else {
-                        while entries.len() > CHUNK {
-                            let rest = entries.split_off(CHUNK);
-                            more.push(Job::Visit(dir.clone(), entries));
-                            entries = rest;
-                        }
-                        more.push(Job::Visit(dir, entries));
+                        more.extend(chunks(entries).map(|part| Job::Visit(dir.clone(), part)));
                     }
                 }
                 Job::Visit(dir, entries) => {
@@ -192,6 +199,28 @@ mod tests {
     use crate::fs::tests::limits;
     use crate::fs::FileSystem;
     use std::fs;
+
+    /// A big listing's jobs hold it once: each job's allocation is a job's size, not the
+    /// rest of the listing (which made a flat directory's memory quadratic).
+    #[test]
+    fn chunks_hold_the_listing_once() {
+        let listing: Vec<DirEntry> = (0..10 * CHUNK + 3)
+            .map(|i| DirEntry {
+                name: format!("f{i}").into(),
+                kind: Kind::File,
+            })
+            .collect();
+        let parts: Vec<Vec<DirEntry>> = chunks(listing).collect();
+        assert_eq!(parts.len(), 11);
+        assert!(parts.iter().all(|p| p.capacity() <= CHUNK && !p.is_empty()));
+        let names: Vec<String> = parts
+            .iter()
+            .flatten()
+            .map(|e| e.name.to_string_lossy().into_owned())
+            .collect();
+        let expected: Vec<String> = (0..10 * CHUNK + 3).map(|i| format!("f{i}")).collect();
+        assert_eq!(names, expected);
+    }
 
     /// What one walking thread met: (rel, kind, sort key) per entry, and hidden ones counted.
     type Seen = (Vec<(String, Kind, Vec<u8>)>, usize);

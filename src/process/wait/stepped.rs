@@ -179,13 +179,16 @@ impl Stepped {
             let exited = self.direct.exited();
             match &mut self.phase {
                 Phase::Running => {
-                    if exited {
+                    // The deadline first: an exit seen only once the deadline has passed (a
+                    // timeout shorter than the way to the first step) is not known to have
+                    // come in time, so the command timed out, as with the threaded wait.
+                    if self.deadline.is_some_and(|d| now >= d) {
+                        self.phase = self.begin_stop();
+                    } else if exited {
                         self.phase = Phase::Draining {
                             until: drain_until(self.deadline, false),
                             timed_out: false,
                         };
-                    } else if self.deadline.is_some_and(|d| now >= d) {
-                        self.phase = self.begin_stop();
                     } else {
                         arm(timer, self.deadline);
                         return Step::Wait;

@@ -1,0 +1,393 @@
+//! A job's log copier: the process that owns the pipe between a background command and its log
+//! file, so `max_log_bytes` holds as the log is written rather than after the fact.
+//!
+//! A job outlives the Python process that started it, so the copier cannot be a thread of it:
+//! [`start`] forks a small process (its own session, no exec) that reads the command's output
+//! from one FIFO per log and appends it to the log. A write that would take a log past the limit
+//! empties the log instead, leaving `[Log exceeded max_log_bytes=N; earlier output was cleared.]`,
+//! and the bytes of that read go with the rest; a log holding just the notice is left alone (the
+//! overflowing bytes are dropped), so output past the cap in one stretch costs one clear. Each clear appends one byte to `log_clears` before
+//! and one after, as the reference's watcher does. So a log never holds more than
+//! `max(limit, notice)` bytes, however fast the command writes, and a command that reads its own
+//! log cannot grow it. The copier exits once every writer has closed its FIFO.
+//!
+//! The forked child runs only async-signal-safe calls (`poll`, `read`, `write`, `fstat`,
+//! `ftruncate`, `open`, `close`, `_exit`) on data prepared before the fork.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Bytes read from a FIFO at a time (the pipe buffer's default size).
+pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// The notice a cleared log is left holding (without its newline).
+pub fn notice(limit: u64) -> String {
+    format!("[Log exceeded max_log_bytes={limit}; earlier output was cleared.]")
+}
+
+/// A running copier.
+#[derive(Debug)]
+pub struct Copier {
+    /// The copier's PID (reaped by a thread of this process while it lives).
+    pub pid: i32,
+    /// The FIFOs the command writes to: stdout's, then stderr's unless the logs are combined.
+    pub fifos: Vec<PathBuf>,
+    /// Write ends held until the wrapper has opened the FIFOs, so the copier sees no early EOF.
+    keepers: Vec<OwnedFd>,
+}
+
+impl Copier {
+    /// Called once the wrapper holds its own write ends: drops ours and removes the FIFOs' names
+    /// (the open ends stay valid), so the job directory holds the reference's files only.
+    pub fn release(self) {
+        drop(self.keepers);
+        for fifo in &self.fifos {
+            let _ = std::fs::remove_file(fifo);
+        }
+    }
+}
+
+struct Stream {
+    read: RawFd,
+    log: RawFd,
+}
+
+fn cstring(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "embedded null byte"))
+}
+
+fn open(path: &CString, flags: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: open with a NUL-terminated path; the fd is then owned.
+    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
+    if fd == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: just opened, owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Starts the copier for the job in `dir`: `logs` are the log files (created already) it appends
+/// to, one FIFO each (`<log>.fifo`), each kept at or under `limit` bytes.
+///
+/// Errors: the OS errors of creating the FIFOs, opening the logs, or forking.
+pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
+    let mut fifos = Vec::new();
+    let mut keepers = Vec::new();
+    let mut reads = Vec::new();
+    let mut log_fds = Vec::new();
+    let cleanup = |fifos: &[PathBuf]| {
+        for f in fifos {
+            let _ = std::fs::remove_file(f);
+        }
+    };
+    for log in logs {
+        let fifo = dir.join(format!("{log}.fifo"));
+        let c_fifo = cstring(&fifo)?;
+        // SAFETY: mkfifo with a NUL-terminated path.
+        if unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) } == -1 {
+            let e = io::Error::last_os_error();
+            cleanup(&fifos);
+            return Err(e);
+        }
+        fifos.push(fifo);
+        let opened = (|| {
+            // Read end first (a non-blocking open for reading never waits), then our writer.
+            let read = open(&c_fifo, libc::O_RDONLY | libc::O_NONBLOCK)?;
+            let keeper = open(&c_fifo, libc::O_WRONLY | libc::O_NONBLOCK)?;
+            let log = open(&cstring(&dir.join(log))?, libc::O_WRONLY | libc::O_APPEND)?;
+            Ok::<_, io::Error>((read, keeper, log))
+        })();
+        match opened {
+            Ok((read, keeper, log)) => {
+                reads.push(read);
+                keepers.push(keeper);
+                log_fds.push(log);
+            }
+            Err(e) => {
+                cleanup(&fifos);
+                return Err(e);
+            }
+        }
+    }
+    let clears = cstring(&dir.join("log_clears"))?;
+    let notice = format!("{}\n", notice(limit)).into_bytes();
+    let streams: Vec<Stream> = reads
+        .iter()
+        .zip(&log_fds)
+        .map(|(r, l)| Stream {
+            read: r.as_raw_fd(),
+            log: l.as_raw_fd(),
+        })
+        .collect();
+    let mut polls: Vec<libc::pollfd> = streams
+        .iter()
+        .map(|s| libc::pollfd {
+            fd: s.read,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let mut buffer = vec![0u8; CHUNK_BYTES];
+    let keep: Vec<RawFd> = streams.iter().flat_map(|s| [s.read, s.log]).collect();
+    // SAFETY: the child runs only async-signal-safe calls on memory prepared above (a copy of
+    // this process's, after fork) and leaves by `_exit`; every signal is blocked around the fork
+    // so no handler of this process runs in the child before its dispositions are reset.
+    let pid = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = libc::fork();
+        if pid == 0 {
+            child(
+                &streams,
+                &mut polls,
+                &mut buffer,
+                &keep,
+                &clears,
+                &notice,
+                limit,
+            );
+        }
+        let fork_error = io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        if pid == -1 {
+            cleanup(&fifos);
+            return Err(fork_error);
+        }
+        pid
+    };
+    drop(reads);
+    drop(log_fds);
+    let _ = std::thread::Builder::new()
+        .name("harness-log-copier".into())
+        .stack_size(64 * 1024)
+        .spawn(move || loop {
+            let mut status = 0;
+            // SAFETY: reaping our own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break;
+            }
+        });
+    Ok(Copier {
+        pid,
+        fifos,
+        keepers,
+    })
+}
+
+/// The copier's body; never returns.
+unsafe fn child(
+    streams: &[Stream],
+    polls: &mut [libc::pollfd],
+    buffer: &mut [u8],
+    keep: &[RawFd],
+    clears: &CString,
+    notice: &[u8],
+    limit: u64,
+) -> ! {
+    for sig in 1..libc::SIGRTMAX() {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction != libc::SIG_DFL
+            && old.sa_sigaction != libc::SIG_IGN
+        {
+            let mut new: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(sig, &new, std::ptr::null_mut());
+        }
+    }
+    // Not stopped with the job's group (it has none) nor by a terminal: it ends at EOF.
+    for sig in [
+        libc::SIGINT,
+        libc::SIGHUP,
+        libc::SIGTERM,
+        libc::SIGPIPE,
+        libc::SIGXFSZ,
+    ] {
+        libc::signal(sig, libc::SIG_IGN);
+    }
+    let mut empty: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut empty);
+    libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    libc::setsid();
+    // Nothing of this process but our FIFOs and logs: close every other descriptor.
+    let max = {
+        let mut rl: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 {
+            rl.rlim_cur.min(1 << 20) as RawFd
+        } else {
+            1024
+        }
+    };
+    let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+    for fd in 0..3 {
+        if null >= 0 && null != fd {
+            libc::dup2(null, fd);
+        }
+    }
+    let mut fd = 3;
+    while fd < max {
+        if !keep.contains(&fd) {
+            // One close_range for the run of descriptors up to the next kept one.
+            let next = keep
+                .iter()
+                .copied()
+                .filter(|&k| k > fd)
+                .min()
+                .unwrap_or(max);
+            if libc::syscall(
+                libc::SYS_close_range,
+                fd as libc::c_uint,
+                (next - 1) as libc::c_uint,
+                0,
+            ) != 0
+            {
+                for f in fd..next.min(65_536) {
+                    libc::close(f);
+                }
+            }
+            fd = next;
+            continue;
+        }
+        fd += 1;
+    }
+    let mut open_streams = streams.len();
+    while open_streams > 0 {
+        for p in polls.iter_mut() {
+            p.revents = 0;
+        }
+        if libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) == -1 {
+            continue;
+        }
+        for (i, stream) in streams.iter().enumerate() {
+            if polls[i].fd < 0 || polls[i].revents == 0 {
+                continue;
+            }
+            let n = libc::read(stream.read, buffer.as_mut_ptr().cast(), buffer.len());
+            if n > 0 {
+                append(stream.log, &buffer[..n as usize], clears, notice, limit);
+                continue;
+            }
+            let errno = *libc::__errno_location();
+            if n == -1 && (errno == libc::EAGAIN || errno == libc::EINTR) {
+                continue;
+            }
+            // End of file: every writer has closed it.
+            polls[i].fd = -1;
+            open_streams -= 1;
+        }
+    }
+    libc::_exit(0)
+}
+
+unsafe fn write_all(fd: RawFd, mut data: &[u8]) {
+    while !data.is_empty() {
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        if n > 0 {
+            data = &data[n as usize..];
+        } else if n == -1 && *libc::__errno_location() == libc::EINTR {
+            continue;
+        } else {
+            return;
+        }
+    }
+}
+
+/// Appends `chunk` to `log`, or empties `log` to the notice when it would pass `limit`.
+unsafe fn append(log: RawFd, chunk: &[u8], clears: &CString, notice: &[u8], limit: u64) {
+    let mut st: libc::stat = std::mem::zeroed();
+    let size = if libc::fstat(log, &mut st) == 0 {
+        st.st_size as u64
+    } else {
+        0
+    };
+    let after = size + chunk.len() as u64;
+    if after <= limit {
+        write_all(log, chunk);
+        return;
+    }
+    // A log holding just the notice is left alone (the chunk is dropped), so a command that goes
+    // on writing past the cap adds no clear per read.
+    if size != notice.len() as u64 && after > notice.len() as u64 {
+        let marks = libc::open(
+            clears.as_ptr(),
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
+            0o600,
+        );
+        if marks >= 0 {
+            write_all(marks, b"x");
+        }
+        libc::ftruncate(log, 0);
+        write_all(log, notice);
+        if marks >= 0 {
+            write_all(marks, b"x");
+            libc::close(marks);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::job::{exit_code, launch, status_text, wait_exit, Launch, LaunchSpec};
+    use std::time::Duration;
+
+    fn run(dir: &Path, command: &str, combined: bool, limit: u64) -> PathBuf {
+        let spec = LaunchSpec {
+            dir: dir.join("job"),
+            cwd: dir.to_path_buf(),
+            env: vec![(b"PATH".to_vec(), b"/usr/bin:/bin".to_vec())],
+            command: command.as_bytes().to_vec(),
+            combined,
+            max_file_bytes: None,
+            max_log_bytes: Some(limit),
+            exclusive: true,
+            sandbox: None,
+            reap_descendants: true,
+        };
+        let Launch::Started(handle) = launch(spec).unwrap() else {
+            panic!()
+        };
+        assert!(wait_exit(handle.pid, Duration::from_secs(20)));
+        dir.join("job")
+    }
+
+    #[test]
+    fn a_burst_leaves_the_notice_and_what_follows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = run(
+            tmp.path(),
+            "head -c 3000000 /dev/zero; sleep 0.2; echo end; exit 7",
+            true,
+            1000,
+        );
+        assert_eq!(exit_code(&status_text(&job).unwrap()), Some(7));
+        let log = std::fs::read(job.join("output.log")).unwrap();
+        assert_eq!(log, format!("{}\nend\n", notice(1000)).as_bytes());
+        // One stretch past the cap, one clear.
+        assert_eq!(std::fs::read(job.join("log_clears")).unwrap(), b"xx");
+        let files: Vec<_> = std::fs::read_dir(&job)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".fifo"))
+            .collect();
+        assert!(files.is_empty());
+    }
+
+    #[test]
+    fn streams_are_capped_apart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = run(tmp.path(), "printf '%200s' x; echo small >&2", false, 100);
+        assert_eq!(
+            std::fs::read(job.join("stdout.log")).unwrap(),
+            format!("{}\n", notice(100)).as_bytes()
+        );
+        assert_eq!(std::fs::read(job.join("stderr.log")).unwrap(), b"small\n");
+    }
+}
