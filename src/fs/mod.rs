@@ -31,6 +31,7 @@ pub mod unreadable;
 pub mod walk;
 
 use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::cancel::CancelFlag;
@@ -47,7 +48,11 @@ pub use contract::{Contract, Limits, NOT_REGULAR_FILE};
 /// The workspace contract's answer for a path with no file to read (a normal result, no event).
 fn path_not_found(fs: &FileSystem, path: &str, resolved: &Resolved) -> Outcome {
     Outcome {
-        text: fs.with_lookalike(format!("Path not found: {path}"), resolved, path),
+        text: fs.with_lookalike(
+            format!("Path not found: {}", text::names::shown_path(path)),
+            resolved,
+            path,
+        ),
         path: resolved.event_str(),
         ..Default::default()
     }
@@ -123,14 +128,13 @@ impl Outcome {
 }
 
 /// Runs the walker `f` (`list_directory`, `find_files`, `search_files`, `list_files`, `grep`);
-/// its result ends with [`text::ESCAPED_NOTE`] when a name was shown escaped meanwhile
-/// ([`text::escape_name`], issue 19). The count is process-wide: a call running beside one
-/// that escapes a name may carry the note too, never lose it.
+/// its result ends with [`text::ESCAPED_NOTE`] when this call showed a name escaped
+/// ([`text::escape_name`], issue 19): the call runs in its own [`text::names::EscapeScope`],
+/// so a name escaped by a call running beside it never adds the note here.
 pub fn noting_escaped_names(f: impl FnOnce() -> Result<Outcome>) -> Result<Outcome> {
-    use std::sync::atomic::Ordering;
-    let before = text::ESCAPED_NAMES.load(Ordering::Relaxed);
-    let mut outcome = f()?;
-    if text::ESCAPED_NAMES.load(Ordering::Relaxed) != before {
+    let scope = text::names::EscapeScope::new();
+    let mut outcome = scope.enter(f)?;
+    if scope.escaped() {
         outcome.text.push('\n');
         outcome.text.push_str(text::ESCAPED_NOTE);
     }
@@ -283,7 +287,13 @@ impl FileSystem {
         let mut file = match self.open_regular(
             &resolved,
             path,
-            || self.with_lookalike(format!("File not found: {path}"), &resolved, path),
+            || {
+                self.with_lookalike(
+                    format!("File not found: {}", text::names::shown_path(path)),
+                    &resolved,
+                    path,
+                )
+            },
             true,
         ) {
             Err(e) if workspace && e.kind == ErrorKind::NotFound => {
@@ -379,7 +389,10 @@ impl FileSystem {
         let is_directory = || {
             Error::new(
                 ErrorKind::NotFound,
-                format!("'{path}' is a directory, not a file."),
+                format!(
+                    "'{}' is a directory, not a file.",
+                    text::names::inline(path)
+                ),
             )
         };
         let fd = match beneath.open(&resolved.rel, READ_FLAGS, 0) {
@@ -453,7 +466,11 @@ impl FileSystem {
         let not_found = || {
             Error::new(
                 ErrorKind::NotFound,
-                self.with_lookalike(format!("Path not found: {path}"), resolved, path),
+                self.with_lookalike(
+                    format!("Path not found: {}", text::names::shown_path(path)),
+                    resolved,
+                    path,
+                ),
             )
         };
         let Some(beneath) = self.root.open_root_if_exists()? else {
@@ -479,15 +496,22 @@ impl FileSystem {
         if workspace && !is_dir(st.st_mode) && !is_reg(st.st_mode) {
             return Err(not_regular_file());
         }
-        let mut parts = vec![format!("path: {path}"), format!("type: {kind}")];
+        let mut parts = vec![
+            format!("path: {}", text::names::shown_path(path)),
+            format!("type: {kind}"),
+        ];
         // The hash shown, for `ReadBeforeWrite` (a text file's `file_info` counts as a read).
         let mut content_hash = None;
         if !(workspace && is_dir(st.st_mode)) {
             parts.push(format!("size: {} bytes", st.st_size));
         }
         if is_reg(st.st_mode) {
-            let mut file =
-                self.open_regular(resolved, path, || format!("Path not found: {path}"), false)?;
+            let mut file = self.open_regular(
+                resolved,
+                path,
+                || format!("Path not found: {}", text::names::shown_path(path)),
+                false,
+            )?;
             let window = WindowSpec::count_only(self.limits.contract);
             let mut scan = cache::scan_file(&mut file, path, window, cancel, &self.cache)
                 .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))??;
@@ -529,18 +553,19 @@ impl FileSystem {
 
     /// `resolve` for the Python slow path: the absolute resolved path after the checks.
     pub fn resolve_checked(&self, path: &str, write: bool, check_allowed: bool) -> Result<String> {
-        Ok(self
-            .safe_resolve(path, write, check_allowed)?
-            .abs
-            .to_string_lossy()
-            .into_owned())
+        let abs = self.safe_resolve(path, write, check_allowed)?.abs;
+        Ok(text::names::lossless(abs.as_os_str().as_bytes()).into_owned())
     }
 
     /// The root-relative name of an absolute resolved path (`_relative_to_root`).
     ///
     /// Errors: `ErrorKind::Outside` when it is not inside the root.
     pub fn relative_to_root(&self, resolved: &str) -> Result<String> {
-        match self.root.rel_to_root(Path::new(resolved)) {
+        let raw = text::names::raw_bytes(resolved);
+        match self
+            .root
+            .rel_to_root(Path::new(std::ffi::OsStr::from_bytes(&raw)))
+        {
             Some(rel) => Ok(crate::fs::root::path::rel_display(&rel)),
             None => Err(Error::new(
                 ErrorKind::Outside,
@@ -684,7 +709,10 @@ pub(crate) mod tests {
             let read = f.read_file(path, 0, None, None, &c).unwrap();
             assert_eq!(
                 (read.text.as_str(), read.emit),
-                (format!("Path not found: {path}").as_str(), false)
+                (
+                    format!("Path not found: {}", text::names::shown_path(path)).as_str(),
+                    false
+                )
             );
         }
         for path in ["nope", "dangle"] {

@@ -27,6 +27,7 @@ pub fn grow(buf: &mut Vec<u8>, more: usize) -> bool {
 /// The retry for an edit whose file does not fit in memory: `path` and its size, nothing
 /// written, and what the model can do instead.
 pub fn too_big_to_edit(path: &str, size: u64) -> Error {
+    let path = crate::fs::text::names::shown_path(path);
     Error::new(
         ErrorKind::InvalidArgument,
         format!(

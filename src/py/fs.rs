@@ -15,13 +15,13 @@ use crate::fs::change::write::{Plan, Replacement};
 use crate::fs::disclosure::Disclosure;
 use crate::fs::{noting_escaped_names, Contract, FileSystem, Limits, Outcome};
 
+use super::paths::{py_path, ModelPath};
 use super::PyCancelToken;
 
 /// A finished operation: the model-facing `text` plus what its event needs.
 #[pyclass(name = "Outcome", module = "pydantic_ai_harness_rs._core", frozen)]
 pub struct PyOutcome {
     text: Text,
-    #[pyo3(get)]
     path: String,
     #[pyo3(get)]
     content_hash: Option<String>,
@@ -87,6 +87,12 @@ impl PyOutcome {
         }
     }
 
+    /// The event path (a name that is not UTF-8 as `os.fsdecode` gives it).
+    #[getter]
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        py_path(py, &self.path)
+    }
+
     /// The bytes of the image or PDF in `media_type`, or `None`.
     #[getter]
     fn media_data<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
@@ -114,10 +120,11 @@ pub struct PyChangePlan {
 
 #[pymethods]
 impl PyChangePlan {
-    /// Event path: resolved, relative to the real root.
+    /// Event path: resolved, relative to the real root (a name that is not UTF-8 as
+    /// `os.fsdecode` gives it).
     #[getter]
-    fn path(&self) -> String {
-        self.plan.event_path()
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        py_path(py, &self.plan.event_path())
     }
 
     #[getter]
@@ -309,7 +316,7 @@ impl PyFileSystemCore {
     fn read_file(
         &self,
         py: Python<'_>,
-        path: String,
+        path: ModelPath,
         offset: i64,
         limit: Option<i64>,
         cancel: PyRef<'_, PyCancelToken>,
@@ -328,7 +335,7 @@ impl PyFileSystemCore {
     fn file_info(
         &self,
         py: Python<'_>,
-        path: String,
+        path: ModelPath,
         cancel: PyRef<'_, PyCancelToken>,
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
@@ -341,7 +348,7 @@ impl PyFileSystemCore {
     fn list_files(
         &self,
         py: Python<'_>,
-        path: String,
+        path: ModelPath,
         glob: Option<String>,
         cancel: PyRef<'_, PyCancelToken>,
     ) -> PyResult<PyOutcome> {
@@ -360,7 +367,7 @@ impl PyFileSystemCore {
         &self,
         py: Python<'_>,
         pattern: String,
-        path: String,
+        path: ModelPath,
         glob: Option<String>,
         file_type: Option<String>,
         ignore_case: bool,
@@ -391,7 +398,7 @@ impl PyFileSystemCore {
     fn list_directory(
         &self,
         py: Python<'_>,
-        path: String,
+        path: ModelPath,
         cancel: PyRef<'_, PyCancelToken>,
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
@@ -407,7 +414,7 @@ impl PyFileSystemCore {
         &self,
         py: Python<'_>,
         pattern: String,
-        path: String,
+        path: ModelPath,
         include_glob: Option<String>,
         cancel: PyRef<'_, PyCancelToken>,
     ) -> PyResult<PyOutcome> {
@@ -426,7 +433,7 @@ impl PyFileSystemCore {
         &self,
         py: Python<'_>,
         pattern: String,
-        path: String,
+        path: ModelPath,
         cancel: PyRef<'_, PyCancelToken>,
     ) -> PyResult<PyOutcome> {
         let flag = cancel.flag.clone();
@@ -441,7 +448,7 @@ impl PyFileSystemCore {
     fn plan_write(
         &self,
         py: Python<'_>,
-        path: String,
+        path: ModelPath,
         content: Bound<'_, PyString>,
         expected_hash: Option<String>,
         announce: bool,
@@ -462,7 +469,7 @@ impl PyFileSystemCore {
     fn plan_edit(
         &self,
         py: Python<'_>,
-        path: String,
+        path: ModelPath,
         replacements: Vec<PyReplacement>,
         expected_hash: Option<String>,
         cancel: PyRef<'_, PyCancelToken>,
@@ -479,7 +486,7 @@ impl PyFileSystemCore {
     fn plan_create_directory(
         &self,
         py: Python<'_>,
-        path: String,
+        path: ModelPath,
     ) -> PyResult<Option<PyChangePlan>> {
         let fs = self.inner.clone();
         let plan = run(py, move || fs.plan_create_directory(&path))?;
@@ -500,20 +507,27 @@ impl PyFileSystemCore {
         run(py, move || fs.commit(&plan, &flag)).map(Into::into)
     }
 
-    /// Resolve and access-check `path`; returns the absolute resolved path.
-    fn resolve(
+    /// Resolve and access-check `path`; returns the absolute resolved path (a name that is
+    /// not UTF-8 as `os.fsdecode` gives it).
+    fn resolve<'py>(
         &self,
-        py: Python<'_>,
-        path: String,
+        py: Python<'py>,
+        path: ModelPath,
         write: bool,
         check_allowed: bool,
-    ) -> PyResult<String> {
+    ) -> PyResult<Bound<'py, PyString>> {
         let fs = self.inner.clone();
-        run(py, move || fs.resolve_checked(&path, write, check_allowed))
+        let abs = run(py, move || fs.resolve_checked(&path, write, check_allowed))?;
+        py_path(py, &abs)
     }
 
-    fn relative_to_root(&self, resolved: String) -> PyResult<String> {
-        self.inner.relative_to_root(&resolved).map_err(PyErr::from)
+    fn relative_to_root<'py>(
+        &self,
+        py: Python<'py>,
+        resolved: ModelPath,
+    ) -> PyResult<Bound<'py, PyString>> {
+        let rel = self.inner.relative_to_root(&resolved)?;
+        py_path(py, &rel)
     }
 
     /// Raise the core's error for an OS error (`errno`, `filename`) met in a Python override:
@@ -545,7 +559,12 @@ fn text_hash(text: &str) -> String {
 
 /// The event diff `(diff, truncated)` from `old` to `new` (see `diff::unified_diff`).
 #[pyfunction]
-fn unified_diff(py: Python<'_>, old: Option<String>, new: String, path: String) -> (String, bool) {
+fn unified_diff(
+    py: Python<'_>,
+    old: Option<String>,
+    new: String,
+    path: ModelPath,
+) -> (String, bool) {
     py.detach(move || crate::fs::change::diff::unified_diff(old.as_deref(), &new, &path))
 }
 
@@ -556,7 +575,7 @@ fn apply_replacements(
     py: Python<'_>,
     text: String,
     replacements: Vec<PyReplacement>,
-    path: String,
+    path: ModelPath,
 ) -> PyResult<String> {
     run(py, move || {
         crate::fs::change::write::apply_replacements(&text, &replacements_of(replacements), &path)

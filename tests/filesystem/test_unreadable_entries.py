@@ -78,6 +78,7 @@ CALLS = [
     ('search_files', {'pattern': 'alpha', 'path': 'noexec'}),
     ('list_files', {'path': 'noexec'}),
     ('grep', {'pattern': 'alpha', 'path': 'noexec'}),
+    ('find_files', {'pattern': '**/*'}),
 ]
 
 async def main():
@@ -136,6 +137,9 @@ def test_unreadable_entries_are_named_and_the_rest_is_found(tmp_path: Path) -> N
         f'a.txt:1:alpha\nsub/b.txt:1:alpha\n{note}',
         'No matches found.\n[1 path could not be read (Permission denied): secret.txt]',
         *[refused] * 5,
+        # find_files names the directory it could not list, as the other walkers do (it said nothing).
+        'a.txt\nlocked/\nnoexec/\nnoexec/f.txt\nsecret.txt\nsub/\nsub/b.txt\n'
+        '[1 path could not be read (Permission denied): locked]',
     ]
     assert out['document'] == expected
     assert out['workspace'] == expected
@@ -146,4 +150,5 @@ def test_unreadable_entries_are_named_and_the_rest_is_found(tmp_path: Path) -> N
         f'{expected[2]}\n[skipped: 3 paths that could not be read]',
         expected[3],
     ]
+    assert counted[-1] == f'{expected[-1]}\n[skipped: 1 path that could not be read]'
     assert not any('Errno' in r or 'os error' in r or str(tmp_path) in r for rs in out.values() for r in rs)

@@ -59,6 +59,7 @@ fn take_chars(text: &str, n: usize) -> &str {
 /// `(old.count('\n') + 1) * (new.count('\n') + 1) > 65536`. Equal texts give `""`.
 /// Source: `unified_diff`, pydantic_ai_harness/filesystem/_changes.py.
 pub fn unified_diff(old: Option<&str>, new: &str, path: &str) -> (String, bool) {
+    let path = &*crate::fs::text::names::inline(path);
     let from = quoted(&format!("a/{path}"));
     let to = quoted(&format!("b/{path}"));
     let too_big = match old {

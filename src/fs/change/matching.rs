@@ -217,6 +217,7 @@ fn locate(text: &[u8], old: &[u8], replace_all: bool) -> Matches {
 /// whitespace were ignored, or the byte that is not UTF-8 when old_text holds U+FFFD),
 /// `AmbiguousMatch`; the reference's messages and labels (`old_text`, or `replacement N`).
 pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Vec<u8>> {
+    let path = &*crate::fs::text::names::shown_path(path);
     let mut text: Cow<'_, [u8]> = Cow::Borrowed(text);
     let mut dominant: Option<Option<Ending>> = None;
     for (index, r) in replacements.iter().enumerate() {

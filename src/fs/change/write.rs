@@ -278,6 +278,7 @@ impl Source {
     ///
     /// Errors: `p is a binary file; edit_file only edits text files.`
     pub fn sniff(path: &str, raw: &[u8]) -> Result<()> {
+        let path = &*crate::fs::text::names::shown_path(path);
         let head = &raw[..raw.len().min(BINARY_SAMPLE)];
         if encoding::sniff_utf16(head).is_none() && is_binary(head) {
             return Err(retry(
@@ -295,6 +296,7 @@ impl Source {
     /// bytes, as the reference); UTF-16 that does not decode (an unpaired surrogate, an odd
     /// final byte), naming the byte offset and line.
     pub fn decode(path: &str, raw: Vec<u8>) -> Result<Source> {
+        let path = &*crate::fs::text::names::shown_path(path);
         Source::sniff(path, &raw)?;
         let head = &raw[..raw.len().min(BINARY_SAMPLE)];
         if let Some(kind) = encoding::sniff_utf16(head) {
@@ -426,6 +428,7 @@ pub(crate) fn edit_plan(
 /// what it replaces, once line endings are kept): nothing is written, no change is announced,
 /// and the model is not told it edited.
 fn unchanged(path: &str) -> Error {
+    let path = &*crate::fs::text::names::shown_path(path);
     retry(
         ErrorKind::NoMatch,
         format!(
@@ -473,6 +476,7 @@ fn written_summary(
     counts: Option<(usize, usize)>,
     hash: &str,
 ) -> String {
+    let path = &*crate::fs::text::names::shown_path(path);
     let suffix = if content_hashes {
         format!(" [hash:{hash}]")
     } else {
@@ -901,7 +905,16 @@ impl FileSystem {
         let mut file = self.open_regular(
             &resolved,
             path,
-            || self.with_lookalike(format!("File not found: {path}"), &resolved, path),
+            || {
+                self.with_lookalike(
+                    format!(
+                        "File not found: {}",
+                        crate::fs::text::names::shown_path(path)
+                    ),
+                    &resolved,
+                    path,
+                )
+            },
             true, // a directory is named one, not `File not found` (issue 19)
         )?;
         let size = file.metadata().map_or(0, |m| m.len());
@@ -1008,7 +1021,10 @@ impl FileSystem {
         cancel.check()?;
         let rel = &plan.resolved.rel;
         if plan.operation == Operation::CreateDirectory {
-            let text = format!("Created directory: {path}");
+            let text = format!(
+                "Created directory: {}",
+                crate::fs::text::names::shown_path(path)
+            );
             let (beneath, root_created) = self.root.create_root(path)?;
             return match beneath.mkdir_all(rel).map(|made| made || root_created) {
                 Ok(true) => Ok(Outcome {

@@ -959,6 +959,7 @@ pub fn render_binary(
 }
 
 pub(crate) fn label_of(path: &str, max_read_chars: Option<usize>) -> String {
+    let path = &*crate::fs::text::names::shown_path(path);
     if let Some(m) = max_read_chars {
         let keep = m / 4;
         let n = path.chars().count();

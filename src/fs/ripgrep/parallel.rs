@@ -122,6 +122,8 @@ fn walk_files<'a>(
     let walk = builder(root, cwd, overrides, types, hidden)
         .threads(threads())
         .build_parallel();
+    // Each worker works for the calling tool call (names it escapes, `EscapeScope`).
+    let call = crate::fs::text::names::EscapeScope::current();
     walk.run(|| {
         let (failed, parts) = (&failed, &parts);
         let mut part = Part {
@@ -129,7 +131,11 @@ fn walk_files<'a>(
             parts,
         };
         let mut shown = visitor();
+        let mut call = Some(call.clone());
         Box::new(move |result| {
+            if let Some(call) = call.take() {
+                call.adopt();
+            }
             if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
                 return WalkState::Quit;
             }

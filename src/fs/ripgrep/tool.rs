@@ -368,11 +368,34 @@ mod tests {
                     let list = |budget| show(f.list_files_within(path, glob, &c, Some(budget)));
                     let sorted = list(Duration::from_secs(3600));
                     assert_eq!(list(Duration::ZERO), sorted, "{label} {glob:?}");
-                    lossy += usize::from(sorted.contains('\u{fffd}'));
+                    lossy += usize::from(sorted.contains("\\udc"));
                 }
             },
         );
-        // The non-UTF-8 name was listed (decoded lossily) in some of the listings compared.
+        // The non-UTF-8 name was listed (as its surrogateescape text, issue 19) in some of the
+        // listings compared.
         assert!(lossy > 0);
+    }
+
+    /// The escaped-names note of a listing walked on every core (budget 0) is its call's:
+    /// there whenever a name was shown escaped, and only then (issue 19).
+    #[test]
+    fn the_parallel_listing_notes_the_names_it_escapes() {
+        let dir = tree();
+        let c = CancelFlag::new();
+        let mut noted = 0;
+        each_layout(dir.path().to_str().unwrap(), &[1000], |f, path, label| {
+            for budget in [Duration::ZERO, Duration::from_secs(3600)] {
+                let outcome = crate::fs::noting_escaped_names(|| {
+                    f.list_files_within(path, None, &c, Some(budget))
+                });
+                let Ok(outcome) = outcome else { continue };
+                let escaped = outcome.text.contains("\\udc");
+                let note = outcome.text.ends_with(crate::fs::text::ESCAPED_NOTE);
+                assert_eq!(note, escaped, "{label} {budget:?}");
+                noted += usize::from(note);
+            }
+        });
+        assert!(noted > 0);
     }
 }

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::contract::Contract;
+use crate::fs::text::names::lossless;
 use crate::fs::text::{pure_posix, py_repr};
 
 /// Shown instead of an absolute path that is not inside the root.
@@ -68,11 +69,12 @@ impl Resolved {
 }
 
 /// `rel` as Python prints a relative `Path`: `.` when empty.
+/// A name that is not UTF-8 is marked text ([`crate::fs::text::names::lossless`]).
 pub fn rel_display(rel: &Path) -> String {
     if rel.as_os_str().is_empty() {
         ".".to_string()
     } else {
-        rel.to_string_lossy().into_owned()
+        lossless(rel.as_os_str().as_bytes()).into_owned()
     }
 }
 
@@ -285,7 +287,7 @@ pub fn relpath(path: &Path, start: &Path) -> String {
     if out.as_os_str().is_empty() {
         ".".to_string()
     } else {
-        out.to_string_lossy().into_owned()
+        lossless(out.as_os_str().as_bytes()).into_owned()
     }
 }
 
@@ -356,6 +358,7 @@ impl Root {
             )
         } else {
             let root = self.real_root.to_string_lossy();
+            let path = crate::fs::text::names::inline(path);
             if through_link {
                 format!(
                     "`{path}` leads outside the project root `{root}` through a symlink; the file tools only \
@@ -388,19 +391,22 @@ impl Root {
     /// `Path 'p' resolves outside the root directory.`.
     /// Source: `_resolve_path`, pydantic_ai_harness/filesystem/_toolset.py.
     pub fn resolve(&self, path: &str) -> Result<Resolved> {
-        if path.contains('\0') {
+        // A name that is not UTF-8 arrives as marked text: resolved as its bytes.
+        let raw = crate::fs::text::names::raw_bytes(path);
+        let bytes: &[u8] = &raw;
+        if bytes.contains(&0) {
             return Err(Error::new(ErrorKind::InvalidArgument, "embedded null byte"));
         }
         let mut written_rel: Option<PathBuf> = None;
         if self.contract.is_workspace() {
             // 0.62.0 checks the path as written first (joined to the working directory and
             // normalized as text), then where its symlinks lead.
-            let written = if path.starts_with('/') {
-                lexical_normalize(path.as_bytes())
+            let written = if bytes.starts_with(b"/") {
+                lexical_normalize(bytes)
             } else {
                 let mut joined = self.cwd.as_os_str().as_bytes().to_vec();
                 joined.push(b'/');
-                joined.extend_from_slice(path.as_bytes());
+                joined.extend_from_slice(bytes);
                 lexical_normalize(&joined)
             };
             match self.rel_to_root(&written) {
@@ -410,12 +416,12 @@ impl Root {
         }
         // `cwd` is already real: resolve a relative path from it without re-checking its
         // components (an absolute path is resolved from `/`, like `os.path.realpath`).
-        let real = if path.starts_with('/') {
-            realpath(Path::new(path))
+        let real = if bytes.starts_with(b"/") {
+            realpath(Path::new(OsStr::from_bytes(bytes)))
         } else {
             let mut seen = HashMap::new();
             let mut budget = MAX_SYMLINKS;
-            join_realpath(self.cwd.clone(), path.as_bytes(), &mut seen, &mut budget)
+            join_realpath(self.cwd.clone(), bytes, &mut seen, &mut budget)
         }
         .map_err(|_| self.loop_error(path))?;
         if let Err(e) = std::fs::metadata(&real) {
@@ -462,20 +468,26 @@ impl Root {
     }
 
     /// `os.path.relpath(abs, cwd)`: the name a walker shows, `..` components allowed; a name
-    /// holding a control character as `repr()` writes it ([`crate::fs::text::escape_name`]).
+    /// holding a control character or a byte that is not UTF-8 as `repr()` writes it
+    /// ([`crate::fs::text::escape_name`]).
     pub fn rel_to_cwd(&self, abs: &Path) -> String {
-        let shown = match strip_base(abs, &self.cwd) {
+        let shown = self.rel_to_cwd_text(abs);
+        match crate::fs::text::escape_name(&shown) {
+            std::borrow::Cow::Borrowed(_) => shown,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        }
+    }
+
+    /// [`Root::rel_to_cwd`] before escaping: marked text for a name that is not UTF-8.
+    pub fn rel_to_cwd_text(&self, abs: &Path) -> String {
+        match strip_base(abs, &self.cwd) {
             Some(below)
                 if !below.as_os_str().is_empty()
                     && !below.components().any(|c| c == Component::ParentDir) =>
             {
-                below.to_string_lossy().into_owned()
+                lossless(below.as_os_str().as_bytes()).into_owned()
             }
             _ => relpath(abs, &self.cwd),
-        };
-        match crate::fs::text::escape_name(&shown) {
-            std::borrow::Cow::Borrowed(_) => shown,
-            std::borrow::Cow::Owned(escaped) => escaped,
         }
     }
 
@@ -483,17 +495,26 @@ impl Root {
     /// through the walk root's written name (a symlinked directory keeps the name it was
     /// reached by, as 0.62.0 shows it; under the document the written name is the real one).
     pub fn shown(&self, abs: &Path, walk: &Resolved) -> String {
+        let shown = self.shown_text(abs, walk);
+        match crate::fs::text::escape_name(&shown) {
+            std::borrow::Cow::Borrowed(_) => shown,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        }
+    }
+
+    /// [`Root::shown`] before escaping ([`Root::rel_to_cwd_text`]).
+    pub fn shown_text(&self, abs: &Path, walk: &Resolved) -> String {
         if walk.written != walk.rel {
             if let Ok(below) = abs.strip_prefix(&walk.abs) {
                 let written = self.real_root.join(&walk.written);
-                return self.rel_to_cwd(&if below.as_os_str().is_empty() {
+                return self.rel_to_cwd_text(&if below.as_os_str().is_empty() {
                     written
                 } else {
                     written.join(below)
                 });
             }
         }
-        self.rel_to_cwd(abs)
+        self.rel_to_cwd_text(abs)
     }
 
     /// `_model_safe_filename`: a relative name normalized as `PurePosixPath`, an absolute one

@@ -111,6 +111,7 @@ pub fn check_bound(path: &str, overflow: bool) -> crate::error::Result<()> {
     if !overflow {
         return Ok(());
     }
+    let path = &*crate::fs::text::names::inline(path);
     Err(Error::new(
         ErrorKind::InvalidArgument,
         format!(

@@ -35,6 +35,7 @@ fn described(mode: libc::mode_t) -> &'static str {
 /// not a regular file; the file tools only read and edit regular files.` (`mode` unknown:
 /// `a special file`).
 pub fn not_regular(path: &str, mode: Option<libc::mode_t>) -> Error {
+    let path = &*crate::fs::text::names::inline(path);
     Error::new(
         ErrorKind::InvalidArgument,
         format!(

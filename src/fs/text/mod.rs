@@ -2,7 +2,10 @@
 //! `str.isprintable()`, `str.splitlines()` boundaries, `PurePosixPath` normalization and
 //! `format(n, ',')`. Kept in one place so every message renders exactly as the reference's.
 
+pub mod names;
 pub mod pattern;
+
+pub use names::{escape_name, ESCAPED_NOTE};
 
 /// Whether `c` is printable in the sense of Python's `str.isprintable()`: not in the
 /// categories Cc, Cf, Cs, Co, Cn, Zl, Zp, or Zs other than the ASCII space (Unicode 14.0.0,
@@ -31,7 +34,8 @@ pub fn is_printable(s: &str) -> bool {
 }
 
 /// Python's `repr(s)` for a `str`: single quotes unless the text holds a `'` and no `"`,
-/// backslash escapes for `\\`, `\n`, `\r`, `\t` and non-printable characters.
+/// backslash escapes for `\\`, `\n`, `\r`, `\t` and non-printable characters; a raw byte
+/// of a name that is not UTF-8 ([`names::lossless`]) as its lone surrogate (`\udcff`).
 pub fn py_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
@@ -40,9 +44,15 @@ pub fn py_repr(s: &str) -> String {
     };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         if let Some(escape) = short_escape(c) {
             out.push_str(escape);
+        } else if let Some(byte) = names::raw_byte_after(c, chars.peek()) {
+            // A byte of a name that is not UTF-8 ([`names::lossless`]): the lone surrogate
+            // Python's `surrogateescape` decodes it to, as `repr()` writes it.
+            chars.next();
+            out.push_str(&format!("\\udc{byte:02x}"));
         } else if c == quote {
             out.push('\\');
             out.push(c);
@@ -54,34 +64,6 @@ pub fn py_repr(s: &str) -> String {
     }
     out.push(quote);
     out
-}
-
-/// Names escaped by [`escape_name`] so far (process-wide): a walker compares it before and
-/// after its walk to tell whether its result needs [`ESCAPED_NOTE`].
-pub static ESCAPED_NAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// The note a listing ends with when it shows an escaped name (issue 19).
-pub const ESCAPED_NOTE: &str = "[names holding control characters are shown as Python's repr() \
-shows them, quoted and escaped; give such a name to a tool as the string it stands for]";
-
-/// Whether `c` can break or forge a line of a listing: a control character (C0, DEL, C1) or
-/// a Unicode line or paragraph separator.
-fn breaks_lines(c: char) -> bool {
-    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
-}
-
-/// A file name (or path) as a listing shows it: unchanged, or, when it holds a character
-/// that could forge a line ([`breaks_lines`]: `\n`, `\r`, `\x1b`, ...), as Python's `repr()`
-/// writes it (`'a\nb.txt'`), counted in [`ESCAPED_NAMES`]. Issue 19: a name is one line.
-pub fn escape_name(s: &str) -> std::borrow::Cow<'_, str> {
-    let suspect = s
-        .bytes()
-        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2);
-    if !suspect || !s.chars().any(breaks_lines) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    ESCAPED_NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::borrow::Cow::Owned(py_repr(s))
 }
 
 /// The two-character escape `repr()` and `unicode_escape` both give `\\`, `\n`, `\r` and `\t`.

@@ -176,10 +176,12 @@ impl Collected {
             share(later_entries, keys),
             share(later_entries, shown),
         );
+        // The later half escapes names for this call too (`EscapeScope`).
+        let call = crate::fs::text::names::EscapeScope::current();
         std::thread::scope(|scope| {
             let parts = &parts;
             let later = &mut later;
-            scope.spawn(move || Self::emit(parts, high, usize::MAX, later));
+            scope.spawn(move || call.enter(|| Self::emit(parts, high, usize::MAX, later)));
             Self::emit(parts, low, usize::MAX, out);
         });
         out.append(later);
@@ -262,10 +264,11 @@ impl Merged for Prefixed<'_> {
 
     fn push(&mut self, key: &[u8], shown: &[u8], named: bool) {
         if named && key.iter().any(|&b| (b != 0 && b < 0x20) || b >= 0x7f) {
-            // A name that may hold a control character: shown as `escape_name` shows it.
+            // A name that may hold a control character or a byte that is not UTF-8: shown as
+            // `escape_name` shows it.
             let mut path = self.prefix.to_vec();
             path.extend(key.iter().map(|&b| if b == 0 { b'/' } else { b }));
-            let path = String::from_utf8_lossy(&path);
+            let path = crate::fs::text::names::lossless(&path);
             let escaped = crate::fs::text::escape_name(&path);
             if let std::borrow::Cow::Owned(escaped) = escaped {
                 self.text.extend_from_slice(escaped.as_bytes());
@@ -339,18 +342,21 @@ mod tests {
             (text.as_str(), count, past.as_deref()),
             ("", 0, Some(&b"a"[..]))
         );
-        // A name that is not UTF-8 is decoded as `to_string_lossy` decodes it.
+        // A name that is not UTF-8 is shown as `repr()` shows its `surrogateescape` text.
         let mut odd = Collected::default();
         odd.push_named(b"q/\xff\xfe", "");
         odd.push_named(b"q/ok", "");
         let (text, _, _) = Collected::into_prefixed_text(vec![odd], 10, "");
-        assert_eq!(text, "q/ok\nq/\u{fffd}\u{fffd}\n");
+        assert_eq!(text, "q/ok\n'q/\\udcff\\udcfe'\n");
         // A name holding a control character is one line, as `repr()` writes it (issue 19).
         let mut forged = Collected::default();
         forged.push_named(b"q/a\nb.txt:1:x", "");
         forged.push_named(b"q/ok", "/");
         let (text, count, _) = Collected::into_prefixed_text(vec![forged], 10, "p/");
-        assert_eq!((text.as_str(), count), ("'p/q/a\\nb.txt:1:x'\np/q/ok/\n", 2));
+        assert_eq!(
+            (text.as_str(), count),
+            ("'p/q/a\\nb.txt:1:x'\np/q/ok/\n", 2)
+        );
     }
 
     /// A merge big enough to be written in two halves at once gives the order one sort of

@@ -132,29 +132,28 @@ pub fn list_fd(fd: OwnedFd) -> std::io::Result<Vec<DirEntry>> {
     Ok(out)
 }
 
-/// Lists `path` by name (following a symlink at `path`), unsorted; empty on error.
-fn list_path(path: &Path) -> Vec<DirEntry> {
-    let Ok(rd) = std::fs::read_dir(path) else {
-        return Vec::new();
-    };
-    rd.filter_map(|e| {
-        let e = e.ok()?;
-        let ft = e.file_type().ok()?;
-        let kind = if ft.is_dir() {
-            Kind::Dir
-        } else if ft.is_file() {
-            Kind::File
-        } else if ft.is_symlink() {
-            Kind::Symlink
-        } else {
-            Kind::Other
-        };
-        Some(DirEntry {
-            name: e.file_name(),
-            kind,
+/// Lists `path` by name (following a symlink at `path`), unsorted.
+fn list_path(path: &Path) -> std::io::Result<Vec<DirEntry>> {
+    let rd = std::fs::read_dir(path)?;
+    Ok(rd
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let ft = e.file_type().ok()?;
+            let kind = if ft.is_dir() {
+                Kind::Dir
+            } else if ft.is_file() {
+                Kind::File
+            } else if ft.is_symlink() {
+                Kind::Symlink
+            } else {
+                Kind::Other
+            };
+            Some(DirEntry {
+                name: e.file_name(),
+                kind,
+            })
         })
-    })
-    .collect()
+        .collect())
 }
 
 fn is_hidden(name: &OsStr) -> bool {
@@ -190,6 +189,7 @@ impl Outcome {
 }
 
 fn not_a_directory(path: &str) -> Error {
+    let path = &*crate::fs::text::names::shown_path(path);
     Error::new(ErrorKind::NotFound, format!("Not a directory: {path}"))
 }
 
@@ -270,7 +270,8 @@ impl FileSystem {
         } else {
             self.root.cwd()
         };
-        for part in base.join(path).components() {
+        let raw = crate::fs::text::names::raw_bytes(path);
+        for part in base.join(OsStr::from_bytes(&raw)).components() {
             match part {
                 std::path::Component::ParentDir => {
                     abs.pop();
@@ -308,7 +309,12 @@ impl FileSystem {
         // with `(empty directory)`; ours lists it (issue 9).
         // Entry names relative to cwd: the directory's own relpath joined with the name,
         // except for an entry that is cwd or one of its ancestors.
-        let dir_rel = self.root.shown(&resolved.abs, &resolved);
+        // Unescaped: an entry's whole name is escaped at once when it needs it.
+        let dir_rel = self.root.shown_text(&resolved.abs, &resolved);
+        let odd_dir = matches!(
+            crate::fs::text::escape_name(&dir_rel),
+            std::borrow::Cow::Owned(_)
+        );
         let cwd_child = self
             .root
             .cwd()
@@ -395,8 +401,20 @@ impl FileSystem {
             match (&abs, on_cwd_path) {
                 (Some(abs), true) => text.push_str(&self.root.shown(abs, &resolved)),
                 _ => {
-                    text.push_str(&prefix);
-                    text.push_str(&crate::fs::text::escape_name(&entry.name.to_string_lossy()));
+                    let name = crate::fs::text::names::lossless(entry.name.as_bytes());
+                    let odd = odd_dir
+                        || matches!(
+                            crate::fs::text::escape_name(&name),
+                            std::borrow::Cow::Owned(_)
+                        );
+                    if odd {
+                        // The directory and the name as one escaped name.
+                        let whole = format!("{prefix}{name}");
+                        text.push_str(&crate::fs::text::escape_name(&whole));
+                    } else {
+                        text.push_str(&prefix);
+                        text.push_str(&name);
+                    }
                 }
             }
             if dir {
@@ -543,6 +561,7 @@ impl FileSystem {
             hidden: 0,
             deadline: None,
             over_budget: false,
+            unreadable: std::sync::Mutex::default(),
         };
         // Document: `..` components only ever produce hidden paths. Hidden is judged below the
         // walk's root, which was named explicitly (the document's reference found nothing in a
@@ -570,6 +589,21 @@ impl FileSystem {
                 "No matches found.",
             ),
         };
+        // Directories the walk could not list: named as the other walkers name them.
+        let mut unreadable = finder
+            .unreadable
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        unreadable.sort_by(|a, b| a.abs.cmp(&b.abs));
+        unreadable.dedup_by(|a, b| a.abs == b.abs);
+        let outcome = self.with_unreadable(outcome, &unreadable);
+        if self.disclosure.report_skipped {
+            return Ok(outcome.with_skipped(crate::fs::disclosure::Skipped {
+                hidden: finder.hidden,
+                unreadable: unreadable.len(),
+                ..Default::default()
+            }));
+        }
         Ok(self.skipped_hidden(outcome, finder.hidden))
     }
 }
@@ -663,6 +697,8 @@ struct Finder<'a> {
     deadline: Option<std::time::Instant>,
     /// The sorted walk gave up (its `lines` are incomplete).
     over_budget: bool,
+    /// Directories that could not be listed (issue 19: noted as the other walkers note them).
+    unreadable: std::sync::Mutex<Vec<Unreadable>>,
 }
 
 impl Finder<'_> {
@@ -769,7 +805,20 @@ impl Finder<'_> {
         beneath
             .open(&rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)
             .and_then(list_fd)
-            .unwrap_or_default()
+            .unwrap_or_else(|e| self.note_unreadable(dir, &e))
+    }
+
+    /// Notes directory `dir`, which could not be listed for `err` (not when it is gone, or
+    /// swapped for something else since it was seen); no entries.
+    fn note_unreadable(&self, dir: &Path, err: &std::io::Error) -> Vec<DirEntry> {
+        if !matches!(
+            err.raw_os_error(),
+            Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP)
+        ) {
+            let mut list = self.unreadable.lock().unwrap_or_else(|e| e.into_inner());
+            list.push(Unreadable::new(dir.to_path_buf(), err));
+        }
+        Vec::new()
     }
 
     /// What the walk does with each entry of directory `dir` (state set `states`, closed),
@@ -792,7 +841,7 @@ impl Finder<'_> {
         let mut entries = if is_real {
             self.list_real(dir)
         } else {
-            list_path(dir)
+            list_path(dir).unwrap_or_else(|e| self.note_unreadable(dir, &e))
         };
         entries.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         let mut steps = Vec::new();
@@ -1102,10 +1151,16 @@ impl<'a> Walker<'a> {
             .threads(self.threads)
             .filter_entry(self.filter(self.hidden.clone()))
             .build_parallel();
+        // Each worker works for the calling tool call (names it escapes, `EscapeScope`).
+        let call = crate::fs::text::names::EscapeScope::current();
         walker.run(|| {
             let (init, visit) = (&init, &visit);
             let mut state = init();
+            let mut call = Some(call.clone());
             Box::new(move |entry| {
+                if let Some(call) = call.take() {
+                    call.adopt();
+                }
                 if cancel.is_cancelled() {
                     return ignore::WalkState::Quit;
                 }

@@ -31,51 +31,55 @@ where
     let wake = Condvar::new();
     let failed = AtomicBool::new(false);
     let error = Mutex::new(None);
+    // Each worker works for the calling tool call (names it escapes, `EscapeScope`).
+    let call = crate::fs::text::names::EscapeScope::current();
     let states = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads.max(1))
             .map(|_| {
-                let (queue, wake, failed, error, init, work) =
-                    (&queue, &wake, &failed, &error, &init, &work);
+                let (queue, wake, failed, error, init, work, call) =
+                    (&queue, &wake, &failed, &error, &init, &work, &call);
                 scope.spawn(move || {
-                    let mut state = init();
-                    let mut found = Vec::new();
-                    loop {
-                        let job = {
+                    call.enter(|| {
+                        let mut state = init();
+                        let mut found = Vec::new();
+                        loop {
+                            let job = {
+                                let mut q = queue.lock().unwrap();
+                                loop {
+                                    if failed.load(Ordering::Relaxed) {
+                                        break None;
+                                    }
+                                    if let Some(job) = q.jobs.pop() {
+                                        q.busy += 1;
+                                        break Some(job);
+                                    }
+                                    if q.busy == 0 {
+                                        break None;
+                                    }
+                                    q = wake.wait(q).unwrap();
+                                }
+                            };
+                            let Some(job) = job else { break };
+                            let outcome = work(&mut state, job, &mut found);
                             let mut q = queue.lock().unwrap();
-                            loop {
-                                if failed.load(Ordering::Relaxed) {
-                                    break None;
-                                }
-                                if let Some(job) = q.jobs.pop() {
-                                    q.busy += 1;
-                                    break Some(job);
-                                }
-                                if q.busy == 0 {
-                                    break None;
-                                }
-                                q = wake.wait(q).unwrap();
+                            q.busy -= 1;
+                            // A waiting thread waits for a job, the end, or an error (a wake-up
+                            // is a system call: none after a job that changed nothing of these).
+                            let news = !found.is_empty() || q.busy == 0 || outcome.is_err();
+                            if let Err(err) = outcome {
+                                failed.store(true, Ordering::Relaxed);
+                                error.lock().unwrap().get_or_insert(err);
                             }
-                        };
-                        let Some(job) = job else { break };
-                        let outcome = work(&mut state, job, &mut found);
-                        let mut q = queue.lock().unwrap();
-                        q.busy -= 1;
-                        // A waiting thread waits for a job, the end, or an error (a wake-up
-                        // is a system call: none after a job that changed nothing of these).
-                        let news = !found.is_empty() || q.busy == 0 || outcome.is_err();
-                        if let Err(err) = outcome {
-                            failed.store(true, Ordering::Relaxed);
-                            error.lock().unwrap().get_or_insert(err);
+                            // Newest last, so `pop` takes the first of them next.
+                            q.jobs.extend(found.drain(..).rev());
+                            drop(q);
+                            if news {
+                                wake.notify_all();
+                            }
                         }
-                        // Newest last, so `pop` takes the first of them next.
-                        q.jobs.extend(found.drain(..).rev());
-                        drop(q);
-                        if news {
-                            wake.notify_all();
-                        }
-                    }
-                    wake.notify_all();
-                    state
+                        wake.notify_all();
+                        state
+                    })
                 })
             })
             .collect();

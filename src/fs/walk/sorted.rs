@@ -115,23 +115,27 @@ impl Walker<'_> {
         let (work_tx, work_rx) = sync_channel::<(usize, (PathBuf, Kind))>(AHEAD);
         let work_rx = Mutex::new(work_rx);
         let (done_tx, done_rx) = channel::<(usize, T)>();
+        // Each worker works for the calling tool call (names it escapes, `EscapeScope`).
+        let call = crate::fs::text::names::EscapeScope::current();
         std::thread::scope(|scope| {
             for _ in 0..self.threads {
-                let (done_tx, work_rx, stop, init, run) =
-                    (done_tx.clone(), &work_rx, &stop, &init, &run);
+                let (done_tx, work_rx, stop, init, run, call) =
+                    (done_tx.clone(), &work_rx, &stop, &init, &run, &call);
                 scope.spawn(move || {
-                    let mut state = init();
-                    loop {
-                        let item = work_rx.lock().unwrap().recv();
-                        let Ok((seq, entry)) = item else { break };
-                        // After a stop, drain what the walk sent without working on it.
-                        if stop.load(Ordering::Relaxed) {
-                            continue;
+                    call.enter(|| {
+                        let mut state = init();
+                        loop {
+                            let item = work_rx.lock().unwrap().recv();
+                            let Ok((seq, entry)) = item else { break };
+                            // After a stop, drain what the walk sent without working on it.
+                            if stop.load(Ordering::Relaxed) {
+                                continue;
+                            }
+                            if done_tx.send((seq, run(&mut state, &entry))).is_err() {
+                                stop.store(true, Ordering::Relaxed);
+                            }
                         }
-                        if done_tx.send((seq, run(&mut state, &entry))).is_err() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
+                    })
                 });
             }
             drop(done_tx);
