@@ -2,6 +2,7 @@
 //! `str.isprintable()`, `str.splitlines()` boundaries, `PurePosixPath` normalization and
 //! `format(n, ',')`. Kept in one place so every message renders exactly as the reference's.
 
+pub mod lazy;
 pub mod pattern;
 
 /// Whether `c` is printable in the sense of Python's `str.isprintable()`: not in the
