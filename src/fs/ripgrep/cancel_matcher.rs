@@ -40,10 +40,11 @@ pub const WINDOW: usize = 64 << 10;
 /// Bytes from which a haystack is long: searched in pieces or by the lazy DFA.
 pub const LONG: usize = 256 << 10;
 
-/// States of a pattern's automaton from which it is big: one engine call over a buffer of
-/// [`SHORT`] bytes or more can take long (the engine's lazy DFA gives up and its PikeVM
-/// walks every state for every byte).
-pub const BIG_NFA: usize = 4096;
+/// States of a pattern's automaton (as [`automaton_size`] estimates them) from which it is
+/// big: one engine call over a buffer of [`SHORT`] bytes or more can take long (the engine's
+/// lazy DFA gives up and its PikeVM walks every state for every byte). Below it, as with
+/// `\w{1,50}` (about 38,000), the engine keeps the short haystacks: its lazy DFA holds them.
+pub const BIG_NFA: usize = 50_000;
 
 /// Bytes from which a haystack is searched by the lazy DFA when the automaton is big.
 pub const SHORT: usize = 4 << 10;
@@ -105,7 +106,7 @@ impl Cuts {
         let Some(hir) = grep_hir(syntax, ignore_case) else {
             return Cuts(Pieces::Whole);
         };
-        let big = nfa_states(&hir) > BIG_NFA;
+        let big = automaton_size(&hir) > BIG_NFA;
         let props = hir.properties();
         match props.maximum_len() {
             Some(max) if props.look_set().is_empty() && !big => Cuts(Pieces::Windows(max)),
@@ -321,17 +322,24 @@ fn strip_newline(hir: Hir) -> Hir {
     }
 }
 
-/// States of `hir`'s automaton (without captures), or `usize::MAX` when it does not build.
-fn nfa_states(hir: &Hir) -> usize {
-    use regex_automata::nfa::thompson;
-    thompson::Compiler::new()
-        .configure(
-            thompson::Config::new()
-                .utf8(false)
-                .which_captures(thompson::WhichCaptures::None),
-        )
-        .build_from_hir(hir)
-        .map_or(usize::MAX, |nfa| nfa.states().len())
+/// A quick estimate of the states of `hir`'s automaton (a walk of the HIR, no compile):
+/// literals count their bytes, classes their ranges, repetitions multiply.
+fn automaton_size(hir: &Hir) -> usize {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 1,
+        HirKind::Literal(lit) => lit.0.len(),
+        HirKind::Class(hir::Class::Unicode(cls)) => cls.ranges().len(),
+        HirKind::Class(hir::Class::Bytes(cls)) => cls.ranges().len(),
+        HirKind::Repetition(rep) => {
+            let copies = rep.max.unwrap_or(rep.min).max(rep.min).max(1);
+            automaton_size(&rep.sub).saturating_mul(copies as usize)
+        }
+        HirKind::Capture(cap) => automaton_size(&cap.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs
+            .iter()
+            .map(automaton_size)
+            .fold(0, usize::saturating_add),
+    }
 }
 
 #[cfg(test)]
@@ -460,6 +468,8 @@ mod tests {
         assert_eq!(kind("(x|xx){1,20}y"), "windows");
         assert_eq!(kind("a.*b"), "lazy");
         assert_eq!(kind("x+y"), "lazy");
+        assert_eq!(kind("\\w{1,50}"), "windows");
+        assert_eq!(kind("(x|xx){1,20000}y+"), "lazy big");
     }
 
     /// A cancelled lazy search of a big automaton over a long line answers no match.

@@ -170,8 +170,8 @@ impl LazySearch {
                 return Err(Stop::Cancelled);
             }
             let stop = haystack.len().min(pos + CHECK_EVERY);
-            while pos < stop {
-                sid = next(dfa, cache, sid, haystack[pos])?;
+            for &byte in &haystack[pos..stop] {
+                sid = step(dfa, cache, sid, byte)?;
                 if sid.is_tagged() {
                     if sid.is_match() {
                         end = Some(pos);
@@ -220,7 +220,7 @@ impl LazySearch {
             let stop = at.max(pos.saturating_sub(CHECK_EVERY));
             while pos > stop {
                 pos -= 1;
-                sid = next(dfa, cache, sid, haystack[pos])?;
+                sid = step(dfa, cache, sid, haystack[pos])?;
                 if sid.is_tagged() {
                     if sid.is_match() {
                         start = Some(pos + 1);
@@ -247,6 +247,19 @@ impl LazySearch {
         }
         start.ok_or(Stop::Unsupported)
     }
+}
+
+/// One transition, by the cache's table alone when it holds it (the DFA never gives up:
+/// an error is not expected).
+#[inline(always)]
+fn step(dfa: &DFA, cache: &mut Cache, sid: LazyStateID, byte: u8) -> Result<LazyStateID, Stop> {
+    if !sid.is_tagged() {
+        let to = dfa.next_state_untagged(cache, sid, byte);
+        if !to.is_unknown() {
+            return Ok(to);
+        }
+    }
+    next(dfa, cache, sid, byte)
 }
 
 /// One transition (the DFA never gives up: an error is not expected).
