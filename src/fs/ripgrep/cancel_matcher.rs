@@ -59,7 +59,7 @@ enum Pieces {
     /// goes; `big`: its automaton has more than [`BIG_NFA`] states.
     Lazy {
         hir: Box<Hir>,
-        dfa: OnceLock<Option<LazySearch>>,
+        dfa: Box<OnceLock<Option<LazySearch>>>,
         big: bool,
     },
     /// One search (a pattern the matcher's HIR could not be rebuilt for).
@@ -112,7 +112,7 @@ impl Cuts {
             Some(max) if props.look_set().is_empty() && !big => Cuts(Pieces::Windows(max)),
             _ => Cuts(Pieces::Lazy {
                 hir: Box::new(hir),
-                dfa: OnceLock::new(),
+                dfa: Box::default(),
                 big,
             }),
         }
@@ -428,7 +428,7 @@ mod tests {
             let hir = grep_hir(&pattern, ignore_case).expect("parses when the matcher builds");
             let pieces = Pieces::Lazy {
                 hir: Box::new(hir),
-                dfa: OnceLock::new(),
+                dfa: Box::default(),
                 big: true,
             };
             let m = CancelMatcher {
