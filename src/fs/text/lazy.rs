@@ -32,7 +32,7 @@ pub const CHECK_EVERY: usize = 64;
 
 /// Bytes of the lazy DFA's state cache (per direction, per search in flight). When full it is
 /// cleared and filled again; the search never gives up.
-const CACHE_BYTES: usize = 8 << 20;
+const CACHE_BYTES: usize = 2 << 20;
 
 /// Why a search did not answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
