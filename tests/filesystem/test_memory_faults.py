@@ -229,3 +229,67 @@ def test_cancelled_grep_stops_its_native_work(fast_tmp: Path, literal: str) -> N
     lines = proc.stdout.strip().splitlines()
     cancelled = float(next(line for line in lines if line.startswith('cancelled at ')).split()[-1])
     assert exited - cancelled < 15, f'native work went on for {exited - cancelled:.1f} s after the cancel'
+
+
+CPU_AFTER_CANCEL = textwrap.dedent(
+    """
+    import os, resource, sys, time
+    import anyio
+    from pydantic_ai.workspaces import LocalWorkspaceBackend
+    from pydantic_ai_harness_rs import FileSystem
+
+    root, tool, pattern = sys.argv[1:4]
+
+    def cpu():
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    async def main():
+        workspace = LocalWorkspaceBackend(root)
+        if tool == 'grep':
+            call = FileSystem(root_dir=root).get_toolset().grep(pattern, path='line.txt')
+        elif tool == 'grep-workspace':  # 0.62.0's contract
+            call = FileSystem().get_toolset().grep(pattern, path='line.txt', workspace=workspace)
+        else:
+            call = FileSystem().get_toolset().search_files(pattern, path='line.txt', workspace=workspace)
+        with anyio.move_on_after(2.0):
+            print(await call, flush=True)
+        before = cpu()
+        await anyio.sleep(1.5)  # a search still going uses most of this on its core
+        print(f'cpu after the cancel {cpu() - before:.3f}', flush=True)
+        os._exit(0)  # not waiting for a search still going
+
+    anyio.run(main)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ('tool', 'pattern'),
+    [
+        ('grep', '(x|xx){1,20000}y+'),  # unbounded: one engine call over the line
+        ('grep', '(x|xx){1,20000}y'),  # bounded, but its automaton is huge
+        ('grep-workspace', '(x|xx){1,20000}y+'),
+        ('search_files', '(x|xx){1,20000}y+'),
+    ],
+)
+def test_cancelled_search_stops_inside_a_long_line(fast_tmp: Path, tool: str, pattern: str) -> None:
+    """Item 7: a `grep` or `search_files` cancelled while one engine call searched an 8 MiB line
+    with a huge automaton went on using a core (seconds to minutes: the engine gives up its lazy
+    DFA and walks every state for every byte); the lazy DFA driven a byte at a time reads the
+    cancel flag as it goes, so no CPU is used after the cancel. The bound only tells a stopped
+    search from one still going (which uses most of the 1.5 s it is given)."""
+    (fast_tmp / 'line.txt').write_bytes(b'x' * (8 << 20) + b'\n')
+    proc = subprocess.run(
+        [sys.executable, '-c', CPU_AFTER_CANCEL, str(fast_tmp), tool, pattern],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert lines[:-1] == [], lines  # cancelled before any answer
+    used = float(lines[-1].split()[-1])
+    assert used < 0.15, f'the search went on using {used:.2f} s of CPU after the cancel'

@@ -118,10 +118,7 @@ pub fn clip_around(
 
 /// The first match of `pattern` in `line`, as a byte range.
 pub fn find(pattern: &Pattern, line: &str) -> Option<(usize, usize)> {
-    match pattern {
-        Pattern::Fast(r) => r.find(line).map(|m| (m.start(), m.end())),
-        Pattern::Fancy(r) => r.find(line).ok().flatten().map(|m| (m.start(), m.end())),
-    }
+    pattern.find(line)
 }
 
 /// Clips the kept window lines of a `read_file` scan (line numbers from `offset + 1`) to

@@ -16,6 +16,7 @@ use grep_searcher::BinaryDetection;
 use ignore::overrides::Override;
 use ignore::types::Types;
 
+use super::cancel_matcher::Cuts;
 use super::grep::{open_walked, searcher, CancelReader};
 use super::parallel::{visit_files, GiveUp};
 use super::sink::{Binary, FileSink};
@@ -42,6 +43,8 @@ pub(crate) fn search_parallel(
     let lines = AtomicUsize::new(0);
     let binary = AtomicUsize::new(0);
     let (lines_ref, binary_ref) = (&lines, &binary);
+    let cuts = Cuts::new(&opts.pattern, opts.literal, opts.ignore_case);
+    let cuts = &cuts;
     let visitor = || {
         let mut searcher = searcher(opts.context, BinaryDetection::quit(0));
         Box::new(move |walked: &Path, _: &Path| {
@@ -57,7 +60,8 @@ pub(crate) fn search_parallel(
                 inner: file,
                 cancel,
             };
-            if searcher.search_reader(matcher, reader, &mut sink).is_err() {
+            let matcher = cuts.matcher(matcher, cancel);
+            if searcher.search_reader(&matcher, reader, &mut sink).is_err() {
                 return Err(GiveUp);
             }
             binary_ref.fetch_add(out.binary_skipped, Ordering::Relaxed);

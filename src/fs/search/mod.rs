@@ -63,9 +63,9 @@ impl FileSystem {
         give_up: &mut dyn FnMut() -> bool,
     ) -> Result<Outcome> {
         let resolved = self.safe_resolve(path, false, false)?;
-        let compiled = Pattern::new(pattern)?;
+        let compiled = Pattern::new(pattern)?.cancelled_by(cancel);
         let pre = match &compiled {
-            Pattern::Fast(_) => prefilter(pattern),
+            Pattern::Fast(..) => prefilter(pattern),
             Pattern::Fancy(_) => None,
         };
         let glob = match include_glob {

@@ -2,6 +2,7 @@
 //! `str.isprintable()`, `str.splitlines()` boundaries, `PurePosixPath` normalization and
 //! `format(n, ',')`. Kept in one place so every message renders exactly as the reference's.
 
+pub mod lazy;
 pub mod names;
 pub mod pattern;
 

@@ -2,18 +2,37 @@
 //! engine when it compiles there, else on `fancy-regex` (lookaround, backreferences); Python's
 //! error texts for bad patterns; the literal prefilter every match must pass.
 
+use std::sync::{Arc, OnceLock};
+
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
+use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::text::lazy::{LazySearch, Stop};
 
 /// A compiled search pattern. A clone shares the compiled program but not the match
 /// scratch space, so one clone per thread matches without contention.
 #[derive(Debug, Clone)]
 pub enum Pattern {
-    /// The linear-time engine.
-    Fast(regex::Regex),
+    /// The linear-time engine, and how a long line is searched.
+    Fast(regex::Regex, LongLines),
     /// The backtracking engine, for lookaround and backreferences.
     Fancy(fancy_regex::Regex),
+}
+
+/// Bytes from which a line is long: a [`Pattern::Fast`] given a cancel flag searches it with
+/// [`LazySearch`], which reads the flag as it goes (one engine call over a long line with a
+/// big automaton runs for seconds, and a cancel cannot stop it; issue 19).
+pub const LONG_LINE: usize = 256 << 10;
+
+/// How a [`Pattern::Fast`] searches long lines: the cancel flag (none: as a short line) and
+/// the lazy DFA, built on the first long line and shared by clones.
+#[derive(Debug, Clone, Default)]
+pub struct LongLines {
+    cancel: Option<CancelFlag>,
+    lazy: Arc<OnceLock<Option<LazySearch>>>,
+    /// Lines from this many bytes are long ([`LONG_LINE`]; lower in tests).
+    from: usize,
 }
 
 impl Pattern {
@@ -39,7 +58,13 @@ impl Pattern {
             .size_limit(64 << 20)
             .build()
         {
-            Ok(r) => Ok(Pattern::Fast(r)),
+            Ok(r) => Ok(Pattern::Fast(
+                r,
+                LongLines {
+                    from: LONG_LINE,
+                    ..LongLines::default()
+                },
+            )),
             Err(fast_err) => match fancy_regex::RegexBuilder::new(&translated)
                 .backtrack_limit(1_000_000)
                 .build()
@@ -74,7 +99,9 @@ impl Pattern {
     /// assertion (`^`, `$`, `\b`, lookaround) whose answer depends on what lies outside a
     /// window of the line: then a line can be searched in windows overlapping by this much.
     pub fn max_match_bytes(&self) -> Option<usize> {
-        let Pattern::Fast(r) = self else { return None };
+        let Pattern::Fast(r, _) = self else {
+            return None;
+        };
         let hir = regex_syntax::Parser::new().parse(r.as_str()).ok()?;
         let props = hir.properties();
         if !props.look_set().is_empty() {
@@ -83,12 +110,74 @@ impl Pattern {
         props.maximum_len()
     }
 
+    /// This pattern reading `cancel` as it searches a long line (see [`LongLines`]): once
+    /// it is set, no line matches.
+    pub fn cancelled_by(mut self, cancel: &CancelFlag) -> Self {
+        if let Pattern::Fast(_, long) = &mut self {
+            long.cancel = Some(cancel.clone());
+        }
+        self
+    }
+
+    /// Lines from `bytes` are long (tests: the lazy DFA compared with the engine).
+    #[cfg(test)]
+    pub(crate) fn long_from(mut self, bytes: usize) -> Self {
+        if let Pattern::Fast(_, long) = &mut self {
+            long.from = bytes;
+        }
+        self
+    }
+
     /// Whether `line` holds a match (`re.search`). A backtracking limit counts as no match.
     pub fn is_match(&self, line: &str) -> bool {
         match self {
-            Pattern::Fast(r) => r.is_match(line),
+            Pattern::Fast(r, long) => match long.lazy(r, line) {
+                Some((lazy, cancel)) => match lazy.is_match(line.as_bytes(), cancel) {
+                    Ok(found) => found,
+                    Err(Stop::Cancelled) => false,
+                    Err(Stop::Unsupported) => !cancel.is_cancelled() && r.is_match(line),
+                },
+                None => r.is_match(line),
+            },
             Pattern::Fancy(r) => r.is_match(line).unwrap_or(false),
         }
+    }
+
+    /// The first match in `line` (`re.search`), as a byte range. A backtracking limit counts
+    /// as no match.
+    pub fn find(&self, line: &str) -> Option<(usize, usize)> {
+        match self {
+            Pattern::Fast(r, long) => {
+                let engine = || r.find(line).map(|m| (m.start(), m.end()));
+                match long.lazy(r, line) {
+                    Some((lazy, cancel)) => match lazy.find_at(line.as_bytes(), 0, cancel) {
+                        // An empty match is left to the engine: it never splits a char.
+                        Ok(Some((s, e))) if s == e => engine(),
+                        Ok(found) => found,
+                        Err(Stop::Cancelled) => None,
+                        Err(Stop::Unsupported) => (!cancel.is_cancelled()).then(engine).flatten(),
+                    },
+                    None => engine(),
+                }
+            }
+            Pattern::Fancy(r) => r.find(line).ok().flatten().map(|m| (m.start(), m.end())),
+        }
+    }
+}
+
+impl LongLines {
+    /// The lazy DFA of `r` and the cancel flag, when `line` is long and there is a flag.
+    fn lazy(&self, r: &regex::Regex, line: &str) -> Option<(&LazySearch, &CancelFlag)> {
+        let cancel = self.cancel.as_ref()?;
+        if line.len() < self.from {
+            return None;
+        }
+        let lazy = self.lazy.get_or_init(|| {
+            let hir = regex_syntax::Parser::new().parse(r.as_str()).ok()?;
+            LazySearch::new(&hir)
+        });
+        // No lazy DFA (over its size limit): the engine searches.
+        lazy.as_ref().map(|lazy| (lazy, cancel))
     }
 }
 
@@ -364,6 +453,46 @@ pub(crate) fn prefilter(pattern: &str) -> Option<regex::bytes::Regex> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::text::lazy::Gen;
+
+    /// On a long line (here: any line) the lazy DFA answers as the engine does: whether a
+    /// line matches and where its first match is, on random patterns and lines.
+    #[test]
+    fn long_lines_match_as_short_ones() {
+        let c = CancelFlag::new();
+        let mut g = Gen(0x2545_f491_4f6c_dd1d);
+        let mut compared = 0;
+        for _ in 0..300 {
+            let pattern = g.pattern(4);
+            let Ok(engine) = Pattern::new(&pattern) else {
+                continue;
+            };
+            if matches!(engine, Pattern::Fancy(_)) {
+                continue;
+            }
+            let lazy = engine.clone().cancelled_by(&c).long_from(0);
+            for _ in 0..8 {
+                let hay = String::from_utf8(g.haystack()).unwrap();
+                for (at, _) in hay.char_indices() {
+                    let line = &hay[at..];
+                    assert_eq!(
+                        lazy.is_match(line),
+                        engine.is_match(line),
+                        "{pattern:?} {line:?}"
+                    );
+                    assert_eq!(lazy.find(line), engine.find(line), "{pattern:?} {line:?}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 20_000, "{compared}");
+        // Once cancelled, a long line does not match.
+        let p = Pattern::new("x+y").unwrap().cancelled_by(&c).long_from(0);
+        assert!(p.is_match("xxy"));
+        c.cancel();
+        assert!(!p.is_match("xxy"));
+        assert_eq!(p.find("xxy"), None);
+    }
 
     #[test]
     fn patterns() {
@@ -371,7 +500,7 @@ mod tests {
             Pattern::new("(?<=x)y").unwrap(),
             Pattern::Fancy(_)
         ));
-        assert!(matches!(Pattern::new("a\\Z").unwrap(), Pattern::Fast(_)));
+        assert!(matches!(Pattern::new("a\\Z").unwrap(), Pattern::Fast(..)));
         assert!(Pattern::new("a\\Z").unwrap().is_match("xa"));
         assert!(Pattern::new("[[]").unwrap().is_match("["));
         assert!(Pattern::new("[]a]").unwrap().is_match("]"));
