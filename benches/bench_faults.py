@@ -4,7 +4,8 @@ Usage: `python benches/bench_faults.py [--files N] [--only NAME ...] [--ours-pyt
         [--ref036-python PATH] [--ref062-python PATH]`
 
 Workloads (each call in a fresh interpreter per package, which reports the call's wall time,
-its peak RSS (`ru_maxrss`) and its answer, or how it died):
+its peak RSS (`ru_maxrss` of the interpreter alone: the `rg` child the references run for `grep`,
+`list_files` and 0.62.0's `search_files` is not counted, so their memory is understated there) and its answer, or how it died):
 
 - `flat_<tool>`: every walker over one flat directory of `--files` (default 100,000) 8-byte
   files: `search_files`, `find_files('*.txt')`, `list_directory`, and where the package has them
@@ -178,7 +179,7 @@ def main() -> None:
         f'# Memory faults (issue 19): {datetime.date.today()}, {platform.machine()}, {os.cpu_count()} cores, '
         f'{opts.files:,} files in the flat directory',
         '',
-        'Each cell: wall time of the call, peak RSS of its fresh interpreter. Ratios: ours / reference '
+        'Each cell: wall time of the call, peak RSS of its fresh interpreter (a reference\'s `rg` child not counted). Ratios: ours / reference '
         '(time; peak RSS).',
         '',
         '| workload | ours | 0.36.0 | 0.62.0 | vs 0.36.0 | vs 0.62.0 | ours answers |',
