@@ -490,7 +490,8 @@ pub enum Stopped {
 
 /// Stops the job: `SIGKILL` to the wrapper's descendants outside its group
 /// ([`Tree::end_outside`], round after round while the script still starts them), then
-/// `SIGTERM` to the group, up to `grace` for the command to end, then `SIGKILL`. What a
+/// `SIGTERM` to the group, up to `grace` for every member it reached and the command to end,
+/// then `SIGKILL`. What a
 /// `SIGTERM` handler starts outside the group meanwhile (`setsid`) is found by a second walk
 /// once the command has ended or the grace has run out, while the wrapper (a subreaper that
 /// adopted it) still lives.
@@ -527,9 +528,18 @@ fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Resul
         crate::process::block_on(members.wait_reaped(REAP_GRACE));
         return end_rest(handle, pgid, Stopped::Ended);
     }
-    // Up to `grace` for the group to go, or for the command to end (the wrapper then publishes
-    // its status, and stays while it has adopted descendants).
+    // Up to `grace` for every member the `SIGTERM` reached to end: a handler's clean-up gets
+    // its grace even after the shell that started it (`sh -c 'python3 app.py'`) has died of
+    // the signal and the wrapper has published the command's status.
     let deadline = std::time::Instant::now() + grace;
+    let members_ended = crate::process::block_on(async {
+        tokio::time::timeout(grace, members.wait_exited()).await.is_ok()
+    });
+    if !members_ended {
+        return end_rest(handle, pgid, Stopped::Killed);
+    }
+    // Then, in what is left of it, for the group to go or for the command to end (the wrapper
+    // then publishes its status, and stays while it has adopted descendants).
     let mut interval = Duration::from_millis(1);
     loop {
         if !crate::process::group::group_alive(pgid) {

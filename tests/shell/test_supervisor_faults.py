@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +186,43 @@ async def test_stop_says_the_job_ignored_sigterm_and_was_killed(ws: Path) -> Non
         await anyio.sleep(0.02)
     [(_, stopped)] = await run_calls(caps, [('stop_command', {'command_id': cid})], prefix='bstop')
     assert stopped == '[stdout]\nready\n\n[stopped]\n[exit code: 143]'
+
+
+@pytest.mark.parametrize(
+    ('handler', 'stopped'),
+    [
+        # A handler that cleans up within the grace gets to finish, though the `sh -c` that
+        # started the program died of the SIGTERM at once.
+        (
+            'signal.signal(signal.SIGTERM, lambda *_: (open("term", "w"), time.sleep(0.5), open("clean", "w"), sys.exit(0)))',
+            '[stopped]\n[exit code: 143]',
+        ),
+        # One that ignores it is killed after the grace, and said so (the `sh -c` that started
+        # it ended of the signal: its exit code is the one the wrapper published).
+        (
+            'signal.signal(signal.SIGTERM, signal.SIG_IGN)',
+            '[stopped: ignored SIGTERM, killed with SIGKILL after 2s]\n[exit code: 143]',
+        ),
+    ],
+    ids=['cleans-up', 'ignores'],
+)
+async def test_a_program_under_sh_c_gets_the_sigterm_grace(ws: Path, handler: str, stopped: str) -> None:
+    caps = [LocalWorkspace(ws), Shell()]
+    script = f'import signal, sys, time; {handler}; print("ready", flush=True); time.sleep(300)'
+    command = f"{sys.executable} -c '{script}'; echo after"
+    [(_, started)] = await run_calls(caps, [('start_command', {'command': command})])
+    cid = re.search(r'ID: (\w+)', started).group(1)  # type: ignore[union-attr]
+    pgid = _status(_jobs(ws) / cid)['pid']
+    try:
+        while b'ready' not in (_jobs(ws) / cid / 'stdout.log').read_bytes():
+            await anyio.sleep(0.02)
+        [(_, result)] = await run_calls(caps, [('stop_command', {'command_id': cid})], prefix='stop')
+        assert result == f'[stdout]\nready\n\n{stopped}'
+        assert (ws / 'clean').exists() == (handler.count('clean') == 1)
+        assert not _group_alive(pgid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
 
 
 # --- item 16: escapes, spill files, tiny timeouts -------------------------------------------------
