@@ -354,3 +354,38 @@ async def test_shell_options_do_not_hide_a_plain_nested_script(ws: Path) -> None
         ('return', '[stdout]\nf\n'),
         ('retry', "Command 'rm' is not in the allowed list."),
     ]
+
+
+GLOBBED_NAMES = [
+    '/bin/r[m] -f victim',
+    '/???/r? -f victim',
+    '/bin/[r]m -f victim',
+    "/bin/'r'[m] -f victim",
+    'env /bin/r[m] -f victim',
+    "bash -c '/bin/r[m] -f victim'",
+]
+"""A command name the shell matches against the disk: `rm` only at run time (a new-user probe of issue 19)."""
+
+
+@pytest.mark.parametrize('command', GLOBBED_NAMES)
+async def test_a_pathname_pattern_as_a_name_is_refused(ws: Path, command: str) -> None:
+    computed = 'a command name is computed at run time; spell it literally'
+    if command.startswith('env'):
+        computed = 'an argument of env is computed at run time'
+    await assert_refused(ws, command, f'The command cannot be checked: {computed}. Rewrite it in plain shell syntax.')
+
+
+async def test_pathname_patterns_as_names_run_rm() -> None:
+    """Without strict_policy each globbed name deletes the file: the test above can fail."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        ws = Path(d)
+        assert await victims_kept(ws, GLOBBED_NAMES, denied_commands=[]) == []
+
+
+async def test_quoted_or_escaped_brackets_are_literal_names(ws: Path) -> None:
+    """A `[` the shell does not expand (quoted, escaped, or `[` as test) is judged as spelled."""
+    await assert_refused(ws, "'/bin/rm' -f victim", "Command 'rm' is denied.")
+    [result] = await run_calls([LocalWorkspace(ws), Shell(strict_policy=True)], [rc('[ -e victim ] && echo there')])
+    assert result == ('return', '[stdout]\nthere\n')

@@ -123,12 +123,31 @@ def _unescape(text: str) -> str:
     return ''.join(out)
 
 
+def _globs(text: str) -> bool:
+    """Whether the unquoted word `text` is a pathname pattern the shell expands at run time.
+
+    An unescaped `*` or `?`, a `[` with a `]` after it, or an extglob group (`@(`, `+(`, `!(`):
+    `/bin/r[m]` and `/???/r?` name `rm` only once the shell has matched them against the disk.
+    """
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '\\':
+            i += 2
+            continue
+        if ch in '*?' or (ch == '[' and ']' in text[i + 2 :]) or (ch in '@+!' and text[i + 1 : i + 2] == '('):
+            return True
+        i += 1
+    return False
+
+
 def _literal(node: Any) -> str | None:
-    """The word `node` spells after quote removal, or `None` when it expands at run time."""
+    """The word `node` spells after quote removal, or `None` when it expands at run time
+    (a parameter, a command substitution, a pathname pattern)."""
     kind = node.type
     text = node.text.decode('utf-8', 'surrogateescape')
     if kind in ('word', 'number'):
-        return _unescape(text)
+        return None if kind == 'word' and _globs(text) else _unescape(text)
     if kind == 'raw_string':
         return text[1:-1]
     if kind == 'ansi_c_string':
@@ -150,6 +169,12 @@ def _literal(node: Any) -> str | None:
             i += 1
         return ''.join(parts)
     if kind == 'concatenation':
+        # A pattern may span pieces (`/bin/r` `[` `m` `]`); quoted pieces never match anything.
+        unquoted = ''.join(
+            c.text.decode('utf-8', 'surrogateescape') if c.type == 'word' else '_' for c in node.children
+        )
+        if _globs(unquoted):
+            return None
         pieces = [_literal(child) for child in node.children]
         if any(piece is None for piece in pieces):
             return None
