@@ -49,7 +49,15 @@ def scripted(calls: Sequence[tuple[str, dict[str, Any]]], final: str = 'done') -
 
 
 def model_or_script(calls: Sequence[tuple[str, dict[str, Any]]], final: str = 'done') -> Any:
-    """The model named as the first command-line argument, else `scripted(calls, final)`."""
+    """The model named as the first command-line argument, else `scripted(calls, final)`.
+
+    `-h` / `--help` prints the script's docstring and how to name a model, then exits 0.
+    """
+    if len(sys.argv) > 1 and sys.argv[1] in ('-h', '--help'):
+        main = sys.modules['__main__']
+        print((main.__doc__ or '').strip())
+        print(f'\nusage: python {sys.argv[0]} [MODEL]   (e.g. openai:gpt-5; default: a scripted model, no API key)')
+        raise SystemExit(0)
     return sys.argv[1] if len(sys.argv) > 1 else scripted(calls, final)
 
 

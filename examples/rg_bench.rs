@@ -9,7 +9,8 @@
 //!          [--root R] [--cwd C] [--repeat K] [--quiet]
 //! ```
 //! (`--lexical` on either: authorize without `realpath`.) Bad arguments print a usage error
-//! and exit with status 2.
+//! and exit with status 2; a search the engine refuses (a bad pattern) prints its error and
+//! exits with status 1.
 //!
 //! The authorizer mirrors the reference's walk-entry rule with no access patterns:
 //! realpath (each parent directory resolved once, one `lstat` per entry), containment in
@@ -244,7 +245,11 @@ fn main() {
                     lines.join("\n")
                 }
             }
-            Err(err) => format!("ERROR {:?}: {}", err.kind, err.message),
+            Err(err) => {
+                // A refused pattern or target is the run's failure: said on stderr, status 1.
+                eprintln!("rg_bench: {:?}: {}", err.kind, err.message);
+                std::process::exit(1);
+            }
         };
         eprintln!("elapsed_s {:.6}", elapsed.as_secs_f64());
     }
