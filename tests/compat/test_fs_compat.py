@@ -218,6 +218,19 @@ def _directory_edit_named(index: int) -> Callable[[Outcome, Outcome], Outcome]:
     return expect
 
 
+def _echoed_name_escaped(index: int, name: str) -> Callable[[Outcome, Outcome], Outcome]:
+    """Issue 19: a result that echoes a path holding a control character shows it as `repr()` does
+    (0.36.0 writes `weird\nname.txt` raw, a second line the name forges)."""
+
+    def expect(ref: Outcome, ours: Outcome) -> Outcome:
+        expected = copy.deepcopy(ref)
+        call = _call(expected, index)
+        call['content'] = call['content'].replace(name, repr(name))
+        return expected
+
+    return expect
+
+
 def _invalid_utf8_is_said_and_edited(ref: Outcome, ours: Outcome) -> Outcome:
     """Issue 9: read_file says a file is not UTF-8; edit_file edits it, keeping those bytes.
 
@@ -279,6 +292,7 @@ DELIBERATE: dict[str, Callable[[Outcome, Outcome], Outcome]] = {
     'edit_matching': _edits_keep_endings_and_bom,
     'edit_basic': _no_op_edit_said,
     'edit_errors': _directory_edit_named(15),
+    'edit_diff_limits': _echoed_name_escaped(7, 'weird\nname.txt'),
     'read_invalid_utf8': _invalid_utf8_is_said_and_edited,
     'read_chunk_boundaries': _invalid_utf8_in_a_big_file,
     'list_basic': _hidden_root_served((7, '.hidden/h.txt  (13 bytes)', 1)),

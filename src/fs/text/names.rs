@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The note a listing ends with when it shows an escaped name (issue 19).
-pub const ESCAPED_NOTE: &str = "[names holding control characters or bytes that are not UTF-8 are \
-shown as Python's repr() shows them, quoted and escaped; give such a name to a tool as the string \
+pub const ESCAPED_NOTE: &str = "[names holding control characters or bytes that are not UTF-8, or \
+starting with a quote, are shown as Python's repr() shows them, quoted and escaped; give such a name to a tool as the string \
 it stands for]";
 
 /// The character that opens a raw byte in marked text ([`lossless`]).
@@ -87,10 +87,7 @@ fn breaks_lines(c: char) -> bool {
 /// UTF-8 ([`lossless`]), as Python's `repr()` writes it (`'a\nb.txt'`, `'bad\udcff.txt'`),
 /// noted in the call's [`EscapeScope`]. Issue 19: a name is one line.
 pub fn escape_name(s: &str) -> Cow<'_, str> {
-    let suspect = s
-        .bytes()
-        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2);
-    if !suspect || !s.chars().any(breaks_lines) {
+    if !needs_escape(s) {
         return Cow::Borrowed(s);
     }
     CALL.with(|c| {
@@ -101,10 +98,26 @@ pub fn escape_name(s: &str) -> Cow<'_, str> {
     Cow::Owned(super::py_repr(s))
 }
 
-/// A path the model gave back, as results echo it: unchanged, or, when it names bytes that
-/// are not UTF-8 (marked text, [`lossless`]), as the listing showed it (`'bad\udcff.txt'`).
+/// Whether a listing shows `s` escaped: it holds a character that could forge a line
+/// ([`breaks_lines`]) or a raw byte ([`lossless`]'s marker is a control character), or it
+/// starts with a quote, so that no plain name reads as the escaped form of another
+/// (`'bad\udcff.txt'` spelled with a backslash is shown `"'bad\\udcff.txt'"`).
+fn needs_escape(s: &str) -> bool {
+    if s.starts_with(['\'', '"']) {
+        return true;
+    }
+    let suspect = s
+        .bytes()
+        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xe2);
+    suspect && s.chars().any(breaks_lines)
+}
+
+/// A path the model gave back, as results echo it (`read_file`'s header, `file_info`,
+/// `Edited p.`, errors): unchanged, or, when a listing would show it escaped (bytes that are
+/// not UTF-8, a control character, a leading quote), as the listing showed it
+/// (`'bad\udcff.txt'`), so no name can forge a line of a result either.
 pub fn shown_path(s: &str) -> Cow<'_, str> {
-    if s.contains(RAW) {
+    if s.contains(RAW) || needs_escape(s) {
         Cow::Owned(super::py_repr(s))
     } else {
         Cow::Borrowed(s)
