@@ -533,7 +533,9 @@ fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Resul
     // the signal and the wrapper has published the command's status.
     let deadline = std::time::Instant::now() + grace;
     let members_ended = crate::process::block_on(async {
-        tokio::time::timeout(grace, members.wait_exited()).await.is_ok()
+        tokio::time::timeout(grace, members.wait_exited())
+            .await
+            .is_ok()
     });
     if !members_ended {
         return end_rest(handle, pgid, Stopped::Killed);
