@@ -152,7 +152,8 @@ impl PyRemoteCore {
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root, cwd, root_named, allowed_patterns, denied_patterns, protected_patterns,
-        max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes))]
+        max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes,
+        *, max_line_chars = None))]
     fn new(
         root: String,
         cwd: String,
@@ -166,6 +167,7 @@ impl PyRemoteCore {
         max_search_results: usize,
         max_find_results: usize,
         content_hashes: bool,
+        max_line_chars: Option<usize>,
     ) -> PyResult<Self> {
         let limits = Limits {
             max_read_lines,
@@ -176,7 +178,7 @@ impl PyRemoteCore {
             content_hashes,
             contract: Contract::Workspace,
         };
-        let inner = Remote::new(
+        let mut inner = Remote::new(
             &root,
             &cwd,
             root_named,
@@ -186,6 +188,7 @@ impl PyRemoteCore {
             limits,
         )
         .map_err(|e| PyValueError::new_err(e.message))?;
+        inner.disclosure.max_line_chars = max_line_chars;
         Ok(PyRemoteCore {
             inner: Arc::new(inner),
         })
@@ -249,7 +252,8 @@ impl PyRemoteCore {
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (path, resolved, size, data, offset, limit, guessed_type, *, cancel))]
+    #[pyo3(signature = (path, resolved, size, data, offset, limit, guessed_type, *, cancel, column = 0,
+        lookalike = None))]
     fn read_file(
         &self,
         py: Python<'_>,
@@ -261,6 +265,8 @@ impl PyRemoteCore {
         limit: usize,
         guessed_type: Option<String>,
         cancel: PyRef<'_, PyCancelToken>,
+        column: usize,
+        lookalike: Option<String>,
     ) -> PyResult<(PyOutcome, Option<&'static str>)> {
         let flag = cancel.flag.clone();
         let core = self.inner.clone();
@@ -274,12 +280,15 @@ impl PyRemoteCore {
                 offset,
                 limit,
                 guessed_type.as_deref(),
+                column,
+                lookalike.as_deref(),
                 &flag,
             )
         })?;
         Ok((read.outcome.into(), read.media_type))
     }
 
+    #[pyo3(signature = (path, resolved, entry, data, *, lookalike = None))]
     fn file_info(
         &self,
         py: Python<'_>,
@@ -287,16 +296,41 @@ impl PyRemoteCore {
         resolved: String,
         entry: Option<PyEntry>,
         data: Option<&Bound<'_, PyBytes>>,
+        lookalike: Option<String>,
     ) -> PyOutcome {
         let core = self.inner.clone();
         let bytes = data.map(|d| d.as_bytes());
         let entry = entry.map(self::entry);
-        py.detach(move || core.file_info(&path, &resolved, entry.as_ref(), bytes))
-            .into()
+        py.detach(move || {
+            core.file_info(
+                &path,
+                &resolved,
+                entry.as_ref(),
+                bytes,
+                lookalike.as_deref(),
+            )
+        })
+        .into()
+    }
+
+    /// The look-alike of a missing `path` from its parents' `listings` (directory path to
+    /// `[(name, is_dir)]`, `None`: not listable): `(directory to list next, None)`, or
+    /// `(None, the existing spelling or None)` when done.
+    fn lookalike(
+        &self,
+        path: &str,
+        resolved: &str,
+        listings: remote::Listings,
+    ) -> (Option<String>, Option<String>) {
+        match self.inner.lookalike(path, resolved, &listings) {
+            remote::Lookalike::List(dir) => (Some(dir), None),
+            remote::Lookalike::Found(existing) => (None, existing),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (path, resolved, target, parent, old, content, expected_hash, announce))]
+    #[pyo3(signature = (path, resolved, target, parent, old, content, expected_hash, announce, *,
+        lookalike = None))]
     fn plan_write(
         &self,
         py: Python<'_>,
@@ -308,6 +342,7 @@ impl PyRemoteCore {
         content: String,
         expected_hash: Option<String>,
         announce: bool,
+        lookalike: Option<String>,
     ) -> PyResult<PyChangePlan> {
         let core = self.inner.clone();
         let parent = self::parent(parent)?;
@@ -322,11 +357,15 @@ impl PyRemoteCore {
                 content,
                 expected_hash,
                 announce,
+                lookalike.as_deref(),
             )
         })?;
         Ok(self.wrap(plan))
     }
 
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, resolved, raw, replacements, expected_hash, *, directory = false,
+        lookalike = None))]
     fn plan_edit(
         &self,
         py: Python<'_>,
@@ -335,6 +374,8 @@ impl PyRemoteCore {
         raw: Option<Vec<u8>>,
         replacements: Vec<PyReplacement>,
         expected_hash: Option<String>,
+        directory: bool,
+        lookalike: Option<String>,
     ) -> PyResult<PyChangePlan> {
         let core = self.inner.clone();
         let plan = run(py, move || {
@@ -344,6 +385,8 @@ impl PyRemoteCore {
                 raw,
                 &replacements_of(replacements),
                 expected_hash,
+                directory,
+                lookalike.as_deref(),
             )
         })?;
         Ok(self.wrap(plan))
@@ -410,7 +453,10 @@ impl PyRemoteCore {
     ) -> PyResult<PyOutcome> {
         let core = self.inner.clone();
         let entries = self::entries(entries);
-        run(py, move || core.list_directory(&path, &resolved, entries)).map(Into::into)
+        run(py, move || {
+            crate::fs::noting_escaped_names(|| core.list_directory(&path, &resolved, entries))
+        })
+        .map(Into::into)
     }
 
     fn glob(&self, pattern: &str) -> PyResult<PyGlob> {
@@ -434,7 +480,9 @@ impl PyRemoteCore {
         let glob = glob.glob.clone();
         let entries = self::entries(entries);
         run(py, move || {
-            core.find_files(&glob, &path, &resolved, entries, walk_cut, files_only)
+            crate::fs::noting_escaped_names(|| {
+                core.find_files(&glob, &path, &resolved, entries, walk_cut, files_only)
+            })
         })
         .map(Into::into)
     }
