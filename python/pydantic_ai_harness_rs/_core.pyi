@@ -518,6 +518,8 @@ def job_launch(
     """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists.
 
     Raises `CommandTooLongError` (nothing started, `dir` removed) when the OS refuses `command` as too long."""
+NOT_REGULAR_FILE: str
+"""0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract)."""
 COMMAND_TOO_LONG: str
 """What the model is told when the OS refuses its command as too long to start."""
 LOG_WATCHER: str

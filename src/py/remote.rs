@@ -530,5 +530,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGlob>()?;
     m.add_function(wrap_pyfunction!(remote_grep_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(remote_list_files_glob, m)?)?;
+    m.add("NOT_REGULAR_FILE", crate::fs::NOT_REGULAR_FILE)?;
     Ok(())
 }

@@ -8,6 +8,7 @@ asserts one expected text for all four: a sandbox user sees what a local user se
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -134,3 +135,51 @@ async def test_names_with_control_characters_cannot_forge_a_line(kind: str, tmp_
     assert await call(toolset, ws, 'file_info', path='evil\nfake.txt') == (
         "path: 'evil\\nfake.txt'\ntype: file\nsize: 6 bytes\nbinary: False\nlines: 1\nhash: b6a98d9ce9a2"
     )
+
+
+@pytest.mark.parametrize('kind', ['local', 'protocol', 'shell'])
+async def test_a_fifo_is_refused_without_naming_the_host_path(kind: str, tmp_path: Path) -> None:
+    ws = backend(kind, tmp_path, {'a.txt': 'a\n'})
+    os.mkfifo(tmp_path / 'p')
+    toolset = FileSystem().get_toolset()
+    refusal = 'retry: The path is not a regular file (a FIFO, socket, or device); use a regular file.'
+
+    assert await call(toolset, ws, 'read_file', path='p') == refusal
+    assert await call(toolset, ws, 'file_info', path='p') == refusal
+    assert await call(toolset, ws, 'edit_file', path='p', old_text='a', new_text='b') == refusal
+    assert await call(toolset, ws, 'write_file', path='p', content='x') == refusal
+    assert (tmp_path / 'p').is_fifo()
+
+
+async def test_the_protocol_path_answers_as_the_local_one_on_the_same_tree(tmp_path: Path) -> None:
+    files = {
+        'big.txt': f'short\n{LONG}\nend\n',
+        NFD: 'x\n',
+        'd/k.txt': f'{LONG}\n',
+        'evil\rname.txt': 'NEEDLE\n',
+        'noop.txt': 'one\n',
+    }
+    backend('local', tmp_path, files)
+    toolset = FileSystem(max_line_chars=16).get_toolset()
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ('read_file', {'path': 'big.txt'}),
+        ('read_file', {'path': 'big.txt', 'offset': 1, 'column': 90}),
+        ('read_file', {'path': 'd/k.txt', 'column': 200}),
+        ('read_file', {'path': 'evil\rname.txt'}),
+        ('read_file', {'path': NFC}),
+        ('read_file', {'path': f'd/{NFC}'}),
+        ('file_info', {'path': NFC}),
+        ('search_files', {'pattern': 'NEEDLE'}),
+        ('search_files', {'pattern': 'N.*E', 'path': 'd'}),
+        ('grep', {'pattern': 'needle', 'ignore_case': True}),
+        ('list_directory', {}),
+        ('find_files', {'pattern': '**/*.txt'}),
+        ('edit_file', {'path': 'noop.txt', 'old_text': 'one', 'new_text': 'one'}),
+        ('edit_file', {'path': 'd', 'old_text': 'one', 'new_text': 'two'}),
+        ('edit_file', {'path': NFC, 'old_text': 'x', 'new_text': 'y'}),
+        ('write_file', {'path': NFC, 'content': 'twin\n'}),
+    ]
+    local = [await call(toolset, LocalWorkspaceBackend(tmp_path), tool, **a) for tool, a in calls]
+    protocol = [await call(toolset, ProtocolLocal(tmp_path), tool, **a) for tool, a in calls]
+    assert protocol == local
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([NFD, 'big.txt', 'd', 'evil\rname.txt', 'noop.txt'])
