@@ -58,6 +58,7 @@ __all__ = [
     'RemoteSearch',
     'remote_grep_pattern',
     'remote_list_files_glob',
+    'NOT_REGULAR_FILE',
 ]
 
 __version__: str

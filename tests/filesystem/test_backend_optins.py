@@ -183,3 +183,30 @@ async def test_the_protocol_path_answers_as_the_local_one_on_the_same_tree(tmp_p
     protocol = [await call(toolset, ProtocolLocal(tmp_path), tool, **a) for tool, a in calls]
     assert protocol == local
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([NFD, 'big.txt', 'd', 'evil\rname.txt', 'noop.txt'])
+
+
+@pytest.mark.parametrize('kind', KINDS)
+async def test_a_name_that_is_not_utf8_is_listed_read_and_edited(kind: str, tmp_path: Path) -> None:
+    bad = 'bad\udcff.txt'  # the bytes b'bad\xff.txt', as `surrogateescape` decodes them
+    ws = backend(kind, tmp_path, {'a.txt': 'alpha\n', bad: 'alpha\n'})
+    toolset = FileSystem().get_toolset()
+    note = (
+        '[names holding control characters or bytes that are not UTF-8, or starting with a quote, are shown as '
+        "Python's repr() shows them, quoted and escaped; give such a name to a tool as the string it stands for]"
+    )
+
+    assert await call(toolset, ws, 'list_directory') == f"a.txt  (6 bytes)\n'bad\\udcff.txt'  (6 bytes)\n{note}"
+    assert await call(toolset, ws, 'find_files', pattern='b*') == f"'bad\\udcff.txt'\n{note}"
+    assert (
+        await call(toolset, ws, 'search_files', pattern='alpha') == f"a.txt:1:alpha\n'bad\\udcff.txt':1:alpha\n{note}"
+    )
+    assert await call(toolset, ws, 'read_file', path=bad) == (
+        "['bad\\udcff.txt' | 1 lines | hash:b6a98d9ce9a2]\n     1\talpha\n"
+    )
+    edited = await call(toolset, ws, 'edit_file', path=bad, old_text='alpha', new_text='beta')
+    assert edited.startswith("Edited 'bad\\udcff.txt'. [hash:")
+    if kind == 'memory':
+        assert ws.files['/ws/' + bad] == b'beta\n'
+    else:
+        assert sorted(os.listdir(os.fsencode(tmp_path))) == [b'a.txt', b'bad\xff.txt']
+        assert (tmp_path / bad).read_bytes() == b'beta\n'

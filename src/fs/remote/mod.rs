@@ -90,6 +90,21 @@ pub struct Remote {
     pub disclosure: Disclosure,
 }
 
+/// Whether `path` holds a NUL that is not the mark of a raw byte (a name that is not UTF-8
+/// crosses the bindings as marked text, [`crate::fs::text::names::lossless`]).
+fn has_nul(path: &str) -> bool {
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\0' {
+            if crate::fs::text::names::raw_byte_after(c, chars.peek()).is_none() {
+                return true;
+            }
+            chars.next();
+        }
+    }
+    false
+}
+
 fn retry(kind: ErrorKind, message: String) -> Error {
     Error::new(kind, message)
 }
@@ -172,7 +187,7 @@ impl Remote {
     /// which a host backend's `os` calls raise `ValueError` for, as the host side answers);
     /// `ErrorKind::Outside` with 0.62.0's message. Source: `_resolve_path`.
     pub fn resolve(&self, path: &str) -> Result<String> {
-        if path.contains('\0') {
+        if has_nul(path) {
             return Err(retry(
                 ErrorKind::InvalidArgument,
                 "embedded null byte".to_string(),
