@@ -58,6 +58,7 @@ __all__ = [
     'RemoteSearch',
     'remote_grep_pattern',
     'remote_list_files_glob',
+    'NOT_REGULAR_FILE',
 ]
 
 __version__: str
@@ -296,8 +297,12 @@ class RemoteCore:
         max_search_results: int,
         max_find_results: int,
         content_hashes: bool,
+        *,
+        max_line_chars: int | None = None,
     ) -> Self:
-        """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern."""
+        """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern.
+
+        `max_line_chars`: clip longer lines in `read_file` and search hits, as `FileSystemCore`'s."""
     @property
     def root_dir(self) -> str: ...
     @property
@@ -327,13 +332,29 @@ class RemoteCore:
         guessed_type: str | None,
         *,
         cancel: CancelToken,
+        column: int = 0,
+        lookalike: str | None = None,
     ) -> tuple[Outcome, str | None]:
         """The read result and, for an image or PDF up to 5 MB, its media type (the caller sends the bytes).
 
-        No `data` and no size: `Path not found: p` (emit False); a size over 64 MiB: the too-large text."""
+        No `data` and no size: `Path not found: p` (emit False), then the look-alike sentence when
+        `lookalike` (from `lookalike()`) names one; a size over 64 MiB: the too-large text.
+        `column`: with `max_line_chars`, the 0-based char each line starts from."""
     def file_info(
-        self, path: str, resolved: str, entry: tuple[str, bool, int | None] | None, data: bytes | None
+        self,
+        path: str,
+        resolved: str,
+        entry: tuple[str, bool, int | None] | None,
+        data: bytes | None,
+        *,
+        lookalike: str | None = None,
     ) -> Outcome: ...
+    def lookalike(
+        self, path: str, resolved: str, listings: dict[str, list[tuple[str, bool]] | None]
+    ) -> tuple[str | None, str | None]:
+        """The look-alike of a missing path from its parents' listings (`[(name, is_dir)]`, None: unlistable).
+
+        `(directory, None)`: list that directory and ask again; `(None, existing or None)`: done."""
     def plan_write(
         self,
         path: str,
@@ -344,8 +365,12 @@ class RemoteCore:
         content: str,
         expected_hash: str | None,
         announce: bool,
+        *,
+        lookalike: str | None = None,
     ) -> ChangePlan:
-        """`target`: None (nothing), False (a file), True (a directory); `old`: its bytes when announced."""
+        """`target`: None (nothing), False (a file), True (a directory); `old`: its bytes when announced.
+
+        `lookalike`: for a missing target, the look-alike name that refuses the write."""
     def plan_edit(
         self,
         path: str,
@@ -353,7 +378,11 @@ class RemoteCore:
         raw: bytes | None,
         replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
         expected_hash: str | None,
-    ) -> ChangePlan: ...
+        *,
+        directory: bool = False,
+        lookalike: str | None = None,
+    ) -> ChangePlan:
+        """`raw` None: missing (`File not found`, with the look-alike sentence) or, with `directory`, a directory."""
     def plan_create_directory(
         self, path: str, resolved: str, target: bool | None, ancestor_is_dir: bool
     ) -> ChangePlan | None: ...
@@ -490,6 +519,8 @@ def job_launch(
     """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists.
 
     Raises `CommandTooLongError` (nothing started, `dir` removed) when the OS refuses `command` as too long."""
+NOT_REGULAR_FILE: str
+"""0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract)."""
 COMMAND_TOO_LONG: str
 """What the model is told when the OS refuses its command as too long to start."""
 LOG_WATCHER: str

@@ -134,6 +134,8 @@ class RemoteEngine:
         max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results,
             content_hashes: The capability's limits.
         concurrency: Workspace calls a walk or search keeps in flight (listings, reads).
+        max_line_chars: Clip lines longer than this many chars in `read_file` (then `column`
+            applies), `search_files` and `grep` results, as on a host directory (`None`: off).
     """
 
     def __init__(
@@ -151,6 +153,7 @@ class RemoteEngine:
         max_find_results: int = 100,
         content_hashes: bool = True,
         concurrency: int = DEFAULT_CONCURRENCY,
+        max_line_chars: int | None = None,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         backend = self._workspace.backend
@@ -167,6 +170,7 @@ class RemoteEngine:
         self._settings = (*patterns, *limits, content_hashes)
         self._has_patterns = bool(allowed_patterns or denied_patterns or read_only_patterns)
         self._concurrency = max(1, concurrency)
+        self._options = {'max_line_chars': max_line_chars}
         self._core_value: _core.RemoteCore | None = None
 
     async def _core(self) -> _core.RemoteCore:
@@ -189,7 +193,9 @@ class RemoteEngine:
                     'otherwise set `root_dir` to a directory that contains the working directory.'
                 )
         self._checks_realpath = self._sees_links and (root != '/' or self._has_patterns)
-        self._core_value = _core.RemoteCore(root, cwd, self._root_spelling is not None, *self._settings)
+        self._core_value = _core.RemoteCore(
+            root, cwd, self._root_spelling is not None, *self._settings, **self._options
+        )
         return self._core_value
 
     async def root_dir(self) -> str:
@@ -220,6 +226,25 @@ class RemoteEngine:
             return await self._fs.read_bytes(path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+
+    async def _lookalike(self, path: str, resolved: str) -> str | None:
+        """The existing name a missing `path` differs from only in Unicode normalization, or `None`.
+
+        The core decides from the parents' listings, asking for one at a time (none for an
+        ASCII path); a parent that cannot be listed means no look-alike.
+        """
+        core = await self._core()
+        listings: dict[str, list[tuple[str, bool]] | None] = {}
+        while True:
+            directory, existing = core.lookalike(path, resolved, listings)
+            if directory is None:
+                return existing
+            try:
+                listings[directory] = [(child.name, child.is_dir) for child in await self._fs.list_dir(directory)]
+            except WorkspaceUnavailableError:
+                raise
+            except (WorkspaceError, OSError):
+                listings[directory] = None
 
     async def _walk(self, start: str, *, max_depth: int | None, include_hidden: bool) -> tuple[list[_Entry], bool]:
         """Entries below `start`, listed breadth first with at most `concurrency` listings in flight.
@@ -309,6 +334,7 @@ class RemoteEngine:
                 data = await self._read(resolved)
                 size = None if data is None else len(data)
         guessed = mimetypes.guess_type(path)[0]
+        lookalike = await self._lookalike(path, resolved) if data is None and size is None else None
         outcome, media = await run_sized(
             core.read_file,
             path,
@@ -319,6 +345,8 @@ class RemoteEngine:
             limit,
             guessed,
             inline=len(data or b'') <= INLINE_MAX_BYTES,
+            column=column,
+            lookalike=lookalike,
         )
         content = BinaryContent(data=data, media_type=media) if media is not None and data is not None else None
         return outcome, content
@@ -335,7 +363,9 @@ class RemoteEngine:
                 entry = None
             elif entry.size is None:
                 entry = FileEntry(name=entry.name, path=entry.path, is_dir=False, size=len(data))
-        return core.file_info(path, resolved, None if entry is None else _entry(entry), data)
+        if entry is None:
+            return core.file_info(path, resolved, None, None, lookalike=await self._lookalike(path, resolved))
+        return core.file_info(path, resolved, _entry(entry), data)
 
     async def list_directory(self, path: str = '.') -> _core.Outcome:
         """`list_directory`: one listing, names sorted, hidden entries counted in a trailer."""
@@ -494,8 +524,11 @@ class RemoteEngine:
                 if expected_hash is not None:
                     raise
         target = None if entry is None else entry.is_dir
+        lookalike = await self._lookalike(path, resolved) if entry is None and parent == 'dir' else None
         return await run_sized(
-            lambda cancel: core.plan_write(path, resolved, target, parent, old, content, expected_hash, announce),
+            lambda cancel: core.plan_write(
+                path, resolved, target, parent, old, content, expected_hash, announce, lookalike=lookalike
+            ),
             inline=len(old or b'') + len(content) <= INLINE_MAX_BYTES,
         )
 
@@ -510,9 +543,13 @@ class RemoteEngine:
         resolved = await self._resolve(path, write=True)
         entry = await self._stat(resolved)
         raw = None if entry is None or entry.is_dir else await self._read(resolved)
+        directory = entry is not None and entry.is_dir
+        lookalike = await self._lookalike(path, resolved) if raw is None and not directory else None
         pairs = list(replacements)
         return await run_sized(
-            lambda cancel: core.plan_edit(path, resolved, raw, pairs, expected_hash),
+            lambda cancel: core.plan_edit(
+                path, resolved, raw, pairs, expected_hash, directory=directory, lookalike=lookalike
+            ),
             inline=len(raw or b'') <= INLINE_MAX_BYTES,
         )
 

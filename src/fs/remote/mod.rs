@@ -10,20 +10,24 @@
 //!
 //! One job a module: [`posix`] (path text as `posixpath`), `content` (read windows, binaries,
 //! file_info), `change` (write, edit and mkdir plans, the conflict guard), `walk`
-//! (list_directory, find_files and its glob), `search` (search_files and the walker grep).
+//! (list_directory, find_files and its glob), `search` (search_files and the walker grep),
+//! `lookalike` (the Unicode look-alike hint from the parents' listings).
 
 mod change;
 mod content;
+mod lookalike;
 pub mod posix;
 mod search;
 mod walk;
 
 pub use content::Read;
+pub use lookalike::{Listings, Lookalike};
 pub use posix::{contains, explicit_hidden, is_hidden, join, normpath, re_escape, relpath};
 pub use search::{grep_pattern, Search};
 pub use walk::{list_files_glob, Glob};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::disclosure::Disclosure;
 use crate::fs::root::access::Access;
 use crate::fs::{Limits, Outcome};
 
@@ -82,6 +86,23 @@ pub struct Remote {
     pub access: Access,
     /// Limits and switches.
     pub limits: Limits,
+    /// The opt-in notices (`max_line_chars`, ...), as on a host directory: none by default.
+    pub disclosure: Disclosure,
+}
+
+/// Whether `path` holds a NUL that is not the mark of a raw byte (a name that is not UTF-8
+/// crosses the bindings as marked text, [`crate::fs::text::names::lossless`]).
+fn has_nul(path: &str) -> bool {
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\0' {
+            if crate::fs::text::names::raw_byte_after(c, chars.peek()).is_none() {
+                return true;
+            }
+            chars.next();
+        }
+    }
+    false
 }
 
 fn retry(kind: ErrorKind, message: String) -> Error {
@@ -140,6 +161,7 @@ impl Remote {
             root_named,
             access: Access::new(allowed, denied, protected)?,
             limits,
+            disclosure: Disclosure::default(),
         })
     }
 
@@ -165,7 +187,7 @@ impl Remote {
     /// which a host backend's `os` calls raise `ValueError` for, as the host side answers);
     /// `ErrorKind::Outside` with 0.62.0's message. Source: `_resolve_path`.
     pub fn resolve(&self, path: &str) -> Result<String> {
-        if path.contains('\0') {
+        if has_nul(path) {
             return Err(retry(
                 ErrorKind::InvalidArgument,
                 "embedded null byte".to_string(),
@@ -383,6 +405,8 @@ mod tests {
                 0,
                 2000,
                 None,
+                0,
+                None,
                 &c,
             )
             .unwrap();
@@ -402,6 +426,8 @@ mod tests {
                 0,
                 2000,
                 None,
+                0,
+                None,
                 &c,
             )
             .unwrap();
@@ -418,12 +444,14 @@ mod tests {
                 0,
                 10,
                 None,
+                0,
+                None,
                 &c,
             )
             .unwrap();
         assert_eq!(o.media_type, Some("image/png"));
         let o = r
-            .read_file("n", "/ws/n", None, None, 0, 10, None, &c)
+            .read_file("n", "/ws/n", None, None, 0, 10, None, 0, None, &c)
             .unwrap();
         assert_eq!(
             (o.outcome.text.as_str(), o.outcome.emit),
@@ -444,6 +472,7 @@ mod tests {
                 "new\n".into(),
                 None,
                 true,
+                None,
             )
             .unwrap();
         assert!(p.diff.contains("-old\n+new"));
@@ -461,7 +490,8 @@ mod tests {
                 None,
                 "x".into(),
                 None,
-                true
+                true,
+                None
             )
             .unwrap_err()
             .message,
@@ -473,6 +503,8 @@ mod tests {
                 "/ws/a.txt",
                 Some(b"one two".to_vec()),
                 &[crate::fs::change::write::Replacement::once("two", "2")],
+                None,
+                false,
                 None,
             )
             .unwrap();

@@ -21,6 +21,8 @@ pub struct Search {
     skipped: Vec<String>,
     hidden: usize,
     capped: bool,
+    /// Whether a label was shown escaped ([`crate::fs::text::names::escape_name`]).
+    escaped: bool,
 }
 
 impl Remote {
@@ -45,6 +47,7 @@ impl Remote {
             skipped: Vec::new(),
             hidden: 0,
             capped: false,
+            escaped: false,
         })
     }
 
@@ -99,6 +102,13 @@ impl Remote {
             return search.capped;
         };
         let label = relpath(&entry.path, &self.cwd);
+        let label = match crate::fs::text::names::escape_name(&label) {
+            std::borrow::Cow::Owned(shown) => {
+                search.escaped = true;
+                shown
+            }
+            std::borrow::Cow::Borrowed(_) => label,
+        };
         let Some(data) = data.filter(|d| d.len() as u64 <= MAX_SEARCH_FILE_BYTES) else {
             search.skipped.push(label);
             return false;
@@ -111,7 +121,10 @@ impl Remote {
             .limits
             .max_search_results
             .saturating_sub(search.results.len());
-        let (lines, capped) = matching_lines(&text, &search.pattern, None, &label, left);
+        let (mut lines, capped) = matching_lines(&text, &search.pattern, None, &label, left);
+        if let Some(max) = self.disclosure.max_line_chars {
+            crate::fs::read::clip::clip_hits(&mut lines, &label, &search.pattern, max);
+        }
         search.results.extend(lines);
         search.capped = capped;
         capped
@@ -145,8 +158,13 @@ impl Remote {
                 }
             ));
         }
+        let mut text = with_walk_notice(lines, walk_cut, search.hidden);
+        if search.escaped {
+            text.push('\n');
+            text.push_str(crate::fs::text::names::ESCAPED_NOTE);
+        }
         Outcome {
-            text: with_walk_notice(lines, walk_cut, search.hidden),
+            text,
             path: self.event_path(&search.resolved),
             count,
             truncated: search.capped || walk_cut,
