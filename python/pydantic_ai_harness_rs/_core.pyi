@@ -380,6 +380,24 @@ class RemoteCore:
     ) -> Outcome: ...
     def search(self, pattern: str, resolved: str, include_glob: str | None) -> RemoteSearch:
         """InvalidPatternError: `Invalid regex pattern: ...` (the core's engines, one dialect everywhere)."""
+    def read_ranged(self, path: str, resolved: str, offset: int, limit: int) -> RemoteRanged:
+        """A `read_file` of a file too big to move whole, fed in pieces (`offset`, `limit` from `read_limit`)."""
+    def info_ranged(self, path: str, resolved: str, size: int) -> RemoteRanged:
+        """A `file_info` of a file of `size` bytes too big to move whole, fed in pieces."""
+
+@final
+class RemoteRanged:
+    """One file's bytes fed in order to the core's streaming read; rendered by `finish`."""
+
+    def feed(self, data: bytes) -> bool:
+        """Feed the next piece (GIL released; blocks while the scan is two pieces behind: call it off the
+        event loop). False once the pass has stopped (cancelled)."""
+    def cancel(self) -> None:
+        """Stop the pass: the scan ends at its next chunk and a blocked `feed` returns False."""
+    def finish(self, guessed_type: str | None = None) -> Outcome:
+        """The `read_file` or `file_info` outcome as a host directory gives for the same bytes.
+
+        Raises `OffsetPastEndError`, `CancelledError` after `cancel`, `ValueError` when already finished."""
 
 def remote_grep_pattern(pattern: str, file_type: str | None, ignore_case: bool, literal: bool, context: int) -> str:
     """The regex `grep` searches with on a backend without commands (0.62.0's refusals for file_type/context)."""

@@ -12,6 +12,7 @@ use crate::fs::remote::{self, Entry, Glob, Parent, Remote, Search};
 use crate::fs::{Contract, Limits};
 
 use super::fs::{replacements_of, run, PyChangePlan, PyOutcome, PyReplacement};
+use super::ranged::PyRanged;
 use super::PyCancelToken;
 
 /// An entry as Python hands it in: `(path, is_dir, size)`.
@@ -453,6 +454,22 @@ impl PyRemoteCore {
             search: Mutex::new(Some(search)),
         })
     }
+
+    /// A ranged `read_file` of a file too big to move whole (see `fs::remote::Ranged`).
+    fn read_ranged(&self, path: &str, resolved: &str, offset: usize, limit: usize) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner.read_ranged(path, resolved, offset, limit),
+        )
+    }
+
+    /// A ranged `file_info` of a file `size` bytes long.
+    fn info_ranged(&self, path: &str, resolved: &str, size: u64) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner.info_ranged(path, resolved, size),
+        )
+    }
 }
 
 /// The regex the walker form of `grep` searches with (see `fs::remote::grep_pattern`).
@@ -480,6 +497,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRemoteCore>()?;
     m.add_class::<PySearch>()?;
     m.add_class::<PyGlob>()?;
+    m.add_class::<PyRanged>()?;
     m.add_function(wrap_pyfunction!(remote_grep_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(remote_list_files_glob, m)?)?;
     Ok(())

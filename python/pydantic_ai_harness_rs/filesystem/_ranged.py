@@ -1,0 +1,149 @@
+"""Files too big to move whole through the workspace protocol, read in pieces through commands.
+
+The workspace protocol has no ranged read, so 0.62.0 refuses a file over 64 MiB on a backend
+whose files are not on this host. Where the backend also runs commands (`SupportsCommands`),
+this module reads the file as byte ranges (`dd ... | base64`, one command per piece, the
+base64 text-safe since `CommandResult.stdout` is a `str`) and feeds each piece to the core's
+streaming read (`_core.RemoteRanged`), which counts lines, hashes and keeps only the window:
+the result is the one a host directory gives, in memory bounded by a few pieces.
+
+A read is verified: every piece must have its expected length, and afterwards the workspace's
+`sha256sum` of the bytes read (`head -c SIZE`) must match the hash the core computed (its 12 hex
+chars); without `sha256sum`, the file's size, mtime and inode (`stat`, else `wc -c`) must be the
+same before and after. A file that changed meanwhile is a retry, never a result of mixed content.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import shlex
+
+import anyio
+import anyio.to_thread
+from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceReadOnlyError
+
+from pydantic_ai_harness_rs import _core
+
+__all__ = ('PIECE_BYTES', 'WHOLE_READ_BYTES', 'can_read_in_pieces', 'read_in_pieces', 'whole_read_bytes')
+
+PIECE_BYTES = 8 << 20
+"""Bytes one command reads (a multiple of `_BLOCK_BYTES`): about 11 MB of base64 output."""
+
+WHOLE_READ_BYTES: int | None = None
+"""Files over this many bytes are read in pieces where the backend runs commands (`None`: the
+core's limit, 64 MiB, as 0.62.0's). A test lowers it to page small files."""
+
+_BLOCK_BYTES = 64 << 10
+_TOOLS = ('dd', 'base64', 'head')
+"""The utilities a ranged read runs, beyond `sh` builtins; `sha256sum` verifies when present."""
+
+
+def whole_read_bytes(core: _core.RemoteCore) -> int:
+    """The largest file read whole through the protocol."""
+    return core.caps[0] if WHOLE_READ_BYTES is None else WHOLE_READ_BYTES
+
+
+def can_read_in_pieces(workspace: Workspace) -> bool:
+    """Whether the workspace's backend runs commands (a wrapper may still refuse them)."""
+    return isinstance(workspace.backend, SupportsCommands)
+
+
+class _Unavailable(Exception):
+    """The workspace refuses commands (a read-only wrapper): keep 0.62.0's refusal."""
+
+
+def _failure(path: str, size: int, why: str) -> _core.RetryableError:
+    return _core.RetryableError(
+        f'Cannot read `{path}` ({size} bytes) in pieces: {why}. '
+        'Find the lines you need with a search tool, or read a byte range with a shell tool if you have one.'
+    )
+
+
+def _changed(path: str) -> _core.ConflictError:
+    return _core.ConflictError(f'`{path}` changed while it was read in pieces; read it again.')
+
+
+async def _run(workspace: Workspace, command: str, path: str, size: int) -> str:
+    """`command`'s stdout; a failed command is a retry naming what failed, never its raw output."""
+    try:
+        result = await workspace.run(command, shell=True)
+    except WorkspaceReadOnlyError as error:
+        raise _Unavailable from error
+    if result.exit_code != 0:
+        raise _failure(path, size, f'a workspace command failed (exit status {result.exit_code})')
+    return result.stdout
+
+
+async def read_in_pieces(
+    workspace: Workspace,
+    ranged: _core.RemoteRanged,
+    path: str,
+    resolved: str,
+    size: int,
+    guessed_type: str | None = None,
+) -> _core.Outcome | None:
+    """Feed `resolved`'s `size` bytes to `ranged` piece by piece and return its outcome.
+
+    `None` when the workspace refuses commands (the caller keeps the whole-file limit).
+    Raises `RetryableError` when a utility is missing or a command fails (naming it, not its
+    output), `ConflictError` when the file changed meanwhile, the core's errors (`OffsetPastEndError`).
+    A cancelled call stops its scan and its command.
+    """
+    quoted = shlex.quote(resolved)
+    fingerprint = f'stat -L -c "%s %Y %i" -- {quoted} 2>/dev/null || wc -c < {quoted}'
+    try:
+        probe = await _run(
+            workspace,
+            f'for tool in {" ".join(_TOOLS)}; do command -v "$tool" >/dev/null 2>&1 || printf "%s " "$tool"; done; '
+            'echo; if command -v sha256sum >/dev/null 2>&1; then echo sha256sum; '
+            f'else {{ {fingerprint}; }}; fi',
+            path,
+            size,
+        )
+        missing_line, _, check = probe.partition('\n')
+        missing = missing_line.split()
+        if missing:
+            names = ', '.join(f'`{tool}`' for tool in missing)
+            raise _failure(path, size, f'the workspace has no {names}, which reading a file this big needs')
+        check = check.strip()
+        read = 0
+        while read < size:
+            count = min(PIECE_BYTES, size - read)
+            blocks = -(-count // _BLOCK_BYTES)
+            stdout = await _run(
+                workspace,
+                f'dd if={quoted} bs={_BLOCK_BYTES} skip={read // _BLOCK_BYTES} count={blocks} 2>/dev/null | base64',
+                path,
+                size,
+            )
+            try:
+                piece = base64.b64decode(stdout)
+            except (ValueError, binascii.Error):
+                raise _failure(path, size, 'the workspace returned damaged output') from None
+            del stdout
+            if len(piece) < count:
+                if not piece:
+                    raise _failure(path, size, '`dd` read nothing')
+                raise _changed(path)
+            if len(piece) > count:
+                piece = piece[:count]
+            read += count
+            if not await anyio.to_thread.run_sync(ranged.feed, piece, abandon_on_cancel=True):
+                break
+            del piece
+        outcome = await anyio.to_thread.run_sync(ranged.finish, guessed_type, abandon_on_cancel=True)
+        if check == 'sha256sum':
+            words = (await _run(workspace, f'head -c {size} < {quoted} | sha256sum', path, size)).split()
+            if not words:
+                raise _failure(path, size, '`sha256sum` printed nothing')
+            if not words[0].startswith(outcome.content_hash or '-'):
+                raise _changed(path)
+        elif check != (await _run(workspace, f'{{ {fingerprint}; }}', path, size)).strip():
+            raise _changed(path)
+        return outcome
+    except _Unavailable:
+        return None
+    except BaseException:
+        ranged.cancel()
+        raise
