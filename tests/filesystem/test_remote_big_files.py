@@ -227,3 +227,20 @@ async def test_a_cancelled_read_stops(log: Path) -> None:
     runs = sandbox.runs
     await anyio.sleep(0.2)
     assert sandbox.runs == runs
+
+
+@pytest.mark.usefixtures('small_limits')
+async def test_a_backend_output_limit_gets_smaller_pieces(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic_ai.workspaces import WorkspaceOutputLimitError
+
+    monkeypatch.setattr(_ranged, 'PIECE_BYTES', 256 << 10)
+
+    class Capped(ShellSandbox):
+        async def run(self, command, **kwargs):  # type: ignore[no-untyped-def,override]
+            result = await super().run(command, **kwargs)
+            if len(result.stdout) > 100_000:
+                raise WorkspaceOutputLimitError('output over 100000 chars', limit=100_000)
+            return result
+
+    outcome, _ = await RemoteEngine(Capped(log.parent)).read_file('big.log', 12_345, 5)  # type: ignore[arg-type]
+    assert outcome.text == read(core(log.parent), 'big.log', 12_345, 5)

@@ -21,14 +21,15 @@ import shlex
 
 import anyio
 import anyio.to_thread
-from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceReadOnlyError
+from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceOutputLimitError, WorkspaceReadOnlyError
 
 from pydantic_ai_harness_rs import _core
 
 __all__ = ('PIECE_BYTES', 'WHOLE_READ_BYTES', 'can_read_in_pieces', 'read_in_pieces', 'whole_read_bytes')
 
 PIECE_BYTES = 8 << 20
-"""Bytes one command reads (a multiple of `_BLOCK_BYTES`): about 11 MB of base64 output."""
+"""Bytes one command reads (a multiple of `_BLOCK_BYTES`): about 11 MB of base64 output. A backend
+that caps a command's output (`WorkspaceOutputLimitError`) gets halved pieces, down to 64 KiB."""
 
 WHOLE_READ_BYTES: int | None = None
 """Files over this many bytes are read in pieces where the backend runs commands (`None`: the
@@ -75,6 +76,20 @@ async def _run(workspace: Workspace, command: str, path: str, size: int) -> str:
     return result.stdout
 
 
+def _feed(ranged: _core.RemoteRanged, stdout: str, count: int, path: str, size: int) -> bool:
+    """Decode one piece's base64, check it holds `count` bytes (more: the file grew past the read,
+    cut), and feed it; False once the scan has stopped."""
+    try:
+        piece = base64.b64decode(stdout)
+    except (ValueError, binascii.Error):
+        raise _failure(path, size, 'the workspace returned damaged output') from None
+    if len(piece) < count:
+        if not piece:
+            raise _failure(path, size, '`dd` read nothing')
+        raise _changed(path)
+    return ranged.feed(piece[:count] if len(piece) > count else piece)
+
+
 async def read_in_pieces(
     workspace: Workspace,
     ranged: _core.RemoteRanged,
@@ -107,31 +122,26 @@ async def read_in_pieces(
             names = ', '.join(f'`{tool}`' for tool in missing)
             raise _failure(path, size, f'the workspace has no {names}, which reading a file this big needs')
         check = check.strip()
-        read = 0
+        read, piece_bytes = 0, PIECE_BYTES
         while read < size:
-            count = min(PIECE_BYTES, size - read)
-            blocks = -(-count // _BLOCK_BYTES)
-            stdout = await _run(
-                workspace,
-                f'dd if={quoted} bs={_BLOCK_BYTES} skip={read // _BLOCK_BYTES} count={blocks} 2>/dev/null | base64',
-                path,
-                size,
+            count = min(piece_bytes, size - read)
+            command = (
+                f'dd if={quoted} bs={_BLOCK_BYTES} skip={read // _BLOCK_BYTES} count={-(-count // _BLOCK_BYTES)} '
+                '2>/dev/null | base64'
             )
             try:
-                piece = base64.b64decode(stdout)
-            except (ValueError, binascii.Error):
-                raise _failure(path, size, 'the workspace returned damaged output') from None
+                stdout = await _run(workspace, command, path, size)
+            except WorkspaceOutputLimitError:
+                if piece_bytes <= _BLOCK_BYTES:
+                    raise _failure(path, size, "a piece's output exceeds the workspace's output limit") from None
+                piece_bytes = max(_BLOCK_BYTES, piece_bytes // 2 // _BLOCK_BYTES * _BLOCK_BYTES)
+                continue
+            # Decoded and scanned off the event loop; the feed waits while the scan is behind.
+            fed = await anyio.to_thread.run_sync(_feed, ranged, stdout, count, path, size, abandon_on_cancel=True)
             del stdout
-            if len(piece) < count:
-                if not piece:
-                    raise _failure(path, size, '`dd` read nothing')
-                raise _changed(path)
-            if len(piece) > count:
-                piece = piece[:count]
             read += count
-            if not await anyio.to_thread.run_sync(ranged.feed, piece, abandon_on_cancel=True):
+            if not fed:
                 break
-            del piece
         outcome = await anyio.to_thread.run_sync(ranged.finish, guessed_type, abandon_on_cancel=True)
         if check == 'sha256sum':
             words = (await _run(workspace, f'head -c {size} < {quoted} | sha256sum', path, size)).split()
