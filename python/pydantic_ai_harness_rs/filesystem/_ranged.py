@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import shlex
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import anyio
 import anyio.to_thread
@@ -123,25 +124,32 @@ async def read_in_pieces(
             raise _failure(path, size, f'the workspace has no {names}, which reading a file this big needs')
         check = check.strip()
         read, piece_bytes = 0, PIECE_BYTES
-        while read < size:
-            count = min(piece_bytes, size - read)
-            command = (
-                f'dd if={quoted} bs={_BLOCK_BYTES} skip={read // _BLOCK_BYTES} count={-(-count // _BLOCK_BYTES)} '
-                '2>/dev/null | base64'
-            )
-            try:
-                stdout = await _run(workspace, command, path, size)
-            except WorkspaceOutputLimitError:
-                if piece_bytes <= _BLOCK_BYTES:
-                    raise _failure(path, size, "a piece's output exceeds the workspace's output limit") from None
-                piece_bytes = max(_BLOCK_BYTES, piece_bytes // 2 // _BLOCK_BYTES * _BLOCK_BYTES)
-                continue
-            # Decoded and scanned off the event loop; the feed waits while the scan is behind.
-            fed = await anyio.to_thread.run_sync(_feed, ranged, stdout, count, path, size, abandon_on_cancel=True)
-            del stdout
-            read += count
-            if not fed:
-                break
+        # One piece is decoded and scanned on `feeder` while the workspace reads the next.
+        feeder = ThreadPoolExecutor(1, thread_name_prefix='ranged-feed')
+        pending: Future[bool] | None = None
+        try:
+            while read < size:
+                count = min(piece_bytes, size - read)
+                command = (
+                    f'dd if={quoted} bs={_BLOCK_BYTES} skip={read // _BLOCK_BYTES} '
+                    f'count={-(-count // _BLOCK_BYTES)} 2>/dev/null | base64'
+                )
+                try:
+                    stdout = await _run(workspace, command, path, size)
+                except WorkspaceOutputLimitError:
+                    if piece_bytes <= _BLOCK_BYTES:
+                        raise _failure(path, size, "a piece's output exceeds the workspace's output limit") from None
+                    piece_bytes = max(_BLOCK_BYTES, piece_bytes // 2 // _BLOCK_BYTES * _BLOCK_BYTES)
+                    continue
+                if pending is not None and not await anyio.to_thread.run_sync(pending.result, abandon_on_cancel=True):
+                    break
+                pending = feeder.submit(_feed, ranged, stdout, count, path, size)
+                del stdout
+                read += count
+            if pending is not None:
+                await anyio.to_thread.run_sync(pending.result, abandon_on_cancel=True)
+        finally:
+            feeder.shutdown(wait=False)
         outcome = await anyio.to_thread.run_sync(ranged.finish, guessed_type, abandon_on_cancel=True)
         if check == 'sha256sum':
             words = (await _run(workspace, f'head -c {size} < {quoted} | sha256sum', path, size)).split()
