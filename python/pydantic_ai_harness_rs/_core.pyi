@@ -55,6 +55,7 @@ __all__ = [
     # FileSystem on a workspace backend (bytes handed in)
     'RemoteCore',
     'RemoteGlob',
+    'RemoteRanged',
     'RemoteSearch',
     'remote_grep_pattern',
     'remote_list_files_glob',
