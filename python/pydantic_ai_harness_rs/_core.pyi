@@ -55,6 +55,7 @@ __all__ = [
     # FileSystem on a workspace backend (bytes handed in)
     'RemoteCore',
     'RemoteGlob',
+    'RemoteKept',
     'RemoteRanged',
     'RemoteSearch',
     'remote_grep_pattern',
@@ -385,6 +386,14 @@ class RemoteCore:
         """A `read_file` of a file too big to move whole, fed in pieces (`offset`, `limit` from `read_limit`)."""
     def info_ranged(self, path: str, resolved: str, size: int) -> RemoteRanged:
         """A `file_info` of a file of `size` bytes too big to move whole, fed in pieces."""
+    def window_ranged(self, path: str, resolved: str, offset: int, limit: int, kept: RemoteKept) -> RemoteRanged:
+        """A `read_file` of another window of the file version `kept` is of: pieces from `start`, stopping past it."""
+    def info_kept(self, path: str, resolved: str, size: int, kept: RemoteKept) -> RemoteRanged:
+        """A `file_info` of the file version `kept` is of (`start` is None: `finish` at once)."""
+
+@final
+class RemoteKept:
+    """What a full ranged pass learned of one version of a file: its scan without the window, its line index."""
 
 @final
 class RemoteRanged:
@@ -393,6 +402,11 @@ class RemoteRanged:
     def feed(self, data: bytes) -> bool:
         """Feed the next piece (GIL released; blocks while the scan is two pieces behind: call it off the
         event loop). False once the pass has stopped (cancelled)."""
+    @property
+    def start(self) -> int | None:
+        """The byte offset the pieces start at; None when the pass needs no bytes."""
+    def kept(self) -> RemoteKept | None:
+        """After `finish` of a full pass, what it learned; None before or for a window pass."""
     def cancel(self) -> None:
         """Stop the pass: the scan ends at its next chunk and a blocked `feed` returns False."""
     def finish(self, guessed_type: str | None = None) -> Outcome:

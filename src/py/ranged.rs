@@ -8,16 +8,25 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::cancel::CancelFlag;
-use crate::fs::remote::{Ranged, Remote};
+use crate::fs::remote::{Kept, Ranged, Remote};
 
 use super::fs::{run, PyOutcome};
 
-/// One ranged pass over a file (`RemoteCore.read_ranged` / `info_ranged`).
+/// What a full ranged pass learned of one version of a file (see `fs::remote::Kept`): another
+/// window of it reads from its line index (`RemoteCore.window_ranged`).
+#[pyclass(name = "RemoteKept", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyKept {
+    pub(crate) kept: Arc<Kept>,
+}
+
+/// One ranged pass over a file (`RemoteCore.read_ranged` / `info_ranged` / `window_ranged` / `info_kept`).
 #[pyclass(name = "RemoteRanged", module = "pydantic_ai_harness_rs._core", frozen)]
 pub struct PyRanged {
     core: Arc<Remote>,
     ranged: Mutex<Option<Ranged>>,
     flag: CancelFlag,
+    start: Option<u64>,
+    kept: Mutex<Option<Arc<Kept>>>,
 }
 
 impl PyRanged {
@@ -25,7 +34,9 @@ impl PyRanged {
         PyRanged {
             core,
             flag: ranged.cancel_flag(),
+            start: ranged.needs.then_some(ranged.start),
             ranged: Mutex::new(Some(ranged)),
+            kept: Mutex::new(None),
         }
     }
 }
@@ -41,6 +52,19 @@ impl PyRanged {
             Some(ranged) => py.detach(|| ranged.feed(piece)),
             None => false,
         }
+    }
+
+    /// The byte offset the pieces start at; `None` when the pass needs no bytes (call `finish`).
+    #[getter]
+    fn start(&self) -> Option<u64> {
+        self.start
+    }
+
+    /// After `finish` of a full pass: what it learned, for reading other windows of the same
+    /// version of the file; `None` before, or for a window pass.
+    fn kept(&self) -> Option<PyKept> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        kept.map(|kept| PyKept { kept })
     }
 
     /// Stops the pass: its scan ends at its next chunk, a blocked `feed` returns `False`.
@@ -61,9 +85,10 @@ impl PyRanged {
             .take()
             .ok_or_else(|| PyValueError::new_err("the ranged read has finished"))?;
         let core = self.core.clone();
-        Ok(run(py, move || {
+        let (outcome, kept) = run(py, move || {
             core.finish_ranged(ranged, guessed_type.as_deref())
-        })?
-        .into())
+        })?;
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+        Ok(outcome.into())
     }
 }

@@ -12,7 +12,7 @@ use crate::fs::remote::{self, Entry, Glob, Parent, Remote, Search};
 use crate::fs::{Contract, Limits};
 
 use super::fs::{replacements_of, run, PyChangePlan, PyOutcome, PyReplacement};
-use super::ranged::PyRanged;
+use super::ranged::{PyKept, PyRanged};
 use super::PyCancelToken;
 
 /// An entry as Python hands it in: `(path, is_dir, size)`.
@@ -463,6 +463,37 @@ impl PyRemoteCore {
         )
     }
 
+    /// A ranged `read_file` of another window of the version of a file `kept` is of.
+    fn window_ranged(
+        &self,
+        path: &str,
+        resolved: &str,
+        offset: usize,
+        limit: usize,
+        kept: PyRef<'_, PyKept>,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .window_ranged(path, resolved, offset, limit, kept.kept.clone()),
+        )
+    }
+
+    /// A `file_info` of the version of a file `kept` is of (no pieces needed).
+    fn info_kept(
+        &self,
+        path: &str,
+        resolved: &str,
+        size: u64,
+        kept: PyRef<'_, PyKept>,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .info_kept(path, resolved, size, kept.kept.clone()),
+        )
+    }
+
     /// A ranged `file_info` of a file `size` bytes long.
     fn info_ranged(&self, path: &str, resolved: &str, size: u64) -> PyRanged {
         PyRanged::new(
@@ -498,6 +529,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySearch>()?;
     m.add_class::<PyGlob>()?;
     m.add_class::<PyRanged>()?;
+    m.add_class::<PyKept>()?;
     m.add_function(wrap_pyfunction!(remote_grep_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(remote_list_files_glob, m)?)?;
     Ok(())

@@ -244,3 +244,46 @@ async def test_a_backend_output_limit_gets_smaller_pieces(log: Path, monkeypatch
 
     outcome, _ = await RemoteEngine(Capped(log.parent)).read_file('big.log', 12_345, 5)  # type: ignore[arg-type]
     assert outcome.text == read(core(log.parent), 'big.log', 12_345, 5)
+
+
+class Counting(ShellSandbox):
+    """Counts the `dd` pieces it runs."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.pieces = 0
+
+    async def run(self, command, **kwargs):  # type: ignore[no-untyped-def,override]
+        if isinstance(command, str) and command.startswith('dd if='):
+            self.pieces += 1
+        return await super().run(command, **kwargs)
+
+
+@pytest.mark.usefixtures('small_limits')
+async def test_paging_the_same_version_reads_only_the_window_pieces(log: Path) -> None:
+    sandbox = Counting(log.parent)
+    engine = RemoteEngine(sandbox)  # type: ignore[arg-type]
+    local = core(log.parent)
+    assert (await engine.read_file('big.log', 0, 5))[0].text == read(local, 'big.log', 0, 5)
+    full = sandbox.pieces
+    assert full == -(-log.stat().st_size // (64 << 10))
+    for offset, limit in [(10_000, 20), (LINES - 4, 10), (3, None)]:
+        sandbox.pieces = 0
+        outcome, _ = await engine.read_file('big.log', offset, limit)
+        assert outcome.text == read(local, 'big.log', offset, limit)
+        assert sandbox.pieces < full
+    sandbox.pieces = 0
+    info = await engine.file_info('big.log')
+    assert info.text == local.file_info('big.log', cancel=_core.CancelToken()).text
+    assert sandbox.pieces == 0
+    with pytest.raises(_core.OffsetPastEndError):
+        await engine.read_file('big.log', LINES)
+
+    # Rewritten at the same size: the kept pass no longer applies, a full pass reads the new bytes.
+    data = log.read_bytes()
+    log.write_bytes(data.replace(b'09999 entry', b'09999 ENTRY'))
+    sandbox.pieces = 0
+    outcome, _ = await engine.read_file('big.log', 9_999, 1)
+    assert outcome.text == read(core(log.parent), 'big.log', 9_999, 1)
+    assert '09999 ENTRY' in outcome.text
+    assert sandbox.pieces > full

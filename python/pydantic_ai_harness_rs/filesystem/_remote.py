@@ -164,6 +164,7 @@ class RemoteEngine:
         self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
         # A file too big to move whole is read in byte ranges through the backend's commands.
         self._ranges = _ranged.can_read_in_pieces(self._workspace)
+        self._pager = _ranged.Pager(self._workspace)
         self._root_spelling = root_dir
         patterns = (list(allowed_patterns), list(denied_patterns), list(read_only_patterns))
         limits = (max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results)
@@ -310,8 +311,7 @@ class RemoteEngine:
         if entry is not None and not entry.is_dir:
             size = entry.size
             if size is not None and size > _ranged.whole_read_bytes(core) and self._ranges:
-                ranged = core.read_ranged(path, resolved, offset, limit)
-                outcome = await _ranged.read_in_pieces(self._workspace, ranged, path, resolved, size, guessed)
+                outcome = await self._pager.read(core, path, resolved, size, offset, limit, guessed)
                 if outcome is not None:
                     return outcome, None
             if size is None or size <= max_bytes:
@@ -344,8 +344,7 @@ class RemoteEngine:
             and entry.size > _ranged.whole_read_bytes(core)
             and self._ranges
         ):
-            ranged = core.info_ranged(path, resolved, entry.size)
-            outcome = await _ranged.read_in_pieces(self._workspace, ranged, path, resolved, entry.size)
+            outcome = await self._pager.info(core, path, resolved, entry.size)
             if outcome is not None:
                 return outcome
         if entry is not None and not entry.is_dir and (entry.size is None or entry.size <= core.caps[0]):

@@ -22,7 +22,7 @@ mod walk;
 
 pub use content::Read;
 pub use posix::{contains, explicit_hidden, is_hidden, join, normpath, re_escape, relpath};
-pub use ranged::Ranged;
+pub use ranged::{Kept, Ranged};
 pub use search::{grep_pattern, Search};
 pub use walk::{list_files_glob, Glob};
 

@@ -8,12 +8,35 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
+use std::sync::Arc;
+
 use super::*;
 use crate::cancel::CancelFlag;
-use crate::fs::read::{self, ReadSpec, Scan, WindowSpec};
+use crate::fs::read::{self, Index, ReadSpec, Scan, ScanOptions, WindowSpec};
 
 /// Pieces a ranged pass holds ahead of the scan at most: the sender blocks past them.
 const PIECES_AHEAD: usize = 2;
+
+/// What a full ranged pass learned of one version of a file, for reading another window of it
+/// without a full pass ([`Remote::window_ranged`]): the scan without its window, and the
+/// line-offset index.
+#[derive(Debug)]
+pub struct Kept {
+    scan: Scan,
+    index: Index,
+}
+
+impl Kept {
+    /// The byte offset a window starting at line `offset` is read from; `None` when no bytes
+    /// are needed (a binary file, or the window past the end).
+    pub fn start(&self, offset: usize) -> Option<u64> {
+        (!self.scan.is_binary_read() && offset < self.scan.total_lines)
+            .then(|| self.index.start_for(offset).offset)
+    }
+}
+
+/// What the scan thread returns.
+type Pass = std::io::Result<Result<(Scan, Option<Index>)>>;
 
 /// What a ranged pass renders when it is finished.
 #[derive(Debug, Clone)]
@@ -32,8 +55,12 @@ pub struct Ranged {
     event: String,
     goal: Goal,
     sender: Option<SyncSender<Vec<u8>>>,
-    worker: Option<JoinHandle<std::io::Result<Result<Scan>>>>,
+    worker: Option<JoinHandle<Pass>>,
     cancel: CancelFlag,
+    /// The byte offset the pieces start at.
+    pub start: u64,
+    /// Whether the pass takes pieces at all (not for what a [`Kept`] pass already knows).
+    pub needs: bool,
 }
 
 /// Reads the pieces a channel delivers, in order; the end of the channel is the end of file.
@@ -65,26 +92,74 @@ impl Remote {
     /// Starts a ranged `read_file` of `resolved` (0-based `offset`, `limit` lines, both as
     /// [`Remote::read_limit`] returned them).
     pub fn read_ranged(&self, path: &str, resolved: &str, offset: usize, limit: usize) -> Ranged {
-        let spec = ReadSpec {
-            offset,
-            limit,
-            max_read_chars: self.limits.max_read_chars,
-            content_hashes: self.limits.content_hashes,
-            contract: crate::fs::contract::Contract::Workspace,
-        };
+        let spec = self.ranged_spec(offset, limit);
         let mut window = spec.window(path);
         // An image or PDF this big is described, never returned.
         window.keep_media = false;
-        self.ranged(path, resolved, Goal::Read(spec), window)
+        self.ranged(path, resolved, Goal::Read(spec), full_pass(window), 0)
     }
 
     /// Starts a ranged `file_info` of the file `resolved`, `size` bytes long as stated.
     pub fn info_ranged(&self, path: &str, resolved: &str, size: u64) -> Ranged {
         let window = WindowSpec::count_only(crate::fs::contract::Contract::Workspace);
-        self.ranged(path, resolved, Goal::Info(size), window)
+        self.ranged(path, resolved, Goal::Info(size), full_pass(window), 0)
     }
 
-    fn ranged(&self, path: &str, resolved: &str, goal: Goal, window: WindowSpec) -> Ranged {
+    /// Starts a `read_file` of another window of a file a full pass was [`Kept`] of: the pieces
+    /// start at [`Ranged::start`] and the pass stops once past the window (`feed` then answers
+    /// `false`). The caller checks the file is still that version.
+    pub fn window_ranged(
+        &self,
+        path: &str,
+        resolved: &str,
+        offset: usize,
+        limit: usize,
+        kept: Arc<Kept>,
+    ) -> Ranged {
+        let spec = self.ranged_spec(offset, limit);
+        let mut window = spec.window(path);
+        window.keep_media = false;
+        let from = kept.index.start_for(offset);
+        let needed = kept.start(offset).is_some();
+        let job = move |pieces: &mut Pieces, flag: &CancelFlag| -> Pass {
+            let mut scan = kept.scan.clone();
+            if needed {
+                match read::scan_window(pieces, window, from, flag)? {
+                    Ok((lines, body, first_len)) => {
+                        scan.lines = lines;
+                        scan.body = body;
+                        scan.first_len = first_len;
+                    }
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+            Ok(Ok((scan, None)))
+        };
+        let mut ranged = self.ranged(path, resolved, Goal::Read(spec), Box::new(job), from.offset);
+        ranged.needs = needed;
+        ranged
+    }
+
+    /// A `file_info` of a file a full pass was [`Kept`] of: no pieces needed, `finish` at once.
+    pub fn info_kept(&self, path: &str, resolved: &str, size: u64, kept: Arc<Kept>) -> Ranged {
+        let job =
+            move |_: &mut Pieces, _: &CancelFlag| -> Pass { Ok(Ok((kept.scan.clone(), None))) };
+        let mut ranged = self.ranged(path, resolved, Goal::Info(size), Box::new(job), 0);
+        ranged.needs = false;
+        ranged
+    }
+
+    fn ranged_spec(&self, offset: usize, limit: usize) -> ReadSpec {
+        ReadSpec {
+            offset,
+            limit,
+            max_read_chars: self.limits.max_read_chars,
+            content_hashes: self.limits.content_hashes,
+            contract: crate::fs::contract::Contract::Workspace,
+        }
+    }
+
+    fn ranged(&self, path: &str, resolved: &str, goal: Goal, job: Job, start: u64) -> Ranged {
         let (sender, receiver) = sync_channel::<Vec<u8>>(PIECES_AHEAD);
         let cancel = CancelFlag::new();
         let flag = cancel.clone();
@@ -97,7 +172,7 @@ impl Remote {
                     at: 0,
                 };
                 // The receiver goes with this thread: a sender blocked on a stopped scan is released.
-                read::scan(&mut pieces, window, &flag)
+                job(&mut pieces, &flag)
             })
             .ok();
         Ranged {
@@ -107,6 +182,8 @@ impl Remote {
             sender: Some(sender),
             worker,
             cancel,
+            start,
+            needs: true,
         }
     }
 
@@ -116,15 +193,26 @@ impl Remote {
     /// `guessed_type`: `mimetypes.guess_type(path)[0]`, for a binary file's header.
     /// Errors: `Offset K exceeds file length (N lines).`, `Cancelled`, and an internal error when
     /// the scan thread could not run.
-    pub fn finish_ranged(&self, mut ranged: Ranged, guessed_type: Option<&str>) -> Result<Outcome> {
+    pub fn finish_ranged(
+        &self,
+        mut ranged: Ranged,
+        guessed_type: Option<&str>,
+    ) -> Result<(Outcome, Option<Arc<Kept>>)> {
         ranged.sender = None;
         let worker = ranged.worker.take().ok_or_else(|| {
             Error::new(ErrorKind::Io(std::io::ErrorKind::Other), "no scan thread")
         })?;
-        let mut scan = worker
+        let (mut scan, index) = worker
             .join()
             .map_err(|_| Error::new(ErrorKind::Io(std::io::ErrorKind::Other), "scan failed"))?
             .map_err(|e| Error::new(ErrorKind::Io(e.kind()), e.to_string()))??;
+        let kept = index.map(|index| {
+            let mut bare = scan.clone();
+            bare.lines = Vec::new();
+            bare.body = Default::default();
+            bare.first_len = None;
+            Arc::new(Kept { scan: bare, index })
+        });
         let path = ranged.path.as_str();
         let event = std::mem::take(&mut ranged.event);
         let hash = scan.hash.clone();
@@ -141,19 +229,36 @@ impl Remote {
                     format!("binary: {}", if scan.binary { "True" } else { "False" }),
                 ];
                 if scan.binary {
-                    return Ok(found(parts.join("\n"), event, false));
+                    return Ok((found(parts.join("\n"), event, false), kept));
                 }
                 parts.push(format!("lines: {}", scan.total_lines));
                 parts.push(format!("hash: {hash}"));
                 let mut outcome = found(parts.join("\n"), event, false);
                 outcome.content_hash = Some(hash);
-                return Ok(outcome);
+                return Ok((outcome, kept));
             }
         };
         let mut outcome = found(text, event, true);
         outcome.content_hash = Some(hash);
-        Ok(outcome)
+        Ok((outcome, kept))
     }
+}
+
+/// The work a scan thread does on the pieces.
+type Job = Box<dyn FnOnce(&mut Pieces, &CancelFlag) -> Pass + Send>;
+
+/// A full pass over the pieces: the scan and its line-offset index.
+fn full_pass(window: WindowSpec) -> Job {
+    Box::new(move |pieces: &mut Pieces, flag: &CancelFlag| -> Pass {
+        let options = ScanOptions {
+            piped: false,
+            index: true,
+        };
+        Ok(
+            read::scan_with(pieces, window, flag, options)?
+                .map(|(scan, index)| (scan, Some(index))),
+        )
+    })
 }
 
 impl Ranged {
@@ -201,7 +306,7 @@ mod tests {
         for chunk in data.chunks(piece) {
             assert!(ranged.feed(chunk.to_vec()));
         }
-        r.finish_ranged(ranged, None)
+        r.finish_ranged(ranged, None).map(|(o, _)| o)
     }
 
     #[test]
@@ -273,6 +378,56 @@ mod tests {
         assert_eq!(
             r.finish_ranged(ranged, None).unwrap_err().kind,
             ErrorKind::Cancelled
+        );
+    }
+
+    #[test]
+    fn a_kept_pass_reads_other_windows_from_its_index() {
+        let r = remote();
+        let c = CancelFlag::new();
+        let data: Vec<u8> = (0..200_000)
+            .flat_map(|i| format!("row {i} ü\n").into_bytes())
+            .collect();
+        let ranged = r.read_ranged("a.log", "/ws/a.log", 0, 5);
+        for chunk in data.chunks(100_000) {
+            assert!(ranged.feed(chunk.to_vec()));
+        }
+        let (_, kept) = r.finish_ranged(ranged, None).unwrap();
+        let kept = kept.unwrap();
+        for (offset, limit) in [(0, 3), (123_456, 4), (199_998, 10)] {
+            let ranged = r.window_ranged("a.log", "/ws/a.log", offset, limit, kept.clone());
+            let start = ranged.start as usize;
+            assert!(start > 0 || offset == 0);
+            for chunk in data[start..].chunks(100_000) {
+                if !ranged.feed(chunk.to_vec()) {
+                    break;
+                }
+            }
+            let (got, _) = r.finish_ranged(ranged, None).unwrap();
+            let whole = r
+                .read_file(
+                    "a.log",
+                    "/ws/a.log",
+                    None,
+                    Some(&data),
+                    offset,
+                    limit,
+                    None,
+                    &c,
+                )
+                .unwrap();
+            assert_eq!(got.text, whole.outcome.text);
+        }
+        let info = r.info_kept("a.log", "/ws/a.log", data.len() as u64, kept);
+        let entry = Entry {
+            path: "/ws/a.log".into(),
+            is_dir: false,
+            size: Some(data.len() as u64),
+        };
+        assert_eq!(
+            r.finish_ranged(info, None).unwrap().0.text,
+            r.file_info("a.log", "/ws/a.log", Some(&entry), Some(&data))
+                .text
         );
     }
 }
