@@ -11,6 +11,9 @@ A read is verified: every piece must have its expected length, and afterwards th
 `sha256sum` of the bytes read (`head -c SIZE`) must match the hash the core computed (its 12 hex
 chars); without `sha256sum`, the file's size, mtime and inode (`stat`, else `wc -c`) must be the
 same before and after. A file that changed meanwhile is a retry, never a result of mixed content.
+
+A full pass's line index is kept per file version (`Pager`): another window of the same file, whose
+`sha256sum` is unchanged, reads only the pieces from the checkpoint before the window to its end.
 """
 
 from __future__ import annotations
