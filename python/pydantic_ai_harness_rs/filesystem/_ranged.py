@@ -145,7 +145,8 @@ class Pager:
         if known is not None:
             ranged = core.window_ranged(path, resolved, offset, limit, known[1])
             try:
-                return (await _pass(self._workspace, ranged, path, resolved, size, guessed_type, known[0]))[0]
+                found = await _pass(self._workspace, ranged, path, resolved, size, guessed_type, known[0])
+                return None if found is None else found[0]
             except _Stale:
                 self._kept.pop(resolved, None)
         ranged = core.read_ranged(path, resolved, offset, limit)
@@ -161,7 +162,8 @@ class Pager:
         if known is not None:
             ranged = core.info_kept(path, resolved, size, known[1])
             try:
-                return (await _pass(self._workspace, ranged, path, resolved, size, None, known[0]))[0]
+                found = await _pass(self._workspace, ranged, path, resolved, size, None, known[0])
+                return None if found is None else found[0]
             except _Stale:
                 self._kept.pop(resolved, None)
         ranged = core.info_ranged(path, resolved, size)
