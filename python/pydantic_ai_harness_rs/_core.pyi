@@ -55,6 +55,8 @@ __all__ = [
     # FileSystem on a workspace backend (bytes handed in)
     'RemoteCore',
     'RemoteGlob',
+    'RemoteKept',
+    'RemoteRanged',
     'RemoteSearch',
     'remote_grep_pattern',
     'remote_list_files_glob',
@@ -409,6 +411,40 @@ class RemoteCore:
     ) -> Outcome: ...
     def search(self, pattern: str, resolved: str, include_glob: str | None) -> RemoteSearch:
         """InvalidPatternError: `Invalid regex pattern: ...` (the core's engines, one dialect everywhere)."""
+    def read_ranged(self, path: str, resolved: str, offset: int, limit: int, *, column: int = 0) -> RemoteRanged:
+        """A `read_file` of a file too big to move whole, fed in pieces (`offset`, `limit` from `read_limit`;
+        `column`: with `max_line_chars`, the 0-based char each line starts from)."""
+    def info_ranged(self, path: str, resolved: str, size: int) -> RemoteRanged:
+        """A `file_info` of a file of `size` bytes too big to move whole, fed in pieces."""
+    def window_ranged(
+        self, path: str, resolved: str, offset: int, limit: int, kept: RemoteKept, *, column: int = 0
+    ) -> RemoteRanged:
+        """A `read_file` of another window of the file version `kept` is of: pieces from `start`, stopping past it."""
+    def info_kept(self, path: str, resolved: str, size: int, kept: RemoteKept) -> RemoteRanged:
+        """A `file_info` of the file version `kept` is of (`start` is None: `finish` at once)."""
+
+@final
+class RemoteKept:
+    """What a full ranged pass learned of one version of a file: its scan without the window, its line index."""
+
+@final
+class RemoteRanged:
+    """One file's bytes fed in order to the core's streaming read; rendered by `finish`."""
+
+    def feed(self, data: bytes) -> bool:
+        """Feed the next piece (GIL released; blocks while the scan is two pieces behind: call it off the
+        event loop). False once the pass has stopped (cancelled)."""
+    @property
+    def start(self) -> int | None:
+        """The byte offset the pieces start at; None when the pass needs no bytes."""
+    def kept(self) -> RemoteKept | None:
+        """After `finish` of a full pass, what it learned; None before or for a window pass."""
+    def cancel(self) -> None:
+        """Stop the pass: the scan ends at its next chunk and a blocked `feed` returns False."""
+    def finish(self, guessed_type: str | None = None) -> Outcome:
+        """The `read_file` or `file_info` outcome as a host directory gives for the same bytes.
+
+        Raises `OffsetPastEndError`, `CancelledError` after `cancel`, `ValueError` when already finished."""
 
 def remote_grep_pattern(pattern: str, file_type: str | None, ignore_case: bool, literal: bool, context: int) -> str:
     """The regex `grep` searches with on a backend without commands (0.62.0's refusals for file_type/context)."""

@@ -13,6 +13,7 @@ use crate::fs::{Contract, Limits};
 
 use super::fs::{replacements_of, run, PyChangePlan, PyOutcome, PyReplacement};
 use super::paths::{py_path, ModelPath};
+use super::ranged::{PyKept, PyRanged};
 use super::PyCancelToken;
 
 /// An entry as Python hands it in: `(path, is_dir, size)`. Paths cross as the host side's do
@@ -537,6 +538,65 @@ impl PyRemoteCore {
             search: Mutex::new(Some(search)),
         })
     }
+
+    /// A ranged `read_file` of a file too big to move whole (see `fs::remote::Ranged`);
+    /// `column` as [`Self::read_file`]'s.
+    #[pyo3(signature = (path, resolved, offset, limit, *, column = 0))]
+    fn read_ranged(
+        &self,
+        path: ModelPath,
+        resolved: ModelPath,
+        offset: usize,
+        limit: usize,
+        column: usize,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .read_ranged(&path, &resolved, offset, limit, column),
+        )
+    }
+
+    /// A ranged `read_file` of another window of the version of a file `kept` is of.
+    #[pyo3(signature = (path, resolved, offset, limit, kept, *, column = 0))]
+    fn window_ranged(
+        &self,
+        path: ModelPath,
+        resolved: ModelPath,
+        offset: usize,
+        limit: usize,
+        kept: PyRef<'_, PyKept>,
+        column: usize,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .window_ranged(&path, &resolved, offset, limit, column, kept.kept.clone()),
+        )
+    }
+
+    /// A `file_info` of the version of a file `kept` is of (no pieces needed).
+    fn info_kept(
+        &self,
+        path: ModelPath,
+        resolved: ModelPath,
+        size: u64,
+        kept: PyRef<'_, PyKept>,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .info_kept(&path, &resolved, size, kept.kept.clone()),
+        )
+    }
+
+    /// A ranged `file_info` of a file `size` bytes long.
+    fn info_ranged(&self, path: ModelPath, resolved: ModelPath, size: u64) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner.info_ranged(&path, &resolved, size),
+        )
+    }
 }
 
 /// The regex the walker form of `grep` searches with (see `fs::remote::grep_pattern`).
@@ -564,6 +624,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRemoteCore>()?;
     m.add_class::<PySearch>()?;
     m.add_class::<PyGlob>()?;
+    m.add_class::<PyRanged>()?;
+    m.add_class::<PyKept>()?;
     m.add_function(wrap_pyfunction!(remote_grep_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(remote_list_files_glob, m)?)?;
     m.add("NOT_REGULAR_FILE", crate::fs::NOT_REGULAR_FILE)?;

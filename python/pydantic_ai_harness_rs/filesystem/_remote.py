@@ -36,6 +36,7 @@ from pydantic_ai.workspaces import (
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
+from pydantic_ai_harness_rs.filesystem import _ranged
 
 __all__ = ('RemoteEngine',)
 
@@ -164,6 +165,9 @@ class RemoteEngine:
         )
         # Without either, `Workspace.realpath` only normalizes text: skip the calls.
         self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
+        # A file too big to move whole is read in byte ranges through the backend's commands.
+        self._ranges = _ranged.can_read_in_pieces(self._workspace)
+        self._pager = _ranged.Pager(self._workspace)
         self._root_spelling = root_dir
         patterns = (list(allowed_patterns), list(denied_patterns), list(read_only_patterns))
         limits = (max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results)
@@ -328,12 +332,16 @@ class RemoteEngine:
         max_bytes = core.caps[0]
         size: int | None = None
         data: bytes | None = None
+        guessed = mimetypes.guess_type(path)[0]
         if entry is not None and not entry.is_dir:
             size = entry.size
+            if size is not None and size > _ranged.whole_read_bytes(core) and self._ranges:
+                outcome = await self._pager.read(core, path, resolved, size, offset, limit, guessed, column)
+                if outcome is not None:
+                    return outcome, None
             if size is None or size <= max_bytes:
                 data = await self._read(resolved)
                 size = None if data is None else len(data)
-        guessed = mimetypes.guess_type(path)[0]
         lookalike = await self._lookalike(path, resolved) if data is None and size is None else None
         outcome, media = await run_sized(
             core.read_file,
@@ -357,6 +365,16 @@ class RemoteEngine:
         resolved = await self._resolve(path)
         entry = await self._stat(resolved)
         data: bytes | None = None
+        if (
+            entry is not None
+            and not entry.is_dir
+            and entry.size is not None
+            and entry.size > _ranged.whole_read_bytes(core)
+            and self._ranges
+        ):
+            outcome = await self._pager.info(core, path, resolved, entry.size)
+            if outcome is not None:
+                return outcome
         if entry is not None and not entry.is_dir and (entry.size is None or entry.size <= core.caps[0]):
             data = await self._read(resolved)
             if data is None:

@@ -11,18 +11,21 @@
 //! One job a module: [`posix`] (path text as `posixpath`), `content` (read windows, binaries,
 //! file_info), `change` (write, edit and mkdir plans, the conflict guard), `walk`
 //! (list_directory, find_files and its glob), `search` (search_files and the walker grep),
-//! `lookalike` (the Unicode look-alike hint from the parents' listings).
+//! `lookalike` (the Unicode look-alike hint from the parents' listings), `ranged` (read_file and
+//! file_info of a big file fed in pieces).
 
 mod change;
 mod content;
 mod lookalike;
 pub mod posix;
+mod ranged;
 mod search;
 mod walk;
 
 pub use content::Read;
 pub use lookalike::{Listings, Lookalike};
 pub use posix::{contains, explicit_hidden, is_hidden, join, normpath, re_escape, relpath};
+pub use ranged::{Kept, Ranged};
 pub use search::{grep_pattern, Search};
 pub use walk::{list_files_glob, Glob};
 
