@@ -36,6 +36,7 @@ from pydantic_ai.workspaces import (
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
+from pydantic_ai_harness_rs.filesystem._locks import storage_of
 
 __all__ = ('RemoteEngine',)
 
@@ -153,6 +154,7 @@ class RemoteEngine:
         concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        self.storage = storage_of(self._workspace)
         backend = self._workspace.backend
         # The calls below pass absolute normalized paths, so with no wrapper in between the
         # backend's own methods are what `Workspace` would call: skip its per-call protocol check.
