@@ -232,6 +232,11 @@ impl PyRemoteCore {
             .map_err(PyErr::from)
     }
 
+    #[pyo3(signature = (errno, resolved=None))]
+    fn raise_os_error(&self, errno: i32, resolved: Option<&str>) -> PyResult<()> {
+        Err(self.inner.os_error(errno, resolved).into())
+    }
+
     fn event_path(&self, resolved: &str) -> String {
         self.inner.event_path(resolved)
     }

@@ -423,15 +423,20 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """How the model's call of tool `name` runs: on the run's engine, with its events."""
 
         async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
-            engine = await self._engine(_run_workspace(ctx))
+            engine = await self._call_engine(_run_workspace(ctx))
             return await getattr(self, f'_{name}')(engine, ctx, **arguments)
 
         return call
 
     async def _direct(self, name: str, workspace: WorkspaceBackend | None, **arguments: Any) -> Any:
         """A direct call of tool `name`, outside a run: on `workspace`'s engine (or `root_dir`'s), no events."""
-        engine = await self._engine(workspace)
+        engine = await self._call_engine(workspace)
         return await getattr(self, f'_{name}')(engine, None, **arguments)
+
+    @retry_on_core_errors
+    async def _call_engine(self, workspace: WorkspaceBackend | None) -> Engine:
+        """`_engine`, its workspace's errors mapped as a tool's are (`_errors.py`)."""
+        return await self._engine(workspace)
 
     # --- the direct methods (the tools' bodies below take the same arguments) ----------------
 

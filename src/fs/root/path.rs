@@ -239,6 +239,48 @@ pub fn strip_base<'p>(path: &'p Path, base: &Path) -> Option<&'p Path> {
     path.strip_prefix(base).ok()
 }
 
+/// Maps an OS error met on `rel` (relative to the root) to a message for the model: the one
+/// mapping every path uses ([`Root::os_error`] on this host, `RemoteCore::os_error` for an error
+/// a workspace backend raised). See [`Root::os_error`] for the kinds.
+pub fn os_error(err: &io::Error, rel: Option<&Path>) -> Error {
+    let errno = errno_of(err);
+    let (kind, reason) = match errno {
+        libc::ENOENT => (ErrorKind::NotFound, "No such file or directory"),
+        libc::ENOTDIR => (ErrorKind::NotFound, "Not a directory"),
+        libc::EISDIR => (ErrorKind::NotFound, "Is a directory"),
+        libc::EACCES => (ErrorKind::Denied, "Permission denied"),
+        libc::EPERM => (ErrorKind::Denied, "Operation not permitted"),
+        libc::ELOOP => {
+            return Error::new(
+                ErrorKind::InvalidArgument,
+                "The path resolves through a symlink loop.",
+            )
+        }
+        libc::ENAMETOOLONG => return too_long(),
+        libc::EILSEQ => {
+            return Error::new(
+                ErrorKind::InvalidArgument,
+                "The path name contains a byte sequence the filesystem cannot represent.",
+            )
+        }
+        _ => {
+            // Python shows it as `[Errno N] <strerror>` (OSError(errno, strerror)).
+            let mut e = Error::io(err, strerror(errno));
+            if errno == 0 {
+                e.message = "I/O error".to_string();
+            }
+            return e;
+        }
+    };
+    let message = match rel {
+        Some(rel) => format!("{reason}: {}", py_repr(&rel_display(rel))),
+        None => reason.to_string(),
+    };
+    let mut e = Error::new(kind, message);
+    e.errno = Some(errno);
+    e
+}
+
 #[cfg(test)]
 mod strip_base_tests {
     use super::*;
@@ -556,42 +598,7 @@ impl Root {
     /// else `ErrorKind::Io` with a path-free message, which aborts the run as in 0.36.0.
     /// Source: `_recoverable`, `_sanitize_recoverable_error`, _toolset.py.
     pub fn os_error(&self, err: &io::Error, rel: Option<&Path>) -> Error {
-        let errno = errno_of(err);
-        let (kind, reason) = match errno {
-            libc::ENOENT => (ErrorKind::NotFound, "No such file or directory"),
-            libc::ENOTDIR => (ErrorKind::NotFound, "Not a directory"),
-            libc::EISDIR => (ErrorKind::NotFound, "Is a directory"),
-            libc::EACCES => (ErrorKind::Denied, "Permission denied"),
-            libc::EPERM => (ErrorKind::Denied, "Operation not permitted"),
-            libc::ELOOP => {
-                return Error::new(
-                    ErrorKind::InvalidArgument,
-                    "The path resolves through a symlink loop.",
-                )
-            }
-            libc::ENAMETOOLONG => return too_long(),
-            libc::EILSEQ => {
-                return Error::new(
-                    ErrorKind::InvalidArgument,
-                    "The path name contains a byte sequence the filesystem cannot represent.",
-                )
-            }
-            _ => {
-                // Python shows it as `[Errno N] <strerror>` (OSError(errno, strerror)).
-                let mut e = Error::io(err, strerror(errno));
-                if errno == 0 {
-                    e.message = "I/O error".to_string();
-                }
-                return e;
-            }
-        };
-        let message = match rel {
-            Some(rel) => format!("{reason}: {}", py_repr(&rel_display(rel))),
-            None => reason.to_string(),
-        };
-        let mut e = Error::new(kind, message);
-        e.errno = Some(errno);
-        e
+        os_error(err, rel)
     }
 
     /// Like [`Root::os_error`], but a symlink met by the beneath-open (ELOOP, EXDEV) means
