@@ -36,7 +36,7 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
-from pydantic_ai_harness_rs.durable._events import beneath_durable, without_events
+from pydantic_ai_harness_rs.durable._events import beneath_durable, refuse_bare_toolset, without_events
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
@@ -423,6 +423,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """How the model's call of tool `name` runs: on the run's engine, with its events."""
 
         async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
+            refuse_bare_toolset(ctx, 'FileSystem')
             engine = await self._call_engine(_run_workspace(ctx))
             return await getattr(self, f'_{name}')(engine, ctx, **arguments)
 

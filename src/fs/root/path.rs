@@ -777,8 +777,9 @@ impl Beneath {
     /// component by component with `O_NOFOLLOW`. Returns whether the last component was
     /// created by this call.
     ///
-    /// Errors: EEXIST when a component exists and is not a directory, ENOTDIR, ELOOP for a
-    /// symlink on the way, and any other OS error.
+    /// Errors: EEXIST when the last component exists and is not a directory (a symlink
+    /// included), ENOTDIR when a parent is not (a file or a symlink put there meanwhile), and
+    /// any other OS error.
     pub fn mkdir_all(&self, rel: &Path) -> io::Result<bool> {
         let parts: Vec<&[u8]> = rel
             .as_os_str()
@@ -788,7 +789,8 @@ impl Beneath {
             .collect();
         let mut cur: Option<OwnedFd> = None;
         let mut created = false;
-        for part in parts {
+        let last = parts.len().saturating_sub(1);
+        for (index, part) in parts.into_iter().enumerate() {
             if part == b".." {
                 return Err(io::Error::from_raw_os_error(libc::EXDEV));
             }
@@ -809,7 +811,9 @@ impl Beneath {
             match openat(base, part, DIR_FLAGS | libc::O_NOFOLLOW, 0) {
                 Ok(fd) => cur = Some(fd),
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR) | Some(libc::ELOOP)) => {
-                    return Err(io::Error::from_raw_os_error(libc::EEXIST));
+                    // The path itself is not a directory (EEXIST), or one of its parents is not (ENOTDIR).
+                    let errno = if index == last { libc::EEXIST } else { libc::ENOTDIR };
+                    return Err(io::Error::from_raw_os_error(errno));
                 }
                 Err(e) => return Err(e),
             }
