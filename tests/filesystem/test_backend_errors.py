@@ -110,10 +110,10 @@ DENIED = PermissionError(errno.EACCES, 'Permission denied')
 DENIED_ROOT = PermissionError(errno.EACCES, 'Permission denied', '<cwd>')
 # (name, fault, tool call, what 0.62.0's model sees)
 SCENARIOS: list[tuple[str, tuple[str, str], BaseException, str, dict[str, Any], str]] = [
-    ('unlistable search root', ('list_dir', '.'), DENIED_ROOT, 'search_files', {'pattern': 'needle'}, "RETRY: Permission denied: '.'"),
-    ('unlistable find root', ('list_dir', '.'), DENIED_ROOT, 'find_files', {'pattern': '**/*.txt'}, "RETRY: Permission denied: '.'"),
-    ('unlistable grep root', ('list_dir', '.'), DENIED_ROOT, 'grep', {'pattern': 'needle'}, "RETRY: Permission denied: '.'"),
-    ('unlistable directory', ('list_dir', '.'), DENIED_ROOT, 'list_directory', {}, "RETRY: Permission denied: '.'"),
+    ('unlistable search root', ('list_dir', '.'), DENIED, 'search_files', {'pattern': 'needle'}, "RETRY: Permission denied: '.'"),
+    ('unlistable find root', ('list_dir', '.'), DENIED, 'find_files', {'pattern': '**/*.txt'}, "RETRY: Permission denied: '.'"),
+    ('unlistable grep root', ('list_dir', '.'), DENIED, 'grep', {'pattern': 'needle'}, "RETRY: Permission denied: '.'"),
+    ('unlistable directory', ('list_dir', '.'), DENIED, 'list_directory', {}, "RETRY: Permission denied: '.'"),
     ('backend fails in a walk', ('list_dir', 'sub'), WorkspaceError('backend refused'), 'search_files', {'pattern': 'needle'}, 'FAILED: backend refused'),
     ('backend fails in a find', ('list_dir', 'sub'), WorkspaceError('backend refused'), 'find_files', {'pattern': '**/*.txt'}, 'FAILED: backend refused'),
     ('backend fails at the root', ('list_dir', '.'), WorkspaceError('backend refused'), 'search_files', {'pattern': 'needle'}, 'FAILED: backend refused'),
@@ -128,6 +128,8 @@ SCENARIOS: list[tuple[str, tuple[str, str], BaseException, str, dict[str, Any], 
     ('unrepresentable write', ('write_bytes', 'n\u00e9.txt'), OSError(errno.EILSEQ, 'Illegal byte sequence'), 'write_file', {'path': 'n\u00e9.txt', 'content': 'x'}, 'RETRY: The path name contains a byte sequence the filesystem cannot represent.'),
     ('unrepresentable mkdir', ('make_dir', 'n\u00e9'), OSError(errno.EILSEQ, 'Illegal byte sequence'), 'create_directory', {'path': 'n\u00e9'}, 'RETRY: The path name contains a byte sequence the filesystem cannot represent.'),
     ('denied write', ('write_bytes', 'n.txt'), PermissionError(errno.EACCES, 'Permission denied', '<cwd>/n.txt'), 'write_file', {'path': 'n.txt', 'content': 'x'}, "RETRY: Permission denied: 'n.txt'"),
+    ('denied root without a name', ('list_dir', '.'), PermissionError(), 'search_files', {'pattern': 'needle'}, "RETRY: Permission denied: '.'"),
+    ('denied root with a name', ('list_dir', '.'), DENIED_ROOT, 'find_files', {'pattern': '*'}, "RETRY: Permission denied: '.'"),
     ('denied mkdir without errno', ('make_dir', 'nd'), PermissionError('<cwd>/nd'), 'create_directory', {'path': 'nd'}, "RETRY: Permission denied: 'nd'"),
 ]  # fmt: skip
 

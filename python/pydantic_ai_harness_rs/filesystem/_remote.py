@@ -154,11 +154,20 @@ def _os_errors(method: _M) -> _M:
             core = self._core_value
             if core is None or errno_ is None:
                 raise
-            filename = error.filename if error.errno else (error.args[0] if len(error.args) == 1 else None)
+            filename = error.filename
+            if filename is None and not error.errno and len(error.args) == 1:
+                filename = error.args[0]
             shown = filename if isinstance(filename, str) and filename.startswith('/') else None
             core.raise_os_error(errno_, shown)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _naming(error: OSError, path: str) -> OSError:
+    """`error`, naming `path` when the backend named nothing (`PermissionError(13, 'Permission denied')`)."""
+    if error.filename is None and (error.errno or not error.args):
+        error.filename = path
+    return error
 
 
 _ERRNO_OF: dict[type[OSError], int] = {
@@ -296,9 +305,9 @@ class RemoteEngine:
                     return await fs.list_dir(directory)
                 except WorkspaceError:
                     raise
-                except OSError:
+                except OSError as error:
                     if directory == start:
-                        raise
+                        raise _naming(error, directory) from None
                     return None
 
             return call
@@ -430,6 +439,8 @@ class RemoteEngine:
             children = await self._fs.list_dir(resolved)
         except (FileNotFoundError, NotADirectoryError):
             return core.list_directory(path, resolved, None)
+        except OSError as error:
+            raise _naming(error, resolved) from None
         unknown = [c for c in children if not c.is_dir and c.size is None]
         stats = await _gather([lambda c=c: self._stat(c.path) for c in unknown]) if unknown else []
         sizes = {c.path: s for c, s in zip(unknown, stats)}
