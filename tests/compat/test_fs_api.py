@@ -17,11 +17,7 @@ pytestmark = pytest.mark.compat
 
 def _describe(python: Path | str, module: str) -> dict[str, Any]:
     proc = subprocess.run(
-        [str(python), str(HERE / 'fs_api_probe.py'), module],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ,
+        [str(python), str(HERE / 'fs_api_probe.py'), module], capture_output=True, text=True, timeout=120, env=os.environ
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout)
@@ -50,22 +46,12 @@ def our_api(ours_python: str) -> dict[str, Any]:
     ],
 )
 def test_same_api(key: str, reference_api: dict[str, Any], our_api: dict[str, Any]) -> None:
-    expected = (
-        _with_062_surface(key, reference_api[key]) if OURS_MODULE == 'pydantic_ai_harness_rs' else reference_api[key]
-    )
+    expected = _with_062_surface(key, reference_api[key]) if OURS_MODULE == 'pydantic_ai_harness_rs' else reference_api[key]
     assert our_api[key] == expected
 
 
 UNSET_MAX_READ_CHARS_REPR = '<contract default: None with root_dir or no workspace, 50000 on a workspace>'
-_WORKSPACE_READ_ONLY = [
-    '**/.git',
-    '**/.env',
-    '**/.env.*',
-    '*.pem',
-    '*.key',
-    '**/secrets*',
-    '**/.pydantic-ai-harness/**',
-]
+_WORKSPACE_READ_ONLY = ['**/.git', '**/.env', '**/.env.*', '*.pem', '*.key', '**/secrets*', '**/.pydantic-ai-harness/**']
 
 
 def _with_062_surface(key: str, reference: Any) -> Any:
@@ -101,10 +87,7 @@ def _with_062_surface(key: str, reference: Any) -> Any:
             if name == 'root_dir':
                 init[index] = ['root_dir', 'KEYWORD_ONLY', 'None']
         at = [p[0] for p in init].index('protected_patterns')
-        init[at : at + 1] = [
-            ['read_only_patterns', 'KEYWORD_ONLY', 'None'],
-            ['protected_patterns', 'KEYWORD_ONLY', 'None'],
-        ]
+        init[at : at + 1] = [['read_only_patterns', 'KEYWORD_ONLY', 'None'], ['protected_patterns', 'KEYWORD_ONLY', 'None']]
         init.extend(ADDED_062_TOOLSET_PARAMETERS)
         init.append(['owner', 'KEYWORD_ONLY', "'FileSystemToolset'"])
         init.extend([name, 'KEYWORD_ONLY', default] for name, default in OPT_IN_FIELDS.items())
