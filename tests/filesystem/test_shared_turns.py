@@ -15,6 +15,7 @@ durable wrapper (as a tool inside a DBOS step or Prefect task sees it: calls pas
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable
@@ -97,6 +98,13 @@ def _durable(inner: Workspace) -> Workspace:
     return DurableWorkspace(inner, durability=durability, ctx=None)  # pyright: ignore[reportArgumentType]
 
 
+def _unit_scope() -> Any:
+    """Marked as inside a durable unit, as Pydantic AI marks a DBOS step's or Prefect task's body."""
+    from pydantic_ai.durable_exec._operation_backend import durable_unit_scope
+
+    return durable_unit_scope()
+
+
 def _host_state(root: Path) -> dict[str, str]:
     state: dict[str, str] = {}
     for directory, dirs, files in os.walk(root):
@@ -121,8 +129,10 @@ class Kind:
         make: Callable[[Path], Any],
         state: Callable[[Any, Path], dict[str, str]],
         wrap: Callable[[Any], WorkspaceBackend] = Workspace,
+        *,
+        unit: bool = False,
     ) -> None:
-        self.make, self.state, self.wrap = make, state, wrap
+        self.make, self.state, self.wrap, self.unit = make, state, wrap, unit
 
 
 def _on_host(factory: Callable[[str], Any]) -> Callable[[Path], Any]:
@@ -145,6 +155,8 @@ KINDS = {
     'shell-sandbox': Kind(_on_host(ShellSandbox), lambda b, d: _host_state(d)),
     'read-only': Kind(_in_memory, lambda b, d: _memory_state(b), lambda b: ReadOnlyWorkspace(Workspace(b))),
     'durable': Kind(_in_memory, lambda b, d: _memory_state(b), lambda b: _durable(Workspace(b))),
+    # A run whose tool calls are DBOS steps or Prefect tasks: each call is a unit (`durable/_units.py`).
+    'durable-unit': Kind(_in_memory, lambda b, d: _memory_state(b), lambda b: _durable(Workspace(b)), unit=True),
 }
 
 
@@ -191,12 +203,13 @@ async def _in_a_run(kind: Kind, directory: Path, ops: tuple[Op, Op], *, together
     backend = kind.make(directory)
     steps: list[Any] = [('read_file', {'path': 'a.py'})]
     steps += [list(ops)] if together else list(ops)
-    t = await run_tools(
-        [FileSystem()],
-        steps,
-        listeners=[(FileChangeRequestEvent, _yield_a_while)],
-        workspace=kind.wrap(backend),
-    )
+    with _unit_scope() if kind.unit else contextlib.nullcontext():
+        t = await run_tools(
+            [FileSystem()],
+            steps,
+            listeners=[(FileChangeRequestEvent, _yield_a_while)],
+            workspace=kind.wrap(backend),
+        )
     return t.results[1:], kind.state(backend, directory)
 
 
@@ -206,7 +219,7 @@ async def _in_a_run(kind: Kind, directory: Path, ops: tuple[Op, Op], *, together
 async def test_a_parallel_pair_of_changes_acts_as_one_after_the_other(
     tmp_path: Path, kind: str, pair: str, how: str
 ) -> None:
-    if kind == 'durable':
+    if kind.startswith('durable'):
         pytest.importorskip('pydantic_ai.durable_exec._workspace')
     ops = PAIRS[pair]
     run = _directly if how == 'direct' else _in_a_run
