@@ -812,7 +812,11 @@ impl Beneath {
                 Ok(fd) => cur = Some(fd),
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR) | Some(libc::ELOOP)) => {
                     // The path itself is not a directory (EEXIST), or one of its parents is not (ENOTDIR).
-                    let errno = if index == last { libc::EEXIST } else { libc::ENOTDIR };
+                    let errno = if index == last {
+                        libc::EEXIST
+                    } else {
+                        libc::ENOTDIR
+                    };
                     return Err(io::Error::from_raw_os_error(errno));
                 }
                 Err(e) => return Err(e),
@@ -1115,6 +1119,10 @@ mod tests {
         assert!(b.mkdir_all(Path::new("d/new/deeper")).unwrap());
         assert!(!b.mkdir_all(Path::new("d/new")).unwrap());
         assert!(b.mkdir_all(Path::new("sublink/x")).is_err());
-        assert!(b.mkdir_all(Path::new("a.txt/x")).is_err());
+        // A parent that is not a directory is ENOTDIR; the path itself EEXIST (the texts differ).
+        let errno = |p: &str| b.mkdir_all(Path::new(p)).unwrap_err().raw_os_error();
+        assert_eq!(errno("a.txt/x"), Some(libc::ENOTDIR));
+        assert_eq!(errno("a.txt/x/y"), Some(libc::ENOTDIR));
+        assert_eq!(errno("a.txt"), Some(libc::EEXIST));
     }
 }
