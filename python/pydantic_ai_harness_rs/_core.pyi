@@ -316,6 +316,10 @@ class RemoteCore:
         """`path` joined onto cwd and normalized as text; OutsideRootError outside the root."""
     def check(self, path: str, resolved: str, real: str | None, write: bool, check_allowed: bool) -> None:
         """Containment of the real path (None: not resolved) and the access patterns on both spellings."""
+    def raise_os_error(self, errno: int, resolved: str | None = None) -> NoReturn:
+        """Raise the core's error for an OS error the backend raised on `resolved` (a workspace path):
+        the native path's retry (`Permission denied: 'a.txt'`, the EILSEQ text, ...) with the path
+        root-relative, or OSError (no path) for one that ends the run."""
     def event_path(self, resolved: str) -> str: ...
     def descend(self, path: str, real: str, include_hidden: bool) -> bool:
         """Whether a walk enters this listed directory (not hidden, inside, not denied)."""

@@ -252,6 +252,11 @@ impl PyRemoteCore {
             .map_err(PyErr::from)
     }
 
+    #[pyo3(signature = (errno, resolved=None))]
+    fn raise_os_error(&self, errno: i32, resolved: Option<ModelPath>) -> PyResult<()> {
+        Err(self.inner.os_error(errno, resolved.as_deref()).into())
+    }
+
     fn event_path<'py>(
         &self,
         py: Python<'py>,

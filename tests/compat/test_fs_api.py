@@ -95,8 +95,9 @@ def _with_062_surface(key: str, reference: Any) -> Any:
     return expected
 
 
-ADDED_062_FIELDS = {'max_retries': 'None'}
-"""`FileSystem` fields pydantic-ai-harness 0.62.0 added that ours has too (keyword-only there and here)."""
+ADDED_062_FIELDS = {'max_retries': 'None', '_toolset': 'None'}
+"""`FileSystem` fields pydantic-ai-harness 0.62.0 added that ours has too (keyword-only there and here;
+`_toolset`, private and not in `__init__`, holds the toolset `get_toolset` returns each time: issue 20)."""
 
 ADDED_062_TOOLSET_PARAMETERS = [['max_retries', 'KEYWORD_ONLY', 'None']]
 """The same, as `FileSystemToolset.__init__` parameters."""

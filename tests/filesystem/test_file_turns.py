@@ -23,7 +23,7 @@ from pydantic_ai_harness_rs.filesystem import (
     FileWrittenEvent,
 )
 from pydantic_ai_harness_rs.filesystem._engine import LocalEngine
-from pydantic_ai_harness_rs.filesystem._locks import FileTurns
+from pydantic_ai_harness_rs.filesystem._locks import FileTurns, file_turns
 from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 from tests.filesystem.conftest import REFERENCE
@@ -179,7 +179,7 @@ async def test_no_turn_is_left_behind(tmp_path: Path) -> None:
     assert t.results[3].startswith('RETRY: ')
     [toolset] = built
     assert isinstance(toolset, FileSystemToolset)
-    assert len(toolset._turns) == 0  # pyright: ignore[reportPrivateUsage]
+    assert len(file_turns()) == 0
 
 
 async def test_turns_are_per_engine_and_path_and_dropped_when_free() -> None:

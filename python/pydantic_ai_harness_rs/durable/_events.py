@@ -16,6 +16,7 @@ import copy
 import sys
 from typing import Any, TypeVar
 
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.tools import RunContext
 from pydantic_ai.workspaces import Workspace
 
@@ -61,3 +62,22 @@ def beneath_durable(workspace: Workspace) -> Workspace:
     while durable is not None and isinstance(workspace, durable.DurableWorkspace):
         workspace = workspace.wrapped
     return workspace
+
+
+def refuse_bare_toolset(ctx: RunContext[Any], capability: str) -> None:
+    """Refuse a tool call that came from a bare or renamed toolset, whose capability events the run
+    would refuse, with 0.62.0's `UserError` naming `capability` (nothing runs before it).
+
+    Nothing to check where events cannot reach the run (`events_reachable`).
+    """
+    if not events_reachable(ctx):
+        return
+    tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
+    if ctx.tool_name is not None and tools is not None and getattr(ctx, '_capability', None) is None:
+        tool = tools.get(ctx.tool_name)
+        if tool is None or tool.tool_def.capability_id not in ctx.capabilities:
+            raise UserError(
+                f'The `{ctx.tool_name}` tool emits capability events, which Pydantic AI accepts only from '
+                f'tools a capability contributes under their own names. Pass `capabilities=[{capability}()]` '
+                'rather than its toolset in `toolsets=`, without renaming its tools.'
+            )

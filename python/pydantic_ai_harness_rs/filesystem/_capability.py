@@ -130,6 +130,11 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     skipped; under the workspace contract it replaces 0.62.0's hidden-entries trailer). Off:
     the documented results. Beyond both references (issue 9)."""
 
+    _toolset: FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """The toolset `get_toolset` built (0.62.0 returns the same one each time)."""
+
     _renamed: ClassVar[bool] = False
     """Set on an instance given `protected_patterns` (warned about when a workspace first selects 0.62.0's contract)."""
 
@@ -183,9 +188,15 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         return value
 
     def get_toolset(self) -> FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT]:
-        """Build the toolset; with `read_only`, filtered to `READ_ONLY_TOOL_NAMES` (as both references
-        return it), around a toolset that is itself read-only: its direct `write_file`, `edit_file`
-        and `create_directory` (through `.wrapped`) refuse with `ToolFailed`."""
+        """The toolset, built on the first call and the same object after it (as 0.62.0); with
+        `read_only`, filtered to `READ_ONLY_TOOL_NAMES` (as both references return it), around a
+        toolset that is itself read-only: its direct `write_file`, `edit_file` and
+        `create_directory` (through `.wrapped`) refuse with `ToolFailed`."""
+        if self._toolset is None:
+            self._toolset = self._build_toolset()
+        return self._toolset
+
+    def _build_toolset(self) -> FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT]:
         patterns = {
             'protected_patterns' if self._renamed else 'read_only_patterns': self._unless_default(
                 'read_only_patterns', UNSET_READ_ONLY_PATTERNS

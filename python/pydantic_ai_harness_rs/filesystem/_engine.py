@@ -11,7 +11,7 @@ protocol while the core keeps matching, hashing, windows and texts.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,6 +25,7 @@ from pydantic_ai_harness_rs._native import (
     run_sized,
 )
 from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
+from pydantic_ai_harness_rs.filesystem._locks import HOST
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import BinaryContent
@@ -38,6 +39,10 @@ class Engine(Protocol):
     Arguments and results are those of `_core.FileSystemCore` (without `cancel`: the engine
     owns cancellation). Retryable failures raise `_core.RetryableError` subclasses.
     """
+
+    storage: Hashable
+    """The storage the files are in (`_locks.storage_of`): changes take turns per storage and file,
+    whichever engine, toolset or workspace facade reached it."""
 
     async def root_dir(self) -> str:
         """The root as events carry it: absolute, symlink-free, a path of the workspace (or host)."""
@@ -109,6 +114,8 @@ class LocalEngine:
     Work on a file up to `INLINE_MAX_BYTES` runs on the event loop's thread (cheaper than the
     thread hop); anything larger, and every walk, in a worker thread with the GIL released.
     """
+
+    storage: Hashable = HOST
 
     def __init__(self, core: FileSystemCore, directory: str | None = None) -> None:
         """`directory`: a workspace's working directory the core was opened on, watched by `is_current`."""

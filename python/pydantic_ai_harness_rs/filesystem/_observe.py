@@ -39,7 +39,7 @@ ABSENT = '<absent>'
 
 class Observations:
     """What one run has seen of each file: the content hash of the version it last read or wrote,
-    or `ABSENT` for a read that found nothing. Keys are `(engine, lock_key)` (`_locks.py`)."""
+    or `ABSENT` for a read that found nothing. Keys are `(engine.storage, lock_key)` (`_locks.py`)."""
 
     def __init__(self) -> None:
         self._seen: dict[tuple[object, Hashable], str] = {}
@@ -103,9 +103,9 @@ async def note_read(engine: Engine, path: str, outcome: Outcome | None) -> None:
         return
     key = await engine.lock_key(path)
     if outcome is None or _found_nothing(outcome, path):
-        observations.saw_absent(engine, key)
+        observations.saw_absent(engine.storage, key)
     else:
-        observations.saw(engine, key, outcome.content_hash)
+        observations.saw(engine.storage, key, outcome.content_hash)
 
 
 @dataclass

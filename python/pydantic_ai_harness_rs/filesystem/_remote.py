@@ -13,10 +13,13 @@ The contract is always the workspace one (pydantic-ai-harness 0.62.0, `upstream-
 
 from __future__ import annotations
 
+import errno
+import functools
 import mimetypes
 import posixpath
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -35,15 +38,25 @@ from pydantic_ai.workspaces import (
 )
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._errors import single_error
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
 from pydantic_ai_harness_rs.filesystem import _ranged
+from pydantic_ai_harness_rs.filesystem._locks import storage_of
 
 __all__ = ('RemoteEngine',)
 
 _T = TypeVar('_T')
+_M = TypeVar('_M', bound=Callable[..., Awaitable[Any]])
 
 _Entry = tuple[str, bool, 'int | None']
 """An entry as `_core.RemoteCore` takes it: `(absolute path, is_dir, size or None)`."""
+
+NO_READLINK = (
+    "The workspace's shell has no `readlink`, so the symlinks on this path cannot be resolved and "
+    'checked; the path was refused. Install `readlink` in the workspace (coreutils), or use a backend '
+    'with `SupportsRealpath`.'
+)
+"""The failed tool result for a path through a symlink on a commands-only backend without `readlink`."""
 
 DEFAULT_CONCURRENCY = 16
 """Workspace calls one walk or search keeps in flight at most."""
@@ -75,19 +88,20 @@ async def _in_order(
             results[index] = await fetch(index)()
             state['ready'].set()  # type: ignore[union-attr]
 
-    async with anyio.create_task_group() as group:
-        for _ in range(min(concurrency, count)):
-            group.start_soon(worker)
-        for index in range(count):
-            while index not in results:
-                state['ready'] = ready = anyio.Event()
-                if index not in results:
-                    await ready.wait()
-            stop = await consume(index, results.pop(index))
-            ahead.release()
-            if stop:
-                group.cancel_scope.cancel()
-                return
+    with _one_error():
+        async with anyio.create_task_group() as group:
+            for _ in range(min(concurrency, count)):
+                group.start_soon(worker)
+            for index in range(count):
+                while index not in results:
+                    state['ready'] = ready = anyio.Event()
+                    if index not in results:
+                        await ready.wait()
+                stop = await consume(index, results.pop(index))
+                ahead.release()
+                if stop:
+                    group.cancel_scope.cancel()
+                    return
 
 
 def _wrapped(workspace: Workspace) -> bool:
@@ -110,10 +124,61 @@ async def _gather(calls: Sequence[Callable[[], Awaitable[_T]]]) -> list[_T]:
     async def one(index: int) -> None:
         results[index] = await calls[index]()
 
-    async with anyio.create_task_group() as group:
-        for index in range(len(calls)):
-            group.start_soon(one, index)
+    with _one_error():
+        async with anyio.create_task_group() as group:
+            for index in range(len(calls)):
+                group.start_soon(one, index)
     return results  # type: ignore[return-value]
+
+
+@contextmanager
+def _one_error() -> Iterator[None]:
+    """A task group's error as itself, not wrapped in an `ExceptionGroup` (`single_error`)."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        raise single_error(group) from None
+
+
+def _os_errors(method: _M) -> _M:
+    """A `RemoteEngine` method whose backend's `OSError`s read as the native path's: a retry such as
+    `Permission denied: 'sub'` or the EILSEQ text, or an `OSError` without the backend's path
+    that ends the run (`RemoteCore.raise_os_error`). Backends often raise `PermissionError(path)`
+    with no errno: the class then gives it."""
+
+    @functools.wraps(method)
+    async def wrapper(self: RemoteEngine, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(self, *args, **kwargs)
+        except OSError as error:
+            errno_ = error.errno if error.errno else _ERRNO_OF.get(type(error))
+            core = self._core_value
+            if core is None or errno_ is None:
+                raise
+            filename = error.filename
+            if filename is None and not error.errno and len(error.args) == 1:
+                filename = error.args[0]
+            shown = filename if isinstance(filename, str) and filename.startswith('/') else None
+            core.raise_os_error(errno_, shown)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _naming(error: OSError, path: str) -> OSError:
+    """`error`, naming `path` when the backend named nothing (`PermissionError(13, 'Permission denied')`)."""
+    if error.filename is None and (error.errno or not error.args):
+        error.filename = path
+    return error
+
+
+_ERRNO_OF: dict[type[OSError], int] = {
+    PermissionError: errno.EACCES,
+    FileNotFoundError: errno.ENOENT,
+    NotADirectoryError: errno.ENOTDIR,
+    IsADirectoryError: errno.EISDIR,
+    FileExistsError: errno.EEXIST,
+}
+"""The errno an `OSError` subclass raised without one stands for."""
 
 
 class RemoteEngine:
@@ -157,6 +222,7 @@ class RemoteEngine:
         max_line_chars: int | None = None,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        self.storage = storage_of(self._workspace)
         backend = self._workspace.backend
         # The calls below pass absolute normalized paths, so with no wrapper in between the
         # backend's own methods are what `Workspace` would call: skip its per-call protocol check.
@@ -176,6 +242,7 @@ class RemoteEngine:
         self._concurrency = max(1, concurrency)
         self._options = {'max_line_chars': max_line_chars}
         self._core_value: _core.RemoteCore | None = None
+        self._no_readlink: bool | None = None
 
     async def _core(self) -> _core.RemoteCore:
         """The core for this workspace, built on the first call (source: 0.62.0 `_scope`)."""
@@ -210,7 +277,7 @@ class RemoteEngine:
         """Where `path` leads through symlinks, when that needs checking; else `None`."""
         if not self._checks_realpath:
             return None
-        return await self._workspace.realpath(path)
+        return await self._realpath(path)
 
     async def _resolve(self, path: str, *, write: bool = False, check_allowed: bool = True) -> str:
         core = await self._core()
@@ -267,9 +334,9 @@ class RemoteEngine:
                     return await fs.list_dir(directory)
                 except WorkspaceError:
                     raise
-                except OSError:
+                except OSError as error:
                     if directory == start:
-                        raise
+                        raise _naming(error, directory) from None
                     return None
 
             return call
@@ -301,12 +368,36 @@ class RemoteEngine:
             depth += 1
         return entries, False
 
+    async def _realpath(self, path: str) -> str:
+        """`Workspace.realpath`; on a backend that resolves links with its shell's `readlink` and
+        has none, a `WorkspaceError` that says so (fail closed: the path is not used) instead of
+        the shell's `readlink: not found`."""
+        try:
+            return await self._workspace.realpath(path)
+        except WorkspaceError as error:
+            if isinstance(error, WorkspaceUnavailableError) or not await self._lacks_readlink():
+                raise
+            raise WorkspaceError(NO_READLINK) from None
+
+    async def _lacks_readlink(self) -> bool:
+        """Whether links resolve through the backend's shell and it has no `readlink` (asked once)."""
+        if self._no_readlink is None:
+            backend = self._workspace.backend
+            self._no_readlink = False
+            if isinstance(backend, SupportsCommands) and not isinstance(backend, SupportsRealpath):
+                try:
+                    found = await backend.run('command -v readlink', shell=True)
+                except (WorkspaceError, OSError):
+                    return False
+                self._no_readlink = found.exit_code != 0
+        return self._no_readlink
+
     def _real_or_skip(self, path: str) -> Callable[[], Awaitable[str | None]]:
         async def call() -> str | None:
             if not self._sees_links:
                 return path
             try:
-                return await self._workspace.realpath(path)
+                return await self._realpath(path)
             except WorkspaceError:
                 raise
             except OSError:
@@ -316,6 +407,7 @@ class RemoteEngine:
 
     # -- reading -------------------------------------------------------------------------------
 
+    @_os_errors
     async def read_file(
         self, path: str, offset: int = 0, limit: int | None = None, column: int = 0
     ) -> tuple[_core.Outcome, BinaryContent | None]:
@@ -359,6 +451,7 @@ class RemoteEngine:
         content = BinaryContent(data=data, media_type=media) if media is not None and data is not None else None
         return outcome, content
 
+    @_os_errors
     async def file_info(self, path: str) -> _core.Outcome:
         """`file_info`: path, type, size, and for a file up to 64 MiB binary, lines and hash."""
         core = await self._core()
@@ -385,6 +478,7 @@ class RemoteEngine:
             return core.file_info(path, resolved, None, None, lookalike=await self._lookalike(path, resolved))
         return core.file_info(path, resolved, _entry(entry), data)
 
+    @_os_errors
     async def list_directory(self, path: str = '.') -> _core.Outcome:
         """`list_directory`: one listing, names sorted, hidden entries counted in a trailer."""
         core = await self._core()
@@ -393,6 +487,8 @@ class RemoteEngine:
             children = await self._fs.list_dir(resolved)
         except (FileNotFoundError, NotADirectoryError):
             return core.list_directory(path, resolved, None)
+        except OSError as error:
+            raise _naming(error, resolved) from None
         unknown = [c for c in children if not c.is_dir and c.size is None]
         stats = await _gather([lambda c=c: self._stat(c.path) for c in unknown]) if unknown else []
         sizes = {c.path: s for c, s in zip(unknown, stats)}
@@ -409,6 +505,7 @@ class RemoteEngine:
 
     # -- walking and searching -----------------------------------------------------------------
 
+    @_os_errors
     async def find_files(self, pattern: str, path: str = '.', *, files_only: bool = False) -> _core.Outcome:
         """`find_files`: a glob where `**` spans directories, matched in the core over a walk."""
         core = await self._core()
@@ -441,6 +538,7 @@ class RemoteEngine:
         """`list_files` without ripgrep, as 0.62.0 on a backend without commands: `find_files` of files."""
         return await self.find_files(_core.remote_list_files_glob(glob), path, files_only=True)
 
+    @_os_errors
     async def search_files(self, pattern: str, path: str = '.', include_glob: str | None = None) -> _core.Outcome:
         """`search_files`: the core's regex engine over file bytes read through the workspace.
 
@@ -518,6 +616,7 @@ class RemoteEngine:
         except OSError:
             return resolved
 
+    @_os_errors
     async def plan_write(
         self, path: str, content: str, expected_hash: str | None = None, announce: bool = True
     ) -> _core.ChangePlan:
@@ -550,6 +649,7 @@ class RemoteEngine:
             inline=len(old or b'') + len(content) <= INLINE_MAX_BYTES,
         )
 
+    @_os_errors
     async def plan_edit(
         self,
         path: str,
@@ -571,6 +671,7 @@ class RemoteEngine:
             inline=len(raw or b'') <= INLINE_MAX_BYTES,
         )
 
+    @_os_errors
     async def plan_create_directory(self, path: str) -> _core.ChangePlan | None:
         """Plan a `create_directory`; `None` when the directory already exists."""
         core = await self._core()
@@ -592,6 +693,7 @@ class RemoteEngine:
                     break
         return core.plan_create_directory(path, resolved, None if entry is None else entry.is_dir, ancestor_is_dir)
 
+    @_os_errors
     async def commit(self, plan: _core.ChangePlan) -> _core.Outcome:
         """Apply a plan: the path is checked again, then the conflict guard re-reads the target and
         refuses a write when its bytes are no longer what the plan saw; then the bytes are written

@@ -13,6 +13,7 @@ from copy import deepcopy
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any
 
+from pydantic import ConfigDict
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.tools import RunContext
 
@@ -29,6 +30,12 @@ class Replacement:
     old_text: str
     new_text: str
 
+    # Its fields have no docstrings to look up: without this, building a tool's schema (each
+    # `FileSystem()`) parses this module's source for them (pydantic's `use_attribute_docstrings`),
+    # which costs tens of ms and which CPython 3.11.7 can fail with a spurious `SystemError` deep
+    # inside an event loop.
+    __pydantic_config__ = ConfigDict(use_attribute_docstrings=False)
+
 
 @dataclass
 class FlaggedReplacement(Replacement):
@@ -36,6 +43,8 @@ class FlaggedReplacement(Replacement):
 
     _: KW_ONLY
     replace_all: bool = False
+
+    __pydantic_config__ = ConfigDict(use_attribute_docstrings=False)
 
 
 EditPair = tuple[str, str] | tuple[str, str, bool]

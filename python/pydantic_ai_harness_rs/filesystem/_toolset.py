@@ -36,7 +36,7 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
-from pydantic_ai_harness_rs.durable._events import beneath_durable, without_events
+from pydantic_ai_harness_rs.durable._events import beneath_durable, refuse_bare_toolset, without_events
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
@@ -50,7 +50,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     FileWrittenEvent,
     announce,
 )
-from pydantic_ai_harness_rs.filesystem._locks import FileTurns
+from pydantic_ai_harness_rs.filesystem._locks import file_turns
 from pydantic_ai_harness_rs.filesystem._observe import guarded_change, note_read
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._streams import (
@@ -192,12 +192,14 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         self._engine_keys: weakref.WeakKeyDictionary[WorkspaceBackend, tuple[str | None, str]] = (
             weakref.WeakKeyDictionary()
         )
-        self._remote_engines: weakref.WeakKeyDictionary[Workspace, Engine] = weakref.WeakKeyDictionary()
-        # The engine each workspace object a call named got (the run's, or a direct call's
-        # `workspace=`), so a repeated call skips the facade and protocol checks.
+        # Per wrapper stack (`_layers`: the wrappers and the backend under plain facades), so a
+        # facade made per call reuses its engine; oldest dropped first. Each engine holds its
+        # layers alive, so their ids stay theirs while the entry exists.
+        self._remote_engines: dict[tuple[int, ...], Engine] = {}
+        # The local engine each workspace object a call named got (the run's, or a direct call's
+        # `workspace=`), so a repeated call skips the facade and protocol checks. (A remote
+        # engine holds its workspace, so it is never a value here: the key would never die.)
         self._engines_by_workspace: weakref.WeakKeyDictionary[object, Engine] = weakref.WeakKeyDictionary()
-        # Writes and edits of one file take turns, from plan through the listeners' answer to commit.
-        self._turns = FileTurns()
         self._custom_streams = (
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
@@ -267,7 +269,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 return cached
             self._forget_engine(workspace, cached)
         engine = await self._resolve_engine(workspace)
-        if engine is not self._document:
+        if isinstance(engine, LocalEngine) and engine is not self._document:
             with contextlib.suppress(TypeError):
                 self._engines_by_workspace[workspace] = engine
         return engine
@@ -310,13 +312,16 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
         Python moves bytes through the workspace protocol; the Rust core matches, hashes, windows,
         diffs and words every result. The boundary follows 0.62.0's `root_dir` semantics
-        (`_bounds.py`), checked before any file I/O. One engine per workspace object (held weakly).
+        (`_bounds.py`), checked before any file I/O. One engine per wrapper stack: a facade made
+        per call (`Workspace(backend)`) reuses the engine of an earlier one on the same stack.
 
         Raises:
             UserError: `root_dir` cannot contain the workspace's working directory (0.62.0's texts).
         """
-        engine = self._remote_engines.get(workspace)
+        layers = _layers(workspace)
+        engine = self._remote_engines.pop(layers, None)
         if engine is not None:
+            self._remote_engines[layers] = engine  # the most recently used last
             return engine
         spelling = root_spelling(self._root_dir)
         await workspace_bounds(workspace, spelling)
@@ -335,7 +340,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             content_hashes=s['content_hashes'],
             max_line_chars=s['max_line_chars'],
         )
-        self._remote_engines[workspace] = engine
+        if len(self._remote_engines) >= _MAX_WORKSPACE_ENGINES:
+            del self._remote_engines[next(iter(self._remote_engines))]
+        self._remote_engines[layers] = engine
         return engine
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
@@ -417,15 +424,21 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """How the model's call of tool `name` runs: on the run's engine, with its events."""
 
         async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
-            engine = await self._engine(_run_workspace(ctx))
+            refuse_bare_toolset(ctx, 'FileSystem')
+            engine = await self._call_engine(_run_workspace(ctx))
             return await getattr(self, f'_{name}')(engine, ctx, **arguments)
 
         return call
 
     async def _direct(self, name: str, workspace: WorkspaceBackend | None, **arguments: Any) -> Any:
         """A direct call of tool `name`, outside a run: on `workspace`'s engine (or `root_dir`'s), no events."""
-        engine = await self._engine(workspace)
+        engine = await self._call_engine(workspace)
         return await getattr(self, f'_{name}')(engine, None, **arguments)
+
+    @retry_on_core_errors
+    async def _call_engine(self, workspace: WorkspaceBackend | None) -> Engine:
+        """`_engine`, its workspace's errors mapped as a tool's are (`_errors.py`)."""
+        return await self._engine(workspace)
 
     # --- the direct methods (the tools' bodies below take the same arguments) ----------------
 
@@ -639,8 +652,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         `with_streams(guard)`, which announces and writes itself), else the plan and the outcome.
         """
         key = await engine.lock_key(path)
-        async with self._turns.hold(engine, key):
-            change = guarded_change(engine, key, path, expected_hash)
+        async with file_turns().hold(engine.storage, key):
+            change = guarded_change(engine.storage, key, path, expected_hash)
             if self._custom_streams and engine is self._document:
                 with os_errors_for_the_model(self._core), change.checked():
                     text = await with_streams(change.expected_hash)
@@ -657,13 +670,15 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     @retry_on_core_errors
     async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
         self._refuse_if_read_only()
-        plan = await engine.plan_create_directory(path)
-        if plan is None:
-            # Already a directory: nothing changes, so nothing is announced or reported.
-            return f'Created directory: {path}'
-        if (refusal := await announce(ctx, plan)) is not None:
-            return refusal
-        outcome = await engine.commit(plan)
+        # Under the path's turn, as writes and edits: a write of the same path waits, then sees it.
+        async with file_turns().hold(engine.storage, await engine.lock_key(path)):
+            plan = await engine.plan_create_directory(path)
+            if plan is None:
+                # Already a directory: nothing changes, so nothing is announced or reported.
+                return f'Created directory: {path}'
+            if (refusal := await announce(ctx, plan)) is not None:
+                return refusal
+            outcome = await engine.commit(plan)
         if ctx is not None and outcome.emit:
             await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=await engine.root_dir()))
         return outcome.text
@@ -777,6 +792,17 @@ def _python_regex(pattern: str) -> str:
     return _NAMED_ESCAPE.sub(
         lambda m: m.group(0) if m.group(2) is None else re.escape(unicodedata.lookup(m.group(2))), pattern
     )
+
+
+def _layers(workspace: Workspace) -> tuple[int, ...]:
+    """The ids of `workspace`'s wrappers and its backend, outermost first; plain `Workspace` facades are skipped."""
+    layers: list[int] = []
+    layer: object = workspace
+    while isinstance(layer, Workspace):
+        if type(layer) is not Workspace:
+            layers.append(id(layer))
+        layer = layer._backend  # pyright: ignore[reportPrivateUsage]
+    return (*layers, id(layer))
 
 
 def _run_workspace(ctx: RunContext[Any]) -> Workspace | None:

@@ -13,10 +13,9 @@ from typing import Any, Literal
 
 import anyio
 from pydantic_ai import ModelRetry, RunContext
-from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 
-from pydantic_ai_harness_rs.durable._events import events_reachable
+from pydantic_ai_harness_rs.durable._events import events_reachable, refuse_bare_toolset
 from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 from pydantic_ai_harness_rs.shell._jobs import POLL_MAX, POLL_MIN, Job, job_directory, launch, stop_launched
 from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox
@@ -44,15 +43,7 @@ def event_ctx(ctx: RunContext[Any], capability: str) -> RunContext[Any] | None:
     """
     if not events_reachable(ctx):
         return None
-    tools = ctx.tool_manager.tools if ctx.tool_manager is not None else None
-    if ctx.tool_name is not None and tools is not None and getattr(ctx, '_capability', None) is None:
-        tool = tools.get(ctx.tool_name)
-        if tool is None or tool.tool_def.capability_id not in ctx.capabilities:
-            raise UserError(
-                f'The `{ctx.tool_name}` tool emits capability events, which Pydantic AI accepts only from '
-                f'tools a capability contributes under their own names. Pass `capabilities=[{capability}()]` '
-                'rather than its toolset in `toolsets=`, without renaming its tools.'
-            )
+    refuse_bare_toolset(ctx, capability)
     return ctx
 
 

@@ -253,6 +253,16 @@ impl Remote {
         }
     }
 
+    /// The error for an OS error the backend raised on `resolved` (a workspace path; `None`:
+    /// no path): the native path's text ([`crate::fs::root::path::os_error`]: a retry such as
+    /// `Permission denied: 'a.txt'` or the `cannot represent` one for EILSEQ, else an I/O error
+    /// that ends the run), the path shown root-relative, never as the backend spelled it.
+    pub fn os_error(&self, errno: i32, resolved: Option<&str>) -> Error {
+        let err = std::io::Error::from_raw_os_error(errno);
+        let shown = resolved.map(|r| self.event_path(r));
+        crate::fs::root::path::os_error(&err, shown.as_deref().map(std::path::Path::new))
+    }
+
     /// `_walk_entry`: an entry's root-relative path, or `None` when a walk skips it (hidden
     /// below `start`, or not readable by the patterns).
     pub fn walk_entry(&self, path: &str, start: &str, include_hidden: bool) -> Option<String> {

@@ -239,6 +239,48 @@ pub fn strip_base<'p>(path: &'p Path, base: &Path) -> Option<&'p Path> {
     path.strip_prefix(base).ok()
 }
 
+/// Maps an OS error met on `rel` (relative to the root) to a message for the model: the one
+/// mapping every path uses ([`Root::os_error`] on this host, `RemoteCore::os_error` for an error
+/// a workspace backend raised). See [`Root::os_error`] for the kinds.
+pub fn os_error(err: &io::Error, rel: Option<&Path>) -> Error {
+    let errno = errno_of(err);
+    let (kind, reason) = match errno {
+        libc::ENOENT => (ErrorKind::NotFound, "No such file or directory"),
+        libc::ENOTDIR => (ErrorKind::NotFound, "Not a directory"),
+        libc::EISDIR => (ErrorKind::NotFound, "Is a directory"),
+        libc::EACCES => (ErrorKind::Denied, "Permission denied"),
+        libc::EPERM => (ErrorKind::Denied, "Operation not permitted"),
+        libc::ELOOP => {
+            return Error::new(
+                ErrorKind::InvalidArgument,
+                "The path resolves through a symlink loop.",
+            )
+        }
+        libc::ENAMETOOLONG => return too_long(),
+        libc::EILSEQ => {
+            return Error::new(
+                ErrorKind::InvalidArgument,
+                "The path name contains a byte sequence the filesystem cannot represent.",
+            )
+        }
+        _ => {
+            // Python shows it as `[Errno N] <strerror>` (OSError(errno, strerror)).
+            let mut e = Error::io(err, strerror(errno));
+            if errno == 0 {
+                e.message = "I/O error".to_string();
+            }
+            return e;
+        }
+    };
+    let message = match rel {
+        Some(rel) => format!("{reason}: {}", py_repr(&rel_display(rel))),
+        None => reason.to_string(),
+    };
+    let mut e = Error::new(kind, message);
+    e.errno = Some(errno);
+    e
+}
+
 #[cfg(test)]
 mod strip_base_tests {
     use super::*;
@@ -556,42 +598,7 @@ impl Root {
     /// else `ErrorKind::Io` with a path-free message, which aborts the run as in 0.36.0.
     /// Source: `_recoverable`, `_sanitize_recoverable_error`, _toolset.py.
     pub fn os_error(&self, err: &io::Error, rel: Option<&Path>) -> Error {
-        let errno = errno_of(err);
-        let (kind, reason) = match errno {
-            libc::ENOENT => (ErrorKind::NotFound, "No such file or directory"),
-            libc::ENOTDIR => (ErrorKind::NotFound, "Not a directory"),
-            libc::EISDIR => (ErrorKind::NotFound, "Is a directory"),
-            libc::EACCES => (ErrorKind::Denied, "Permission denied"),
-            libc::EPERM => (ErrorKind::Denied, "Operation not permitted"),
-            libc::ELOOP => {
-                return Error::new(
-                    ErrorKind::InvalidArgument,
-                    "The path resolves through a symlink loop.",
-                )
-            }
-            libc::ENAMETOOLONG => return too_long(),
-            libc::EILSEQ => {
-                return Error::new(
-                    ErrorKind::InvalidArgument,
-                    "The path name contains a byte sequence the filesystem cannot represent.",
-                )
-            }
-            _ => {
-                // Python shows it as `[Errno N] <strerror>` (OSError(errno, strerror)).
-                let mut e = Error::io(err, strerror(errno));
-                if errno == 0 {
-                    e.message = "I/O error".to_string();
-                }
-                return e;
-            }
-        };
-        let message = match rel {
-            Some(rel) => format!("{reason}: {}", py_repr(&rel_display(rel))),
-            None => reason.to_string(),
-        };
-        let mut e = Error::new(kind, message);
-        e.errno = Some(errno);
-        e
+        os_error(err, rel)
     }
 
     /// Like [`Root::os_error`], but a symlink met by the beneath-open (ELOOP, EXDEV) means
@@ -770,8 +777,9 @@ impl Beneath {
     /// component by component with `O_NOFOLLOW`. Returns whether the last component was
     /// created by this call.
     ///
-    /// Errors: EEXIST when a component exists and is not a directory, ENOTDIR, ELOOP for a
-    /// symlink on the way, and any other OS error.
+    /// Errors: EEXIST when the last component exists and is not a directory (a symlink
+    /// included), ENOTDIR when a parent is not (a file or a symlink put there meanwhile), and
+    /// any other OS error.
     pub fn mkdir_all(&self, rel: &Path) -> io::Result<bool> {
         let parts: Vec<&[u8]> = rel
             .as_os_str()
@@ -781,7 +789,8 @@ impl Beneath {
             .collect();
         let mut cur: Option<OwnedFd> = None;
         let mut created = false;
-        for part in parts {
+        let last = parts.len().saturating_sub(1);
+        for (index, part) in parts.into_iter().enumerate() {
             if part == b".." {
                 return Err(io::Error::from_raw_os_error(libc::EXDEV));
             }
@@ -802,7 +811,13 @@ impl Beneath {
             match openat(base, part, DIR_FLAGS | libc::O_NOFOLLOW, 0) {
                 Ok(fd) => cur = Some(fd),
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR) | Some(libc::ELOOP)) => {
-                    return Err(io::Error::from_raw_os_error(libc::EEXIST));
+                    // The path itself is not a directory (EEXIST), or one of its parents is not (ENOTDIR).
+                    let errno = if index == last {
+                        libc::EEXIST
+                    } else {
+                        libc::ENOTDIR
+                    };
+                    return Err(io::Error::from_raw_os_error(errno));
                 }
                 Err(e) => return Err(e),
             }
@@ -1104,6 +1119,10 @@ mod tests {
         assert!(b.mkdir_all(Path::new("d/new/deeper")).unwrap());
         assert!(!b.mkdir_all(Path::new("d/new")).unwrap());
         assert!(b.mkdir_all(Path::new("sublink/x")).is_err());
-        assert!(b.mkdir_all(Path::new("a.txt/x")).is_err());
+        // A parent that is not a directory is ENOTDIR; the path itself EEXIST (the texts differ).
+        let errno = |p: &str| b.mkdir_all(Path::new(p)).unwrap_err().raw_os_error();
+        assert_eq!(errno("a.txt/x"), Some(libc::ENOTDIR));
+        assert_eq!(errno("a.txt/x/y"), Some(libc::ENOTDIR));
+        assert_eq!(errno("a.txt"), Some(libc::EEXIST));
     }
 }
