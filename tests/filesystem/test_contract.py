@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from pydantic_ai import Agent
@@ -288,3 +289,27 @@ async def test_the_field_in_an_agent_spec(p: Path) -> None:
     agent = Agent.from_file(spec, custom_capability_types=[FileSystem])
     t = await run_agent(agent, [('read_file', {'path': 'src/a.txt'})])
     assert t.results == [WS_A]
+
+
+class _Durability:
+    """The least Pydantic AI's `DurableWorkspace` asks of its durability capability, outside a workflow."""
+
+    engine_name = 'test'
+    durable_unit_plural = 'units'
+    durable_unit_noun = 'a unit'
+    in_durable_context = False
+
+
+async def test_the_field_through_the_durable_workspace_wrapper(p: Path) -> None:
+    """Each contract's reading through `DurableWorkspace` (what workflow code sees) over a local directory."""
+    from pydantic_ai.durable_exec._workspace import DurableWorkspace
+
+    durable = DurableWorkspace(Workspace(LocalWorkspaceBackend(p / 'ws')), durability=_Durability(), ctx=None)  # pyright: ignore[reportArgumentType]
+    cases: list[tuple[Literal['document', 'workspace'], str, str]] = [
+        ('workspace', '..', WS_A),
+        ('document', '.', PROCESS_A),
+    ]
+    for contract, root_dir, expected in cases:
+        toolset = FileSystem(root_dir=root_dir, contract=contract).get_toolset()
+        assert isinstance(toolset, FileSystemToolset)
+        assert await toolset.read_file('src/a.txt', workspace=durable) == expected
