@@ -72,7 +72,9 @@ class FileSystem(AbstractCapability[AgentDepsT]):
 
     root_dir: str | Path | None = None
     """Root directory every operation is confined to, on this host. `None`: the run's workspace's
-    working directory when one is attached, else the current directory."""
+    working directory when one is attached, else the current directory. Under 0.62.0's contract
+    (`contract='workspace'`, or a workspace whose files are not on this host) a path in the
+    workspace instead: relative to its working directory, which it must contain."""
 
     cwd: str | Path | None = None
     """Directory relative paths resolve from; must lie inside `root_dir`. Defaults to `root_dir`.
