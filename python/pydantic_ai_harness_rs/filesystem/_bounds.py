@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import posixpath
+import weakref
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs._warn import warn_root_dir_readings
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, innermost_backend, local_backend
@@ -161,7 +162,13 @@ def contract_on(workspace: Workspace, choice: Contract | None, *, root_given: bo
 
 
 async def warn_if_readings_differ(
-    workspace: Workspace, root_dir: str | Path, document: tuple[str, str], *, in_force: Contract, owner: str
+    workspace: Workspace,
+    root_dir: str | Path,
+    document: tuple[str, str],
+    *,
+    in_force: Contract,
+    owner: str,
+    checked: weakref.WeakSet[WorkspaceBackend],
 ) -> bool:
     """Warn when the document's and 0.62.0's readings of a relative `root_dir` differ on `workspace`.
 
@@ -171,12 +178,15 @@ async def warn_if_readings_differ(
     directory, or refuses it (below the working directory). `in_force`: the reading the call got.
     Returns whether it warned (`_warn.warn_root_dir_readings`): not for an absolute `root_dir`,
     nor when both readings name the same root and the same directory paths resolve from.
+    `checked`: the backends already compared (the caller's, kept across calls), so each is
+    compared once (asking a local backend for its working directory costs a thread hop).
     """
     if PurePath(root_dir).is_absolute() or str(root_dir).startswith('~'):
         return False
     backend = innermost_backend(workspace)
-    if not isinstance(backend, LocalWorkspaceBackend) or workspace.read_only:
+    if not isinstance(backend, LocalWorkspaceBackend) or workspace.read_only or backend in checked:
         return False
+    checked.add(backend)
     working = os.path.realpath(await workspace.working_dir())
     pointed = os.path.realpath(os.path.join(working, root_dir))
     try:

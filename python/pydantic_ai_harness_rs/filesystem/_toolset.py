@@ -199,6 +199,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         self._tool_names = tools
         self._owner = owner
         self._readings_warned = False
+        self._readings_checked: weakref.WeakSet[WorkspaceBackend] = weakref.WeakSet()  # compared (`_contract_on`)
         self._workspace_docs: FunctionToolset[object] | None = None
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
         self._deprecations: list[Callable[[], None]] = []
@@ -352,7 +353,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             core = self._document_engine().core
             assert self._root_dir is not None
             self._readings_warned = await warn_if_readings_differ(
-                workspace, self._root_dir, (core.root_dir, core.cwd), in_force=contract, owner=self._owner
+                workspace,
+                self._root_dir,
+                (core.root_dir, core.cwd),
+                in_force=contract,
+                owner=self._owner,
+                checked=self._readings_checked,
             )
         return contract
 
