@@ -18,6 +18,8 @@ import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import anyio
+
 from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, WorkspaceTimeoutError
 
 __all__ = ('ProtocolLocal', 'ShellSandbox', 'host_root')
@@ -81,7 +83,8 @@ class ShellSandbox:
                 os.killpg(process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            await process.wait()
+            with anyio.CancelScope(shield=True):  # reap it even when the call was cancelled
+                await process.wait()
             if isinstance(error, asyncio.CancelledError):
                 raise
             raise WorkspaceTimeoutError(f'command timed out after {timeout} s') from None

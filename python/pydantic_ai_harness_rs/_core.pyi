@@ -173,10 +173,13 @@ class FileSystemCore:
         contract: Literal['document', 'workspace'] = 'document',
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        root_named: bool = False,
     ) -> Self: ...
     """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
     0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace).
-    `max_line_chars`, `report_skipped`: `FileSystem`'s opt-in fields of those names (issue 9)."""
+    `max_line_chars`, `report_skipped`: `FileSystem`'s opt-in fields of those names (issue 9).
+    `root_named`: the root is a `root_dir` the user gave (workspace contract): containment errors
+    name `` root_dir `<root>` `` instead of `` the project root `<root>` ``."""
     @property
     def root_dir(self) -> str: ...
     """The real (symlink-resolved, absolute) root; events carry it as `root_dir`."""

@@ -178,6 +178,13 @@ impl FileSystem {
         })
     }
 
+    /// This FileSystem with its root named by the user (`root_dir` under the workspace
+    /// contract), which its containment errors then name: see [`Root::named`].
+    pub fn with_root_named(mut self, named: bool) -> Self {
+        self.root = self.root.named(named);
+        self
+    }
+
     /// This FileSystem with `disclosure`'s opt-in notices.
     pub fn with_disclosure(mut self, disclosure: disclosure::Disclosure) -> Self {
         self.disclosure = disclosure;

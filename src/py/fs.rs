@@ -238,7 +238,7 @@ impl PyFileSystemCore {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root_dir, cwd, allowed_patterns, denied_patterns, protected_patterns, max_read_lines,
         max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes, contract = "document",
-        max_line_chars = None, report_skipped = false))]
+        max_line_chars = None, report_skipped = false, root_named = false))]
     fn new(
         py: Python<'_>,
         root_dir: String,
@@ -255,6 +255,7 @@ impl PyFileSystemCore {
         contract: &str,
         max_line_chars: Option<usize>,
         report_skipped: bool,
+        root_named: bool,
     ) -> PyResult<Self> {
         let contract = Contract::from_name(contract)
             .ok_or_else(|| PyValueError::new_err(format!("unknown contract {contract:?}")))?;
@@ -282,6 +283,7 @@ impl PyFileSystemCore {
                         max_line_chars,
                         report_skipped,
                     })
+                    .with_root_named(root_named)
                 })
             })
             .map_err(|e| PyValueError::new_err(e.message))?;

@@ -8,19 +8,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FilteredToolset
 
 from pydantic_ai_harness_rs._settings import passed_on
-from pydantic_ai_harness_rs._workspace import refuse_unavailable
+from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
+from pydantic_ai_harness_rs.durable._events import beneath_durable
+from pydantic_ai_harness_rs.filesystem._bounds import checked_contract, refuse_document_off_host, root_spelling
 from pydantic_ai_harness_rs.filesystem._defaults import (
     DEFAULT_PROTECTED_PATTERNS,
     DEFAULT_READ_ONLY_PATTERNS,
     UNSET_MAX_READ_CHARS,
     UNSET_READ_ONLY_PATTERNS,
+    WORKSPACE_MAX_READ_CHARS,
+    Contract,
 )
 from pydantic_ai_harness_rs.filesystem._tools import DEFAULT_TOOL_NAMES, READ_ONLY_TOOL_NAMES
 from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
@@ -45,6 +49,12 @@ class FileSystem(AbstractCapability[AgentDepsT]):
       relative paths resolve from it, `cwd` is ignored (with a deprecation warning), and the
       unset `max_read_chars` and `read_only_patterns` take 0.62.0's defaults.
 
+    `contract` makes the choice explicit: `'workspace'` is 0.62.0's contract on every workspace,
+    `root_dir` included (a path in the workspace, from its working directory); `'document'`
+    is the document's, `root_dir` a directory of this host, on any workspace whose files are
+    this host's. Left unset, a relative `root_dir` that the two would read as different
+    directories on a local workspace gets a warning saying both, at the first call there.
+
     Both give the same tools, with path resolution, access checks, reads, writes, diffs and
     walks in Rust; anything resolving outside the root is refused, symlinks included.
 
@@ -53,12 +63,18 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             non-negative `int`, `cwd` lies outside `root_dir`,
             or `tools` names an unknown tool (the latter two when the toolset is built).
         TypeError: both `read_only_patterns` and its deprecated name `protected_patterns` are given.
-        UserError: (at the start of a run) the run's workspace is an `UnavailableWorkspace`.
+        UserError: with `contract='workspace'`, `root_dir` starts with `~` or lies below the working
+            directory (0.62.0's texts, at construction); at the start of a run, the run's workspace
+            is an `UnavailableWorkspace`, or `contract='workspace'` and the run has no workspace
+            (0.62.0's text), or `contract='document'` and the workspace's files are not on this
+            host (or it is read-only).
     """
 
     root_dir: str | Path | None = None
     """Root directory every operation is confined to, on this host. `None`: the run's workspace's
-    working directory when one is attached, else the current directory."""
+    working directory when one is attached, else the current directory. Under 0.62.0's contract
+    (`contract='workspace'`, or a workspace whose files are not on this host) a path in the
+    workspace instead: relative to its working directory, which it must contain."""
 
     cwd: str | Path | None = None
     """Directory relative paths resolve from; must lie inside `root_dir`. Defaults to `root_dir`.
@@ -130,6 +146,20 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     skipped; under the workspace contract it replaces 0.62.0's hidden-entries trailer). Off:
     the documented results. Beyond both references (issue 9)."""
 
+    contract: Literal['document', 'workspace'] | None = field(default=None, kw_only=True)
+    """Which contract every run follows, and so what `root_dir` means. `None`: chosen per run as
+    above (`root_dir` given on a `LocalWorkspace`: a host directory; a warning at the first call
+    when 0.62.0 would read a relative `root_dir` as a different directory). `'workspace'`:
+    pydantic-ai-harness 0.62.0's contract on every workspace, a `LocalWorkspace` included:
+    `root_dir` is a workspace path, relative to the working directory, which it must contain
+    (`'..'` is the parent of the working directory; `'src'` is a `UserError` at construction),
+    paths resolve from the working directory, and 0.62.0's defaults and texts apply; a run or
+    direct call without a workspace is a `UserError`. `'document'`: the document's contract,
+    `root_dir` a directory of this host read from the process's directory, even with a
+    workspace on the run; a workspace whose files are not on this host (a sandbox, an in-memory
+    store) or that is read-only is then a `UserError` at the start of the run. Unset
+    `max_read_chars` and `read_only_patterns` show the chosen contract's defaults."""
+
     _toolset: FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -147,7 +177,11 @@ class FileSystem(AbstractCapability[AgentDepsT]):
                 raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')
             self.read_only_patterns, self.protected_patterns, self._renamed = self.protected_patterns, None, True
         self._contract_defaults: dict[str, Any] = {}
-        if self.root_dir is not None:
+        if (chosen := checked_contract(self.contract)) is not None:
+            if chosen == 'workspace':
+                root_spelling(self.root_dir)  # 0.62.0's `UserError` for `~` or a root below the working directory
+            self._show_defaults(chosen)
+        elif self.root_dir is not None:
             # `root_dir` selects the document: show the values in force there, not 0.62.0's.
             if self.max_read_chars is UNSET_MAX_READ_CHARS:
                 self.max_read_chars = self._contract_defaults['max_read_chars'] = None
@@ -172,11 +206,25 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
             raise ValueError(f'max_retries must be a non-negative integer, got {retries!r}')
 
+    def _show_defaults(self, contract: Contract) -> None:
+        """Put `contract`'s defaults in the fields left unset (every run follows it)."""
+        if self.max_read_chars is UNSET_MAX_READ_CHARS:
+            self.max_read_chars = WORKSPACE_MAX_READ_CHARS if contract == 'workspace' else None
+        if self.read_only_patterns is UNSET_READ_ONLY_PATTERNS:
+            chosen = DEFAULT_READ_ONLY_PATTERNS if contract == 'workspace' else DEFAULT_PROTECTED_PATTERNS
+            self.read_only_patterns = list(chosen)
+
     async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
-        """Fail the run at its start when its workspace is an `UnavailableWorkspace` (0.62.0's message)."""
+        """Fail the run at its start when its workspace is an `UnavailableWorkspace` (0.62.0's message),
+        or cannot serve the `contract` chosen: none under `'workspace'` (0.62.0's message), one whose
+        files are not on this host under `'document'`."""
         workspace = getattr(ctx, 'workspace', None)
         if workspace is not None:
             refuse_unavailable(workspace, 'FileSystem')
+            if self.contract == 'workspace':
+                require_workspace(workspace, 'FileSystem', ctx.messages)
+            elif self.contract == 'document' and workspace.attached:
+                refuse_document_off_host(beneath_durable(workspace), 'FileSystem')
 
     def _unless_default(self, name: str, unset: Any) -> Any:
         """Field `name` as the toolset takes it: `unset` (each contract's default) while it still holds

@@ -1,7 +1,8 @@
 """The defaults that differ between the two contracts, and the markers that say "not set".
 
 `FileSystem` follows the document (`filesystem.md`, 0.36.0) with `root_dir` given or no
-workspace attached, and 0.62.0's contract on the run's workspace otherwise (see `_toolset.py`).
+workspace attached, and 0.62.0's contract on the run's workspace otherwise (see `_toolset.py`),
+unless `FileSystem(contract=...)` fixes the choice.
 A field left unset takes the default of the contract a call runs under; any value the user
 passes, `None` included, wins in both.
 """

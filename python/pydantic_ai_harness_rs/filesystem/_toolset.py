@@ -13,6 +13,7 @@ document's (`filesystem.md`, pydantic-ai-harness 0.36.0), on the host, with the 
 construction. `root_dir` left out and the run has a workspace: 0.62.0's, on the workspace's
 working directory (a core per working directory, built on first use). A workspace whose files
 are not on this host always runs under 0.62.0's contract, through the workspace protocol.
+`contract='workspace'` / `'document'` fixes the choice for every call (`_bounds.contract_on`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,14 @@ from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
 from pydantic_ai_harness_rs.durable._events import beneath_durable, refuse_bare_toolset, without_events
 from pydantic_ai_harness_rs.durable._units import call_in_unit
-from pydantic_ai_harness_rs.filesystem._bounds import root_spelling, workspace_bounds
+from pydantic_ai_harness_rs.filesystem._bounds import (
+    checked_contract,
+    contract_on,
+    refuse_without_workspace,
+    root_spelling,
+    warn_if_readings_differ,
+    workspace_bounds,
+)
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
 from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
 from pydantic_ai_harness_rs.filesystem._events import (
@@ -108,10 +116,16 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     `write_file`, `edit_file` and `create_directory` methods refuse (`ToolFailed`), so nothing
     reached through this toolset can change a file.
 
+    `contract` (`FileSystem.contract`): `'workspace'` runs every call under 0.62.0's contract,
+    `root_dir` a workspace path (a call without a workspace is a `UserError`); `'document'` runs
+    every call on `root_dir` on this host (a workspace whose files are elsewhere is a `UserError`).
+
     Raises:
-        ValueError: `cwd` lies outside `root_dir`, or `tools` names an unknown tool (with `root_dir` left
+        ValueError: `cwd` lies outside `root_dir` (not under `contract='workspace'`), `tools` names an
+            unknown tool, or `contract` is not `None`, `'document'` or `'workspace'` (with `root_dir` left
             out, a `cwd` outside the current directory fails the first call under the document instead).
         TypeError: both `read_only_patterns` and its old name `protected_patterns` are given.
+        UserError: `contract='workspace'` and `root_dir` starts with `~` or lies below the working directory.
     """
 
     def __init__(
@@ -137,8 +151,12 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         max_line_chars: int | None = None,
         report_skipped: bool = False,
         read_only: bool = False,
+        contract: Contract | None = None,
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
+        self._contract: Contract | None = checked_contract(contract)
+        if contract == 'workspace':
+            root_spelling(root_dir)  # 0.62.0 refuses a root_dir below the working directory at construction
         tools = tuple(tools)
         if unknown := sorted(set(tools) - set(FILE_SYSTEM_TOOL_NAMES)):
             raise ValueError(
@@ -165,7 +183,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         try:
             self._core = self._new_core('.' if root_dir is None else str(root_dir), cwd, 'document')
         except ValueError as error:
-            if root_dir is not None:
+            if root_dir is not None and contract != 'workspace':
                 raise
             # Without `root_dir` the document's tree may never be used (a workspace run ignores
             # `cwd`): a `cwd` outside the current directory fails the first document-mode call.
@@ -179,6 +197,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         if read_only:
             tools = tuple(name for name in tools if name in READ_ONLY_TOOL_NAMES)
         self._tool_names = tools
+        self._owner = owner
+        self._readings_warned = False
+        self._readings_checked: weakref.WeakSet[WorkspaceBackend] = weakref.WeakSet()  # compared (`_contract_on`)
         self._workspace_docs: FunctionToolset[object] | None = None
         # Said once, when a call first runs under the workspace contract, where 0.62.0 deprecates them.
         self._deprecations: list[Callable[[], None]] = []
@@ -210,8 +231,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 tool = model_function(TOOLS[name], self._shape, self._from_model(name))
                 self.add_function(tool, name=name, **tool_kind_options(name))
 
-    def _new_core(self, root_dir: str, cwd: str | Path | None, contract: Contract) -> _core.FileSystemCore:
-        """A core on a host directory with this toolset's settings and `contract`'s defaults."""
+    def _new_core(
+        self, root_dir: str, cwd: str | Path | None, contract: Contract, *, root_named: bool = False
+    ) -> _core.FileSystemCore:
+        """A core on a host directory with this toolset's settings and `contract`'s defaults;
+        `root_named`: its errors name `root_dir` (0.62.0's texts for a given `root_dir`)."""
         s = self._settings
         return _core.FileSystemCore(
             root_dir,
@@ -228,6 +252,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             contract=contract,
             max_line_chars=s['max_line_chars'],
             report_skipped=s['report_skipped'],
+            root_named=root_named,
         )
 
     @property
@@ -259,6 +284,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             WorkspaceUnavailableError: the local workspace's directory is gone (the run ends).
         """
         if workspace is None:
+            if self._contract == 'workspace':
+                raise refuse_without_workspace(self._owner)
             return self._document_engine()
         try:
             cached = self._engines_by_workspace.get(workspace)
@@ -289,23 +316,53 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         facade = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         if not facade.attached:
             refuse_unavailable(facade, 'FileSystem')
+            if self._contract == 'workspace':
+                raise refuse_without_workspace(self._owner)
+            return self._document_engine()
+        contract = await self._contract_on(facade)
+        if contract == 'document':
             return self._document_engine()
         local = local_backend(facade, FILE_METHODS)
-        if local is not None and self._root_given:
-            return self._document_engine()
         while self._deprecations:
             self._deprecations.pop(0)()
         if local is None:
             return await self._remote_engine(facade)
         key = self._engine_keys.get(local)
         if key is None:
-            key = self._engine_keys[local] = (None, await local.working_dir())
+            key = self._engine_keys[local] = (root_spelling(self._root_dir), await local.working_dir())
         engine = self._workspace_engines.get(key)
         if engine is None:
             if len(self._workspace_engines) >= _MAX_WORKSPACE_ENGINES:
                 del self._workspace_engines[next(iter(self._workspace_engines))]
-            engine = self._workspace_engines[key] = LocalEngine(self._new_core(key[1], None, 'workspace'), key[1])
+            if key[0] is None:
+                core = self._new_core(key[1], None, 'workspace')
+            else:  # `contract='workspace'` with `root_dir`: 0.62.0's reading of it, in the workspace
+                bounds = await workspace_bounds(facade, key[0])
+                core = self._new_core(bounds.root, bounds.cwd, 'workspace', root_named=True)
+            engine = self._workspace_engines[key] = LocalEngine(core, key[1])
         return engine
+
+    async def _contract_on(self, workspace: Workspace) -> Contract:
+        """The contract a call on the attached `workspace` runs under (`_bounds.contract_on`); with
+        `contract` unset and a relative `root_dir`, the first time the document's and 0.62.0's
+        readings of it differ, a warning saying both (once per toolset).
+
+        Raises:
+            UserError: `contract='document'` on a workspace whose files are not this host's.
+        """
+        contract = contract_on(workspace, self._contract, root_given=self._root_given, owner=self._owner)
+        if self._contract is None and self._root_given and not self._readings_warned:
+            core = self._document_engine().core
+            assert self._root_dir is not None
+            self._readings_warned = await warn_if_readings_differ(
+                workspace,
+                self._root_dir,
+                (core.root_dir, core.cwd),
+                in_force=contract,
+                owner=self._owner,
+                checked=self._readings_checked,
+            )
+        return contract
 
     async def _remote_engine(self, workspace: Workspace) -> Engine:
         """The engine for a workspace whose files are not on this host: `RemoteEngine` (`_remote.py`).
@@ -356,7 +413,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             return tools
         if workspace.read_only:
             tools = {name: tool for name, tool in tools.items() if name in READ_ONLY_TOOL_NAMES}
-        if self._root_given and local_backend(beneath_durable(workspace), FILE_METHODS) is not None:
+        if await self._contract_on(beneath_durable(workspace)) == 'document':
             return tools  # the document's contract on `root_dir`
         docs = await self._workspace_tools().get_tools(ctx)  # pyright: ignore[reportArgumentType]
         return {

@@ -36,6 +36,9 @@ pub struct Root {
     real_root: PathBuf,
     cwd: PathBuf,
     contract: Contract,
+    /// Whether the user named the root (`root_dir` under the workspace contract): its errors
+    /// then say `` root_dir `<root>` `` rather than `` the project root `<root>` ``.
+    named: bool,
 }
 
 /// A path resolved like `os.path.realpath` and found inside the root.
@@ -367,12 +370,21 @@ impl Root {
             real_root,
             cwd: cwd_real,
             contract: Contract::Document,
+            named: false,
         })
     }
 
     /// The same root under `contract`, whose texts its errors use.
     pub fn under(mut self, contract: Contract) -> Root {
         self.contract = contract;
+        self
+    }
+
+    /// The same root, `named` by the user or not: under the workspace contract its errors then
+    /// name `` root_dir `<root>` `` and `` `<root>` `` where they say "the project root" and
+    /// "the project" otherwise (0.62.0's texts for a given `root_dir`).
+    pub fn named(mut self, named: bool) -> Root {
+        self.named = named;
         self
     }
 
@@ -391,7 +403,8 @@ impl Root {
     /// the root shown as the absolute path it is in the workspace; a path outside the root is
     /// never shown, `<outside-workspace>` stands in for it): `` `<outside-workspace>` is outside
     /// the project root `<root>`; ... `` or `` `p` leads outside the project root `<root>`
-    /// through a symlink; ... ``.
+    /// through a symlink; ... ``; with a [`Root::named`] root, `` root_dir `<root>` `` and
+    /// `` inside `<root>` `` in place of "the project root" and "inside the project".
     fn outside_error(&self, path: &str, through_link: bool) -> Error {
         let message = if !self.contract.is_workspace() {
             format!(
@@ -400,16 +413,21 @@ impl Root {
             )
         } else {
             let root = self.real_root.to_string_lossy();
+            let (name, place) = if self.named {
+                (format!("root_dir `{root}`"), format!("`{root}`"))
+            } else {
+                (format!("the project root `{root}`"), "the project".to_string())
+            };
             let path = crate::fs::text::names::inline(path);
             if through_link {
                 format!(
-                    "`{path}` leads outside the project root `{root}` through a symlink; the file tools only \
-                     work inside it. Use a path inside the project, or a shell tool if you have one."
+                    "`{path}` leads outside {name} through a symlink; the file tools only work inside it. \
+                     Use a path inside {place}, or a shell tool if you have one."
                 )
             } else {
                 format!(
-                    "`{OUTSIDE_WORKSPACE}` is outside the project root `{root}`; the file tools only work \
-                     inside it. Create or clone it inside the project, or use a shell tool if you have one."
+                    "`{OUTSIDE_WORKSPACE}` is outside {name}; the file tools only work inside it. \
+                     Create or clone it inside {place}, or use a shell tool if you have one."
                 )
             }
         };
@@ -1086,6 +1104,21 @@ mod tests {
         assert_eq!(
             root.resolve("loop").unwrap_err().message,
             "The path resolves through a symlink loop."
+        );
+        let named = root.clone().named(true);
+        assert_eq!(
+            named.resolve("../x").unwrap_err().message,
+            format!(
+                "`<outside-workspace>` is outside root_dir `{real}`; the file tools only work inside it. \
+                 Create or clone it inside `{real}`, or use a shell tool if you have one."
+            )
+        );
+        assert_eq!(
+            named.resolve("out").unwrap_err().message,
+            format!(
+                "`out` leads outside root_dir `{real}` through a symlink; the file tools only work inside \
+                 it. Use a path inside `{real}`, or a shell tool if you have one."
+            )
         );
         // The name as written is kept for events; the real one for I/O and patterns.
         let linked = root.resolve("sublink/x").unwrap();
