@@ -1,6 +1,6 @@
 """Time the FileSystem's protocol path: our `RemoteEngine` vs pydantic-ai-harness 0.62.0, same backend.
 
-Usage: `python benches/bench_remote.py [--files N] [--rounds N] [--ref-python PATH] [--engine]`
+Usage: `python benches/bench_remote.py [--files N] [--rounds N] [--ref-python PATH] [--engine] [--big-log MIB]`
 
 Both sides work on the in-memory `SupportsFilesystem` backend of the tests
 (`tests/memory_workspace.py`: no commands, no host files), built the same way: `--files` text files
@@ -13,6 +13,13 @@ commit for changes), without the toolset's Python around it. Each workload runs 
 whole batch timed); the sides alternate for `--rounds` rounds (a fresh process each) and the best
 round counts. The table gives seconds and ours/reference, and goes to stdout and to
 `benches/results/remote-latest.md`. The backend's own Python cost is in both columns.
+
+`--big-log MIB` (e.g. 512) times instead a log of that size paged through a backend that only
+runs commands (`tests/backends.ShellSandbox`, a `/bin/sh` subprocess per command, standing in for
+a sandbox): `read_file` of the first, a middle and the last window and `file_info`, each in a
+fresh process (time and the process's peak RSS), against `dd if=LOG bs=1M | sha256sum` run in the
+same sandbox (the floor: one pass over the bytes, no transfer), and against 0.62.0's same calls on
+the same backend. The table goes to `benches/results/remote-big-latest.md`.
 """
 
 from __future__ import annotations
@@ -157,6 +164,147 @@ async def measure(side_name: str, count: int) -> dict[str, Any]:
     return {'times': times, 'sizes': sizes}
 
 
+BIG_RESULTS = HERE / 'results' / 'remote-big-latest.md'
+BIG_CALLS = (
+    ('first', 'read_file(offset=0) (2000 lines)'),
+    ('middle', 'read_file(offset=middle line, limit=100)'),
+    ('last', 'read_file(offset=last line - 50)'),
+    ('info', 'file_info'),
+    ('again', 'read_file(offset=middle line, limit=100) after a first read in the same process (only it timed)'),
+    ('cli', '`dd if=LOG bs=1M \\| sha256sum` in the sandbox'),
+)
+
+
+def write_log(path: Path, mib: int) -> int:
+    """Write about `mib` MiB of log lines to `path`; return the line count."""
+    lines = 0
+    with path.open('wb') as f:
+        while f.tell() < mib << 20:
+            block = ''.join(
+                f'2026-12-02T03:{(lines + k) // 60000 % 60:02d}:{(lines + k) // 1000 % 60:02d}Z INFO '
+                f'request {lines + k} path=/api/v1/items/{(lines + k) % 1000} status=200 ms={(lines + k) % 97}\n'
+                for k in range(100_000)
+            )
+            f.write(block.encode())
+            lines += 100_000
+    return lines
+
+
+async def big_call(side: str, call: str, log: Path, lines: int) -> dict[str, Any]:
+    import resource
+
+    from backends import ShellSandbox
+
+    sandbox = ShellSandbox(log.parent)
+    offsets = {'first': (0, None), 'middle': (lines // 2, 100), 'last': (lines - 50, None), 'again': (lines // 2, 100)}
+    if side == 'reference':
+        from pydantic_ai_harness.filesystem import FileSystem
+    else:
+        from pydantic_ai_harness_rs.filesystem import FileSystem  # type: ignore[no-redef]
+    toolset: Any = FileSystem().get_toolset()
+    base_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if call == 'again':
+        try:
+            await toolset.read_file(log.name, workspace=sandbox)
+        except Exception:  # noqa: BLE001 - the reference refuses it
+            pass
+        sandbox.runs = 0
+    start = time.perf_counter()
+    try:
+        if call == 'cli':
+            result = await sandbox.run(f'dd if={log.name} bs=1M 2>/dev/null | sha256sum', shell=True)
+            out: Any = result.stdout
+        elif call == 'info':
+            out = await toolset.file_info(log.name, workspace=sandbox)
+        else:
+            offset, limit = offsets[call]
+            out = await toolset.read_file(log.name, offset=offset, limit=limit, workspace=sandbox)
+    except Exception as error:  # noqa: BLE001 - the reference's refusal or failure is the figure
+        out = f'{type(error).__name__}: {error}'
+    seconds = time.perf_counter() - start
+    kib = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    )
+    text = out if isinstance(out, str) else str(out)
+    return {
+        'seconds': seconds,
+        'rss_mib': kib / 1024,
+        'base_mib': base_kib / 1024,
+        'head': text[:160],
+        'runs': sandbox.runs,
+    }
+
+
+def big_main(args: argparse.Namespace) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix='bench-big-') as tmp:
+        log = Path(tmp) / 'app.log'
+        lines = write_log(log, args.big_log)
+        size = log.stat().st_size
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for call, _ in BIG_CALLS:
+            sides = (
+                [('ours', sys.executable)]
+                if call == 'cli'
+                else [('ours', sys.executable), ('reference', args.ref_python)]
+            )
+            for side, python in sides:
+                proc = subprocess.run(
+                    [
+                        python,
+                        __file__,
+                        '--big-side',
+                        side,
+                        '--big-call',
+                        call,
+                        '--big-path',
+                        str(log),
+                        '--big-lines',
+                        str(lines),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=1800,
+                )
+                if proc.returncode != 0:
+                    sys.exit(f'{side} {call} failed:\n{proc.stderr[-3000:]}')
+                rows[side, call] = json.loads(proc.stdout)
+    commit = subprocess.run(['git', '-C', str(REPO), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
+    lines_out = [
+        f'# FileSystem protocol path: a {args.big_log} MiB log paged through a commands-only backend',
+        '',
+        f'- when: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; log: {size} bytes, {lines} lines',
+        f'- machine: {platform.machine()}, {os.cpu_count()} cores (shared); 1-min load average {os.getloadavg()[0]:.2f} at the end',
+        f'- backend: `tests/backends.ShellSandbox` (`SupportsCommands` only, `/bin/sh` subprocess per command); '
+        f'ours: direct toolset calls, this checkout at {commit.stdout.strip() or "?"}; 0.62.0: {args.ref_python}',
+        '- each call in a fresh process; peak RSS is the larger of the process and its waited-for children',
+        '',
+        '| call | what | ours (s) | ours peak RSS (MiB) | RSS after imports (MiB) | commands run | 0.62.0 (s) | 0.62.0 answer |',
+        '|---|---|---|---|---|---|---|---|',
+    ]
+    for call, what in BIG_CALLS:
+        ours = rows['ours', call]
+        ref = rows.get(('reference', call))
+        ref_cells = '– | –'
+        if ref:
+            answer = ' '.join(ref['head'].split())[:110].replace('|', '/')
+            ref_cells = f'{ref["seconds"]:.2f} | {answer}'
+        lines_out.append(
+            f'| `{call}` | {what} | {ours["seconds"]:.2f} | {ours["rss_mib"]:.0f} | {ours["base_mib"]:.0f} '
+            f'| {ours["runs"]} | {ref_cells} |'
+        )
+    lines_out.append('')
+    lines_out.append('Our answers (first 160 chars):')
+    lines_out.append('')
+    for call, _ in BIG_CALLS:
+        lines_out.append(f'- `{call}`: `{" ".join(rows["ours", call]["head"].split())[:150]}`')
+    table = '\n'.join(lines_out) + '\n'
+    sys.stdout.write(table)
+    args.big_output.parent.mkdir(parents=True, exist_ok=True)
+    args.big_output.write_text(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--files', type=int, default=3000)
@@ -165,7 +313,21 @@ def main() -> None:
     parser.add_argument('--engine', action='store_true', help='time RemoteEngine itself, not the toolset calls')
     parser.add_argument('--output', type=Path, default=RESULTS)
     parser.add_argument('--side', choices=('ours', 'engine', 'reference'), help=argparse.SUPPRESS)
+    parser.add_argument(
+        '--big-log', type=int, metavar='MIB', help='page a log of MIB MiB through a commands-only backend'
+    )
+    parser.add_argument('--big-output', type=Path, default=BIG_RESULTS)
+    parser.add_argument('--big-side', choices=('ours', 'reference'), help=argparse.SUPPRESS)
+    parser.add_argument('--big-call', help=argparse.SUPPRESS)
+    parser.add_argument('--big-path', type=Path, help=argparse.SUPPRESS)
+    parser.add_argument('--big-lines', type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.big_side:
+        print(json.dumps(anyio.run(big_call, args.big_side, args.big_call, args.big_path, args.big_lines)))
+        return
+    if args.big_log:
+        big_main(args)
+        return
     if args.side:
         print(json.dumps(anyio.run(measure, args.side, args.files)))
         return

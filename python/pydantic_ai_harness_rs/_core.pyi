@@ -55,9 +55,12 @@ __all__ = [
     # FileSystem on a workspace backend (bytes handed in)
     'RemoteCore',
     'RemoteGlob',
+    'RemoteKept',
+    'RemoteRanged',
     'RemoteSearch',
     'RemoteRgWalk',
     'RemoteGrep',
+    'NOT_REGULAR_FILE',
 ]
 
 __version__: str
@@ -324,10 +327,12 @@ class RemoteCore:
         max_find_results: int,
         content_hashes: bool,
         *,
+        max_line_chars: int | None = None,
         report_skipped: bool = False,
     ) -> Self:
         """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern.
 
+        `max_line_chars`: clip longer lines in `read_file` and search hits, as `FileSystemCore`'s.
         `report_skipped`: walker results end with what they skipped (`[skipped: ...]`)."""
     @property
     def root_dir(self) -> str: ...
@@ -358,13 +363,29 @@ class RemoteCore:
         guessed_type: str | None,
         *,
         cancel: CancelToken,
+        column: int = 0,
+        lookalike: str | None = None,
     ) -> tuple[Outcome, str | None]:
         """The read result and, for an image or PDF up to 5 MB, its media type (the caller sends the bytes).
 
-        No `data` and no size: `Path not found: p` (emit False); a size over 64 MiB: the too-large text."""
+        No `data` and no size: `Path not found: p` (emit False), then the look-alike sentence when
+        `lookalike` (from `lookalike()`) names one; a size over 64 MiB: the too-large text.
+        `column`: with `max_line_chars`, the 0-based char each line starts from."""
     def file_info(
-        self, path: str, resolved: str, entry: tuple[str, bool, int | None] | None, data: bytes | None
+        self,
+        path: str,
+        resolved: str,
+        entry: tuple[str, bool, int | None] | None,
+        data: bytes | None,
+        *,
+        lookalike: str | None = None,
     ) -> Outcome: ...
+    def lookalike(
+        self, path: str, resolved: str, listings: dict[str, list[tuple[str, bool]] | None]
+    ) -> tuple[str | None, str | None]:
+        """The look-alike of a missing path from its parents' listings (`[(name, is_dir)]`, None: unlistable).
+
+        `(directory, None)`: list that directory and ask again; `(None, existing or None)`: done."""
     def plan_write(
         self,
         path: str,
@@ -375,8 +396,12 @@ class RemoteCore:
         content: str,
         expected_hash: str | None,
         announce: bool,
+        *,
+        lookalike: str | None = None,
     ) -> ChangePlan:
-        """`target`: None (nothing), False (a file), True (a directory); `old`: its bytes when announced."""
+        """`target`: None (nothing), False (a file), True (a directory); `old`: its bytes when announced.
+
+        `lookalike`: for a missing target, the look-alike name that refuses the write."""
     def plan_edit(
         self,
         path: str,
@@ -384,7 +409,11 @@ class RemoteCore:
         raw: bytes | None,
         replacements: Sequence[tuple[str, str] | tuple[str, str, bool]],
         expected_hash: str | None,
-    ) -> ChangePlan: ...
+        *,
+        directory: bool = False,
+        lookalike: str | None = None,
+    ) -> ChangePlan:
+        """`raw` None: missing (`File not found`, with the look-alike sentence) or, with `directory`, a directory."""
     def plan_create_directory(
         self, path: str, resolved: str, target: bool | None, ancestor_is_dir: bool
     ) -> ChangePlan | None: ...
@@ -430,6 +459,40 @@ class RemoteCore:
         glob: str | None = None,
     ) -> RemoteGrep:
         """A `grep` of a walked directory or a file. NotFoundError: nothing there; InvalidPatternError: bad regex."""
+    def read_ranged(self, path: str, resolved: str, offset: int, limit: int, *, column: int = 0) -> RemoteRanged:
+        """A `read_file` of a file too big to move whole, fed in pieces (`offset`, `limit` from `read_limit`;
+        `column`: with `max_line_chars`, the 0-based char each line starts from)."""
+    def info_ranged(self, path: str, resolved: str, size: int) -> RemoteRanged:
+        """A `file_info` of a file of `size` bytes too big to move whole, fed in pieces."""
+    def window_ranged(
+        self, path: str, resolved: str, offset: int, limit: int, kept: RemoteKept, *, column: int = 0
+    ) -> RemoteRanged:
+        """A `read_file` of another window of the file version `kept` is of: pieces from `start`, stopping past it."""
+    def info_kept(self, path: str, resolved: str, size: int, kept: RemoteKept) -> RemoteRanged:
+        """A `file_info` of the file version `kept` is of (`start` is None: `finish` at once)."""
+
+@final
+class RemoteKept:
+    """What a full ranged pass learned of one version of a file: its scan without the window, its line index."""
+
+@final
+class RemoteRanged:
+    """One file's bytes fed in order to the core's streaming read; rendered by `finish`."""
+
+    def feed(self, data: bytes) -> bool:
+        """Feed the next piece (GIL released; blocks while the scan is two pieces behind: call it off the
+        event loop). False once the pass has stopped (cancelled)."""
+    @property
+    def start(self) -> int | None:
+        """The byte offset the pieces start at; None when the pass needs no bytes."""
+    def kept(self) -> RemoteKept | None:
+        """After `finish` of a full pass, what it learned; None before or for a window pass."""
+    def cancel(self) -> None:
+        """Stop the pass: the scan ends at its next chunk and a blocked `feed` returns False."""
+    def finish(self, guessed_type: str | None = None) -> Outcome:
+        """The `read_file` or `file_info` outcome as a host directory gives for the same bytes.
+
+        Raises `OffsetPastEndError`, `CancelledError` after `cancel`, `ValueError` when already finished."""
 
 # --- Shell: the process supervisor (src/py/shell.rs) ------------------------------------------
 
@@ -534,6 +597,8 @@ def job_launch(
     """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists.
 
     Raises `CommandTooLongError` (nothing started, `dir` removed) when the OS refuses `command` as too long."""
+NOT_REGULAR_FILE: str
+"""0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract)."""
 COMMAND_TOO_LONG: str
 """What the model is told when the OS refuses its command as too long to start."""
 LOG_WATCHER: str

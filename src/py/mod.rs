@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 pub mod errors;
 pub mod fs;
 pub mod paths;
+pub mod ranged;
 pub mod remote;
 
 // Shell: the process supervisor's bindings.

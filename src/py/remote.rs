@@ -6,19 +6,27 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::fs::remote::{self, Entry, Glob, Parent, Remote, RgGrep, RgGrepArgs, RgWalk, Search};
 use crate::fs::{Contract, Limits};
 
 use super::fs::{replacements_of, run, PyChangePlan, PyOutcome, PyReplacement};
+use super::paths::{py_path, ModelPath};
+use super::ranged::{PyKept, PyRanged};
 use super::PyCancelToken;
 
-/// An entry as Python hands it in: `(path, is_dir, size)`.
-type PyEntry = (String, bool, Option<u64>);
+/// An entry as Python hands it in: `(path, is_dir, size)`. Paths cross as the host side's do
+/// ([`super::paths`]): a name that is not UTF-8 (lone surrogates, as `surrogateescape` gives
+/// it) travels through the core as marked text and comes back as the same `str`.
+type PyEntry = (ModelPath, bool, Option<u64>);
 
 fn entry((path, is_dir, size): PyEntry) -> Entry {
-    Entry { path, is_dir, size }
+    Entry {
+        path: path.0,
+        is_dir,
+        size,
+    }
 }
 
 fn entries(list: Option<Vec<PyEntry>>) -> Option<Vec<Entry>> {
@@ -46,10 +54,16 @@ impl PyGlob {
     }
 
     /// The `paths` (below `start`) the glob matches, in order.
-    fn matching(&self, start: &str, paths: Vec<String>) -> Vec<String> {
+    fn matching<'py>(
+        &self,
+        py: Python<'py>,
+        start: ModelPath,
+        paths: Vec<ModelPath>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
         paths
             .into_iter()
-            .filter(|p| self.glob.is_match(&remote::relpath(p, start)))
+            .filter(|p| self.glob.is_match(&remote::relpath(p, &start)))
+            .map(|p| py_path(py, &p))
             .collect()
     }
 }
@@ -82,17 +96,20 @@ impl PySearch {
 
     /// The files to read, in order, as `(path, size)`: from the start's `stat` entry
     /// (`None`: nothing there) and, for a directory, the walked entries.
-    fn files(
+    fn files<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         start: Option<PyEntry>,
         walked: Vec<PyEntry>,
-    ) -> PyResult<Vec<(String, Option<u64>)>> {
+    ) -> PyResult<Vec<(Bound<'py, PyString>, Option<u64>)>> {
         let core = self.core.clone();
         let start = start.map(entry);
         let walked: Vec<Entry> = walked.into_iter().map(entry).collect();
         let files = self.with(|s| py.detach(|| core.search_files_of(s, start.as_ref(), walked)))?;
-        Ok(files.into_iter().map(|e| (e.path, e.size)).collect())
+        files
+            .into_iter()
+            .map(|e| Ok((py_path(py, &e.path)?, e.size)))
+            .collect()
     }
 
     /// The dot entries a ripgrep-rules walk left out, counted instead of the walked entries'
@@ -128,6 +145,11 @@ impl PySearch {
     }
 }
 
+/// `paths` (from the core) as Python's `str`s ([`py_path`]).
+fn py_paths(py: Python<'_>, paths: Vec<String>) -> PyResult<Vec<Bound<'_, PyString>>> {
+    paths.iter().map(|p| py_path(py, p)).collect()
+}
+
 /// A ripgrep-rules walk driven level by level from Python (see `fs::remote::RgWalk`): `listed`
 /// takes a directory's entries and names the ignore files to read, `rules` takes their bytes,
 /// `enter` returns the child directories to list next.
@@ -158,36 +180,46 @@ impl PyRgWalk {
 impl PyRgWalk {
     /// The directories above the start (inside the root) whose ignore files apply, root first:
     /// list each and pass it to `listed`, then `rules`, never `enter`.
-    fn ancestors(&self) -> PyResult<Vec<String>> {
-        self.with(|w| w.ancestors())
+    fn ancestors<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyString>>> {
+        py_paths(py, self.with(|w| w.ancestors())?)
     }
 
     /// Takes `dir`'s listing; returns the ignore files in it to read (workspace paths).
-    fn listed(&self, dir: &str, entries: Vec<PyEntry>) -> PyResult<Vec<String>> {
+    fn listed<'py>(
+        &self,
+        py: Python<'py>,
+        dir: ModelPath,
+        entries: Vec<PyEntry>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
         let entries = entries.into_iter().map(entry).collect();
-        self.with(|w| w.listed(dir, entries))
+        py_paths(py, self.with(|w| w.listed(&dir, entries))?)
     }
 
     /// Takes the bytes of the ignore files `listed` named for `dir` (`None`: unreadable).
-    fn rules(&self, dir: &str, files: Vec<(String, Option<Vec<u8>>)>) -> PyResult<()> {
-        self.with(|w| w.rules(dir, files))
+    fn rules(&self, dir: ModelPath, files: Vec<(ModelPath, Option<Vec<u8>>)>) -> PyResult<()> {
+        let files = files.into_iter().map(|(p, d)| (p.0, d)).collect();
+        self.with(|w| w.rules(&dir, files))
     }
 
     /// Decides `dir`'s children (after `listed` and `rules`); returns the directories to walk.
-    fn enter(&self, dir: &str) -> PyResult<Vec<String>> {
-        self.with(|w| w.enter(dir))
+    fn enter<'py>(&self, py: Python<'py>, dir: ModelPath) -> PyResult<Vec<Bound<'py, PyString>>> {
+        py_paths(py, self.with(|w| w.enter(&dir))?)
     }
 
     /// Ends the walk: the kept files in order, the dot entries and the ignored entries it
     /// left out.
-    fn finish(&self) -> PyResult<(Vec<PyEntry>, usize, usize)> {
+    #[allow(clippy::type_complexity)]
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Vec<(Bound<'py, PyString>, bool, Option<u64>)>, usize, usize)> {
         let walk = self.take()?;
         let (hidden, ignored) = (walk.hidden_skipped, walk.ignored_skipped);
         let files = walk
             .into_files()
             .into_iter()
-            .map(|e| (e.path, e.is_dir, e.size))
-            .collect();
+            .map(|e| Ok((py_path(py, &e.path)?, e.is_dir, e.size)))
+            .collect::<PyResult<_>>()?;
         Ok((files, hidden, ignored))
     }
 }
@@ -204,8 +236,11 @@ pub struct PyRgGrep {
 impl PyRgGrep {
     /// The files to read, in order, as `(path, size or None)`.
     #[getter]
-    fn files(&self) -> Vec<(String, Option<u64>)> {
-        self.files.clone()
+    fn files<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, Option<u64>)>> {
+        self.files
+            .iter()
+            .map(|(path, size)| Ok((py_path(py, path)?, *size)))
+            .collect()
     }
 
     /// Searches file `index`'s bytes (`None`: it could not be read); `True` once the output
@@ -270,7 +305,7 @@ impl PyRemoteCore {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root, cwd, root_named, allowed_patterns, denied_patterns, protected_patterns,
         max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes,
-        *, report_skipped=false))]
+        *, max_line_chars = None, report_skipped = false))]
     fn new(
         root: String,
         cwd: String,
@@ -284,6 +319,7 @@ impl PyRemoteCore {
         max_search_results: usize,
         max_find_results: usize,
         content_hashes: bool,
+        max_line_chars: Option<usize>,
         report_skipped: bool,
     ) -> PyResult<Self> {
         let limits = Limits {
@@ -305,7 +341,8 @@ impl PyRemoteCore {
             limits,
         )
         .map_err(|e| PyValueError::new_err(e.message))?;
-        inner.report_skipped = report_skipped;
+        inner.disclosure.max_line_chars = max_line_chars;
+        inner.disclosure.report_skipped = report_skipped;
         Ok(PyRemoteCore {
             inner: Arc::new(inner),
         })
@@ -334,34 +371,38 @@ impl PyRemoteCore {
         )
     }
 
-    fn resolve(&self, path: &str) -> PyResult<String> {
-        self.inner.resolve(path).map_err(PyErr::from)
+    fn resolve<'py>(&self, py: Python<'py>, path: ModelPath) -> PyResult<Bound<'py, PyString>> {
+        py_path(py, &self.inner.resolve(&path)?)
     }
 
     #[pyo3(signature = (path, resolved, real, write, check_allowed))]
     fn check(
         &self,
-        path: &str,
-        resolved: &str,
-        real: Option<&str>,
+        path: ModelPath,
+        resolved: ModelPath,
+        real: Option<ModelPath>,
         write: bool,
         check_allowed: bool,
     ) -> PyResult<()> {
         self.inner
-            .check(path, resolved, real, write, check_allowed)
+            .check(&path, &resolved, real.as_deref(), write, check_allowed)
             .map_err(PyErr::from)
     }
 
-    fn event_path(&self, resolved: &str) -> String {
-        self.inner.event_path(resolved)
+    fn event_path<'py>(
+        &self,
+        py: Python<'py>,
+        resolved: ModelPath,
+    ) -> PyResult<Bound<'py, PyString>> {
+        py_path(py, &self.inner.event_path(&resolved))
     }
 
-    fn descend(&self, path: &str, real: &str, include_hidden: bool) -> bool {
-        self.inner.descend(path, real, include_hidden)
+    fn descend(&self, path: ModelPath, real: ModelPath, include_hidden: bool) -> bool {
+        self.inner.descend(&path, &real, include_hidden)
     }
 
-    fn readable_real(&self, real: &str) -> bool {
-        self.inner.readable_real(real)
+    fn readable_real(&self, real: ModelPath) -> bool {
+        self.inner.readable_real(&real)
     }
 
     fn read_limit(&self, offset: i64, limit: Option<i64>) -> PyResult<(usize, usize)> {
@@ -369,18 +410,21 @@ impl PyRemoteCore {
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (path, resolved, size, data, offset, limit, guessed_type, *, cancel))]
+    #[pyo3(signature = (path, resolved, size, data, offset, limit, guessed_type, *, cancel, column = 0,
+        lookalike = None))]
     fn read_file(
         &self,
         py: Python<'_>,
-        path: String,
-        resolved: String,
+        path: ModelPath,
+        resolved: ModelPath,
         size: Option<u64>,
         data: Option<&Bound<'_, PyBytes>>,
         offset: usize,
         limit: usize,
         guessed_type: Option<String>,
         cancel: PyRef<'_, PyCancelToken>,
+        column: usize,
+        lookalike: Option<ModelPath>,
     ) -> PyResult<(PyOutcome, Option<&'static str>)> {
         let flag = cancel.flag.clone();
         let core = self.inner.clone();
@@ -394,40 +438,81 @@ impl PyRemoteCore {
                 offset,
                 limit,
                 guessed_type.as_deref(),
+                column,
+                lookalike.as_deref(),
                 &flag,
             )
         })?;
         Ok((read.outcome.into(), read.media_type))
     }
 
+    #[pyo3(signature = (path, resolved, entry, data, *, lookalike = None))]
     fn file_info(
         &self,
         py: Python<'_>,
-        path: String,
-        resolved: String,
+        path: ModelPath,
+        resolved: ModelPath,
         entry: Option<PyEntry>,
         data: Option<&Bound<'_, PyBytes>>,
+        lookalike: Option<ModelPath>,
     ) -> PyOutcome {
         let core = self.inner.clone();
         let bytes = data.map(|d| d.as_bytes());
         let entry = entry.map(self::entry);
-        py.detach(move || core.file_info(&path, &resolved, entry.as_ref(), bytes))
-            .into()
+        py.detach(move || {
+            core.file_info(
+                &path,
+                &resolved,
+                entry.as_ref(),
+                bytes,
+                lookalike.as_deref(),
+            )
+        })
+        .into()
+    }
+
+    /// The look-alike of a missing `path` from its parents' `listings` (directory path to
+    /// `[(name, is_dir)]`, `None`: not listable): `(directory to list next, None)`, or
+    /// `(None, the existing spelling or None)` when done.
+    #[allow(clippy::type_complexity)]
+    fn lookalike<'py>(
+        &self,
+        py: Python<'py>,
+        path: ModelPath,
+        resolved: ModelPath,
+        listings: &Bound<'py, PyDict>,
+    ) -> PyResult<(Option<Bound<'py, PyString>>, Option<Bound<'py, PyString>>)> {
+        let mut known = remote::Listings::new();
+        for (directory, names) in listings.iter() {
+            let names: Option<Vec<(ModelPath, bool)>> = names.extract()?;
+            known.insert(
+                directory.extract::<ModelPath>()?.0,
+                names.map(|n| n.into_iter().map(|(name, d)| (name.0, d)).collect()),
+            );
+        }
+        Ok(match self.inner.lookalike(&path, &resolved, &known) {
+            remote::Lookalike::List(dir) => (Some(py_path(py, &dir)?), None),
+            remote::Lookalike::Found(existing) => {
+                (None, existing.map(|e| py_path(py, &e)).transpose()?)
+            }
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (path, resolved, target, parent, old, content, expected_hash, announce))]
+    #[pyo3(signature = (path, resolved, target, parent, old, content, expected_hash, announce, *,
+        lookalike = None))]
     fn plan_write(
         &self,
         py: Python<'_>,
-        path: String,
-        resolved: String,
+        path: ModelPath,
+        resolved: ModelPath,
         target: Option<bool>,
         parent: &str,
         old: Option<&Bound<'_, PyBytes>>,
         content: String,
         expected_hash: Option<String>,
         announce: bool,
+        lookalike: Option<ModelPath>,
     ) -> PyResult<PyChangePlan> {
         let core = self.inner.clone();
         let parent = self::parent(parent)?;
@@ -442,19 +527,25 @@ impl PyRemoteCore {
                 content,
                 expected_hash,
                 announce,
+                lookalike.as_deref(),
             )
         })?;
         Ok(self.wrap(plan))
     }
 
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, resolved, raw, replacements, expected_hash, *, directory = false,
+        lookalike = None))]
     fn plan_edit(
         &self,
         py: Python<'_>,
-        path: String,
-        resolved: String,
+        path: ModelPath,
+        resolved: ModelPath,
         raw: Option<Vec<u8>>,
         replacements: Vec<PyReplacement>,
         expected_hash: Option<String>,
+        directory: bool,
+        lookalike: Option<ModelPath>,
     ) -> PyResult<PyChangePlan> {
         let core = self.inner.clone();
         let plan = run(py, move || {
@@ -464,6 +555,8 @@ impl PyRemoteCore {
                 raw,
                 &replacements_of(replacements),
                 expected_hash,
+                directory,
+                lookalike.as_deref(),
             )
         })?;
         Ok(self.wrap(plan))
@@ -471,20 +564,24 @@ impl PyRemoteCore {
 
     fn plan_create_directory(
         &self,
-        path: &str,
-        resolved: &str,
+        path: ModelPath,
+        resolved: ModelPath,
         target: Option<bool>,
         ancestor_is_dir: bool,
     ) -> PyResult<Option<PyChangePlan>> {
         let plan = self
             .inner
-            .plan_create_directory(path, resolved, target, ancestor_is_dir)?;
+            .plan_create_directory(&path, &resolved, target, ancestor_is_dir)?;
         Ok(plan.map(|p| self.wrap(p)))
     }
 
     /// The workspace path a plan changes.
-    fn plan_target(&self, plan: PyRef<'_, PyChangePlan>) -> String {
-        plan.plan.resolved.abs.to_string_lossy().into_owned()
+    fn plan_target<'py>(
+        &self,
+        py: Python<'py>,
+        plan: PyRef<'_, PyChangePlan>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        py_path(py, &plan.plan.resolved.abs.to_string_lossy())
     }
 
     /// Whether the commit must re-read the target for the conflict guard.
@@ -524,13 +621,16 @@ impl PyRemoteCore {
     fn list_directory(
         &self,
         py: Python<'_>,
-        path: String,
-        resolved: String,
+        path: ModelPath,
+        resolved: ModelPath,
         entries: Option<Vec<PyEntry>>,
     ) -> PyResult<PyOutcome> {
         let core = self.inner.clone();
         let entries = self::entries(entries);
-        run(py, move || core.list_directory(&path, &resolved, entries)).map(Into::into)
+        run(py, move || {
+            crate::fs::noting_escaped_names(|| core.list_directory(&path, &resolved, entries))
+        })
+        .map(Into::into)
     }
 
     fn glob(&self, pattern: &str) -> PyResult<PyGlob> {
@@ -544,8 +644,8 @@ impl PyRemoteCore {
         &self,
         py: Python<'_>,
         glob: PyRef<'_, PyGlob>,
-        path: String,
-        resolved: String,
+        path: ModelPath,
+        resolved: ModelPath,
         entries: Option<Vec<PyEntry>>,
         walk_cut: bool,
         files_only: bool,
@@ -554,7 +654,9 @@ impl PyRemoteCore {
         let glob = glob.glob.clone();
         let entries = self::entries(entries);
         run(py, move || {
-            core.find_files(&glob, &path, &resolved, entries, walk_cut, files_only)
+            crate::fs::noting_escaped_names(|| {
+                core.find_files(&glob, &path, &resolved, entries, walk_cut, files_only)
+            })
         })
         .map(Into::into)
     }
@@ -563,15 +665,74 @@ impl PyRemoteCore {
     fn search(
         &self,
         pattern: &str,
-        resolved: &str,
+        resolved: ModelPath,
         include_glob: Option<&str>,
     ) -> PyResult<PySearch> {
-        let search = self.inner.search(pattern, resolved, include_glob)?;
+        let search = self.inner.search(pattern, &resolved, include_glob)?;
         Ok(PySearch {
             core: self.inner.clone(),
             include_hidden: search.include_hidden,
             search: Mutex::new(Some(search)),
         })
+    }
+
+    /// A ranged `read_file` of a file too big to move whole (see `fs::remote::Ranged`);
+    /// `column` as [`Self::read_file`]'s.
+    #[pyo3(signature = (path, resolved, offset, limit, *, column = 0))]
+    fn read_ranged(
+        &self,
+        path: ModelPath,
+        resolved: ModelPath,
+        offset: usize,
+        limit: usize,
+        column: usize,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .read_ranged(&path, &resolved, offset, limit, column),
+        )
+    }
+
+    /// A ranged `read_file` of another window of the version of a file `kept` is of.
+    #[pyo3(signature = (path, resolved, offset, limit, kept, *, column = 0))]
+    fn window_ranged(
+        &self,
+        path: ModelPath,
+        resolved: ModelPath,
+        offset: usize,
+        limit: usize,
+        kept: PyRef<'_, PyKept>,
+        column: usize,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .window_ranged(&path, &resolved, offset, limit, column, kept.kept.clone()),
+        )
+    }
+
+    /// A `file_info` of the version of a file `kept` is of (no pieces needed).
+    fn info_kept(
+        &self,
+        path: ModelPath,
+        resolved: ModelPath,
+        size: u64,
+        kept: PyRef<'_, PyKept>,
+    ) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner
+                .info_kept(&path, &resolved, size, kept.kept.clone()),
+        )
+    }
+
+    /// A ranged `file_info` of a file `size` bytes long.
+    fn info_ranged(&self, path: ModelPath, resolved: ModelPath, size: u64) -> PyRanged {
+        PyRanged::new(
+            self.inner.clone(),
+            self.inner.info_ranged(&path, &resolved, size),
+        )
     }
 
     /// A ripgrep-rules walk of the directory `resolved` as `list_files` and `grep` walk it
@@ -581,11 +742,11 @@ impl PyRemoteCore {
     #[pyo3(signature = (resolved, glob=None, file_type=None))]
     fn rg_walk(
         &self,
-        resolved: &str,
+        resolved: ModelPath,
         glob: Option<&str>,
         file_type: Option<&str>,
     ) -> PyResult<PyRgWalk> {
-        let walk = self.inner.rg_walk(resolved, glob, file_type)?;
+        let walk = self.inner.rg_walk(&resolved, glob, file_type)?;
         Ok(PyRgWalk {
             walk: Mutex::new(Some(walk)),
         })
@@ -596,13 +757,13 @@ impl PyRemoteCore {
     /// are walked when `include_hidden`.
     fn search_walk(
         &self,
-        resolved: &str,
+        resolved: ModelPath,
         include_glob: Option<&str>,
         include_hidden: bool,
     ) -> PyRgWalk {
         PyRgWalk {
             walk: Mutex::new(Some(self.inner.search_walk(
-                resolved,
+                &resolved,
                 include_glob,
                 include_hidden,
             ))),
@@ -615,8 +776,8 @@ impl PyRemoteCore {
     fn rg_list(
         &self,
         py: Python<'_>,
-        path: String,
-        resolved: String,
+        path: ModelPath,
+        resolved: ModelPath,
         walk: Option<PyRef<'_, PyRgWalk>>,
         walk_cut: bool,
     ) -> PyResult<PyOutcome> {
@@ -633,8 +794,8 @@ impl PyRemoteCore {
     #[pyo3(signature = (path, resolved, is_file, walk, pattern, ignore_case, literal, context, glob=None))]
     fn rg_grep(
         &self,
-        path: &str,
-        resolved: &str,
+        path: ModelPath,
+        resolved: ModelPath,
         is_file: bool,
         walk: Option<PyRef<'_, PyRgWalk>>,
         pattern: String,
@@ -651,7 +812,7 @@ impl PyRemoteCore {
             context,
             hidden: remote::rg::rg_hidden(glob),
         };
-        let (grep, files) = self.inner.rg_grep(path, resolved, is_file, walk, &args)?;
+        let (grep, files) = self.inner.rg_grep(&path, &resolved, is_file, walk, &args)?;
         Ok(PyRgGrep {
             core: self.inner.clone(),
             grep: Mutex::new(Some(grep)),
@@ -667,5 +828,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGlob>()?;
     m.add_class::<PyRgWalk>()?;
     m.add_class::<PyRgGrep>()?;
+    m.add_class::<PyRanged>()?;
+    m.add_class::<PyKept>()?;
+    m.add("NOT_REGULAR_FILE", crate::fs::NOT_REGULAR_FILE)?;
     Ok(())
 }

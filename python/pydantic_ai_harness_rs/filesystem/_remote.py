@@ -38,6 +38,7 @@ from pydantic_ai.workspaces import (
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
+from pydantic_ai_harness_rs.filesystem import _ranged
 
 __all__ = ('RemoteEngine',)
 
@@ -136,6 +137,8 @@ class RemoteEngine:
         max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results,
             content_hashes: The capability's limits.
         concurrency: Workspace calls a walk or search keeps in flight (listings, reads).
+        max_line_chars: Clip lines longer than this many chars in `read_file` (then `column`
+            applies), `search_files` and `grep` results, as on a host directory (`None`: off).
         report_skipped: Walker results end with what they skipped (`[skipped: ...]`), as locally.
     """
 
@@ -154,6 +157,7 @@ class RemoteEngine:
         max_find_results: int = 100,
         content_hashes: bool = True,
         concurrency: int = DEFAULT_CONCURRENCY,
+        max_line_chars: int | None = None,
         report_skipped: bool = False,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
@@ -165,14 +169,17 @@ class RemoteEngine:
         )
         # Without either, `Workspace.realpath` only normalizes text: skip the calls.
         self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
+        # A file too big to move whole is read in byte ranges through the backend's commands.
+        self._ranges = _ranged.can_read_in_pieces(self._workspace)
+        self._pager = _ranged.Pager(self._workspace)
         self._root_spelling = root_dir
         patterns = (list(allowed_patterns), list(denied_patterns), list(read_only_patterns))
         limits = (max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results)
         self._settings = (*patterns, *limits, content_hashes)
         self._has_patterns = bool(allowed_patterns or denied_patterns or read_only_patterns)
         self._concurrency = max(1, concurrency)
+        self._options = {'max_line_chars': max_line_chars, 'report_skipped': report_skipped}
         self._core_value: _core.RemoteCore | None = None
-        self._report_skipped = report_skipped
 
     async def _core(self) -> _core.RemoteCore:
         """The core for this workspace, built on the first call (source: 0.62.0 `_scope`)."""
@@ -195,7 +202,7 @@ class RemoteEngine:
                 )
         self._checks_realpath = self._sees_links and (root != '/' or self._has_patterns)
         self._core_value = _core.RemoteCore(
-            root, cwd, self._root_spelling is not None, *self._settings, report_skipped=self._report_skipped
+            root, cwd, self._root_spelling is not None, *self._settings, **self._options
         )
         return self._core_value
 
@@ -227,6 +234,25 @@ class RemoteEngine:
             return await self._fs.read_bytes(path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+
+    async def _lookalike(self, path: str, resolved: str) -> str | None:
+        """The existing name a missing `path` differs from only in Unicode normalization, or `None`.
+
+        The core decides from the parents' listings, asking for one at a time (none for an
+        ASCII path); a parent that cannot be listed means no look-alike.
+        """
+        core = await self._core()
+        listings: dict[str, list[tuple[str, bool]] | None] = {}
+        while True:
+            directory, existing = core.lookalike(path, resolved, listings)
+            if directory is None:
+                return existing
+            try:
+                listings[directory] = [(child.name, child.is_dir) for child in await self._fs.list_dir(directory)]
+            except WorkspaceUnavailableError:
+                raise
+            except (WorkspaceError, OSError):
+                listings[directory] = None
 
     async def _walk(self, start: str, *, max_depth: int | None, include_hidden: bool) -> tuple[list[_Entry], bool]:
         """Entries below `start`, listed breadth first with at most `concurrency` listings in flight.
@@ -388,12 +414,17 @@ class RemoteEngine:
         max_bytes = core.caps[0]
         size: int | None = None
         data: bytes | None = None
+        guessed = mimetypes.guess_type(path)[0]
         if entry is not None and not entry.is_dir:
             size = entry.size
+            if size is not None and size > _ranged.whole_read_bytes(core) and self._ranges:
+                outcome = await self._pager.read(core, path, resolved, size, offset, limit, guessed, column)
+                if outcome is not None:
+                    return outcome, None
             if size is None or size <= max_bytes:
                 data = await self._read(resolved)
                 size = None if data is None else len(data)
-        guessed = mimetypes.guess_type(path)[0]
+        lookalike = await self._lookalike(path, resolved) if data is None and size is None else None
         outcome, media = await run_sized(
             core.read_file,
             path,
@@ -404,6 +435,8 @@ class RemoteEngine:
             limit,
             guessed,
             inline=len(data or b'') <= INLINE_MAX_BYTES,
+            column=column,
+            lookalike=lookalike,
         )
         content = BinaryContent(data=data, media_type=media) if media is not None and data is not None else None
         return outcome, content
@@ -414,13 +447,25 @@ class RemoteEngine:
         resolved = await self._resolve(path)
         entry = await self._stat(resolved)
         data: bytes | None = None
+        if (
+            entry is not None
+            and not entry.is_dir
+            and entry.size is not None
+            and entry.size > _ranged.whole_read_bytes(core)
+            and self._ranges
+        ):
+            outcome = await self._pager.info(core, path, resolved, entry.size)
+            if outcome is not None:
+                return outcome
         if entry is not None and not entry.is_dir and (entry.size is None or entry.size <= core.caps[0]):
             data = await self._read(resolved)
             if data is None:
                 entry = None
             elif entry.size is None:
                 entry = FileEntry(name=entry.name, path=entry.path, is_dir=False, size=len(data))
-        return core.file_info(path, resolved, None if entry is None else _entry(entry), data)
+        if entry is None:
+            return core.file_info(path, resolved, None, None, lookalike=await self._lookalike(path, resolved))
+        return core.file_info(path, resolved, _entry(entry), data)
 
     async def list_directory(self, path: str = '.') -> _core.Outcome:
         """`list_directory`: one listing, names sorted, hidden entries counted in a trailer."""
@@ -643,8 +688,11 @@ class RemoteEngine:
                 if expected_hash is not None:
                     raise
         target = None if entry is None else entry.is_dir
+        lookalike = await self._lookalike(path, resolved) if entry is None and parent == 'dir' else None
         return await run_sized(
-            lambda cancel: core.plan_write(path, resolved, target, parent, old, content, expected_hash, announce),
+            lambda cancel: core.plan_write(
+                path, resolved, target, parent, old, content, expected_hash, announce, lookalike=lookalike
+            ),
             inline=len(old or b'') + len(content) <= INLINE_MAX_BYTES,
         )
 
@@ -659,9 +707,13 @@ class RemoteEngine:
         resolved = await self._resolve(path, write=True)
         entry = await self._stat(resolved)
         raw = None if entry is None or entry.is_dir else await self._read(resolved)
+        directory = entry is not None and entry.is_dir
+        lookalike = await self._lookalike(path, resolved) if raw is None and not directory else None
         pairs = list(replacements)
         return await run_sized(
-            lambda cancel: core.plan_edit(path, resolved, raw, pairs, expected_hash),
+            lambda cancel: core.plan_edit(
+                path, resolved, raw, pairs, expected_hash, directory=directory, lookalike=lookalike
+            ),
             inline=len(raw or b'') <= INLINE_MAX_BYTES,
         )
 

@@ -333,6 +333,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             max_search_results=s['max_search_results'],
             max_find_results=s['max_find_results'],
             content_hashes=s['content_hashes'],
+            max_line_chars=s['max_line_chars'],
             report_skipped=s['report_skipped'],
         )
         self._remote_engines[workspace] = engine

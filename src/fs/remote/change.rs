@@ -46,9 +46,13 @@ impl Remote {
     /// and, when `announce` and the target exists, its current bytes (`None`: the backend
     /// refused to read them).
     ///
+    /// `lookalike`: for a missing target, the existing name it differs from only in Unicode
+    /// normalization ([`Remote::lookalike`]): the write is refused, as on a host directory.
+    ///
     /// Errors: `Path 'p' exists and is not a regular file.`, `Parent directory 'd' does not
     /// exist. Create the parent directory first.`, `Path 'p' has a parent that is not a
-    /// directory.`, the conflict message. Source: `_write_file`, `_announced_state`.
+    /// directory.`, the look-alike refusal, the conflict message. Source: `_write_file`,
+    /// `_announced_state`.
     #[allow(clippy::too_many_arguments)]
     pub fn plan_write(
         &self,
@@ -60,6 +64,7 @@ impl Remote {
         content: String,
         expected_hash: Option<String>,
         announce: bool,
+        lookalike: Option<&str>,
     ) -> Result<Plan> {
         if target == Some(true) {
             return Err(retry(
@@ -91,6 +96,9 @@ impl Remote {
             }
         }
         let exists = target.is_some();
+        if let (false, Some(existing)) = (exists, lookalike) {
+            return Err(crate::fs::root::lookalike::twin_refusal(path, existing));
+        }
         let mut guard = match (&expected_hash, exists) {
             (Some(h), true) => Guard::Hash(h.clone()),
             _ => Guard::None,
@@ -120,10 +128,13 @@ impl Remote {
         Ok(plan)
     }
 
-    /// Plans an `edit_file` from the file's bytes (`None`: missing or a directory).
+    /// Plans an `edit_file` from the file's bytes (`None`: missing, or a directory when
+    /// `directory`); `lookalike` as [`Remote::read_file`]'s.
     ///
-    /// Errors: `File not found: p`, binary and UTF-8 refusals, the conflict message,
-    /// replacement errors. Source: `_edit_file`.
+    /// Errors: `File not found: p` (with the look-alike sentence), `'d' is a directory, not a
+    /// file.`, binary and UTF-8 refusals, the conflict message, replacement errors.
+    /// Source: `_edit_file`.
+    #[allow(clippy::too_many_arguments)]
     pub fn plan_edit(
         &self,
         path: &str,
@@ -131,9 +142,25 @@ impl Remote {
         raw: Option<Vec<u8>>,
         replacements: &[write::Replacement],
         expected_hash: Option<String>,
+        directory: bool,
+        lookalike: Option<&str>,
     ) -> Result<Plan> {
-        let raw =
-            raw.ok_or_else(|| retry(ErrorKind::NotFound, format!("File not found: {path}")))?;
+        let raw = raw.ok_or_else(|| {
+            let names = crate::fs::text::names::shown_path;
+            let message = if directory {
+                // Named for what it is, as on a host directory (issue 19).
+                format!(
+                    "'{}' is a directory, not a file.",
+                    crate::fs::text::names::inline(path)
+                )
+            } else {
+                super::lookalike::with_lookalike(
+                    format!("File not found: {}", names(path)),
+                    lookalike,
+                )
+            };
+            retry(ErrorKind::NotFound, message)
+        })?;
         let (edited, guard) = write::edit_plan(
             path,
             raw,

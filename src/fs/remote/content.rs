@@ -1,11 +1,13 @@
 //! `read_file` and `file_info` on bytes handed in: text windows, media sniffing and hex previews
 //! through [`crate::fs::read`], so every text exists once.
 
+use super::lookalike::with_lookalike;
 use super::*;
 use crate::cancel::CancelFlag;
 use crate::fs::read::encoding;
 use crate::fs::read::hash::{bytes_hash, is_binary, BINARY_SAMPLE};
 use crate::fs::read::{self, hex_preview, sniff_media_type, ReadSpec, NOTICE_CHARS};
+use crate::fs::text::names::shown_path;
 
 /// A `read_file` result: the text, and the media type when the bytes go back as a file.
 #[derive(Debug)]
@@ -54,7 +56,10 @@ impl Remote {
     /// `read_file` of the bytes the backend returned for `resolved`.
     ///
     /// `size`: what `stat` reported (`None` with no `data`: nothing readable is there, the
-    /// result is `Path not found: p`). `guessed_type`: `mimetypes.guess_type(path)[0]`.
+    /// result is `Path not found: p`, followed by the look-alike sentence when `lookalike`
+    /// names one, [`Remote::lookalike`]). `guessed_type`: `mimetypes.guess_type(path)[0]`.
+    /// `column`: with `max_line_chars`, the 0-based char each line starts from; long lines
+    /// are clipped as on a host directory ([`crate::fs::read::clip`]).
     /// Errors: `Offset K exceeds file length (N lines).`. Source: `_read_file`, `_read_binary`.
     #[allow(clippy::too_many_arguments)]
     pub fn read_file(
@@ -66,6 +71,8 @@ impl Remote {
         offset: usize,
         limit: usize,
         guessed_type: Option<&str>,
+        column: usize,
+        lookalike: Option<&str>,
         cancel: &CancelFlag,
     ) -> Result<Read> {
         let event = self.event_path(resolved);
@@ -85,7 +92,10 @@ impl Remote {
             }
             (Some(d), _) => d,
             (None, Some(n)) if n > MAX_READ_FILE_BYTES => return Ok(plain(too_large(n), false)),
-            (None, _) => return Ok(plain(format!("Path not found: {path}"), false)),
+            (None, _) => {
+                let message = format!("Path not found: {}", shown_path(path));
+                return Ok(plain(with_lookalike(message, lookalike), false));
+            }
         };
         let hash = bytes_hash(data);
         let media_type = sniff_media_type(data);
@@ -136,12 +146,22 @@ impl Remote {
             content_hashes: self.limits.content_hashes,
             contract: crate::fs::contract::Contract::Workspace,
         };
+        let mut window = spec.window(path);
+        let clip = self.disclosure.max_line_chars;
+        if clip.is_some() {
+            // Long lines are kept whole, then clipped to what the result shows.
+            window.cap = None;
+            window.rendered = false;
+        }
         let mut reader = data;
-        let mut scan = read::scan(&mut reader, spec.window(path), cancel)
+        let mut scan = read::scan(&mut reader, window, cancel)
             .map_err(|e| Error::new(ErrorKind::Io(e.kind()), e.to_string()))??;
         scan.hash = hash.clone();
         if let Some(kind) = utf16 {
-            scan = encoding::scan_utf16(data, kind, scan, spec.window(path), cancel)?;
+            scan = encoding::scan_utf16(data, kind, scan, window, cancel)?;
+        }
+        if let Some(max) = clip {
+            crate::fs::read::clip::clip_window(&mut scan, path, offset, column, max);
         }
         let text = read::render(path, &scan, &spec)?;
         let mut outcome = found(text, event, true);
@@ -153,21 +173,29 @@ impl Remote {
     }
 
     /// `file_info` from a `stat` (`None`: nothing there) and, for a file up to
-    /// [`MAX_READ_FILE_BYTES`], its bytes. Source: `_file_info`.
+    /// [`MAX_READ_FILE_BYTES`], its bytes; `lookalike` as [`Remote::read_file`]'s.
+    /// Source: `_file_info`.
     pub fn file_info(
         &self,
         path: &str,
         resolved: &str,
         entry: Option<&Entry>,
         data: Option<&[u8]>,
+        lookalike: Option<&str>,
     ) -> Outcome {
         let event = self.event_path(resolved);
-        let missing = || found(format!("Path not found: {path}"), event.clone(), false);
+        let missing = || {
+            let message = format!("Path not found: {}", shown_path(path));
+            found(with_lookalike(message, lookalike), event.clone(), false)
+        };
         let Some(entry) = entry else {
             return missing();
         };
         let kind = if entry.is_dir { "directory" } else { "file" };
-        let mut parts = vec![format!("path: {path}"), format!("type: {kind}")];
+        let mut parts = vec![
+            format!("path: {}", shown_path(path)),
+            format!("type: {kind}"),
+        ];
         if let Some(size) = entry.size {
             parts.push(format!("size: {size} bytes"));
         }

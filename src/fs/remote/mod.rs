@@ -11,24 +11,31 @@
 //! One job a module: [`posix`] (path text as `posixpath`), `content` (read windows, binaries,
 //! file_info), `change` (write, edit and mkdir plans, the conflict guard), `walk`
 //! (list_directory, find_files and its glob), `search` (search_files), [`ignore`] (ripgrep's
-//! walk filters over handed-in listings), [`rg`] (`list_files` and `grep` with ripgrep's rules).
+//! walk filters over handed-in listings), [`rg`] (`list_files` and `grep` with ripgrep's rules),
+//! `lookalike` (the Unicode look-alike hint from the parents' listings), `ranged` (read_file and
+//! file_info of a big file fed in pieces).
 
 mod change;
 mod content;
 pub mod ignore;
+mod lookalike;
 pub mod posix;
+mod ranged;
 pub mod rg;
 mod search;
 mod walk;
 
 pub use content::Read;
 pub use ignore::RgWalk;
+pub use lookalike::{Listings, Lookalike};
 pub use posix::{contains, explicit_hidden, is_hidden, join, normpath, re_escape, relpath};
+pub use ranged::{Kept, Ranged};
 pub use rg::{RgGrep, RgGrepArgs};
 pub use search::Search;
 pub use walk::Glob;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::disclosure::Disclosure;
 use crate::fs::root::access::Access;
 use crate::fs::{Limits, Outcome};
 
@@ -87,8 +94,23 @@ pub struct Remote {
     pub access: Access,
     /// Limits and switches.
     pub limits: Limits,
-    /// `report_skipped`: walker results end with what was skipped.
-    pub report_skipped: bool,
+    /// The opt-in notices (`max_line_chars`, ...), as on a host directory: none by default.
+    pub disclosure: Disclosure,
+}
+
+/// Whether `path` holds a NUL that is not the mark of a raw byte (a name that is not UTF-8
+/// crosses the bindings as marked text, [`crate::fs::text::names::lossless`]).
+fn has_nul(path: &str) -> bool {
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\0' {
+            if crate::fs::text::names::raw_byte_after(c, chars.peek()).is_none() {
+                return true;
+            }
+            chars.next();
+        }
+    }
+    false
 }
 
 fn retry(kind: ErrorKind, message: String) -> Error {
@@ -139,7 +161,7 @@ impl Remote {
         walk_cut: bool,
         skipped: crate::fs::disclosure::Skipped,
     ) -> String {
-        if !self.report_skipped {
+        if !self.disclosure.report_skipped {
             return with_walk_notice(lines, walk_cut, skipped.hidden);
         }
         let mut text = with_walk_notice(lines, walk_cut, 0);
@@ -166,7 +188,7 @@ impl Remote {
             root_named,
             access: Access::new(allowed, denied, protected)?,
             limits,
-            report_skipped: false,
+            disclosure: Disclosure::default(),
         })
     }
 
@@ -192,7 +214,7 @@ impl Remote {
     /// which a host backend's `os` calls raise `ValueError` for, as the host side answers);
     /// `ErrorKind::Outside` with 0.62.0's message. Source: `_resolve_path`.
     pub fn resolve(&self, path: &str) -> Result<String> {
-        if path.contains('\0') {
+        if has_nul(path) {
             return Err(retry(
                 ErrorKind::InvalidArgument,
                 "embedded null byte".to_string(),
@@ -410,6 +432,8 @@ mod tests {
                 0,
                 2000,
                 None,
+                0,
+                None,
                 &c,
             )
             .unwrap();
@@ -429,6 +453,8 @@ mod tests {
                 0,
                 2000,
                 None,
+                0,
+                None,
                 &c,
             )
             .unwrap();
@@ -445,12 +471,14 @@ mod tests {
                 0,
                 10,
                 None,
+                0,
+                None,
                 &c,
             )
             .unwrap();
         assert_eq!(o.media_type, Some("image/png"));
         let o = r
-            .read_file("n", "/ws/n", None, None, 0, 10, None, &c)
+            .read_file("n", "/ws/n", None, None, 0, 10, None, 0, None, &c)
             .unwrap();
         assert_eq!(
             (o.outcome.text.as_str(), o.outcome.emit),
@@ -471,6 +499,7 @@ mod tests {
                 "new\n".into(),
                 None,
                 true,
+                None,
             )
             .unwrap();
         assert!(p.diff.contains("-old\n+new"));
@@ -488,7 +517,8 @@ mod tests {
                 None,
                 "x".into(),
                 None,
-                true
+                true,
+                None
             )
             .unwrap_err()
             .message,
@@ -500,6 +530,8 @@ mod tests {
                 "/ws/a.txt",
                 Some(b"one two".to_vec()),
                 &[crate::fs::change::write::Replacement::once("two", "2")],
+                None,
+                false,
                 None,
             )
             .unwrap();

@@ -4,7 +4,9 @@
 //! lines: context lines, file types, long-line previews, binary notices, the output cap and
 //! `[... truncated at N lines]`, and with `report_skipped` the same `[skipped: ...]` counts.
 
+use std::borrow::Cow;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use grep_regex::RegexMatcher;
 use grep_searcher::{BinaryDetection, Searcher};
@@ -17,6 +19,7 @@ use crate::fs::disclosure::Skipped;
 use crate::fs::ripgrep::grep::{matcher, searcher};
 use crate::fs::ripgrep::sink::{Binary, FileSink};
 use crate::fs::ripgrep::{has_dot_component, Collector, GrepOptions};
+use crate::fs::text::names::escape_name;
 
 /// `DEFAULT_BUFFER_CAPACITY` of grep-searcher: how much of an explicit file is checked for
 /// binary data before it is searched (as `rg` checks a memory-mapped slice).
@@ -36,6 +39,10 @@ pub struct RgGrep {
     unreadable: Vec<String>,
     skipped: Skipped,
     cancel: CancelFlag,
+    /// `max_line_chars`: long lines clipped as the local `grep` clips them.
+    clip: Option<crate::fs::read::clip::GrepClip>,
+    /// Whether a name was shown escaped ([`escape_name`]).
+    escaped: bool,
 }
 
 impl std::fmt::Debug for RgGrep {
@@ -59,6 +66,16 @@ pub struct RgGrepArgs {
     pub context: usize,
     /// `--hidden` (the glob names a dot entry): a hidden file named explicitly is searched.
     pub hidden: bool,
+}
+
+/// `outcome` ending with the escaped-names note when a name was shown escaped (as the local
+/// walkers' results end, [`crate::fs::noting_escaped_names`]).
+fn with_escaped_note(mut outcome: Outcome, escaped: bool) -> Outcome {
+    if escaped {
+        outcome.text.push('\n');
+        outcome.text.push_str(crate::fs::text::ESCAPED_NOTE);
+    }
+    outcome
 }
 
 /// Whether `glob` makes `rg` walk hidden entries (`--hidden`), as the local tools decide.
@@ -102,7 +119,7 @@ impl Remote {
             .or_else(|_| RgWalk::new(&self.root, resolved, None, None, include_hidden));
         let walk = walk.expect("a walk without glob or type cannot fail");
         // The trailer counts what 0.62.0's walker counts; `report_skipped` what the local one does.
-        if self.report_skipped {
+        if self.disclosure.report_skipped {
             walk
         } else {
             walk.hidden_before_glob()
@@ -138,6 +155,7 @@ impl Remote {
         let hidden = walk.hidden;
         let max = self.limits.max_find_results;
         let mut out = Collector::new(max);
+        let mut escaped = false;
         for file in walk.into_files() {
             if !hidden && is_hidden(&relpath(&file.path, resolved)) {
                 continue;
@@ -145,9 +163,14 @@ impl Remote {
             if self.walk_entry(&file.path, resolved, true).is_none() {
                 continue;
             }
-            if !out.push(relpath(&file.path, &self.cwd)) {
+            let shown = match escape_name(&relpath(&file.path, &self.cwd)) {
+                Cow::Owned(name) => (name, true),
+                Cow::Borrowed(name) => (name.to_string(), false),
+            };
+            if !out.push(shown.0) {
                 break;
             }
+            escaped |= shown.1;
         }
         let listing = out.into_listing();
         let outcome = Outcome::listing_text(
@@ -159,7 +182,8 @@ impl Remote {
             "files",
             "No files found.",
         );
-        Ok(self.rg_trailers(outcome, walk_cut, Some(skipped), &[]))
+        let outcome = self.rg_trailers(outcome, walk_cut, Some(skipped), &[]);
+        Ok(with_escaped_note(outcome, escaped))
     }
 
     /// A `grep` of `resolved`: a directory whose finished `walk` is given, or the file
@@ -230,6 +254,15 @@ impl Remote {
             unreadable: Vec::new(),
             skipped,
             cancel: CancelFlag::new(),
+            escaped: false,
+            clip: self.disclosure.max_line_chars.map(|max| {
+                crate::fs::read::clip::GrepClip::new(
+                    max,
+                    &args.pattern,
+                    args.literal,
+                    args.ignore_case,
+                )
+            }),
         };
         Ok((grep, files))
     }
@@ -262,17 +295,30 @@ impl Remote {
                     .clone()
                     .unwrap_or_else(|| relpath(&entry.path, &self.cwd))
             });
-        let auth = move |_: &Path| shown.clone();
+        let (shown, escapes) = match shown {
+            Some(name) => match escape_name(&name) {
+                Cow::Owned(escaped) => (Some(escaped), true),
+                Cow::Borrowed(_) => (Some(name), false),
+            },
+            None => (None, false),
+        };
+        let used = AtomicBool::new(false);
+        let auth = |_: &Path| {
+            used.store(true, Ordering::Relaxed);
+            shown.clone()
+        };
         let walked = Path::new(&entry.path);
         let RgGrep {
             matcher,
             searcher: walk_searcher,
             out,
             cancel,
+            clip,
             ..
         } = grep;
         if grep.named.is_none() {
-            let mut sink = FileSink::new(walked, &auth, out, cancel, Binary::Quit);
+            let mut sink =
+                FileSink::new(walked, &auth, out, cancel, Binary::Quit).clipping(clip.as_ref());
             let _ = walk_searcher.search_reader(&*matcher, data, &mut sink);
         } else {
             // The one file `rg` was given, which it searches as a memory-mapped slice.
@@ -288,10 +334,12 @@ impl Remote {
             };
             if !data.is_empty() {
                 let mut explicit = searcher(grep.context, detection);
-                let mut sink = FileSink::new(walked, &auth, out, cancel, binary);
+                let mut sink =
+                    FileSink::new(walked, &auth, out, cancel, binary).clipping(clip.as_ref());
                 let _ = explicit.search_reader(&*matcher, data, &mut sink);
             }
         }
+        grep.escaped |= escapes && used.load(Ordering::Relaxed);
         grep.out.is_full()
     }
 
@@ -312,7 +360,8 @@ impl Remote {
             "No matches found.",
         );
         let skipped = grep.named.is_none().then_some(skipped);
-        self.rg_trailers(outcome, walk_cut, skipped, &grep.unreadable)
+        let outcome = self.rg_trailers(outcome, walk_cut, skipped, &grep.unreadable);
+        with_escaped_note(outcome, grep.escaped)
     }
 
     /// The notes a ripgrep-rules result ends with: files that could not be read, a walk cut at
@@ -353,7 +402,7 @@ impl Remote {
             ));
         }
         match skipped {
-            Some(skipped) if self.report_skipped => outcome.with_skipped(skipped),
+            Some(skipped) if self.disclosure.report_skipped => outcome.with_skipped(skipped),
             _ => outcome,
         }
     }

@@ -24,6 +24,8 @@ pub struct Search {
     /// Files not searched as binary (`report_skipped`).
     binary: usize,
     capped: bool,
+    /// Whether a label was shown escaped ([`crate::fs::text::names::escape_name`]).
+    escaped: bool,
 }
 
 impl Remote {
@@ -50,6 +52,7 @@ impl Remote {
             ignored: 0,
             binary: 0,
             capped: false,
+            escaped: false,
         })
     }
 
@@ -113,6 +116,13 @@ impl Remote {
             return search.capped;
         };
         let label = relpath(&entry.path, &self.cwd);
+        let label = match crate::fs::text::names::escape_name(&label) {
+            std::borrow::Cow::Owned(shown) => {
+                search.escaped = true;
+                shown
+            }
+            std::borrow::Cow::Borrowed(_) => label,
+        };
         let Some(data) = data.filter(|d| d.len() as u64 <= MAX_SEARCH_FILE_BYTES) else {
             search.skipped.push(label);
             return false;
@@ -129,7 +139,10 @@ impl Remote {
             .limits
             .max_search_results
             .saturating_sub(search.results.len());
-        let (lines, capped) = matching_lines(&text, &search.pattern, None, &label, left);
+        let (mut lines, capped) = matching_lines(&text, &search.pattern, None, &label, left);
+        if let Some(max) = self.disclosure.max_line_chars {
+            crate::fs::read::clip::clip_hits(&mut lines, &label, &search.pattern, max);
+        }
         search.results.extend(lines);
         search.capped = capped;
         capped
@@ -163,17 +176,22 @@ impl Remote {
                 }
             ));
         }
+        let mut text = self.walk_text(
+            lines,
+            walk_cut,
+            crate::fs::disclosure::Skipped {
+                hidden: search.hidden,
+                ignored: search.ignored,
+                binary: search.binary,
+                unreadable: search.skipped.len(),
+            },
+        );
+        if search.escaped {
+            text.push('\n');
+            text.push_str(crate::fs::text::names::ESCAPED_NOTE);
+        }
         Outcome {
-            text: self.walk_text(
-                lines,
-                walk_cut,
-                crate::fs::disclosure::Skipped {
-                    hidden: search.hidden,
-                    ignored: search.ignored,
-                    binary: search.binary,
-                    unreadable: search.skipped.len(),
-                },
-            ),
+            text,
             path: self.event_path(&search.resolved),
             count,
             truncated: search.capped || walk_cut,

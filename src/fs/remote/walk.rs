@@ -107,6 +107,7 @@ impl Remote {
                 continue;
             }
             let rel = relpath(&entry.path, &self.cwd);
+            let rel = crate::fs::text::names::escape_name(&rel);
             let line = match (entry.is_dir, entry.size) {
                 (true, _) => format!("{rel}/"),
                 (false, Some(n)) => format!("{rel}  ({n} bytes)"),
@@ -124,8 +125,8 @@ impl Remote {
             hidden,
             ..Default::default()
         };
-        let skipped_line = skipped.line().filter(|_| self.report_skipped);
-        if hidden > 0 && !self.report_skipped {
+        let skipped_line = skipped.line().filter(|_| self.disclosure.report_skipped);
+        if hidden > 0 && !self.disclosure.report_skipped {
             lines.push(format!(
                 "[{hidden} hidden entries omitted; name a hidden path explicitly to include it]"
             ));
@@ -200,7 +201,11 @@ impl Remote {
                 break;
             }
             let suffix = if e.is_dir { "/" } else { "" };
-            lines.push(format!("{}{suffix}", relpath(&e.path, &self.cwd)));
+            let rel = relpath(&e.path, &self.cwd);
+            lines.push(format!(
+                "{}{suffix}",
+                crate::fs::text::names::escape_name(&rel)
+            ));
         }
         let count = lines.len();
         if capped {
