@@ -58,8 +58,8 @@ __all__ = [
     'RemoteKept',
     'RemoteRanged',
     'RemoteSearch',
-    'remote_grep_pattern',
-    'remote_list_files_glob',
+    'RemoteRgWalk',
+    'RemoteGrep',
     'NOT_REGULAR_FILE',
 ]
 
@@ -280,10 +280,37 @@ class RemoteSearch:
         self, start: tuple[str, bool, int | None] | None, walked: list[tuple[str, bool, int | None]]
     ) -> list[tuple[str, int | None]]:
         """The files to read, in order, from the start's stat (None: nothing there) and the walked entries."""
+    def hidden_skipped(self, count: int, ignored: int = 0) -> None:
+        """Count `count` hidden and `ignored` ignored entries (after `files`, when a ripgrep-rules walk gave them)."""
     def feed(self, index: int, data: bytes | None) -> bool:
         """Search file `index` (None: unreadable or over 10 MiB, named as skipped); True once the cap is hit."""
     def result(self, walk_cut: bool) -> Outcome:
         """The result text; `count` is the matches shown, `truncated` the cap or a cut walk."""
+
+@final
+class RemoteRgWalk:
+    """A walk with ripgrep's filters (ignore files, hidden entries, glob, type), driven one level at a time."""
+    def ancestors(self) -> list[str]:
+        """Directories above the start inside the root, root first: `listed` and `rules` each, never `enter`."""
+    def listed(self, dir: str, entries: list[tuple[str, bool, int | None]]) -> list[str]:
+        """Take `dir`'s listing; the ignore files in it to read (workspace paths)."""
+    def rules(self, dir: str, files: list[tuple[str, bytes | None]]) -> None:
+        """The bytes of the ignore files `listed` named (None: unreadable, as if absent)."""
+    def enter(self, dir: str) -> list[str]:
+        """Decide `dir`'s children; the child directories to walk next."""
+    def finish(self) -> tuple[list[tuple[str, bool, int | None]], int, int]:
+        """End the walk: the kept files in `rg --sort path` order, the dot entries and ignored entries left out."""
+
+@final
+class RemoteGrep:
+    """One `grep` with ripgrep's rules: feed the files it names, in order, then take the result."""
+    @property
+    def files(self) -> list[tuple[str, int | None]]:
+        """`(path, size or None)` of each file to read, in order."""
+    def feed(self, index: int, data: bytes | None) -> bool:
+        """Search file `index` (None: it could not be read, named in the result); True once the cap was passed."""
+    def result(self, walk_cut: bool) -> Outcome:
+        """The result text: lines, `[... truncated at N lines]` or `No matches found.`, notes."""
 
 @final
 class RemoteCore:
@@ -304,10 +331,12 @@ class RemoteCore:
         content_hashes: bool,
         *,
         max_line_chars: int | None = None,
+        report_skipped: bool = False,
     ) -> Self:
         """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern.
 
-        `max_line_chars`: clip longer lines in `read_file` and search hits, as `FileSystemCore`'s."""
+        `max_line_chars`: clip longer lines in `read_file` and search hits, as `FileSystemCore`'s.
+        `report_skipped`: walker results end with what they skipped (`[skipped: ...]`)."""
     @property
     def root_dir(self) -> str: ...
     @property
@@ -418,6 +447,25 @@ class RemoteCore:
     ) -> Outcome: ...
     def search(self, pattern: str, resolved: str, include_glob: str | None) -> RemoteSearch:
         """InvalidPatternError: `Invalid regex pattern: ...` (the core's engines, one dialect everywhere)."""
+    def rg_walk(self, resolved: str, glob: str | None = None, file_type: str | None = None) -> RemoteRgWalk:
+        """The walk `list_files`/`grep` make of a directory. InvalidArgumentError: unknown type; InvalidPatternError: bad glob."""
+    def search_walk(self, resolved: str, include_glob: str | None, include_hidden: bool) -> RemoteRgWalk:
+        """The walk `search_files` makes: ignore files apply; a glob 0.62.0 hands `rg` overrides them."""
+    def rg_list(self, path: str, resolved: str, walk: RemoteRgWalk | None, walk_cut: bool) -> Outcome:
+        """`list_files` from a finished walk (None: no directory). NotFoundError: `Path 'p' is not a directory.`"""
+    def rg_grep(
+        self,
+        path: str,
+        resolved: str,
+        is_file: bool,
+        walk: RemoteRgWalk | None,
+        pattern: str,
+        ignore_case: bool,
+        literal: bool,
+        context: int,
+        glob: str | None = None,
+    ) -> RemoteGrep:
+        """A `grep` of a walked directory or a file. NotFoundError: nothing there; InvalidPatternError: bad regex."""
     def read_ranged(self, path: str, resolved: str, offset: int, limit: int, *, column: int = 0) -> RemoteRanged:
         """A `read_file` of a file too big to move whole, fed in pieces (`offset`, `limit` from `read_limit`;
         `column`: with `max_line_chars`, the 0-based char each line starts from)."""
@@ -452,12 +500,6 @@ class RemoteRanged:
         """The `read_file` or `file_info` outcome as a host directory gives for the same bytes.
 
         Raises `OffsetPastEndError`, `CancelledError` after `cancel`, `ValueError` when already finished."""
-
-def remote_grep_pattern(pattern: str, file_type: str | None, ignore_case: bool, literal: bool, context: int) -> str:
-    """The regex `grep` searches with on a backend without commands (0.62.0's refusals for file_type/context)."""
-
-def remote_list_files_glob(glob: str | None) -> str:
-    """The glob `list_files` finds on a backend without commands: `**`, the glob, or `**/<glob>`."""
 
 # --- Shell: the process supervisor (src/py/shell.rs) ------------------------------------------
 

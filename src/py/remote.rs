@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
-use crate::fs::remote::{self, Entry, Glob, Parent, Remote, Search};
+use crate::fs::remote::{self, Entry, Glob, Parent, Remote, RgGrep, RgGrepArgs, RgWalk, Search};
 use crate::fs::{Contract, Limits};
 
 use super::fs::{replacements_of, run, PyChangePlan, PyOutcome, PyReplacement};
@@ -112,6 +112,14 @@ impl PySearch {
             .collect()
     }
 
+    /// The dot entries a ripgrep-rules walk left out, counted instead of the walked entries'
+    /// (the walk that applied ignore files: `files` then gets only the kept files).
+    #[pyo3(signature = (count, ignored=0))]
+    fn hidden_skipped(&self, count: usize, ignored: usize) -> PyResult<()> {
+        let core = self.core.clone();
+        self.with(|s| core.search_hidden(s, count, ignored))
+    }
+
     /// Searches file `index`'s bytes (`None`: unreadable or too large); `True` once the
     /// match cap is hit (read no further).
     fn feed(
@@ -134,6 +142,133 @@ impl PySearch {
             .take()
             .ok_or_else(|| PyValueError::new_err("the search has finished"))?;
         Ok(self.core.search_result(search, walk_cut).into())
+    }
+}
+
+/// `paths` (from the core) as Python's `str`s ([`py_path`]).
+fn py_paths(py: Python<'_>, paths: Vec<String>) -> PyResult<Vec<Bound<'_, PyString>>> {
+    paths.iter().map(|p| py_path(py, p)).collect()
+}
+
+/// A ripgrep-rules walk driven level by level from Python (see `fs::remote::RgWalk`): `listed`
+/// takes a directory's entries and names the ignore files to read, `rules` takes their bytes,
+/// `enter` returns the child directories to list next.
+#[pyclass(name = "RemoteRgWalk", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyRgWalk {
+    walk: Mutex<Option<RgWalk>>,
+}
+
+impl PyRgWalk {
+    fn with<T>(&self, f: impl FnOnce(&mut RgWalk) -> T) -> PyResult<T> {
+        let mut guard = self.walk.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_mut() {
+            Some(w) => Ok(f(w)),
+            None => Err(PyValueError::new_err("the walk has finished")),
+        }
+    }
+
+    fn take(&self) -> PyResult<RgWalk> {
+        self.walk
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| PyValueError::new_err("the walk has finished"))
+    }
+}
+
+#[pymethods]
+impl PyRgWalk {
+    /// The directories above the start (inside the root) whose ignore files apply, root first:
+    /// list each and pass it to `listed`, then `rules`, never `enter`.
+    fn ancestors<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyString>>> {
+        py_paths(py, self.with(|w| w.ancestors())?)
+    }
+
+    /// Takes `dir`'s listing; returns the ignore files in it to read (workspace paths).
+    fn listed<'py>(
+        &self,
+        py: Python<'py>,
+        dir: ModelPath,
+        entries: Vec<PyEntry>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
+        let entries = entries.into_iter().map(entry).collect();
+        py_paths(py, self.with(|w| w.listed(&dir, entries))?)
+    }
+
+    /// Takes the bytes of the ignore files `listed` named for `dir` (`None`: unreadable).
+    fn rules(&self, dir: ModelPath, files: Vec<(ModelPath, Option<Vec<u8>>)>) -> PyResult<()> {
+        let files = files.into_iter().map(|(p, d)| (p.0, d)).collect();
+        self.with(|w| w.rules(&dir, files))
+    }
+
+    /// Decides `dir`'s children (after `listed` and `rules`); returns the directories to walk.
+    fn enter<'py>(&self, py: Python<'py>, dir: ModelPath) -> PyResult<Vec<Bound<'py, PyString>>> {
+        py_paths(py, self.with(|w| w.enter(&dir))?)
+    }
+
+    /// Ends the walk: the kept files in order, the dot entries and the ignored entries it
+    /// left out.
+    #[allow(clippy::type_complexity)]
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Vec<(Bound<'py, PyString>, bool, Option<u64>)>, usize, usize)> {
+        let walk = self.take()?;
+        let (hidden, ignored) = (walk.hidden_skipped, walk.ignored_skipped);
+        let files = walk
+            .into_files()
+            .into_iter()
+            .map(|e| Ok((py_path(py, &e.path)?, e.is_dir, e.size)))
+            .collect::<PyResult<_>>()?;
+        Ok((files, hidden, ignored))
+    }
+}
+
+/// One `grep` with ripgrep's rules fed file by file (see `fs::remote::RgGrep`).
+#[pyclass(name = "RemoteGrep", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyRgGrep {
+    core: Arc<Remote>,
+    grep: Mutex<Option<RgGrep>>,
+    files: Vec<(String, Option<u64>)>,
+}
+
+#[pymethods]
+impl PyRgGrep {
+    /// The files to read, in order, as `(path, size or None)`.
+    #[getter]
+    fn files<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyString>, Option<u64>)>> {
+        self.files
+            .iter()
+            .map(|(path, size)| Ok((py_path(py, path)?, *size)))
+            .collect()
+    }
+
+    /// Searches file `index`'s bytes (`None`: it could not be read); `True` once the output
+    /// cap was passed (read no further).
+    fn feed(
+        &self,
+        py: Python<'_>,
+        index: usize,
+        data: Option<&Bound<'_, PyBytes>>,
+    ) -> PyResult<bool> {
+        let core = self.core.clone();
+        let bytes = data.map(|d| d.as_bytes());
+        let mut guard = self.grep.lock().unwrap_or_else(|e| e.into_inner());
+        let grep = guard
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("the search has finished"))?;
+        Ok(py.detach(|| core.rg_feed(grep, index, bytes)))
+    }
+
+    /// The result; `walk_cut`: the walk stopped at its caps.
+    fn result(&self, walk_cut: bool) -> PyResult<PyOutcome> {
+        let grep = self
+            .grep
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| PyValueError::new_err("the search has finished"))?;
+        Ok(self.core.rg_grep_result(grep, walk_cut).into())
     }
 }
 
@@ -170,7 +305,7 @@ impl PyRemoteCore {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root, cwd, root_named, allowed_patterns, denied_patterns, protected_patterns,
         max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes,
-        *, max_line_chars = None))]
+        *, max_line_chars = None, report_skipped = false))]
     fn new(
         root: String,
         cwd: String,
@@ -185,6 +320,7 @@ impl PyRemoteCore {
         max_find_results: usize,
         content_hashes: bool,
         max_line_chars: Option<usize>,
+        report_skipped: bool,
     ) -> PyResult<Self> {
         let limits = Limits {
             max_read_lines,
@@ -206,6 +342,7 @@ impl PyRemoteCore {
         )
         .map_err(|e| PyValueError::new_err(e.message))?;
         inner.disclosure.max_line_chars = max_line_chars;
+        inner.disclosure.report_skipped = report_skipped;
         Ok(PyRemoteCore {
             inner: Arc::new(inner),
         })
@@ -602,26 +739,91 @@ impl PyRemoteCore {
             self.inner.info_ranged(&path, &resolved, size),
         )
     }
-}
 
-/// The regex the walker form of `grep` searches with (see `fs::remote::grep_pattern`).
-#[pyfunction]
-#[pyo3(signature = (pattern, file_type, ignore_case, literal, context))]
-fn remote_grep_pattern(
-    pattern: &str,
-    file_type: Option<&str>,
-    ignore_case: bool,
-    literal: bool,
-    context: i64,
-) -> PyResult<String> {
-    remote::grep_pattern(pattern, file_type, ignore_case, literal, context).map_err(PyErr::from)
-}
+    /// A ripgrep-rules walk of the directory `resolved` as `list_files` and `grep` walk it
+    /// (`--glob glob`, `--type file_type`, `--hidden` when the glob names a dot entry).
+    ///
+    /// Errors: `InvalidArgumentError` (unknown file type), `InvalidPatternError` (bad glob).
+    #[pyo3(signature = (resolved, glob=None, file_type=None))]
+    fn rg_walk(
+        &self,
+        resolved: ModelPath,
+        glob: Option<&str>,
+        file_type: Option<&str>,
+    ) -> PyResult<PyRgWalk> {
+        let walk = self.inner.rg_walk(&resolved, glob, file_type)?;
+        Ok(PyRgWalk {
+            walk: Mutex::new(Some(walk)),
+        })
+    }
 
-/// The glob the walker form of `list_files` finds.
-#[pyfunction]
-#[pyo3(signature = (glob))]
-fn remote_list_files_glob(glob: Option<&str>) -> String {
-    remote::list_files_glob(glob)
+    /// The walk `search_files` makes of the directory `resolved`: ignore files apply, an
+    /// `include_glob` `rg --glob` would take overrides them (0.62.0's rules), hidden entries
+    /// are walked when `include_hidden`.
+    fn search_walk(
+        &self,
+        resolved: ModelPath,
+        include_glob: Option<&str>,
+        include_hidden: bool,
+    ) -> PyRgWalk {
+        PyRgWalk {
+            walk: Mutex::new(Some(self.inner.search_walk(
+                &resolved,
+                include_glob,
+                include_hidden,
+            ))),
+        }
+    }
+
+    /// `list_files` from the finished `walk` of `resolved` (`None`: no directory there).
+    ///
+    /// Errors: `NotFoundError` `Path 'p' is not a directory.`.
+    fn rg_list(
+        &self,
+        py: Python<'_>,
+        path: ModelPath,
+        resolved: ModelPath,
+        walk: Option<PyRef<'_, PyRgWalk>>,
+        walk_cut: bool,
+    ) -> PyResult<PyOutcome> {
+        let walk = walk.map(|w| w.take()).transpose()?;
+        let core = self.inner.clone();
+        run(py, move || core.rg_list(&path, &resolved, walk, walk_cut)).map(Into::into)
+    }
+
+    /// A `grep` of `resolved`: a directory with its finished `walk`, or a file (`is_file`);
+    /// `glob` only decides whether a hidden file named explicitly is searched.
+    ///
+    /// Errors: `NotFoundError` (nothing there), `InvalidPatternError` (a regex `rg` rejects).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, resolved, is_file, walk, pattern, ignore_case, literal, context, glob=None))]
+    fn rg_grep(
+        &self,
+        path: ModelPath,
+        resolved: ModelPath,
+        is_file: bool,
+        walk: Option<PyRef<'_, PyRgWalk>>,
+        pattern: String,
+        ignore_case: bool,
+        literal: bool,
+        context: usize,
+        glob: Option<&str>,
+    ) -> PyResult<PyRgGrep> {
+        let walk = walk.map(|w| w.take()).transpose()?;
+        let args = RgGrepArgs {
+            pattern,
+            ignore_case,
+            literal,
+            context,
+            hidden: remote::rg::rg_hidden(glob),
+        };
+        let (grep, files) = self.inner.rg_grep(&path, &resolved, is_file, walk, &args)?;
+        Ok(PyRgGrep {
+            core: self.inner.clone(),
+            grep: Mutex::new(Some(grep)),
+            files: files.into_iter().map(|e| (e.path, e.size)).collect(),
+        })
+    }
 }
 
 /// Adds the remote classes and functions to the module.
@@ -629,10 +831,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRemoteCore>()?;
     m.add_class::<PySearch>()?;
     m.add_class::<PyGlob>()?;
+    m.add_class::<PyRgWalk>()?;
+    m.add_class::<PyRgGrep>()?;
     m.add_class::<PyRanged>()?;
     m.add_class::<PyKept>()?;
-    m.add_function(wrap_pyfunction!(remote_grep_pattern, m)?)?;
-    m.add_function(wrap_pyfunction!(remote_list_files_glob, m)?)?;
     m.add("NOT_REGULAR_FILE", crate::fs::NOT_REGULAR_FILE)?;
     Ok(())
 }

@@ -48,6 +48,25 @@ DELIBERATE: dict[tuple[str, int], tuple[str, str]] = {
         'docs/guide.txt:2:TODO later\nlogs/app.log:1:TODO log line\nnotes.md:2:TODO: one\nnotes.md:3:TODO: two\n'
         f'{HIDDEN.format(2)}\n{CUT}',
     ),
+    # Issue 20: `grep` and `list_files` follow ripgrep's rules as on a local workspace (ignore files,
+    # file types, context lines, no hidden-entries trailer); 0.62.0's walker form refuses
+    # `file_type` and `context` and ends with the trailer.
+    ('walks', 26): (
+        HIDDEN.format(2),
+        'docs/guide.txt:2:TODO later\nlogs/app.log:1:TODO log line\nnotes.md:2:TODO: one\nnotes.md:3:TODO: two',
+    ),
+    ('walks', 27): (HIDDEN.format(2), 'src/util.py:2:    return x * 2'),
+    ('walks', 28): ('RETRY: `file_type` needs ripgrep', 'src/util.py:1:def helper(x):\nsrc/util.py:2:    return x * 2'),
+    ('walks', 29): (
+        'RETRY: `context` needs a search command',
+        'src/util.py:1:def helper(x):\nsrc/util.py:2:    return x * 2',
+    ),
+    ('walks', 31): (
+        HIDDEN.format(2),
+        'a.txt\nbad.txt\ncrlf.txt\ndata.bin\ndocs/guide.txt\nempty.txt\nlogs/app.log\nnoeol.txt\nnotes.md\npic.png\n'
+        'src/main.py\nsrc/pkg/deep.py\nsrc/util.py',
+    ),
+    ('walks', 32): (HIDDEN.format(1), 'src/main.py\nsrc/pkg/deep.py\nsrc/util.py'),
     # Issue 9: a file that is not UTF-8 says so when read, and is edited with its other bytes
     # kept; 0.62.0 shows U+FFFD silently and refuses the edit.
     ('reads', 11): (

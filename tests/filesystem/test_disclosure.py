@@ -295,11 +295,15 @@ async def test_report_skipped_counts_what_each_walker_left_out(tmp_path: Path, c
     assert t.results == [
         f'app.log  (9 bytes)\nbuild/\ndata.bin  (9 bytes)\nsrc/\n{skipped(3)}',
         f'app.log\nbuild/\nbuild/out.txt\ndata.bin\nsrc/\nsrc/main.py\n{skipped(4)}',
-        f'app.log:1:TODO log\nbuild/out.txt:1:TODO built\nsrc/main.py:1:TODO main\n{skipped(4, binary=1)}',
+        {
+            # The document's search_files follows no ignore rules; on a workspace, 0.62.0's `rg` does.
+            'document': f'app.log:1:TODO log\nbuild/out.txt:1:TODO built\nsrc/main.py:1:TODO main\n{skipped(4, binary=1)}',
+            'workspace': f'src/main.py:1:TODO main\n{skipped(4, ignored=2, binary=1)}',
+        }[contract],
         f'data.bin\nsrc/main.py\n{skipped(4, ignored=2)}',
         f'src/main.py:1:TODO main\n{skipped(4, ignored=2, binary=1)}',
         f'src/main.py:1:TODO main\n{skipped(1)}',
-        f'No matches found.\n{skipped(4, binary=1)}',
+        f'No matches found.\n{skipped(4, binary=1) if contract == "document" else skipped(4, ignored=2, binary=1)}',
     ]
     # Off (the default): the documented results, 0.62.0's own trailer on a workspace.
     t = await run_tools(contracts(tmp_path)[contract], calls[:2])

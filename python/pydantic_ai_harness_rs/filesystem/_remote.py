@@ -6,7 +6,9 @@ backend has them). This module only moves bytes: it stats, lists, reads and writ
 it got to `_core.RemoteCore`, which resolves paths, checks containment and access patterns, renders
 windows, hashes, plans writes and edits, filters walks and matches globs and regexes, and writes
 every result text. Nothing runs inside the workspace, so walks and searches work the same whatever
-is installed there (no `rg`, `grep` or `find`).
+is installed there (no `rg`, `grep` or `find`): `list_files`, `grep` and `search_files` follow
+ripgrep's ignore files, read through the protocol as the walk meets them, and `list_files` and
+`grep` give the text the local tools give for the same tree.
 
 The contract is always the workspace one (pydantic-ai-harness 0.62.0, `upstream-0.62.md`).
 """
@@ -202,6 +204,7 @@ class RemoteEngine:
         concurrency: Workspace calls a walk or search keeps in flight (listings, reads).
         max_line_chars: Clip lines longer than this many chars in `read_file` (then `column`
             applies), `search_files` and `grep` results, as on a host directory (`None`: off).
+        report_skipped: Walker results end with what they skipped (`[skipped: ...]`), as locally.
     """
 
     def __init__(
@@ -220,6 +223,7 @@ class RemoteEngine:
         content_hashes: bool = True,
         concurrency: int = DEFAULT_CONCURRENCY,
         max_line_chars: int | None = None,
+        report_skipped: bool = False,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.storage = storage_of(self._workspace)
@@ -240,7 +244,7 @@ class RemoteEngine:
         self._settings = (*patterns, *limits, content_hashes)
         self._has_patterns = bool(allowed_patterns or denied_patterns or read_only_patterns)
         self._concurrency = max(1, concurrency)
-        self._options = {'max_line_chars': max_line_chars}
+        self._options = {'max_line_chars': max_line_chars, 'report_skipped': report_skipped}
         self._core_value: _core.RemoteCore | None = None
         self._no_readlink: bool | None = None
 
@@ -405,6 +409,84 @@ class RemoteEngine:
 
         return call
 
+    async def _rg_walk(self, start: str, walk: _core.RemoteRgWalk) -> bool:
+        """Walks the directory `start` with ripgrep's filters (`walk`), one level at a time.
+
+        Each level's directories are listed `concurrency` at a time, then the ignore files the
+        listings hold are read, then the core decides the children. The directories from the root
+        down to `start` are listed first for their ignore files. Symlinked, outside and denied
+        directories are not entered, nor one already seen by its real path. Returns whether the
+        core's caps (directories listed, entries met) cut the walk short. A listing that fails
+        below the start is skipped; at the start it propagates.
+        """
+        core = await self._core()
+        _, _, max_dirs, max_entries = core.caps
+        fs = self._fs
+
+        def lister(directory: str) -> Callable[[], Awaitable[Sequence[FileEntry]]]:
+            async def call() -> Sequence[FileEntry]:
+                try:
+                    return await fs.list_dir(directory)
+                except WorkspaceError:
+                    raise
+                except OSError:
+                    if directory == start:
+                        raise
+                    return ()
+
+            return call
+
+        def reader(path: str) -> Callable[[], Awaitable[bytes | None]]:
+            async def call() -> bytes | None:
+                try:
+                    return await fs.read_bytes(path)
+                except WorkspaceUnavailableError:
+                    raise
+                except (WorkspaceError, OSError):
+                    return None
+
+            return call
+
+        met = 0
+
+        async def load(directories: list[str]) -> None:
+            nonlocal met
+            wanted: list[tuple[str, str]] = []
+            for directory, children in zip(directories, await _gather([lister(d) for d in directories])):
+                met += len(children)
+                wanted.extend((directory, p) for p in walk.listed(directory, [_entry(c) for c in children]))
+            if wanted:
+                found: dict[str, list[tuple[str, bytes | None]]] = {}
+                for (directory, p), data in zip(wanted, await _gather([reader(p) for _, p in wanted])):
+                    found.setdefault(directory, []).append((p, data))
+                for directory, files in found.items():
+                    walk.rules(directory, files)
+
+        if ancestors := walk.ancestors():
+            await load(ancestors)
+            met = 0
+        seen = {await self._real(start) or start}
+        level, listed = [start], 0
+        while level:
+            below: list[str] = []
+            for first in range(0, len(level), self._concurrency):
+                if listed >= max_dirs or met >= max_entries:
+                    return True
+                batch = level[first : first + min(self._concurrency, max_dirs - listed)]
+                listed += len(batch)
+                await load(batch)
+                for directory in batch:
+                    below.extend(walk.enter(directory))
+                if len(batch) < min(self._concurrency, len(level) - first):
+                    return True  # the directory cap cut this level short
+            reals = await _gather([self._real_or_skip(p) for p in below]) if self._sees_links else below
+            level = []
+            for path, real in zip(below, reals):
+                if real is not None and real not in seen and core.descend(path, real, True):
+                    seen.add(real)
+                    level.append(path)
+        return met >= max_entries
+
     # -- reading -------------------------------------------------------------------------------
 
     @_os_errors
@@ -535,8 +617,16 @@ class RemoteEngine:
         )
 
     async def list_files(self, path: str = '.', glob: str | None = None) -> _core.Outcome:
-        """`list_files` without ripgrep, as 0.62.0 on a backend without commands: `find_files` of files."""
-        return await self.find_files(_core.remote_list_files_glob(glob), path, files_only=True)
+        """`list_files` with ripgrep's rules, as the local tool lists the same tree: ignore files
+        (read through the workspace), hidden files, the glob; at most `max_find_results`."""
+        core = await self._core()
+        resolved = await self._resolve(path, check_allowed=False)
+        entry = await self._stat(resolved)
+        if entry is None or not entry.is_dir:
+            return core.rg_list(path, resolved, None, False)
+        walk = core.rg_walk(resolved, glob)
+        cut = await self._rg_walk(resolved, walk)
+        return await run_sized(lambda cancel: core.rg_list(path, resolved, walk, cut), inline=True)
 
     @_os_errors
     async def search_files(self, pattern: str, path: str = '.', include_glob: str | None = None) -> _core.Outcome:
@@ -551,9 +641,15 @@ class RemoteEngine:
         entry = await self._stat(resolved)
         walked: list[_Entry] = []
         cut = False
+        hidden = ignored = 0
         if entry is not None and entry.is_dir:
-            walked, cut = await self._walk(resolved, max_depth=None, include_hidden=search.include_hidden)
+            # As 0.62.0's `rg` on a workspace: what ignore files list is not searched.
+            walk = core.search_walk(resolved, include_glob, search.include_hidden)
+            cut = await self._rg_walk(resolved, walk)
+            walked, hidden, ignored = walk.finish()
         files = search.files(None if entry is None else _entry(entry), walked)
+        if entry is not None and entry.is_dir:
+            search.hidden_skipped(hidden, ignored)
         max_bytes = core.caps[1]
         dropped = object()
 
@@ -595,12 +691,62 @@ class RemoteEngine:
         literal: bool = False,
         context: int = 0,
     ) -> _core.Outcome:
-        """`grep` without ripgrep, as 0.62.0 on a backend without commands: `search_files` of the regex.
+        """`grep` with ripgrep's rules and engine, on file bytes read through the workspace.
 
-        Raises `InvalidArgumentError` for `file_type`, a `context` above 0 or outside 0..20.
+        The same lines the local tool gives for the same tree (ignore files, hidden files, file
+        types, context lines, long-line previews, the output cap); nothing runs in the workspace.
+        Files are read `concurrency` at a time, searched in path order, and reading stops once the
+        output cap is passed.
+
+        Raises `InvalidArgumentError` for a `context` outside 0..20 or an unknown `file_type`,
+        `InvalidPatternError` for a glob or regex `rg` rejects, `NotFoundError` when nothing is there.
         """
-        regex = _core.remote_grep_pattern(pattern, file_type, ignore_case, literal, context)
-        return await self.search_files(regex, path, glob)
+        if not 0 <= context <= 20:
+            raise _core.InvalidArgumentError('context must be between 0 and 20.')
+        core = await self._core()
+        resolved = await self._resolve(path, check_allowed=False)
+        entry = await self._stat(resolved)
+        walk: _core.RemoteRgWalk | None = None
+        cut = False
+        if entry is not None and entry.is_dir:
+            walk = core.rg_walk(resolved, glob, file_type)
+            cut = await self._rg_walk(resolved, walk)
+        elif entry is not None:
+            core.rg_walk(posixpath.dirname(resolved), glob, file_type)  # `rg` checks both first
+        is_file = entry is not None and not entry.is_dir
+        search = core.rg_grep(path, resolved, is_file, walk, pattern, ignore_case, literal, context, glob)
+        files = search.files
+        max_bytes = core.caps[0]
+        dropped = object()
+
+        def reader(index: int) -> Callable[[], Awaitable[object]]:
+            file_path, size = files[index]
+
+            async def call() -> object:
+                if self._checks_realpath and file_path != resolved:
+                    real = await self._real_or_skip(file_path)()
+                    if real is None or not core.readable_real(real):
+                        return dropped
+                if size is not None and size > max_bytes:
+                    return None
+                try:
+                    data = await self._fs.read_bytes(file_path)
+                except WorkspaceUnavailableError:
+                    raise
+                except (WorkspaceError, OSError):
+                    return None
+                return None if len(data) > max_bytes else data
+
+            return call
+
+        async def consume(index: int, data: object) -> bool:
+            if data is dropped:
+                return False
+            assert data is None or isinstance(data, bytes)
+            return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
+
+        await _in_order(len(files), reader, consume, self._concurrency)
+        return search.result(cut)
 
     # -- changing ------------------------------------------------------------------------------
 

@@ -396,6 +396,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             max_find_results=s['max_find_results'],
             content_hashes=s['content_hashes'],
             max_line_chars=s['max_line_chars'],
+            report_skipped=s['report_skipped'],
         )
         if len(self._remote_engines) >= _MAX_WORKSPACE_ENGINES:
             del self._remote_engines[next(iter(self._remote_engines))]

@@ -10,24 +10,29 @@
 //!
 //! One job a module: [`posix`] (path text as `posixpath`), `content` (read windows, binaries,
 //! file_info), `change` (write, edit and mkdir plans, the conflict guard), `walk`
-//! (list_directory, find_files and its glob), `search` (search_files and the walker grep),
+//! (list_directory, find_files and its glob), `search` (search_files), [`ignore`] (ripgrep's
+//! walk filters over handed-in listings), [`rg`] (`list_files` and `grep` with ripgrep's rules),
 //! `lookalike` (the Unicode look-alike hint from the parents' listings), `ranged` (read_file and
 //! file_info of a big file fed in pieces).
 
 mod change;
 mod content;
+pub mod ignore;
 mod lookalike;
 pub mod posix;
 mod ranged;
+pub mod rg;
 mod search;
 mod walk;
 
 pub use content::Read;
+pub use ignore::RgWalk;
 pub use lookalike::{Listings, Lookalike};
 pub use posix::{contains, explicit_hidden, is_hidden, join, normpath, re_escape, relpath};
 pub use ranged::{Kept, Ranged};
-pub use search::{grep_pattern, Search};
-pub use walk::{list_files_glob, Glob};
+pub use rg::{RgGrep, RgGrepArgs};
+pub use search::Search;
+pub use walk::Glob;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::disclosure::Disclosure;
@@ -148,6 +153,25 @@ fn with_walk_notice(mut lines: Vec<String>, walk_cut: bool, hidden: usize) -> St
 }
 
 impl Remote {
+    /// A walker's text: `lines`, then with `report_skipped` the walk-cut notice and the
+    /// `[skipped: ...]` line in place of the hidden-entries trailer, else `_with_walk_notice`.
+    fn walk_text(
+        &self,
+        lines: Vec<String>,
+        walk_cut: bool,
+        skipped: crate::fs::disclosure::Skipped,
+    ) -> String {
+        if !self.disclosure.report_skipped {
+            return with_walk_notice(lines, walk_cut, skipped.hidden);
+        }
+        let mut text = with_walk_notice(lines, walk_cut, 0);
+        if let Some(line) = skipped.line() {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        text
+    }
+
     /// Builds the logic for one workspace. Errors: `InvalidPattern` for a bad pattern.
     pub fn new(
         root: &str,

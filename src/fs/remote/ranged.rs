@@ -361,6 +361,8 @@ mod tests {
                     offset,
                     limit,
                     None,
+                    0,
+                    None,
                     &c,
                 )
                 .unwrap();
@@ -398,7 +400,7 @@ mod tests {
         };
         assert_eq!(
             info.text,
-            r.file_info("a.log", "/ws/a.log", Some(&entry), Some(&data))
+            r.file_info("a.log", "/ws/a.log", Some(&entry), Some(&data), None)
                 .text
         );
     }
@@ -448,6 +450,8 @@ mod tests {
                     offset,
                     limit,
                     None,
+                    0,
+                    None,
                     &c,
                 )
                 .unwrap();
@@ -461,7 +465,7 @@ mod tests {
         };
         assert_eq!(
             r.finish_ranged(info, None).unwrap().0.text,
-            r.file_info("a.log", "/ws/a.log", Some(&entry), Some(&data))
+            r.file_info("a.log", "/ws/a.log", Some(&entry), Some(&data), None)
                 .text
         );
     }

@@ -1,5 +1,4 @@
-//! `search_files` over files fed one by one in path order, with the core's regex engines, and the
-//! walker form of `grep` (0.62.0's refusals for what a walker cannot do).
+//! `search_files` over files fed one by one in path order, with the core's regex engines.
 
 use super::*;
 use crate::fs::read::hash::is_binary;
@@ -20,6 +19,10 @@ pub struct Search {
     results: Vec<String>,
     skipped: Vec<String>,
     hidden: usize,
+    /// Entries ignore files left out of the walk (`report_skipped`).
+    ignored: usize,
+    /// Files not searched as binary (`report_skipped`).
+    binary: usize,
     capped: bool,
     /// Whether a label was shown escaped ([`crate::fs::text::names::escape_name`]).
     escaped: bool,
@@ -46,6 +49,8 @@ impl Remote {
             results: Vec::new(),
             skipped: Vec::new(),
             hidden: 0,
+            ignored: 0,
+            binary: 0,
             capped: false,
             escaped: false,
         })
@@ -95,6 +100,15 @@ impl Remote {
         keep
     }
 
+    /// Counts `count` hidden entries for the trailer instead of those among the walked
+    /// entries (a ripgrep-rules walk hands in only the files it kept).
+    pub fn search_hidden(&self, search: &mut Search, count: usize, ignored: usize) {
+        if !search.include_hidden {
+            search.hidden = count;
+        }
+        search.ignored = ignored;
+    }
+
     /// Searches one candidate's bytes (`None`: the backend could not read it, or it is over
     /// [`MAX_SEARCH_FILE_BYTES`]); returns whether the match cap was hit (stop feeding).
     pub fn search_feed(&self, search: &mut Search, index: usize, data: Option<&[u8]>) -> bool {
@@ -113,8 +127,12 @@ impl Remote {
             search.skipped.push(label);
             return false;
         };
-        if search.capped || is_binary(data) {
-            return search.capped;
+        if search.capped {
+            return true;
+        }
+        if is_binary(data) {
+            search.binary += 1;
+            return false;
         }
         let text = String::from_utf8_lossy(data);
         let left = self
@@ -158,7 +176,16 @@ impl Remote {
                 }
             ));
         }
-        let mut text = with_walk_notice(lines, walk_cut, search.hidden);
+        let mut text = self.walk_text(
+            lines,
+            walk_cut,
+            crate::fs::disclosure::Skipped {
+                hidden: search.hidden,
+                ignored: search.ignored,
+                binary: search.binary,
+                unreadable: search.skipped.len(),
+            },
+        );
         if search.escaped {
             text.push('\n');
             text.push_str(crate::fs::text::names::ESCAPED_NOTE);
@@ -172,41 +199,4 @@ impl Remote {
             ..Default::default()
         }
     }
-}
-
-/// The `grep` arguments on a backend without commands, as the regex `search_files` runs.
-///
-/// Errors: `context must be between 0 and 20.`, the `file_type` and `context` refusals.
-/// Source: `_grep` (the filesystem-only branch).
-pub fn grep_pattern(
-    pattern: &str,
-    file_type: Option<&str>,
-    ignore_case: bool,
-    literal: bool,
-    context: i64,
-) -> Result<String> {
-    let invalid = |m: &str| Error::new(ErrorKind::InvalidArgument, m.to_string());
-    if !(0..=20).contains(&context) {
-        return Err(invalid("context must be between 0 and 20."));
-    }
-    if file_type.is_some() {
-        return Err(invalid(
-            "`file_type` needs ripgrep, which this workspace cannot run; use `glob` instead.",
-        ));
-    }
-    if context > 0 {
-        return Err(invalid(
-            "`context` needs a search command, which this workspace cannot run, so context lines are unavailable; search with `context=0`, then call `read_file` with an `offset` near the match.",
-        ));
-    }
-    let regex = if literal {
-        re_escape(pattern)
-    } else {
-        pattern.to_string()
-    };
-    Ok(if ignore_case {
-        format!("(?i){regex}")
-    } else {
-        regex
-    })
 }

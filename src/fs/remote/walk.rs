@@ -121,16 +121,25 @@ impl Remote {
             lines.push(line);
             shown += 1;
         }
-        if hidden > 0 {
+        let skipped = crate::fs::disclosure::Skipped {
+            hidden,
+            ..Default::default()
+        };
+        let skipped_line = skipped.line().filter(|_| self.disclosure.report_skipped);
+        if hidden > 0 && !self.disclosure.report_skipped {
             lines.push(format!(
                 "[{hidden} hidden entries omitted; name a hidden path explicitly to include it]"
             ));
         }
-        let text = if lines.is_empty() {
+        let mut text = if lines.is_empty() {
             "(empty directory)".to_string()
         } else {
             lines.join("\n")
         };
+        if let Some(line) = skipped_line {
+            text.push('\n');
+            text.push_str(&line);
+        }
         Ok(Outcome {
             text,
             path: self.event_path(resolved),
@@ -203,21 +212,19 @@ impl Remote {
             lines.push(format!("[... truncated at {max} matches]"));
         }
         Ok(Outcome {
-            text: with_walk_notice(lines, walk_cut, hidden),
+            text: self.walk_text(
+                lines,
+                walk_cut,
+                crate::fs::disclosure::Skipped {
+                    hidden,
+                    ..Default::default()
+                },
+            ),
             path: self.event_path(resolved),
             count,
             truncated: capped || walk_cut,
             emit: true,
             ..Default::default()
         })
-    }
-}
-
-/// The glob the walker form of `list_files` finds: `**`, the glob, or `**/<glob>`.
-pub fn list_files_glob(glob: Option<&str>) -> String {
-    match glob {
-        None => "**".to_string(),
-        Some(g) if g.contains('/') => g.to_string(),
-        Some(g) => format!("**/{g}"),
     }
 }

@@ -46,12 +46,12 @@
 //! 15.1 (`crates/core/flags/hiargs.rs`, `crates/printer/src/standard.rs`).
 
 mod cancel_matcher;
-mod grep;
+pub(crate) mod grep;
 mod grep_parallel;
 mod list;
 mod parallel;
 mod preview;
-mod sink;
+pub(crate) mod sink;
 pub mod skipped;
 pub mod tool;
 pub(crate) mod walker;

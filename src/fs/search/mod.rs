@@ -89,6 +89,9 @@ impl FileSystem {
         // Lines too long to hold that the pattern could not search in windows.
         let long_lines = AtomicUsize::new(0);
         let mut hidden = 0;
+        // `report_skipped` under the workspace contract: the hidden and ignored entries a
+        // ripgrep-rules walk leaves out.
+        let mut rg_skipped = None;
         let lines = LineSearch {
             pattern: &compiled,
             pre: pre.as_ref(),
@@ -159,10 +162,31 @@ impl FileSystem {
             Some(m) if m.is_dir() => {
                 self.searchable_root(path, &resolved)?;
                 let include_hidden = workspace && include_glob.is_some_and(names_hidden);
-                let walker = Walker::new(self, &resolved).include_hidden(include_hidden);
+                let mut walker = Walker::new(self, &resolved).include_hidden(include_hidden);
+                if workspace {
+                    // 0.62.0 searches a workspace with `rg`, which skips what ignore files
+                    // list; an `include_glob` it hands `rg` as `--glob` overrides them.
+                    let glob = include_glob.filter(|g| {
+                        !g.is_empty()
+                            && (!g.contains('/') || crate::fs::remote::rg::rg_only_glob(g))
+                    });
+                    let overrides = crate::fs::ripgrep::walker::overrides(&resolved.abs, glob)
+                        .unwrap_or_else(|_| ignore::overrides::Override::empty());
+                    if self.disclosure.report_skipped {
+                        let overrides = glob.filter(|_| !overrides.is_empty());
+                        rg_skipped = Some(crate::fs::ripgrep::skipped::ripgrep_skipped(
+                            &resolved.abs,
+                            overrides,
+                            None,
+                            include_hidden,
+                            cancel,
+                        )?);
+                    }
+                    walker = walker.ignore_files(overrides);
+                }
                 let found = search_walk(&walker, cancel, give_up, max, &lines, select, search_one)?;
                 taken = found.taken;
-                hidden = found.hidden;
+                hidden = rg_skipped.as_ref().map_or(found.hidden, |s| s.hidden);
                 binary.store(found.binary, Ordering::Relaxed);
                 unreadable
                     .lock()
@@ -209,9 +233,9 @@ impl FileSystem {
         }
         Ok(outcome.with_skipped(crate::fs::disclosure::Skipped {
             hidden,
+            ignored: rg_skipped.map_or(0, |s| s.ignored),
             binary: binary.into_inner(),
             unreadable: unreadable.len(),
-            ..Default::default()
         }))
     }
 }

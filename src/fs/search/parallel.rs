@@ -186,7 +186,8 @@ where
         select,
         sorted,
         |(hits, is_binary, key)| {
-            over = give_up();
+            // The parallel walk reads no ignore files: a walk that applies them stays sorted.
+            over = !walker.has_ignore_files() && give_up();
             if over {
                 return false;
             }

@@ -971,6 +971,9 @@ pub struct Walker<'a> {
     hidden: Arc<AtomicUsize>,
     /// Directories the walk could not list (issue 19).
     unreadable: Arc<std::sync::Mutex<Vec<Unreadable>>>,
+    /// ripgrep's ignore files apply, with these `--glob` overrides (`search_files` under the
+    /// workspace contract, as 0.62.0's `rg` on a workspace); `None`: no ignore rules.
+    ignore_files: Option<ignore::overrides::Override>,
 }
 
 /// The kind of a walked entry the walker visits; `None` for a directory (walked into, not visited).
@@ -1000,7 +1003,50 @@ impl<'a> Walker<'a> {
             include_hidden: false,
             hidden: Arc::new(AtomicUsize::new(0)),
             unreadable: Arc::default(),
+            ignore_files: None,
         }
+    }
+
+    /// Applies ripgrep's ignore files (`.gitignore` in a git repository and its
+    /// `.git/info/exclude`, `.ignore` and `.rgignore` anywhere, those of parent directories,
+    /// the global git excludes), with `overrides` (`rg --glob`) above them, as `rg` does.
+    /// Hidden entries are then skipped uncounted ([`Walker::hidden_skipped`] stays 0; the
+    /// caller counts with [`crate::fs::ripgrep::skipped::ripgrep_skipped`]).
+    pub fn ignore_files(mut self, overrides: ignore::overrides::Override) -> Self {
+        self.ignore_files = Some(overrides);
+        self
+    }
+
+    /// Whether ripgrep's ignore files apply ([`Walker::ignore_files`]); the parallel walk
+    /// ([`Walker::visit_parallel`]) does not read them, so such a walk stays sorted.
+    pub fn has_ignore_files(&self) -> bool {
+        self.ignore_files.is_some()
+    }
+
+    /// The `ignore` walk every form of this walker runs: no filters of its own (the dot rule
+    /// is [`Walker::filter`]'s), links not followed, ripgrep's ignore files when asked.
+    fn builder(&self) -> ignore::WalkBuilder {
+        let mut builder = ignore::WalkBuilder::new(&self.root.abs);
+        builder
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(false);
+        if let Some(overrides) = &self.ignore_files {
+            // Hidden entries are skipped by the walk itself, after it has read the ignore files
+            // among them: the entry filter sees a directory's entries before they are looked
+            // through for ignore files, so leaving them to it would miss nested ones.
+            builder
+                .hidden(!self.include_hidden)
+                .parents(true)
+                .ignore(true)
+                .git_global(true)
+                .git_ignore(true)
+                .git_exclude(true)
+                .require_git(true)
+                .add_custom_ignore_filename(".rgignore")
+                .overrides(overrides.clone());
+        }
+        builder
     }
 
     /// Notes a directory the walk could not list, and why.
@@ -1082,10 +1128,8 @@ impl<'a> Walker<'a> {
     {
         // Counted apart: only a walk that was the whole tree adds its count.
         let hidden = Arc::new(AtomicUsize::new(0));
-        let walk = ignore::WalkBuilder::new(&self.root.abs)
-            .standard_filters(false)
-            .hidden(false)
-            .follow_links(false)
+        let walk = self
+            .builder()
             .filter_entry(self.filter(hidden.clone()))
             .build();
         let mut entries = Vec::new();
@@ -1144,10 +1188,8 @@ impl<'a> Walker<'a> {
         if self.threads > 1 && self.visit_small_tree(cancel, &init, &visit)? {
             return Ok(());
         }
-        let walker = ignore::WalkBuilder::new(&self.root.abs)
-            .standard_filters(false)
-            .hidden(false)
-            .follow_links(false)
+        let walker = self
+            .builder()
             .threads(self.threads)
             .filter_entry(self.filter(self.hidden.clone()))
             .build_parallel();

@@ -31,10 +31,7 @@ impl Walker<'_> {
         P: Fn(&WalkEntry<'_>) -> bool,
     {
         let real_root = self.fs.root.real_root();
-        ignore::WalkBuilder::new(&self.root.abs)
-            .standard_filters(false)
-            .hidden(false)
-            .follow_links(false)
+        self.builder()
             .filter_entry(self.filter(hidden))
             .sort_by_file_name(|a, b| a.cmp(b))
             .build()
