@@ -429,9 +429,9 @@ class RemoteEngine:
                     return await fs.list_dir(directory)
                 except WorkspaceError:
                     raise
-                except OSError:
+                except OSError as error:
                     if directory == start:
-                        raise
+                        raise _naming(error, directory) from None
                     return ()
 
             return call
@@ -616,6 +616,7 @@ class RemoteEngine:
             lambda cancel: core.find_files(glob, path, resolved, walked, cut, files_only), inline=len(walked) < 4096
         )
 
+    @_os_errors
     async def list_files(self, path: str = '.', glob: str | None = None) -> _core.Outcome:
         """`list_files` with ripgrep's rules, as the local tool lists the same tree: ignore files
         (read through the workspace), hidden files, the glob; at most `max_find_results`."""
@@ -681,6 +682,7 @@ class RemoteEngine:
         await _in_order(len(files), reader, consume, self._concurrency)
         return search.result(cut)
 
+    @_os_errors
     async def grep(
         self,
         pattern: str,
