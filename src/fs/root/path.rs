@@ -416,7 +416,10 @@ impl Root {
             let (name, place) = if self.named {
                 (format!("root_dir `{root}`"), format!("`{root}`"))
             } else {
-                (format!("the project root `{root}`"), "the project".to_string())
+                (
+                    format!("the project root `{root}`"),
+                    "the project".to_string(),
+                )
             };
             let path = crate::fs::text::names::inline(path);
             if through_link {
