@@ -48,6 +48,10 @@ from memory_workspace import MemoryWorkspace  # noqa: E402
 REFERENCE_PYTHON = REPO / 'tests' / 'compat' / '.venvs' / 'harness-0.62.0' / 'bin' / 'python'
 RESULTS = HERE / 'results' / 'remote-latest.md'
 OPTIONS = {'max_search_results': 1_000_000, 'max_find_results': 1_000_000}
+TOOLS = [
+    'read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'find_files', 'create_directory',
+    'file_info', 'grep', 'list_files',
+]  # fmt: skip
 
 WORKLOADS = (
     ('read', 'read_file of 300 files'),
@@ -55,6 +59,11 @@ WORKLOADS = (
     ('edit', 'edit_file of 300 files (one line each)'),
     ('find', "find_files('**/*.py') x5 over the tree"),
     ('search', "search_files('needle_7') x3 over the tree"),
+    ('listdir', 'list_directory of the 100 subdirectories'),
+    ('info', 'file_info of 300 files'),
+    ('mkdir', 'create_directory of 300 new directories'),
+    ('grep', "grep('needle_7') x3 over the tree (opt-in tool; 0.62.0 refuses `context` here)"),
+    ('listfiles', "list_files(glob='*.py') x5 over the tree (opt-in tool)"),
 )
 
 
@@ -84,13 +93,18 @@ class Side:
     async def edit(self, path: str, old: str, new: str) -> Any: ...
     async def find(self, pattern: str) -> Any: ...
     async def search(self, pattern: str) -> Any: ...
+    async def listdir(self, path: str) -> Any: ...
+    async def info(self, path: str) -> Any: ...
+    async def mkdir(self, path: str) -> Any: ...
+    async def grep(self, pattern: str) -> Any: ...
+    async def listfiles(self, glob: str) -> Any: ...
 
 
 class Reference(Side):
     def __init__(self, ws: MemoryWorkspace) -> None:
         from pydantic_ai_harness.filesystem import FileSystem
 
-        self.toolset = FileSystem(**OPTIONS).get_toolset()
+        self.toolset = FileSystem(**OPTIONS, tools=TOOLS).get_toolset()
         self.ws = ws
 
     async def read(self, path: str) -> Any:
@@ -108,6 +122,21 @@ class Reference(Side):
     async def search(self, pattern: str) -> Any:
         return await self.toolset.search_files(pattern, workspace=self.ws)
 
+    async def listdir(self, path: str) -> Any:
+        return await self.toolset.list_directory(path, workspace=self.ws)
+
+    async def info(self, path: str) -> Any:
+        return await self.toolset.file_info(path, workspace=self.ws)
+
+    async def mkdir(self, path: str) -> Any:
+        return await self.toolset.create_directory(path, workspace=self.ws)
+
+    async def grep(self, pattern: str) -> Any:
+        return await self.toolset.grep(pattern, workspace=self.ws)
+
+    async def listfiles(self, glob: str) -> Any:
+        return await self.toolset.list_files(glob=glob, workspace=self.ws)
+
 
 class OursToolset(Reference):
     """Ours through the same direct calls as the reference: `FileSystem()` then `workspace=backend`."""
@@ -115,7 +144,7 @@ class OursToolset(Reference):
     def __init__(self, ws: MemoryWorkspace) -> None:
         from pydantic_ai_harness_rs.filesystem import FileSystem
 
-        self.toolset = FileSystem(**OPTIONS).get_toolset()
+        self.toolset = FileSystem(**OPTIONS, tools=TOOLS).get_toolset()
         self.ws = ws
 
 
@@ -140,6 +169,22 @@ class Ours(Side):
     async def search(self, pattern: str) -> Any:
         return (await self.engine.search_files(pattern)).text
 
+    async def listdir(self, path: str) -> Any:
+        return (await self.engine.list_directory(path)).text
+
+    async def info(self, path: str) -> Any:
+        return (await self.engine.file_info(path)).text
+
+    async def mkdir(self, path: str) -> Any:
+        plan = await self.engine.plan_create_directory(path)
+        return None if plan is None else (await self.engine.commit(plan)).text
+
+    async def grep(self, pattern: str) -> Any:
+        return (await self.engine.grep(pattern)).text
+
+    async def listfiles(self, glob: str) -> Any:
+        return (await self.engine.list_files(glob=glob)).text
+
 
 async def measure(side_name: str, count: int) -> dict[str, Any]:
     ws = MemoryWorkspace(tree(count))
@@ -161,6 +206,12 @@ async def measure(side_name: str, count: int) -> dict[str, Any]:
     await timed('edit', [lambda p=p: side.edit(p, 'line 3 of', 'LINE 3 of') for p in targets])
     await timed('find', [lambda: side.find('**/*.py') for _ in range(5)])
     await timed('search', [lambda: side.search('needle_7') for _ in range(3)])
+    subdirs = [f'pkg{top}/mod{sub}' for top in range(10) for sub in range(10)]
+    await timed('listdir', [lambda d=d: side.listdir(d) for d in subdirs])
+    await timed('info', [lambda p=p: side.info(p) for p in targets])
+    await timed('mkdir', [lambda i=i: side.mkdir(f'new/d{i}') for i in range(300)])
+    await timed('grep', [lambda: side.grep('needle_7') for _ in range(3)])
+    await timed('listfiles', [lambda: side.listfiles('*.py') for _ in range(5)])
     return {'times': times, 'sizes': sizes}
 
 
