@@ -44,6 +44,7 @@ from pydantic_ai_harness_rs._errors import single_error
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
 from pydantic_ai_harness_rs.filesystem import _ranged
 from pydantic_ai_harness_rs.filesystem._locks import storage_of
+from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
 
 __all__ = ('RemoteEngine',)
 
@@ -146,12 +147,19 @@ def _os_errors(method: _M) -> _M:
     """A `RemoteEngine` method whose backend's `OSError`s read as the native path's: a retry such as
     `Permission denied: 'sub'` or the EILSEQ text, or an `OSError` without the backend's path
     that ends the run (`RemoteCore.raise_os_error`). Backends often raise `PermissionError(path)`
-    with no errno: the class then gives it."""
+    with no errno: the class then gives it. A backend's `ValueError` (the protocol's error for an
+    argument it refuses) is a retry with its text, as 0.62.0 gives it."""
 
     @functools.wraps(method)
     async def wrapper(self: RemoteEngine, *args: Any, **kwargs: Any) -> Any:
         try:
             return await method(self, *args, **kwargs)
+        except UnicodeError:
+            raise
+        except ValueError as error:
+            # The protocol's error for an argument the backend will not take (0.62.0: a retry
+            # with its text). Ours are `RetryableError`s, never a bare `ValueError`.
+            raise _core.InvalidArgumentError(str(error)) from error
         except OSError as error:
             errno_ = error.errno if error.errno else _ERRNO_OF.get(type(error))
             core = self._core_value
@@ -230,7 +238,8 @@ class RemoteEngine:
         backend = self._workspace.backend
         # The calls below pass absolute normalized paths, so with no wrapper in between the
         # backend's own methods are what `Workspace` would call: skip its per-call protocol check.
-        self._fs: SupportsFilesystem | Workspace = (
+        # Whatever the backend answers reaches the core in the protocol's shapes (`_sane.py`).
+        self._fs = SaneFiles(
             backend if isinstance(backend, SupportsFilesystem) and not _wrapped(self._workspace) else self._workspace
         )
         # Without either, `Workspace.realpath` only normalizes text: skip the calls.
@@ -572,7 +581,16 @@ class RemoteEngine:
         except OSError as error:
             raise _naming(error, resolved) from None
         unknown = [c for c in children if not c.is_dir and c.size is None]
-        stats = await _gather([lambda c=c: self._stat(c.path) for c in unknown]) if unknown else []
+
+        async def size_of(child: FileEntry) -> FileEntry | None:
+            try:
+                return await self._stat(child.path)
+            except WorkspaceError:
+                raise
+            except OSError:
+                return None  # a symlink loop, or an entry that cannot be stat'ed: left out, as locally
+
+        stats = await _gather([lambda c=c: size_of(c) for c in unknown]) if unknown else []
         sizes = {c.path: s for c, s in zip(unknown, stats)}
         entries: list[_Entry] = []
         for child in children:
@@ -761,8 +779,8 @@ class RemoteEngine:
             return path  # the plan refuses it
         try:
             return await self._real(resolved) or resolved
-        except OSError:
-            return resolved
+        except (OSError, ValueError):
+            return resolved  # the plan meets the same error and answers it
 
     @_os_errors
     async def plan_write(
