@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pydantic_ai_harness_rs
 import pytest
 from pydantic_ai.workspaces import ReadOnlyWorkspace, Workspace, WorkspaceError, WorkspaceUnavailableError
 from pydantic_ai_harness_rs.filesystem import FileSystem
@@ -37,6 +38,7 @@ from tests.memory_workspace import MemoryWorkspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(REFERENCE, reason='0.36.0 has no workspaces')]
 
+REPO = Path(__file__).parents[2]
 TREE = {'a.txt': 'alpha\n', 'locked/in.txt': 'alpha\n', 'sub/b.txt': 'alpha\n'}
 ESCAPED = (
     '[names holding control characters or bytes that are not UTF-8, or starting with a quote, are shown as '
@@ -170,8 +172,12 @@ def test_a_mode_000_directory_reads_the_same_through_the_protocol_as_locally(tmp
             capture_output=True,
             text=True,
             timeout=120,
-            cwd=Path(__file__).parents[2],
-            env={**os.environ, 'PYTHONPATH': os.pathsep.join(sys.path)},
+            cwd=REPO,
+            # The tree under test and `tests` importable, nothing that shadows the stdlib (`tests/typing`).
+            env={
+                **os.environ,
+                'PYTHONPATH': os.pathsep.join([str(Path(pydantic_ai_harness_rs.__file__).parents[1]), str(REPO)]),
+            },
         )
     finally:
         os.chmod(root / 'locked', 0o755)
