@@ -191,6 +191,26 @@ _ERRNO_OF: dict[type[OSError], int] = {
 """The errno an `OSError` subclass raised without one stands for."""
 
 
+def _errno_of(error: BaseException) -> int | None:
+    """The errno a backend's error stands for, which gives a walk's note its reason as the host
+    walkers give it (`Permission denied`): its own, else its class's; `None` (`I/O error`) for
+    a `WorkspaceError` or an `OSError` that says neither."""
+    if not isinstance(error, OSError):
+        return None
+    if error.errno:
+        return error.errno
+    return next((number for cls, number in _ERRNO_OF.items() if isinstance(error, cls)), None)
+
+
+class _Unread:
+    """A file a search could not read, and its backend error's errno (`None`: unknown)."""
+
+    __slots__ = ('errno',)
+
+    def __init__(self, errno_: int | None) -> None:
+        self.errno = errno_
+
+
 class RemoteEngine:
     """The FileSystem tools on any `SupportsFilesystem` workspace, mirroring `_core.FileSystemCore`.
 
@@ -330,16 +350,21 @@ class RemoteEngine:
             except (WorkspaceError, OSError):
                 listings[directory] = None
 
-    async def _walk(self, start: str, *, max_depth: int | None, include_hidden: bool) -> tuple[list[_Entry], bool]:
+    async def _walk(
+        self, start: str, *, max_depth: int | None, include_hidden: bool
+    ) -> tuple[list[_Entry], bool, list[tuple[str, int | None]]]:
         """Entries below `start`, listed breadth first with at most `concurrency` listings in flight.
 
         Stops at the core's caps (directories listed, entries collected) and then says so. Hidden,
         denied and outside directories are not entered, nor one already seen by its real path.
-        A listing that fails below the start is skipped; at the start it propagates.
+        A listing that fails with an `OSError` below the start is skipped and returned, as
+        `(path, errno)`, for the result's note; at the start it propagates.
         """
         core = await self._core()
         _, _, max_dirs, max_entries = core.caps
         fs = self._fs
+
+        unlisted: list[tuple[str, int | None]] = []
 
         def lister(directory: str) -> Callable[[], Awaitable[Sequence[FileEntry] | None]]:
             async def call() -> Sequence[FileEntry] | None:
@@ -350,6 +375,7 @@ class RemoteEngine:
                 except OSError as error:
                     if directory == start:
                         raise _naming(error, directory) from None
+                    unlisted.append((directory, _errno_of(error)))
                     return None
 
             return call
@@ -361,7 +387,7 @@ class RemoteEngine:
             below: list[str] = []
             for first in range(0, len(level), self._concurrency):
                 if listed >= max_dirs or len(entries) >= max_entries:
-                    return entries[:max_entries], True
+                    return entries[:max_entries], True, unlisted
                 batch = level[first : first + min(self._concurrency, max_dirs - listed)]
                 listed += len(batch)
                 for children in await _gather([lister(d) for d in batch]):
@@ -371,7 +397,7 @@ class RemoteEngine:
                             below.append(child.path)
                 if len(batch) < min(self._concurrency, len(level) - first):
                     # The directory cap cut this level short.
-                    return entries[:max_entries], True
+                    return entries[:max_entries], True, unlisted
             level = []
             reals = await _gather([self._real_or_skip(p) for p in below]) if self._sees_links else below
             for path, real in zip(below, reals):
@@ -379,7 +405,7 @@ class RemoteEngine:
                     seen.add(real)
                     level.append(path)
             depth += 1
-        return entries, False
+        return entries, False, unlisted
 
     async def _realpath(self, path: str) -> str:
         """`Workspace.realpath`; on a backend that resolves links with its shell's `readlink` and
@@ -426,13 +452,14 @@ class RemoteEngine:
         down to `start` are listed first for their ignore files. Symlinked, outside and denied
         directories are not entered, nor one already seen by its real path. Returns whether the
         core's caps (directories listed, entries met) cut the walk short. A listing that fails
-        below the start is skipped; at the start it propagates.
+        with an `OSError` below the start is skipped and told to the walk (`walk.unlisted`), so
+        the result names it as the host walkers do; at the start it propagates.
         """
         core = await self._core()
         _, _, max_dirs, max_entries = core.caps
         fs = self._fs
 
-        def lister(directory: str) -> Callable[[], Awaitable[Sequence[FileEntry]]]:
+        def lister(directory: str, noted: bool) -> Callable[[], Awaitable[Sequence[FileEntry]]]:
             async def call() -> Sequence[FileEntry]:
                 try:
                     return await fs.list_dir(directory)
@@ -441,6 +468,8 @@ class RemoteEngine:
                 except OSError as error:
                     if directory == start:
                         raise _naming(error, directory) from None
+                    if noted:  # not an ancestor read only for its ignore files
+                        walk.unlisted(directory, _errno_of(error))
                     return ()
 
             return call
@@ -458,10 +487,10 @@ class RemoteEngine:
 
         met = 0
 
-        async def load(directories: list[str]) -> None:
+        async def load(directories: list[str], *, noted: bool = True) -> None:
             nonlocal met
             wanted: list[tuple[str, str]] = []
-            for directory, children in zip(directories, await _gather([lister(d) for d in directories])):
+            for directory, children in zip(directories, await _gather([lister(d, noted) for d in directories])):
                 met += len(children)
                 wanted.extend((directory, p) for p in walk.listed(directory, [_entry(c) for c in children]))
             if wanted:
@@ -472,7 +501,7 @@ class RemoteEngine:
                     walk.rules(directory, files)
 
         if ancestors := walk.ancestors():
-            await load(ancestors)
+            await load(ancestors, noted=False)
             met = 0
         seen = {await self._real(start) or start}
         level, listed = [start], 0
@@ -614,7 +643,7 @@ class RemoteEngine:
         entry = await self._stat(resolved)
         if entry is None or not entry.is_dir:
             return core.find_files(glob, path, resolved, None, False, files_only)
-        walked, cut = await self._walk(resolved, max_depth=glob.max_depth, include_hidden=glob.include_hidden)
+        walked, cut, unlisted = await self._walk(resolved, max_depth=glob.max_depth, include_hidden=glob.include_hidden)
         # A file listed with no size may be a dangling link: a match is checked before it is shown.
         unknown = glob.matching(resolved, [p for p, is_dir, size in walked if not is_dir and size is None])
         if unknown:
@@ -631,7 +660,8 @@ class RemoteEngine:
             await _in_order(len(unknown), exists, note, self._concurrency)
             walked = [entry for entry in walked if entry[0] not in gone]
         return await run_sized(
-            lambda cancel: core.find_files(glob, path, resolved, walked, cut, files_only), inline=len(walked) < 4096
+            lambda cancel: core.find_files(glob, path, resolved, walked, cut, files_only, unlisted),
+            inline=len(walked) < 4096,
         )
 
     @_os_errors
@@ -665,6 +695,7 @@ class RemoteEngine:
             # As 0.62.0's `rg` on a workspace: what ignore files list is not searched.
             walk = core.search_walk(resolved, include_glob, search.include_hidden)
             cut = await self._rg_walk(resolved, walk)
+            search.unlisted(walk)
             walked, hidden, ignored = walk.finish()
         files = search.files(None if entry is None else _entry(entry), walked)
         if entry is not None and entry.is_dir:
@@ -748,22 +779,24 @@ class RemoteEngine:
                     if real is None or not core.readable_real(real):
                         return dropped
                 if size is not None and size > max_bytes:
-                    return None
+                    return _Unread(errno.EFBIG)
                 try:
                     data = await self._fs.read_bytes(file_path)
                 except WorkspaceUnavailableError:
                     raise
-                except (WorkspaceError, OSError):
-                    return None
-                return None if len(data) > max_bytes else data
+                except (WorkspaceError, OSError) as error:
+                    return _Unread(_errno_of(error))
+                return _Unread(errno.EFBIG) if len(data) > max_bytes else data
 
             return call
 
         async def consume(index: int, data: object) -> bool:
             if data is dropped:
                 return False
-            assert data is None or isinstance(data, bytes)
-            return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
+            if isinstance(data, _Unread):
+                return search.feed(index, None, data.errno)
+            assert isinstance(data, bytes)
+            return await run_sized(lambda cancel: search.feed(index, data), inline=len(data) <= INLINE_MAX_BYTES)
 
         await _in_order(len(files), reader, consume, self._concurrency)
         return search.result(cut)
