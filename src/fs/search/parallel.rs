@@ -186,8 +186,7 @@ where
         select,
         sorted,
         |(hits, is_binary, key)| {
-            // The parallel walk reads no ignore files: a walk that applies them stays sorted.
-            over = !walker.has_ignore_files() && give_up();
+            over = give_up();
             if over {
                 return false;
             }
@@ -345,6 +344,11 @@ mod tests {
     /// a denied file and symlinks in and out (without the hidden entries: all of them walked
     /// by the time the sorted search gives up, so the parallel one starts after it).
     fn tree(hidden: bool) -> tempfile::TempDir {
+        tree_with(hidden, false)
+    }
+
+    /// [`tree`], with `.ignore` files at the root and nested when `ignores`.
+    fn tree_with(hidden: bool, ignores: bool) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
         for d in ["a/b", "a-b", "a/.h", "c/d", ".top", "e"] {
@@ -386,6 +390,10 @@ mod tests {
                 let _ = fs::remove_dir_all(r.join(d));
                 let _ = fs::remove_file(r.join(d));
             }
+        }
+        if ignores {
+            fs::write(r.join(".ignore"), "a/b/f1*.py\nc/long.txt\n").unwrap();
+            fs::write(r.join("e/.ignore"), "h2*.dat\n!h25.dat\n").unwrap();
         }
         symlink("a", r.join("la")).unwrap();
         symlink("a/m.py", r.join("lm.py")).unwrap();
@@ -480,6 +488,54 @@ mod tests {
                             );
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// Under the workspace contract a search applies ripgrep's ignore files, and its parallel
+    /// walk (the `ignore` crate's, `walk/ignoring.rs`) leaves out what the sorted one does.
+    #[test]
+    fn parallel_search_with_ignore_files_finds_what_the_sorted_search_finds() {
+        let dir = tree_with(false, true);
+        let c = CancelFlag::new();
+        let root = dir.path().to_str().unwrap();
+        for max in [1, 3, 31, 1000] {
+            let mut limits = limits();
+            limits.max_search_results = max;
+            limits.contract = Contract::Workspace;
+            let mut f = FileSystem::new(root, None, &[], &[], &protected(), limits).unwrap();
+            f.root = f.root.clone().under(Contract::Workspace);
+            for (pattern, glob) in [
+                ("needle", None),
+                ("needle", Some("*.dat")),
+                ("needle \\d+$", None),
+            ] {
+                let run = |after: usize| {
+                    let mut taken = 0;
+                    let mut give_up = || {
+                        taken += 1;
+                        taken > after
+                    };
+                    f.search_files_within(pattern, ".", glob, &c, &mut give_up)
+                };
+                let sorted = show(&run(usize::MAX));
+                if max == 1000 && glob.is_none() && pattern == "needle" {
+                    assert!(
+                        !sorted.contains("f12.py") && !sorted.contains("long.txt"),
+                        "{sorted}"
+                    );
+                    assert!(
+                        !sorted.contains("h21.dat") && sorted.contains("h25.dat"),
+                        "{sorted}"
+                    );
+                }
+                for after in [0, 1, 5, 40] {
+                    assert_eq!(
+                        show(&run(after)),
+                        sorted,
+                        "{pattern} {glob:?} cap {max} after {after}"
+                    );
                 }
             }
         }

@@ -105,6 +105,9 @@ impl Walker<'_> {
         I: Fn() -> S + Sync,
         V: Fn(&mut S, &[u8], Met<'_>) -> bool + Sync,
     {
+        if self.ignore_files.is_some() {
+            return self.visit_parallel_ignoring(cancel, init, visit);
+        }
         let first = Job::List {
             abs: self.root.abs.clone(),
             key: Vec::new(),

@@ -30,6 +30,7 @@ use crate::fs::{FileSystem, Outcome};
 
 mod collected;
 mod find_parallel;
+mod ignoring;
 mod map_parallel;
 pub(crate) mod named;
 mod pool;
@@ -1018,7 +1019,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Whether ripgrep's ignore files apply ([`Walker::ignore_files`]); the parallel walk
-    /// ([`Walker::visit_parallel`]) does not read them, so such a walk stays sorted.
+    /// ([`Walker::visit_parallel`]) is then the `ignore` crate's, which reads them too.
     pub fn has_ignore_files(&self) -> bool {
         self.ignore_files.is_some()
     }
