@@ -29,7 +29,17 @@ from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceOutputL
 
 from pydantic_ai_harness_rs import _core
 
-__all__ = ('PIECE_BYTES', 'WHOLE_READ_BYTES', 'Pager', 'can_read_in_pieces', 'whole_read_bytes')
+__all__ = (
+    'PIECE_BYTES',
+    'SEARCH_READ_BYTES',
+    'WHOLE_READ_BYTES',
+    'CommandsUnavailable',
+    'Pager',
+    'can_read_in_pieces',
+    'read_capped',
+    'search_read_bytes',
+    'whole_read_bytes',
+)
 
 PIECE_BYTES = 8 << 20
 """Bytes one command reads (a multiple of `_BLOCK_BYTES`): about 11 MB of base64 output. A backend
@@ -38,6 +48,10 @@ that caps a command's output (`WorkspaceOutputLimitError`) gets halved pieces, d
 WHOLE_READ_BYTES: int | None = None
 """Files over this many bytes are read in pieces where the backend runs commands (`None`: the
 core's limit, 64 MiB, as 0.62.0's). A test lowers it to page small files."""
+
+SEARCH_READ_BYTES: int | None = None
+"""Lowers a search's per-file read limit below the core's (`None`: the core's, 64 MiB for `grep`,
+10 MiB for `search_files`). A test lowers it to skip small files."""
 
 _BLOCK_BYTES = 64 << 10
 _TOOLS = ('dd', 'base64', 'head')
@@ -52,6 +66,52 @@ def whole_read_bytes(core: _core.RemoteCore) -> int:
 def can_read_in_pieces(workspace: Workspace) -> bool:
     """Whether the workspace's backend runs commands (a wrapper may still refuse them)."""
     return isinstance(workspace.backend, SupportsCommands)
+
+
+def search_read_bytes(cap: int) -> int:
+    """The largest file a search reads, given the core's `cap` for it."""
+    return cap if SEARCH_READ_BYTES is None else min(cap, SEARCH_READ_BYTES)
+
+
+class CommandsUnavailable(Exception):
+    """The workspace cannot read a file with a command (commands refused, a utility missing,
+    output capped): read it through the protocol instead."""
+
+
+_NO_TOOLS, _UNREADABLE = 97, 98
+
+
+async def read_capped(workspace: Workspace, path: str, limit: int) -> bytes | None:
+    """`path`'s bytes through one command, or `None` when it holds over `limit` bytes or cannot be read.
+
+    For a file whose size the listing did not give: the command prints the size (`wc -c`) and the
+    bytes (`head -c | base64`) only when the size is within `limit`, so a file a search would skip
+    is never moved. Raises `CommandsUnavailable` when the workspace refuses commands, lacks
+    `base64`/`head`/`wc`, or caps the output; `WorkspaceUnavailableError` as the workspace does.
+    """
+    quoted = shlex.quote(path)
+    command = (
+        'for tool in base64 head wc; do command -v "$tool" >/dev/null 2>&1 || exit '
+        f'{_NO_TOOLS}; done; [ -f {quoted} ] || exit {_UNREADABLE}; '
+        f'size=$(wc -c < {quoted}) || exit {_UNREADABLE}; echo $size; '
+        f'if [ "$size" -le {limit} ]; then head -c {limit + 1} < {quoted} | base64 || exit {_UNREADABLE}; fi'
+    )
+    try:
+        result = await workspace.run(command, shell=True)
+    except (WorkspaceReadOnlyError, WorkspaceOutputLimitError) as error:
+        raise CommandsUnavailable from error
+    if result.exit_code == _UNREADABLE:
+        return None
+    size_line, _, encoded = result.stdout.partition('\n')
+    if result.exit_code != 0 or not size_line.strip().isdigit():
+        raise CommandsUnavailable
+    if int(size_line) > limit:
+        return None
+    try:
+        data = base64.b64decode(encoded)
+    except (ValueError, binascii.Error):
+        raise CommandsUnavailable from None
+    return None if len(data) > limit else data
 
 
 class _Unavailable(Exception):

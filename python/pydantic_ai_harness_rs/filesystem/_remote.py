@@ -629,6 +629,27 @@ class RemoteEngine:
         cut = await self._rg_walk(resolved, walk)
         return await run_sized(lambda cancel: core.rg_list(path, resolved, walk, cut), inline=True)
 
+    async def _search_read(self, path: str, size: int | None, max_bytes: int) -> bytes | None:
+        """A searched file's bytes, or `None` when it holds over `max_bytes` or cannot be read.
+
+        A file the listing gave no size for is, where the backend runs commands, read by one
+        command that moves its bytes only when within `max_bytes` (never a big file just to skip it).
+        """
+        if size is not None and size > max_bytes:
+            return None
+        try:
+            if size is None and self._ranges:
+                try:
+                    return await _ranged.read_capped(self._workspace, path, max_bytes)
+                except _ranged.CommandsUnavailable:
+                    pass
+            data = await self._fs.read_bytes(path)
+        except WorkspaceUnavailableError:
+            raise
+        except (WorkspaceError, OSError):
+            return None
+        return None if len(data) > max_bytes else data
+
     @_os_errors
     async def search_files(self, pattern: str, path: str = '.', include_glob: str | None = None) -> _core.Outcome:
         """`search_files`: the core's regex engine over file bytes read through the workspace.
@@ -651,7 +672,7 @@ class RemoteEngine:
         files = search.files(None if entry is None else _entry(entry), walked)
         if entry is not None and entry.is_dir:
             search.hidden_skipped(hidden, ignored)
-        max_bytes = core.caps[1]
+        max_bytes = _ranged.search_read_bytes(core.caps[1])
         dropped = object()
 
         def reader(index: int) -> Callable[[], Awaitable[object]]:
@@ -662,14 +683,7 @@ class RemoteEngine:
                     real = await self._real_or_skip(file_path)()
                     if real is None or not core.readable_real(real):
                         return dropped
-                if size is not None and size > max_bytes:
-                    return None
-                try:
-                    return await self._fs.read_bytes(file_path)
-                except WorkspaceUnavailableError:
-                    raise
-                except (WorkspaceError, OSError):
-                    return None
+                return await self._search_read(file_path, size, max_bytes)
 
             return call
 
@@ -718,7 +732,7 @@ class RemoteEngine:
         is_file = entry is not None and not entry.is_dir
         search = core.rg_grep(path, resolved, is_file, walk, pattern, ignore_case, literal, context, glob)
         files = search.files
-        max_bytes = core.caps[0]
+        max_bytes = _ranged.search_read_bytes(core.caps[0])
         dropped = object()
 
         def reader(index: int) -> Callable[[], Awaitable[object]]:
@@ -729,15 +743,7 @@ class RemoteEngine:
                     real = await self._real_or_skip(file_path)()
                     if real is None or not core.readable_real(real):
                         return dropped
-                if size is not None and size > max_bytes:
-                    return None
-                try:
-                    data = await self._fs.read_bytes(file_path)
-                except WorkspaceUnavailableError:
-                    raise
-                except (WorkspaceError, OSError):
-                    return None
-                return None if len(data) > max_bytes else data
+                return await self._search_read(file_path, size, max_bytes)
 
             return call
 
