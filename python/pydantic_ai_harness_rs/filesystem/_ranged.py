@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import shlex
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceOutputLimitError, WorkspaceReadOnlyError
 
@@ -36,6 +39,7 @@ __all__ = (
     'CommandsUnavailable',
     'Pager',
     'can_read_in_pieces',
+    'piece_source',
     'read_capped',
     'search_read_bytes',
     'whole_read_bytes',
@@ -81,8 +85,9 @@ class CommandsUnavailable(Exception):
 _NO_TOOLS, _UNREADABLE = 97, 98
 
 
-async def read_capped(workspace: Workspace, path: str, limit: int) -> bytes | None:
-    """`path`'s bytes through one command, or `None` when it holds over `limit` bytes or cannot be read.
+async def read_capped(workspace: Workspace, path: str, limit: int) -> bytes | int | None:
+    """`path`'s bytes through one command; its size (an `int`) when it holds over `limit` bytes;
+    `None` when it cannot be read.
 
     For a file whose size the listing did not give: the command prints the size (`wc -c`) and the
     bytes (`head -c | base64`) only when the size is within `limit`, so a file a search would skip
@@ -106,12 +111,57 @@ async def read_capped(workspace: Workspace, path: str, limit: int) -> bytes | No
     if result.exit_code != 0 or not size_line.strip().isdigit():
         raise CommandsUnavailable
     if int(size_line) > limit:
-        return None
+        return int(size_line)
     try:
         data = base64.b64decode(encoded)
     except (ValueError, binascii.Error):
         raise CommandsUnavailable from None
     return None if len(data) > limit else data
+
+
+def piece_source(workspace: Workspace, path: str, size: int) -> Callable[[], bytes]:
+    """For a worker thread of `anyio.to_thread.run_sync`: each call returns `path`'s next piece
+    (`dd | base64` on the event loop, `PIECE_BYTES` at most), `b''` at its end (the first `size`
+    bytes, or fewer when the file shrank). Raises the host task's cancellation, `RetryableError`
+    when a command fails or a utility is missing, `CommandsUnavailable` when commands are refused."""
+    quoted = shlex.quote(path)
+    position, piece_bytes = 0, PIECE_BYTES
+
+    def next_piece() -> bytes:
+        nonlocal position, piece_bytes
+        while position < size:
+            anyio.from_thread.check_cancelled()
+            count = min(piece_bytes, size - position)
+            command = (
+                f'command -v dd >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1 || exit {_NO_TOOLS}; '
+                f'dd if={quoted} bs={_BLOCK_BYTES} skip={position // _BLOCK_BYTES} '
+                f'count={-(-count // _BLOCK_BYTES)} 2>/dev/null | base64'
+            )
+            try:
+                result = anyio.from_thread.run(functools.partial(workspace.run, command, shell=True))
+            except WorkspaceOutputLimitError:
+                if piece_bytes <= _BLOCK_BYTES:
+                    raise _failure(path, size, "a piece's output exceeds the workspace's output limit") from None
+                piece_bytes = max(_BLOCK_BYTES, piece_bytes // 2 // _BLOCK_BYTES * _BLOCK_BYTES)
+                continue
+            except WorkspaceReadOnlyError:
+                raise CommandsUnavailable from None
+            if result.exit_code == _NO_TOOLS:
+                raise _failure(path, size, 'the workspace has no `dd` or `base64`, which reading a file this big needs')
+            if result.exit_code != 0:
+                raise _failure(path, size, f'a workspace command failed (exit status {result.exit_code})')
+            try:
+                piece = base64.b64decode(result.stdout)
+            except (ValueError, binascii.Error):
+                raise _failure(path, size, 'the workspace returned damaged output') from None
+            del result
+            if len(piece) > count:
+                piece = piece[:count]  # the file grew past `size`: search the bytes it had
+            position = position + count if len(piece) == count else size
+            return piece
+        return b''
+
+    return next_piece
 
 
 class _Unavailable(Exception):

@@ -629,14 +629,15 @@ class RemoteEngine:
         cut = await self._rg_walk(resolved, walk)
         return await run_sized(lambda cancel: core.rg_list(path, resolved, walk, cut), inline=True)
 
-    async def _search_read(self, path: str, size: int | None, max_bytes: int) -> bytes | None:
-        """A searched file's bytes, or `None` when it holds over `max_bytes` or cannot be read.
+    async def _search_read(self, path: str, size: int | None, max_bytes: int) -> bytes | int | None:
+        """A searched file's bytes; its size (an `int`) when it holds over `max_bytes`; `None`
+        when it cannot be read.
 
         A file the listing gave no size for is, where the backend runs commands, read by one
         command that moves its bytes only when within `max_bytes` (never a big file just to skip it).
         """
         if size is not None and size > max_bytes:
-            return None
+            return size
         try:
             if size is None and self._ranges:
                 try:
@@ -648,7 +649,7 @@ class RemoteEngine:
             raise
         except (WorkspaceError, OSError):
             return None
-        return None if len(data) > max_bytes else data
+        return len(data) if len(data) > max_bytes else data
 
     @_os_errors
     async def search_files(self, pattern: str, path: str = '.', include_glob: str | None = None) -> _core.Outcome:
@@ -690,6 +691,8 @@ class RemoteEngine:
         async def consume(index: int, data: object) -> bool:
             if data is dropped:
                 return False
+            if isinstance(data, int):
+                data = None  # over `search_files`' limit: named as skipped, as locally
             assert data is None or isinstance(data, bytes)
             return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
 
@@ -750,6 +753,15 @@ class RemoteEngine:
         async def consume(index: int, data: object) -> bool:
             if data is dropped:
                 return False
+            if isinstance(data, int):
+                # Too big to move whole: searched in pieces where the backend runs commands.
+                if self._ranges:
+                    pieces = _ranged.piece_source(self._workspace, files[index][0], data)
+                    try:
+                        return await anyio.to_thread.run_sync(search.feed_pieces, index, pieces)
+                    except (_core.RetryableError, _ranged.CommandsUnavailable):
+                        pass
+                data = None
             assert data is None or isinstance(data, bytes)
             return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
 
