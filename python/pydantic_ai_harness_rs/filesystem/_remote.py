@@ -237,6 +237,9 @@ class RemoteEngine:
         self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
         # A file too big to move whole is read in byte ranges through the backend's commands.
         self._ranges = _ranged.can_read_in_pieces(self._workspace)
+        # File ops `Workspace` derives through the backend's shell, no wrapper in between: a
+        # search may read a file with a command of its own (`_ranged.read_capped`).
+        self._derived = self._ranges and not isinstance(backend, SupportsFilesystem) and not _wrapped(self._workspace)
         self._pager = _ranged.Pager(self._workspace)
         self._root_spelling = root_dir
         patterns = (list(allowed_patterns), list(denied_patterns), list(read_only_patterns))
@@ -633,13 +636,14 @@ class RemoteEngine:
         """A searched file's bytes; its size (an `int`) when it holds over `max_bytes`; `None`
         when it cannot be read.
 
-        A file the listing gave no size for is, where the backend runs commands, read by one
-        command that moves its bytes only when within `max_bytes` (never a big file just to skip it).
+        A file the listing gave no size for is, where `Workspace` derives file ops through the
+        backend's shell (no wrapper in between), read by one command that moves its bytes only
+        when within `max_bytes` (never a big file just to skip it).
         """
         if size is not None and size > max_bytes:
             return size
         try:
-            if size is None and self._ranges:
+            if size is None and self._derived:
                 try:
                     return await _ranged.read_capped(self._workspace, path, max_bytes)
                 except _ranged.CommandsUnavailable:
