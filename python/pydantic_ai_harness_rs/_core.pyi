@@ -282,6 +282,8 @@ class RemoteSearch:
         """The files to read, in order, from the start's stat (None: nothing there) and the walked entries."""
     def hidden_skipped(self, count: int, ignored: int = 0) -> None:
         """Count `count` hidden and `ignored` ignored entries (after `files`, when a ripgrep-rules walk gave them)."""
+    def unlisted(self, walk: RemoteRgWalk) -> None:
+        """Take the directories `walk` could not list (before `walk.finish()`), named in a note and counted."""
     def feed(self, index: int, data: bytes | None) -> bool:
         """Search file `index` (None: unreadable or over 10 MiB, named as skipped); True once the cap is hit."""
     def result(self, walk_cut: bool) -> Outcome:
@@ -296,6 +298,8 @@ class RemoteRgWalk:
         """Take `dir`'s listing; the ignore files in it to read (workspace paths)."""
     def rules(self, dir: str, files: list[tuple[str, bytes | None]]) -> None:
         """The bytes of the ignore files `listed` named (None: unreadable, as if absent)."""
+    def unlisted(self, dir: str, errno: int | None = None) -> None:
+        """Note that `dir` (below the start) could not be listed, for its error number (None: unknown)."""
     def enter(self, dir: str) -> list[str]:
         """Decide `dir`'s children; the child directories to walk next."""
     def finish(self) -> tuple[list[tuple[str, bool, int | None]], int, int]:
@@ -307,8 +311,8 @@ class RemoteGrep:
     @property
     def files(self) -> list[tuple[str, int | None]]:
         """`(path, size or None)` of each file to read, in order."""
-    def feed(self, index: int, data: bytes | None) -> bool:
-        """Search file `index` (None: it could not be read, named in the result); True once the cap was passed."""
+    def feed(self, index: int, data: bytes | None, errno: int | None = None) -> bool:
+        """Search file `index` (None: it could not be read for error `errno`, named in the result); True once the cap was passed."""
     def feed_pieces(self, index: int, read: Callable[[], bytes]) -> bool:
         """Search file `index` read in pieces: `read()` gives its next bytes (`b''` at the end), called on
         this call's thread. True once the cap was passed; an exception `read` raises is raised here."""
@@ -447,7 +451,9 @@ class RemoteCore:
         entries: list[tuple[str, bool, int | None]] | None,
         walk_cut: bool,
         files_only: bool,
-    ) -> Outcome: ...
+        unlisted: list[tuple[str, int | None]] = ...,
+    ) -> Outcome:
+        """`unlisted`: `(directory, errno or None)` the walk could not list, named in a note."""
     def search(self, pattern: str, resolved: str, include_glob: str | None) -> RemoteSearch:
         """InvalidPatternError: `Invalid regex pattern: ...` (the core's engines, one dialect everywhere)."""
     def rg_walk(self, resolved: str, glob: str | None = None, file_type: str | None = None) -> RemoteRgWalk:

@@ -38,11 +38,10 @@ impl Unreadable {
                 text[at + 10..].trim_end_matches(')').parse().ok()
             }
         });
-        let reason = match errno {
-            Some(errno) => crate::fs::root::path::strerror(errno),
-            None => "I/O error".to_string(),
-        };
-        Unreadable { abs, reason }
+        Unreadable {
+            abs,
+            reason: reason_of(errno),
+        }
     }
 }
 
@@ -78,6 +77,41 @@ pub fn from_rg_lines(stderr: &str, cwd: &Path) -> Option<Vec<Unreadable>> {
     Some(out)
 }
 
+/// The note lines for unreadable paths grouped by reason, in order: `[N paths could not be
+/// read (reason): a, b]`, at most [`MAX_NAMED`] names each (then `, ...`); a `None` name (a
+/// path the patterns hide) is counted, not named. Shared by the host and protocol walkers.
+pub fn notes<R: AsRef<str>>(by_reason: Vec<(R, Vec<Option<String>>)>) -> Vec<String> {
+    let mut lines = Vec::with_capacity(by_reason.len());
+    for (reason, paths) in by_reason {
+        let named: Vec<&str> = paths.iter().flatten().map(String::as_str).collect();
+        let mut shown = named[..named.len().min(MAX_NAMED)].join(", ");
+        if named.len() > MAX_NAMED {
+            shown.push_str(", ...");
+        }
+        let noun = if paths.len() == 1 { "path" } else { "paths" };
+        let names = if shown.is_empty() {
+            String::new()
+        } else {
+            format!(": {shown}")
+        };
+        lines.push(format!(
+            "[{} {noun} could not be read ({}){names}]",
+            paths.len(),
+            reason.as_ref()
+        ));
+    }
+    lines
+}
+
+/// The reason shown for the OS error number `errno` (its `strerror` text, `Permission
+/// denied`), or `I/O error` when there is none.
+pub fn reason_of(errno: Option<i32>) -> String {
+    match errno {
+        Some(errno) => crate::fs::root::path::strerror(errno),
+        None => "I/O error".to_string(),
+    }
+}
+
 impl FileSystem {
     /// `outcome` ending with one note per reason naming what could not be read (see the module
     /// doc); unchanged when `unreadable` is empty.
@@ -94,23 +128,9 @@ impl FileSystem {
                 None => by_reason.push((&u.reason, vec![shown])),
             }
         }
-        for (reason, paths) in by_reason {
-            let named: Vec<&str> = paths.iter().flatten().map(String::as_str).collect();
-            let mut shown = named[..named.len().min(MAX_NAMED)].join(", ");
-            if named.len() > MAX_NAMED {
-                shown.push_str(", ...");
-            }
-            let noun = if paths.len() == 1 { "path" } else { "paths" };
-            let names = if shown.is_empty() {
-                String::new()
-            } else {
-                format!(": {shown}")
-            };
+        for line in notes(by_reason) {
             outcome.text.push('\n');
-            outcome.text.push_str(&format!(
-                "[{} {noun} could not be read ({reason}){names}]",
-                paths.len()
-            ));
+            outcome.text.push_str(&line);
         }
         outcome
     }

@@ -120,6 +120,13 @@ impl PySearch {
         self.with(|s| core.search_hidden(s, count, ignored))
     }
 
+    /// Takes the directories `walk` could not list (before `walk.finish()`): the result
+    /// names them and `report_skipped` counts them.
+    fn unlisted(&self, walk: PyRef<'_, PyRgWalk>) -> PyResult<()> {
+        let core = self.core.clone();
+        walk.with(|w| self.with(|s| core.search_unlisted(s, w)))?
+    }
+
     /// Searches file `index`'s bytes (`None`: unreadable or too large); `True` once the
     /// match cap is hit (read no further).
     fn feed(
@@ -240,6 +247,13 @@ impl PyRgWalk {
         self.with(|w| w.rules(&dir, files))
     }
 
+    /// Notes that the backend could not list `dir` (below the start), with its error's
+    /// number (`None`: unknown): the result names it as the host walkers do.
+    #[pyo3(signature = (dir, errno=None))]
+    fn unlisted(&self, dir: ModelPath, errno: Option<i32>) -> PyResult<()> {
+        self.with(|w| w.unlisted(&dir, errno))
+    }
+
     /// Decides `dir`'s children (after `listed` and `rules`); returns the directories to walk.
     fn enter<'py>(&self, py: Python<'py>, dir: ModelPath) -> PyResult<Vec<Bound<'py, PyString>>> {
         py_paths(py, self.with(|w| w.enter(&dir))?)
@@ -282,13 +296,15 @@ impl PyRgGrep {
             .collect()
     }
 
-    /// Searches file `index`'s bytes (`None`: it could not be read); `True` once the output
-    /// cap was passed (read no further).
+    /// Searches file `index`'s bytes (`None`: it could not be read, for the backend error
+    /// numbered `errno`, `None` unknown); `True` once the output cap was passed (read no further).
+    #[pyo3(signature = (index, data, errno=None))]
     fn feed(
         &self,
         py: Python<'_>,
         index: usize,
         data: Option<&Bound<'_, PyBytes>>,
+        errno: Option<i32>,
     ) -> PyResult<bool> {
         let core = self.core.clone();
         let bytes = data.map(|d| d.as_bytes());
@@ -296,7 +312,7 @@ impl PyRgGrep {
         let grep = guard
             .as_mut()
             .ok_or_else(|| PyValueError::new_err("the search has finished"))?;
-        Ok(py.detach(|| core.rg_feed(grep, index, bytes)))
+        Ok(py.detach(|| core.rg_feed(grep, index, bytes, errno)))
     }
 
     /// Searches file `index` read in pieces: `read()` returns its next bytes (`b''` at the
@@ -315,7 +331,7 @@ impl PyRgGrep {
             at: 0,
             error: None,
         };
-        let full = py.detach(|| core.rg_feed_reader(grep, index, Some(&mut reader)));
+        let full = py.detach(|| core.rg_feed_reader(grep, index, Some(&mut reader), None));
         match reader.error {
             Some(error) => Err(error),
             None => Ok(full),
@@ -706,7 +722,10 @@ impl PyRemoteCore {
         })
     }
 
+    /// `find_files` over a walk's `entries`; `unlisted`: the directories below `resolved`
+    /// the backend could not list, as `(path, errno or None)`, named in a note.
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (glob, path, resolved, entries, walk_cut, files_only, unlisted=Vec::new()))]
     fn find_files(
         &self,
         py: Python<'_>,
@@ -716,13 +735,20 @@ impl PyRemoteCore {
         entries: Option<Vec<PyEntry>>,
         walk_cut: bool,
         files_only: bool,
+        unlisted: Vec<(ModelPath, Option<i32>)>,
     ) -> PyResult<PyOutcome> {
         let core = self.inner.clone();
         let glob = glob.glob.clone();
         let entries = self::entries(entries);
+        let unlisted = unlisted
+            .into_iter()
+            .map(|(p, errno)| remote::Unread::new(&p, errno))
+            .collect();
         run(py, move || {
             crate::fs::noting_escaped_names(|| {
-                core.find_files(&glob, &path, &resolved, entries, walk_cut, files_only)
+                core.find_files(
+                    &glob, &path, &resolved, entries, walk_cut, files_only, unlisted,
+                )
             })
         })
         .map(Into::into)

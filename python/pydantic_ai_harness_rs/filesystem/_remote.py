@@ -44,6 +44,7 @@ from pydantic_ai_harness_rs._errors import single_error
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
 from pydantic_ai_harness_rs.filesystem import _ranged
 from pydantic_ai_harness_rs.filesystem._locks import storage_of
+from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
 
 __all__ = ('RemoteEngine',)
 
@@ -146,12 +147,19 @@ def _os_errors(method: _M) -> _M:
     """A `RemoteEngine` method whose backend's `OSError`s read as the native path's: a retry such as
     `Permission denied: 'sub'` or the EILSEQ text, or an `OSError` without the backend's path
     that ends the run (`RemoteCore.raise_os_error`). Backends often raise `PermissionError(path)`
-    with no errno: the class then gives it."""
+    with no errno: the class then gives it. A backend's `ValueError` (the protocol's error for an
+    argument it refuses) is a retry with its text, as 0.62.0 gives it."""
 
     @functools.wraps(method)
     async def wrapper(self: RemoteEngine, *args: Any, **kwargs: Any) -> Any:
         try:
             return await method(self, *args, **kwargs)
+        except UnicodeError:
+            raise
+        except ValueError as error:
+            # The protocol's error for an argument the backend will not take (0.62.0: a retry
+            # with its text). Ours are `RetryableError`s, never a bare `ValueError`.
+            raise _core.InvalidArgumentError(str(error)) from error
         except OSError as error:
             errno_ = error.errno if error.errno else _ERRNO_OF.get(type(error))
             core = self._core_value
@@ -181,6 +189,26 @@ _ERRNO_OF: dict[type[OSError], int] = {
     FileExistsError: errno.EEXIST,
 }
 """The errno an `OSError` subclass raised without one stands for."""
+
+
+def _errno_of(error: BaseException) -> int | None:
+    """The errno a backend's error stands for, which gives a walk's note its reason as the host
+    walkers give it (`Permission denied`): its own, else its class's; `None` (`I/O error`) for
+    a `WorkspaceError` or an `OSError` that says neither."""
+    if not isinstance(error, OSError):
+        return None
+    if error.errno:
+        return error.errno
+    return next((number for cls, number in _ERRNO_OF.items() if isinstance(error, cls)), None)
+
+
+class _Unread:
+    """A file a search could not read, and its backend error's errno (`None`: unknown)."""
+
+    __slots__ = ('errno',)
+
+    def __init__(self, errno_: int | None) -> None:
+        self.errno = errno_
 
 
 class RemoteEngine:
@@ -230,7 +258,8 @@ class RemoteEngine:
         backend = self._workspace.backend
         # The calls below pass absolute normalized paths, so with no wrapper in between the
         # backend's own methods are what `Workspace` would call: skip its per-call protocol check.
-        self._fs: SupportsFilesystem | Workspace = (
+        # Whatever the backend answers reaches the core in the protocol's shapes (`_sane.py`).
+        self._fs = SaneFiles(
             backend if isinstance(backend, SupportsFilesystem) and not _wrapped(self._workspace) else self._workspace
         )
         # Without either, `Workspace.realpath` only normalizes text: skip the calls.
@@ -324,16 +353,21 @@ class RemoteEngine:
             except (WorkspaceError, OSError):
                 listings[directory] = None
 
-    async def _walk(self, start: str, *, max_depth: int | None, include_hidden: bool) -> tuple[list[_Entry], bool]:
+    async def _walk(
+        self, start: str, *, max_depth: int | None, include_hidden: bool
+    ) -> tuple[list[_Entry], bool, list[tuple[str, int | None]]]:
         """Entries below `start`, listed breadth first with at most `concurrency` listings in flight.
 
         Stops at the core's caps (directories listed, entries collected) and then says so. Hidden,
         denied and outside directories are not entered, nor one already seen by its real path.
-        A listing that fails below the start is skipped; at the start it propagates.
+        A listing that fails with an `OSError` below the start is skipped and returned, as
+        `(path, errno)`, for the result's note; at the start it propagates.
         """
         core = await self._core()
         _, _, max_dirs, max_entries = core.caps
         fs = self._fs
+
+        unlisted: list[tuple[str, int | None]] = []
 
         def lister(directory: str) -> Callable[[], Awaitable[Sequence[FileEntry] | None]]:
             async def call() -> Sequence[FileEntry] | None:
@@ -344,6 +378,7 @@ class RemoteEngine:
                 except OSError as error:
                     if directory == start:
                         raise _naming(error, directory) from None
+                    unlisted.append((directory, _errno_of(error)))
                     return None
 
             return call
@@ -355,7 +390,7 @@ class RemoteEngine:
             below: list[str] = []
             for first in range(0, len(level), self._concurrency):
                 if listed >= max_dirs or len(entries) >= max_entries:
-                    return entries[:max_entries], True
+                    return entries[:max_entries], True, unlisted
                 batch = level[first : first + min(self._concurrency, max_dirs - listed)]
                 listed += len(batch)
                 for children in await _gather([lister(d) for d in batch]):
@@ -365,7 +400,7 @@ class RemoteEngine:
                             below.append(child.path)
                 if len(batch) < min(self._concurrency, len(level) - first):
                     # The directory cap cut this level short.
-                    return entries[:max_entries], True
+                    return entries[:max_entries], True, unlisted
             level = []
             reals = await _gather([self._real_or_skip(p) for p in below]) if self._sees_links else below
             for path, real in zip(below, reals):
@@ -373,7 +408,7 @@ class RemoteEngine:
                     seen.add(real)
                     level.append(path)
             depth += 1
-        return entries, False
+        return entries, False, unlisted
 
     async def _realpath(self, path: str) -> str:
         """`Workspace.realpath`; on a backend that resolves links with its shell's `readlink` and
@@ -420,13 +455,14 @@ class RemoteEngine:
         down to `start` are listed first for their ignore files. Symlinked, outside and denied
         directories are not entered, nor one already seen by its real path. Returns whether the
         core's caps (directories listed, entries met) cut the walk short. A listing that fails
-        below the start is skipped; at the start it propagates.
+        with an `OSError` below the start is skipped and told to the walk (`walk.unlisted`), so
+        the result names it as the host walkers do; at the start it propagates.
         """
         core = await self._core()
         _, _, max_dirs, max_entries = core.caps
         fs = self._fs
 
-        def lister(directory: str) -> Callable[[], Awaitable[Sequence[FileEntry]]]:
+        def lister(directory: str, noted: bool) -> Callable[[], Awaitable[Sequence[FileEntry]]]:
             async def call() -> Sequence[FileEntry]:
                 try:
                     return await fs.list_dir(directory)
@@ -435,6 +471,8 @@ class RemoteEngine:
                 except OSError as error:
                     if directory == start:
                         raise _naming(error, directory) from None
+                    if noted:  # not an ancestor read only for its ignore files
+                        walk.unlisted(directory, _errno_of(error))
                     return ()
 
             return call
@@ -452,10 +490,10 @@ class RemoteEngine:
 
         met = 0
 
-        async def load(directories: list[str]) -> None:
+        async def load(directories: list[str], *, noted: bool = True) -> None:
             nonlocal met
             wanted: list[tuple[str, str]] = []
-            for directory, children in zip(directories, await _gather([lister(d) for d in directories])):
+            for directory, children in zip(directories, await _gather([lister(d, noted) for d in directories])):
                 met += len(children)
                 wanted.extend((directory, p) for p in walk.listed(directory, [_entry(c) for c in children]))
             if wanted:
@@ -466,7 +504,7 @@ class RemoteEngine:
                     walk.rules(directory, files)
 
         if ancestors := walk.ancestors():
-            await load(ancestors)
+            await load(ancestors, noted=False)
             met = 0
         seen = {await self._real(start) or start}
         level, listed = [start], 0
@@ -575,7 +613,16 @@ class RemoteEngine:
         except OSError as error:
             raise _naming(error, resolved) from None
         unknown = [c for c in children if not c.is_dir and c.size is None]
-        stats = await _gather([lambda c=c: self._stat(c.path) for c in unknown]) if unknown else []
+
+        async def size_of(child: FileEntry) -> FileEntry | None:
+            try:
+                return await self._stat(child.path)
+            except WorkspaceError:
+                raise
+            except OSError:
+                return None  # a symlink loop, or an entry that cannot be stat'ed: left out, as locally
+
+        stats = await _gather([lambda c=c: size_of(c) for c in unknown]) if unknown else []
         sizes = {c.path: s for c, s in zip(unknown, stats)}
         entries: list[_Entry] = []
         for child in children:
@@ -599,7 +646,7 @@ class RemoteEngine:
         entry = await self._stat(resolved)
         if entry is None or not entry.is_dir:
             return core.find_files(glob, path, resolved, None, False, files_only)
-        walked, cut = await self._walk(resolved, max_depth=glob.max_depth, include_hidden=glob.include_hidden)
+        walked, cut, unlisted = await self._walk(resolved, max_depth=glob.max_depth, include_hidden=glob.include_hidden)
         # A file listed with no size may be a dangling link: a match is checked before it is shown.
         unknown = glob.matching(resolved, [p for p, is_dir, size in walked if not is_dir and size is None])
         if unknown:
@@ -616,7 +663,8 @@ class RemoteEngine:
             await _in_order(len(unknown), exists, note, self._concurrency)
             walked = [entry for entry in walked if entry[0] not in gone]
         return await run_sized(
-            lambda cancel: core.find_files(glob, path, resolved, walked, cut, files_only), inline=len(walked) < 4096
+            lambda cancel: core.find_files(glob, path, resolved, walked, cut, files_only, unlisted),
+            inline=len(walked) < 4096,
         )
 
     @_os_errors
@@ -632,9 +680,9 @@ class RemoteEngine:
         cut = await self._rg_walk(resolved, walk)
         return await run_sized(lambda cancel: core.rg_list(path, resolved, walk, cut), inline=True)
 
-    async def _search_read(self, path: str, size: int | None, max_bytes: int) -> bytes | int | None:
-        """A searched file's bytes; its size (an `int`) when it holds over `max_bytes`; `None`
-        when it cannot be read.
+    async def _search_read(self, path: str, size: int | None, max_bytes: int) -> bytes | int | _Unread:
+        """A searched file's bytes; its size (an `int`) when it holds over `max_bytes`; `_Unread`
+        (the backend error's errno) when it cannot be read.
 
         A file the listing gave no size for is, where `Workspace` derives file ops through the
         backend's shell (no wrapper in between), read by one command that moves its bytes only
@@ -645,14 +693,15 @@ class RemoteEngine:
         try:
             if size is None and self._derived:
                 try:
-                    return await _ranged.read_capped(self._workspace, path, max_bytes)
+                    got = await _ranged.read_capped(self._workspace, path, max_bytes)
+                    return _Unread(None) if got is None else got
                 except _ranged.CommandsUnavailable:
                     pass
             data = await self._fs.read_bytes(path)
         except WorkspaceUnavailableError:
             raise
-        except (WorkspaceError, OSError):
-            return None
+        except (WorkspaceError, OSError) as error:
+            return _Unread(_errno_of(error))
         return len(data) if len(data) > max_bytes else data
 
     @_os_errors
@@ -673,6 +722,7 @@ class RemoteEngine:
             # As 0.62.0's `rg` on a workspace: what ignore files list is not searched.
             walk = core.search_walk(resolved, include_glob, search.include_hidden)
             cut = await self._rg_walk(resolved, walk)
+            search.unlisted(walk)
             walked, hidden, ignored = walk.finish()
         files = search.files(None if entry is None else _entry(entry), walked)
         if entry is not None and entry.is_dir:
@@ -695,8 +745,8 @@ class RemoteEngine:
         async def consume(index: int, data: object) -> bool:
             if data is dropped:
                 return False
-            if isinstance(data, int):
-                data = None  # over `search_files`' limit: named as skipped, as locally
+            if isinstance(data, (int, _Unread)):
+                data = None  # over `search_files`' limit or unreadable: named as skipped
             assert data is None or isinstance(data, bytes)
             return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
 
@@ -764,10 +814,12 @@ class RemoteEngine:
                     try:
                         return await anyio.to_thread.run_sync(search.feed_pieces, index, pieces)
                     except (_core.RetryableError, _ranged.CommandsUnavailable):
-                        pass
-                data = None
-            assert data is None or isinstance(data, bytes)
-            return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
+                        return search.feed(index, None, None)
+                return search.feed(index, None, errno.EFBIG)
+            if isinstance(data, _Unread):
+                return search.feed(index, None, data.errno)
+            assert isinstance(data, bytes)
+            return await run_sized(lambda cancel: search.feed(index, data), inline=len(data) <= INLINE_MAX_BYTES)
 
         await _in_order(len(files), reader, consume, self._concurrency)
         return search.result(cut)
@@ -783,8 +835,8 @@ class RemoteEngine:
             return path  # the plan refuses it
         try:
             return await self._real(resolved) or resolved
-        except OSError:
-            return resolved
+        except (OSError, ValueError):
+            return resolved  # the plan meets the same error and answers it
 
     @_os_errors
     async def plan_write(

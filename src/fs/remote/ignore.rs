@@ -104,6 +104,8 @@ pub struct RgWalk {
     pub hidden_skipped: usize,
     /// Entries ignore files left out (a directory counted once).
     pub ignored_skipped: usize,
+    /// Directories below the start the backend could not list ([`RgWalk::unlisted`]).
+    pub unreadable: Vec<super::Unread>,
 }
 
 impl RgWalk {
@@ -133,7 +135,14 @@ impl RgWalk {
             files: Vec::new(),
             hidden_skipped: 0,
             ignored_skipped: 0,
+            unreadable: Vec::new(),
         })
+    }
+
+    /// Notes that the backend could not list the directory `dir` below the start (`errno`:
+    /// its error's number, `None` unknown): the result names it as the host walkers do.
+    pub fn unlisted(&mut self, dir: &str, errno: Option<i32>) {
+        self.unreadable.push(super::Unread::new(dir, errno));
     }
 
     /// The directories above the start whose ignore files apply, root first (inside the root).

@@ -52,6 +52,25 @@ pub const MAX_WALK_ENTRIES: usize = 100_000;
 /// Unreadable files a search names before it only counts. Source: the `[:10]` of `_search_files`.
 const MAX_SKIPPED_NAMED: usize = 10;
 
+/// A path a walk or search could not list or read through the backend, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    /// Absolute POSIX path inside the workspace.
+    pub path: String,
+    /// The reason the note gives (`Permission denied`), from the backend error's errno.
+    pub reason: String,
+}
+
+impl Unread {
+    /// `path`, unread for the backend error whose errno is `errno` (`None`: `I/O error`).
+    pub fn new(path: &str, errno: Option<i32>) -> Self {
+        Unread {
+            path: path.to_string(),
+            reason: crate::fs::unreadable::reason_of(errno),
+        }
+    }
+}
+
 /// One entry a backend listed or stated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -170,6 +189,33 @@ impl Remote {
             text.push_str(&line);
         }
         text
+    }
+
+    /// The `[N paths could not be read (reason): ...]` notes for `unread`, as the host walkers
+    /// give them ([`crate::fs::unreadable`]): sorted by path, one per reason, root-relative
+    /// names escaped as listings escape them, a path the patterns hide counted but not named.
+    /// Also returns whether a name was shown escaped.
+    pub fn unreadable_notes(&self, mut unread: Vec<Unread>) -> (Vec<String>, bool) {
+        unread.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+        unread.dedup_by(|a, b| a.path == b.path);
+        let mut escaped = false;
+        let mut by_reason: Vec<(String, Vec<Option<String>>)> = Vec::new();
+        for u in unread {
+            let shown = self.walk_entry(&u.path, &self.root, true).map(|rel| {
+                match crate::fs::text::names::escape_name(&rel) {
+                    std::borrow::Cow::Owned(name) => {
+                        escaped = true;
+                        name
+                    }
+                    std::borrow::Cow::Borrowed(_) => rel,
+                }
+            });
+            match by_reason.iter_mut().find(|(r, _)| *r == u.reason) {
+                Some((_, paths)) => paths.push(shown),
+                None => by_reason.push((u.reason, vec![shown])),
+            }
+        }
+        (crate::fs::unreadable::notes(by_reason), escaped)
     }
 
     /// Builds the logic for one workspace. Errors: `InvalidPattern` for a bad pattern.

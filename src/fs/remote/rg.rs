@@ -36,7 +36,8 @@ pub struct RgGrep {
     resolved: String,
     /// The display name of a file named explicitly (`None`: a directory was walked).
     named: Option<String>,
-    unreadable: Vec<String>,
+    /// Directories the walk could not list, then files that could not be read.
+    unreadable: Vec<Unread>,
     skipped: Skipped,
     cancel: CancelFlag,
     /// `max_line_chars`: long lines clipped as the local `grep` clips them.
@@ -138,7 +139,7 @@ impl Remote {
         walk: Option<RgWalk>,
         walk_cut: bool,
     ) -> Result<Outcome> {
-        let walk = walk.ok_or_else(|| {
+        let mut walk = walk.ok_or_else(|| {
             Error::new(
                 ErrorKind::NotFound,
                 format!(
@@ -150,9 +151,11 @@ impl Remote {
         let skipped = Skipped {
             hidden: walk.hidden_skipped,
             ignored: walk.ignored_skipped,
+            unreadable: walk.unreadable.len(),
             ..Default::default()
         };
         let hidden = walk.hidden;
+        let unread = std::mem::take(&mut walk.unreadable);
         let max = self.limits.max_find_results;
         let mut out = Collector::new(max);
         let mut escaped = false;
@@ -182,8 +185,8 @@ impl Remote {
             "files",
             "No files found.",
         );
-        let outcome = self.rg_trailers(outcome, walk_cut, Some(skipped), &[]);
-        Ok(with_escaped_note(outcome, escaped))
+        let (outcome, noted) = self.rg_trailers(outcome, walk_cut, Some(skipped), unread);
+        Ok(with_escaped_note(outcome, escaped || noted))
     }
 
     /// A `grep` of `resolved`: a directory whose finished `walk` is given, or the file
@@ -217,8 +220,10 @@ impl Remote {
         };
         let matcher = matcher(&opts)?;
         let mut skipped = Skipped::default();
+        let mut unreadable = Vec::new();
         let (files, named) = match walk {
-            Some(walk) => {
+            Some(mut walk) => {
+                unreadable = std::mem::take(&mut walk.unreadable);
                 skipped.hidden = walk.hidden_skipped;
                 skipped.ignored = walk.ignored_skipped;
                 let hidden = walk.hidden;
@@ -251,7 +256,7 @@ impl Remote {
             files: files.clone(),
             resolved: resolved.to_string(),
             named,
-            unreadable: Vec::new(),
+            unreadable,
             skipped,
             cancel: CancelFlag::new(),
             escaped: false,
@@ -267,10 +272,17 @@ impl Remote {
         Ok((grep, files))
     }
 
-    /// Searches the bytes of file `index` of `grep` (`None`: it could not be read); returns
-    /// whether the output cap was passed (read no further).
-    pub fn rg_feed(&self, grep: &mut RgGrep, index: usize, data: Option<&[u8]>) -> bool {
-        self.rg_feed_reader(grep, index, data)
+    /// Searches the bytes of file `index` of `grep` (`None`: it could not be read, for the
+    /// backend error numbered `errno`, `None` unknown); returns whether the output cap was
+    /// passed (read no further).
+    pub fn rg_feed(
+        &self,
+        grep: &mut RgGrep,
+        index: usize,
+        data: Option<&[u8]>,
+        errno: Option<i32>,
+    ) -> bool {
+        self.rg_feed_reader(grep, index, data, errno)
     }
 
     /// [`Remote::rg_feed`] of bytes read as they come (a file too big to move whole, read in
@@ -281,6 +293,7 @@ impl Remote {
         grep: &mut RgGrep,
         index: usize,
         data: Option<R>,
+        errno: Option<i32>,
     ) -> bool {
         if grep.out.is_full() {
             return true;
@@ -289,7 +302,7 @@ impl Remote {
             return false;
         };
         let Some(data) = data else {
-            grep.unreadable.push(relpath(&entry.path, &self.cwd));
+            grep.unreadable.push(Unread::new(&entry.path, errno));
             return false;
         };
         let start = match &grep.named {
@@ -379,40 +392,24 @@ impl Remote {
             "No matches found.",
         );
         let skipped = grep.named.is_none().then_some(skipped);
-        let outcome = self.rg_trailers(outcome, walk_cut, skipped, &grep.unreadable);
-        with_escaped_note(outcome, grep.escaped)
+        let (outcome, noted) = self.rg_trailers(outcome, walk_cut, skipped, grep.unreadable);
+        with_escaped_note(outcome, grep.escaped || noted)
     }
 
-    /// The notes a ripgrep-rules result ends with: files that could not be read, a walk cut at
-    /// its caps, and with `report_skipped` what was skipped.
+    /// The notes a ripgrep-rules result ends with: what could not be read (as the host
+    /// walkers name it, [`Remote::unreadable_notes`]), a walk cut at its caps, and with
+    /// `report_skipped` what was skipped. Also returns whether a name was shown escaped.
     fn rg_trailers(
         &self,
         mut outcome: Outcome,
         walk_cut: bool,
         skipped: Option<Skipped>,
-        unreadable: &[String],
-    ) -> Outcome {
-        if !unreadable.is_empty() {
-            let named: Vec<&str> = unreadable
-                .iter()
-                .take(MAX_SKIPPED_NAMED)
-                .map(String::as_str)
-                .collect();
-            let noun = if unreadable.len() == 1 {
-                "path"
-            } else {
-                "paths"
-            };
-            let more = if unreadable.len() > MAX_SKIPPED_NAMED {
-                ", ..."
-            } else {
-                ""
-            };
-            outcome.text.push_str(&format!(
-                "\n[{} {noun} could not be read: {}{more}]",
-                unreadable.len(),
-                named.join(", ")
-            ));
+        unreadable: Vec<Unread>,
+    ) -> (Outcome, bool) {
+        let (notes, escaped) = self.unreadable_notes(unreadable);
+        for note in notes {
+            outcome.text.push('\n');
+            outcome.text.push_str(&note);
         }
         if walk_cut {
             outcome.truncated = true;
@@ -420,10 +417,11 @@ impl Remote {
                 "\n[... walk cut short after {MAX_WALK_DIRECTORIES} directories or {MAX_WALK_ENTRIES} entries; narrow the path]"
             ));
         }
-        match skipped {
+        let outcome = match skipped {
             Some(skipped) if self.disclosure.report_skipped => outcome.with_skipped(skipped),
             _ => outcome,
-        }
+        };
+        (outcome, escaped)
     }
 }
 
@@ -459,8 +457,28 @@ mod tests {
         };
         let (mut g, files) = r.rg_grep(".", "/ws", false, Some(walk), &args).unwrap();
         assert_eq!(files, [file("/ws/a.py")]);
-        r.rg_feed(&mut g, 0, Some(data));
+        r.rg_feed(&mut g, 0, Some(data), None);
         r.rg_grep_result(g, false)
+    }
+
+    /// What could not be read is named as the host walkers name it: one note per reason,
+    /// sorted, root-relative, a name that is not UTF-8 escaped (and said to be).
+    #[test]
+    fn unreadable_notes_read_as_the_host_walkers_notes() {
+        let r = remote(10);
+        let (notes, escaped) = r.unreadable_notes(vec![
+            Unread::new("/ws/secret.txt", Some(libc::EACCES)),
+            Unread::new("/ws/bad\0\u{ff}.txt", Some(libc::EACCES)),
+            Unread::new("/ws/sub", Some(libc::EIO)),
+        ]);
+        assert_eq!(
+            notes,
+            [
+                "[2 paths could not be read (Permission denied): 'bad\\udcff.txt', secret.txt]",
+                "[1 path could not be read (Input/output error): sub]",
+            ]
+        );
+        assert!(escaped);
     }
 
     /// Bytes handed in are searched as the local `grep` searches a file: context lines,

@@ -18,6 +18,8 @@ pub struct Search {
     candidates: Vec<Entry>,
     results: Vec<String>,
     skipped: Vec<String>,
+    /// Directories the walk could not list (named as the host walkers name them).
+    unlisted: Vec<Unread>,
     hidden: usize,
     /// Entries ignore files left out of the walk (`report_skipped`).
     ignored: usize,
@@ -48,6 +50,7 @@ impl Remote {
             candidates: Vec::new(),
             results: Vec::new(),
             skipped: Vec::new(),
+            unlisted: Vec::new(),
             hidden: 0,
             ignored: 0,
             binary: 0,
@@ -107,6 +110,11 @@ impl Remote {
             search.hidden = count;
         }
         search.ignored = ignored;
+    }
+
+    /// Takes the directories `walk` could not list, for the result's note and counts.
+    pub fn search_unlisted(&self, search: &mut Search, walk: &mut super::RgWalk) {
+        search.unlisted.append(&mut walk.unreadable);
     }
 
     /// Searches one candidate's bytes (`None`: the backend could not read it, or it is over
@@ -176,6 +184,12 @@ impl Remote {
                 }
             ));
         }
+        let unlisted = search.unlisted.len();
+        let (notes, noted) = self.unreadable_notes(search.unlisted);
+        if lines.is_empty() && !notes.is_empty() {
+            lines.push("No matches found.".to_string());
+        }
+        lines.extend(notes);
         let mut text = self.walk_text(
             lines,
             walk_cut,
@@ -183,10 +197,10 @@ impl Remote {
                 hidden: search.hidden,
                 ignored: search.ignored,
                 binary: search.binary,
-                unreadable: search.skipped.len(),
+                unreadable: search.skipped.len() + unlisted,
             },
         );
-        if search.escaped {
+        if search.escaped || noted {
             text.push('\n');
             text.push_str(crate::fs::text::names::ESCAPED_NOTE);
         }

@@ -151,9 +151,12 @@ impl Remote {
     }
 
     /// `find_files` (or, with `files_only`, the walker form of `list_files`) over the entries
-    /// a walk from `resolved` collected (`None`: no directory there).
+    /// a walk from `resolved` collected (`None`: no directory there); `unlisted`: the
+    /// directories below it the backend could not list, named in a note as the host walkers
+    /// name them (0.62.0 drops them silently).
     ///
     /// Errors: `Not a directory: p`. Source: `_find_files`.
+    #[allow(clippy::too_many_arguments)]
     pub fn find_files(
         &self,
         glob: &Glob,
@@ -162,6 +165,7 @@ impl Remote {
         entries: Option<Vec<Entry>>,
         walk_cut: bool,
         files_only: bool,
+        unlisted: Vec<Unread>,
     ) -> Result<Outcome> {
         let entries = entries.ok_or_else(|| not_a_directory(path))?;
         let rel_of = |e: &Entry| relpath(&e.path, resolved);
@@ -211,12 +215,19 @@ impl Remote {
         if capped {
             lines.push(format!("[... truncated at {max} matches]"));
         }
+        let unreadable = unlisted.len();
+        let notes = self.unreadable_notes(unlisted).0;
+        if lines.is_empty() && !notes.is_empty() {
+            lines.push("No matches found.".to_string());
+        }
+        lines.extend(notes);
         Ok(Outcome {
             text: self.walk_text(
                 lines,
                 walk_cut,
                 crate::fs::disclosure::Skipped {
                     hidden,
+                    unreadable,
                     ..Default::default()
                 },
             ),
