@@ -6,7 +6,7 @@ Every `cancel` is a `CancelToken` the native loop polls; a cancelled call raises
 Model-facing messages never contain an absolute host path outside the root (`<outside-workspace>`).
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, NoReturn, Self, final
 
 # Every name the extension adds (PyO3 lists them in the module's `__all__`, which stubtest compares).
@@ -313,6 +313,9 @@ class RemoteGrep:
         """`(path, size or None)` of each file to read, in order."""
     def feed(self, index: int, data: bytes | None, errno: int | None = None) -> bool:
         """Search file `index` (None: it could not be read for error `errno`, named in the result); True once the cap was passed."""
+    def feed_pieces(self, index: int, read: Callable[[], bytes]) -> bool:
+        """Search file `index` read in pieces: `read()` gives its next bytes (`b''` at the end), called on
+        this call's thread. True once the cap was passed; an exception `read` raises is raised here."""
     def result(self, walk_cut: bool) -> Outcome:
         """The result text: lines, `[... truncated at N lines]` or `No matches found.`, notes."""
 

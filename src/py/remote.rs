@@ -152,6 +152,45 @@ impl PySearch {
     }
 }
 
+/// A file's bytes from a Python callable returning its next piece (`b''` at the end); the
+/// first exception it raises is kept and ends the reading.
+struct PyPieces {
+    read: Py<PyAny>,
+    current: Vec<u8>,
+    at: usize,
+    error: Option<PyErr>,
+}
+
+impl std::io::Read for PyPieces {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.current.len() {
+            if self.error.is_some() {
+                return Ok(0);
+            }
+            let next = Python::attach(|py| {
+                self.read
+                    .call0(py)
+                    .and_then(|piece| Ok(piece.cast_bound::<PyBytes>(py)?.as_bytes().to_vec()))
+            });
+            match next {
+                Ok(piece) if piece.is_empty() => return Ok(0),
+                Ok(piece) => {
+                    self.current = piece;
+                    self.at = 0;
+                }
+                Err(error) => {
+                    self.error = Some(error);
+                    return Err(std::io::Error::other("the piece reader raised"));
+                }
+            }
+        }
+        let n = buf.len().min(self.current.len() - self.at);
+        buf[..n].copy_from_slice(&self.current[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
 /// `paths` (from the core) as Python's `str`s ([`py_path`]).
 fn py_paths(py: Python<'_>, paths: Vec<String>) -> PyResult<Vec<Bound<'_, PyString>>> {
     paths.iter().map(|p| py_path(py, p)).collect()
@@ -274,6 +313,29 @@ impl PyRgGrep {
             .as_mut()
             .ok_or_else(|| PyValueError::new_err("the search has finished"))?;
         Ok(py.detach(|| core.rg_feed(grep, index, bytes, errno)))
+    }
+
+    /// Searches file `index` read in pieces: `read()` returns its next bytes (`b''` at the
+    /// end) and is called from this call's thread with the GIL held; the search runs with the
+    /// GIL released. `True` once the output cap was passed. An exception `read` raises ends the
+    /// file's search and is raised here.
+    fn feed_pieces(&self, py: Python<'_>, index: usize, read: Py<PyAny>) -> PyResult<bool> {
+        let core = self.core.clone();
+        let mut guard = self.grep.lock().unwrap_or_else(|e| e.into_inner());
+        let grep = guard
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("the search has finished"))?;
+        let mut reader = PyPieces {
+            read,
+            current: Vec::new(),
+            at: 0,
+            error: None,
+        };
+        let full = py.detach(|| core.rg_feed_reader(grep, index, Some(&mut reader), None));
+        match reader.error {
+            Some(error) => Err(error),
+            None => Ok(full),
+        }
     }
 
     /// The result; `walk_cut`: the walk stopped at its caps.

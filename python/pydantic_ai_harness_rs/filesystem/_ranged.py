@@ -20,16 +20,30 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import shlex
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from pydantic_ai.workspaces import SupportsCommands, Workspace, WorkspaceOutputLimitError, WorkspaceReadOnlyError
 
 from pydantic_ai_harness_rs import _core
 
-__all__ = ('PIECE_BYTES', 'WHOLE_READ_BYTES', 'Pager', 'can_read_in_pieces', 'whole_read_bytes')
+__all__ = (
+    'PIECE_BYTES',
+    'SEARCH_READ_BYTES',
+    'WHOLE_READ_BYTES',
+    'CommandsUnavailable',
+    'Pager',
+    'can_read_in_pieces',
+    'piece_source',
+    'read_capped',
+    'search_read_bytes',
+    'whole_read_bytes',
+)
 
 PIECE_BYTES = 8 << 20
 """Bytes one command reads (a multiple of `_BLOCK_BYTES`): about 11 MB of base64 output. A backend
@@ -38,6 +52,10 @@ that caps a command's output (`WorkspaceOutputLimitError`) gets halved pieces, d
 WHOLE_READ_BYTES: int | None = None
 """Files over this many bytes are read in pieces where the backend runs commands (`None`: the
 core's limit, 64 MiB, as 0.62.0's). A test lowers it to page small files."""
+
+SEARCH_READ_BYTES: int | None = None
+"""Lowers a search's per-file read limit below the core's (`None`: the core's, 64 MiB for `grep`,
+10 MiB for `search_files`). A test lowers it to skip small files."""
 
 _BLOCK_BYTES = 64 << 10
 _TOOLS = ('dd', 'base64', 'head')
@@ -52,6 +70,98 @@ def whole_read_bytes(core: _core.RemoteCore) -> int:
 def can_read_in_pieces(workspace: Workspace) -> bool:
     """Whether the workspace's backend runs commands (a wrapper may still refuse them)."""
     return isinstance(workspace.backend, SupportsCommands)
+
+
+def search_read_bytes(cap: int) -> int:
+    """The largest file a search reads, given the core's `cap` for it."""
+    return cap if SEARCH_READ_BYTES is None else min(cap, SEARCH_READ_BYTES)
+
+
+class CommandsUnavailable(Exception):
+    """The workspace cannot read a file with a command (commands refused, a utility missing,
+    output capped): read it through the protocol instead."""
+
+
+_NO_TOOLS, _UNREADABLE = 97, 98
+
+
+async def read_capped(workspace: Workspace, path: str, limit: int) -> bytes | int | None:
+    """`path`'s bytes through one command; its size (an `int`) when it holds over `limit` bytes;
+    `None` when it cannot be read.
+
+    For a file whose size the listing did not give: the command prints the size (`wc -c`) and the
+    bytes (`head -c | base64`) only when the size is within `limit`, so a file a search would skip
+    is never moved. Raises `CommandsUnavailable` when the workspace refuses commands, lacks
+    `base64`/`head`/`wc`, or caps the output; `WorkspaceUnavailableError` as the workspace does.
+    """
+    quoted = shlex.quote(path)
+    command = (
+        'for tool in base64 head wc; do command -v "$tool" >/dev/null 2>&1 || exit '
+        f'{_NO_TOOLS}; done; [ -f {quoted} ] || exit {_UNREADABLE}; '
+        f'size=$(wc -c < {quoted}) || exit {_UNREADABLE}; echo $size; '
+        f'if [ "$size" -le {limit} ]; then head -c {limit + 1} < {quoted} | base64 || exit {_UNREADABLE}; fi'
+    )
+    try:
+        result = await workspace.run(command, shell=True)
+    except (WorkspaceReadOnlyError, WorkspaceOutputLimitError) as error:
+        raise CommandsUnavailable from error
+    if result.exit_code == _UNREADABLE:
+        return None
+    size_line, _, encoded = result.stdout.partition('\n')
+    if result.exit_code != 0 or not size_line.strip().isdigit():
+        raise CommandsUnavailable
+    if int(size_line) > limit:
+        return int(size_line)
+    try:
+        data = base64.b64decode(encoded)
+    except (ValueError, binascii.Error):
+        raise CommandsUnavailable from None
+    return None if len(data) > limit else data
+
+
+def piece_source(workspace: Workspace, path: str, size: int) -> Callable[[], bytes]:
+    """For a worker thread of `anyio.to_thread.run_sync`: each call returns `path`'s next piece
+    (`dd | base64` on the event loop, `PIECE_BYTES` at most), `b''` at its end (the first `size`
+    bytes, or fewer when the file shrank). Raises the host task's cancellation, `RetryableError`
+    when a command fails or a utility is missing, `CommandsUnavailable` when commands are refused."""
+    quoted = shlex.quote(path)
+    position, piece_bytes = 0, PIECE_BYTES
+
+    def next_piece() -> bytes:
+        nonlocal position, piece_bytes
+        while position < size:
+            anyio.from_thread.check_cancelled()
+            count = min(piece_bytes, size - position)
+            command = (
+                f'command -v dd >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1 || exit {_NO_TOOLS}; '
+                f'dd if={quoted} bs={_BLOCK_BYTES} skip={position // _BLOCK_BYTES} '
+                f'count={-(-count // _BLOCK_BYTES)} 2>/dev/null | base64'
+            )
+            try:
+                result = anyio.from_thread.run(functools.partial(workspace.run, command, shell=True))
+            except WorkspaceOutputLimitError:
+                if piece_bytes <= _BLOCK_BYTES:
+                    raise _failure(path, size, "a piece's output exceeds the workspace's output limit") from None
+                piece_bytes = max(_BLOCK_BYTES, piece_bytes // 2 // _BLOCK_BYTES * _BLOCK_BYTES)
+                continue
+            except WorkspaceReadOnlyError:
+                raise CommandsUnavailable from None
+            if result.exit_code == _NO_TOOLS:
+                raise _failure(path, size, 'the workspace has no `dd` or `base64`, which reading a file this big needs')
+            if result.exit_code != 0:
+                raise _failure(path, size, f'a workspace command failed (exit status {result.exit_code})')
+            try:
+                piece = base64.b64decode(result.stdout)
+            except (ValueError, binascii.Error):
+                raise _failure(path, size, 'the workspace returned damaged output') from None
+            del result
+            if len(piece) > count:
+                piece = piece[:count]  # the file grew past `size`: search the bytes it had
+            position = position + count if len(piece) == count else size
+            return piece
+        return b''
+
+    return next_piece
 
 
 class _Unavailable(Exception):

@@ -266,6 +266,9 @@ class RemoteEngine:
         self._sees_links = isinstance(backend, (SupportsRealpath, SupportsCommands))
         # A file too big to move whole is read in byte ranges through the backend's commands.
         self._ranges = _ranged.can_read_in_pieces(self._workspace)
+        # File ops `Workspace` derives through the backend's shell, no wrapper in between: a
+        # search may read a file with a command of its own (`_ranged.read_capped`).
+        self._derived = self._ranges and not isinstance(backend, SupportsFilesystem) and not _wrapped(self._workspace)
         self._pager = _ranged.Pager(self._workspace)
         self._root_spelling = root_dir
         patterns = (list(allowed_patterns), list(denied_patterns), list(read_only_patterns))
@@ -677,6 +680,30 @@ class RemoteEngine:
         cut = await self._rg_walk(resolved, walk)
         return await run_sized(lambda cancel: core.rg_list(path, resolved, walk, cut), inline=True)
 
+    async def _search_read(self, path: str, size: int | None, max_bytes: int) -> bytes | int | _Unread:
+        """A searched file's bytes; its size (an `int`) when it holds over `max_bytes`; `_Unread`
+        (the backend error's errno) when it cannot be read.
+
+        A file the listing gave no size for is, where `Workspace` derives file ops through the
+        backend's shell (no wrapper in between), read by one command that moves its bytes only
+        when within `max_bytes` (never a big file just to skip it).
+        """
+        if size is not None and size > max_bytes:
+            return size
+        try:
+            if size is None and self._derived:
+                try:
+                    got = await _ranged.read_capped(self._workspace, path, max_bytes)
+                    return _Unread(None) if got is None else got
+                except _ranged.CommandsUnavailable:
+                    pass
+            data = await self._fs.read_bytes(path)
+        except WorkspaceUnavailableError:
+            raise
+        except (WorkspaceError, OSError) as error:
+            return _Unread(_errno_of(error))
+        return len(data) if len(data) > max_bytes else data
+
     @_os_errors
     async def search_files(self, pattern: str, path: str = '.', include_glob: str | None = None) -> _core.Outcome:
         """`search_files`: the core's regex engine over file bytes read through the workspace.
@@ -700,7 +727,7 @@ class RemoteEngine:
         files = search.files(None if entry is None else _entry(entry), walked)
         if entry is not None and entry.is_dir:
             search.hidden_skipped(hidden, ignored)
-        max_bytes = core.caps[1]
+        max_bytes = _ranged.search_read_bytes(core.caps[1])
         dropped = object()
 
         def reader(index: int) -> Callable[[], Awaitable[object]]:
@@ -711,20 +738,15 @@ class RemoteEngine:
                     real = await self._real_or_skip(file_path)()
                     if real is None or not core.readable_real(real):
                         return dropped
-                if size is not None and size > max_bytes:
-                    return None
-                try:
-                    return await self._fs.read_bytes(file_path)
-                except WorkspaceUnavailableError:
-                    raise
-                except (WorkspaceError, OSError):
-                    return None
+                return await self._search_read(file_path, size, max_bytes)
 
             return call
 
         async def consume(index: int, data: object) -> bool:
             if data is dropped:
                 return False
+            if isinstance(data, (int, _Unread)):
+                data = None  # over `search_files`' limit or unreadable: named as skipped
             assert data is None or isinstance(data, bytes)
             return await run_sized(lambda cancel: search.feed(index, data), inline=len(data or b'') <= INLINE_MAX_BYTES)
 
@@ -767,7 +789,7 @@ class RemoteEngine:
         is_file = entry is not None and not entry.is_dir
         search = core.rg_grep(path, resolved, is_file, walk, pattern, ignore_case, literal, context, glob)
         files = search.files
-        max_bytes = core.caps[0]
+        max_bytes = _ranged.search_read_bytes(core.caps[0])
         dropped = object()
 
         def reader(index: int) -> Callable[[], Awaitable[object]]:
@@ -778,21 +800,22 @@ class RemoteEngine:
                     real = await self._real_or_skip(file_path)()
                     if real is None or not core.readable_real(real):
                         return dropped
-                if size is not None and size > max_bytes:
-                    return _Unread(errno.EFBIG)
-                try:
-                    data = await self._fs.read_bytes(file_path)
-                except WorkspaceUnavailableError:
-                    raise
-                except (WorkspaceError, OSError) as error:
-                    return _Unread(_errno_of(error))
-                return _Unread(errno.EFBIG) if len(data) > max_bytes else data
+                return await self._search_read(file_path, size, max_bytes)
 
             return call
 
         async def consume(index: int, data: object) -> bool:
             if data is dropped:
                 return False
+            if isinstance(data, int):
+                # Too big to move whole: searched in pieces where the backend runs commands.
+                if self._ranges:
+                    pieces = _ranged.piece_source(self._workspace, files[index][0], data)
+                    try:
+                        return await anyio.to_thread.run_sync(search.feed_pieces, index, pieces)
+                    except (_core.RetryableError, _ranged.CommandsUnavailable):
+                        return search.feed(index, None, None)
+                return search.feed(index, None, errno.EFBIG)
             if isinstance(data, _Unread):
                 return search.feed(index, None, data.errno)
             assert isinstance(data, bytes)

@@ -282,6 +282,19 @@ impl Remote {
         data: Option<&[u8]>,
         errno: Option<i32>,
     ) -> bool {
+        self.rg_feed_reader(grep, index, data, errno)
+    }
+
+    /// [`Remote::rg_feed`] of bytes read as they come (a file too big to move whole, read in
+    /// pieces): the same lines the whole bytes give, in memory bounded by the searcher's buffer.
+    /// A read error ends the file's search where it happened.
+    pub fn rg_feed_reader<R: std::io::Read>(
+        &self,
+        grep: &mut RgGrep,
+        index: usize,
+        data: Option<R>,
+        errno: Option<i32>,
+    ) -> bool {
         if grep.out.is_full() {
             return true;
         }
@@ -334,7 +347,13 @@ impl Remote {
             let _ = walk_searcher.search_reader(&*matcher, data, &mut sink);
         } else {
             // The one file `rg` was given, which it searches as a memory-mapped slice.
-            let head = &data[..data.len().min(SLICE_BINARY_WINDOW)];
+            let mut data = data;
+            let mut first = Vec::new();
+            let _ = std::io::Read::read_to_end(
+                &mut std::io::Read::take(&mut data, SLICE_BINARY_WINDOW as u64),
+                &mut first,
+            );
+            let head = first.as_slice();
             let has_bom = head.starts_with(b"\xEF\xBB\xBF")
                 || head.starts_with(b"\xFF\xFE")
                 || head.starts_with(b"\xFE\xFF");
@@ -344,10 +363,11 @@ impl Remote {
                 let preset = memchr::memchr(0, head).map(|i| i as u64);
                 (BinaryDetection::none(), Binary::Slice { preset })
             };
-            if !data.is_empty() {
+            if !head.is_empty() {
                 let mut explicit = searcher(grep.context, detection);
                 let mut sink =
                     FileSink::new(walked, &auth, out, cancel, binary).clipping(clip.as_ref());
+                let data = std::io::Read::chain(head, data);
                 let _ = explicit.search_reader(&*matcher, data, &mut sink);
             }
         }
