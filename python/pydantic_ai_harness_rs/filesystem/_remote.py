@@ -61,6 +61,9 @@ NO_READLINK = (
 )
 """The failed tool result for a path through a symlink on a commands-only backend without `readlink`."""
 
+_DROPPED = object()
+"""What a search's reader gives for a file it must leave out unnamed (`RemoteEngine._file_reader`)."""
+
 DEFAULT_CONCURRENCY = 16
 """Workspace calls one walk or search keeps in flight at most."""
 
@@ -680,6 +683,26 @@ class RemoteEngine:
         cut = await self._rg_walk(resolved, walk)
         return await run_sized(lambda cancel: core.rg_list(path, resolved, walk, cut), inline=True)
 
+    def _file_reader(
+        self, core: _core.RemoteCore, files: Sequence[tuple[str, int | None]], resolved: str, max_bytes: int
+    ) -> Callable[[int], Callable[[], Awaitable[object]]]:
+        """How a search fetches `files[index]` (`(path, size or None)`): `_search_read`'s answer, or
+        `_DROPPED` for a file below `resolved` whose real path leads where it may not be read."""
+
+        def reader(index: int) -> Callable[[], Awaitable[object]]:
+            file_path, size = files[index]
+
+            async def call() -> object:
+                if self._checks_realpath and file_path != resolved:
+                    real = await self._real_or_skip(file_path)()
+                    if real is None or not core.readable_real(real):
+                        return _DROPPED
+                return await self._search_read(file_path, size, max_bytes)
+
+            return call
+
+        return reader
+
     async def _search_read(self, path: str, size: int | None, max_bytes: int) -> bytes | int | _Unread:
         """A searched file's bytes; its size (an `int`) when it holds over `max_bytes`; `_Unread`
         (the backend error's errno) when it cannot be read.
@@ -728,22 +751,10 @@ class RemoteEngine:
         if entry is not None and entry.is_dir:
             search.hidden_skipped(hidden, ignored)
         max_bytes = _ranged.search_read_bytes(core.caps[1])
-        dropped = object()
-
-        def reader(index: int) -> Callable[[], Awaitable[object]]:
-            file_path, size = files[index]
-
-            async def call() -> object:
-                if self._checks_realpath and file_path != resolved:
-                    real = await self._real_or_skip(file_path)()
-                    if real is None or not core.readable_real(real):
-                        return dropped
-                return await self._search_read(file_path, size, max_bytes)
-
-            return call
+        reader = self._file_reader(core, files, resolved, max_bytes)
 
         async def consume(index: int, data: object) -> bool:
-            if data is dropped:
+            if data is _DROPPED:
                 return False
             if isinstance(data, (int, _Unread)):
                 data = None  # over `search_files`' limit or unreadable: named as skipped
@@ -790,22 +801,10 @@ class RemoteEngine:
         search = core.rg_grep(path, resolved, is_file, walk, pattern, ignore_case, literal, context, glob)
         files = search.files
         max_bytes = _ranged.search_read_bytes(core.caps[0])
-        dropped = object()
-
-        def reader(index: int) -> Callable[[], Awaitable[object]]:
-            file_path, size = files[index]
-
-            async def call() -> object:
-                if self._checks_realpath and file_path != resolved:
-                    real = await self._real_or_skip(file_path)()
-                    if real is None or not core.readable_real(real):
-                        return dropped
-                return await self._search_read(file_path, size, max_bytes)
-
-            return call
+        reader = self._file_reader(core, files, resolved, max_bytes)
 
         async def consume(index: int, data: object) -> bool:
-            if data is dropped:
+            if data is _DROPPED:
                 return False
             if isinstance(data, int):
                 # Too big to move whole: searched in pieces where the backend runs commands.

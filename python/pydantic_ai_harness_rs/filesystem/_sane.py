@@ -31,8 +31,6 @@ def _sane_entry(entry: FileEntry) -> FileEntry:
     size = entry.size
     if size is None or (type(size) is int and 0 <= size < _MAX_SIZE):
         return entry
-    if isinstance(size, int) and not isinstance(size, bool) and 0 <= size < _MAX_SIZE:
-        return FileEntry(name=entry.name, path=entry.path, is_dir=entry.is_dir, size=int(size))
     return FileEntry(name=entry.name, path=entry.path, is_dir=entry.is_dir, size=None)
 
 
