@@ -148,6 +148,18 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     skipped; under the workspace contract it replaces 0.62.0's hidden-entries trailer). Off:
     the documented results. Beyond both references (issue 9)."""
 
+    require_approval: bool | Sequence[str] | ApprovalPredicate = field(default=False, kw_only=True)
+    """Which changes need a person, through Pydantic AI's deferred tools: `False` (none), `True`
+    (every change tool: `write_file`, `edit_file`, `create_directory`), a list of those tool names
+    (another name is a `ValueError`), or a callable on the `PlannedChange` (sync or async, returning
+    whether this one needs a person). Such a change is planned and checked, nothing is written, and
+    the call raises `ApprovalRequired` with the planned change as metadata (`operation`, `path`,
+    `root_dir`, `diff`, `truncated`, `content_hash`, ...; see the README's "Approvals"): the run
+    ends with `DeferredToolRequests` (the agent's `output_type` must allow it). Resumed with
+    `ToolApproved()` it commits the planned change if the file still has `content_hash` (else the
+    model gets a retry to plan again); with `ToolApproved(override_args=...)` the person's arguments
+    run and the model is told; `ToolDenied(message)` reaches the model. Beyond both references (issue 21)."""
+
     contract: Literal['document', 'workspace'] | None = field(default=None, kw_only=True)
     """Which contract every run follows, and so what `root_dir` means. `None`: chosen per run as
     above (`root_dir` given on a `LocalWorkspace`: a host directory; a warning at the first call
@@ -161,18 +173,6 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     workspace on the run; a workspace whose files are not on this host (a sandbox, an in-memory
     store) or that is read-only is then a `UserError` at the start of the run. Unset
     `max_read_chars` and `read_only_patterns` show the chosen contract's defaults."""
-
-    require_approval: bool | Sequence[str] | ApprovalPredicate = field(default=False, kw_only=True)
-    """Which changes need a person, through Pydantic AI's deferred tools: `False` (none), `True`
-    (every change tool: `write_file`, `edit_file`, `create_directory`), a list of those tool names
-    (another name is a `ValueError`), or a callable on the `PlannedChange` (sync or async, returning
-    whether this one needs a person). Such a change is planned and checked, nothing is written, and
-    the call raises `ApprovalRequired` with the planned change as metadata (`operation`, `path`,
-    `root_dir`, `diff`, `truncated`, `content_hash`, ...; see the README's "Approvals"): the run
-    ends with `DeferredToolRequests` (the agent's `output_type` must allow it). Resumed with
-    `ToolApproved()` it commits the planned change if the file still has `content_hash` (else the
-    model gets a retry to plan again); with `ToolApproved(override_args=...)` the person's arguments
-    run and the model is told; `ToolDenied(message)` reaches the model. Beyond both references (issue 21)."""
 
     _toolset: FileSystemToolset[AgentDepsT] | FilteredToolset[AgentDepsT] | None = field(
         default=None, init=False, repr=False, compare=False
