@@ -202,7 +202,9 @@ async def take_record(workspace: Workspace, tool_call_id: str) -> dict[str, Any]
 
 
 async def _entries(workspace: Workspace, directory: str) -> list[str]:
-    return [entry.name for entry in await workspace.list_dir(directory) if not entry.is_dir and entry.name.endswith('.json')]
+    return [
+        entry.name for entry in await workspace.list_dir(directory) if not entry.is_dir and entry.name.endswith('.json')
+    ]
 
 
 async def _remove(workspace: Workspace, path: str) -> None:

@@ -16,7 +16,15 @@ from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 
@@ -39,11 +47,19 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 def build(durability: AbstractCapability[Any] | None, name: str = 'approval_agent') -> Agent[None, Any]:
     from pydantic_ai_harness_rs import FileSystem, Shell
 
-    filesystem = FileSystem(root_dir=WS, require_approval=True) if CONTRACT == 'root_dir' else FileSystem(require_approval=True)
+    filesystem = (
+        FileSystem(root_dir=WS, require_approval=True) if CONTRACT == 'root_dir' else FileSystem(require_approval=True)
+    )
     capabilities: list[Any] = [LocalWorkspace(WS), filesystem, Shell(require_approval=['touch'])]
     if durability is not None:
         capabilities.append(durability)
-    return Agent(FunctionModel(scripted), name=name, retries=5, capabilities=capabilities, output_type=[str, DeferredToolRequests])
+    return Agent(
+        FunctionModel(scripted),
+        name=name,
+        retries=5,
+        capabilities=capabilities,
+        output_type=[str, DeferredToolRequests],
+    )
 
 
 def answers(decisions: dict[str, Any]) -> DeferredToolResults:

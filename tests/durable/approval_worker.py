@@ -16,12 +16,11 @@ from pathlib import Path
 
 
 async def temporal(request: str, address: str) -> str:
+    import _approval_app as app  # pyright: ignore[reportMissingImports]
+    from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
     from temporalio.client import Client
     from temporalio.worker import Worker
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
-    from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
-
-    import _approval_app as app  # pyright: ignore[reportMissingImports]
 
     client = await Client.connect(address, plugins=[PydanticAIPlugin()])
     queue = f'approval-{uuid.uuid4().hex}'
@@ -35,10 +34,9 @@ async def temporal(request: str, address: str) -> str:
 
 
 def dbos(request: str, state: Path) -> str:
+    import _approval_app as app  # pyright: ignore[reportMissingImports]
     from dbos import DBOS
     from pydantic_ai.durable_exec.dbos import DBOSDurability
-
-    import _approval_app as app  # pyright: ignore[reportMissingImports]
 
     agent = app.build(DBOSDurability(), name='approval_dbos_agent')
 
@@ -46,7 +44,13 @@ def dbos(request: str, state: Path) -> str:
     async def workflow(request: str) -> str:
         return await app.drive(agent, request)
 
-    DBOS(config={'name': 'harness-rs-approval', 'system_database_url': f'sqlite:///{state / "dbos.sqlite"}', 'run_admin_server': False})
+    DBOS(
+        config={
+            'name': 'harness-rs-approval',
+            'system_database_url': f'sqlite:///{state / "dbos.sqlite"}',
+            'run_admin_server': False,
+        }
+    )
     DBOS.launch()
     try:
         return asyncio.run(workflow(request))
@@ -55,10 +59,9 @@ def dbos(request: str, state: Path) -> str:
 
 
 def prefect(request: str) -> str:
+    import _approval_app as app  # pyright: ignore[reportMissingImports]
     from prefect import flow
     from pydantic_ai.durable_exec.prefect import PrefectDurability
-
-    import _approval_app as app  # pyright: ignore[reportMissingImports]
 
     agent = app.build(PrefectDurability(), name='approval_prefect_agent')
 

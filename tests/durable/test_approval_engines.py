@@ -20,7 +20,9 @@ import pytest
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(os.environ.get('DURABLE_TESTS') != '1', reason='engine tests: run `.ci/durable` (or set DURABLE_TESTS=1)'),
+    pytest.mark.skipif(
+        os.environ.get('DURABLE_TESTS') != '1', reason='engine tests: run `.ci/durable` (or set DURABLE_TESTS=1)'
+    ),
 ]
 
 WORKER = Path(__file__).with_name('approval_worker.py')
@@ -33,8 +35,14 @@ STALE = (
 NOTE = '[A person changed the arguments of this call before approving it; it ran with: '
 
 
-def phase(engine: str, contract: str, ws: Path, state: Path, request: dict[str, Any], address: str = '') -> dict[str, Any]:
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(REPO / 'python'), str(REPO)]), 'PREFECT_HOME': str(state / 'prefect')}
+def phase(
+    engine: str, contract: str, ws: Path, state: Path, request: dict[str, Any], address: str = ''
+) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        'PYTHONPATH': os.pathsep.join([str(REPO / 'python'), str(REPO)]),
+        'PREFECT_HOME': str(state / 'prefect'),
+    }
     done = subprocess.run(
         [sys.executable, str(WORKER), engine, contract, str(ws), str(state), json.dumps(request), address],
         cwd=state,

@@ -246,7 +246,9 @@ async def test_the_listener_is_asked_after_approval_and_its_veto_holds(root: Pat
         [('write_file', {'path': 'notes.txt', 'content': 'x\n'})],
     )
     asked: list[str] = []
-    agent = Agent(capabilities=[FileSystem(root_dir=root, require_approval=True)], output_type=[str, DeferredToolRequests])
+    agent = Agent(
+        capabilities=[FileSystem(root_dir=root, require_approval=True)], output_type=[str, DeferredToolRequests]
+    )
 
     @agent.on_event(FileChangeRequestEvent)
     async def veto(ctx: Any, event: FileChangeRequestEvent) -> None:
@@ -497,7 +499,14 @@ _SHAPES = st.one_of(
     st.none(),
     st.integers(),
     st.text(max_size=12),
-    st.lists(st.one_of(st.sampled_from(['write_file', 'edit_file', 'create_directory', 'read_file']), st.text(max_size=8), st.integers()), max_size=4),
+    st.lists(
+        st.one_of(
+            st.sampled_from(['write_file', 'edit_file', 'create_directory', 'read_file']),
+            st.text(max_size=8),
+            st.integers(),
+        ),
+        max_size=4,
+    ),
     st.tuples(st.sampled_from(['write_file', 'edit_file'])),
     st.frozensets(st.sampled_from(['write_file', 'edit_file', 'create_directory'])),
     st.dictionaries(st.text(max_size=4), st.booleans(), max_size=2),

@@ -44,7 +44,9 @@ async def request(shell: Shell, ws: Path, calls: list[Call]) -> tuple[Any, list[
     return result.output, result.all_messages()
 
 
-async def resume(shell: Shell, ws: Path, history: list[ModelMessage], results: DeferredToolResults) -> list[tuple[str, str]]:
+async def resume(
+    shell: Shell, ws: Path, history: list[ModelMessage], results: DeferredToolResults
+) -> list[tuple[str, str]]:
     history = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history))
     agent = Agent(Script([]).model(), capabilities=[shell], output_type=[str, DeferredToolRequests], retries=10)
     result = await agent.run(
@@ -62,9 +64,16 @@ async def test_a_command_waits_for_approval_then_runs(ws: Path) -> None:
     assert isinstance(output, DeferredToolRequests)
     metadata = output.metadata['call-0']
     assert len(metadata.pop('arguments_digest')) == 64
-    assert metadata == {'tool_name': 'run_command', 'command': 'touch made', 'cwd': str(ws.resolve()), 'background': False}
+    assert metadata == {
+        'tool_name': 'run_command',
+        'command': 'touch made',
+        'cwd': str(ws.resolve()),
+        'background': False,
+    }
     assert visible(ws) == []  # not run before approval
-    results = await resume(Shell(require_approval=True), ws, history, DeferredToolResults(approvals={'call-0': ToolApproved()}))
+    results = await resume(
+        Shell(require_approval=True), ws, history, DeferredToolResults(approvals={'call-0': ToolApproved()})
+    )
     assert results == [('return', '(no output)')]
     assert visible(ws) == ['made']
 
@@ -72,7 +81,9 @@ async def test_a_command_waits_for_approval_then_runs(ws: Path) -> None:
 async def test_an_override_runs_the_persons_command_and_the_model_is_told(ws: Path) -> None:
     _, history = await request(Shell(require_approval=True), ws, [('run_command', {'command': 'touch planned'})])
     approval = ToolApproved(override_args={'command': 'touch edited'})
-    results = await resume(Shell(require_approval=True), ws, history, DeferredToolResults(approvals={'call-0': approval}))
+    results = await resume(
+        Shell(require_approval=True), ws, history, DeferredToolResults(approvals={'call-0': approval})
+    )
     assert results == [('return', f'(no output)\n{NOTE}{{"command": "touch edited"}}]')]
     assert visible(ws) == ['edited']
 
@@ -138,7 +149,10 @@ async def test_a_callable_decides_and_start_command_is_background(ws: Path, asyn
         return servers(planned)
 
     marker = f'approval-bg-{asynchronous}'
-    shell = Shell(require_approval=servers_async if asynchronous else servers, tools=['run_command', 'start_command', 'check_command', 'stop_command'])
+    shell = Shell(
+        require_approval=servers_async if asynchronous else servers,
+        tools=['run_command', 'start_command', 'check_command', 'stop_command'],
+    )
     output, history = await request(
         shell, ws, [('run_command', {'command': 'touch quick'}), ('start_command', {'command': f'sleep 30 # {marker}'})]
     )
@@ -163,7 +177,9 @@ async def test_a_callable_decides_and_start_command_is_background(ws: Path, asyn
 
 async def test_check_and_stop_never_ask(ws: Path) -> None:
     output, _ = await request(
-        Shell(require_approval=True), ws, [('check_command', {'command_id': 'nope'}), ('stop_command', {'command_id': 'nope'})]
+        Shell(require_approval=True),
+        ws,
+        [('check_command', {'command_id': 'nope'}), ('stop_command', {'command_id': 'nope'})],
     )
     assert output == 'done'
 

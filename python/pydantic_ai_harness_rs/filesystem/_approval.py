@@ -134,9 +134,7 @@ def _records(ctx: RunContext[Any], engine: Engine) -> Workspace:
     return ctx.workspace
 
 
-async def pin(
-    approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine, path: str, guard: str | None
-) -> Pin:
+async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine, path: str, guard: str | None) -> Pin:
     """The guard to plan `path`'s change with (`guard`: the one it has without approvals).
 
     Raises:
@@ -160,9 +158,7 @@ async def pin(
             return Pin(guard, approved=True)  # the person chose another path: the usual rules apply there
         planned = request.get('content_hash')
         return Pin(ABSENT if planned is None else str(planned), approved=True)
-    if call.name == 'create_directory' or not (
-        approvals.every or approvals.predicate or call.name in approvals.names
-    ):
+    if call.name == 'create_directory' or not (approvals.every or approvals.predicate or call.name in approvals.names):
         return Pin(guard)
     if guard is not None:  # the model's `expected_hash`, or `ReadBeforeWrite`'s version
         return Pin(guard, None if guard == ABSENT else guard)

@@ -38,6 +38,9 @@ from pydantic_ai_harness_rs._approvals import Call, with_note
 from pydantic_ai_harness_rs.durable._commands import CommandGuard, call_job_id
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.shell import _foreground as foreground
+from pydantic_ai_harness_rs.shell._approval import CommandPredicate
+from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
+from pydantic_ai_harness_rs.shell._approval import gate as approval_gate
 from pydantic_ai_harness_rs.shell._jobs import (
     CONTROL_TIMEOUT,
     KILL_GRACE_PERIOD,
@@ -66,9 +69,6 @@ from pydantic_ai_harness_rs.shell._output import file_limit_status, labelled, tr
 from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT, CommandMode, run_persistent_command
 from pydantic_ai_harness_rs.shell._policy import check_command, recoverable, run_model_command
 from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox, SandboxDirs, SandboxMode, validate_sandbox
-from pydantic_ai_harness_rs.shell._approval import CommandPredicate
-from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
-from pydantic_ai_harness_rs.shell._approval import gate as approval_gate
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
@@ -702,7 +702,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         """
         await self._check_command(command)
         arguments = {'command': command, 'mode': mode, 'timeout': timeout}
-        approval = await self._approve(ctx, PERSISTENT_TOOL_NAME, arguments, command=command, background=mode == 'background')
+        approval = await self._approve(
+            ctx, PERSISTENT_TOOL_NAME, arguments, command=command, background=mode == 'background'
+        )
         return with_note(await self._shell(ctx, command, mode, timeout), approval)
 
     async def _shell(self, ctx: RunContext[AgentDepsT], command: str, mode: CommandMode, timeout: float | None) -> str:
