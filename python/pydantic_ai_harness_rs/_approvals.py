@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 from pydantic_ai.workspaces import Workspace, WorkspaceError
 from pydantic_core import to_jsonable_python
@@ -85,7 +85,7 @@ def checked_approvals(value: object, *, owner: str, known: Sequence[str] | None,
     if isinstance(value, bool):
         return Approvals(every=value)
     if callable(value):
-        return Approvals(predicate=value)  # pyright: ignore[reportUnknownArgumentType]
+        return Approvals(predicate=cast('Callable[[Any], bool | Awaitable[bool]]', value))
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
         raise TypeError(
             f'{owner}(require_approval=...) takes True, False, a list of {what} or a callable; got {value!r}.'

@@ -33,6 +33,7 @@ from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
+import pydantic_ai_harness_rs.filesystem._approval as _approval
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._approvals import current_call, with_note
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
@@ -40,7 +41,6 @@ from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
 from pydantic_ai_harness_rs.durable._events import beneath_durable, refuse_bare_toolset, without_events
 from pydantic_ai_harness_rs.durable._units import call_in_unit
-from pydantic_ai_harness_rs.filesystem import _approval
 from pydantic_ai_harness_rs.filesystem._bounds import (
     checked_contract,
     contract_on,

@@ -69,12 +69,10 @@ def command_names(command: str) -> list[str] | None:
 
     try:
         argvs = commands(command)
-    except Unjudgeable:
+    except (Unjudgeable, RecursionError):
         return None
     except (ImportError, RuntimeError):  # no parser: every word counts
         return [w for word in _WORD.findall(command) for w in (word, posixpath.basename(word))]
-    except RecursionError:
-        return None
     names: list[str] = []
     for argv in argvs:
         if argv and argv[0] is not None:
