@@ -29,6 +29,7 @@ from pydantic_ai_harness_rs.filesystem import (
 )
 
 from tests.filesystem.conftest import beyond_reference, sha
+from tests.backends import ProtocolLocal, ShellSandbox
 from tests.memory_workspace import MemoryWorkspace
 from tests.scripted import Call, Transcript, scripted_model
 from tests.shell.conftest import tool_results
@@ -44,6 +45,7 @@ H_ONE_DEUX = sha(b'one\ndeux\n')
 H_UNO_TWO = sha(b'uno\ntwo\n')
 H_WS = sha(b'ws\n')
 H_X = sha(b'x\n')
+H_SANDBOXED = sha(b'sandboxed\n')
 STALE = (
     "'notes.txt' changed after this change was planned and approved, so it was not written. "
     'Read it again (read_file) and call the tool again to plan the change anew.'
@@ -464,6 +466,31 @@ async def test_a_workspace_off_this_host_keeps_its_record_in_the_workspace(
         assert results == [('return', f'Edited notes.txt. [hash:{H_UNO_TWO}]')]
         assert backend.files['/ws/notes.txt'] == b'uno\ntwo\n'
     assert not [p for p in backend.files if '/.pydantic-ai-harness/approvals/' in p]
+
+
+@pytest.mark.parametrize('kind', ['shell_sandbox', 'protocol_local'])
+async def test_a_commands_only_or_protocol_backend_keeps_the_record_beside_the_files(tmp_path: Path, kind: str) -> None:
+    (tmp_path / 'notes.txt').write_text(OLD)
+
+    def backend() -> Any:  # a new object per run, as a new process would build
+        return ShellSandbox(tmp_path) if kind == 'shell_sandbox' else ProtocolLocal(tmp_path)
+
+    requests, history, _ = await request(
+        [FileSystem(require_approval=True)],
+        [('write_file', {'path': 'notes.txt', 'content': 'sandboxed\n'})],
+        workspace=Workspace(backend()),
+    )
+    assert requests.metadata['call-1']['content_hash'] == sha(OLD.encode())
+    assert len(records(tmp_path)) == 1
+    results = await resume_here(
+        [FileSystem(require_approval=True)],
+        history,
+        DeferredToolResults(approvals={'call-1': ToolApproved()}),
+        workspace=Workspace(backend()),
+    )
+    assert results == [('return', f'Wrote 10 chars (1 lines) to notes.txt. [hash:{H_SANDBOXED}]')]
+    assert (tmp_path / 'notes.txt').read_text() == 'sandboxed\n'
+    assert records(tmp_path) == []
 
 
 async def test_a_denial_reaches_the_model_on_a_workspace(tmp_path: Path) -> None:

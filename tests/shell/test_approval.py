@@ -175,6 +175,18 @@ async def test_a_callable_decides_and_start_command_is_background(ws: Path, asyn
         kill_matching(marker)
 
 
+async def test_the_shell_tool_asks_with_its_mode(ws: Path) -> None:
+    shell = Shell(require_approval=True, tools=['shell'])
+    output, history = await request(shell, ws, [('shell', {'command': 'touch persisted', 'mode': 'background'})])
+    assert isinstance(output, DeferredToolRequests)
+    metadata = output.metadata['call-0']
+    assert (metadata['tool_name'], metadata['cwd'], metadata['background']) == ('shell', str(ws.resolve()), True)
+    assert visible(ws) == []
+    denial = DeferredToolResults(approvals={'call-0': ToolDenied('Use run_command.')})
+    assert await resume(shell, ws, history, denial) == [('return', 'Use run_command.')]
+    assert visible(ws) == []
+
+
 async def test_check_and_stop_never_ask(ws: Path) -> None:
     output, _ = await request(
         Shell(require_approval=True),
