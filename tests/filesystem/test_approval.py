@@ -28,8 +28,8 @@ from pydantic_ai_harness_rs.filesystem import (
     ReadBeforeWrite,
 )
 
-from tests.filesystem.conftest import beyond_reference, sha
 from tests.backends import ProtocolLocal, ShellSandbox
+from tests.filesystem.conftest import beyond_reference, sha
 from tests.memory_workspace import MemoryWorkspace
 from tests.scripted import Call, Transcript, scripted_model
 from tests.shell.conftest import tool_results
