@@ -306,6 +306,23 @@ async def test_an_approval_without_metadata_or_record_writes_nothing(root: Path)
     assert (root / 'notes.txt').read_text() == OLD
 
 
+async def test_a_callable_judges_again_an_approval_it_has_no_record_of(root: Path) -> None:
+    # Approved elsewhere (another approval layer, or a lost record): the callable decides anew.
+    _, history, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)],
+        [('write_file', {'path': 'notes.txt', 'content': 'x\n'})],
+    )
+    for name in records(root):
+        (root / '.pydantic-ai-harness' / 'approvals' / name).unlink()
+    results = await resume_here(
+        [FileSystem(root_dir=root, require_approval=lambda change: change.path.endswith('.py'))],
+        history,
+        DeferredToolResults(approvals={'call-1': ToolApproved()}),
+    )
+    assert results == [('return', f'Wrote 2 chars (1 lines) to notes.txt. [hash:{H_X}]')]
+    assert (root / 'notes.txt').read_text() == 'x\n'
+
+
 async def test_create_directory_is_asked_and_an_override_is_said(root: Path) -> None:
     requests, history, _ = await request(
         [FileSystem(root_dir=root, require_approval=True)], [('create_directory', {'path': 'build'})]

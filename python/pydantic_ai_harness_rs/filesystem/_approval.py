@@ -149,15 +149,18 @@ async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine,
         request = ours(ctx.tool_call_metadata, call.name)
         record = await take_record(_records(ctx, engine), ctx.tool_call_id) if ctx.tool_call_id else None
         request = request or record
-        if request is None:
-            if call.name == 'create_directory':
-                return Pin(guard, approved=True)
+        if request is not None:
+            call.overridden = request.get('arguments_digest') != arguments_digest(call.arguments)
+            if call.name == 'create_directory' or request.get('path_argument') != path:
+                return Pin(guard, approved=True)  # the person chose another path: the usual rules apply there
+            planned = request.get('content_hash')
+            return Pin(ABSENT if planned is None else str(planned), approved=True)
+        if call.name == 'create_directory':
+            return Pin(guard, approved=True)  # nothing to check a directory against
+        if approvals.predicate is None:
             raise ModelRetry(UNMATCHED)
-        call.overridden = request.get('arguments_digest') != arguments_digest(call.arguments)
-        if call.name == 'create_directory' or request.get('path_argument') != path:
-            return Pin(guard, approved=True)  # the person chose another path: the usual rules apply there
-        planned = request.get('content_hash')
-        return Pin(ABSENT if planned is None else str(planned), approved=True)
+        # A callable may have let this call through while something else asked for the approval:
+        # judged again below, and asked again if it needs a person.
     if call.name == 'create_directory' or not (approvals.every or approvals.predicate or call.name in approvals.names):
         return Pin(guard)
     if guard is not None:  # the model's `expected_hash`, or `ReadBeforeWrite`'s version
