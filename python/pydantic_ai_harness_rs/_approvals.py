@@ -27,15 +27,12 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from pydantic_ai.workspaces import Workspace, WorkspaceError
 from pydantic_core import to_jsonable_python
 
 _T = TypeVar('_T')
-
-RequireApproval: TypeAlias = 'bool | Sequence[str] | Callable[[_T], bool | Awaitable[bool]]'
-"""`False` (off), `True` (every call the setting covers), names, or a predicate (sync or async)."""
 
 APPROVALS_DIR = 'approvals'
 """The records' directory below `.pydantic-ai-harness/`."""
