@@ -27,13 +27,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from pydantic_ai.exceptions import ModelRetry, ToolFailed
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
 from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
+import pydantic_ai_harness_rs.filesystem._approval as _approval
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._approvals import current_call, with_note
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
@@ -152,8 +154,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         report_skipped: bool = False,
         read_only: bool = False,
         contract: Contract | None = None,
+        require_approval: bool | Sequence[str] | _approval.ApprovalPredicate = False,
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
+        self._approvals = _approval.checked(require_approval)
         self._contract: Contract | None = checked_contract(contract)
         if contract == 'workspace':
             root_spelling(root_dir)  # 0.62.0 refuses a root_dir below the working directory at construction
@@ -225,6 +229,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
         )
+        if self._custom_streams and self._approvals.enabled:
+            raise ValueError('require_approval does not work with a custom `open_read` / `open_write`.')
         self._shape = Shape('document', content_hashes, replace_all, max_line_chars is not None)
         for name in FILE_SYSTEM_TOOL_NAMES:
             if name in tools:
@@ -242,7 +248,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             None if cwd is None else str(cwd),
             s['allowed_patterns'],
             s['denied_patterns'],
-            read_only_patterns_for(s['read_only_patterns'], contract),
+            _approval.guarded_patterns(read_only_patterns_for(s['read_only_patterns'], contract), self._approvals),
             s['max_read_lines'],
             max_read_chars_for(s['max_read_chars'], contract),
             s['max_list_results'],
@@ -388,7 +394,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             root_dir=spelling,
             allowed_patterns=s['allowed_patterns'],
             denied_patterns=s['denied_patterns'],
-            read_only_patterns=read_only_patterns_for(s['read_only_patterns'], 'workspace'),
+            read_only_patterns=_approval.guarded_patterns(
+                read_only_patterns_for(s['read_only_patterns'], 'workspace'), self._approvals
+            ),
             max_read_lines=s['max_read_lines'],
             max_read_chars=max_read_chars_for(s['max_read_chars'], 'workspace'),
             max_list_results=s['max_list_results'],
@@ -484,7 +492,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
             refuse_bare_toolset(ctx, 'FileSystem')
             engine = await self._call_engine(_run_workspace(ctx))
-            return await getattr(self, f'_{name}')(engine, ctx, **arguments)
+            with current_call(name, arguments) as current:
+                result = await getattr(self, f'_{name}')(engine, ctx, **arguments)
+            return with_note(result, current)  # a person's changed arguments are said
 
         return call
 
@@ -718,7 +728,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 change.saw(None)
                 return text
             with change.checked():
-                plan = await plan_change(change.expected_hash)
+                pinned = await _approval.pin(self._approvals, ctx, engine, path, change.expected_hash)
+                with pinned.planning(path):
+                    plan = await plan_change(pinned.guard)
+                if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
+                    raise ApprovalRequired(metadata=request)
                 if (refusal := await announce(ctx, plan)) is not None:
                     return refusal
                 outcome = await engine.commit(plan)
@@ -730,10 +744,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         self._refuse_if_read_only()
         # Under the path's turn, as writes and edits: a write of the same path waits, then sees it.
         async with file_turns().hold(engine.storage, await engine.lock_key(path)):
+            pinned = await _approval.pin(self._approvals, ctx, engine, path, None)
             plan = await engine.plan_create_directory(path)
             if plan is None:
                 # Already a directory: nothing changes, so nothing is announced or reported.
                 return f'Created directory: {path}'
+            if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
+                raise ApprovalRequired(metadata=request)
             if (refusal := await announce(ctx, plan)) is not None:
                 return refusal
             outcome = await engine.commit(plan)
