@@ -156,10 +156,11 @@ def test_argument_shapes_need_no_module_lookup(monkeypatch: pytest.MonkeyPatch) 
     import sys
 
     import pydantic
-
     from pydantic_ai_harness_rs.filesystem import _tool_kinds
 
     monkeypatch.delitem(sys.modules, _tool_kinds.__name__)
     schemas = {name: pydantic.TypeAdapter(getattr(_tool_kinds, name)).json_schema() for name in _tool_kinds.ARGS_NAMES}
     assert schemas['ReadFileArgs']['required'] == ['path']
-    assert schemas['EditFileArgs']['properties']['replacements']['anyOf'][0]['items'] == {'$ref': '#/$defs/ReplacementArgs'}
+    assert schemas['EditFileArgs']['properties']['replacements']['anyOf'][0]['items'] == {
+        '$ref': '#/$defs/ReplacementArgs'
+    }
