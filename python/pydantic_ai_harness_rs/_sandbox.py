@@ -18,6 +18,7 @@ import sys
 from types import ModuleType
 
 import pydantic_ai_harness_rs as _package  # the host's: this module is only ever loaded on the host
+from pydantic_ai_harness_rs._identity import BORROWED_MODULES
 
 PACKAGE: str = _package.__name__
 """This package's name; its modules are it and those named `<PACKAGE>.<...>`."""
@@ -60,10 +61,14 @@ def host_modules() -> dict[str, ModuleType]:
 
 
 def adopt_host_modules() -> None:
-    """In a workflow sandbox, make this package's modules in its `sys.modules` the host's; else nothing."""
+    """In a workflow sandbox, make this package's modules in its `sys.modules` the host's; else nothing.
+
+    The modules of the `pydantic-ai-harness` classes this package uses as its own (`_identity`) too:
+    a sandbox without lazy `sys.modules` pass-through would not find them to resolve their annotations.
+    """
     if not in_workflow_sandbox():
         return
     modules = sys.modules
-    for name, module in host_modules().items():
+    for name, module in {**host_modules(), **BORROWED_MODULES}.items():
         if modules.get(name) is not module:
             modules[name] = module

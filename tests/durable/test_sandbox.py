@@ -8,6 +8,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def test_importing_the_package_does_not_load_temporal() -> None:
     code = (
@@ -25,3 +27,17 @@ def test_the_host_modules_are_every_loaded_module_of_the_package() -> None:
     loaded = {name: module for name, module in sys.modules.items() if name.split('.')[0] == _sandbox.PACKAGE}
     assert _sandbox.host_modules() == loaded
     assert not _sandbox.in_workflow_sandbox()
+
+
+def test_the_modules_of_borrowed_classes_are_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class taken from another package (`pydantic-ai-harness`'s, where installed) has its module
+    recorded, for a sandbox to get with ours."""
+    from pydantic_ai_harness_rs import _identity
+
+    monkeypatch.setattr(_identity, 'BORROWED_MODULES', {})
+    objects = _identity.harness_objects('pydantic_ai.messages', ['ToolCallPart', 'TextPart'])
+    assert objects is not None
+    assert _identity.BORROWED_MODULES == {
+        objects['ToolCallPart'].__module__: sys.modules[objects['ToolCallPart'].__module__],
+        objects['TextPart'].__module__: sys.modules[objects['TextPart'].__module__],
+    }
