@@ -30,6 +30,6 @@ def harness_objects(module: str, names: Sequence[str]) -> dict[str, Any] | None:
         return None
     objects = {name: getattr(theirs, name) for name in names}
     for value in objects.values():
-        if isinstance(value, type) and (module := sys.modules.get(value.__module__)) is not None:
-            BORROWED_MODULES[module.__name__] = module
+        if isinstance(value, type) and (home := sys.modules.get(value.__module__)) is not None:
+            BORROWED_MODULES[home.__name__] = home
     return objects
