@@ -46,7 +46,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 from temporalio.workflow import ActivityConfig
 
 with workflow.unsafe.imports_passed_through():
@@ -104,13 +103,10 @@ class CoderWorkflow:
 
 
 async def run_in_temporal(address: str) -> str:
+    # Configured as for `pydantic-ai-harness`: the plugin on the client, Temporal's default
+    # sandboxed runner, no pass-through line for this package (it enters the sandbox as the host's).
     client = await Client.connect(address, plugins=[PydanticAIPlugin()])
-    # The workflow sandbox re-imports a workflow's modules; ours loads a native extension and
-    # imports lazily, so it passes through (as the plugin does for Pydantic AI's own packages).
-    runner = SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules('pydantic_ai_harness_rs')
-    )
-    async with Worker(client, task_queue=TASK_QUEUE, workflows=[CoderWorkflow], workflow_runner=runner):
+    async with Worker(client, task_queue=TASK_QUEUE, workflows=[CoderWorkflow]):
         return await client.execute_workflow(
             CoderWorkflow.run, json.dumps(SCRIPT), id=f'coder-{uuid.uuid4().hex}', task_queue=TASK_QUEUE
         )

@@ -8,8 +8,15 @@ parts are *its* objects when it provides them (`harness_objects`), else ours, de
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
+
+BORROWED_MODULES: dict[str, ModuleType] = {}
+"""The modules defining the `pydantic-ai-harness` classes taken here, by name.
+
+A Temporal workflow sandbox gets them with ours (`_sandbox`), to resolve those classes' annotations."""
 
 
 def harness_objects(module: str, names: Sequence[str]) -> dict[str, Any] | None:
@@ -21,4 +28,8 @@ def harness_objects(module: str, names: Sequence[str]) -> dict[str, Any] | None:
         return None
     if not all(hasattr(theirs, name) for name in names):
         return None
-    return {name: getattr(theirs, name) for name in names}
+    objects = {name: getattr(theirs, name) for name in names}
+    for value in objects.values():
+        if isinstance(value, type) and (home := sys.modules.get(value.__module__)) is not None:
+            BORROWED_MODULES[home.__name__] = home
+    return objects

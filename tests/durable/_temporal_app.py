@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -161,21 +162,25 @@ async def connect(address: str) -> Client:
     return await Client.connect(address, plugins=[PydanticAIPlugin()])
 
 
-def worker(client: Client) -> Worker:
-    """A worker for both workflows (the plugin registers the agents' activities)."""
-    # The workflow sandbox re-imports a workflow's modules; ours carry a native extension and
-    # import lazily, so they pass through (as Pydantic AI's plugin does for its own packages).
-    runner = SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules('pydantic_ai_harness_rs')
-    )
+def worker(client: Client, *, passthrough: bool = False, workflows: Sequence[type] = WORKFLOWS) -> Worker:
+    """A worker for `workflows` (the plugin registers the agents' activities), configured as for
+    `pydantic-ai-harness`: the client's `PydanticAIPlugin` and Temporal's default sandboxed runner.
+
+    `passthrough`: also pass this package through the sandbox (the line the README asked for
+    before issue 21), which must keep working.
+    """
+    runner: dict[str, Any] = {}
+    if passthrough:
+        restrictions = SandboxRestrictions.default.with_passthrough_modules('pydantic_ai_harness_rs')
+        runner['workflow_runner'] = SandboxedWorkflowRunner(restrictions=restrictions)
     return Worker(
         client,
         task_queue=TASK_QUEUE,
-        workflows=WORKFLOWS,
-        workflow_runner=runner,
+        workflows=list(workflows),
         max_concurrent_activities=20,
         # A dead worker's cached workflow moves to another worker after 1 s rather than 10 s.
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
+        **runner,
     )
 
 

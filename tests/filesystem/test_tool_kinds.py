@@ -148,3 +148,19 @@ async def test_max_retries_is_each_tools_consecutive_budget(fs: ModuleType, tmp_
     # None: the agent's budget (1000 in run_tools).
     unbounded = await run_tools([fs.FileSystem(root_dir=tmp_path)], [missing] * 5)
     assert unbounded.results == ['RETRY: File not found: missing.txt'] * 5
+
+
+def test_argument_shapes_need_no_module_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema of every argument shape builds with its module gone from `sys.modules`, as in a
+    Temporal workflow sandbox that holds only the package (issue 21)."""
+    import sys
+
+    import pydantic
+    from pydantic_ai_harness_rs.filesystem import _tool_kinds
+
+    monkeypatch.delitem(sys.modules, _tool_kinds.__name__)
+    schemas = {name: pydantic.TypeAdapter(getattr(_tool_kinds, name)).json_schema() for name in _tool_kinds.ARGS_NAMES}
+    assert schemas['ReadFileArgs']['required'] == ['path']
+    assert schemas['EditFileArgs']['properties']['replacements']['anyOf'][0]['items'] == {
+        '$ref': '#/$defs/ReplacementArgs'
+    }

@@ -14,6 +14,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FilteredToolset
 
+from pydantic_ai_harness_rs._sandbox import adopt_host_modules
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
 from pydantic_ai_harness_rs.durable._events import beneath_durable
@@ -186,6 +187,7 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     """Per instance: the document's defaults `__post_init__` put in fields left unset with `root_dir` given."""
 
     def __post_init__(self) -> None:
+        adopt_host_modules()  # built in a Temporal workflow sandbox: its modules are the host's
         if self.protected_patterns is not None:
             if self.read_only_patterns is not UNSET_READ_ONLY_PATTERNS:
                 raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')

@@ -15,9 +15,11 @@ are defined here with the same namespace, names, argument shapes and part classe
 On a `pydantic-ai-slim` without `ToolKind` (2.57, say) only the argument shapes exist:
 `TOOL_KINDS_SUPPORTED` is `False`, the `*_KIND` and part names are not defined, and the tools are
 registered without a kind.
-"""
 
-from __future__ import annotations
+The argument shapes' annotations are objects, not strings (no `from __future__ import annotations`):
+a schema is built from them without looking this module up in `sys.modules`, which a Temporal
+workflow sandbox may not hold.
+"""
 
 from typing import TYPE_CHECKING, Any, NotRequired
 

@@ -16,6 +16,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, RunContext
 
+from pydantic_ai_harness_rs._sandbox import adopt_host_modules
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._warn import warn_cwd_ignored
 from pydantic_ai_harness_rs.shell._approval import CommandPredicate
@@ -207,6 +208,7 @@ class Shell(AbstractCapability[AgentDepsT]):
 
     def __post_init__(self) -> None:
         """Resolve the built-in denylist according to the selected policy (the toolset validates later)."""
+        adopt_host_modules()  # built in a Temporal workflow sandbox: its modules are the host's
         if self.cwd is not None:
             warn_cwd_ignored('Shell')
         if self.denied_commands is _DEFAULT_DENIED_COMMANDS:
