@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pydantic_ai_harness_rs
 import pytest
 
 pytestmark = [
@@ -40,7 +41,7 @@ def phase(
 ) -> dict[str, Any]:
     env = {
         **os.environ,
-        'PYTHONPATH': os.pathsep.join([str(REPO / 'python'), str(REPO)]),
+        'PYTHONPATH': os.pathsep.join([str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent), str(REPO)]),
         'PREFECT_HOME': str(state / 'prefect'),
     }
     done = subprocess.run(

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pydantic_ai_harness_rs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,7 +72,10 @@ async def request(
 def resume_elsewhere(spec: dict[str, Any], history: list[ModelMessage], decisions: dict[str, Any]) -> list[list[str]]:
     """Resume in a new Python process (`tests/approval_resume.py`); its tool results."""
     spec = {**spec, 'history': ModelMessagesTypeAdapter.dump_json(history).decode(), 'decisions': decisions}
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(REPO / 'python'), str(REPO)])}
+    env = {
+        **os.environ,
+        'PYTHONPATH': os.pathsep.join([str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent), str(REPO)]),
+    }
     done = subprocess.run(
         [sys.executable, '-m', 'tests.approval_resume', json.dumps(spec)],
         cwd=REPO,

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pydantic_ai_harness_rs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -105,7 +106,10 @@ async def test_a_new_process_resumes_from_the_serialized_history(ws: Path) -> No
         'history': ModelMessagesTypeAdapter.dump_json(history).decode(),
         'decisions': {'call-0': {'approve': True, 'override_args': {'command': 'touch b'}}},
     }
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(REPO / 'python'), str(REPO)])}
+    env = {
+        **os.environ,
+        'PYTHONPATH': os.pathsep.join([str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent), str(REPO)]),
+    }
     done = subprocess.run(
         [sys.executable, '-m', 'tests.approval_resume', json.dumps(spec)],
         cwd=REPO,
