@@ -160,9 +160,17 @@ VETO = 'vetoed'
 """A change whose path contains this is cancelled by `listened_agent`'s listener."""
 
 
+PAUSE_IN_LISTENER = 'listener'
+"""`DURABLE_PAUSE` value that makes the listener block (in workflow code) on a change of a path
+containing `pause`: a worker killed there has run the plan, not the commit."""
+
+
 def _veto(ctx: Any, event: FileChangeRequestEvent) -> None:
     if VETO in event.path:
         event.cancel('a listener said no')
+    if 'pause' in event.path and workflow.in_workflow():
+        with workflow.unsafe.sandbox_unrestricted():
+            _pause(PAUSE_IN_LISTENER)
 
 
 def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:

@@ -345,3 +345,36 @@ async def test_listener_vetoes_and_events_in_a_workflow(
     assert _events(files[0].name[7:-6]) == plain_events
     kinds = [e['kind'].split('.')[1] for e in plain_events]
     assert kinds.count('file_change_request') == 6 and 'file_written' in kinds and 'file_read' in kinds
+
+
+async def test_a_worker_killed_between_plan_and_commit(temporal_address: str, ws: Path) -> None:
+    """Killed while the listener is asked (the plan done, the commit not): the new worker commits
+    once, and the run's events arrive once each, in a plain run's order, those delivered before
+    the crash included."""
+    script: list[Any] = [
+        ['write_file', {'path': 'kept.txt', 'content': 'one\n'}],
+        ['read_file', {'path': 'kept.txt'}],
+        ['edit_file', {'path': 'pause.txt', 'old_text': 'a', 'new_text': 'a\nb'}],
+        ['read_file', {'path': 'pause.txt'}],
+    ]
+    _seed(ws)
+    (ws / 'pause.txt').write_text('a\n')
+    plain = await run_plain(app.listened_root_agent, script)
+    plain_events = [e for f in app.WS.parent.glob('events-*.jsonl') for e in _events(f.name[7:-6])]
+    _seed(ws)
+    (ws / 'pause.txt').write_text('a\n')
+    answer = await crash_and_resume(
+        temporal_address,
+        script,
+        f'{app.PAUSE_IN_LISTENER}.paused',
+        pause=app.PAUSE_IN_LISTENER,
+        workflow=app.ListenedRootWorkflow,
+    )
+    assert (ws / 'pause.txt').read_text() == 'a\nb\n'
+    assert answer['results'] == plain['results']
+    files = list(app.WS.parent.glob('events-*.jsonl'))
+    assert len(files) == 1
+    assert _events(files[0].name[7:-6]) == plain_events
+    assert [e['kind'].split('.')[1] for e in plain_events] == [
+        'file_change_request', 'file_written', 'file_read', 'file_change_request', 'file_edited', 'file_read'
+    ]
