@@ -22,7 +22,14 @@ import pytest
 pytest.importorskip('dbos', reason="the DBOS tests need `dbos` (pip install dbos, or '.[durable]')")
 
 WORKER = Path(__file__).with_name('dbos_worker.py')
-from tests.durable._scripted_run import EVENTS_AFTER_CRASH, EVENTS_BEFORE_CRASH, expected_results, marked_processes  # noqa: E402
+from tests.durable._scripted_run import (  # noqa: E402
+    EVENTS_AFTER_CRASH,
+    EVENTS_BEFORE_CRASH,
+    VETO_EVENTS,
+    VETO_RESULTS,
+    expected_results,
+    marked_processes,
+)
 
 LIMIT = 120.0
 """Seconds any one worker or wait may take before the test fails (a bound, never an assertion on speed)."""
@@ -116,6 +123,21 @@ def test_killed_after_a_write_recovers_without_repeating_a_step(tmp: Path, contr
     assert (ws / 'appended.log').read_text() == 'x\n'  # the appending command ran once
     # The recovered process delivers the events of the steps it runs; the recorded ones were delivered before.
     assert outcome['events'] == (EVENTS_AFTER_CRASH if handler else [])
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_a_listener_vetoes_changes_with_an_event_stream_handler(tmp: Path, contract: str) -> None:
+    """With an `event_stream_handler` (each event a DBOS step), a `FileChangeRequestEvent` listener is
+    still asked before each change: the plan and the commit are steps of their own, the listener runs
+    in workflow code between them. The vetoed files are untouched; the events arrive in order, once."""
+    ws = tmp / 'ws'
+    (ws / 'vetoed-old.txt').write_text('old\n')
+    outcome = _outcome(_start(tmp, 'veto', contract, 'run'))
+    assert outcome['results'] == VETO_RESULTS
+    assert outcome['events'] == VETO_EVENTS
+    assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
+    assert not (ws / 'vetoed.txt').exists() and not (ws / 'vetoed-dir').exists()
+    assert (ws / 'kept.txt').read_text() == 'kept\n'
 
 
 def test_killed_while_a_command_runs_finds_its_jobs_again(tmp: Path) -> None:
