@@ -127,3 +127,29 @@ async def test_a_change_planned_then_committed_once(tmp_path: Path) -> None:
     late = await fs._durable_commit(_ctx(), 'write_file', write, planned.planned.base_hash)  # pyright: ignore[reportPrivateUsage]
     assert late.retry is not None and 'Conflict' in late.retry
     assert (tmp_path / 'new.txt').read_text() == 'someone else\n'
+
+
+async def test_a_change_planned_then_committed_once_on_a_non_local_workspace() -> None:
+    """The same two operations through the workspace protocol (a backend whose files are not on
+    this host): planned against the backend's content, committed once, a second commit refused."""
+    from pydantic_ai.workspaces import Workspace
+    from pydantic_ai_harness_rs import FileSystem
+
+    from tests.memory_workspace import MemoryWorkspace
+
+    backend = MemoryWorkspace({'a.txt': 'one\n'})
+    ctx = RunContext(
+        deps=None, model=TestModel(), usage=RunUsage(), run_id='run', tool_call_id='call', workspace=Workspace(backend)
+    )
+    fs = FileSystem()
+    args = {'path': 'a.txt', 'replacements': [['one', 'two']], 'expected_hash': None}
+    planned = await fs._durable_plan(ctx, 'edit_file', args)  # pyright: ignore[reportPrivateUsage]
+    assert planned.planned is not None and planned.planned.path == 'a.txt'
+    assert backend.files['/ws/a.txt'] == b'one\n'
+    base = planned.planned.base_hash
+    committed = await fs._durable_commit(ctx, 'edit_file', args, base)  # pyright: ignore[reportPrivateUsage]
+    assert committed.value is not None and committed.value.startswith('Edited a.txt.')
+    assert backend.files['/ws/a.txt'] == b'two\n'
+    again = await fs._durable_commit(ctx, 'edit_file', args, base)  # pyright: ignore[reportPrivateUsage]
+    assert again.retry is not None and again.retry.startswith("Conflict: file 'a.txt' has changed")
+    assert backend.files['/ws/a.txt'] == b'two\n'
