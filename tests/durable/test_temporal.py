@@ -285,6 +285,10 @@ VETOED: list[Any] = [
     ['find_files', {'pattern': '**/*.txt'}],
     ['file_info', {'path': 'kept.txt'}],
     ['write_file', {'path': 'kept.txt', 'content': 'x\n', 'expected_hash': 'stale'}],
+    [  # one response, run concurrently: the edits of one file take turns, as in a plain run
+        ['edit_file', {'path': 'kept.txt', 'old_text': 'one', 'new_text': 'ONE'}],
+        ['edit_file', {'path': './kept.txt', 'old_text': 'three', 'new_text': 'THREE'}],
+    ],
 ]
 """Three changes a listener vetoes, and every FileSystem tool around them."""
 
@@ -344,7 +348,7 @@ async def test_listener_vetoes_and_events_in_a_workflow(
     assert len(files) == 1
     assert _events(files[0].name[7:-6]) == plain_events
     kinds = [e['kind'].split('.')[1] for e in plain_events]
-    assert kinds.count('file_change_request') == 6 and 'file_written' in kinds and 'file_read' in kinds
+    assert kinds.count('file_change_request') == 8 and 'file_written' in kinds and 'file_read' in kinds
 
 
 async def test_a_worker_killed_between_plan_and_commit(temporal_address: str, ws: Path) -> None:

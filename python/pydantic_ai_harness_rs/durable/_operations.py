@@ -25,6 +25,7 @@ they always did: nothing here runs.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import sys
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import RunContext
 
 from pydantic_ai_harness_rs.durable._commands import in_durable_unit
+from pydantic_ai_harness_rs.filesystem._locks import file_turns
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
@@ -169,10 +171,19 @@ async def durable_call(
     operation for a read, plan / ask / commit for a change (see the module docstring). `whole`:
     a change in one operation too (a toolset whose `open_read` / `open_write` announce themselves,
     inside the unit, where no listener can be asked: its `FileChangeRequestEvent` arrives after)."""
-    from pydantic_ai_harness_rs.filesystem._events import Announcement, announce
-
     if name not in CHANGE_TOOLS or whole:
         return await answer(ctx, await operations._durable_tool(ctx, name, arguments))
+    # Changes of one path in one run take turns here too (a plain run's per-file turns, `_locks.py`,
+    # keyed lexically: workflow code resolves nothing), so parallel calls on one file plan one after
+    # the other's commit; the commit's hash check covers any other writer.
+    key = posixpath.normpath(str(arguments.get('path', '')))
+    async with file_turns().hold(('workflow', ctx.run_id), key):
+        return await _change(operations, ctx, name, arguments)
+
+
+async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any]) -> Any:
+    from pydantic_ai_harness_rs.filesystem._events import Announcement, announce
+
     planned = await operations._durable_plan(ctx, name, arguments)
     if planned.planned is None:  # answered at the plan (a refusal, a retry, nothing to change)
         return await answer(ctx, planned)
