@@ -271,7 +271,7 @@ def main() -> None:
     if ours is not None and theirs is not None:
         lines += [
             '',
-            f"## Changes against 0.62.0 (`FileSystem()` in a `LocalWorkspace`, same server, N = {calls})",
+            f'## Changes against 0.62.0 (`FileSystem()` in a `LocalWorkspace`, same server, N = {calls})',
             '',
             '| tool | ours: activities per call | ours: their time | 0.62.0: activities per call '
             '| 0.62.0: their time | ours: added per agent step | 0.62.0: added per agent step |',
@@ -279,9 +279,7 @@ def main() -> None:
         ]
         for name in CHANGES:
             (t, c, step), (rt, rc, rstep) = ours[name], theirs[name]
-            lines.append(
-                f'| `{name}` | {c:g} | {ms(t)} | {rc:g} | {ms(rt)} | {ms(step)} | {ms(rstep)} |'
-            )
+            lines.append(f'| `{name}` | {c:g} | {ms(t)} | {rc:g} | {ms(rt)} | {ms(step)} | {ms(rstep)} |')
     table = '\n'.join(lines) + '\n'
     print(table)
     out = ROOT / 'benches' / 'results' / 'durable-latest.md'

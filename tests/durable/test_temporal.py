@@ -380,5 +380,10 @@ async def test_a_worker_killed_between_plan_and_commit(temporal_address: str, ws
     assert len(files) == 1
     assert _events(files[0].name[7:-6]) == plain_events
     assert [e['kind'].split('.')[1] for e in plain_events] == [
-        'file_change_request', 'file_written', 'file_read', 'file_change_request', 'file_edited', 'file_read'
+        'file_change_request',
+        'file_written',
+        'file_read',
+        'file_change_request',
+        'file_edited',
+        'file_read',
     ]

@@ -758,9 +758,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         return plan, outcome
 
     @retry_on_core_errors
-    async def _create_directory(
-        self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str
-    ) -> str | Planned:
+    async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str | Planned:
         self._refuse_if_read_only()
         # Under the path's turn, as writes and edits: a write of the same path waits, then sees it.
         async with file_turns().hold(engine.storage, await engine.lock_key(path)):
