@@ -291,7 +291,7 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             max_read_chars=self._unless_default('max_read_chars', UNSET_MAX_READ_CHARS),
             **passed_on(self, FileSystemToolset, besides=_CONVERTED),
         )
-        toolset._operations = self  # pyright: ignore[reportPrivateUsage]
+        toolset._operations = self  # pyright: ignore
         if self.read_only:
             return FilteredToolset(toolset, lambda ctx, tool: tool.name in READ_ONLY_TOOL_NAMES)
         return toolset

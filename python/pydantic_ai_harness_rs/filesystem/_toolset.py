@@ -655,7 +655,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         content: str,
         *,
         expected_hash: str | None = None,
-    ) -> str:
+    ) -> str | Planned:
         self._refuse_if_read_only()
         done = await self._change(
             engine,
@@ -683,7 +683,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         replacements: list[EditPair],
         *,
         expected_hash: str | None = None,
-    ) -> str:
+    ) -> str | Planned:
         self._refuse_if_read_only()
         done = await self._change(
             engine,
