@@ -63,7 +63,8 @@ def _with_062_surface(key: str, reference: Any) -> Any:
     to 0.62.0's values, a repr naming both). `FileSystemToolset`: every direct method takes
     `workspace=` (optional: without it, the document's tree), the constructor takes either pattern
     name, `owner` and `read_only` (issue 19: the toolset inside `read_only=True`'s filter refuses
-    changes itself). Both take `contract` (issue 20: which reading of `root_dir`, `None` unless given).
+    changes itself). Both take `contract` (issue 20: which reading of `root_dir`, `None` unless given)
+    and `require_approval` (issue 21: `False` unless given).
     """
     expected = copy.deepcopy(reference)
     if key == 'FileSystem_fields':
@@ -71,6 +72,7 @@ def _with_062_surface(key: str, reference: Any) -> Any:
         expected.update(OPT_IN_FIELDS)
         expected.update(
             contract='None',
+            require_approval='False',  # issue 21: Pydantic AI's deferred-tool approval, off by default
             root_dir='None',
             protected_patterns='None',
             max_read_chars=UNSET_MAX_READ_CHARS_REPR,
@@ -94,6 +96,7 @@ def _with_062_surface(key: str, reference: Any) -> Any:
         init.extend([name, 'KEYWORD_ONLY', default] for name, default in OPT_IN_FIELDS.items())
         init.append(['read_only', 'KEYWORD_ONLY', 'False'])
         init.append(['contract', 'KEYWORD_ONLY', 'None'])
+        init.append(['require_approval', 'KEYWORD_ONLY', 'False'])
     return expected
 
 

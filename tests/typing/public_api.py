@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic_ai import Agent
 from pydantic_ai_harness_rs import LLM_API_KEY_ENV_PATTERNS, FileSystem, ReadBeforeWrite, Shell, __version__
 from pydantic_ai_harness_rs.filesystem import (
+    CHANGE_TOOL_NAMES,
     DEFAULT_PROTECTED_PATTERNS,
     DEFAULT_READ_ONLY_PATTERNS,
     DEFAULT_TOOL_NAMES,
@@ -37,6 +38,7 @@ from pydantic_ai_harness_rs.filesystem import (
     GrepArgs,
     ListDirectoryArgs,
     ListFilesArgs,
+    PlannedChange,
     ReadFileArgs,
     Replacement,
     ReplacementArgs,
@@ -45,6 +47,7 @@ from pydantic_ai_harness_rs.filesystem import (
     WriteFileArgs,
 )
 from pydantic_ai_harness_rs.shell import (
+    APPROVAL_TOOL_NAMES,
     MAX_FOREGROUND_WAIT,
     NON_INTERACTIVE_ENV,
     RUN_SCOPED_TOOL_NAMES,
@@ -53,6 +56,7 @@ from pydantic_ai_harness_rs.shell import (
     CommandFinishedEvent,
     CommandOutputEvent,
     CommandStartedEvent,
+    PlannedCommand,
     ShellToolset,
 )
 
@@ -166,6 +170,28 @@ def describe(
     return f'{event.pid} finished ({code}), log {event.output_path} / {event.status_path}, {lines} lines'
 
 
+def needs_a_person(change: PlannedChange) -> bool:
+    """A `FileSystem(require_approval=...)` callable: edits of Python files, and anything over a known version."""
+    hashed: str | None = change.content_hash
+    return change.operation == 'edit' and change.path.endswith('.py') or (hashed is not None and change.truncated)
+
+
+async def background_only(planned: PlannedCommand) -> bool:
+    """A `Shell(require_approval=...)` callable (async): commands that keep running."""
+    return planned.background and planned.tool_name in APPROVAL_TOOL_NAMES and bool(planned.cwd)
+
+
+def gated() -> list[FileSystem[None] | Shell[None]]:
+    """Every `require_approval` shape."""
+    return [
+        FileSystem[None](root_dir='.', require_approval=True),
+        FileSystem[None](root_dir='.', require_approval=list(CHANGE_TOOL_NAMES[:1])),
+        FileSystem[None](root_dir='.', require_approval=needs_a_person),
+        Shell[None](require_approval=['rm', 'git']),
+        Shell[None](require_approval=background_only),
+    ]
+
+
 def build_agent(workspace: str) -> Agent[None, str]:
     """An agent with both capabilities, configured through their public fields."""
     files = FileSystem[None](
@@ -180,6 +206,7 @@ def build_agent(workspace: str) -> Agent[None, str]:
 
 def main() -> None:
     agent = build_agent('.')
+    assert len(gated()) == 5
     toolsets: list[FileSystemToolset[None] | ShellToolset[None]] = []
     request = FileChangeRequestEvent(path='app/.env', root_dir='/srv', operation='write', diff='', truncated=False)
     veto_env_files(request)

@@ -31,10 +31,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.exceptions import ModelRetry, UserError
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, UserError
 from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import RunContext
 
+from pydantic_ai_harness_rs._approvals import current_call, with_note
 from pydantic_ai_harness_rs.durable._commands import in_durable_unit
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 
@@ -64,8 +65,10 @@ class Planned:
     diff: str
     truncated: bool
     base_hash: str | None
-    # Where `FileSystem(require_approval=...)` adds what its gate decided (the ApprovalRequired metadata).
-    approval: dict[str, Any] | None = None
+    approved: bool = False
+    """A call a person approved (`require_approval`): the commit's conflict is the approval's stale retry."""
+    overridden: bool = False
+    """The person changed the call's arguments (the result then says so)."""
 
 
 @dataclass
@@ -75,6 +78,8 @@ class UnitResult:
     value: str | list[str | BinaryContent] | None = None
     retry: str | None = None
     user_error: str | None = None
+    approval: dict[str, Any] | None = None
+    """`FileSystem(require_approval=...)`: the `ApprovalRequired` metadata of a change that needs a person."""
     planned: Planned | None = None
     events: list[RecordedEvent] = field(default_factory=list[RecordedEvent])
 
@@ -85,6 +90,8 @@ class Stage:
 
     commit: bool
     base_hash: str | None = None
+    approved: bool = False
+    overridden: bool = False
 
 
 STAGE: ContextVar[Stage | None] = ContextVar('pydantic_ai_harness_rs.change_stage', default=None)
@@ -141,16 +148,21 @@ async def run_unit(
     token = STAGE.set(stage)
     try:
         engine = await toolset._call_engine(getattr(unit, 'workspace', None))  # pyright: ignore[reportPrivateUsage]
-        value = await getattr(toolset, f'_{name}')(engine, unit, **arguments)
+        with current_call(name, arguments) as call:
+            call.overridden = stage is not None and stage.overridden
+            value = await getattr(toolset, f'_{name}')(engine, unit, **arguments)
     except ModelRetry as retry:
         return UnitResult(retry=retry.message, events=recorded)
+    except ApprovalRequired as required:
+        return UnitResult(approval=required.metadata or {}, events=recorded)
     except UserError as error:
         return UnitResult(user_error=error.message, events=recorded)
     finally:
         STAGE.reset(token)
     if isinstance(value, Planned):
+        value.overridden = call.overridden
         return UnitResult(planned=value, events=recorded)
-    return UnitResult(value=value, events=recorded)
+    return UnitResult(value=with_note(value, call), events=recorded)
 
 
 async def answer(ctx: RunContext[Any], result: UnitResult) -> Any:
@@ -161,6 +173,8 @@ async def answer(ctx: RunContext[Any], result: UnitResult) -> Any:
         raise ModelRetry(result.retry)
     if result.user_error is not None:
         raise UserError(result.user_error)
+    if result.approval is not None:
+        raise ApprovalRequired(metadata=result.approval)
     return result.value
 
 
@@ -189,12 +203,15 @@ async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: d
         return await answer(ctx, planned)
     plan = planned.planned
     await answer(ctx, planned)
-    # >>> approval gate (`FileSystem(require_approval=...)`): `plan.approval` set by the plan
-    # operation means a person must approve; raise `ApprovalRequired(plan.approval)` here.
+    # (`FileSystem(require_approval=...)`: the plan operation answered `approval` above when a person
+    # must approve; a resumed, approved call's plan is pinned to the approved hash.)
     announcement = Announcement(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated)  # type: ignore[arg-type]
     if (refusal := await announce(ctx, announcement)) is not None:
         return refusal
-    return await answer(ctx, await operations._durable_commit(ctx, name, arguments, plan.base_hash))
+    committed = await operations._durable_commit(
+        ctx, name, arguments, plan.base_hash, approved=plan.approved, overridden=plan.overridden
+    )
+    return await answer(ctx, committed)
 
 
 def in_dbos_workflow() -> bool:

@@ -7,6 +7,7 @@ The tool kinds (`READ_FILE_KIND` ...) and typed parts (`ReadFileCallPart` ...) e
 from typing import TYPE_CHECKING
 
 from pydantic_ai_harness_rs.filesystem import _tool_kinds
+from pydantic_ai_harness_rs.filesystem._approval import CHANGE_TOOL_NAMES, PlannedChange
 from pydantic_ai_harness_rs.filesystem._capability import FileSystem
 from pydantic_ai_harness_rs.filesystem._defaults import DEFAULT_PROTECTED_PATTERNS, DEFAULT_READ_ONLY_PATTERNS
 from pydantic_ai_harness_rs.filesystem._events import (
@@ -73,6 +74,7 @@ else:
 
 __all__ = [  # noqa: PLE0604 - the kind names depend on the pydantic-ai-slim release
     *_tool_kinds.EXPORTED_NAMES,
+    'CHANGE_TOOL_NAMES',
     'DEFAULT_PROTECTED_PATTERNS',
     'DEFAULT_READ_ONLY_PATTERNS',
     'DEFAULT_TOOL_NAMES',
@@ -92,6 +94,7 @@ __all__ = [  # noqa: PLE0604 - the kind names depend on the pydantic-ai-slim rel
     'FileSystemToolset',
     'FilesSearchedEvent',
     'FileWrittenEvent',
+    'PlannedChange',
     'ReadBeforeWrite',
     'Replacement',
     'SearchKind',

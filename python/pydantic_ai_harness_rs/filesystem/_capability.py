@@ -18,6 +18,8 @@ from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
 from pydantic_ai_harness_rs.durable._events import beneath_durable
 from pydantic_ai_harness_rs.durable._operations import Stage, UnitResult, run_unit
+from pydantic_ai_harness_rs.filesystem._approval import ApprovalPredicate
+from pydantic_ai_harness_rs.filesystem._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.filesystem._bounds import checked_contract, refuse_document_off_host, root_spelling
 from pydantic_ai_harness_rs.filesystem._defaults import (
     DEFAULT_PROTECTED_PATTERNS,
@@ -150,6 +152,18 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     skipped; under the workspace contract it replaces 0.62.0's hidden-entries trailer). Off:
     the documented results. Beyond both references (issue 9)."""
 
+    require_approval: bool | Sequence[str] | ApprovalPredicate = field(default=False, kw_only=True)
+    """Which changes need a person, through Pydantic AI's deferred tools: `False` (none), `True`
+    (every change tool: `write_file`, `edit_file`, `create_directory`), a list of those tool names
+    (another name is a `ValueError`), or a callable on the `PlannedChange` (sync or async, returning
+    whether this one needs a person). Such a change is planned and checked, nothing is written, and
+    the call raises `ApprovalRequired` with the planned change as metadata (`operation`, `path`,
+    `root_dir`, `diff`, `truncated`, `content_hash`, ...; see the README's "Approvals"): the run
+    ends with `DeferredToolRequests` (the agent's `output_type` must allow it). Resumed with
+    `ToolApproved()` it commits the planned change if the file still has `content_hash` (else the
+    model gets a retry to plan again); with `ToolApproved(override_args=...)` the person's arguments
+    run and the model is told; `ToolDenied(message)` reaches the model. Beyond both references (issue 21)."""
+
     contract: Literal['document', 'workspace'] | None = field(default=None, kw_only=True)
     """Which contract every run follows, and so what `root_dir` means. `None`: chosen per run as
     above (`root_dir` given on a `LocalWorkspace`: a host directory; a warning at the first call
@@ -211,6 +225,7 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         for name, value in limits.items():
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f'{name} must be a positive integer, got {value!r}')
+        checked_approvals(self.require_approval)
         retries: object = self.max_retries
         if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
             raise ValueError(f'max_retries must be a non-negative integer, got {retries!r}')
@@ -253,10 +268,18 @@ class FileSystem(AbstractCapability[AgentDepsT]):
 
     @durable_operation(name='commit_change')
     async def _durable_commit(
-        self, ctx: RunContext[Any], name: str, arguments: dict[str, Any], base_hash: str | None
+        self,
+        ctx: RunContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        base_hash: str | None,
+        approved: bool = False,
+        overridden: bool = False,
     ) -> UnitResult:
-        """Change `name` planned again against `base_hash` (a conflict retry if the file changed), committed."""
-        return await run_unit(self._unit_toolset(), ctx, name, arguments, Stage(commit=True, base_hash=base_hash))
+        """Change `name` planned again against `base_hash` (a conflict retry if the file changed), committed;
+        `approved` / `overridden`: what the plan found of a person's approval."""
+        stage = Stage(commit=True, base_hash=base_hash, approved=approved, overridden=overridden)
+        return await run_unit(self._unit_toolset(), ctx, name, arguments, stage)
 
     def _unless_default(self, name: str, unset: Any) -> Any:
         """Field `name` as the toolset takes it: `unset` (each contract's default) while it still holds

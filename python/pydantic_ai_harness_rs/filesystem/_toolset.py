@@ -27,13 +27,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from pydantic_ai.exceptions import ModelRetry, ToolFailed
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
 from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
+import pydantic_ai_harness_rs.filesystem._approval as _approval
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._approvals import current_call, with_note
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
@@ -160,8 +162,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         report_skipped: bool = False,
         read_only: bool = False,
         contract: Contract | None = None,
+        require_approval: bool | Sequence[str] | _approval.ApprovalPredicate = False,
     ) -> None:
         super().__init__(id=id, max_retries=max_retries)
+        self._approvals = _approval.checked(require_approval)
         self._contract: Contract | None = checked_contract(contract)
         if contract == 'workspace':
             root_spelling(root_dir)  # 0.62.0 refuses a root_dir below the working directory at construction
@@ -233,6 +237,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             type(self).open_read is not FileSystemToolset.open_read
             or type(self).open_write is not FileSystemToolset.open_write
         )
+        if self._custom_streams and self._approvals.enabled:
+            raise ValueError('require_approval does not work with a custom `open_read` / `open_write`.')
         self._shape = Shape('document', content_hashes, replace_all, max_line_chars is not None)
         # The `FileSystem` whose durable operations run this toolset's calls in a durable engine's
         # workflow code (`durable/_operations.py`); `None` for a bare toolset.
@@ -255,7 +261,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             None if cwd is None else str(cwd),
             s['allowed_patterns'],
             s['denied_patterns'],
-            read_only_patterns_for(s['read_only_patterns'], contract),
+            _approval.guarded_patterns(read_only_patterns_for(s['read_only_patterns'], contract), self._approvals),
             s['max_read_lines'],
             max_read_chars_for(s['max_read_chars'], contract),
             s['max_list_results'],
@@ -401,7 +407,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             root_dir=spelling,
             allowed_patterns=s['allowed_patterns'],
             denied_patterns=s['denied_patterns'],
-            read_only_patterns=read_only_patterns_for(s['read_only_patterns'], 'workspace'),
+            read_only_patterns=_approval.guarded_patterns(
+                read_only_patterns_for(s['read_only_patterns'], 'workspace'), self._approvals
+            ),
             max_read_lines=s['max_read_lines'],
             max_read_chars=max_read_chars_for(s['max_read_chars'], 'workspace'),
             max_list_results=s['max_list_results'],
@@ -502,7 +510,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             if self._splits(ctx) and (name in CHANGE_TOOLS or not in_dbos_workflow()):
                 return await durable_call(self._operations, ctx, name, arguments, whole=self._custom_streams)
             engine = await self._call_engine(_run_workspace(ctx))
-            return await getattr(self, f'_{name}')(engine, ctx, **arguments)
+            with current_call(name, arguments) as current:
+                result = await getattr(self, f'_{name}')(engine, ctx, **arguments)
+            return with_note(result, current)  # a person's changed arguments are said
 
         return call
 
@@ -744,15 +754,25 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 return text
             with change.checked():
                 stage = STAGE.get()
-                if stage is None:
-                    plan = await plan_change(change.expected_hash)
+                if stage is not None and stage.commit:
+                    # The commit operation: the file must still be as planned (`Pin.planning`: an
+                    # approved call's conflict is the approval's stale-request retry).
+                    with _approval.Pin(stage.base_hash, approved=stage.approved).planning(path):
+                        plan = await plan_change(stage.base_hash)
+                else:
+                    pinned = await _approval.pin(self._approvals, ctx, engine, path, change.expected_hash)
+                    if stage is not None and pinned.guard is None:
+                        # The plan operation: planned against the hash the file has now, which the
+                        # commit operation then requires.
+                        pinned.guard = await _current_hash(engine, path)
+                    with pinned.planning(path):
+                        plan = await plan_change(pinned.guard)
+                    if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
+                        raise ApprovalRequired(metadata=request)
+                    if stage is not None:
+                        return _planned(plan, pinned.guard, approved=pinned.approved)
                     if (refusal := await announce(ctx, plan)) is not None:
                         return refusal
-                elif not stage.commit:  # the plan operation: plan against the hash the file has now
-                    base = change.expected_hash or await _current_hash(engine, path)
-                    return _planned(await plan_change(base), base)
-                else:  # the commit operation: the file must still be as planned
-                    plan = await plan_change(stage.base_hash)
                 outcome = await engine.commit(plan)
             change.saw(outcome.content_hash)
         return plan, outcome
@@ -762,16 +782,21 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         self._refuse_if_read_only()
         # Under the path's turn, as writes and edits: a write of the same path waits, then sees it.
         async with file_turns().hold(engine.storage, await engine.lock_key(path)):
+            stage = STAGE.get()
+            committing = stage is not None and stage.commit  # a durable commit operation: asked already
+            pinned = None if committing else await _approval.pin(self._approvals, ctx, engine, path, None)
             plan = await engine.plan_create_directory(path)
             if plan is None:
                 # Already a directory: nothing changes, so nothing is announced or reported (also a
                 # durable commit whose first attempt made it).
                 return f'Created directory: {path}'
-            stage = STAGE.get()
-            if stage is not None and not stage.commit:
-                return _planned(plan, None)
-            if stage is None and (refusal := await announce(ctx, plan)) is not None:
-                return refusal
+            if pinned is not None:
+                if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
+                    raise ApprovalRequired(metadata=request)
+                if stage is not None:  # a durable plan operation
+                    return _planned(plan, None, approved=pinned.approved)
+                if (refusal := await announce(ctx, plan)) is not None:
+                    return refusal
             outcome = await engine.commit(plan)
         if ctx is not None and outcome.emit:
             await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=await engine.root_dir()))
@@ -918,9 +943,9 @@ async def _current_hash(engine: Engine, path: str) -> str | None:
     return outcome.content_hash
 
 
-def _planned(plan: Plan, base_hash: str | None) -> Planned:
+def _planned(plan: Plan, base_hash: str | None, *, approved: bool) -> Planned:
     """A durable plan operation's answer: the change to announce and the hash it was planned against."""
-    return Planned(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated, base_hash)
+    return Planned(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated, base_hash, approved)
 
 
 def _hash(outcome: Outcome) -> str:

@@ -3,6 +3,7 @@
 Drop-in for `pydantic_ai_harness.shell`: same tools, arguments, results, errors and events.
 """
 
+from pydantic_ai_harness_rs.shell._approval import APPROVAL_TOOL_NAMES, PlannedCommand
 from pydantic_ai_harness_rs.shell._capability import LLM_API_KEY_ENV_PATTERNS, Shell
 from pydantic_ai_harness_rs.shell._events import (
     SHELL_EVENTS,
@@ -15,9 +16,11 @@ from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT
 from pydantic_ai_harness_rs.shell._toolset import RUN_SCOPED_TOOL_NAMES, SHELL_TOOL_NAMES, ShellToolset
 
 __all__ = [
+    'APPROVAL_TOOL_NAMES',
     'LLM_API_KEY_ENV_PATTERNS',
     'MAX_FOREGROUND_WAIT',
     'NON_INTERACTIVE_ENV',
+    'PlannedCommand',
     'RUN_SCOPED_TOOL_NAMES',
     'SHELL_EVENTS',
     'SHELL_TOOL_NAMES',

@@ -18,6 +18,8 @@ from pydantic_ai.tools import AgentDepsT, RunContext
 
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._warn import warn_cwd_ignored
+from pydantic_ai_harness_rs.shell._approval import CommandPredicate
+from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT
 from pydantic_ai_harness_rs.shell._modes import Truncation
 from pydantic_ai_harness_rs.shell._sandbox import SandboxMode, validate_sandbox
@@ -189,6 +191,18 @@ class Shell(AbstractCapability[AgentDepsT]):
     however spelled (`/bin/rm`, `r\\m`, `;rm`, `$(rm)`, `env rm`, `timeout 5 rm`, `sh -c 'rm'`, ...),
     with a bash parser (needs the `strict-policy` extra); an unparsable command is refused."""
 
+    require_approval: bool | Sequence[str] | CommandPredicate = field(default=False, kw_only=True)
+    """Which commands need a person, through Pydantic AI's deferred tools: `False` (none), `True`
+    (every `run_command`, `start_command` and `shell` call), a list of command names (a command
+    needs a person when any command its script would run is named, by name or basename, as
+    `strict_policy` finds them; a script that cannot be judged needs one too), or a callable on
+    the `PlannedCommand` (sync or async). Asked after the command policy let the command through
+    and before it starts: the call raises `ApprovalRequired` with metadata `tool_name`, `command`,
+    `cwd`, `background`, `arguments_digest`, and the run ends with `DeferredToolRequests` (the
+    agent's `output_type` must allow it). `ToolApproved()` runs it, `ToolApproved(override_args=...)`
+    runs the person's command and tells the model, `ToolDenied(message)` runs nothing.
+    `check_command` and `stop_command` never ask. Beyond both references (issue 21)."""
+
     _toolset: ShellToolset[AgentDepsT] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -198,6 +212,7 @@ class Shell(AbstractCapability[AgentDepsT]):
         if self.denied_commands is _DEFAULT_DENIED_COMMANDS:
             self.denied_commands = [] if self.allowed_commands else list(_DEFAULT_DENIED_COMMANDS)
         validate_sandbox(self.sandbox, self.network)
+        checked_approvals(self.require_approval)
 
     async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         result = await handler()

@@ -28,15 +28,19 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry
 from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._approvals import Call, with_note
 from pydantic_ai_harness_rs.durable._commands import CommandGuard, call_job_id
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.shell import _foreground as foreground
+from pydantic_ai_harness_rs.shell._approval import CommandPredicate
+from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
+from pydantic_ai_harness_rs.shell._approval import gate as approval_gate
 from pydantic_ai_harness_rs.shell._jobs import (
     CONTROL_TIMEOUT,
     KILL_GRACE_PERIOD,
@@ -164,8 +168,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         clean_output: bool = False,
         non_interactive: bool = False,
         strict_policy: bool = False,
+        require_approval: bool | Sequence[str] | CommandPredicate = False,
     ) -> None:
         super().__init__(id=id)
+        self._require_approval = require_approval
+        self._approvals = checked_approvals(require_approval)
         if cwd is not None:
             from pydantic_ai_harness_rs._warn import warn_cwd_ignored
 
@@ -265,6 +272,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             clean_output=self._clean_output,
             non_interactive=self._non_interactive,
             strict_policy=self._strict_policy,
+            require_approval=self._require_approval,
         )
         copy._sandbox = self._sandbox
         copy._sandboxed_jobs = self._sandboxed_jobs
@@ -378,6 +386,20 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 denied=self._denied_commands,
                 allow_interactive=self._allow_interactive,
             )
+
+    async def _approve(
+        self, ctx: RunContext[AgentDepsT], tool: str, arguments: dict[str, Any], *, command: str, background: bool
+    ) -> Call:
+        """Ask for a person when `require_approval` says so (`_approval.gate`): raises `ApprovalRequired`
+        with the command's metadata; on an approved call, the `Call` notes whether its arguments were changed."""
+        call = Call(tool, arguments)
+        if not self._approvals.enabled:
+            return call
+        cwd = await ctx.workspace.working_dir() if tool == PERSISTENT_TOOL_NAME else await self._cwd_for(ctx)
+        metadata = await approval_gate(self._approvals, ctx, call, command=command, cwd=cwd, background=background)
+        if metadata is not None:
+            raise ApprovalRequired(metadata=metadata)
+        return call
 
     def _log_limit_line(self) -> str:
         """With `report_log_limit`, the line saying `max_log_bytes` ('' without it or without a cap)."""
@@ -595,6 +617,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             Labeled stdout/stderr output with exit code on non-zero exit.
         """
         await self._check_command(command)
+        arguments = {'command': command, 'timeout_seconds': timeout_seconds}
+        approval = await self._approve(ctx, 'run_command', arguments, command=command, background=False)
+        return with_note(await self._run_command(ctx, command, timeout_seconds), approval)
+
+    async def _run_command(self, ctx: RunContext[AgentDepsT], command: str, timeout_seconds: float | None) -> str:
         if (stopped := await self._stop_sandboxed_job(command)) is not None:
             return stopped
         timeout = timeout_seconds if timeout_seconds is not None else self._default_timeout
@@ -674,6 +701,13 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             timeout: Seconds to wait in foreground mode (default: the configured timeout).
         """
         await self._check_command(command)
+        arguments = {'command': command, 'mode': mode, 'timeout': timeout}
+        approval = await self._approve(
+            ctx, PERSISTENT_TOOL_NAME, arguments, command=command, background=mode == 'background'
+        )
+        return with_note(await self._shell(ctx, command, mode, timeout), approval)
+
+    async def _shell(self, ctx: RunContext[AgentDepsT], command: str, mode: CommandMode, timeout: float | None) -> str:
         if (stopped := await self._stop_sandboxed_job(command)) is not None:
             return stopped
         local = local_backend(ctx.workspace)
@@ -712,6 +746,10 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             A message containing the unique command ID for later check/stop calls.
         """
         await self._check_command(command)
+        approval = await self._approve(ctx, 'start_command', {'command': command}, command=command, background=True)
+        return with_note(await self._start_command(ctx, command), approval)
+
+    async def _start_command(self, ctx: RunContext[AgentDepsT], command: str) -> str:
         local = local_backend(ctx.workspace)
         sandbox = None
         if local is not None:

@@ -1,0 +1,211 @@
+"""`FileSystem(require_approval=...)`: a change that needs a person ends the run with a
+`DeferredToolRequests` carrying the planned change, and runs when a later run approves it.
+
+Two steps, called by the toolset inside the file's turn (`_toolset.py`, `_change` and
+`_create_directory`), around the plan:
+
+- `pin` (before the plan): the content hash the plan must be made against. On a first call
+  that may need a person: the file's current hash (what the person will see the diff of). On
+  an approved call: the hash the request was planned against (from `ctx.tool_call_metadata`,
+  else from the request's record), so the core commits only onto that version and a file
+  changed since gives a retry to plan again, never a blind write.
+- `request` (after the plan, before `FileChangeRequestEvent`): the `ApprovalRequired` metadata
+  when the planned change needs a person (the request is recorded first), else `None`.
+
+The toolset raises `ApprovalRequired` itself, so a durable route can run these steps inside
+its plan unit and raise in workflow code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+
+from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._approvals import (
+    CALL,
+    Approvals,
+    arguments_digest,
+    checked_approvals,
+    ours,
+    save_record,
+    take_record,
+)
+from pydantic_ai_harness_rs.filesystem._events import FileOperation
+from pydantic_ai_harness_rs.filesystem._observe import ABSENT
+
+if TYPE_CHECKING:
+    from pydantic_ai.tools import RunContext
+
+    from pydantic_ai_harness_rs.filesystem._engine import Engine, Plan
+
+__all__ = ['CHANGE_TOOL_NAMES', 'PlannedChange']
+
+CHANGE_TOOL_NAMES: tuple[str, ...] = ('write_file', 'edit_file', 'create_directory')
+"""The FileSystem tools that change files: what `require_approval=True` covers."""
+
+
+@dataclass(frozen=True)
+class PlannedChange:
+    """A change planned and checked, as a `require_approval` callable sees it before anything is written.
+
+    `path` is root-relative (as events carry it), `root_dir` absolute; `diff` is the unified
+    diff from the current content to the planned one (empty for `create_directory`), cut at
+    `MAX_EVENT_DIFF_CHARS` with `truncated` set; `content_hash` is the hash of the content the
+    plan was made against, as `read_file` shows it (`None`: a new file, or a directory).
+    """
+
+    tool_name: str
+    operation: FileOperation
+    path: str
+    root_dir: str
+    diff: str
+    truncated: bool
+    content_hash: str | None
+
+
+ApprovalPredicate = Callable[[PlannedChange], bool | Awaitable[bool]]
+"""A `require_approval` callable: whether this planned change needs a person."""
+
+STALE = (
+    '{path!r} changed after this change was planned and approved, so it was not written. '
+    'Read it again (read_file) and call the tool again to plan the change anew.'
+)
+"""The retry of an approved change whose file no longer has the content it was planned against."""
+
+UNMATCHED = (
+    'The approval of this change could not be matched to its request (its record is gone), so '
+    'nothing was written. Call the tool again to plan the change and ask for approval anew.'
+)
+"""The retry of an approved write or edit whose planned hash is known neither from metadata nor from a record."""
+
+
+RECORD_PATTERNS: tuple[str, ...] = ('**/.pydantic-ai-harness', '**/.pydantic-ai-harness/**')
+"""Read-only for the model's tools whenever approvals are on, under either contract: the records
+(and the Shell's job files) live there, and a model that could rewrite a record could make a stale
+approval pass."""
+
+
+def guarded_patterns(patterns: list[str], approvals: Approvals) -> list[str]:
+    """`patterns` (read-only patterns in force), with `RECORD_PATTERNS` added when approvals are on."""
+    if not approvals.enabled:
+        return patterns
+    return [*patterns, *(p for p in RECORD_PATTERNS if p not in patterns)]
+
+
+def checked(value: object) -> Approvals:
+    """`FileSystem(require_approval=...)`, checked (`_approvals.checked_approvals`)."""
+    return checked_approvals(value, owner='FileSystem', known=CHANGE_TOOL_NAMES, what='change tools')
+
+
+@dataclass
+class Pin:
+    """What `pin` decided for one change."""
+
+    guard: str | None
+    """The hash the plan is made against (the core's `expected_hash`)."""
+    content_hash: str | None = None
+    """The hash for the request's metadata (`None`: nothing at the path)."""
+    approved: bool = False
+    """An approved call resuming: nothing more is asked, a conflict is `STALE`."""
+
+    @contextmanager
+    def planning(self, path: str) -> Iterator[None]:
+        """Around the plan: on an approved call, the core's conflict becomes `STALE`."""
+        try:
+            yield
+        except _core.ConflictError as e:
+            if not self.approved:
+                raise
+            raise ModelRetry(STALE.format(path=path)) from e
+
+
+def _records(ctx: RunContext[Any], engine: Engine) -> Workspace:
+    """Where the records of `engine`'s changes live: `root_dir` (the document's engine), else the run's workspace."""
+    directory = getattr(engine, '_directory', 0)
+    core = getattr(engine, 'core', None)
+    if directory is None and core is not None:  # the document's `LocalEngine` on `root_dir`
+        return Workspace(LocalWorkspaceBackend(core.root_dir))
+    return ctx.workspace
+
+
+async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine, path: str, guard: str | None) -> Pin:
+    """The guard to plan `path`'s change with (`guard`: the one it has without approvals).
+
+    Raises:
+        ModelRetry: an approved write or edit whose request cannot be found (`UNMATCHED`).
+    """
+    call = CALL.get()
+    if ctx is None or call is None or not approvals.enabled or call.name not in CHANGE_TOOL_NAMES:
+        return Pin(guard)
+    if ctx.tool_call_approved:
+        if not (approvals.every or approvals.predicate or call.name in approvals.names):
+            return Pin(guard)  # approved by something else: not ours to check
+        request = ours(ctx.tool_call_metadata, call.name)
+        record = await take_record(_records(ctx, engine), ctx.tool_call_id) if ctx.tool_call_id else None
+        request = request or record
+        if request is not None:
+            call.overridden = request.get('arguments_digest') != arguments_digest(call.arguments)
+            if call.name == 'create_directory' or request.get('path_argument') != path:
+                return Pin(guard, approved=True)  # the person chose another path: the usual rules apply there
+            planned = request.get('content_hash')
+            return Pin(ABSENT if planned is None else str(planned), approved=True)
+        if call.name == 'create_directory':
+            return Pin(guard, approved=True)  # nothing to check a directory against
+        if approvals.predicate is None:
+            raise ModelRetry(UNMATCHED)
+        # A callable may have let this call through while something else asked for the approval:
+        # judged again below, and asked again if it needs a person.
+    if call.name == 'create_directory' or not (approvals.every or approvals.predicate or call.name in approvals.names):
+        return Pin(guard)
+    if guard is not None:  # the model's `expected_hash`, or `ReadBeforeWrite`'s version
+        return Pin(guard, None if guard == ABSENT else guard)
+    try:
+        outcome, _ = await engine.read_file(path, 0, 1)
+    except _core.NotFoundError:
+        return Pin(ABSENT)
+    except _core.RetryableError:
+        return Pin(guard)  # the plan says what is wrong; a write then planned is create-only on approval
+    if outcome.content_hash is None:  # 0.62.0's `Path not found: ...` result
+        return Pin(ABSENT)
+    return Pin(outcome.content_hash, outcome.content_hash)
+
+
+async def request(
+    approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine, plan: Plan, pinned: Pin | None = None
+) -> dict[str, Any] | None:
+    """The `ApprovalRequired` metadata when `plan` needs a person (its record kept first), else `None`.
+
+    Metadata keys: `tool_name`, `operation`, `path`, `root_dir`, `diff`, `truncated`,
+    `content_hash` (`PlannedChange`'s fields), `path_argument` (the path as the model passed it)
+    and `arguments_digest` (what tells an approval with changed arguments).
+    """
+    call = CALL.get()
+    if ctx is None or call is None or not approvals.enabled or call.name not in CHANGE_TOOL_NAMES:
+        return None
+    if pinned is not None and pinned.approved:
+        return None
+    change = PlannedChange(
+        tool_name=call.name,
+        operation=plan.operation,
+        path=plan.path,
+        root_dir=plan.root_dir,
+        diff=plan.diff,
+        truncated=plan.truncated,
+        content_hash=None if pinned is None else pinned.content_hash,
+    )
+    if not await approvals.asks(change, [call.name]):
+        return None
+    metadata = {
+        **asdict(change),
+        'path_argument': call.arguments.get('path'),
+        'arguments_digest': arguments_digest(call.arguments),
+    }
+    record = {key: metadata[key] for key in ('tool_name', 'content_hash', 'path_argument', 'arguments_digest')}
+    await save_record(_records(ctx, engine), ctx.tool_call_id or '', record)
+    return metadata
