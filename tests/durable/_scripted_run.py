@@ -83,6 +83,14 @@ VETO_EVENTS = [
 ]
 """What the `veto` scenario's model and event stream handler see."""
 
+SCRIPTS['pause'] = [
+    ('write_file', {'path': 'kept.txt', 'content': 'kept\n'}),
+    ('edit_file', {'path': 'pause.txt', 'old_text': 'a', 'new_text': 'a\nb'}),
+    ('read_file', {'path': 'pause.txt'}),
+]
+"""In `crash` mode the listener hangs on the edit's `FileChangeRequestEvent` (its plan done, its
+commit not), printing `CRASH-POINT`."""
+
 CRASH_AT = {'files': 5}
 """The model step at which `crash` mode hangs (the `command` scenario is killed by the test instead)."""
 
@@ -90,6 +98,7 @@ TOOLS = {
     'files': ['run_command'],
     'command': ['shell', 'start_command', 'check_command', 'stop_command'],
     'veto': ['run_command'],
+    'pause': ['run_command'],
 }
 
 
@@ -193,13 +202,16 @@ def build(
 
     file_system = FileSystem(root_dir=workspace) if contract == 'root_dir' else FileSystem()
     listeners: list[AbstractCapability[None]] = []
-    if scenario == 'veto':
+    if scenario in ('veto', 'pause'):
         hooks: Hooks[None] = Hooks()
 
         @hooks.on.event(FileChangeRequestEvent)
-        def veto(ctx: Any, event: Any) -> None:
+        async def veto(ctx: Any, event: Any) -> None:
             if 'vetoed' in event.path:
                 event.cancel('a listener said no')
+            if 'pause' in event.path and mode == 'crash':
+                print('CRASH-POINT', flush=True)
+                await asyncio.sleep(3600)
 
         listeners.append(hooks)
     agent: Agent[None, str] = Agent(

@@ -140,6 +140,30 @@ def test_a_listener_vetoes_changes_with_an_event_stream_handler(tmp: Path, contr
     assert (ws / 'kept.txt').read_text() == 'kept\n'
 
 
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_killed_between_a_plan_and_its_commit_commits_once(tmp: Path, contract: str) -> None:
+    """Killed while the listener is asked (the plan step recorded, the commit step not): the recovered
+    workflow asks again and commits once; the events its handler gets end with the edit's and the read's."""
+    ws = tmp / 'ws'
+    (ws / 'pause.txt').write_text('a\n')
+    worker = _start(tmp, 'pause', contract, 'crash')
+    try:
+        _await_line(worker, 'CRASH-POINT')
+        assert (ws / 'pause.txt').read_text() == 'a\n'
+    finally:
+        _kill(worker)
+    outcome = _outcome(_start(tmp, 'pause', contract, 'recover'))
+    assert (ws / 'pause.txt').read_text() == 'a\nb\n'
+    assert outcome['results'][1:] == [
+        'Edited pause.txt. [hash:911169ddaaf1]',
+        '[pause.txt | 2 lines | hash:911169ddaaf1]\n     1\ta\n     2\tb\n',
+    ]
+    assert outcome['events'][-2:] == [
+        {'event': 'FileEditedEvent', 'path': 'pause.txt'},
+        {'event': 'FileReadEvent', 'path': 'pause.txt'},
+    ]
+
+
 def test_killed_while_a_command_runs_finds_its_jobs_again(tmp: Path) -> None:
     ws = tmp / 'ws'
     try:
