@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
+from pydantic_ai.capabilities import AbstractCapability, Hooks, LocalWorkspace
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from pydantic_ai_harness_rs.filesystem import FileSystem
+from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent, FileSystem
 from pydantic_ai_harness_rs.shell import Shell
 
 MARK = 'harness_rs_durable_marker'
@@ -57,12 +57,48 @@ SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     ],
 }
 
+SCRIPTS['veto'] = [
+    ('write_file', {'path': 'kept.txt', 'content': 'kept\n'}),
+    ('write_file', {'path': 'vetoed.txt', 'content': 'new\n'}),
+    ('edit_file', {'path': 'vetoed-old.txt', 'old_text': 'old', 'new_text': 'new'}),
+    ('create_directory', {'path': 'vetoed-dir'}),
+    ('read_file', {'path': 'kept.txt'}),
+]
+"""A listener (`FileChangeRequestEvent`) cancels every change of a path containing `vetoed`."""
+
+VETO_RESULTS = [
+    'Wrote 5 chars (1 lines) to kept.txt. [hash:78051faade05]',
+    "['vetoed.txt' was not written: a listener said no]",
+    "['vetoed-old.txt' was not edited: a listener said no]",
+    "['vetoed-dir' was not created: a listener said no]",
+    '[kept.txt | 1 lines | hash:78051faade05]\n     1\tkept\n',
+]
+VETO_EVENTS = [
+    {'event': 'FileChangeRequestEvent', 'path': 'kept.txt', 'operation': 'write'},
+    {'event': 'FileWrittenEvent', 'path': 'kept.txt'},
+    {'event': 'FileChangeRequestEvent', 'path': 'vetoed.txt', 'operation': 'write'},
+    {'event': 'FileChangeRequestEvent', 'path': 'vetoed-old.txt', 'operation': 'edit'},
+    {'event': 'FileChangeRequestEvent', 'path': 'vetoed-dir', 'operation': 'create_directory'},
+    {'event': 'FileReadEvent', 'path': 'kept.txt'},
+]
+"""What the `veto` scenario's model and event stream handler see."""
+
+SCRIPTS['pause'] = [
+    ('write_file', {'path': 'kept.txt', 'content': 'kept\n'}),
+    ('edit_file', {'path': 'pause.txt', 'old_text': 'a', 'new_text': 'a\nb'}),
+    ('read_file', {'path': 'pause.txt'}),
+]
+"""In `crash` mode the listener hangs on the edit's `FileChangeRequestEvent` (its plan done, its
+commit not), printing `CRASH-POINT`."""
+
 CRASH_AT = {'files': 5}
 """The model step at which `crash` mode hangs (the `command` scenario is killed by the test instead)."""
 
 TOOLS = {
     'files': ['run_command'],
     'command': ['shell', 'start_command', 'check_command', 'stop_command'],
+    'veto': ['run_command'],
+    'pause': ['run_command'],
 }
 
 
@@ -165,6 +201,19 @@ def build(
                 events.append({'event': type(event).__name__, **fields})
 
     file_system = FileSystem(root_dir=workspace) if contract == 'root_dir' else FileSystem()
+    listeners: list[AbstractCapability[None]] = []
+    if scenario in ('veto', 'pause'):
+        hooks: Hooks[None] = Hooks()
+
+        @hooks.on.event(FileChangeRequestEvent)
+        async def veto(ctx: Any, event: Any) -> None:
+            if 'vetoed' in event.path:
+                event.cancel('a listener said no')
+            if 'pause' in event.path and mode == 'crash':
+                print('CRASH-POINT', flush=True)
+                await asyncio.sleep(3600)
+
+        listeners.append(hooks)
     agent: Agent[None, str] = Agent(
         FunctionModel(model, stream_function=stream),
         name='harness_rs_durable',
@@ -172,6 +221,7 @@ def build(
             LocalWorkspace(str(workspace)),
             file_system,
             Shell(persist_cwd=True, tools=TOOLS[scenario]),
+            *listeners,
             durability(handler),
         ],
     )

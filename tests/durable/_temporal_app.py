@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.capabilities import Hooks, LocalWorkspace
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -35,7 +35,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -45,6 +45,7 @@ from temporalio.workflow import ActivityConfig
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
     from pydantic_ai_harness_rs import FileSystem, Shell
+    from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent
 
 WS = Path(os.environ.get('DURABLE_WS', '/nonexistent-durable-ws'))
 """The workspace every agent here works in (the tests set it before importing this module)."""
@@ -130,6 +131,92 @@ def _agent(name: str, *, root_dir: bool) -> Agent[None, str]:
     )
 
 
+async def _streamed(messages: list[ModelMessage], info: AgentInfo) -> Any:
+    """`scripted` as a stream (an agent with event listeners streams its model responses)."""
+    response = scripted(messages, info)
+    for index, part in enumerate(response.parts):
+        if isinstance(part, ToolCallPart):
+            yield {index: DeltaToolCall(part.tool_name, json.dumps(part.args), tool_call_id=part.tool_call_id)}
+        elif isinstance(part, TextPart):
+            yield part.content
+
+
+def events_file(run_id: str) -> Path:
+    """Where `record_events` writes run `run_id`'s capability events, one JSON line each."""
+    return WS.parent / f'events-{run_id}.jsonl'
+
+
+async def record_events(ctx: Any, stream: Any) -> None:
+    """The event stream handler: each FileSystem event of the run, appended as it arrives (in an
+    activity on the worker under Temporal, so a replayed workflow does not call it again)."""
+    async for event in stream:
+        kind = getattr(event, 'kind', '')
+        if isinstance(kind, str) and kind.startswith('file_system.'):
+            fields = {k: v for k, v in vars(event).items() if k not in ('capability_id',)}
+            with events_file(ctx.run_id).open('a') as f:
+                f.write(json.dumps(fields, default=str) + '\n')
+
+
+VETO = 'vetoed'
+"""A change whose path contains this is cancelled by `listened_agent`'s listener."""
+
+
+PAUSE_IN_LISTENER = 'listener'
+"""`DURABLE_PAUSE` value that makes the listener block (in workflow code) on a change of a path
+containing `pause`: a worker killed there has run the plan, not the commit."""
+
+
+def _veto(ctx: Any, event: FileChangeRequestEvent) -> None:
+    if VETO in event.path:
+        event.cancel('a listener said no')
+    if 'pause' in event.path and workflow.in_workflow():
+        with workflow.unsafe.sandbox_unrestricted():
+            _pause(PAUSE_IN_LISTENER)
+
+
+def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
+    hooks: Hooks[None] = Hooks()
+    hooks.on.event(FileChangeRequestEvent)(_veto)
+    return Agent(
+        FunctionModel(scripted, stream_function=_streamed),
+        name=name,
+        retries=20,
+        capabilities=[
+            LocalWorkspace(WS),
+            FileSystem(root_dir=WS) if root_dir else FileSystem(),
+            hooks,
+            TemporalDurability(
+                activity_config=FAST_RETRY, model_activity_config=FAST_RETRY, event_stream_handler=record_events
+            ),
+        ],
+    )
+
+
+listened_root_agent = _listened_agent('listened_root_agent', root_dir=True)
+"""`FileSystem(root_dir=WS)` with a vetoing `FileChangeRequestEvent` listener and an event recorder."""
+
+listened_workspace_agent = _listened_agent('listened_workspace_agent', root_dir=False)
+"""`FileSystem()` on the workspace, with the same listener and recorder."""
+
+
+@workflow.defn
+class ListenedRootWorkflow:
+    __pydantic_ai_agents__ = [listened_root_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await listened_root_agent.run(script)).output
+
+
+@workflow.defn
+class ListenedWorkspaceWorkflow:
+    __pydantic_ai_agents__ = [listened_workspace_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await listened_workspace_agent.run(script)).output
+
+
 root_agent = _agent('root_agent', root_dir=True)
 """`FileSystem(root_dir=WS)`: the document's contract."""
 
@@ -155,7 +242,7 @@ class WorkspaceWorkflow:
         return (await workspace_agent.run(script)).output
 
 
-WORKFLOWS = [RootWorkflow, WorkspaceWorkflow]
+WORKFLOWS = [RootWorkflow, WorkspaceWorkflow, ListenedRootWorkflow, ListenedWorkspaceWorkflow]
 
 
 async def connect(address: str) -> Client:

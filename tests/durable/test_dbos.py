@@ -22,7 +22,14 @@ import pytest
 pytest.importorskip('dbos', reason="the DBOS tests need `dbos` (pip install dbos, or '.[durable]')")
 
 WORKER = Path(__file__).with_name('dbos_worker.py')
-from tests.durable._scripted_run import EVENTS_AFTER_CRASH, EVENTS_BEFORE_CRASH, expected_results, marked_processes  # noqa: E402
+from tests.durable._scripted_run import (  # noqa: E402
+    EVENTS_AFTER_CRASH,
+    EVENTS_BEFORE_CRASH,
+    VETO_EVENTS,
+    VETO_RESULTS,
+    expected_results,
+    marked_processes,
+)
 
 LIMIT = 120.0
 """Seconds any one worker or wait may take before the test fails (a bound, never an assertion on speed)."""
@@ -116,6 +123,45 @@ def test_killed_after_a_write_recovers_without_repeating_a_step(tmp: Path, contr
     assert (ws / 'appended.log').read_text() == 'x\n'  # the appending command ran once
     # The recovered process delivers the events of the steps it runs; the recorded ones were delivered before.
     assert outcome['events'] == (EVENTS_AFTER_CRASH if handler else [])
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_a_listener_vetoes_changes_with_an_event_stream_handler(tmp: Path, contract: str) -> None:
+    """With an `event_stream_handler` (each event a DBOS step), a `FileChangeRequestEvent` listener is
+    still asked before each change: the plan and the commit are steps of their own, the listener runs
+    in workflow code between them. The vetoed files are untouched; the events arrive in order, once."""
+    ws = tmp / 'ws'
+    (ws / 'vetoed-old.txt').write_text('old\n')
+    outcome = _outcome(_start(tmp, 'veto', contract, 'run'))
+    assert outcome['results'] == VETO_RESULTS
+    assert outcome['events'] == VETO_EVENTS
+    assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
+    assert not (ws / 'vetoed.txt').exists() and not (ws / 'vetoed-dir').exists()
+    assert (ws / 'kept.txt').read_text() == 'kept\n'
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_killed_between_a_plan_and_its_commit_commits_once(tmp: Path, contract: str) -> None:
+    """Killed while the listener is asked (the plan step recorded, the commit step not): the recovered
+    workflow asks again and commits once; the events its handler gets end with the edit's and the read's."""
+    ws = tmp / 'ws'
+    (ws / 'pause.txt').write_text('a\n')
+    worker = _start(tmp, 'pause', contract, 'crash')
+    try:
+        _await_line(worker, 'CRASH-POINT')
+        assert (ws / 'pause.txt').read_text() == 'a\n'
+    finally:
+        _kill(worker)
+    outcome = _outcome(_start(tmp, 'pause', contract, 'recover'))
+    assert (ws / 'pause.txt').read_text() == 'a\nb\n'
+    assert outcome['results'][1:] == [
+        'Edited pause.txt. [hash:911169ddaaf1]',
+        '[pause.txt | 2 lines | hash:911169ddaaf1]\n     1\ta\n     2\tb\n',
+    ]
+    assert outcome['events'][-2:] == [
+        {'event': 'FileEditedEvent', 'path': 'pause.txt'},
+        {'event': 'FileReadEvent', 'path': 'pause.txt'},
+    ]
 
 
 def test_killed_while_a_command_runs_finds_its_jobs_again(tmp: Path) -> None:

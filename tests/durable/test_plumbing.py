@@ -93,3 +93,63 @@ def test_a_pid_that_is_not_the_recorded_shell_is_left_alone(tmp_path: Path, why:
     finally:
         process.kill()
         process.wait()
+
+
+# --- a change as two durable operations: plan, then commit against the planned hash (issue 21) ---
+
+
+async def test_a_change_planned_then_committed_once(tmp_path: Path) -> None:
+    """`plan_change` plans against the file's hash and writes nothing; `commit_change` writes; a
+    commit run again (its first attempt wrote) or a file changed since the plan gives the conflict
+    retry, never a second write. Run inline here (no engine), as a unit runs them."""
+    from pydantic_ai_harness_rs import FileSystem
+
+    (tmp_path / 'a.txt').write_text('one\n')
+    fs = FileSystem(root_dir=tmp_path)
+    args = {'path': 'a.txt', 'replacements': [['one', 'two']], 'expected_hash': None}
+    planned = await fs._durable_plan(_ctx(), 'edit_file', args)  # pyright: ignore[reportPrivateUsage]
+    assert planned.planned is not None and planned.events == [] and planned.retry is None
+    assert planned.planned.diff.endswith('-one\n+two')
+    assert (tmp_path / 'a.txt').read_text() == 'one\n'
+    base = planned.planned.base_hash
+    committed = await fs._durable_commit(_ctx(), 'edit_file', args, base)  # pyright: ignore[reportPrivateUsage]
+    assert committed.value == 'Edited a.txt. [hash:' + committed.events[0].fields['content_hash'] + ']'
+    assert [e.kind for e in committed.events] == ['FileEditedEvent']
+    assert (tmp_path / 'a.txt').read_text() == 'two\n'
+    again = await fs._durable_commit(_ctx(), 'edit_file', args, base)  # pyright: ignore[reportPrivateUsage]
+    assert again.retry is not None and again.retry.startswith("Conflict: file 'a.txt' has changed")
+    assert (tmp_path / 'a.txt').read_text() == 'two\n'
+
+    write = {'path': 'new.txt', 'content': 'x\n', 'expected_hash': None}
+    planned = await fs._durable_plan(_ctx(), 'write_file', write)  # pyright: ignore[reportPrivateUsage]
+    assert planned.planned is not None and planned.planned.base_hash == '<absent>'
+    (tmp_path / 'new.txt').write_text('someone else\n')
+    late = await fs._durable_commit(_ctx(), 'write_file', write, planned.planned.base_hash)  # pyright: ignore[reportPrivateUsage]
+    assert late.retry is not None and 'Conflict' in late.retry
+    assert (tmp_path / 'new.txt').read_text() == 'someone else\n'
+
+
+async def test_a_change_planned_then_committed_once_on_a_non_local_workspace() -> None:
+    """The same two operations through the workspace protocol (a backend whose files are not on
+    this host): planned against the backend's content, committed once, a second commit refused."""
+    from pydantic_ai.workspaces import Workspace
+    from pydantic_ai_harness_rs import FileSystem
+
+    from tests.memory_workspace import MemoryWorkspace
+
+    backend = MemoryWorkspace({'a.txt': 'one\n'})
+    ctx = RunContext(
+        deps=None, model=TestModel(), usage=RunUsage(), run_id='run', tool_call_id='call', workspace=Workspace(backend)
+    )
+    fs = FileSystem()
+    args = {'path': 'a.txt', 'replacements': [['one', 'two']], 'expected_hash': None}
+    planned = await fs._durable_plan(ctx, 'edit_file', args)  # pyright: ignore[reportPrivateUsage]
+    assert planned.planned is not None and planned.planned.path == 'a.txt'
+    assert backend.files['/ws/a.txt'] == b'one\n'
+    base = planned.planned.base_hash
+    committed = await fs._durable_commit(ctx, 'edit_file', args, base)  # pyright: ignore[reportPrivateUsage]
+    assert committed.value is not None and committed.value.startswith('Edited a.txt.')
+    assert backend.files['/ws/a.txt'] == b'two\n'
+    again = await fs._durable_commit(ctx, 'edit_file', args, base)  # pyright: ignore[reportPrivateUsage]
+    assert again.retry is not None and again.retry.startswith("Conflict: file 'a.txt' has changed")
+    assert backend.files['/ws/a.txt'] == b'two\n'

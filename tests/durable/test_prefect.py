@@ -24,12 +24,14 @@ pytest.importorskip('prefect', reason="the Prefect tests need `prefect` (pip ins
 from tests.durable._scripted_run import (  # noqa: E402
     EVENTS_AFTER_CRASH,
     EVENTS_BEFORE_CRASH,
+    VETO_EVENTS,
+    VETO_RESULTS,
     expected_results,
     marked_processes,
 )
 
 WORKER = Path(__file__).with_name('prefect_worker.py')
-RUNS = ('files:root_dir', 'files:workspace', 'command:root_dir', 'command:workspace')
+RUNS = ('files:root_dir', 'files:workspace', 'command:root_dir', 'command:workspace', 'veto:root_dir', 'veto:workspace')
 LIMIT = 600.0
 """Seconds the worker may take (the ephemeral server's start is slow on a loaded machine); a bound only."""
 
@@ -41,6 +43,8 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
         ws = base / run.replace(':', '-')
         ws.mkdir()
         (ws / 'edited.txt').write_text('x=a;\n')
+        if run.startswith('veto'):
+            (ws / 'vetoed-old.txt').write_text('old\n')
         if run.startswith('command'):
             (ws / 'go').touch()  # its commands finish at once
     env = {
@@ -103,3 +107,16 @@ def test_every_shell_tool_in_a_flow(outcomes: tuple[Path, dict[str, dict[str, An
     while marked_processes():
         assert time.monotonic() < deadline, 'a command was left running'
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_a_listener_vetoes_changes_in_a_flow(outcomes: tuple[Path, dict[str, dict[str, Any]]], contract: str) -> None:
+    """A `FileChangeRequestEvent` listener is asked in the tool's task, before the change: its veto
+    holds; the events reach the `event_stream_handler` in order, once each."""
+    base, found = outcomes
+    ws = base / f'veto-{contract}'
+    outcome = found[f'veto-{contract}']
+    assert outcome['results'] == VETO_RESULTS
+    assert outcome['events'] == VETO_EVENTS
+    assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
+    assert not (ws / 'vetoed.txt').exists() and not (ws / 'vetoed-dir').exists()

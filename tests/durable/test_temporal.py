@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,11 @@ async def run_workflow(address: str, workflow: Any, script: list[Any]) -> dict[s
     client = await app.connect(address)
     async with app.worker(client):
         output = await client.execute_workflow(
-            workflow.run, json.dumps(script), id=f'wf-{uuid.uuid4().hex}', task_queue=app.TASK_QUEUE
+            workflow.run,
+            json.dumps(script),
+            id=f'wf-{uuid.uuid4().hex}',
+            task_queue=app.TASK_QUEUE,
+            execution_timeout=timedelta(minutes=3),  # a broken run fails instead of hanging
         )
     return json.loads(output)
 
@@ -263,3 +268,122 @@ async def test_a_command_in_flight_is_stopped_before_it_runs_again(temporal_addr
     finally:
         for pid in processes_with(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+# --- the FileChangeRequestEvent listener and the events under Temporal (issue 21) ---------------
+
+VETOED: list[Any] = [
+    ['write_file', {'path': 'kept.txt', 'content': 'one\ntwo\n'}],
+    ['write_file', {'path': 'vetoed.txt', 'content': 'new\n'}],
+    ['edit_file', {'path': 'vetoed-old.txt', 'old_text': 'old', 'new_text': 'new'}],
+    ['create_directory', {'path': 'vetoed-dir'}],
+    ['edit_file', {'path': 'kept.txt', 'old_text': 'two', 'new_text': 'three'}],
+    ['create_directory', {'path': 'made'}],
+    ['read_file', {'path': 'kept.txt'}],
+    ['list_directory', {'path': '.'}],
+    ['search_files', {'pattern': 'three'}],
+    ['find_files', {'pattern': '**/*.txt'}],
+    ['file_info', {'path': 'kept.txt'}],
+    ['write_file', {'path': 'kept.txt', 'content': 'x\n', 'expected_hash': 'stale'}],
+    [  # one response, run concurrently: the edits of one file take turns, as in a plain run
+        ['edit_file', {'path': 'kept.txt', 'old_text': 'one', 'new_text': 'ONE'}],
+        ['edit_file', {'path': './kept.txt', 'old_text': 'three', 'new_text': 'THREE'}],
+    ],
+]
+"""Three changes a listener vetoes, and every FileSystem tool around them."""
+
+
+def _seed(ws: Path) -> None:
+    for events in app.WS.parent.glob('events-*.jsonl'):
+        events.unlink()
+    for child in ws.iterdir():
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+    (ws / 'vetoed-old.txt').write_text('old\n')
+
+
+def _events(run_id: str) -> list[dict[str, Any]]:
+    path = app.events_file(run_id)
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines]
+
+
+def _disk(ws: Path) -> dict[str, str | None]:
+    return {
+        str(p.relative_to(ws)): None if p.is_dir() else p.read_text()
+        for p in sorted(ws.rglob('*'))
+        if '.pydantic-ai-harness' not in p.parts
+    }
+
+
+@pytest.mark.parametrize(
+    ('workflow', 'agent'),
+    [
+        (app.ListenedRootWorkflow, app.listened_root_agent),
+        (app.ListenedWorkspaceWorkflow, app.listened_workspace_agent),
+    ],
+    ids=['root_dir', 'workspace'],
+)
+async def test_listener_vetoes_and_events_in_a_workflow(
+    temporal_address: str, ws: Path, workflow: Any, agent: Any
+) -> None:
+    """A vetoing listener stops a write, an edit and a create_directory under Temporal (files
+    untouched, the model told as outside a workflow); the run's events arrive once each, in the
+    order a plain run gives."""
+    _seed(ws)
+    plain = await run_plain(agent, VETOED)
+    plain_disk = _disk(ws)
+    plain_events = [e for f in app.WS.parent.glob('events-*.jsonl') for e in _events(f.name[7:-6])]
+    _seed(ws)
+    durable = await run_workflow(temporal_address, workflow, VETOED)
+    assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
+    assert not (ws / 'vetoed.txt').exists() and not (ws / 'vetoed-dir').exists()
+    assert _disk(ws) == plain_disk
+    assert durable['results'] == plain['results']
+    assert durable['results'][1:4] == [
+        "['vetoed.txt' was not written: a listener said no]",
+        "['vetoed-old.txt' was not edited: a listener said no]",
+        "['vetoed-dir' was not created: a listener said no]",
+    ]
+    files = list(app.WS.parent.glob('events-*.jsonl'))
+    assert len(files) == 1
+    assert _events(files[0].name[7:-6]) == plain_events
+    kinds = [e['kind'].split('.')[1] for e in plain_events]
+    assert kinds.count('file_change_request') == 8 and 'file_written' in kinds and 'file_read' in kinds
+
+
+async def test_a_worker_killed_between_plan_and_commit(temporal_address: str, ws: Path) -> None:
+    """Killed while the listener is asked (the plan done, the commit not): the new worker commits
+    once, and the run's events arrive once each, in a plain run's order, those delivered before
+    the crash included."""
+    script: list[Any] = [
+        ['write_file', {'path': 'kept.txt', 'content': 'one\n'}],
+        ['read_file', {'path': 'kept.txt'}],
+        ['edit_file', {'path': 'pause.txt', 'old_text': 'a', 'new_text': 'a\nb'}],
+        ['read_file', {'path': 'pause.txt'}],
+    ]
+    _seed(ws)
+    (ws / 'pause.txt').write_text('a\n')
+    plain = await run_plain(app.listened_root_agent, script)
+    plain_events = [e for f in app.WS.parent.glob('events-*.jsonl') for e in _events(f.name[7:-6])]
+    _seed(ws)
+    (ws / 'pause.txt').write_text('a\n')
+    answer = await crash_and_resume(
+        temporal_address,
+        script,
+        f'{app.PAUSE_IN_LISTENER}.paused',
+        pause=app.PAUSE_IN_LISTENER,
+        workflow=app.ListenedRootWorkflow,
+    )
+    assert (ws / 'pause.txt').read_text() == 'a\nb\n'
+    assert answer['results'] == plain['results']
+    files = list(app.WS.parent.glob('events-*.jsonl'))
+    assert len(files) == 1
+    assert _events(files[0].name[7:-6]) == plain_events
+    assert [e['kind'].split('.')[1] for e in plain_events] == [
+        'file_change_request',
+        'file_written',
+        'file_read',
+        'file_change_request',
+        'file_edited',
+        'file_read',
+    ]

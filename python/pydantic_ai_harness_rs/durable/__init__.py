@@ -1,6 +1,8 @@
 """Durable execution (Temporal, DBOS, Prefect): what the FileSystem and Shell tools do inside an engine's units.
 
 `_events`: where a tool's events cannot reach the run (a Temporal activity), and the engines'
-workspace wrapper; `_units`: each tool call one DBOS step, on the plain workspace in any unit;
+workspace wrapper; `_operations`: FileSystem's calls in workflow code (Temporal, DBOS) as durable
+operations, a change planned, asked and committed in turn, the events recorded and emitted after;
+`_units`: each other tool call one DBOS step, on the plain workspace in any unit;
 `_commands`: a foreground command whose worker died, stopped before its unit runs again.
 """

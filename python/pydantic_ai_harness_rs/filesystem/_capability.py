@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities import AbstractCapability, durable_operation
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FilteredToolset
 
@@ -18,6 +18,7 @@ from pydantic_ai_harness_rs._sandbox import adopt_host_modules
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
 from pydantic_ai_harness_rs.durable._events import beneath_durable
+from pydantic_ai_harness_rs.durable._operations import Stage, UnitResult, run_unit
 from pydantic_ai_harness_rs.filesystem._approval import ApprovalPredicate
 from pydantic_ai_harness_rs.filesystem._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.filesystem._bounds import checked_contract, refuse_document_off_host, root_spelling
@@ -33,6 +34,9 @@ from pydantic_ai_harness_rs.filesystem._tools import DEFAULT_TOOL_NAMES, READ_ON
 from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 __all__ = ['DEFAULT_PROTECTED_PATTERNS', 'DEFAULT_READ_ONLY_PATTERNS', 'FileSystem']
+
+DEFAULT_ID = 'file_system'
+"""A `FileSystem`'s `id` when none is given (its toolset's id too)."""
 
 _CONVERTED = frozenset({'root_dir', 'cwd', 'read_only_patterns', 'protected_patterns', 'max_read_chars', 'id'})
 """The fields `get_toolset` hands on changed; every other field the toolset takes goes as it is."""
@@ -188,6 +192,11 @@ class FileSystem(AbstractCapability[AgentDepsT]):
 
     def __post_init__(self) -> None:
         adopt_host_modules()  # built in a Temporal workflow sandbox: its modules are the host's
+        if self.id is None:
+            # Stable across processes, as durable operations need (a Temporal activity, a DBOS
+            # step is named by it): the id the toolset always had. Two FileSystems on one agent
+            # pass distinct ids.
+            self.id = DEFAULT_ID
         if self.protected_patterns is not None:
             if self.read_only_patterns is not UNSET_READ_ONLY_PATTERNS:
                 raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')
@@ -243,6 +252,37 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             elif self.contract == 'document' and workspace.attached:
                 refuse_document_off_host(beneath_durable(workspace), 'FileSystem')
 
+    # --- durable operations: a call's work where it runs in workflow code (durable/_operations.py) ---
+
+    def _unit_toolset(self) -> FileSystemToolset[AgentDepsT]:
+        toolset = self.get_toolset()
+        return toolset.wrapped if isinstance(toolset, FilteredToolset) else toolset  # pyright: ignore
+
+    @durable_operation(name='tool')
+    async def _durable_tool(self, ctx: RunContext[Any], name: str, arguments: dict[str, Any]) -> UnitResult:
+        """Tool `name` whole, its events recorded."""
+        return await run_unit(self._unit_toolset(), ctx, name, arguments, None)
+
+    @durable_operation(name='plan_change')
+    async def _durable_plan(self, ctx: RunContext[Any], name: str, arguments: dict[str, Any]) -> UnitResult:
+        """The plan of change `name`: what to announce, and the content hash it was planned against."""
+        return await run_unit(self._unit_toolset(), ctx, name, arguments, Stage(commit=False))
+
+    @durable_operation(name='commit_change')
+    async def _durable_commit(
+        self,
+        ctx: RunContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        base_hash: str | None,
+        approved: bool = False,
+        overridden: bool = False,
+    ) -> UnitResult:
+        """Change `name` planned again against `base_hash` (a conflict retry if the file changed), committed;
+        `approved` / `overridden`: what the plan found of a person's approval."""
+        stage = Stage(commit=True, base_hash=base_hash, approved=approved, overridden=overridden)
+        return await run_unit(self._unit_toolset(), ctx, name, arguments, stage)
+
     def _unless_default(self, name: str, unset: Any) -> Any:
         """Field `name` as the toolset takes it: `unset` (each contract's default) while it still holds
         the document's default `__post_init__` showed for it (a non-local workspace, where 0.62.0's
@@ -271,11 +311,12 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             root_dir=None if self.root_dir is None else Path(self.root_dir),
             cwd=None if self.cwd is None else Path(self.cwd),
             **patterns,
-            id=self.id or 'file_system',
+            id=self.id or DEFAULT_ID,
             owner='FileSystem',
             max_read_chars=self._unless_default('max_read_chars', UNSET_MAX_READ_CHARS),
             **passed_on(self, FileSystemToolset, besides=_CONVERTED),
         )
+        toolset._operations = self  # pyright: ignore
         if self.read_only:
             return FilteredToolset(toolset, lambda ctx, tool: tool.name in READ_ONLY_TOOL_NAMES)
         return toolset

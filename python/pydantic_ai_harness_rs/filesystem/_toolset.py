@@ -40,6 +40,14 @@ from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
 from pydantic_ai_harness_rs.durable._events import beneath_durable, refuse_bare_toolset, without_events
+from pydantic_ai_harness_rs.durable._operations import (
+    CHANGE_TOOLS,
+    STAGE,
+    Planned,
+    dispatches,
+    durable_call,
+    in_dbos_workflow,
+)
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.filesystem._bounds import (
     checked_contract,
@@ -61,7 +69,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     announce,
 )
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
-from pydantic_ai_harness_rs.filesystem._observe import guarded_change, note_read
+from pydantic_ai_harness_rs.filesystem._observe import ABSENT, guarded_change, note_read
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._streams import (
     default_open_read,
@@ -232,10 +240,15 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         if self._custom_streams and self._approvals.enabled:
             raise ValueError('require_approval does not work with a custom `open_read` / `open_write`.')
         self._shape = Shape('document', content_hashes, replace_all, max_line_chars is not None)
+        # The `FileSystem` whose durable operations run this toolset's calls in a durable engine's
+        # workflow code (`durable/_operations.py`); `None` for a bare toolset.
+        self._operations: Any = None
         for name in FILE_SYSTEM_TOOL_NAMES:
             if name in tools:
                 tool = model_function(TOOLS[name], self._shape, self._from_model(name))
-                self.add_function(tool, name=name, **tool_kind_options(name))
+                # Under Temporal the body runs in workflow code and hands its I/O to the
+                # capability's operations (activities), so a listener is asked there.
+                self.add_function(tool, name=name, metadata={'temporal': False}, **tool_kind_options(name))
 
     def _new_core(
         self, root_dir: str, cwd: str | Path | None, contract: Contract, *, root_named: bool = False
@@ -457,6 +470,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """Run a tool: one durable unit under DBOS and Prefect, on the plain workspace (`durable/_units.py`);
         where its events cannot reach the run (a Temporal activity) it emits none (`durable/_events.py`)."""
         parent = super()
+        if name in CHANGE_TOOLS and self._splits(ctx) and in_dbos_workflow():
+            # DBOS workflow code: plan and commit are steps of their own, the listener asked between.
+            return await parent.call_tool(name, tool_args, ctx, tool)
         return await call_in_unit(
             'FileSystem', name, ctx, lambda unit: parent.call_tool(name, tool_args, without_events(unit), tool)
         )
@@ -491,12 +507,19 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
         async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
             refuse_bare_toolset(ctx, 'FileSystem')
+            if self._splits(ctx) and (name in CHANGE_TOOLS or not in_dbos_workflow()):
+                return await durable_call(self._operations, ctx, name, arguments, whole=self._custom_streams)
             engine = await self._call_engine(_run_workspace(ctx))
             with current_call(name, arguments) as current:
                 result = await getattr(self, f'_{name}')(engine, ctx, **arguments)
             return with_note(result, current)  # a person's changed arguments are said
 
         return call
+
+    def _splits(self, ctx: RunContext[Any]) -> bool:
+        """Whether a call with `ctx` runs in a durable engine's workflow code, its work in the
+        capability's operations (`durable/_operations.py`)."""
+        return self._operations is not None and dispatches(ctx, self._operations.id)
 
     async def _direct(self, name: str, workspace: WorkspaceBackend | None, **arguments: Any) -> Any:
         """A direct call of tool `name`, outside a run: on `workspace`'s engine (or `root_dir`'s), no events."""
@@ -642,7 +665,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         content: str,
         *,
         expected_hash: str | None = None,
-    ) -> str:
+    ) -> str | Planned:
         self._refuse_if_read_only()
         done = await self._change(
             engine,
@@ -652,7 +675,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             lambda guard: engine.plan_write(path, content, guard, ctx is not None),
             lambda guard: write_with_streams(self, self._core, ctx, path, content, guard, self._content_hashes),
         )
-        if isinstance(done, str):
+        if not isinstance(done, tuple):
             return done
         outcome = done[1]
         if ctx is not None:
@@ -670,7 +693,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         replacements: list[EditPair],
         *,
         expected_hash: str | None = None,
-    ) -> str:
+    ) -> str | Planned:
         self._refuse_if_read_only()
         done = await self._change(
             engine,
@@ -680,7 +703,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             lambda guard: engine.plan_edit(path, replacements, guard),
             lambda guard: edit_with_streams(self, self._core, ctx, path, replacements, guard, self._content_hashes),
         )
-        if isinstance(done, str):
+        if not isinstance(done, tuple):
             return done
         plan, outcome = done
         if ctx is not None:
@@ -712,12 +735,14 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         expected_hash: str | None,
         plan_change: Callable[[str | None], Awaitable[Plan]],
         with_streams: Callable[[str | None], Awaitable[str]],
-    ) -> str | tuple[Plan, Outcome]:
+    ) -> str | Planned | tuple[Plan, Outcome]:
         """A write or edit of `path` through the change pipeline, under the file's turn: plan it
         (`plan_change(guard)`, the guard being the hash the file must have), announce it, commit it.
 
         Returns the tool result when it ends there (a listener's refusal; the custom-streams path,
         `with_streams(guard)`, which announces and writes itself), else the plan and the outcome.
+        Inside a durable plan operation (`durable/_operations.STAGE`) it returns the `Planned`
+        change instead; inside a commit operation it plans against the planned hash and commits.
         """
         key = await engine.lock_key(path)
         async with file_turns().hold(engine.storage, key):
@@ -728,31 +753,50 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 change.saw(None)
                 return text
             with change.checked():
-                pinned = await _approval.pin(self._approvals, ctx, engine, path, change.expected_hash)
-                with pinned.planning(path):
-                    plan = await plan_change(pinned.guard)
-                if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
-                    raise ApprovalRequired(metadata=request)
-                if (refusal := await announce(ctx, plan)) is not None:
-                    return refusal
+                stage = STAGE.get()
+                if stage is not None and stage.commit:
+                    # The commit operation: the file must still be as planned (`Pin.planning`: an
+                    # approved call's conflict is the approval's stale-request retry).
+                    with _approval.Pin(stage.base_hash, approved=stage.approved).planning(path):
+                        plan = await plan_change(stage.base_hash)
+                else:
+                    pinned = await _approval.pin(self._approvals, ctx, engine, path, change.expected_hash)
+                    if stage is not None and pinned.guard is None:
+                        # The plan operation: planned against the hash the file has now, which the
+                        # commit operation then requires.
+                        pinned.guard = await _current_hash(engine, path)
+                    with pinned.planning(path):
+                        plan = await plan_change(pinned.guard)
+                    if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
+                        raise ApprovalRequired(metadata=request)
+                    if stage is not None:
+                        return _planned(plan, pinned.guard, approved=pinned.approved)
+                    if (refusal := await announce(ctx, plan)) is not None:
+                        return refusal
                 outcome = await engine.commit(plan)
             change.saw(outcome.content_hash)
         return plan, outcome
 
     @retry_on_core_errors
-    async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str:
+    async def _create_directory(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, path: str) -> str | Planned:
         self._refuse_if_read_only()
         # Under the path's turn, as writes and edits: a write of the same path waits, then sees it.
         async with file_turns().hold(engine.storage, await engine.lock_key(path)):
-            pinned = await _approval.pin(self._approvals, ctx, engine, path, None)
+            stage = STAGE.get()
+            committing = stage is not None and stage.commit  # a durable commit operation: asked already
+            pinned = None if committing else await _approval.pin(self._approvals, ctx, engine, path, None)
             plan = await engine.plan_create_directory(path)
             if plan is None:
-                # Already a directory: nothing changes, so nothing is announced or reported.
+                # Already a directory: nothing changes, so nothing is announced or reported (also a
+                # durable commit whose first attempt made it).
                 return f'Created directory: {path}'
-            if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
-                raise ApprovalRequired(metadata=request)
-            if (refusal := await announce(ctx, plan)) is not None:
-                return refusal
+            if pinned is not None:
+                if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
+                    raise ApprovalRequired(metadata=request)
+                if stage is not None:  # a durable plan operation
+                    return _planned(plan, None, approved=pinned.approved)
+                if (refusal := await announce(ctx, plan)) is not None:
+                    return refusal
             outcome = await engine.commit(plan)
         if ctx is not None and outcome.emit:
             await ctx.emit(DirectoryCreatedEvent(path=outcome.path, root_dir=await engine.root_dir()))
@@ -883,6 +927,25 @@ def _layers(workspace: Workspace) -> tuple[int, ...]:
 def _run_workspace(ctx: RunContext[Any]) -> Workspace | None:
     """The run's workspace (`ctx.workspace`), or `None` on a Pydantic AI release without workspaces."""
     return getattr(ctx, 'workspace', None)
+
+
+async def _current_hash(engine: Engine, path: str) -> str | None:
+    """The content hash `path` has now (`'<absent>'`: no file), for a durable plan to be committed
+    against; `None` when it cannot be read (the plan then says why, or writes without a guard)."""
+    try:
+        outcome, _ = await engine.read_file(path, 0, 1)
+    except _core.NotFoundError:
+        return ABSENT
+    except (_core.HarnessError, OSError):
+        return None
+    if outcome.content_hash is None and not outcome.emit:
+        return ABSENT  # the workspace contract answers a missing file with a text
+    return outcome.content_hash
+
+
+def _planned(plan: Plan, base_hash: str | None, *, approved: bool) -> Planned:
+    """A durable plan operation's answer: the change to announce and the hash it was planned against."""
+    return Planned(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated, base_hash, approved)
 
 
 def _hash(outcome: Outcome) -> str:

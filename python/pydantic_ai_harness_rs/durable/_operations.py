@@ -1,0 +1,220 @@
+"""FileSystem tools as capability operations: plan, ask, commit, with the listener in workflow code.
+
+Where a tool call would run in a durable engine's workflow code (Temporal, whose FileSystem tools
+carry `metadata={'temporal': False}`; DBOS, whose function tools run there), its body does no
+I/O itself: it hands the work to `FileSystem`'s durable operations (`@durable_operation`, which
+Pydantic AI runs as a Temporal activity or a DBOS step, registered with the agent):
+
+- a read-only tool is one operation, `tool`: its result (or its retry text) and the events it
+  would have emitted, recorded;
+- a change (`write_file`, `edit_file`, `create_directory`) is two: `plan_change` resolves the
+  path, runs the checks and plans the change against the file's current content hash; the
+  `FileChangeRequestEvent` is then put to the listeners from workflow code, with the plan's
+  diff; `commit_change` plans again with that hash as the expected hash and commits. A file
+  changed in between (by anyone, or by an earlier attempt of the same commit whose worker died
+  after writing) fails the hash check: the model gets the core's conflict retry, never a blind
+  write, and nothing is written twice. A worker killed between the two operations leaves the
+  plan recorded: the commit runs once, on the next worker.
+
+The events an operation recorded are emitted from workflow code after it returns (`ctx.emit`),
+so they reach the listeners and the run's event stream in the order a plain run gives. Outside a
+durable engine, and inside any unit (a Prefect task, a DBOS step), the tools run in-process as
+they always did: nothing here runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import sys
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, UserError
+from pydantic_ai.messages import BinaryContent
+from pydantic_ai.tools import RunContext
+
+from pydantic_ai_harness_rs._approvals import current_call, with_note
+from pydantic_ai_harness_rs.durable._commands import in_durable_unit
+from pydantic_ai_harness_rs.filesystem._locks import file_turns
+
+if TYPE_CHECKING:
+    from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
+
+CHANGE_TOOLS = frozenset({'write_file', 'edit_file', 'create_directory'})
+"""The tools that change files: planned in one operation, committed in another."""
+
+
+@dataclass
+class RecordedEvent:
+    """A capability event a durable operation recorded: its class (`FileReadEvent`, ...) and its own fields."""
+
+    kind: str
+    fields: dict[str, Any]
+
+
+@dataclass
+class Planned:
+    """A planned change, as `plan_change` answers it: a `FileChangeRequestEvent`'s fields, and the
+    content hash the file had when planned (`None`: none could be read; `'<absent>'`: no file)."""
+
+    path: str
+    root_dir: str
+    operation: str
+    diff: str
+    truncated: bool
+    base_hash: str | None
+    approved: bool = False
+    """A call a person approved (`require_approval`): the commit's conflict is the approval's stale retry."""
+    overridden: bool = False
+    """The person changed the call's arguments (the result then says so)."""
+
+
+@dataclass
+class UnitResult:
+    """What one operation answers: the tool's result, or its retry text, or a plan; and the events."""
+
+    value: str | list[str | BinaryContent] | None = None
+    retry: str | None = None
+    user_error: str | None = None
+    approval: dict[str, Any] | None = None
+    """`FileSystem(require_approval=...)`: the `ApprovalRequired` metadata of a change that needs a person."""
+    planned: Planned | None = None
+    events: list[RecordedEvent] = field(default_factory=list[RecordedEvent])
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Which part of a change the running operation does: `plan` or `commit` (with the plan's hash)."""
+
+    commit: bool
+    base_hash: str | None = None
+    approved: bool = False
+    overridden: bool = False
+
+
+STAGE: ContextVar[Stage | None] = ContextVar('pydantic_ai_harness_rs.change_stage', default=None)
+"""Set inside `plan_change` / `commit_change`: the toolset's change bodies stop after the plan, or
+plan against `base_hash` and commit without announcing. Unset: the whole change, as always."""
+
+
+def dispatches(ctx: RunContext[Any], capability_id: str | None) -> bool:
+    """Whether `FileSystem` operations called with `ctx` would run as durable units of their own:
+    in a durable engine's workflow code (not inside a unit), with the operations bound."""
+    operations = getattr(ctx, '_durable_operations', None)
+    if not operations or capability_id is None or (capability_id, 'tool') not in operations:
+        return False
+    return bool(getattr(ctx, 'in_durable_context', False)) and not in_durable_unit()
+
+
+def _base_fields() -> frozenset[str]:
+    from pydantic_ai import CapabilityEvent
+
+    return frozenset(f.name for f in dataclasses.fields(CapabilityEvent))
+
+
+def record(event: Any) -> RecordedEvent:
+    """`event` as data that crosses a durable boundary (the fields the run fills in left out)."""
+    base = _base_fields()
+    fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event) if f.name not in base}
+    return RecordedEvent(type(event).__name__, fields)
+
+
+def rebuild(recorded: RecordedEvent) -> Any:
+    """The event `record` took apart (the `file_system` event classes in force, ours or 0.62.0's)."""
+    from pydantic_ai_harness_rs.filesystem import _events
+
+    return getattr(_events, recorded.kind)(**recorded.fields)
+
+
+async def run_unit(
+    toolset: FileSystemToolset[Any], ctx: RunContext[Any], name: str, arguments: dict[str, Any], stage: Stage | None
+) -> UnitResult:
+    """Tool `name`'s body inside a durable unit, its events recorded instead of emitted; with `stage`,
+    only the plan or only the commit of a change (see `STAGE`)."""
+    from pydantic_ai_harness_rs.durable._units import unit_context
+
+    recorded: list[RecordedEvent] = []
+    unit = dataclasses.replace(unit_context(ctx))
+
+    async def keep(event: Any) -> Any:
+        recorded.append(record(event))
+        return event
+
+    object.__setattr__(unit, 'emit', keep)
+    if 'replacements' in arguments:  # tuples, as the core takes them (JSON made them lists)
+        arguments = {**arguments, 'replacements': [tuple(pair) for pair in arguments['replacements']]}
+    token = STAGE.set(stage)
+    try:
+        engine = await toolset._call_engine(getattr(unit, 'workspace', None))  # pyright: ignore[reportPrivateUsage]
+        with current_call(name, arguments) as call:
+            call.overridden = stage is not None and stage.overridden
+            value = await getattr(toolset, f'_{name}')(engine, unit, **arguments)
+    except ModelRetry as retry:
+        return UnitResult(retry=retry.message, events=recorded)
+    except ApprovalRequired as required:
+        return UnitResult(approval=required.metadata or {}, events=recorded)
+    except UserError as error:
+        return UnitResult(user_error=error.message, events=recorded)
+    finally:
+        STAGE.reset(token)
+    if isinstance(value, Planned):
+        value.overridden = call.overridden
+        return UnitResult(planned=value, events=recorded)
+    return UnitResult(value=with_note(value, call), events=recorded)
+
+
+async def answer(ctx: RunContext[Any], result: UnitResult) -> Any:
+    """Emit what an operation recorded, in order, from workflow code; then its result (or its retry)."""
+    for event in result.events:
+        await ctx.emit(rebuild(event))
+    if result.retry is not None:
+        raise ModelRetry(result.retry)
+    if result.user_error is not None:
+        raise UserError(result.user_error)
+    if result.approval is not None:
+        raise ApprovalRequired(metadata=result.approval)
+    return result.value
+
+
+async def durable_call(
+    operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any], *, whole: bool = False
+) -> Any:
+    """Tool `name` from workflow code, through `operations` (the `FileSystem` capability): one
+    operation for a read, plan / ask / commit for a change (see the module docstring). `whole`:
+    a change in one operation too (a toolset whose `open_read` / `open_write` announce themselves,
+    inside the unit, where no listener can be asked: its `FileChangeRequestEvent` arrives after)."""
+    if name not in CHANGE_TOOLS or whole:
+        return await answer(ctx, await operations._durable_tool(ctx, name, arguments))
+    # Changes of one path in one run take turns here too (a plain run's per-file turns, `_locks.py`,
+    # keyed lexically: workflow code resolves nothing), so parallel calls on one file plan one after
+    # the other's commit; the commit's hash check covers any other writer.
+    key = posixpath.normpath(str(arguments.get('path', '')))
+    async with file_turns().hold(('workflow', ctx.run_id), key):
+        return await _change(operations, ctx, name, arguments)
+
+
+async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any]) -> Any:
+    from pydantic_ai_harness_rs.filesystem._events import Announcement, announce
+
+    planned = await operations._durable_plan(ctx, name, arguments)
+    if planned.planned is None:  # answered at the plan (a refusal, a retry, nothing to change)
+        return await answer(ctx, planned)
+    plan = planned.planned
+    await answer(ctx, planned)
+    # (`FileSystem(require_approval=...)`: the plan operation answered `approval` above when a person
+    # must approve; a resumed, approved call's plan is pinned to the approved hash.)
+    announcement = Announcement(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated)  # type: ignore[arg-type]
+    if (refusal := await announce(ctx, announcement)) is not None:
+        return refusal
+    committed = await operations._durable_commit(
+        ctx, name, arguments, plan.base_hash, approved=plan.approved, overridden=plan.overridden
+    )
+    return await answer(ctx, committed)
+
+
+def in_dbos_workflow() -> bool:
+    """Whether this is DBOS workflow code (not a step)."""
+    dbos = sys.modules.get('dbos')
+    return dbos is not None and dbos.DBOS.workflow_id is not None and dbos.DBOS.step_id is None
