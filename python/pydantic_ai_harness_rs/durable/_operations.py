@@ -36,6 +36,7 @@ from pydantic_ai.messages import BinaryContent
 from pydantic_ai.tools import RunContext
 
 from pydantic_ai_harness_rs._approvals import current_call, with_note
+from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
 from pydantic_ai_harness_rs.durable._commands import in_durable_unit
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 
@@ -105,7 +106,12 @@ def dispatches(ctx: RunContext[Any], capability_id: str | None) -> bool:
     operations = getattr(ctx, '_durable_operations', None)
     if not operations or capability_id is None or (capability_id, 'tool') not in operations:
         return False
-    return bool(getattr(ctx, 'in_durable_context', False)) and not in_durable_unit()
+    if in_durable_unit():
+        return False
+    # `RunContext.in_durable_context` looks Pydantic AI's durable module up in `sys.modules`, which a
+    # Temporal sandbox without lazy `sys.modules` pass-through does not show: its workflow code is
+    # recognised by the sandbox itself.
+    return bool(getattr(ctx, 'in_durable_context', False)) or in_workflow_sandbox()
 
 
 def _base_fields() -> frozenset[str]:
