@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent
@@ -20,6 +23,27 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPa
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def resume_in_new_process(spec: dict[str, Any]) -> list[list[str]]:
+    """Run this module on `spec` in a new interpreter that imports the package the suite tests (in CI the
+    installed one, not the source tree); the resumed run's tool results as `[[kind, text], ...]`."""
+    import pydantic_ai_harness_rs
+
+    package_root = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, '-m', 'tests.approval_resume', json.dumps(spec)],
+        cwd=REPO,
+        env={**os.environ, 'PYTHONPATH': os.pathsep.join([package_root, str(REPO)])},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def _answer(messages: list[Any], info: AgentInfo) -> ModelResponse:

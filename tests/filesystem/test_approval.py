@@ -7,14 +7,10 @@ request metadata handed back), and the disk shows exactly what was approved.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import pydantic_ai_harness_rs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,6 +25,7 @@ from pydantic_ai_harness_rs.filesystem import (
     ReadBeforeWrite,
 )
 
+from tests.approval_resume import resume_in_new_process
 from tests.backends import ProtocolLocal, ShellSandbox
 from tests.filesystem.conftest import beyond_reference, sha
 from tests.memory_workspace import MemoryWorkspace
@@ -37,7 +34,6 @@ from tests.shell.conftest import tool_results
 
 pytestmark = beyond_reference('require_approval is beyond both references (issue 21)')
 
-REPO = Path(__file__).resolve().parents[2]
 OLD = 'one\ntwo\n'
 H_CAPS_ONE = sha(b'ONE\ntwo\n')
 H_MINE = sha(b'mine\n')
@@ -72,21 +68,7 @@ async def request(
 def resume_elsewhere(spec: dict[str, Any], history: list[ModelMessage], decisions: dict[str, Any]) -> list[list[str]]:
     """Resume in a new Python process (`tests/approval_resume.py`); its tool results."""
     spec = {**spec, 'history': ModelMessagesTypeAdapter.dump_json(history).decode(), 'decisions': decisions}
-    env = {
-        **os.environ,
-        'PYTHONPATH': os.pathsep.join([str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent), str(REPO)]),
-    }
-    done = subprocess.run(
-        [sys.executable, '-m', 'tests.approval_resume', json.dumps(spec)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return [[plain(kind), text] for kind, text in json.loads(done.stdout)]
+    return [[plain(kind), text] for kind, text in resume_in_new_process(spec)]
 
 
 def plain(kind: str) -> str:

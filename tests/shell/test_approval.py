@@ -8,14 +8,10 @@ command and tells the model, a denial runs nothing.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import pydantic_ai_harness_rs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,11 +21,11 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 from pydantic_ai_harness_rs.shell import PlannedCommand, Shell
 
+from tests.approval_resume import resume_in_new_process
 from tests.shell.conftest import Call, Script, command_id, kill_matching, live_processes_matching, tool_results
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
 
 NOTE = '[A person changed the arguments of this call before approving it; it ran with: '
 
@@ -106,21 +102,7 @@ async def test_a_new_process_resumes_from_the_serialized_history(ws: Path) -> No
         'history': ModelMessagesTypeAdapter.dump_json(history).decode(),
         'decisions': {'call-0': {'approve': True, 'override_args': {'command': 'touch b'}}},
     }
-    env = {
-        **os.environ,
-        'PYTHONPATH': os.pathsep.join([str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent), str(REPO)]),
-    }
-    done = subprocess.run(
-        [sys.executable, '-m', 'tests.approval_resume', json.dumps(spec)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [['return', f'(no output)\n{NOTE}{{"command": "touch b"}}]']]
+    assert resume_in_new_process(spec) == [['return', f'(no output)\n{NOTE}{{"command": "touch b"}}]']]
     assert visible(ws) == ['b']
 
 
