@@ -181,6 +181,17 @@ async def test_a_file_changed_after_the_request_gets_a_replan_not_a_write(root: 
     assert (root / 'notes.txt').read_text() == 'one\ntwo\nthree\n'
 
 
+async def test_a_file_deleted_after_the_request_is_not_written_back(root: Path) -> None:
+    _, history, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)],
+        [('write_file', {'path': 'notes.txt', 'content': 'replaced\n'})],
+    )
+    (root / 'notes.txt').unlink()  # someone else, meanwhile
+    spec = {'capability': 'file_system', 'root_dir': str(root), 'options': {'require_approval': True}}
+    assert resume_elsewhere(spec, history, {'call-1': {'approve': True}}) == [['retry', STALE]]
+    assert not (root / 'notes.txt').exists()
+
+
 async def test_a_file_created_after_a_new_file_request_is_not_overwritten(root: Path) -> None:
     _, history, _ = await request(
         [FileSystem(root_dir=root, require_approval=True)],

@@ -154,6 +154,10 @@ async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine,
             if call.name == 'create_directory' or request.get('path_argument') != path:
                 return Pin(guard, approved=True)  # the person chose another path: the usual rules apply there
             planned = request.get('content_hash')
+            if planned is not None and not await _exists(engine, path):
+                # The core creates a missing file whatever hash it is told to expect: deleted
+                # since the request is changed since the request.
+                raise ModelRetry(STALE.format(path=path))
             return Pin(ABSENT if planned is None else str(planned), approved=True)
         if call.name == 'create_directory':
             return Pin(guard, approved=True)  # nothing to check a directory against
@@ -174,6 +178,17 @@ async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine,
     if outcome.content_hash is None:  # 0.62.0's `Path not found: ...` result
         return Pin(ABSENT)
     return Pin(outcome.content_hash, outcome.content_hash)
+
+
+async def _exists(engine: Engine, path: str) -> bool:
+    """Whether `path` is there to be changed (what is wrong with a path that is there, the plan says)."""
+    try:
+        outcome, _ = await engine.read_file(path, 0, 1)
+    except _core.NotFoundError:
+        return False
+    except _core.RetryableError:
+        return True
+    return outcome.content_hash is not None  # `None`: 0.62.0's `Path not found: ...` result
 
 
 async def request(
