@@ -43,6 +43,8 @@ H_UNO_TWO = sha(b'uno\ntwo\n')
 H_WS = sha(b'ws\n')
 H_X = sha(b'x\n')
 H_SANDBOXED = sha(b'sandboxed\n')
+H_A = sha(b'A\n')
+H_B = sha(b'B\n')
 STALE = (
     "'notes.txt' changed after this change was planned and approved, so it was not written. "
     'Read it again (read_file) and call the tool again to plan the change anew.'
@@ -575,3 +577,107 @@ def test_every_shape_is_accepted_or_refused_clearly(value: Any) -> None:
         assert 'require_approval' in str(error)
     else:
         assert valid, value
+
+
+# --- the records' keys, denials, a callable that fails ------------------------------------
+
+
+async def test_two_conversations_reusing_a_call_id_keep_their_own_requests(root: Path) -> None:
+    # Every scripted conversation names its first call `call-1`, as local models reuse `call_0`.
+    (root / 'a.txt').write_text(OLD)
+    (root / 'b.txt').write_text(OLD)
+    _, first, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)], [('write_file', {'path': 'a.txt', 'content': 'A\n'})]
+    )
+    _, second, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)], [('write_file', {'path': 'b.txt', 'content': 'B\n'})]
+    )
+    assert len(records(root)) == 2  # both pending
+    spec = {'capability': 'file_system', 'root_dir': str(root), 'options': {'require_approval': True}}
+    assert resume_elsewhere(spec, first, {'call-1': {'approve': True}}) == [
+        ['return', f'Wrote 2 chars (1 lines) to a.txt. [hash:{H_A}]']
+    ]
+    assert resume_elsewhere(spec, second, {'call-1': {'approve': True}}) == [
+        ['return', f'Wrote 2 chars (1 lines) to b.txt. [hash:{H_B}]']
+    ]
+    assert ((root / 'a.txt').read_text(), (root / 'b.txt').read_text()) == ('A\n', 'B\n')
+    assert records(root) == []
+
+
+@pytest.mark.parametrize('where', ['here', 'new process'])
+async def test_a_denied_resume_removes_the_record(root: Path, where: str) -> None:
+    _, history, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)], [('write_file', {'path': 'notes.txt', 'content': 'x\n'})]
+    )
+    assert len(records(root)) == 1
+    if where == 'here':
+        results = await resume_here(
+            [FileSystem(root_dir=root, require_approval=True)],
+            history,
+            DeferredToolResults(approvals={'call-1': ToolDenied('No.')}),
+        )
+    else:
+        spec = {'capability': 'file_system', 'root_dir': str(root), 'options': {'require_approval': True}}
+        results = [tuple(result) for result in resume_elsewhere(spec, history, {'call-1': {'deny': 'No.'}})]
+    assert results == [('return', 'No.')]
+    assert records(root) == []
+    assert (root / 'notes.txt').read_text() == OLD
+
+
+async def test_a_denial_on_a_workspace_off_this_host_removes_its_record() -> None:
+    backend = MemoryWorkspace({'notes.txt': OLD})
+    _, history, _ = await request(
+        [FileSystem(require_approval=True)],
+        [('write_file', {'path': 'notes.txt', 'content': 'x'})],
+        workspace=Workspace(backend),
+    )
+    assert [p for p in backend.files if '/.pydantic-ai-harness/approvals/' in p]
+    await resume_here(
+        [FileSystem(require_approval=True)],
+        history,
+        DeferredToolResults(approvals={'call-1': ToolDenied('No.')}),
+        workspace=Workspace(backend),
+    )
+    assert not [p for p in backend.files if '/.pydantic-ai-harness/approvals/' in p]
+
+
+@pytest.mark.parametrize(
+    'shape',
+    [lambda: True, lambda change, other: True, lambda *, change: True],
+    ids=['no argument', 'two arguments', 'keyword only'],
+)
+def test_a_callable_of_the_wrong_shape_is_refused_at_construction(tmp_path: Path, shape: Any) -> None:
+    with pytest.raises(
+        TypeError,
+        match=r'FileSystem\(require_approval=\.\.\.\) takes a callable of one positional argument, the PlannedChange',
+    ):
+        FileSystem(root_dir=tmp_path, require_approval=shape)
+
+
+def test_callables_of_one_positional_argument_are_accepted(tmp_path: Path) -> None:
+    async def asynchronous(change: PlannedChange) -> bool:
+        return True
+
+    for shape in (lambda change, extra=1: True, lambda *changes: True, asynchronous, len):
+        FileSystem(root_dir=tmp_path, require_approval=shape)
+
+
+@pytest.mark.parametrize('asynchronous', [False, True], ids=['sync', 'async'])
+async def test_a_callable_that_raises_fails_closed(
+    root: Path, asynchronous: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(change: PlannedChange) -> bool:
+        raise ValueError('no policy for notes.txt')
+
+    async def broken_async(change: PlannedChange) -> bool:
+        return broken(change)
+
+    requests, _, _ = await request(
+        [FileSystem(root_dir=root, require_approval=broken_async if asynchronous else broken)],
+        [('write_file', {'path': 'notes.txt', 'content': 'x\n'})],
+    )
+    assert requests.metadata['call-1']['approval_check_error'] == 'ValueError: no policy for notes.txt'
+    assert (root / 'notes.txt').read_text() == OLD
+    assert len(records(root)) == 1
+    [warning] = [r for r in caplog.records if r.name == 'pydantic_ai_harness_rs.approvals']
+    assert warning.levelname == 'WARNING' and 'ValueError: no policy for notes.txt' in warning.getMessage()

@@ -135,10 +135,16 @@ def rebuild(recorded: RecordedEvent) -> Any:
 
 
 async def run_unit(
-    toolset: FileSystemToolset[Any], ctx: RunContext[Any], name: str, arguments: dict[str, Any], stage: Stage | None
+    toolset: FileSystemToolset[Any],
+    ctx: RunContext[Any],
+    name: str,
+    arguments: dict[str, Any],
+    stage: Stage | None,
+    key: str | None = None,
 ) -> UnitResult:
     """Tool `name`'s body inside a durable unit, its events recorded instead of emitted; with `stage`,
-    only the plan or only the commit of a change (see `STAGE`)."""
+    only the plan or only the commit of a change (see `STAGE`). `key`: the approval request's key,
+    computed in workflow code where the run's messages are readable (`_approvals.request_key`)."""
     from pydantic_ai_harness_rs.durable._units import unit_context
 
     recorded: list[RecordedEvent] = []
@@ -154,7 +160,7 @@ async def run_unit(
     token = STAGE.set(stage)
     try:
         engine = await toolset._call_engine(getattr(unit, 'workspace', None))  # pyright: ignore[reportPrivateUsage]
-        with current_call(name, arguments) as call:
+        with current_call(name, arguments, key) as call:
             call.overridden = stage is not None and stage.overridden
             value = await getattr(toolset, f'_{name}')(engine, unit, **arguments)
     except ModelRetry as retry:
@@ -185,12 +191,19 @@ async def answer(ctx: RunContext[Any], result: UnitResult) -> Any:
 
 
 async def durable_call(
-    operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any], *, whole: bool = False
+    operations: Any,
+    ctx: RunContext[Any],
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    whole: bool = False,
+    key: str | None = None,
 ) -> Any:
     """Tool `name` from workflow code, through `operations` (the `FileSystem` capability): one
     operation for a read, plan / ask / commit for a change (see the module docstring). `whole`:
     a change in one operation too (a toolset whose `open_read` / `open_write` announce themselves,
-    inside the unit, where no listener can be asked: its `FileChangeRequestEvent` arrives after)."""
+    inside the unit, where no listener can be asked: its `FileChangeRequestEvent` arrives after).
+    `key`: the approval request's key (`_approvals.request_key`), handed to the plan operation."""
     if name not in CHANGE_TOOLS or whole:
         return await answer(ctx, await operations._durable_tool(ctx, name, arguments))
     # Changes of one path in one run take turns here too (a plain run's per-file turns, `_locks.py`,
@@ -198,13 +211,13 @@ async def durable_call(
     # the other's commit; the commit's hash check covers any other writer.
     key = posixpath.normpath(str(arguments.get('path', '')))
     async with file_turns().hold(('workflow', ctx.run_id), key):
-        return await _change(operations, ctx, name, arguments)
+        return await _change(operations, ctx, name, arguments, key)
 
 
-async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any]) -> Any:
+async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any], key: str | None) -> Any:
     from pydantic_ai_harness_rs.filesystem._events import Announcement, announce
 
-    planned = await operations._durable_plan(ctx, name, arguments)
+    planned = await operations._durable_plan(ctx, name, arguments, key)
     if planned.planned is None:  # answered at the plan (a refusal, a retry, nothing to change)
         return await answer(ctx, planned)
     plan = planned.planned

@@ -35,7 +35,7 @@ from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 import pydantic_ai_harness_rs.filesystem._approval as _approval
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs._approvals import current_call, with_note
+from pydantic_ai_harness_rs._approvals import current_call, request_key, with_note
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
@@ -507,14 +507,21 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
         async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
             refuse_bare_toolset(ctx, 'FileSystem')
+            # The request's key where the run's messages are readable (workflow code, or in-process).
+            key = request_key(ctx) if self._approvals.enabled and name in CHANGE_TOOLS else None
             if self._splits(ctx) and (name in CHANGE_TOOLS or not in_dbos_workflow()):
-                return await durable_call(self._operations, ctx, name, arguments, whole=self._custom_streams)
+                return await durable_call(self._operations, ctx, name, arguments, whole=self._custom_streams, key=key)
             engine = await self._call_engine(_run_workspace(ctx))
-            with current_call(name, arguments) as current:
+            with current_call(name, arguments, key) as current:
                 result = await getattr(self, f'_{name}')(engine, ctx, **arguments)
             return with_note(result, current)  # a person's changed arguments are said
 
         return call
+
+    async def forget_denied(self, ctx: RunContext[Any]) -> None:
+        """Remove the approval records of the changes a resume just denied (`_approval.forget_denied`)."""
+        if self._approvals.enabled and _approval.denies(ctx):
+            await _approval.forget_denied(ctx, await self._call_engine(_run_workspace(ctx)))
 
     def _splits(self, ctx: RunContext[Any]) -> bool:
         """Whether a call with `ctx` runs in a durable engine's workflow code, its work in the
