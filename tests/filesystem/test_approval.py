@@ -29,7 +29,7 @@ from tests.approval_resume import resume_in_new_process
 from tests.backends import ProtocolLocal, ShellSandbox
 from tests.filesystem.conftest import beyond_reference, sha
 from tests.memory_workspace import MemoryWorkspace
-from tests.scripted import Call, Transcript, scripted_model
+from tests.scripted import Call, Transcript, run_tools, scripted_model
 from tests.shell.conftest import tool_results
 
 pytestmark = beyond_reference('require_approval is beyond both references (issue 21)')
@@ -681,3 +681,74 @@ async def test_a_callable_that_raises_fails_closed(
     assert len(records(root)) == 1
     [warning] = [r for r in caplog.records if r.name == 'pydantic_ai_harness_rs.approvals']
     assert warning.levelname == 'WARNING' and 'ValueError: no policy for notes.txt' in warning.getMessage()
+
+
+# --- big files: the person sees the first hunks ---------------------------------------------
+
+
+BIG_LINES = 1_700_000  # 'row 00000000\n' a line: 22 MB
+
+
+def big_text() -> str:
+    return ''.join(f'row {k:08d}\n' for k in range(BIG_LINES))
+
+
+async def test_a_big_file_shows_its_first_hunks_to_the_person_and_the_listener(root: Path) -> None:
+    (root / 'big.txt').write_text(big_text())
+    requests, history, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)],
+        [('edit_file', {'path': 'big.txt', 'old_text': 'row 00000005\n', 'new_text': 'row five\n'})],
+    )
+    hunk = (
+        '--- a/big.txt\n+++ b/big.txt\n@@ -3,7 +3,7 @@\n row 00000002\n row 00000003\n row 00000004\n'
+        '-row 00000005\n+row five\n row 00000006\n row 00000007\n row 00000008'
+    )
+    metadata = requests.metadata['call-1']
+    assert (metadata['diff'], metadata['truncated']) == (hunk, True)
+    asked: list[tuple[str, bool]] = []
+    agent = Agent(
+        capabilities=[FileSystem(root_dir=root, require_approval=True)], output_type=[str, DeferredToolRequests]
+    )
+
+    @agent.on_event(FileChangeRequestEvent)
+    async def listen(ctx: Any, event: FileChangeRequestEvent) -> None:
+        asked.append((event.diff, event.truncated))
+
+    await agent.run(
+        message_history=history,
+        deferred_tool_results=DeferredToolResults(approvals={'call-1': ToolApproved()}),
+        model=scripted_model([], Transcript()),
+    )
+    assert asked == [(hunk, True)]
+    with (root / 'big.txt').open() as written:
+        assert [next(written) for _ in range(7)][5:] == ['row five\n', 'row 00000006\n']
+
+
+@pytest.mark.parametrize('where', ['root_dir', 'memory workspace'])
+async def test_a_big_write_shows_its_first_hunks(root: Path, where: str) -> None:
+    old = ''.join(f'row {k:08d}\n' for k in range(100_000))  # 1.3 MB, past the document's diff bounds
+    new = old.replace('row 00000010\n', 'ten\n').replace('row 00099990\n', 'ninety-nine thousand nine hundred ninety\n')
+    run: dict[str, Any] = {}
+    if where == 'root_dir':
+        (root / 'big.txt').write_text(old)
+        capability = FileSystem(root_dir=root, require_approval=True)
+    else:
+        run['workspace'] = Workspace(MemoryWorkspace({'big.txt': old}))
+        capability = FileSystem(require_approval=True)
+    requests, _, _ = await request([capability], [('write_file', {'path': 'big.txt', 'content': new})], **run)
+    diff = requests.metadata['call-1']['diff']
+    assert requests.metadata['call-1']['truncated'] is True
+    assert diff.startswith('--- a/big.txt\n+++ b/big.txt\n@@ -8,7 +8,7 @@\n row 00000007\n')
+    assert '-row 00000010\n+ten\n' in diff
+    assert '@@ -99988,7 +99988,7 @@' in diff and diff.endswith(' row 00099993')
+
+
+async def test_without_approvals_a_big_change_keeps_the_documents_headers_only(root: Path) -> None:
+    (root / 'big.txt').write_text(big_text())
+    transcript = await run_tools(
+        [FileSystem(root_dir=root)],
+        [('edit_file', {'path': 'big.txt', 'old_text': 'row 00000005\n', 'new_text': 'row five\n'})],
+    )
+    assert [(e.diff, e.truncated) for e in transcript.of(FileChangeRequestEvent)] == [
+        ('--- a/big.txt\n+++ b/big.txt', True)
+    ]

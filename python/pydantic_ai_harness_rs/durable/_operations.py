@@ -11,10 +11,12 @@ Pydantic AI runs as a Temporal activity or a DBOS step, registered with the agen
   path, runs the checks and plans the change against the file's current content hash; the
   `FileChangeRequestEvent` is then put to the listeners from workflow code, with the plan's
   diff; `commit_change` plans again with that hash as the expected hash and commits. A file
-  changed in between (by anyone, or by an earlier attempt of the same commit whose worker died
-  after writing) fails the hash check: the model gets the core's conflict retry, never a blind
-  write, and nothing is written twice. A worker killed between the two operations leaves the
-  plan recorded: the commit runs once, on the next worker.
+  changed in between (by anyone) fails the hash check: the model gets the core's conflict retry,
+  never a blind write. A commit retried after its first attempt wrote (its worker died before
+  the engine recorded it) finds the file holding exactly the planned result (the plan's
+  `result_hash`) and answers as that attempt did, with its event, writing nothing. A worker
+  killed between the two operations leaves the plan recorded: the commit runs once, on the next
+  worker.
 
 The events an operation recorded are emitted from workflow code after it returns (`ctx.emit`),
 so they reach the listeners and the run's event stream in the order a plain run gives. Outside a
@@ -70,6 +72,10 @@ class Planned:
     """A call a person approved (`require_approval`): the commit's conflict is the approval's stale retry."""
     overridden: bool = False
     """The person changed the call's arguments (the result then says so)."""
+    result_hash: str | None = None
+    """The content hash the file has once the change is committed (`None`: a directory)."""
+    result_text: str | None = None
+    """The tool result the commit answers (what a retried commit answers when its first attempt wrote)."""
 
 
 @dataclass
@@ -93,6 +99,9 @@ class Stage:
     base_hash: str | None = None
     approved: bool = False
     overridden: bool = False
+    planned: Planned | None = None
+    """The commit: the plan it commits. A file already holding its `result_hash` was written by an
+    earlier attempt of this commit, which is answered as that attempt answered (`result_text`)."""
 
 
 STAGE: ContextVar[Stage | None] = ContextVar('pydantic_ai_harness_rs.change_stage', default=None)
@@ -228,7 +237,13 @@ async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: d
     if (refusal := await announce(ctx, announcement)) is not None:
         return refusal
     committed = await operations._durable_commit(
-        ctx, name, arguments, plan.base_hash, approved=plan.approved, overridden=plan.overridden
+        ctx,
+        name,
+        arguments,
+        plan.base_hash,
+        approved=plan.approved,
+        overridden=plan.overridden,
+        planned=plan,
     )
     return await answer(ctx, committed)
 

@@ -19,7 +19,7 @@ from pydantic_ai_harness_rs._sandbox import adopt_host_modules, in_workflow_sand
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
 from pydantic_ai_harness_rs.durable._events import beneath_durable
-from pydantic_ai_harness_rs.durable._operations import Stage, UnitResult, run_unit
+from pydantic_ai_harness_rs.durable._operations import Planned, Stage, UnitResult, run_unit
 from pydantic_ai_harness_rs.filesystem._approval import ApprovalPredicate
 from pydantic_ai_harness_rs.filesystem._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.filesystem._bounds import checked_contract, refuse_document_off_host, root_spelling
@@ -294,10 +294,12 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         base_hash: str | None,
         approved: bool = False,
         overridden: bool = False,
+        planned: Planned | None = None,
     ) -> UnitResult:
         """Change `name` planned again against `base_hash` (a conflict retry if the file changed), committed;
-        `approved` / `overridden`: what the plan found of a person's approval."""
-        stage = Stage(commit=True, base_hash=base_hash, approved=approved, overridden=overridden)
+        `approved` / `overridden`: what the plan found of a person's approval; `planned`: the plan,
+        whose result a retry finds written by its first attempt is answered again (`Stage.planned`)."""
+        stage = Stage(commit=True, base_hash=base_hash, approved=approved, overridden=overridden, planned=planned)
         return await run_unit(self._unit_toolset(), ctx, name, arguments, stage)
 
     def _unless_default(self, name: str, unset: Any) -> Any:
