@@ -255,6 +255,7 @@ class RemoteEngine:
         concurrency: int = DEFAULT_CONCURRENCY,
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        big_diffs: bool = False,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.storage = storage_of(self._workspace)
@@ -279,7 +280,7 @@ class RemoteEngine:
         self._settings = (*patterns, *limits, content_hashes)
         self._has_patterns = bool(allowed_patterns or denied_patterns or read_only_patterns)
         self._concurrency = max(1, concurrency)
-        self._options = {'max_line_chars': max_line_chars, 'report_skipped': report_skipped}
+        self._options = {'max_line_chars': max_line_chars, 'report_skipped': report_skipped, 'big_diffs': big_diffs}
         self._core_value: _core.RemoteCore | None = None
         self._no_readlink: bool | None = None
 
