@@ -113,6 +113,9 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     )
 
 
+SHORT_ACTIVITY = 3
+"""Seconds of `short_agent`'s default activity timeout."""
+
 FAST_RETRY = ActivityConfig(start_to_close_timeout=timedelta(seconds=60), heartbeat_timeout=timedelta(seconds=2))
 """Activities of a dead worker are retried elsewhere once 2 s pass without a heartbeat."""
 
@@ -147,11 +150,11 @@ def events_file(run_id: str) -> Path:
 
 
 async def record_events(ctx: Any, stream: Any) -> None:
-    """The event stream handler: each FileSystem event of the run, appended as it arrives (in an
-    activity on the worker under Temporal, so a replayed workflow does not call it again)."""
+    """The event stream handler: each FileSystem and Shell event of the run, appended as it arrives
+    (in an activity on the worker under Temporal, so a replayed workflow does not call it again)."""
     async for event in stream:
         kind = getattr(event, 'kind', '')
-        if isinstance(kind, str) and kind.startswith('file_system.'):
+        if isinstance(kind, str) and kind.startswith(('file_system.', 'shell.')):
             fields = {k: v for k, v in vars(event).items() if k not in ('capability_id',)}
             with events_file(ctx.run_id).open('a') as f:
                 f.write(json.dumps(fields, default=str) + '\n')
@@ -184,6 +187,7 @@ def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
         capabilities=[
             LocalWorkspace(WS),
             FileSystem(root_dir=WS) if root_dir else FileSystem(),
+            Shell(tools=['run_command', 'start_command', 'check_command', 'stop_command', 'shell']),
             hooks,
             TemporalDurability(
                 activity_config=FAST_RETRY, model_activity_config=FAST_RETRY, event_stream_handler=record_events
@@ -192,11 +196,37 @@ def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
     )
 
 
+short_agent = Agent(
+    FunctionModel(scripted),
+    name='short_agent',
+    retries=20,
+    capabilities=[
+        LocalWorkspace(WS),
+        Shell(tools=['run_command', 'shell']),
+        TemporalDurability(
+            activity_config=ActivityConfig(
+                start_to_close_timeout=timedelta(seconds=SHORT_ACTIVITY), heartbeat_timeout=timedelta(seconds=2)
+            )
+        ),
+    ],
+)
+"""`Shell` (`run_command`, `shell`) with a default activity timeout of `SHORT_ACTIVITY` seconds."""
+
+
+@workflow.defn
+class ShortWorkflow:
+    __pydantic_ai_agents__ = [short_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await short_agent.run(script)).output
+
+
 listened_root_agent = _listened_agent('listened_root_agent', root_dir=True)
-"""`FileSystem(root_dir=WS)` with a vetoing `FileChangeRequestEvent` listener and an event recorder."""
+"""`FileSystem(root_dir=WS)` and `Shell`, with a vetoing `FileChangeRequestEvent` listener and an event recorder."""
 
 listened_workspace_agent = _listened_agent('listened_workspace_agent', root_dir=False)
-"""`FileSystem()` on the workspace, with the same listener and recorder."""
+"""`FileSystem()` on the workspace and `Shell`, with the same listener and recorder."""
 
 
 @workflow.defn
@@ -242,7 +272,7 @@ class WorkspaceWorkflow:
         return (await workspace_agent.run(script)).output
 
 
-WORKFLOWS = [RootWorkflow, WorkspaceWorkflow, ListenedRootWorkflow, ListenedWorkspaceWorkflow]
+WORKFLOWS = [RootWorkflow, WorkspaceWorkflow, ListenedRootWorkflow, ListenedWorkspaceWorkflow, ShortWorkflow]
 
 
 async def connect(address: str) -> Client:
