@@ -45,7 +45,7 @@ from temporalio.workflow import ActivityConfig
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
     from pydantic_ai_harness_rs import FileSystem, Shell
-    from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent
+    from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent, FileReadEvent
 
 WS = Path(os.environ.get('DURABLE_WS', '/nonexistent-durable-ws'))
 """The workspace every agent here works in (the tests set it before importing this module)."""
@@ -169,7 +169,21 @@ PAUSE_IN_LISTENER = 'listener'
 containing `pause`: a worker killed there has run the plan, not the commit."""
 
 
+RAISE = 'raising'
+"""A change or a read of a path containing this makes `listened_agent`'s listeners raise `RuntimeError`."""
+
+
+def _raise_on(path: str) -> None:
+    if RAISE in path:
+        raise RuntimeError(f'a listener broke on {path}')
+
+
+def _read(ctx: Any, event: FileReadEvent) -> None:
+    _raise_on(event.path)
+
+
 def _veto(ctx: Any, event: FileChangeRequestEvent) -> None:
+    _raise_on(event.path)
     if VETO in event.path:
         event.cancel('a listener said no')
     if 'pause' in event.path and workflow.in_workflow():
@@ -180,6 +194,7 @@ def _veto(ctx: Any, event: FileChangeRequestEvent) -> None:
 def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
     hooks: Hooks[None] = Hooks()
     hooks.on.event(FileChangeRequestEvent)(_veto)
+    hooks.on.event(FileReadEvent)(_read)
     return Agent(
         FunctionModel(scripted, stream_function=_streamed),
         name=name,
@@ -223,10 +238,11 @@ class ShortWorkflow:
 
 
 listened_root_agent = _listened_agent('listened_root_agent', root_dir=True)
-"""`FileSystem(root_dir=WS)` and `Shell`, with a vetoing `FileChangeRequestEvent` listener and an event recorder."""
+"""`FileSystem(root_dir=WS)` and `Shell`, with a vetoing `FileChangeRequestEvent` listener (one raising
+on `RAISE` paths, with a `FileReadEvent` listener that does too) and an event recorder."""
 
 listened_workspace_agent = _listened_agent('listened_workspace_agent', root_dir=False)
-"""`FileSystem()` on the workspace and `Shell`, with the same listener and recorder."""
+"""`FileSystem()` on the workspace and `Shell`, with the same listeners and recorder."""
 
 
 @workflow.defn

@@ -490,3 +490,56 @@ async def test_a_command_longer_than_the_default_activity_timeout(temporal_addre
     answer = await run_workflow(temporal_address, app.ShortWorkflow, script)
     assert answer['results'][0] == '[stdout]\nslept\n'
     assert answer['results'][1].startswith('slept\nPID: ')
+
+
+# --- a listener that raises: the run fails once with its error, as a plain run does (issue 21) ---
+
+
+@pytest.mark.parametrize(
+    'step',
+    [['write_file', {'path': 'raising.txt', 'content': 'x\n'}], ['read_file', {'path': 'raising-read.txt'}]],
+    ids=['FileChangeRequestEvent', 'FileReadEvent'],
+)
+async def test_a_raising_listener_fails_the_workflow_once(temporal_address: str, ws: Path, step: list[Any]) -> None:
+    """A listener raising `RuntimeError` fails a plain run with it; under Temporal the workflow fails
+    once with it (an `ApplicationError` of its type and message, not retried), nothing written, and the
+    events before it arrive once each, as in the plain run."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import ApplicationError
+
+    script: list[Any] = [
+        ['write_file', {'path': 'kept.txt', 'content': 'one\n'}],
+        ['read_file', {'path': 'kept.txt'}],
+        step,
+        ['write_file', {'path': 'after.txt', 'content': 'never\n'}],
+    ]
+    path = step[1]['path']
+    _seed(ws)
+    (ws / 'raising-read.txt').write_text('r\n')
+    with pytest.raises(RuntimeError, match=f'a listener broke on {path}'):
+        await run_plain(app.listened_root_agent, script)
+    plain_disk = _disk(ws)
+    plain_events = _run_events()
+    _seed(ws)
+    (ws / 'raising-read.txt').write_text('r\n')
+    client = await app.connect(temporal_address)
+    async with app.worker(client):
+        with pytest.raises(WorkflowFailureError) as failed:
+            await client.execute_workflow(
+                app.ListenedRootWorkflow.run,
+                json.dumps(script),
+                id=f'wf-{uuid.uuid4().hex}',
+                task_queue=app.TASK_QUEUE,
+                execution_timeout=timedelta(seconds=60),  # a workflow task retried forever fails the test here
+            )
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert (cause.type, cause.message, cause.non_retryable) == ('RuntimeError', f'a listener broke on {path}', True)
+    assert _disk(ws) == plain_disk
+    assert not (ws / 'after.txt').exists() and not (ws / 'raising.txt').exists()
+    assert _run_events() == plain_events
+    assert [e['kind'] for e in plain_events][:3] == [
+        'file_system.file_change_request',
+        'file_system.file_written',
+        'file_system.file_read',
+    ]
