@@ -37,6 +37,12 @@ def _temporal_workflow() -> ModuleType | None:
     return workflow
 
 
+def in_temporal_workflow() -> bool:
+    """Whether the calling code is Temporal workflow code, sandboxed or not (never imports Temporal)."""
+    workflow = _temporal_workflow()
+    return workflow is not None and bool(workflow.in_workflow())
+
+
 def in_workflow_sandbox() -> bool:
     """Whether the calling code runs in a Temporal workflow sandbox (never imports Temporal)."""
     workflow = _temporal_workflow()

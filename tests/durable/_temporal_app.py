@@ -45,7 +45,7 @@ from temporalio.workflow import ActivityConfig
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
     from pydantic_ai_harness_rs import FileSystem, Shell
-    from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent
+    from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent, FileReadEvent
 
 WS = Path(os.environ.get('DURABLE_WS', '/nonexistent-durable-ws'))
 """The workspace every agent here works in (the tests set it before importing this module)."""
@@ -113,6 +113,9 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     )
 
 
+SHORT_ACTIVITY = 3
+"""Seconds of `short_agent`'s default activity timeout."""
+
 FAST_RETRY = ActivityConfig(start_to_close_timeout=timedelta(seconds=60), heartbeat_timeout=timedelta(seconds=2))
 """Activities of a dead worker are retried elsewhere once 2 s pass without a heartbeat."""
 
@@ -147,11 +150,11 @@ def events_file(run_id: str) -> Path:
 
 
 async def record_events(ctx: Any, stream: Any) -> None:
-    """The event stream handler: each FileSystem event of the run, appended as it arrives (in an
-    activity on the worker under Temporal, so a replayed workflow does not call it again)."""
+    """The event stream handler: each FileSystem and Shell event of the run, appended as it arrives
+    (in an activity on the worker under Temporal, so a replayed workflow does not call it again)."""
     async for event in stream:
         kind = getattr(event, 'kind', '')
-        if isinstance(kind, str) and kind.startswith('file_system.'):
+        if isinstance(kind, str) and kind.startswith(('file_system.', 'shell.')):
             fields = {k: v for k, v in vars(event).items() if k not in ('capability_id',)}
             with events_file(ctx.run_id).open('a') as f:
                 f.write(json.dumps(fields, default=str) + '\n')
@@ -166,7 +169,21 @@ PAUSE_IN_LISTENER = 'listener'
 containing `pause`: a worker killed there has run the plan, not the commit."""
 
 
+RAISE = 'raising'
+"""A change or a read of a path containing this makes `listened_agent`'s listeners raise `RuntimeError`."""
+
+
+def _raise_on(path: str) -> None:
+    if RAISE in path:
+        raise RuntimeError(f'a listener broke on {path}')
+
+
+def _read(ctx: Any, event: FileReadEvent) -> None:
+    _raise_on(event.path)
+
+
 def _veto(ctx: Any, event: FileChangeRequestEvent) -> None:
+    _raise_on(event.path)
     if VETO in event.path:
         event.cancel('a listener said no')
     if 'pause' in event.path and workflow.in_workflow():
@@ -177,6 +194,7 @@ def _veto(ctx: Any, event: FileChangeRequestEvent) -> None:
 def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
     hooks: Hooks[None] = Hooks()
     hooks.on.event(FileChangeRequestEvent)(_veto)
+    hooks.on.event(FileReadEvent)(_read)
     return Agent(
         FunctionModel(scripted, stream_function=_streamed),
         name=name,
@@ -184,6 +202,7 @@ def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
         capabilities=[
             LocalWorkspace(WS),
             FileSystem(root_dir=WS) if root_dir else FileSystem(),
+            Shell(tools=['run_command', 'start_command', 'check_command', 'stop_command', 'shell']),
             hooks,
             TemporalDurability(
                 activity_config=FAST_RETRY, model_activity_config=FAST_RETRY, event_stream_handler=record_events
@@ -192,11 +211,38 @@ def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
     )
 
 
+short_agent = Agent(
+    FunctionModel(scripted),
+    name='short_agent',
+    retries=20,
+    capabilities=[
+        LocalWorkspace(WS),
+        Shell(tools=['run_command', 'shell']),
+        TemporalDurability(
+            activity_config=ActivityConfig(
+                start_to_close_timeout=timedelta(seconds=SHORT_ACTIVITY), heartbeat_timeout=timedelta(seconds=2)
+            )
+        ),
+    ],
+)
+"""`Shell` (`run_command`, `shell`) with a default activity timeout of `SHORT_ACTIVITY` seconds."""
+
+
+@workflow.defn
+class ShortWorkflow:
+    __pydantic_ai_agents__ = [short_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await short_agent.run(script)).output
+
+
 listened_root_agent = _listened_agent('listened_root_agent', root_dir=True)
-"""`FileSystem(root_dir=WS)` with a vetoing `FileChangeRequestEvent` listener and an event recorder."""
+"""`FileSystem(root_dir=WS)` and `Shell`, with a vetoing `FileChangeRequestEvent` listener (one raising
+on `RAISE` paths, with a `FileReadEvent` listener that does too) and an event recorder."""
 
 listened_workspace_agent = _listened_agent('listened_workspace_agent', root_dir=False)
-"""`FileSystem()` on the workspace, with the same listener and recorder."""
+"""`FileSystem()` on the workspace and `Shell`, with the same listeners and recorder."""
 
 
 @workflow.defn
@@ -242,7 +288,7 @@ class WorkspaceWorkflow:
         return (await workspace_agent.run(script)).output
 
 
-WORKFLOWS = [RootWorkflow, WorkspaceWorkflow, ListenedRootWorkflow, ListenedWorkspaceWorkflow]
+WORKFLOWS = [RootWorkflow, WorkspaceWorkflow, ListenedRootWorkflow, ListenedWorkspaceWorkflow, ShortWorkflow]
 
 
 async def connect(address: str) -> Client:

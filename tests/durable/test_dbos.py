@@ -25,6 +25,7 @@ WORKER = Path(__file__).with_name('dbos_worker.py')
 from tests.durable._scripted_run import (  # noqa: E402
     EVENTS_AFTER_CRASH,
     EVENTS_BEFORE_CRASH,
+    SCRIPTS,
     VETO_EVENTS,
     VETO_RESULTS,
     expected_results,
@@ -195,4 +196,9 @@ def _killed_while_a_command_runs(ws: Path, tmp: Path) -> None:
     assert stopped.startswith('(no output)\n[stopped]')
     assert (ws / 'bg.log').read_text() == 'started\nfinished\n'  # not restarted
     assert (ws / 'fg.log').read_text() == 'x\ny\n'  # not run twice
+    # The `shell` step the recovery ran again delivers its events to the handler, after the step, once.
+    assert outcome['events'] == [
+        {'event': 'CommandStartedEvent', 'command': SCRIPTS['command'][1][1]['command']},
+        {'event': 'CommandFinishedEvent', 'exit_code': 0},
+    ]
     _await(lambda: not marked_processes(), 'no command left running')

@@ -1,5 +1,6 @@
-"""The durable plumbing without an engine: event suppression in an activity's run context, and the
-record that lets a retried `run_command` stop what a dead worker left running (`durable/_commands.py`)."""
+"""The durable plumbing without an engine: event suppression in an activity's run context, the
+record that lets a retried `run_command` stop what a dead worker left running (`durable/_commands.py`),
+events carried out of an activity (`durable/_carried.py`) and a run error outside a workflow."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai import RunContext
@@ -190,3 +192,35 @@ async def test_a_retried_commit_answers_as_its_first_attempt(
     late = await run_unit(toolset, _ctx(), name, arguments, stage)
     assert late.value is None and late.retry is not None
     assert (tmp_path / 'a.txt').read_text() == 'theirs\n'
+
+
+async def test_carried_events_are_emitted_as_recorded_and_the_bare_result_returned() -> None:
+    """What a Temporal tool activity carries out (`durable/_carried.py`): each event rebuilt with the
+    fields the tool set (a `CommandStartedEvent`'s own `tool_call_id`, no `tool_name`), in order."""
+    from pydantic_ai_harness_rs.durable._carried import carry, deliver, record, recording
+    from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandStartedEvent
+
+    with recording() as recorded:
+        pass
+    assert carry('result', recorded) == 'result'  # nothing recorded: the result itself
+    started = CommandStartedEvent(tool_call_id='call-1', command='echo hi', pid=7)
+    finished = CommandFinishedEvent(pid=7, output_path='o', status_path='s', exit_code=0, truncated=False)
+    carried = carry('hi\n', [record(started), record(finished)])
+    emitted: list[Any] = []
+
+    class Ctx:
+        async def emit(self, event: Any) -> Any:
+            emitted.append(event)
+            return event
+
+    assert await deliver(Ctx(), carried) == 'hi\n'  # type: ignore[arg-type]
+    assert emitted == [started, finished]
+    assert (emitted[0].tool_call_id, emitted[0].tool_name, emitted[1].tool_call_id) == ('call-1', None, None)
+    assert await deliver(Ctx(), 'plain') == 'plain'  # type: ignore[arg-type]
+
+
+def test_outside_a_workflow_a_run_error_stays_itself() -> None:
+    from pydantic_ai_harness_rs.durable._listeners import as_workflow_failure
+
+    error = RuntimeError('a listener broke')
+    assert as_workflow_failure(error) is error

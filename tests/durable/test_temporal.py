@@ -387,3 +387,159 @@ async def test_a_worker_killed_between_plan_and_commit(temporal_address: str, ws
         'file_edited',
         'file_read',
     ]
+
+
+# --- Shell's events under Temporal: carried out of the tool's activity (issue 21) ----------------
+
+
+def _masked(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events with what differs between two runs (PIDs, job IDs in paths) masked."""
+    return [
+        {
+            k: '<pid>' if k == 'pid' else re.sub(r'[0-9a-f]{32}', '<id>', v) if isinstance(v, str) else v
+            for k, v in e.items()
+        }
+        for e in events
+    ]
+
+
+def _run_events() -> list[dict[str, Any]]:
+    """The events of the one run recorded since `_seed`."""
+    files = list(app.WS.parent.glob('events-*.jsonl'))
+    assert len(files) == 1
+    return _events(files[0].name[7:-6])
+
+
+async def test_shell_events_in_a_workflow(temporal_address: str, ws: Path) -> None:
+    """The `shell` tool's events reach the run's `event_stream_handler` under Temporal: once each,
+    in a plain run's order and attribution, between the other tools' events; nothing left running."""
+    marker = f'bg-{uuid.uuid4().hex}'
+    script: list[Any] = [
+        ['write_file', {'path': 'a.txt', 'content': 'one\n'}],
+        ['shell', {'command': 'cat a.txt'}],
+        ['run_command', {'command': 'echo plain'}],
+        ['shell', {'command': f'sleep 1 # {marker}', 'mode': 'background'}],
+        ['shell', {'command': 'echo two; exit 3'}],
+        ['read_file', {'path': 'a.txt'}],
+    ]
+    _seed(ws)
+    plain = await run_plain(app.listened_root_agent, script)
+    plain_events = _run_events()
+    assert gone(marker) == []
+    _seed(ws)
+    durable = await run_workflow(temporal_address, app.ListenedRootWorkflow, script)
+    assert normalized(durable['results']) == normalized(plain['results'])
+    assert _masked(_run_events()) == _masked(plain_events)
+    assert [(e['kind'], e.get('text'), e.get('exit_code')) for e in plain_events if e['kind'].startswith('shell.')] == [
+        ('shell.command_started', None, None),
+        ('shell.command_output', 'one\n', None),
+        ('shell.command_finished', None, 0),
+        ('shell.command_started', None, None),
+        ('shell.command_finished', None, None),
+        ('shell.command_started', None, None),
+        ('shell.command_output', 'two\n', None),
+        ('shell.command_finished', None, 3),
+    ]
+    shell_calls = [e['tool_call_id'] for e in plain_events if e['kind'].startswith('shell.')]
+    assert shell_calls == ['call-1-0'] * 3 + ['call-3-0'] * 2 + ['call-4-0'] * 3
+    assert gone(marker) == []
+
+
+async def test_shell_events_once_after_a_crash(temporal_address: str, ws: Path) -> None:
+    """Killed while the `shell` tool waits on its command: the retried activity attaches to the job
+    and the run's events are a plain run's, once each (the dead attempt's never arrive)."""
+    release = ws.parent / f'release-{uuid.uuid4().hex}'
+    command = f'touch started; while [ ! -e {release} ]; do sleep 0.05; done; echo finished'
+    script: list[Any] = [
+        ['write_file', {'path': 'a.txt', 'content': 'one\n'}],
+        ['shell', {'command': command, 'timeout': 120}],
+        ['read_file', {'path': 'a.txt'}],
+    ]
+    _seed(ws)
+    release.touch()
+    plain = await run_plain(app.listened_root_agent, script)
+    plain_events = _run_events()
+    release.unlink()
+    _seed(ws)
+    try:
+        answer = await crash_and_resume(
+            temporal_address, script, 'started', between=release.touch, workflow=app.ListenedRootWorkflow
+        )
+    finally:
+        release.touch()
+    assert normalized(answer['results']) == normalized(plain['results'])
+    assert _masked(_run_events()) == _masked(plain_events)
+    assert [e['kind'] for e in plain_events] == [
+        'file_system.file_change_request',
+        'file_system.file_written',
+        'shell.command_started',
+        'shell.command_output',
+        'shell.command_finished',
+        'file_system.file_read',
+    ]
+    assert gone(str(release)) == []
+
+
+async def test_a_command_longer_than_the_default_activity_timeout(temporal_address: str, ws: Path) -> None:
+    """`run_command` and `shell` keep their own activity timeout, not the agent's default one."""
+    longer = app.SHORT_ACTIVITY + 2
+    script: list[Any] = [
+        ['run_command', {'command': f'sleep {longer}; echo slept', 'timeout_seconds': 60}],
+        ['shell', {'command': f'sleep {longer}; echo slept', 'timeout': 60}],
+    ]
+    answer = await run_workflow(temporal_address, app.ShortWorkflow, script)
+    assert answer['results'][0] == '[stdout]\nslept\n'
+    assert answer['results'][1].startswith('slept\nPID: ')
+
+
+# --- a listener that raises: the run fails once with its error, as a plain run does (issue 21) ---
+
+
+@pytest.mark.parametrize(
+    'step',
+    [['write_file', {'path': 'raising.txt', 'content': 'x\n'}], ['read_file', {'path': 'raising-read.txt'}]],
+    ids=['FileChangeRequestEvent', 'FileReadEvent'],
+)
+async def test_a_raising_listener_fails_the_workflow_once(temporal_address: str, ws: Path, step: list[Any]) -> None:
+    """A listener raising `RuntimeError` fails a plain run with it; under Temporal the workflow fails
+    once with it (an `ApplicationError` of its type and message, not retried), nothing written, and the
+    events before it arrive once each, as in the plain run."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import ApplicationError
+
+    script: list[Any] = [
+        ['write_file', {'path': 'kept.txt', 'content': 'one\n'}],
+        ['read_file', {'path': 'kept.txt'}],
+        step,
+        ['write_file', {'path': 'after.txt', 'content': 'never\n'}],
+    ]
+    path = step[1]['path']
+    _seed(ws)
+    (ws / 'raising-read.txt').write_text('r\n')
+    with pytest.raises(RuntimeError, match=f'a listener broke on {path}'):
+        await run_plain(app.listened_root_agent, script)
+    plain_disk = _disk(ws)
+    plain_events = _run_events()
+    _seed(ws)
+    (ws / 'raising-read.txt').write_text('r\n')
+    client = await app.connect(temporal_address)
+    async with app.worker(client):
+        with pytest.raises(WorkflowFailureError) as failed:
+            await client.execute_workflow(
+                app.ListenedRootWorkflow.run,
+                json.dumps(script),
+                id=f'wf-{uuid.uuid4().hex}',
+                task_queue=app.TASK_QUEUE,
+                execution_timeout=timedelta(seconds=60),  # a workflow task retried forever fails the test here
+            )
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert (cause.type, cause.message, cause.non_retryable) == ('RuntimeError', f'a listener broke on {path}', True)
+    assert _disk(ws) == plain_disk
+    assert not (ws / 'after.txt').exists() and not (ws / 'raising.txt').exists()
+    assert _run_events() == plain_events
+    assert [e['kind'] for e in plain_events][:3] == [
+        'file_system.file_change_request',
+        'file_system.file_written',
+        'file_system.file_read',
+    ]

@@ -2,10 +2,10 @@
 
 Under Temporal a `Shell` tool runs in an activity, possibly on another worker, and Pydantic AI's
 activity run context (`TemporalRunContext`) refuses `emit` with a non-retryable `UserError`
-(pydantic/pydantic-ai#7971): the run's event stream lives in the workflow. (`FileSystem`'s tools
-record their events in their activities and emit them from workflow code: `_operations.py`.) The
-rule here: a tool running where events cannot be delivered emits none and otherwise works as it
-does outside a run. A `FileChangeRequestEvent` nobody can receive is not
+(pydantic/pydantic-ai#7971): the run's event stream lives in the workflow. (`FileSystem`'s
+operations and the `shell` tool record their events there and have them emitted from workflow
+code: `_carried.py`.) The rule here: a tool running where events cannot be delivered, and not
+recording them, emits none and otherwise works as it does outside a run. A `FileChangeRequestEvent` nobody can receive is not
 asked, so the change goes ahead (approve changes under Temporal with Pydantic AI's tool approval,
 `requires_approval`, which the workflow runs). DBOS steps and Prefect tasks run in the run's
 own process, where `emit` reaches the stream: tools emit there as usual.

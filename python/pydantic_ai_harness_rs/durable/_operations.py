@@ -39,6 +39,7 @@ from pydantic_ai.tools import RunContext
 
 from pydantic_ai_harness_rs._approvals import current_call, with_note
 from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
+from pydantic_ai_harness_rs.durable._carried import RecordedEvent, rebuild, record
 from pydantic_ai_harness_rs.durable._commands import in_durable_unit
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 
@@ -47,14 +48,6 @@ if TYPE_CHECKING:
 
 CHANGE_TOOLS = frozenset({'write_file', 'edit_file', 'create_directory'})
 """The tools that change files: planned in one operation, committed in another."""
-
-
-@dataclass
-class RecordedEvent:
-    """A capability event a durable operation recorded: its class (`FileReadEvent`, ...) and its own fields."""
-
-    kind: str
-    fields: dict[str, Any]
 
 
 @dataclass
@@ -121,26 +114,6 @@ def dispatches(ctx: RunContext[Any], capability_id: str | None) -> bool:
     # Temporal sandbox without lazy `sys.modules` pass-through does not show: its workflow code is
     # recognised by the sandbox itself.
     return bool(getattr(ctx, 'in_durable_context', False)) or in_workflow_sandbox()
-
-
-def _base_fields() -> frozenset[str]:
-    from pydantic_ai import CapabilityEvent
-
-    return frozenset(f.name for f in dataclasses.fields(CapabilityEvent))
-
-
-def record(event: Any) -> RecordedEvent:
-    """`event` as data that crosses a durable boundary (the fields the run fills in left out)."""
-    base = _base_fields()
-    fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event) if f.name not in base}
-    return RecordedEvent(type(event).__name__, fields)
-
-
-def rebuild(recorded: RecordedEvent) -> Any:
-    """The event `record` took apart (the `file_system` event classes in force, ours or 0.62.0's)."""
-    from pydantic_ai_harness_rs.filesystem import _events
-
-    return getattr(_events, recorded.kind)(**recorded.fields)
 
 
 async def run_unit(

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic_ai.capabilities import AbstractCapability, durable_operation
 from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FilteredToolset
 
@@ -19,6 +20,7 @@ from pydantic_ai_harness_rs._sandbox import adopt_host_modules, in_workflow_sand
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
 from pydantic_ai_harness_rs.durable._events import beneath_durable
+from pydantic_ai_harness_rs.durable._listeners import as_workflow_failure
 from pydantic_ai_harness_rs.durable._operations import Planned, Stage, UnitResult, run_unit
 from pydantic_ai_harness_rs.filesystem._approval import ApprovalPredicate
 from pydantic_ai_harness_rs.filesystem._approval import checked as checked_approvals
@@ -244,6 +246,11 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         if self.read_only_patterns is UNSET_READ_ONLY_PATTERNS:
             chosen = DEFAULT_READ_ONLY_PATTERNS if contract == 'workspace' else DEFAULT_PROTECTED_PATTERNS
             self.read_only_patterns = list(chosen)
+
+    async def on_run_error(self, ctx: RunContext[AgentDepsT], *, error: BaseException) -> AgentRunResult[Any]:
+        """Raise `error`; under Temporal, a listener's exception as the non-retryable `ApplicationError`
+        that fails the workflow once instead of its task forever (`durable/_listeners.py`)."""
+        raise as_workflow_failure(error)
 
     async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
         """Fail the run at its start when its workspace is an `UnavailableWorkspace` (0.62.0's message),

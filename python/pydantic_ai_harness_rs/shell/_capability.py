@@ -21,6 +21,7 @@ from pydantic_ai_harness_rs._approvals import forget_denied
 from pydantic_ai_harness_rs._sandbox import adopt_host_modules, in_workflow_sandbox
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._warn import warn_cwd_ignored
+from pydantic_ai_harness_rs.durable._listeners import as_workflow_failure
 from pydantic_ai_harness_rs.shell._approval import APPROVAL_TOOL_NAMES, CommandPredicate
 from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT
@@ -227,6 +228,11 @@ class Shell(AbstractCapability[AgentDepsT]):
             with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
                 await self.get_toolset().clear_run_cwd(ctx)
         return result
+
+    async def on_run_error(self, ctx: RunContext[AgentDepsT], *, error: BaseException) -> AgentRunResult[Any]:
+        """Raise `error`; under Temporal, a listener's exception as the non-retryable `ApplicationError`
+        that fails the workflow once instead of its task forever (`durable/_listeners.py`)."""
+        raise as_workflow_failure(error)
 
     async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
         """Fail the run at its start when it has no workspace to run commands in."""

@@ -8,6 +8,7 @@ them. Progress is emitted as `shell` events while a foreground call waits.
 from __future__ import annotations
 
 import codecs
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -15,6 +16,7 @@ import anyio
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.workspaces import LocalWorkspaceBackend
 
+from pydantic_ai_harness_rs.durable._carried import recorder
 from pydantic_ai_harness_rs.durable._events import events_reachable, refuse_bare_toolset
 from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 from pydantic_ai_harness_rs.shell._jobs import POLL_MAX, POLL_MIN, Job, job_directory, launch, stop_launched
@@ -36,13 +38,18 @@ CommandMode = Literal['foreground', 'background']
 
 
 def event_ctx(ctx: RunContext[Any], capability: str) -> RunContext[Any] | None:
-    """`ctx`, or `None` where events cannot reach the run's stream (a Temporal activity).
+    """`ctx`; where events cannot reach the run's stream (a Temporal activity), a copy whose `emit`
+    records them for workflow code (inside `durable._carried.recording`), else `None`.
 
     Raises `UserError` when the tool came from a bare or renamed toolset, whose capability
     events core would refuse.
     """
     if not events_reachable(ctx):
-        return None
+        if (keep := recorder()) is None:
+            return None
+        recorded = copy.copy(ctx)
+        object.__setattr__(recorded, 'emit', keep)
+        return recorded
     refuse_bare_toolset(ctx, capability)
     return ctx
 

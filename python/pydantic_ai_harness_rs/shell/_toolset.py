@@ -35,6 +35,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTi
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._approvals import Call, with_note
+from pydantic_ai_harness_rs.durable._carried import EventsDelivered, carry, recording
 from pydantic_ai_harness_rs.durable._commands import CommandGuard, call_job_id
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.shell import _foreground as foreground
@@ -296,12 +297,23 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         """Cap `str` results to the last `max_output_chars` chars (status and handles sit at the end).
 
         Each call is one durable unit under DBOS and Prefect, on the plain workspace (`durable/_units.py`).
+        In a Temporal activity, where events cannot reach the run, the `shell` tool's events are
+        recorded and carried out on the result, for workflow code to emit (`durable/_carried.py`).
         """
         parent = super()
-        result = await call_in_unit('Shell', name, ctx, lambda unit: parent.call_tool(name, tool_args, unit, tool))
-        if not isinstance(result, str):
-            return result
-        return truncate_tail(result, self._max_output_chars)
+        with recording() as recorded:
+            result = await call_in_unit('Shell', name, ctx, lambda unit: parent.call_tool(name, tool_args, unit, tool))
+        if isinstance(result, str):
+            result = truncate_tail(result, self._max_output_chars)
+        return carry(result, recorded)
+
+    def visit_and_replace(
+        self, visitor: Callable[[AbstractToolset[AgentDepsT]], AbstractToolset[AgentDepsT]]
+    ) -> AbstractToolset[AgentDepsT]:
+        """`visitor(self)`; a durable engine's wrapper of this toolset (anything but `self`) inside
+        `EventsDelivered`, which emits in workflow code the events a tool activity carried out."""
+        replaced = visitor(self)
+        return replaced if replaced is self else EventsDelivered(replaced)
 
     # --- configuration ----------------------------------------------------------------
 
