@@ -228,6 +228,17 @@ else:  # no pydantic-ai-harness, or one from before tool kinds (0.58 and older)
             """A `grep` call, under the name the tool had in the run."""
 
 
+class ApplyPatchArgs(TypedDict):
+    """`apply_patch`: the whole patch, `input`, in Codex's format (ours: no reference release has the tool)."""
+
+    input: str
+
+
+if ToolKind is not None:
+    APPLY_PATCH_KIND = ToolKind(FILE_SYSTEM_EVENTS, 'apply_patch', args=ApplyPatchArgs)
+    """`apply_patch` (ours), whatever the tool is named."""
+
+
 def tool_kind_options(tool: str) -> dict[str, Any]:
     """The `add_function` keyword giving `tool` (a name in `FILE_SYSTEM_TOOL_NAMES`) its kind.
 

@@ -165,11 +165,13 @@ pub fn parse(input: &str) -> Result<Vec<Op>> {
             while i < body.len() && !body[i].trim_start().starts_with("***") {
                 match body[i].strip_prefix('+') {
                     Some(text) => content.push(text.to_string()),
-                    None => return Err(invalid(format!(
+                    None => {
+                        return Err(invalid(format!(
                         "line {}: every line of Add File '{path}' must start with '+', got {:?}.",
                         number(i),
                         body[i]
-                    ))),
+                    )))
+                    }
                 }
                 i += 1;
             }
