@@ -41,7 +41,7 @@ async def announce_patch(ctx: RunContext[Any] | None, plan: PatchPlan) -> str | 
         event = FileChangeRequestEvent(
             path=file.path,
             root_dir=plan.root_dir,
-            operation=file.operation,  # pyright: ignore[reportArgumentType] - 'delete' is ours
+            operation=file.operation,
             diff=file.diff,
             truncated=file.truncated,
         )

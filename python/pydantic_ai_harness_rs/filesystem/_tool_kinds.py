@@ -249,5 +249,10 @@ def tool_kind_options(tool: str) -> dict[str, Any]:
     return {'tool_kind': globals()[f'{tool.upper()}_KIND']}
 
 
-EXPORTED_NAMES: tuple[str, ...] = (*KIND_NAMES, *ARGS_NAMES, *PART_NAMES) if TOOL_KINDS_SUPPORTED else ARGS_NAMES
-"""The public names this module defines on the installed `pydantic-ai-slim` (0.62.0's 32, or the shapes)."""
+EXPORTED_NAMES: tuple[str, ...] = (
+    (*KIND_NAMES, 'APPLY_PATCH_KIND', *ARGS_NAMES, 'ApplyPatchArgs', *PART_NAMES)
+    if TOOL_KINDS_SUPPORTED
+    else (*ARGS_NAMES, 'ApplyPatchArgs')
+)
+"""The public names this module defines on the installed `pydantic-ai-slim` (0.62.0's 32 and ours for
+`apply_patch`, or the shapes)."""
