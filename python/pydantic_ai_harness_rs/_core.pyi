@@ -67,10 +67,8 @@ __version__: str
 
 # --- errors -------------------------------------------------------------------------------------
 class HarnessError(Exception): ...
-
 class RetryableError(HarnessError):
     """The model can correct the call; the Python layer raises `ModelRetry(str(error))`."""
-
 class OutsideRootError(RetryableError): ...
 class DeniedError(RetryableError): ...
 class ProtectedError(RetryableError): ...
@@ -81,10 +79,8 @@ class AmbiguousMatchError(RetryableError): ...
 class OffsetPastEndError(RetryableError): ...
 class InvalidPatternError(RetryableError): ...
 class InvalidArgumentError(RetryableError): ...
-
 class CommandTooLongError(RetryableError):
     """The OS refused a command as too long (`E2BIG`) and the invocation without it starts."""
-
 class CancelledError(HarnessError): ...
 
 @final
@@ -225,6 +221,7 @@ class FileSystemCore:
     def cwd(self) -> str: ...
     @property
     def contract(self) -> Literal['document', 'workspace']: ...
+
     def read_file(
         self,
         path: str,
@@ -286,12 +283,15 @@ class FileSystemCore:
     def raise_os_error(self, errno: int, filename: str | None) -> NoReturn:
         """Raise the core's error for an OS error an override raised: retryable, or OSError without the host path."""
 
-def apply_replacements(text: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], path: str) -> str:
+def apply_replacements(
+    text: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], path: str
+) -> str:
     """`text` with each `(old, new[, replace_all])` applied in order, each `old` matching exactly once
     (overlapping occurrences count), or with `replace_all` at least once (every occurrence replaced).
 
     Raises `NoMatchError` / `AmbiguousMatchError` / `InvalidArgumentError` (empty old_text) with the
     reference's messages (`old_text` for one pair, `replacement N` in a batch); nothing is written."""
+
 
 # --- FileSystem on a workspace that is not on this host (src/py/remote.rs, src/fs/remote.rs) --------
 # Python moves bytes through the workspace protocol (filesystem/_remote.py); these decide and render.
@@ -651,7 +651,6 @@ def job_launch(
     """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists.
 
     Raises `CommandTooLongError` (nothing started, `dir` removed) when the OS refuses `command` as too long."""
-
 NOT_REGULAR_FILE: str
 """0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract)."""
 COMMAND_TOO_LONG: str
@@ -669,10 +668,8 @@ def job_tail(path: str, max_bytes: int) -> bytes: ...
 def job_kill(dir: str, pid: int, pgid: int | None, grace: float) -> Literal['gone', 'ended', 'killed']:
     """SIGTERM the group, up to `grace` seconds, then SIGKILL: `'gone'` when nothing was left,
     `'ended'` when the command ended within the grace, `'killed'` when its group got SIGKILL."""
-
 def job_wait(pid: int, timeout: float) -> bool:
     """Wait up to `timeout` seconds for the wrapper `pid` to exit; True once it has."""
-
 def job_cleanup(dir: str) -> None: ...
 def job_prune(base: str, max_age: float | None, max_total_bytes: int | None) -> tuple[int, int]:
     """Remove finished jobs under `base` older than `max_age` seconds, then the oldest until the rest

@@ -16,9 +16,7 @@ from tests.scripted import run_agent, run_tools
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize(
-    'field', ['max_read_lines', 'max_list_results', 'max_search_results', 'max_find_results', 'max_read_chars']
-)
+@pytest.mark.parametrize('field', ['max_read_lines', 'max_list_results', 'max_search_results', 'max_find_results', 'max_read_chars'])
 @pytest.mark.parametrize('value', [0, -1, '10'])
 def test_integer_limits_are_validated_at_construction(fs: ModuleType, field: str, value: Any) -> None:
     with pytest.raises(ValueError, match=f'{field} must be a positive integer, got {value!r}'):
@@ -26,9 +24,7 @@ def test_integer_limits_are_validated_at_construction(fs: ModuleType, field: str
 
 
 @spec_over_reference
-@pytest.mark.parametrize(
-    'field', ['max_read_lines', 'max_list_results', 'max_search_results', 'max_find_results', 'max_read_chars']
-)
+@pytest.mark.parametrize('field', ['max_read_lines', 'max_list_results', 'max_search_results', 'max_find_results', 'max_read_chars'])
 def test_true_is_not_a_limit(fs: ModuleType, field: str) -> None:
     """`max_search_results=True` would cap every search at one line: refused (0.36.0 takes True as 1)."""
     with pytest.raises(ValueError, match=f'{field} must be a positive integer, got True'):
@@ -42,14 +38,7 @@ def test_unknown_tool_is_refused(fs: ModuleType, tmp_path: Path) -> None:
 
 def test_constants(fs: ModuleType) -> None:
     assert fs.DEFAULT_TOOL_NAMES == (
-        'read_file',
-        'write_file',
-        'edit_file',
-        'list_directory',
-        'search_files',
-        'find_files',
-        'create_directory',
-        'file_info',
+        'read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'find_files', 'create_directory', 'file_info',
     )
     assert fs.FILE_SYSTEM_TOOL_NAMES[: len(fs.DEFAULT_TOOL_NAMES) + 2] == (*fs.DEFAULT_TOOL_NAMES, 'list_files', 'grep')
     assert fs.FILE_SYSTEM_TOOL_NAMES[len(fs.DEFAULT_TOOL_NAMES) + 2 :] == (() if REFERENCE else ('apply_patch',))
@@ -71,9 +60,7 @@ async def test_default_tools_and_schemas(fs: ModuleType, tmp_path: Path) -> None
     assert [d.name for d in t.tools] == list(fs.DEFAULT_TOOL_NAMES)
     schemas = {d.name: d.parameters_json_schema for d in t.tools}
     assert schemas['read_file']['properties']['offset'] == {
-        'default': 0,
-        'description': 'Zero-based line offset to start reading from.',
-        'type': 'integer',
+        'default': 0, 'description': 'Zero-based line offset to start reading from.', 'type': 'integer',
     }
     assert set(schemas['edit_file']['properties']) == {'path', 'old_text', 'new_text', 'replacements', 'expected_hash'}
     assert schemas['edit_file']['$defs']['Replacement']['required'] == ['old_text', 'new_text']
