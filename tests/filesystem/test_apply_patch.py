@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic_ai import Agent
 from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_ai.tools import DeferredToolRequests
 from pydantic_ai.workspaces import Workspace
 from pydantic_ai_harness_rs import ReadBeforeWrite
 from pydantic_ai_harness_rs.filesystem import (
@@ -22,10 +25,12 @@ from pydantic_ai_harness_rs.filesystem import (
     FileSystem,
     FileWrittenEvent,
 )
+from pydantic_ai_harness_rs.filesystem._approval import PATCH_STALE
 
+from tests.approval_resume import resume_in_new_process
 from tests.filesystem.conftest import beyond_reference, sha
 from tests.memory_workspace import MemoryWorkspace
-from tests.scripted import RETRY, run_tools
+from tests.scripted import RETRY, Transcript, run_tools, scripted_model
 
 pytestmark = beyond_reference('0.36.0 has no apply_patch')
 
@@ -45,6 +50,7 @@ H = [
     )
 ]
 """Content hashes the results below show, by index."""
+H_APPROVED, H_N = sha(b'# Approved\n'), sha(b'n\n')
 
 
 def patch(*lines: str) -> str:
@@ -435,3 +441,76 @@ def test_the_next_start_finishes_a_commit_a_kill_interrupted(root: Path) -> None
     assert (root / 'made' / 'f.txt').read_bytes() == b'made\n'
     assert not (root / 'docs' / 'old.md').exists()
     assert list((root / '.pydantic-ai-harness' / 'patch').iterdir()) == []
+
+
+# --- approvals (`require_approval`, tests/approval_resume.py) -----------------------------------
+
+
+async def ask(root: Path, text: str, **options: Any) -> tuple[DeferredToolRequests, list[ModelMessage]]:
+    agent = Agent(
+        capabilities=[FileSystem(root_dir=root, tools=TOOLS, **options)],
+        output_type=[str, DeferredToolRequests],
+        retries=10,
+    )
+    result = await agent.run('go', model=scripted_model([('apply_patch', {'input': text})], Transcript()))
+    assert isinstance(result.output, DeferredToolRequests), result.output
+    return result.output, result.all_messages()
+
+
+def resume(root: Path, history: list[ModelMessage], decision: dict[str, Any]) -> list[list[str]]:
+    spec = {
+        'capability': 'file_system',
+        'root_dir': str(root),
+        'options': {'tools': TOOLS, 'require_approval': ['apply_patch']},
+        'history': ModelMessagesTypeAdapter.dump_json(history).decode(),
+        'decisions': {'call-1': decision},
+    }
+    return resume_in_new_process(spec)
+
+
+APPROVED = patch('*** Update File: README.md', '-# Demo', '+# Approved', '*** Add File: new.txt', '+n')
+
+
+async def test_one_approval_for_the_whole_patch_then_a_resume_in_a_new_process(root: Path) -> None:
+    before = snapshot(root)
+    requests, history = await ask(root, APPROVED, require_approval=True)
+    assert [c.tool_call_id for c in requests.approvals] == ['call-1']
+    metadata = requests.metadata['call-1']
+    assert len(metadata.pop('arguments_digest')) == 64
+    assert metadata == {
+        'tool_name': 'apply_patch',
+        'operation': 'apply_patch',
+        'root_dir': str(root.resolve()),
+        'files': [
+            {
+                'operation': 'edit',
+                'path': 'README.md',
+                'diff': '--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-# Demo\n+# Approved',
+                'truncated': False,
+                'content_hash': sha(b'# Demo\n'),
+            },
+            {
+                'operation': 'write',
+                'path': 'new.txt',
+                'diff': '--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n',
+                'truncated': False,
+                'content_hash': None,
+            },
+        ],
+    }
+    assert snapshot(root) == before  # nothing written before approval
+    results = resume(root, history, {'approve': True})
+    assert results == [
+        ['return', f'Applied patch to 2 files:\nM README.md [hash:{H_APPROVED}]\nA new.txt [hash:{H_N}]']
+    ]
+    assert (root / 'README.md').read_text() == '# Approved\n'
+    assert (root / 'new.txt').read_text() == 'n\n'
+
+
+async def test_an_approved_patch_whose_file_changed_since_writes_nothing(root: Path) -> None:
+    _, history = await ask(root, APPROVED, require_approval=['apply_patch'])
+    (root / 'README.md').write_text('# Demo\n\nSomeone else wrote this.\n')  # the patch still applies
+    results = resume(root, history, {'approve': True})
+    assert results == [['retry', PATCH_STALE]]
+    assert (root / 'README.md').read_text() == '# Demo\n\nSomeone else wrote this.\n'
+    assert not (root / 'new.txt').exists()

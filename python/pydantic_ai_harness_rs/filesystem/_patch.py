@@ -15,6 +15,8 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
+from pydantic_ai_harness_rs._approvals import Approvals
+from pydantic_ai_harness_rs.filesystem._approval import patch_gate
 from pydantic_ai_harness_rs.filesystem._events import FileChangeRequestEvent, FileEditedEvent, FileWrittenEvent
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT, GuardedChange, guarded_change
@@ -65,13 +67,16 @@ def _checked(change: GuardedChange, file: PatchFile) -> None:
         raise change.observations.refusal(file.path_argument, change.expected_hash)
 
 
-async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str) -> str:
-    """Plan, announce and commit `input` (see the module doc); returns the tool result.
+async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str, approvals: Approvals) -> str:
+    """Plan, announce and commit `input` (see the module doc); returns the tool result. With
+    `require_approval` covering the tool, the planned patch is put to a person first (`patch_gate`).
 
     Raises:
         RetryableError: the core's (a parse error, a path, a hunk that does not match, a file
             changed since the plan), with nothing written.
-        ModelRetry: `ReadBeforeWrite`'s refusal of a file, with nothing written.
+        ModelRetry: `ReadBeforeWrite`'s refusal of a file, or an approved patch whose files changed
+            since, with nothing written.
+        ApprovalRequired: the patch needs a person.
     """
     first = await engine.plan_patch(input)
     keys = sorted({await engine.lock_key(f.path_argument) for f in first.files})
@@ -82,9 +87,11 @@ async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str) -
         changes: list[tuple[GuardedChange, PatchFile]] = []
         for file in plan.files:
             key = await engine.lock_key(file.path_argument)
-            change = guarded_change(engine.storage, key, file.path_argument, None)
-            _checked(change, file)
-            changes.append((change, file))
+            changes.append((guarded_change(engine.storage, key, file.path_argument, None), file))
+        approved = await patch_gate(approvals, ctx, engine, plan) if ctx is not None else False
+        if not approved:  # an approved patch was checked against the versions the person saw
+            for change, file in changes:
+                _checked(change, file)
         if (refusal := await announce_patch(ctx, plan)) is not None:
             return refusal
         text = await engine.commit_patch(plan)

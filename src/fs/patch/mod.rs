@@ -324,7 +324,14 @@ pub fn plan_ops(
         let old_hash = e.original.as_deref().map(|b| disk_hash(b, contract));
         let new_hash = e.current.as_deref().map(|b| disk_hash(b, contract));
         let (diff, truncated) = unified_diff(
-            e.original.as_deref().map(shown_text).as_deref(),
+            // A new file diffs from an empty one, as an announced `write_file` does.
+            Some(
+                e.original
+                    .as_deref()
+                    .map(shown_text)
+                    .unwrap_or_default()
+                    .as_str(),
+            ),
             &e.current.as_deref().map(shown_text).unwrap_or_default(),
             &e.event_path,
         );
