@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai_harness_rs._approvals import Approvals
 from pydantic_ai_harness_rs.filesystem._approval import patch_gate
-from pydantic_ai_harness_rs.filesystem._events import FileChangeRequestEvent, FileEditedEvent, FileWrittenEvent
+from pydantic_ai_harness_rs.filesystem._events import Announcement, FileEditedEvent, FileWrittenEvent, announce
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT, GuardedChange, guarded_change
 
@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from pydantic_ai_harness_rs._core import PatchFile, PatchPlan
     from pydantic_ai_harness_rs.filesystem._engine import Engine
 
-_REFUSED = {'write': 'was not created', 'edit': 'was not edited', 'delete': 'was not deleted'}
-"""How a vetoed file is worded in the tool result, by operation."""
-
 
 async def announce_patch(ctx: RunContext[Any] | None, plan: PatchPlan) -> str | None:
     """Put each file of `plan` to the listeners (`FileChangeRequestEvent`, sorted by path); the tool
@@ -37,20 +34,10 @@ async def announce_patch(ctx: RunContext[Any] | None, plan: PatchPlan) -> str | 
 
     A delete is announced with `operation='delete'` and the diff to an empty file.
     """
-    if ctx is None:
-        return None
     for file in plan.files:
-        event = FileChangeRequestEvent(
-            path=file.path,
-            root_dir=plan.root_dir,
-            operation=file.operation,
-            diff=file.diff,
-            truncated=file.truncated,
-        )
-        await ctx.emit(event)
-        if event.cancelled:
-            reason = event.cancel_reason or 'cancelled by a listener'
-            return f'[Patch not applied, no file changed: {file.path!r} {_REFUSED[file.operation]}: {reason}]'
+        announcement = Announcement(file.path, plan.root_dir, file.operation, file.diff, file.truncated)
+        if (refusal := await announce(ctx, announcement)) is not None:
+            return f'[Patch not applied, no file changed: {refusal[1:-1]}]'
     return None
 
 
