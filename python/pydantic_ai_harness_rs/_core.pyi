@@ -31,6 +31,8 @@ __all__ = [
     'FileSystemCore',
     'Outcome',
     'ChangePlan',
+    'PatchPlan',
+    'PatchFile',
     'content_hash',
     'text_hash',
     'unified_diff',
