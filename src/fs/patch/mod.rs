@@ -127,25 +127,37 @@ pub fn patch_paths(input: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// A file a workspace backend handed in for [`plan_handed_in`].
+#[derive(Debug, Clone)]
+pub struct HandedIn {
+    /// Its resolved workspace path.
+    pub resolved: String,
+    /// Its event path.
+    pub event_path: String,
+    /// Its bytes, `None` when nothing is there.
+    pub bytes: Option<Vec<u8>>,
+    /// Whether a directory is there.
+    pub is_dir: bool,
+}
+
 /// [`plan_ops`] on files a workspace backend handed in: `files` maps each path of
-/// [`patch_paths`] to its resolved workspace path, its event path, its bytes (`None`: no file)
-/// and whether it is a directory.
+/// [`patch_paths`] to what is there.
 ///
 /// Errors: a directory named as a file, and [`plan_ops`]'s.
 pub fn plan_handed_in(
     input: &str,
     contract: Contract,
-    files: &std::collections::HashMap<String, (String, String, Option<Vec<u8>>, bool)>,
+    files: &std::collections::HashMap<String, HandedIn>,
 ) -> Result<PatchPlan> {
     let ops = parse::parse(input)?;
     plan_ops(&ops, contract, |path| {
-        let Some((resolved, event_path, bytes, is_dir)) = files.get(path) else {
+        let Some(file) = files.get(path) else {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 format!("{} was not handed in.", py_repr(path)),
             ));
         };
-        if *is_dir {
+        if file.is_dir {
             return Err(refusal(
                 ErrorKind::NotFound,
                 format!(
@@ -155,9 +167,9 @@ pub fn plan_handed_in(
             ));
         }
         Ok(Loaded {
-            rel: PathBuf::from(resolved),
-            event_path: event_path.clone(),
-            bytes: bytes.clone(),
+            rel: PathBuf::from(&file.resolved),
+            event_path: file.event_path.clone(),
+            bytes: file.bytes.clone(),
         })
     })
 }
