@@ -378,3 +378,57 @@ pub fn plan_ops(
     let files = files.into_iter().map(|(_, f)| f).collect();
     Ok(PatchPlan { files, order })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn a_plan_on_files_handed_in() {
+        let file = |resolved: &str, bytes: Option<&[u8]>, is_dir: bool| HandedIn {
+            resolved: resolved.to_string(),
+            event_path: resolved.trim_start_matches("/ws/").to_string(),
+            bytes: bytes.map(<[u8]>::to_vec),
+            is_dir,
+        };
+        let files: HashMap<String, HandedIn> = [
+            (
+                "a.txt".to_string(),
+                file("/ws/a.txt", Some(b"one\r\ntwo\r\n"), false),
+            ),
+            ("b".to_string(), file("/ws/b", None, false)),
+            ("d".to_string(), file("/ws/d", None, true)),
+        ]
+        .into();
+        let input =
+            "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b\n-two\n+2\n*** End Patch";
+        let plan = plan_handed_in(input, Contract::Workspace, &files).unwrap();
+        assert_eq!(
+            plan.result_text(false),
+            "Applied patch to 1 file:\nR a.txt -> b"
+        );
+        let moved: Vec<_> = plan
+            .files
+            .iter()
+            .map(|f| (f.event_path.as_str(), f.operation(), f.new.clone()))
+            .collect();
+        assert_eq!(
+            moved,
+            vec![
+                ("a.txt", "delete", None),
+                ("b", "write", Some(b"one\r\n2\r\n".to_vec()))
+            ]
+        );
+        let err = plan_handed_in(
+            "*** Begin Patch\n*** Delete File: d\n*** End Patch",
+            Contract::Workspace,
+            &files,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "'d' is a directory, not a file. No changes were written."
+        );
+    }
+}
