@@ -31,6 +31,8 @@ __all__ = [
     'FileSystemCore',
     'Outcome',
     'ChangePlan',
+    'PatchPlan',
+    'PatchFile',
     'content_hash',
     'text_hash',
     'unified_diff',
@@ -126,6 +128,49 @@ class ChangePlan:
     def result_text(self) -> str | None: ...
     """The tool result committing this plan answers (`Wrote N chars (L lines) to p. [hash:H]`,
     `Edited p. [hash:H]`); `None` for a `create_directory`."""
+
+@final
+class PatchFile:
+    """One file of a planned patch."""
+    @property
+    def path(self) -> str: ...
+    """Event path, relative to the root."""
+    @property
+    def path_argument(self) -> str: ...
+    """The path as the patch names it (a move's destination)."""
+    @property
+    def moved_from(self) -> str | None: ...
+    @property
+    def operation(self) -> Literal['write', 'edit', 'delete']: ...
+    @property
+    def diff(self) -> str: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def target(self) -> str: ...
+    """The path beneath the root (a workspace path on a backend): what the commit writes."""
+    @property
+    def old_content(self) -> bytes | None: ...
+    """The bytes the file had when planned; `None`: no file."""
+    @property
+    def new_content(self) -> bytes | None: ...
+    """The bytes it will have; `None`: removed."""
+    @property
+    def old_hash(self) -> str | None: ...
+    """The content hash the file had when planned; `None`: no file."""
+    @property
+    def new_hash(self) -> str | None: ...
+    """The content hash it will have; `None`: removed."""
+
+@final
+class PatchPlan:
+    """A patch planned whole, ready to announce file by file, then commit."""
+    @property
+    def files(self) -> list[PatchFile]: ...
+    """The files, sorted by event path."""
+    @property
+    def root_dir(self) -> str: ...
+    def result_text(self, content_hashes: bool) -> str: ...
 
 @final
 class Outcome:
@@ -248,6 +293,10 @@ class FileSystemCore:
         """None when the directory already exists (nothing to announce, nothing to emit)."""
     def commit(self, plan: ChangePlan, *, cancel: CancelToken) -> Outcome:
         """Re-resolve (a path replaced meanwhile is a ConflictError), then write under the descriptor guard."""
+    def plan_patch(self, input: str, *, cancel: CancelToken) -> PatchPlan:
+        """Plan `apply_patch`: every file resolved, checked, read and patched in memory; nothing written."""
+    def commit_patch(self, plan: PatchPlan, *, cancel: CancelToken) -> str:
+        """Commit a planned patch through the journal; every file must still hold what it was planned on."""
 
     # The slow path for FileSystemToolset subclasses that override open_read/open_write.
     def resolve(self, path: str, write: bool, check_allowed: bool) -> str:
@@ -445,6 +494,12 @@ class RemoteCore:
         self, path: str, resolved: str, target: bool | None, ancestor_is_dir: bool
     ) -> ChangePlan | None: ...
     def plan_target(self, plan: ChangePlan) -> str: ...
+    def patch_paths(self, input: str) -> list[str]:
+        """Every path a patch names, in patch order, repeats included."""
+    def plan_patch(self, input: str, files: list[tuple[str, str, bytes | None, bool]]) -> PatchPlan:
+        """Plan `apply_patch` on files handed in: `(path, resolved, bytes or None, is_dir)` per path."""
+    def patch_result(self, plan: PatchPlan) -> str:
+        """The text of a committed patch."""
     def plan_guarded(self, plan: ChangePlan) -> bool: ...
     def plan_content(self, plan: ChangePlan) -> bytes: ...
     def check_guard(self, plan: ChangePlan, current: bytes | None) -> None:

@@ -71,6 +71,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
 )
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT, guarded_change, note_read
+from pydantic_ai_harness_rs.filesystem._patch import apply_patch
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._streams import (
     default_open_read,
@@ -172,9 +173,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             root_spelling(root_dir)  # 0.62.0 refuses a root_dir below the working directory at construction
         tools = tuple(tools)
         if unknown := sorted(set(tools) - set(FILE_SYSTEM_TOOL_NAMES)):
-            raise ValueError(
-                f'Unknown filesystem tools: {", ".join(unknown)}. Available: {", ".join(FILE_SYSTEM_TOOL_NAMES)}.'
-            )
+            # The references' list, word for word: the opt-in `apply_patch` (ours) is not named.
+            listed = [name for name in FILE_SYSTEM_TOOL_NAMES if not TOOLS[name].opt_in]
+            raise ValueError(f'Unknown filesystem tools: {", ".join(unknown)}. Available: {", ".join(listed)}.')
         if protected_patterns is not None and read_only_patterns is not None:
             raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')
         patterns = protected_patterns if protected_patterns is not None else read_only_patterns
@@ -582,6 +583,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """Create a directory directly, outside an agent run (no announcement, no event); in `workspace` when given."""
         return await self._direct('create_directory', workspace, path=path)
 
+    async def apply_patch(self, input: str, *, workspace: WorkspaceBackend | None = None) -> str:
+        """Apply a patch in Codex's format directly, outside an agent run (no announcement, no event); in
+        `workspace` when given. All or nothing: see `FileSystem(tools=[..., 'apply_patch'])`."""
+        return await self._direct('apply_patch', workspace, input=input)
+
     async def list_directory(self, path: str = '.', *, workspace: WorkspaceBackend | None = None) -> str:
         """List a directory directly, outside an agent run (no event); in `workspace` when given."""
         return await self._direct('list_directory', workspace, path=path)
@@ -727,6 +733,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 )
             )
         return outcome.text
+
+    @retry_on_core_errors
+    async def _apply_patch(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, input: str) -> str:
+        self._refuse_if_read_only()
+        return await apply_patch(engine, ctx, input, self._approvals)
 
     def _refuse_if_read_only(self) -> None:
         """Refuse a change on a read-only toolset (a direct call: the model is not offered the tool).
