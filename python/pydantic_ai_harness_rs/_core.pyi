@@ -120,6 +120,40 @@ class ChangePlan:
     def truncated(self) -> bool: ...
 
 @final
+class PatchFile:
+    """One file of a planned patch."""
+    @property
+    def path(self) -> str: ...
+    """Event path, relative to the root."""
+    @property
+    def path_argument(self) -> str: ...
+    """The path as the patch names it (a move's destination)."""
+    @property
+    def moved_from(self) -> str | None: ...
+    @property
+    def operation(self) -> Literal['write', 'edit', 'delete']: ...
+    @property
+    def diff(self) -> str: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def old_hash(self) -> str | None: ...
+    """The content hash the file had when planned; `None`: no file."""
+    @property
+    def new_hash(self) -> str | None: ...
+    """The content hash it will have; `None`: removed."""
+
+@final
+class PatchPlan:
+    """A patch planned whole, ready to announce file by file, then commit."""
+    @property
+    def files(self) -> list[PatchFile]: ...
+    """The files, sorted by event path."""
+    @property
+    def root_dir(self) -> str: ...
+    def result_text(self, content_hashes: bool) -> str: ...
+
+@final
 class Outcome:
     """A finished operation: the model-facing `text` plus what its event needs."""
     @property
@@ -237,6 +271,10 @@ class FileSystemCore:
         """None when the directory already exists (nothing to announce, nothing to emit)."""
     def commit(self, plan: ChangePlan, *, cancel: CancelToken) -> Outcome:
         """Re-resolve (a path replaced meanwhile is a ConflictError), then write under the descriptor guard."""
+    def plan_patch(self, input: str, *, cancel: CancelToken) -> PatchPlan:
+        """Plan `apply_patch`: every file resolved, checked, read and patched in memory; nothing written."""
+    def commit_patch(self, plan: PatchPlan, *, cancel: CancelToken) -> str:
+        """Commit a planned patch through the journal; every file must still hold what it was planned on."""
 
     # The slow path for FileSystemToolset subclasses that override open_read/open_write.
     def resolve(self, path: str, write: bool, check_allowed: bool) -> str:

@@ -11,6 +11,7 @@
 //! - [`read`]: streaming windows, encodings, clipping, content hashes, the scan cache.
 //! - [`disclosure`]: the opt-in notices of what results leave out.
 //! - [`change`]: plan and commit of writes, edits and mkdir; matching; the event diff.
+//! - [`patch`]: `apply_patch`, a multi-file patch planned whole and committed through a journal.
 //! - [`walk`]: `list_directory`, `find_files` and the walks the searches share.
 //! - [`ripgrep`]: `list_files` and `grep` on ripgrep's crates.
 //! - [`search`]: `search_files` and its matching lines.
@@ -20,6 +21,7 @@
 pub mod change;
 pub mod contract;
 pub mod disclosure;
+pub mod patch;
 pub mod read;
 pub mod remote;
 pub mod ripgrep;

@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::fs::change::content::Content;
 use crate::fs::change::write::{Plan, Replacement};
 use crate::fs::disclosure::Disclosure;
+use crate::fs::patch::PatchPlan;
 use crate::fs::{noting_escaped_names, Contract, FileSystem, Limits, Outcome};
 
 use super::paths::{py_path, ModelPath};
@@ -158,6 +159,112 @@ impl PyChangePlan {
     }
 }
 
+/// One file of a planned patch (`PatchPlan.files`).
+#[pyclass(name = "PatchFile", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyPatchFile {
+    plan: Arc<PatchPlan>,
+    index: usize,
+}
+
+impl PyPatchFile {
+    fn file(&self) -> &crate::fs::patch::FileChange {
+        &self.plan.files[self.index]
+    }
+}
+
+#[pymethods]
+impl PyPatchFile {
+    /// Event path: resolved, relative to the root.
+    #[getter]
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        py_path(py, &self.file().event_path)
+    }
+
+    /// The path as the patch names it (a move's destination).
+    #[getter]
+    fn path_argument(&self) -> String {
+        self.file().path.clone()
+    }
+
+    /// A move's source as the patch names it.
+    #[getter]
+    fn moved_from(&self) -> Option<String> {
+        self.file().moved_from.clone()
+    }
+
+    /// `'write'` (a new file), `'edit'` or `'delete'`.
+    #[getter]
+    fn operation(&self) -> &'static str {
+        self.file().operation()
+    }
+
+    #[getter]
+    fn diff(&self) -> String {
+        self.file().diff.clone()
+    }
+
+    #[getter]
+    fn truncated(&self) -> bool {
+        self.file().truncated
+    }
+
+    /// The content hash the file had when planned; `None`: no file.
+    #[getter]
+    fn old_hash(&self) -> Option<String> {
+        self.file().old_hash.clone()
+    }
+
+    /// The content hash it will have; `None`: removed.
+    #[getter]
+    fn new_hash(&self) -> Option<String> {
+        self.file().new_hash.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PatchFile(path={:?}, operation={:?})",
+            self.file().event_path,
+            self.file().operation()
+        )
+    }
+}
+
+/// A patch planned whole (`FileSystemCore.plan_patch`), ready to announce file by file, then commit.
+#[pyclass(name = "PatchPlan", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PyPatchPlan {
+    plan: Arc<PatchPlan>,
+    root_dir: String,
+}
+
+#[pymethods]
+impl PyPatchPlan {
+    /// The files, sorted by event path.
+    #[getter]
+    fn files(&self) -> Vec<PyPatchFile> {
+        (0..self.plan.files.len())
+            .map(|index| PyPatchFile {
+                plan: self.plan.clone(),
+                index,
+            })
+            .collect()
+    }
+
+    #[getter]
+    fn root_dir(&self) -> String {
+        self.root_dir.clone()
+    }
+
+    /// The result the commit answers (`Applied patch to N files:` ...).
+    #[pyo3(signature = (content_hashes))]
+    fn result_text(&self, content_hashes: bool) -> String {
+        self.plan.result_text(content_hashes)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PatchPlan(files={})", self.plan.files.len())
+    }
+}
+
 /// One `edit_file` replacement as Python passes it: `(old, new)`, or `(old, new, replace_all)`.
 pub(crate) enum PyReplacement {
     /// With the `replace_all` flag (`FileSystem(replace_all=True)`).
@@ -279,11 +386,15 @@ impl PyFileSystemCore {
                     limits,
                 )
                 .map(|fs| {
-                    fs.with_disclosure(Disclosure {
-                        max_line_chars,
-                        report_skipped,
-                    })
-                    .with_root_named(root_named)
+                    let fs = fs
+                        .with_disclosure(Disclosure {
+                            max_line_chars,
+                            report_skipped,
+                        })
+                        .with_root_named(root_named);
+                    // A patch commit a killed process left is finished or dropped first.
+                    fs.recover_patches();
+                    fs
                 })
             })
             .map_err(|e| PyValueError::new_err(e.message))?;
@@ -495,6 +606,37 @@ impl PyFileSystemCore {
         Ok(plan.map(|p| self.wrap(p)))
     }
 
+    /// Plans `apply_patch` (`FileSystem::plan_patch`): nothing on disk changes.
+    #[pyo3(signature = (input, *, cancel))]
+    fn plan_patch(
+        &self,
+        py: Python<'_>,
+        input: String,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<PyPatchPlan> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = run(py, move || fs.plan_patch(&input, &flag))?;
+        Ok(PyPatchPlan {
+            plan: Arc::new(plan),
+            root_dir: self.root_dir(),
+        })
+    }
+
+    /// Commits a planned patch through the journal (`FileSystem::commit_patch`); returns the result text.
+    #[pyo3(signature = (plan, *, cancel))]
+    fn commit_patch(
+        &self,
+        py: Python<'_>,
+        plan: PyRef<'_, PyPatchPlan>,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<String> {
+        let flag = cancel.flag.clone();
+        let fs = self.inner.clone();
+        let plan = plan.plan.clone();
+        run(py, move || fs.commit_patch(&plan, &flag))
+    }
+
     /// Re-resolve, then write under the descriptor guard (or create the directory).
     #[pyo3(signature = (plan, *, cancel))]
     fn commit(
@@ -589,6 +731,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFileSystemCore>()?;
     m.add_class::<PyOutcome>()?;
     m.add_class::<PyChangePlan>()?;
+    m.add_class::<PyPatchPlan>()?;
+    m.add_class::<PyPatchFile>()?;
     m.add_function(wrap_pyfunction!(content_hash, m)?)?;
     m.add_function(wrap_pyfunction!(text_hash, m)?)?;
     m.add_function(wrap_pyfunction!(unified_diff, m)?)?;

@@ -40,7 +40,8 @@ def test_constants(fs: ModuleType) -> None:
     assert fs.DEFAULT_TOOL_NAMES == (
         'read_file', 'write_file', 'edit_file', 'list_directory', 'search_files', 'find_files', 'create_directory', 'file_info',
     )
-    assert fs.FILE_SYSTEM_TOOL_NAMES == (*fs.DEFAULT_TOOL_NAMES, 'list_files', 'grep')
+    assert fs.FILE_SYSTEM_TOOL_NAMES[: len(fs.DEFAULT_TOOL_NAMES) + 2] == (*fs.DEFAULT_TOOL_NAMES, 'list_files', 'grep')
+    assert fs.FILE_SYSTEM_TOOL_NAMES[len(fs.DEFAULT_TOOL_NAMES) + 2 :] == (() if REFERENCE else ('apply_patch',))
     assert fs.READ_ONLY_TOOL_NAMES == frozenset(
         {'read_file', 'list_directory', 'search_files', 'find_files', 'file_info', 'list_files', 'grep'}
     )

@@ -22,6 +22,7 @@ from pydantic_ai_harness_rs.filesystem import (
     MAX_EVENT_DIFF_CHARS,
     READ_ONLY_TOOL_NAMES,
     RIPGREP_TOOL_NAMES,
+    ApplyPatchArgs,
     CreateDirectoryArgs,
     DirectoryCreatedEvent,
     DirectoryListedEvent,
@@ -72,11 +73,13 @@ ARG_SHAPES: tuple[type, ...] = (
     ListFilesArgs,
     GrepArgs,
     ReplacementArgs,
+    ApplyPatchArgs,
 )
 """The argument shapes of the tools (exported on every supported pydantic-ai-slim)."""
 
 try:  # tool kinds and typed parts: pydantic-ai-slim with `ToolKind` (2.59+)
     from pydantic_ai_harness_rs.filesystem import (
+        APPLY_PATCH_KIND,
         CREATE_DIRECTORY_KIND,
         EDIT_FILE_KIND,
         FILE_INFO_KIND,
@@ -101,6 +104,7 @@ try:  # tool kinds and typed parts: pydantic-ai-slim with `ToolKind` (2.59+)
     )
 
     kinds: list[object] = [
+        APPLY_PATCH_KIND,
         READ_FILE_KIND,
         WRITE_FILE_KIND,
         EDIT_FILE_KIND,

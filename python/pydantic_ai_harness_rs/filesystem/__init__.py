@@ -36,6 +36,7 @@ from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.filesystem._tool_kinds import (  # noqa: F401 - exported through __all__
+        APPLY_PATCH_KIND,
         CREATE_DIRECTORY_KIND,
         EDIT_FILE_KIND,
         FILE_INFO_KIND,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         READ_FILE_KIND,
         SEARCH_FILES_KIND,
         WRITE_FILE_KIND,
+        ApplyPatchArgs,
         CreateDirectoryArgs,
         CreateDirectoryCallPart,
         EditFileArgs,

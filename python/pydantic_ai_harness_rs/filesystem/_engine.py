@@ -15,7 +15,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic_ai_harness_rs._core import ChangePlan
+from pydantic_ai_harness_rs._core import ChangePlan, PatchPlan
 from pydantic_ai_harness_rs._native import (
     INLINE_MAX_BYTES,
     file_passes,
@@ -78,6 +78,13 @@ class Engine(Protocol):
 
     async def plan_create_directory(self, path: str) -> Plan | None: ...
     async def commit(self, plan: Plan) -> Outcome: ...
+    async def plan_patch(self, input: str) -> PatchPlan:
+        """`apply_patch`'s plan: every file resolved, checked, read and patched in memory; nothing written."""
+        ...
+
+    async def commit_patch(self, plan: PatchPlan) -> str:
+        """Write a planned patch (every file re-checked against what it was planned on); the result text."""
+        ...
 
 
 def _identity(directory: str) -> tuple[int, int] | None:
@@ -195,6 +202,12 @@ class LocalEngine:
     async def plan_create_directory(self, path: str) -> LocalPlan | None:
         plan = self.core.plan_create_directory(path)  # a few stat calls
         return None if plan is None else LocalPlan(plan, True)
+
+    async def plan_patch(self, input: str) -> PatchPlan:
+        return await run_native(self.core.plan_patch, input)
+
+    async def commit_patch(self, plan: PatchPlan) -> str:
+        return await run_native(self.core.commit_patch, plan)
 
     async def commit(self, plan: Plan) -> Outcome:
         assert isinstance(plan, LocalPlan)

@@ -28,8 +28,8 @@ MAX_EVENT_DIFF_CHARS = 8192
 MAX_DIFF_SOURCE_CHARS = 4 * MAX_EVENT_DIFF_CHARS
 """Longest text (characters) on either side of a change that is still diffed; past it the diff is the headers."""
 
-FileOperation = Literal['write', 'edit', 'create_directory']
-"""The change a `FileChangeRequestEvent` announces."""
+FileOperation = Literal['write', 'edit', 'create_directory', 'delete']
+"""The change a `FileChangeRequestEvent` announces (`'delete'`: a file `apply_patch` removes; ours)."""
 
 SearchKind = Literal['find', 'grep']
 """Whether a `FilesSearchedEvent` matched names (`find_files`, `list_files`) or contents (`search_files`, `grep`)."""

@@ -228,6 +228,17 @@ else:  # no pydantic-ai-harness, or one from before tool kinds (0.58 and older)
             """A `grep` call, under the name the tool had in the run."""
 
 
+class ApplyPatchArgs(TypedDict):
+    """`apply_patch`: the whole patch, `input`, in Codex's format (ours: no reference release has the tool)."""
+
+    input: str
+
+
+if ToolKind is not None:
+    APPLY_PATCH_KIND = ToolKind(FILE_SYSTEM_EVENTS, 'apply_patch', args=ApplyPatchArgs)
+    """`apply_patch` (ours), whatever the tool is named."""
+
+
 def tool_kind_options(tool: str) -> dict[str, Any]:
     """The `add_function` keyword giving `tool` (a name in `FILE_SYSTEM_TOOL_NAMES`) its kind.
 
@@ -238,5 +249,10 @@ def tool_kind_options(tool: str) -> dict[str, Any]:
     return {'tool_kind': globals()[f'{tool.upper()}_KIND']}
 
 
-EXPORTED_NAMES: tuple[str, ...] = (*KIND_NAMES, *ARGS_NAMES, *PART_NAMES) if TOOL_KINDS_SUPPORTED else ARGS_NAMES
-"""The public names this module defines on the installed `pydantic-ai-slim` (0.62.0's 32, or the shapes)."""
+EXPORTED_NAMES: tuple[str, ...] = (
+    (*KIND_NAMES, 'APPLY_PATCH_KIND', *ARGS_NAMES, 'ApplyPatchArgs', *PART_NAMES)
+    if TOOL_KINDS_SUPPORTED
+    else (*ARGS_NAMES, 'ApplyPatchArgs')
+)
+"""The public names this module defines on the installed `pydantic-ai-slim` (0.62.0's 32 and ours for
+`apply_patch`, or the shapes)."""

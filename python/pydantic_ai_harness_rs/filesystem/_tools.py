@@ -177,6 +177,8 @@ class ToolSpec:
     """Changes nothing: kept by `read_only=True` and on a read-only workspace."""
     ripgrep: bool = False
     """Opt-in, with ripgrep's rules (ignore files, file types)."""
+    opt_in: bool = False
+    """Not in `DEFAULT_TOOL_NAMES`: registered only when `tools` names it (`apply_patch`)."""
 
     def docstring(self, shape: Shape, params: Sequence[Param]) -> str:
         """The tool function's docstring, from which Pydantic AI makes the description and the
@@ -479,6 +481,50 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=True,
             ripgrep=True,
         ),
+        ToolSpec(
+            'apply_patch',
+            (
+                Text('Apply a patch that adds, deletes, updates or moves files: all of it, or nothing.'),
+                Text(
+                    '`input` is the whole patch, in this format (the notes in brackets are not part of it):\n'
+                    '\n'
+                    '*** Begin Patch\n'
+                    '*** Add File: docs/new.md\n'
+                    '+every line of the new file, each after a +\n'
+                    '*** Delete File: src/old.py\n'
+                    '*** Update File: src/app.py\n'
+                    '*** Move to: src/main.py      [optional: the updated file gets this path]\n'
+                    '@@ def handler(request):      [optional: a line to find first; more @@ lines narrow further]\n'
+                    ' a line kept as it is (one space before it)\n'
+                    '-a line removed\n'
+                    '+a line added\n'
+                    '*** End of File               [optional: this hunk ends at the end of the file]\n'
+                    '*** End Patch\n'
+                    '\n'
+                    'Paths are relative to `cwd`, never absolute. An Update File holds hunks, each\n'
+                    'starting with @@; its kept and removed lines are found in the file in order, each\n'
+                    'hunk after the previous one. Copy about three lines above and below each change\n'
+                    'exactly as the file has them, and add an @@ line naming the enclosing function or\n'
+                    'class when those lines occur more than once. If any file fails (a path, a missing\n'
+                    'file, a hunk that does not match), no file is changed and the error names the\n'
+                    'file, the hunk and the line.',
+                    workspace=None,
+                ),
+            ),
+            (
+                Param(
+                    'input',
+                    str,
+                    Text('The whole patch, from `*** Begin Patch` to `*** End Patch`.'),
+                    keyword_only=False,
+                ),
+            ),
+            Text(
+                'One line per file changed: `A path`, `M path`, `D path` or `R old -> new`,\nwith its new hash.',
+                unhashed='One line per file changed: `A path`, `M path`, `D path` or `R old -> new`.',
+            ),
+            opt_in=True,
+        ),
     )
 }
 """Every tool, in registration order."""
@@ -486,7 +532,9 @@ TOOLS: dict[str, ToolSpec] = {
 FILE_SYSTEM_TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
 """Every tool `FileSystem` can register, in registration order."""
 
-DEFAULT_TOOL_NAMES: tuple[str, ...] = tuple(name for name, spec in TOOLS.items() if not spec.ripgrep)
+DEFAULT_TOOL_NAMES: tuple[str, ...] = tuple(
+    name for name, spec in TOOLS.items() if not spec.ripgrep and not spec.opt_in
+)
 """The tools `FileSystem` registers by default."""
 
 RIPGREP_TOOL_NAMES: tuple[str, ...] = tuple(name for name, spec in TOOLS.items() if spec.ripgrep)

@@ -70,6 +70,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
 )
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT, guarded_change, note_read
+from pydantic_ai_harness_rs.filesystem._patch import apply_patch
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._streams import (
     default_open_read,
@@ -572,6 +573,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         """Create a directory directly, outside an agent run (no announcement, no event); in `workspace` when given."""
         return await self._direct('create_directory', workspace, path=path)
 
+    async def apply_patch(self, input: str, *, workspace: WorkspaceBackend | None = None) -> str:
+        """Apply a patch in Codex's format directly, outside an agent run (no announcement, no event); in
+        `workspace` when given. All or nothing: see `FileSystem(tools=[..., 'apply_patch'])`."""
+        return await self._direct('apply_patch', workspace, input=input)
+
     async def list_directory(self, path: str = '.', *, workspace: WorkspaceBackend | None = None) -> str:
         """List a directory directly, outside an agent run (no event); in `workspace` when given."""
         return await self._direct('list_directory', workspace, path=path)
@@ -717,6 +723,11 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                 )
             )
         return outcome.text
+
+    @retry_on_core_errors
+    async def _apply_patch(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, input: str) -> str:
+        self._refuse_if_read_only()
+        return await apply_patch(engine, ctx, input)
 
     def _refuse_if_read_only(self) -> None:
         """Refuse a change on a read-only toolset (a direct call: the model is not offered the tool).

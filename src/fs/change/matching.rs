@@ -419,7 +419,7 @@ fn differences(file: &str, old: &str, first: bool, last: bool) -> Vec<String> {
 }
 
 /// `a tab`, `4 spaces`, `2 tabs and 1 space`, `no whitespace`.
-fn describe(ws: &str) -> String {
+pub(crate) fn describe(ws: &str) -> String {
     if ws.is_empty() {
         return "no whitespace".to_string();
     }

@@ -1,0 +1,421 @@
+//! Where the hunks of an `Update File` land in a file's bytes, and the bytes they make.
+//!
+//! Lines are compared without their terminators, so a CRLF file matches a patch written with
+//! `\n`; every line the hunks do not remove or add is copied byte for byte (its own terminator,
+//! bytes that are not UTF-8 included), and an added line gets the file's dominant ending. Each
+//! hunk is searched from where the previous one ended ([`seek`]), after its `@@` anchors; a
+//! hunk with `*** End of File` is tried at the end first. Matching is exact; the first match
+//! from that place is taken, as Codex does (the hunks' order disambiguates). A UTF-16 file is
+//! decoded, patched and written back in its encoding; a UTF-8 byte order mark stays out of
+//! reach of the hunks.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::change::matching::{describe, dominant_ending, Ending};
+use crate::fs::patch::parse::{Hunk, HunkLine};
+use crate::fs::read::encoding;
+use crate::fs::read::hash::{is_binary, BINARY_SAMPLE};
+use crate::fs::text::py_repr;
+
+/// One line of a file: its content and its terminator (`\n`, `\r\n`, or none at the end).
+#[derive(Debug, Clone, Copy)]
+struct Line<'a> {
+    content: &'a [u8],
+    terminator: &'a [u8],
+}
+
+fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for at in memchr::memchr_iter(b'\n', bytes) {
+        let end = if at > start && bytes[at - 1] == b'\r' {
+            at - 1
+        } else {
+            at
+        };
+        out.push(Line {
+            content: &bytes[start..end],
+            terminator: &bytes[end..=at],
+        });
+        start = at + 1;
+    }
+    if start < bytes.len() {
+        out.push(Line {
+            content: &bytes[start..],
+            terminator: b"",
+        });
+    }
+    out
+}
+
+/// The first index `i >= start` where `lines[i..i + pattern.len()]` equals `pattern`; with
+/// `end_of_file`, the place where the pattern ends the file is tried first. An empty pattern
+/// is found at `start`. Exact comparison: the one place a tolerant tier would plug in.
+pub fn seek(lines: &[&[u8]], pattern: &[&[u8]], start: usize, end_of_file: bool) -> Option<usize> {
+    if pattern.is_empty() {
+        return Some(start);
+    }
+    if pattern.len() > lines.len() {
+        return None;
+    }
+    let last = lines.len() - pattern.len();
+    let fits = |i: usize| lines[i..i + pattern.len()] == *pattern;
+    if end_of_file && last >= start && fits(last) {
+        return Some(last);
+    }
+    (start..=last).find(|&i| fits(i))
+}
+
+/// What made a hunk miss, for the retry.
+fn miss(
+    path: &str,
+    number: usize,
+    hunk: &Hunk,
+    lines: &[&[u8]],
+    old: &[&[u8]],
+    from: usize,
+) -> Error {
+    // The candidate start (from `from` on) matching the longest prefix of the hunk's lines.
+    let mut best: Option<(usize, usize)> = None; // (matched, start)
+    if old.len() <= lines.len() {
+        for s in from..=lines.len().saturating_sub(old.len()) {
+            let m = old
+                .iter()
+                .zip(&lines[s..])
+                .take_while(|(a, b)| a == b)
+                .count();
+            if m > 0 && best.is_none_or(|(bm, _)| m > bm) {
+                best = Some((m, s));
+            }
+        }
+    }
+    let (failing, closest) = match best {
+        Some((m, s)) => (m, (s + m < lines.len()).then_some(s + m)),
+        None => {
+            // The first line matches nowhere: the closest is a line equal once whitespace is ignored.
+            let want = loose(old[0]);
+            let at = (from..lines.len()).find(|&i| loose(lines[i]) == want);
+            (0, at)
+        }
+    };
+    let shown = |b: &[u8]| py_repr(&String::from_utf8_lossy(b));
+    let mut message = format!(
+        "Hunk {number} of Update File {} (patch line {}) does not match the file: its line {} {} was not found",
+        py_repr(path),
+        hunk.line,
+        line_in_hunk(hunk, failing) ,
+        shown(old[failing]),
+    );
+    if from > 0 {
+        message.push_str(&format!(" after line {from} of the file"));
+    }
+    message.push('.');
+    match closest {
+        Some(i) => {
+            message.push_str(&format!(
+                " Closest: line {} of the file, {}, which {}.",
+                i + 1,
+                shown(lines[i]),
+                how_it_differs(lines[i], old[failing])
+            ));
+        }
+        None => message.push_str(" No line of the file is like it."),
+    }
+    message.push_str(" No changes were written. Read the file and copy its lines exactly.");
+    Error::new(ErrorKind::NoMatch, message)
+}
+
+/// The 1-based line within the hunk's lines of its `index`-th old line (context or removed).
+fn line_in_hunk(hunk: &Hunk, index: usize) -> usize {
+    let mut seen = 0;
+    for (i, l) in hunk.lines.iter().enumerate() {
+        if matches!(l, HunkLine::Context(_) | HunkLine::Remove(_)) {
+            if seen == index {
+                return i + 1;
+            }
+            seen += 1;
+        }
+    }
+    hunk.lines.len()
+}
+
+fn loose(s: &[u8]) -> String {
+    String::from_utf8_lossy(s)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How the file's line differs from the patch's, in words.
+fn how_it_differs(file: &[u8], patch: &[u8]) -> String {
+    let (file, patch) = (
+        String::from_utf8_lossy(file),
+        String::from_utf8_lossy(patch),
+    );
+    let lead = |s: &str| s.len() - s.trim_start().len();
+    let trail = |s: &str| s.len() - s.trim_end().len();
+    let mut out = Vec::new();
+    let (fl, pl) = (&file[..lead(&file)], &patch[..lead(&patch)]);
+    if fl != pl {
+        out.push(format!(
+            "is indented with {} in the file and {} in the patch",
+            describe(fl),
+            describe(pl)
+        ));
+    }
+    let (ft, pt) = (
+        &file[file.len() - trail(&file)..],
+        &patch[patch.len() - trail(&patch)..],
+    );
+    if ft != pt && !file.trim().is_empty() {
+        out.push(format!(
+            "ends with {} in the file and {} in the patch",
+            describe(ft),
+            describe(pt)
+        ));
+    }
+    if out.is_empty() {
+        if loose(file.as_bytes()) == loose(patch.as_bytes()) {
+            out.push("has different spacing between words".to_string());
+        } else {
+            out.push("has different text".to_string());
+        }
+    }
+    out.join(" and ")
+}
+
+/// Applies `hunks` to the text bytes `text` (no byte order mark); see the module doc.
+///
+/// Errors: `NoMatch` naming the file, the hunk, its first line not found and the closest line.
+fn apply_text(text: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
+    let file = split_lines(text);
+    let contents: Vec<&[u8]> = file.iter().map(|l| l.content).collect();
+    let ending = dominant_ending(text).unwrap_or(Ending::Lf);
+    let ending: &[u8] = match ending {
+        Ending::Lf => b"\n",
+        Ending::Crlf => b"\r\n",
+    };
+    // (start, matched old lines, hunk) in file order.
+    let mut placed: Vec<(usize, usize, &Hunk)> = Vec::new();
+    let mut pos = 0usize;
+    for (k, hunk) in hunks.iter().enumerate() {
+        for anchor in &hunk.anchors {
+            let Some(at) = seek(&contents, &[anchor.as_bytes()], pos, false) else {
+                let mut message = format!(
+                    "Hunk {} of Update File {} (patch line {}): its '@@ {}' line was not found",
+                    k + 1,
+                    py_repr(path),
+                    hunk.line,
+                    anchor
+                );
+                if pos > 0 {
+                    message.push_str(&format!(" after line {pos} of the file"));
+                }
+                message.push_str(
+                    ". An '@@' line names a line of the file exactly, found before the hunk's lines. \
+                     No changes were written.",
+                );
+                return Err(Error::new(ErrorKind::NoMatch, message));
+            };
+            pos = at + 1;
+        }
+        let mut old: Vec<&[u8]> = hunk.old_lines().into_iter().map(str::as_bytes).collect();
+        if old.is_empty() {
+            // Only added lines: after the anchors, or at the end of the file without one.
+            let at = if hunk.anchors.is_empty() {
+                contents.len()
+            } else {
+                pos
+            };
+            placed.push((at, 0, hunk));
+            pos = at;
+            continue;
+        }
+        let mut found = seek(&contents, &old, pos, hunk.end_of_file);
+        if found.is_none() && old.len() > 1 && old.last() == Some(&&b""[..]) {
+            // A trailing empty context line stands for the file's final line break.
+            old.pop();
+            found = seek(&contents, &old, pos, hunk.end_of_file);
+        }
+        let Some(at) = found else {
+            let all: Vec<&[u8]> = hunk.old_lines().into_iter().map(str::as_bytes).collect();
+            return Err(miss(path, k + 1, hunk, &contents, &all, pos));
+        };
+        placed.push((at, old.len(), hunk));
+        pos = at + old.len();
+    }
+    let mut out = Vec::with_capacity(text.len() + 64);
+    let mut open = false; // the last line written has no terminator
+    let mut push = |out: &mut Vec<u8>, content: &[u8], terminator: &[u8]| {
+        if open {
+            out.extend_from_slice(ending);
+        }
+        out.extend_from_slice(content);
+        out.extend_from_slice(terminator);
+        open = terminator.is_empty();
+    };
+    let mut cursor = 0;
+    for (start, matched, hunk) in placed {
+        for l in &file[cursor..start] {
+            push(&mut out, l.content, l.terminator);
+        }
+        cursor = start;
+        let end = start + matched;
+        for line in &hunk.lines {
+            match line {
+                HunkLine::Context(_) if cursor < end => {
+                    let l = file[cursor];
+                    push(&mut out, l.content, l.terminator);
+                    cursor += 1;
+                }
+                HunkLine::Remove(_) if cursor < end => cursor += 1,
+                HunkLine::Context(_) | HunkLine::Remove(_) => {}
+                HunkLine::Add(s) => push(&mut out, s.as_bytes(), ending),
+            }
+        }
+    }
+    for l in &file[cursor..] {
+        push(&mut out, l.content, l.terminator);
+    }
+    Ok(out)
+}
+
+/// The new bytes of a file whose bytes are `raw` once `hunks` are applied: UTF-16 decoded and
+/// encoded back, a UTF-8 byte order mark kept, bytes that are not UTF-8 kept.
+///
+/// Errors: a binary file (`p is a binary file; apply_patch only changes text files.`),
+/// UTF-16 that does not decode, the hunks' misses.
+pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
+    let head = &raw[..raw.len().min(BINARY_SAMPLE)];
+    if let Some(kind) = encoding::sniff_utf16(head) {
+        let text = encoding::decode_utf16(raw, kind, false).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{} is {} text with bytes that do not decode (byte {}), so apply_patch cannot write it \
+                     back unchanged. No changes were written.",
+                    py_repr(path),
+                    kind.name(),
+                    e.offset
+                ),
+            )
+        })?;
+        let new = apply_text(text.as_bytes(), hunks, path)?;
+        return Ok(encoding::encode_utf16(&String::from_utf8_lossy(&new), kind));
+    }
+    if is_binary(head) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{} is a binary file; apply_patch only changes text files. No changes were written.",
+                py_repr(path)
+            ),
+        ));
+    }
+    let skip = if raw.starts_with(encoding::UTF8_BOM) {
+        encoding::UTF8_BOM.len()
+    } else {
+        0
+    };
+    let mut out = raw[..skip].to_vec();
+    out.extend(apply_text(&raw[skip..], hunks, path)?);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::patch::parse::parse;
+
+    fn patched(file: &[u8], body: &str) -> std::result::Result<Vec<u8>, String> {
+        let ops = parse(&format!(
+            "*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch"
+        ))
+        .unwrap();
+        let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
+            unreachable!()
+        };
+        apply(file, hunks, "f").map_err(|e| e.message)
+    }
+
+    #[test]
+    fn seek_in_order_and_at_the_end() {
+        let lines: Vec<&[u8]> = vec![b"a", b"b", b"a", b"b"];
+        assert_eq!(seek(&lines, &[b"a", b"b"], 0, false), Some(0));
+        assert_eq!(seek(&lines, &[b"a", b"b"], 1, false), Some(2));
+        assert_eq!(seek(&lines, &[b"a", b"b"], 0, true), Some(2));
+        assert_eq!(seek(&lines, &[b"c"], 0, false), None);
+        assert_eq!(seek(&lines, &[], 3, false), Some(3));
+    }
+
+    #[test]
+    fn hunks_keep_every_other_byte() {
+        assert_eq!(
+            patched(b"a\r\nb\r\nc\r\n", "@@\n a\n-b\n+B\n+B2").unwrap(),
+            b"a\r\nB\r\nB2\r\nc\r\n"
+        );
+        assert_eq!(
+            patched(b"x\xff\nold\n", " x\u{fffd}\n-old\n+new")
+                .map_err(|e| e[..40].to_string())
+                .unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3)"
+        );
+        assert_eq!(
+            patched(b"x\xff\nold\n", "-old\n+new").unwrap(),
+            b"x\xff\nnew\n"
+        );
+        assert_eq!(patched(b"a\nb", "-b\n+c").unwrap(), b"a\nc\n");
+        assert_eq!(patched(b"a\nb", " a\n+z").unwrap(), b"a\nz\nb");
+        assert_eq!(
+            patched(b"\xef\xbb\xbfa\nb\n", "-a\n+A").unwrap(),
+            b"\xef\xbb\xbfA\nb\n"
+        );
+        assert_eq!(
+            patched(b"one\ntwo\n", "+three").unwrap(),
+            b"one\ntwo\nthree\n"
+        );
+        assert_eq!(
+            patched(b"f\nx\ng\nx\n", "@@ g\n-x\n+y").unwrap(),
+            b"f\nx\ng\ny\n"
+        );
+        assert_eq!(
+            patched(b"x\nend\nx\nend\n", "-x\n+y\n end\n*** End of File").unwrap(),
+            b"x\nend\ny\nend\n"
+        );
+        assert_eq!(patched(b"a\nb\n", " a\n-b\n+c\n ").unwrap(), b"a\nc\n");
+        // Two hunks, the second searched after the first.
+        assert_eq!(
+            patched(b"x\nx\n", "@@\n-x\n+1\n@@\n-x\n+2").unwrap(),
+            b"1\n2\n"
+        );
+        let kind = encoding::Utf16 {
+            little_endian: true,
+            bom: true,
+        };
+        let out = patched(&encoding::encode_utf16("a\r\nb\r\n", kind), "-b\n+c").unwrap();
+        assert_eq!(out, encoding::encode_utf16("a\r\nc\r\n", kind));
+    }
+
+    #[test]
+    fn misses_say_where_and_how() {
+        assert_eq!(
+            patched(b"def f():\n\treturn 1\n", " def f():\n-    return 1\n+    return 2").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file: its line 2 '    return 1' was not \
+             found. Closest: line 2 of the file, '\\treturn 1', which is indented with a tab in the file and 4 spaces \
+             in the patch. No changes were written. Read the file and copy its lines exactly."
+        );
+        assert_eq!(
+            patched(b"a\n", "-zzz\n+y").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file: its line 1 'zzz' was not found. No \
+             line of the file is like it. No changes were written. Read the file and copy its lines exactly."
+        );
+        assert_eq!(
+            patched(b"a\n", "@@ nope\n-a\n+b").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3): its '@@ nope' line was not found. An '@@' line names a \
+             line of the file exactly, found before the hunk's lines. No changes were written."
+        );
+        assert_eq!(
+            patched(b"\0bin", "-a\n+b").unwrap_err(),
+            "'f' is a binary file; apply_patch only changes text files. No changes were written."
+        );
+    }
+}

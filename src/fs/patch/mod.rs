@@ -1,0 +1,307 @@
+//! `apply_patch`: a multi-file patch in Codex's format, planned whole, then committed all or
+//! nothing.
+//!
+//! - [`parse`]: the patch text into typed operations, with the patch line each starts on.
+//! - [`hunks`]: where an update's hunks land in a file's bytes ([`hunks::seek`]) and the bytes
+//!   they make, every other byte kept.
+//! - [`plan`]: the operations run in order on a picture of the tree (an add then an update
+//!   of one path, two updates of one file), every path resolved, contained and access-checked
+//!   and every file read before anything is written; the `FileSystem` methods.
+//! - [`journal`]: the crash-safe commit across files.
+//!
+//! A plan lists each file once, by its final path, with its bytes before and after; a file the
+//! patch leaves as it was is left out.
+
+pub mod hunks;
+pub mod journal;
+pub mod parse;
+pub mod plan;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::change::diff::unified_diff;
+use crate::fs::change::write::disk_hash;
+use crate::fs::contract::Contract;
+use crate::fs::read::encoding;
+use crate::fs::text::py_repr;
+use parse::Op;
+
+/// One file a patch changes.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    /// The path as the patch names it (a move's destination).
+    pub path: String,
+    /// Event path: resolved, relative to the root.
+    pub event_path: String,
+    /// The path beneath the root (a workspace path on a remote backend).
+    pub rel: PathBuf,
+    /// A move's source, as the patch names it.
+    pub moved_from: Option<String>,
+    /// A move's source, removed: listed in the move's result line, not its own.
+    pub moved_away: bool,
+    /// The bytes before (`None`: no file).
+    pub old: Option<Vec<u8>>,
+    /// The bytes after (`None`: removed).
+    pub new: Option<Vec<u8>>,
+    /// The content hash before (what `read_file` showed), `None` for no file.
+    pub old_hash: Option<String>,
+    /// The content hash after, `None` when removed.
+    pub new_hash: Option<String>,
+    /// The event diff from the old content to the new.
+    pub diff: String,
+    /// Whether the diff was cut.
+    pub truncated: bool,
+}
+
+impl FileChange {
+    /// The `FileChangeRequestEvent` operation: `write` (a new file), `edit`, or `delete`.
+    pub fn operation(&self) -> &'static str {
+        match (&self.old, &self.new) {
+            (None, _) => "write",
+            (_, None) => "delete",
+            _ => "edit",
+        }
+    }
+}
+
+/// A patch checked and planned: its files, sorted by event path (the order turns are taken in).
+#[derive(Debug, Clone, Default)]
+pub struct PatchPlan {
+    /// The files, sorted by event path.
+    pub files: Vec<FileChange>,
+    /// Result lines, in the order the patch names the files.
+    order: Vec<usize>,
+}
+
+impl PatchPlan {
+    /// The result: `Applied patch to N files:` then a line per file, in patch order:
+    /// `A p [hash:H]`, `M p [hash:H]`, `D p`, `R old -> new [hash:H]` (no hashes without
+    /// `content_hashes`).
+    pub fn result_text(&self, content_hashes: bool) -> String {
+        let shown = |p: &str| crate::fs::text::names::shown_path(p).into_owned();
+        let lines: Vec<String> = self
+            .order
+            .iter()
+            .map(|&i| &self.files[i])
+            .filter(|f| !f.moved_away)
+            .map(|f| {
+                let hash = match (&f.new_hash, content_hashes) {
+                    (Some(h), true) => format!(" [hash:{h}]"),
+                    _ => String::new(),
+                };
+                match (&f.moved_from, &f.old, &f.new) {
+                    (Some(from), _, _) => format!("R {} -> {}{hash}", shown(from), shown(&f.path)),
+                    (None, None, _) => format!("A {}{hash}", shown(&f.path)),
+                    (None, _, None) => format!("D {}", shown(&f.path)),
+                    _ => format!("M {}{hash}", shown(&f.path)),
+                }
+            })
+            .collect();
+        let noun = if lines.len() == 1 { "file" } else { "files" };
+        format!(
+            "Applied patch to {} {noun}:\n{}",
+            lines.len(),
+            lines.join("\n")
+        )
+    }
+}
+
+/// A file as the planner first meets it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// What identifies the file (two spellings of one file load once).
+    pub rel: PathBuf,
+    /// Event path.
+    pub event_path: String,
+    /// Its bytes, `None` when nothing is there.
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// One file of the picture: first met as `path`, its bytes then and now.
+struct Entry {
+    path: String,
+    event_path: String,
+    original: Option<Vec<u8>>,
+    current: Option<Vec<u8>>,
+    moved_from: Option<String>,
+    moved_away: bool,
+    first: usize,
+}
+
+fn refusal(kind: ErrorKind, message: String) -> Error {
+    Error::new(kind, format!("{message} No changes were written."))
+}
+
+/// Text for the event diff: UTF-16 decoded, anything else as UTF-8 with U+FFFD.
+fn shown_text(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(crate::fs::read::hash::BINARY_SAMPLE)];
+    match encoding::sniff_utf16(head) {
+        Some(kind) => encoding::decode_utf16(bytes, kind, true).unwrap_or_default(),
+        None => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+/// Runs `ops` in order on a picture of the tree whose files `load` reads (each once), and
+/// returns the plan: every file changed, its bytes before and after, hashes and diffs.
+///
+/// Errors: `load`'s (containment, access, I/O); `Add File` of an existing file, `Delete File`
+/// or `Update File` of a missing one, `Move to` an existing file, the hunks' misses; a patch
+/// that changes nothing. Each names the operation, its patch line and the path.
+pub fn plan_ops(
+    ops: &[Op],
+    contract: Contract,
+    mut load: impl FnMut(&str) -> Result<Loaded>,
+) -> Result<PatchPlan> {
+    let mut tree: BTreeMap<PathBuf, Entry> = BTreeMap::new();
+    let mut met = 0usize;
+    let mut key = |path: &str, tree: &mut BTreeMap<PathBuf, Entry>| -> Result<PathBuf> {
+        let loaded = load(path)?;
+        tree.entry(loaded.rel.clone()).or_insert_with(|| {
+            met += 1;
+            Entry {
+                path: path.to_string(),
+                event_path: loaded.event_path,
+                current: loaded.bytes.clone(),
+                original: loaded.bytes,
+                moved_from: None,
+                moved_away: false,
+                first: met,
+            }
+        });
+        Ok(loaded.rel)
+    };
+    for op in ops {
+        match op {
+            Op::Add { path, lines, line } => {
+                let k = key(path, &mut tree)?;
+                let e = tree.get_mut(&k).expect("loaded");
+                if e.current.is_some() {
+                    return Err(refusal(
+                        ErrorKind::Conflict,
+                        format!(
+                            "Add File {} (patch line {line}): the file already exists. Use Update File to change it, \
+                             or Delete File before Add File to replace it.",
+                            py_repr(path)
+                        ),
+                    ));
+                }
+                let mut content = Vec::new();
+                for l in lines {
+                    content.extend_from_slice(l.as_bytes());
+                    content.push(b'\n');
+                }
+                e.current = Some(content);
+                e.moved_away = false;
+            }
+            Op::Delete { path, line } => {
+                let k = key(path, &mut tree)?;
+                let e = tree.get_mut(&k).expect("loaded");
+                if e.current.take().is_none() {
+                    return Err(refusal(
+                        ErrorKind::NotFound,
+                        format!(
+                            "Delete File {} (patch line {line}): File not found: {path}.",
+                            py_repr(path)
+                        ),
+                    ));
+                }
+            }
+            Op::Update {
+                path,
+                move_to,
+                hunks: hs,
+                line,
+            } => {
+                let k = key(path, &mut tree)?;
+                let e = tree.get_mut(&k).expect("loaded");
+                let Some(current) = &e.current else {
+                    return Err(refusal(
+                        ErrorKind::NotFound,
+                        format!(
+                            "Update File {} (patch line {line}): File not found: {path}.",
+                            py_repr(path)
+                        ),
+                    ));
+                };
+                let new = if hs.is_empty() {
+                    current.clone()
+                } else {
+                    hunks::apply(current, hs, path)?
+                };
+                match move_to {
+                    None => e.current = Some(new),
+                    Some(dest) => {
+                        let d = key(dest, &mut tree)?;
+                        if d == k {
+                            tree.get_mut(&k).expect("loaded").current = Some(new);
+                            continue;
+                        }
+                        if tree[&d].current.is_some() {
+                            return Err(refusal(
+                                ErrorKind::Conflict,
+                                format!(
+                                    "Update File {} (patch line {line}): Move to {}: the file already exists. \
+                                     Delete it first, or move to another path.",
+                                    py_repr(path),
+                                    py_repr(dest)
+                                ),
+                            ));
+                        }
+                        let src = tree.get_mut(&k).expect("loaded");
+                        src.current = None;
+                        src.moved_away = src.original.is_some();
+                        let from = src.path.clone();
+                        let dst = tree.get_mut(&d).expect("loaded");
+                        dst.current = Some(new);
+                        dst.path = dest.clone();
+                        dst.moved_from = Some(from);
+                    }
+                }
+            }
+        }
+    }
+    let mut files: Vec<(usize, FileChange)> = Vec::new();
+    for (rel, e) in tree {
+        if e.original == e.current {
+            continue;
+        }
+        let old_hash = e.original.as_deref().map(|b| disk_hash(b, contract));
+        let new_hash = e.current.as_deref().map(|b| disk_hash(b, contract));
+        let (diff, truncated) = unified_diff(
+            e.original.as_deref().map(shown_text).as_deref(),
+            &e.current.as_deref().map(shown_text).unwrap_or_default(),
+            &e.event_path,
+        );
+        // A move's source keeps its line only when something else happened to it.
+        let moved_away = e.moved_away && e.current.is_none();
+        files.push((
+            e.first,
+            FileChange {
+                path: e.path,
+                event_path: e.event_path,
+                rel,
+                moved_from: e.moved_from.filter(|_| e.original.is_none()),
+                moved_away,
+                old: e.original,
+                new: e.current,
+                old_hash,
+                new_hash,
+                diff,
+                truncated,
+            },
+        ));
+    }
+    if files.is_empty() {
+        return Err(refusal(
+            ErrorKind::NoMatch,
+            "The patch leaves every file exactly as it is.".to_string(),
+        ));
+    }
+    files.sort_by(|a, b| a.1.event_path.cmp(&b.1.event_path));
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| files[i].0);
+    let files = files.into_iter().map(|(_, f)| f).collect();
+    Ok(PatchPlan { files, order })
+}

@@ -1,0 +1,274 @@
+//! `apply_patch` on a host directory: the plan (every path resolved beneath the root,
+//! contained, access-checked as a write, every file read, every hunk placed) and the commit
+//! through the journal, each file re-checked against the bytes it was planned on.
+
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use crate::cancel::CancelFlag;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::change::write::conflict;
+use crate::fs::change::write::disk_hash;
+use crate::fs::patch::journal::{self, Target};
+use crate::fs::patch::{parse, plan_ops, Loaded, PatchPlan};
+use crate::fs::root::path::{fstat, is_dir, is_reg, Beneath, READ_FLAGS, STAT_FLAGS};
+use crate::fs::text::py_repr;
+use crate::fs::FileSystem;
+
+impl FileSystem {
+    /// Finishes or drops the patch commits a killed process left under this root
+    /// ([`journal::recover`]); nothing when there are none (one failed `openat`).
+    pub fn recover_patches(&self) {
+        if let Ok(Some(beneath)) = self.root.open_root_if_exists() {
+            journal::recover(&beneath);
+        }
+    }
+
+    /// Plans `apply_patch`: parses `input`, recovers interrupted commits, then runs its
+    /// operations on a picture of the tree ([`plan_ops`]); nothing on disk changes.
+    ///
+    /// Errors: the parse errors, access errors (every path is checked as a write), a directory
+    /// or special file named as a file, a new file whose parent is not a directory or that
+    /// would be a look-alike twin, and [`plan_ops`]'s.
+    pub fn plan_patch(&self, input: &str, cancel: &CancelFlag) -> Result<PatchPlan> {
+        let ops = parse::parse(input)?;
+        let beneath = self.root.open_root_if_exists()?;
+        if let Some(b) = &beneath {
+            journal::recover(b);
+        }
+        let plan = plan_ops(&ops, self.limits.contract, |path| {
+            cancel.check()?;
+            self.load_for_patch(beneath.as_ref(), path)
+        })?;
+        for f in plan.files.iter().filter(|f| f.old.is_none()) {
+            self.check_new_file(beneath.as_ref(), &f.path, &f.rel)?;
+        }
+        Ok(plan)
+    }
+
+    fn load_for_patch(&self, beneath: Option<&Beneath>, path: &str) -> Result<Loaded> {
+        let resolved = self.safe_resolve(path, true, true)?;
+        let event_path = resolved.event_str();
+        let Some(beneath) = beneath else {
+            return Ok(Loaded {
+                rel: resolved.rel,
+                event_path,
+                bytes: None,
+            });
+        };
+        let bytes = match beneath.open(&resolved.rel, READ_FLAGS, 0) {
+            Ok(fd) => {
+                let st = fstat(fd.as_raw_fd())
+                    .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
+                if is_dir(st.st_mode) {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!(
+                            "'{}' is a directory, not a file. No changes were written.",
+                            crate::fs::text::names::inline(path)
+                        ),
+                    ));
+                }
+                if !is_reg(st.st_mode) {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!(
+                            "Path {} exists and is not a regular file. No changes were written.",
+                            py_repr(path)
+                        ),
+                    ));
+                }
+                let mut raw = Vec::with_capacity(st.st_size as usize);
+                std::fs::File::from(fd)
+                    .read_to_end(&mut raw)
+                    .map_err(|e| self.root.os_error(&e, Some(&resolved.rel)))?;
+                Some(raw)
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => None,
+            Err(e) => return Err(self.root.open_error(&e, path, &resolved.rel)),
+        };
+        Ok(Loaded {
+            rel: resolved.rel,
+            event_path,
+            bytes,
+        })
+    }
+
+    /// A file the patch creates: its nearest existing ancestor must be a directory, and no
+    /// name differing only in Unicode normalization may exist.
+    fn check_new_file(&self, beneath: Option<&Beneath>, path: &str, rel: &Path) -> Result<()> {
+        if let Some(beneath) = beneath {
+            let mut ancestor = rel.parent();
+            while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
+                if let Ok(fd) = beneath.open(a, STAT_FLAGS, 0) {
+                    if fstat(fd.as_raw_fd()).is_ok_and(|st| !is_dir(st.st_mode)) {
+                        return Err(Error::new(
+                            ErrorKind::NotFound,
+                            format!("Path {} has a parent that is not a directory. No changes were written.", py_repr(path)),
+                        ));
+                    }
+                    break;
+                }
+                ancestor = a.parent();
+            }
+        }
+        let resolved = self.safe_resolve(path, true, true)?;
+        self.refuse_lookalike(&resolved, path)
+    }
+
+    /// Commits a plan through the journal ([`journal::commit`]): every path resolved again
+    /// (a path now naming another file is a conflict) and every file checked to hold the bytes
+    /// it was planned on (or still to be absent), once the new contents are staged.
+    ///
+    /// Returns the result text ([`PatchPlan::result_text`]).
+    /// Errors: `Conflict` (a file changed since the plan: nothing written), OS errors.
+    pub fn commit_patch(&self, plan: &PatchPlan, cancel: &CancelFlag) -> Result<String> {
+        cancel.check()?;
+        let (beneath, _) = self.root.create_root(&plan.files[0].path)?;
+        let targets: Vec<Target<'_>> = plan
+            .files
+            .iter()
+            .map(|f| Target {
+                rel: &f.rel,
+                old: f.old.as_deref(),
+                new: f.new.as_deref(),
+            })
+            .collect();
+        let verify = || -> Result<()> {
+            for f in &plan.files {
+                let again = self.safe_resolve(&f.path, true, true)?;
+                if again.rel != f.rel {
+                    return Err(Error::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "Path {} was replaced while the change was announced. Retry.",
+                            py_repr(&f.path)
+                        ),
+                    ));
+                }
+                let now = match beneath.open(&f.rel, READ_FLAGS, 0) {
+                    Ok(fd) => {
+                        let mut raw = Vec::new();
+                        std::fs::File::from(fd)
+                            .read_to_end(&mut raw)
+                            .map_err(|e| self.root.os_error(&e, Some(&f.rel)))?;
+                        Some(raw)
+                    }
+                    Err(e)
+                        if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) =>
+                    {
+                        None
+                    }
+                    Err(e) => return Err(self.root.open_error(&e, &f.path, &f.rel)),
+                };
+                if now != f.old {
+                    let hash = |b: &Option<Vec<u8>>| match b {
+                        Some(b) => disk_hash(b, self.limits.contract),
+                        None => crate::fs::change::write::ABSENT_HASH.to_string(),
+                    };
+                    return Err(conflict(&f.path, &hash(&f.old), &hash(&now)));
+                }
+            }
+            Ok(())
+        };
+        journal::commit(&beneath, &targets, verify, |e| self.root.os_error(&e, None))?;
+        Ok(plan.result_text(self.limits.content_hashes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cancel::CancelFlag;
+    use crate::fs::tests::over;
+
+    fn run(dir: &std::path::Path, patch: &str) -> Result<String, String> {
+        let fs = over(dir);
+        let c = CancelFlag::new();
+        let plan = fs.plan_patch(patch, &c).map_err(|e| e.message)?;
+        fs.commit_patch(&plan, &c).map_err(|e| e.message)
+    }
+
+    #[test]
+    fn a_patch_across_files() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("src")).unwrap();
+        std::fs::write(d.path().join("src/a.py"), "x = 1\ny = 2\n").unwrap();
+        std::fs::write(d.path().join("old.txt"), "bye\n").unwrap();
+        std::fs::write(d.path().join("m.txt"), "move me\n").unwrap();
+        let out = run(
+            d.path(),
+            "*** Begin Patch\n*** Update File: src/a.py\n@@\n x = 1\n-y = 2\n+y = 3\n*** Add File: new/dir/n.txt\n+hi\n\
+             *** Delete File: old.txt\n*** Update File: m.txt\n*** Move to: lib/m.txt\n*** End Patch",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "Applied patch to 4 files:\nM src/a.py [hash:5ee2e2c0f1a8]\nA new/dir/n.txt [hash:98ea6e4f216f]\nD old.txt\n\
+             R m.txt -> lib/m.txt [hash:d5a2ff4fb0e9]"
+                .replace("5ee2e2c0f1a8", &crate::fs::read::hash::content_hash(b"x = 1\ny = 3\n"))
+                .replace("98ea6e4f216f", &crate::fs::read::hash::content_hash(b"hi\n"))
+                .replace("d5a2ff4fb0e9", &crate::fs::read::hash::content_hash(b"move me\n"))
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("src/a.py")).unwrap(),
+            "x = 1\ny = 3\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("new/dir/n.txt")).unwrap(),
+            "hi\n"
+        );
+        assert!(!d.path().join("old.txt").exists() && !d.path().join("m.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("lib/m.txt")).unwrap(),
+            "move me\n"
+        );
+    }
+
+    #[test]
+    fn a_miss_in_the_last_file_changes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a"), "1\n").unwrap();
+        std::fs::write(d.path().join("b"), "2\n").unwrap();
+        let err = run(
+            d.path(),
+            "*** Begin Patch\n*** Update File: a\n-1\n+one\n*** Add File: c\n+3\n*** Update File: b\n-nope\n+x\n*** End Patch",
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("Hunk 1 of Update File 'b' (patch line 8)"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(d.path().join("a")).unwrap(), "1\n");
+        assert!(!d.path().join("c").exists());
+    }
+
+    #[test]
+    fn sequences_on_one_path() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a"), "1\n2\n").unwrap();
+        let out = run(
+            d.path(),
+            "*** Begin Patch\n*** Add File: n\n+x\n*** Update File: n\n-x\n+y\n*** Update File: a\n-1\n+one\n\
+             *** Update File: a\n-2\n+two\n*** End Patch",
+        )
+        .unwrap();
+        assert!(
+            out.starts_with("Applied patch to 2 files:\nA n [hash:"),
+            "{out}"
+        );
+        assert_eq!(std::fs::read_to_string(d.path().join("n")).unwrap(), "y\n");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("a")).unwrap(),
+            "one\ntwo\n"
+        );
+        for (patch, want) in [
+            ("*** Begin Patch\n*** Add File: a\n+z\n*** End Patch", "Add File 'a' (patch line 2): the file already exists. Use Update File to change it, or Delete File before Add File to replace it. No changes were written."),
+            ("*** Begin Patch\n*** Delete File: zz\n*** End Patch", "Delete File 'zz' (patch line 2): File not found: zz. No changes were written."),
+            ("*** Begin Patch\n*** Update File: ../x\n-a\n+b\n*** End Patch", "Path '../x' resolves outside the root directory."),
+            ("*** Begin Patch\n*** Update File: a\n-one\n+one\n*** End Patch", "The patch leaves every file exactly as it is. No changes were written."),
+        ] {
+            assert_eq!(run(d.path(), patch).unwrap_err(), want);
+        }
+    }
+}
