@@ -217,10 +217,24 @@ def _anchor(old: list[str], pattern: list[str], cursor: int, position: int) -> s
     return None
 
 
-def corrupted(patch: CommitPatch) -> tuple[CommitPatch, str, int] | None:
+@dataclass
+class Corruption:
+    """A patch with one context line changed, and where."""
+
+    patch: CommitPatch
+    path: str
+    """The file, as the patch names it (`*** Update File:`)."""
+    hunk: int
+    """The hunk's number in that file's section, 1-based."""
+    line_in_hunk: int
+    """The changed line's place among the hunk's lines (context, removed and added), 1-based."""
+    line: str
+    """The changed line, without its ` ` prefix."""
+
+
+def corrupted(patch: CommitPatch) -> Corruption | None:
     """`patch` with the first context line of its last hunk that has one changed (`CORRUPTION`
-    appended), the file (as the patch names it) and the hunk's number (1-based); None when no hunk of
-    the patch has a context line."""
+    appended); None when no hunk of the patch has a context line."""
     for change_index in range(len(patch.changes) - 1, -1, -1):
         change = patch.changes[change_index]
         for hunk_index in range(len(change.hunks) - 1, -1, -1):
@@ -234,7 +248,8 @@ def corrupted(patch: CommitPatch) -> tuple[CommitPatch, str, int] | None:
             hunks[hunk_index] = Hunk(hunk.anchor, lines, hunk.end_of_file)
             changes = list(patch.changes)
             changes[change_index] = FileChange(change.operation, change.path, change.move_to, change.added, hunks)
-            return CommitPatch(changes, patch.skipped), change.path, hunk_index + 1
+            bad = CommitPatch(changes, patch.skipped)
+            return Corruption(bad, change.path, hunk_index + 1, context + 1, lines[context][1:])
     return None
 
 

@@ -165,12 +165,11 @@ def test_corrupted_changes_one_context_line_of_the_last_hunk_with_one(repo: Repo
     patch = commit_patch(repo.root, parent, child)
     result = corrupted(patch)
     assert result is not None
-    bad, path, hunk = result
-    assert (path, hunk) == ('b.txt', 2)
-    changed = [(x, y) for x, y in zip(patch.text.splitlines(), bad.text.splitlines(), strict=True) if x != y]
+    assert (result.path, result.hunk, result.line_in_hunk, result.line) == ('b.txt', 2, 1, 'line 12' + CORRUPTION)
+    changed = [(x, y) for x, y in zip(patch.text.splitlines(), result.patch.text.splitlines(), strict=True) if x != y]
     assert changed == [(' line 12', ' line 12' + CORRUPTION)]
     with pytest.raises(ValueError, match='b.txt hunk 2: not found'):
-        apply_model(repo.files(parent), bad)
+        apply_model(repo.files(parent), result.patch)
 
 
 def test_a_patch_of_additions_only_has_nothing_to_corrupt(repo: Repo) -> None:
