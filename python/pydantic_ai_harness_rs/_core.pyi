@@ -31,6 +31,8 @@ __all__ = [
     'FileSystemCore',
     'Outcome',
     'ChangePlan',
+    'PatchPlan',
+    'PatchFile',
     'content_hash',
     'text_hash',
     'unified_diff',
@@ -136,6 +138,15 @@ class PatchFile:
     def diff(self) -> str: ...
     @property
     def truncated(self) -> bool: ...
+    @property
+    def target(self) -> str: ...
+    """The path beneath the root (a workspace path on a backend): what the commit writes."""
+    @property
+    def old_content(self) -> bytes | None: ...
+    """The bytes the file had when planned; `None`: no file."""
+    @property
+    def new_content(self) -> bytes | None: ...
+    """The bytes it will have; `None`: removed."""
     @property
     def old_hash(self) -> str | None: ...
     """The content hash the file had when planned; `None`: no file."""
@@ -470,6 +481,12 @@ class RemoteCore:
         self, path: str, resolved: str, target: bool | None, ancestor_is_dir: bool
     ) -> ChangePlan | None: ...
     def plan_target(self, plan: ChangePlan) -> str: ...
+    def patch_paths(self, input: str) -> list[str]:
+        """Every path a patch names, in patch order, repeats included."""
+    def plan_patch(self, input: str, files: list[tuple[str, str, bytes | None, bool]]) -> PatchPlan:
+        """Plan `apply_patch` on files handed in: `(path, resolved, bytes or None, is_dir)` per path."""
+    def patch_result(self, plan: PatchPlan) -> str:
+        """The text of a committed patch."""
     def plan_guarded(self, plan: ChangePlan) -> bool: ...
     def plan_content(self, plan: ChangePlan) -> bytes: ...
     def check_guard(self, plan: ChangePlan, current: bytes | None) -> None:

@@ -208,6 +208,24 @@ impl PyPatchFile {
         self.file().truncated
     }
 
+    /// The path beneath the root (a workspace path on a backend): what the commit writes.
+    #[getter]
+    fn target(&self) -> String {
+        self.file().rel.to_string_lossy().into_owned()
+    }
+
+    /// The bytes the file had when planned; `None`: no file.
+    #[getter]
+    fn old_content<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        self.file().old.as_deref().map(|b| PyBytes::new(py, b))
+    }
+
+    /// The bytes it will have; `None`: removed.
+    #[getter]
+    fn new_content<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+        self.file().new.as_deref().map(|b| PyBytes::new(py, b))
+    }
+
     /// The content hash the file had when planned; `None`: no file.
     #[getter]
     fn old_hash(&self) -> Option<String> {
@@ -232,8 +250,8 @@ impl PyPatchFile {
 /// A patch planned whole (`FileSystemCore.plan_patch`), ready to announce file by file, then commit.
 #[pyclass(name = "PatchPlan", module = "pydantic_ai_harness_rs._core", frozen)]
 pub struct PyPatchPlan {
-    plan: Arc<PatchPlan>,
-    root_dir: String,
+    pub(crate) plan: Arc<PatchPlan>,
+    pub(crate) root_dir: String,
 }
 
 #[pymethods]

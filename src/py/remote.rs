@@ -645,6 +645,41 @@ impl PyRemoteCore {
         Ok(self.wrap(plan))
     }
 
+    /// Every path a patch names, in patch order (`patch::patch_paths`).
+    fn patch_paths(&self, input: &str) -> PyResult<Vec<String>> {
+        crate::fs::patch::patch_paths(input).map_err(PyErr::from)
+    }
+
+    /// Plans `apply_patch` on files handed in: `files` holds, per path of `patch_paths`,
+    /// `(path, resolved, bytes or None, is_dir)` (`patch::plan_handed_in`).
+    fn plan_patch(
+        &self,
+        py: Python<'_>,
+        input: String,
+        files: Vec<(String, String, Option<Vec<u8>>, bool)>,
+    ) -> PyResult<super::fs::PyPatchPlan> {
+        let core = self.inner.clone();
+        let plan = run(py, move || {
+            let handed: std::collections::HashMap<_, _> = files
+                .into_iter()
+                .map(|(path, resolved, bytes, is_dir)| {
+                    let event = core.event_path(&resolved);
+                    (path, (resolved, event, bytes, is_dir))
+                })
+                .collect();
+            crate::fs::patch::plan_handed_in(&input, core.limits.contract, &handed)
+        })?;
+        Ok(super::fs::PyPatchPlan {
+            plan: std::sync::Arc::new(plan),
+            root_dir: self.inner.root.clone(),
+        })
+    }
+
+    /// The text of a committed patch (`Applied patch to N files:` ...).
+    fn patch_result(&self, plan: PyRef<'_, super::fs::PyPatchPlan>) -> String {
+        plan.plan.result_text(self.inner.limits.content_hashes)
+    }
+
     fn plan_create_directory(
         &self,
         path: ModelPath,

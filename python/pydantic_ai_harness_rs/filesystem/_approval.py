@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 
 from pydantic_ai_harness_rs import _core
@@ -42,12 +42,13 @@ from pydantic_ai_harness_rs.filesystem._observe import ABSENT
 if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext
 
+    from pydantic_ai_harness_rs._core import PatchPlan
     from pydantic_ai_harness_rs.filesystem._engine import Engine, Plan
 
 __all__ = ['CHANGE_TOOL_NAMES', 'PlannedChange']
 
-CHANGE_TOOL_NAMES: tuple[str, ...] = ('write_file', 'edit_file', 'create_directory')
-"""The FileSystem tools that change files: what `require_approval=True` covers."""
+CHANGE_TOOL_NAMES: tuple[str, ...] = ('write_file', 'edit_file', 'create_directory', 'apply_patch')
+"""The FileSystem tools that change files: what `require_approval=True` covers (`apply_patch` when registered)."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,76 @@ async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine,
     if outcome.content_hash is None:  # 0.62.0's `Path not found: ...` result
         return Pin(ABSENT)
     return Pin(outcome.content_hash, outcome.content_hash)
+
+
+PATCH_STALE = (
+    'A file of this patch changed after the patch was planned and approved, so nothing was written. '
+    'Read the files again (read_file) and call apply_patch again to plan the patch anew.'
+)
+"""The retry of an approved patch whose files no longer have the contents it was planned against."""
+
+
+async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine, plan: PatchPlan) -> bool:
+    """`require_approval` for a planned `apply_patch`: `True` when this call resumes an approved request
+    whose files still have the hashes they were planned on (the run's `ReadBeforeWrite` is then not
+    asked again: the person saw these versions); `False` when no approval is involved.
+
+    A call that needs a person raises `ApprovalRequired` with one request for the whole patch: metadata
+    `tool_name`, `operation` (`'apply_patch'`), `root_dir`, `files` (per file, sorted by path: `operation`,
+    `path`, `diff`, `truncated`, `content_hash` before the patch, `None` for a new file) and
+    `arguments_digest`. A callable `require_approval` is asked per file (`PlannedChange`); one yes asks.
+
+    Raises:
+        ApprovalRequired: a person must approve the patch (its record kept first).
+        ModelRetry: an approved patch whose files changed since (`PATCH_STALE`), or whose request is gone.
+    """
+    call = CALL.get()
+    name = 'apply_patch'
+    if ctx is None or call is None or not approvals.enabled or call.name != name:
+        return False
+    ours_to_ask = approvals.every or approvals.predicate is not None or name in approvals.names
+    if not ours_to_ask:
+        return False
+    hashes = {file.path: file.old_hash for file in plan.files}
+    if ctx.tool_call_approved:
+        request = ours(ctx.tool_call_metadata, name)
+        record = await take_record(_records(ctx, engine), ctx.tool_call_id) if ctx.tool_call_id else None
+        request = request or record
+        if request is not None:
+            call.overridden = request.get('arguments_digest') != arguments_digest(call.arguments)
+            if call.overridden:
+                return False  # the person's own patch: planned and checked under the usual rules
+            planned = {str(f.get('path')): f.get('content_hash') for f in request.get('files', [])}
+            if planned != hashes:
+                raise ModelRetry(PATCH_STALE)
+            return True
+        if approvals.predicate is None:
+            raise ModelRetry(UNMATCHED)
+    changes = [
+        PlannedChange(name, f.operation, f.path, plan.root_dir, f.diff, f.truncated, f.old_hash) for f in plan.files
+    ]
+    if approvals.predicate is not None and not approvals.every and name not in approvals.names:
+        asked = [await approvals.asks(change, [name]) for change in changes]
+        if not any(asked):
+            return False
+    files = [asdict(change) for change in changes]
+    for entry in files:
+        for key in ('tool_name', 'root_dir'):
+            del entry[key]
+    metadata = {
+        'tool_name': name,
+        'operation': name,
+        'root_dir': plan.root_dir,
+        'files': files,
+        'arguments_digest': arguments_digest(call.arguments),
+    }
+    record = {
+        'tool_name': name,
+        'files': [{'path': f['path'], 'content_hash': f['content_hash']} for f in files],
+        'arguments_digest': metadata['arguments_digest'],
+    }
+    await save_record(_records(ctx, engine), ctx.tool_call_id or '', record)
+    raise ApprovalRequired(metadata=metadata)
 
 
 async def _exists(engine: Engine, path: str) -> bool:

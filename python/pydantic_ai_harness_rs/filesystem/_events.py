@@ -135,6 +135,7 @@ _REFUSALS: dict[str, str] = {
     'write': 'was not written',
     'edit': 'was not edited',
     'create_directory': 'was not created',
+    'delete': 'was not deleted',
 }
 """How a cancelled change is worded in the tool result, by operation."""
 

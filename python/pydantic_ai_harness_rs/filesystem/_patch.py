@@ -15,7 +15,9 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai_harness_rs.filesystem._events import FileChangeRequestEvent, FileEditedEvent, FileWrittenEvent
+from pydantic_ai_harness_rs._approvals import Approvals
+from pydantic_ai_harness_rs.filesystem._approval import patch_gate
+from pydantic_ai_harness_rs.filesystem._events import Announcement, FileEditedEvent, FileWrittenEvent, announce
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT, GuardedChange, guarded_change
 
@@ -25,9 +27,6 @@ if TYPE_CHECKING:
     from pydantic_ai_harness_rs._core import PatchFile, PatchPlan
     from pydantic_ai_harness_rs.filesystem._engine import Engine
 
-_REFUSED = {'write': 'was not created', 'edit': 'was not edited', 'delete': 'was not deleted'}
-"""How a vetoed file is worded in the tool result, by operation."""
-
 
 async def announce_patch(ctx: RunContext[Any] | None, plan: PatchPlan) -> str | None:
     """Put each file of `plan` to the listeners (`FileChangeRequestEvent`, sorted by path); the tool
@@ -35,20 +34,10 @@ async def announce_patch(ctx: RunContext[Any] | None, plan: PatchPlan) -> str | 
 
     A delete is announced with `operation='delete'` and the diff to an empty file.
     """
-    if ctx is None:
-        return None
     for file in plan.files:
-        event = FileChangeRequestEvent(
-            path=file.path,
-            root_dir=plan.root_dir,
-            operation=file.operation,
-            diff=file.diff,
-            truncated=file.truncated,
-        )
-        await ctx.emit(event)
-        if event.cancelled:
-            reason = event.cancel_reason or 'cancelled by a listener'
-            return f'[Patch not applied, no file changed: {file.path!r} {_REFUSED[file.operation]}: {reason}]'
+        announcement = Announcement(file.path, plan.root_dir, file.operation, file.diff, file.truncated)
+        if (refusal := await announce(ctx, announcement)) is not None:
+            return f'[Patch not applied, no file changed: {refusal[1:-1]}]'
     return None
 
 
@@ -65,13 +54,16 @@ def _checked(change: GuardedChange, file: PatchFile) -> None:
         raise change.observations.refusal(file.path_argument, change.expected_hash)
 
 
-async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str) -> str:
-    """Plan, announce and commit `input` (see the module doc); returns the tool result.
+async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str, approvals: Approvals) -> str:
+    """Plan, announce and commit `input` (see the module doc); returns the tool result. With
+    `require_approval` covering the tool, the planned patch is put to a person first (`patch_gate`).
 
     Raises:
         RetryableError: the core's (a parse error, a path, a hunk that does not match, a file
             changed since the plan), with nothing written.
-        ModelRetry: `ReadBeforeWrite`'s refusal of a file, with nothing written.
+        ModelRetry: `ReadBeforeWrite`'s refusal of a file, or an approved patch whose files changed
+            since, with nothing written.
+        ApprovalRequired: the patch needs a person.
     """
     first = await engine.plan_patch(input)
     keys = sorted({await engine.lock_key(f.path_argument) for f in first.files})
@@ -82,9 +74,11 @@ async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str) -
         changes: list[tuple[GuardedChange, PatchFile]] = []
         for file in plan.files:
             key = await engine.lock_key(file.path_argument)
-            change = guarded_change(engine.storage, key, file.path_argument, None)
-            _checked(change, file)
-            changes.append((change, file))
+            changes.append((guarded_change(engine.storage, key, file.path_argument, None), file))
+        approved = await patch_gate(approvals, ctx, engine, plan) if ctx is not None else False
+        if not approved:  # an approved patch was checked against the versions the person saw
+            for change, file in changes:
+                _checked(change, file)
         if (refusal := await announce_patch(ctx, plan)) is not None:
             return refusal
         text = await engine.commit_patch(plan)

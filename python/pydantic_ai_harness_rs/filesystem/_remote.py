@@ -15,8 +15,10 @@ The contract is always the workspace one (pydantic-ai-harness 0.62.0, `upstream-
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
+import hashlib
 import mimetypes
 import posixpath
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -44,6 +46,7 @@ from pydantic_ai_harness_rs._errors import single_error
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
 from pydantic_ai_harness_rs.filesystem import _ranged
 from pydantic_ai_harness_rs.filesystem._locks import storage_of
+from pydantic_ai_harness_rs.filesystem._observe import ABSENT as ABSENT_HASH
 from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
 
 __all__ = ('RemoteEngine',)
@@ -913,6 +916,66 @@ class RemoteEngine:
                     ancestor_is_dir = False
                     break
         return core.plan_create_directory(path, resolved, None if entry is None else entry.is_dir, ancestor_is_dir)
+
+    @_os_errors
+    async def plan_patch(self, input: str) -> _core.PatchPlan:
+        """Plan `apply_patch`: every path the patch names resolved and checked as a write, every
+        file read through the workspace, then the core plans the whole patch on those bytes."""
+        core = await self._core()
+        files: list[tuple[str, str, bytes | None, bool]] = []
+        for path in dict.fromkeys(core.patch_paths(input)):
+            resolved = await self._resolve(path, write=True)
+            entry = await self._stat(resolved)
+            is_dir = entry is not None and entry.is_dir
+            files.append((path, resolved, None if entry is None or is_dir else await self._read(resolved), is_dir))
+        size = sum(len(raw or b'') for _, _, raw, _ in files)
+        return await run_sized(lambda cancel: core.plan_patch(input, files), inline=size <= INLINE_MAX_BYTES)
+
+    @_os_errors
+    async def commit_patch(self, plan: _core.PatchPlan) -> str:
+        """Write a planned patch through the workspace: every path checked again and every file
+        re-read and compared with the bytes it was planned on before the first write; then each
+        file written (missing directories made) or removed. A write that fails puts back the files
+        already written (no journal across files here: see the README)."""
+        core = await self._core()
+        for file in plan.files:
+            await self._resolve(file.path_argument, write=True)
+            current = await self._read(file.target)
+            if current != file.old_content:
+                expected = file.old_hash or ABSENT_HASH
+                got = ABSENT_HASH if current is None else hashlib.sha256(current).hexdigest()[:12]
+                raise _core.ConflictError(
+                    f'Conflict: file {file.path_argument!r} has changed (expected hash:{expected}, got hash:{got}). '
+                    'Re-read the file and retry.'
+                )
+        done: list[_core.PatchFile] = []
+        try:
+            for file in plan.files:
+                if file.new_content is None:
+                    await self._fs.remove(file.target)
+                else:
+                    await self._make_parents(file.target)
+                    await self._fs.write_bytes(file.target, file.new_content)
+                done.append(file)
+        except BaseException:
+            for file in reversed(done):  # best effort: the old bytes back
+                with contextlib.suppress(Exception):
+                    if file.old_content is None:
+                        await self._fs.remove(file.target)
+                    else:
+                        await self._fs.write_bytes(file.target, file.old_content)
+            raise
+        return core.patch_result(plan)
+
+    async def _make_parents(self, target: str) -> None:
+        """Make the missing directories above `target`, shallowest first."""
+        missing: list[str] = []
+        current = posixpath.dirname(target)
+        while current not in ('', '/') and await self._stat(current) is None:
+            missing.append(current)
+            current = posixpath.dirname(current)
+        for directory in reversed(missing):
+            await self._fs.make_dir(directory)
 
     @_os_errors
     async def commit(self, plan: _core.ChangePlan) -> _core.Outcome:

@@ -61,5 +61,8 @@ class SaneFiles:
     async def make_dir(self, path: str) -> None:
         await self._files.make_dir(path)
 
+    async def remove(self, path: str) -> None:
+        await self._files.remove(path)
+
     async def exists(self, path: str) -> bool:
         return bool(await self._files.exists(path))

@@ -727,7 +727,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
     @retry_on_core_errors
     async def _apply_patch(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, input: str) -> str:
         self._refuse_if_read_only()
-        return await apply_patch(engine, ctx, input)
+        return await apply_patch(engine, ctx, input, self._approvals)
 
     def _refuse_if_read_only(self) -> None:
         """Refuse a change on a read-only toolset (a direct call: the model is not offered the tool).

@@ -108,6 +108,60 @@ impl PatchPlan {
     }
 }
 
+/// Every path `input` names (files and move destinations), in patch order, repeats included:
+/// what a workspace backend must resolve and read before [`plan_ops`] runs on its bytes.
+///
+/// Errors: the parse errors ([`parse::parse`]).
+pub fn patch_paths(input: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for op in parse::parse(input)? {
+        out.push(op.path().to_string());
+        if let Op::Update {
+            move_to: Some(dest),
+            ..
+        } = &op
+        {
+            out.push(dest.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// [`plan_ops`] on files a workspace backend handed in: `files` maps each path of
+/// [`patch_paths`] to its resolved workspace path, its event path, its bytes (`None`: no file)
+/// and whether it is a directory.
+///
+/// Errors: a directory named as a file, and [`plan_ops`]'s.
+pub fn plan_handed_in(
+    input: &str,
+    contract: Contract,
+    files: &std::collections::HashMap<String, (String, String, Option<Vec<u8>>, bool)>,
+) -> Result<PatchPlan> {
+    let ops = parse::parse(input)?;
+    plan_ops(&ops, contract, |path| {
+        let Some((resolved, event_path, bytes, is_dir)) = files.get(path) else {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("{} was not handed in.", py_repr(path)),
+            ));
+        };
+        if *is_dir {
+            return Err(refusal(
+                ErrorKind::NotFound,
+                format!(
+                    "'{}' is a directory, not a file.",
+                    crate::fs::text::names::inline(path)
+                ),
+            ));
+        }
+        Ok(Loaded {
+            rel: PathBuf::from(resolved),
+            event_path: event_path.clone(),
+            bytes: bytes.clone(),
+        })
+    })
+}
+
 /// A file as the planner first meets it.
 #[derive(Debug)]
 pub struct Loaded {
@@ -270,7 +324,14 @@ pub fn plan_ops(
         let old_hash = e.original.as_deref().map(|b| disk_hash(b, contract));
         let new_hash = e.current.as_deref().map(|b| disk_hash(b, contract));
         let (diff, truncated) = unified_diff(
-            e.original.as_deref().map(shown_text).as_deref(),
+            // A new file diffs from an empty one, as an announced `write_file` does.
+            Some(
+                e.original
+                    .as_deref()
+                    .map(shown_text)
+                    .unwrap_or_default()
+                    .as_str(),
+            ),
             &e.current.as_deref().map(shown_text).unwrap_or_default(),
             &e.event_path,
         );
