@@ -17,7 +17,6 @@ left in `.pydantic-ai-harness/`; and the next patch must apply.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -34,6 +33,7 @@ from pydantic_ai_harness_rs import FileSystem
 from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES
 
 from tests.filesystem.conftest import beyond_reference
+from tests.filesystem.test_crash_safety import kill_after
 
 pytestmark = beyond_reference('apply_patch is issue 22, beyond the references')
 
@@ -219,24 +219,6 @@ class Server:
         assert self.process.stdin is not None
         self.process.stdin.close()
         self.process.wait()
-
-
-def written_bytes(pid: int) -> int:
-    with open(f'/proc/{pid}/io') as f:
-        return next(int(line.split()[1]) for line in f if line.startswith('wchar:'))
-
-
-def kill_after(pid: int, written: int) -> None:
-    """SIGKILL `pid` once it has written `written` bytes (or has ended)."""
-    while True:
-        try:
-            if written_bytes(pid) >= written:
-                break
-        except (FileNotFoundError, ProcessLookupError):
-            return
-        time.sleep(0.0005)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
 
 
 def test_a_patch_killed_at_staggered_moments_leaves_the_old_tree_or_the_new(tmp_path: Path) -> None:
