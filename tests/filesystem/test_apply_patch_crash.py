@@ -1,6 +1,7 @@
 """apply_patch is all or nothing across files, whatever happens to the process (issue 22, section 1).
 
-A child process applies one patch of every kind of change (two updates, one at the end of its file;
+A child process (under the document's contract, `root_dir`, and under 0.62.0's on a local workspace)
+applies one patch of every kind of change (two updates, one at the end of its file;
 an add into new directories; two deletions, one of the last file of its directory; a move into new
 directories with an edit) and is killed with `SIGKILL`:
 
@@ -25,10 +26,12 @@ import subprocess
 import sys
 import textwrap
 import time
+from functools import partial
 from pathlib import Path
 
 import anyio
 import pytest
+from pydantic_ai.workspaces import LocalWorkspaceBackend
 from pydantic_ai_harness_rs import FileSystem
 from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES
 
@@ -45,12 +48,18 @@ FORK_SERVER = textwrap.dedent(
     from pydantic_ai_harness_rs import FileSystem
     from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES
 
-    root, patch_file, stop = sys.argv[1:4]
+    root, patch_file, stop, contract = sys.argv[1:5]
     patch = open(patch_file).read()
 
     async def apply():
-        toolset = FileSystem(root_dir=root, tools=[*DEFAULT_TOOL_NAMES, 'apply_patch']).get_toolset()
-        result = await toolset.apply_patch(patch)
+        tools = [*DEFAULT_TOOL_NAMES, 'apply_patch']
+        if contract == 'workspace':
+            from pydantic_ai.workspaces import LocalWorkspaceBackend
+
+            toolset = FileSystem(tools=tools).get_toolset()
+            result = await toolset.apply_patch(patch, workspace=LocalWorkspaceBackend(root))
+        else:
+            result = await FileSystem(root_dir=root, tools=tools).get_toolset().apply_patch(patch)
         os.write(1, f'RESULT {result!r}\\n'.encode())  # (one write: a kill before it leaves no part line)
 
     for command in sys.stdin:  # each line: one patch, in a forked process (imports made once)
@@ -151,9 +160,14 @@ def files_below(root: Path) -> dict[str, bytes]:
     return out
 
 
-def recovered(root: Path, old: dict[str, bytes], new: dict[str, bytes]) -> str:
-    """After a kill: a new FileSystem's first call, then `'old'` or `'new'`; fails on anything else."""
-    anyio.run(FileSystem(root_dir=root, tools=TOOLS).get_toolset().list_directory, '.')
+def recovered(root: Path, old: dict[str, bytes], new: dict[str, bytes], contract: str = 'document') -> str:
+    """After a kill: a new FileSystem's first call (under `contract`), then `'old'` or `'new'`; fails on
+    anything else."""
+    if contract == 'workspace':
+        toolset = FileSystem(tools=TOOLS).get_toolset()
+        anyio.run(partial(toolset.list_directory, '.', workspace=LocalWorkspaceBackend(root)))
+    else:
+        anyio.run(FileSystem(root_dir=root, tools=TOOLS).get_toolset().list_directory, '.')
     found = files_below(root)
     journal = [p.relative_to(root).as_posix() for p in (root / '.pydantic-ai-harness').rglob('*') if not p.is_dir()]
     journal = [p for p in journal if p != '.pydantic-ai-harness/.gitignore']  # (keeps it out of git)
@@ -172,7 +186,7 @@ def recovered(root: Path, old: dict[str, bytes], new: dict[str, bytes]) -> str:
 class Server:
     """The fork server: one forked child per patch."""
 
-    def __init__(self, root: Path, patch: str, *, stop: bool) -> None:
+    def __init__(self, root: Path, patch: str, *, stop: bool, contract: str = 'document') -> None:
         (root.parent / 'patch.txt').write_text(patch)
         self.process = subprocess.Popen(
             [
@@ -183,6 +197,7 @@ class Server:
                 str(root),
                 str(root.parent / 'patch.txt'),
                 'stop' if stop else 'go',
+                contract,
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -221,17 +236,19 @@ class Server:
         self.process.wait()
 
 
-def test_a_patch_killed_at_staggered_moments_leaves_the_old_tree_or_the_new(tmp_path: Path) -> None:
+@pytest.mark.parametrize(('contract', 'kills'), [('document', 16), ('workspace', 6)])
+def test_a_patch_killed_at_staggered_moments_leaves_the_old_tree_or_the_new(
+    tmp_path: Path, contract: str, kills: int
+) -> None:
     old, new, patch = trees(100_000)  # (files of 4-8 MB: staging them takes long enough to be hit)
     root = tmp_path / 'root'
-    server = Server(root, patch, stop=False)
+    server = Server(root, patch, stop=False, contract=contract)
     try:
         plant(root, old)
         server.start()
         status, result, total = server.finish()
         assert status == 0 and total is not None, result
-        assert recovered(root, old, new) == 'new'
-        kills = 16
+        assert recovered(root, old, new, contract) == 'new'
         outcomes = []
         for i in range(kills):
             plant(root, old)
@@ -239,13 +256,13 @@ def test_a_patch_killed_at_staggered_moments_leaves_the_old_tree_or_the_new(tmp_
             kill_after(pid, total * i // kills)
             status, result, _ = server.finish()
             assert status in (signal.SIGKILL, 0), status
-            outcomes.append(recovered(root, old, new))
+            outcomes.append(recovered(root, old, new, contract))
         assert outcomes[0] == 'old', outcomes  # killed before its first byte
         assert 'old' in outcomes[1:], outcomes  # (most kills land while the new contents are staged)
         plant(root, old)
         server.start()
         assert server.finish()[0] == 0
-        assert recovered(root, old, new) == 'new'
+        assert recovered(root, old, new, contract) == 'new'
     finally:
         server.close()
 
