@@ -663,8 +663,14 @@ impl PyRemoteCore {
             let handed: std::collections::HashMap<_, _> = files
                 .into_iter()
                 .map(|(path, resolved, bytes, is_dir)| {
-                    let event = core.event_path(&resolved);
-                    (path, (resolved, event, bytes, is_dir))
+                    let event_path = core.event_path(&resolved);
+                    let handed = crate::fs::patch::HandedIn {
+                        resolved,
+                        event_path,
+                        bytes,
+                        is_dir,
+                    };
+                    (path, handed)
                 })
                 .collect();
             crate::fs::patch::plan_handed_in(&input, core.limits.contract, &handed)

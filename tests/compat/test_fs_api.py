@@ -64,10 +64,13 @@ def _with_062_surface(key: str, reference: Any) -> Any:
     `workspace=` (optional: without it, the document's tree), the constructor takes either pattern
     name, `owner` and `read_only` (issue 19: the toolset inside `read_only=True`'s filter refuses
     changes itself). Both take `contract` (issue 20: which reading of `root_dir`, `None` unless given)
-    and `require_approval` (issue 21: `False` unless given).
+    and `require_approval` (issue 21: `False` unless given). `FILE_SYSTEM_TOOL_NAMES` ends with the
+    opt-in `apply_patch` (issue 22).
     """
     expected = copy.deepcopy(reference)
-    if key == 'FileSystem_fields':
+    if key == 'constants':  # issue 22: the opt-in `apply_patch`, in neither reference (not a default tool)
+        expected['FILE_SYSTEM_TOOL_NAMES'].append('apply_patch')
+    elif key == 'FileSystem_fields':
         expected.update(ADDED_062_FIELDS)
         expected.update(OPT_IN_FIELDS)
         expected.update(

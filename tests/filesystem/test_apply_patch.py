@@ -51,6 +51,7 @@ H = [
 ]
 """Content hashes the results below show, by index."""
 H_APPROVED, H_N = sha(b'# Approved\n'), sha(b'n\n')
+H_DEMO, H_CHANGED, H_DIRECT = sha(b'# Demo\n'), sha(b'# Changed meanwhile\n'), sha(b'direct\n')
 
 
 def patch(*lines: str) -> str:
@@ -514,3 +515,37 @@ async def test_an_approved_patch_whose_file_changed_since_writes_nothing(root: P
     assert results == [['retry', PATCH_STALE]]
     assert (root / 'README.md').read_text() == '# Demo\n\nSomeone else wrote this.\n'
     assert not (root / 'new.txt').exists()
+
+
+async def test_a_file_changed_while_the_listeners_are_asked_stops_the_whole_patch(root: Path) -> None:
+    def meddle(ctx: Any, event: FileChangeRequestEvent) -> None:
+        if event.path == 'src/app.py':
+            (root / 'README.md').write_text('# Changed meanwhile\n')
+
+    text = patch(
+        '*** Update File: README.md',
+        '-# Demo',
+        '+# Patched',
+        '*** Update File: src/app.py',
+        '-import os',
+        '+import sys',
+    )
+    t = await run_tools(
+        [FileSystem(root_dir=root, tools=TOOLS)],
+        [('apply_patch', {'input': text})],
+        listeners=[(FileChangeRequestEvent, meddle)],
+    )
+    assert t.results == [
+        RETRY + f"Conflict: file 'README.md' has changed (expected hash:{H_DEMO}, got "
+        f'hash:{H_CHANGED}). Re-read the file and retry.'
+    ]
+    assert (root / 'README.md').read_text() == '# Changed meanwhile\n'
+    assert (root / 'src' / 'app.py').read_text().startswith('import os\n')
+    assert t.of(FileWrittenEvent) == []
+
+
+async def test_a_direct_call_applies_without_events(root: Path) -> None:
+    toolset = FileSystem(root_dir=root, tools=TOOLS).get_toolset()
+    text = patch('*** Add File: d.txt', '+direct')
+    assert await toolset.apply_patch(text) == f'Applied patch to 1 file:\nA d.txt [hash:{H_DIRECT}]'
+    assert (root / 'd.txt').read_text() == 'direct\n'

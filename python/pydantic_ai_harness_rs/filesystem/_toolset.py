@@ -172,9 +172,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             root_spelling(root_dir)  # 0.62.0 refuses a root_dir below the working directory at construction
         tools = tuple(tools)
         if unknown := sorted(set(tools) - set(FILE_SYSTEM_TOOL_NAMES)):
-            raise ValueError(
-                f'Unknown filesystem tools: {", ".join(unknown)}. Available: {", ".join(FILE_SYSTEM_TOOL_NAMES)}.'
-            )
+            # The references' list, word for word: the opt-in `apply_patch` (ours) is not named.
+            listed = [name for name in FILE_SYSTEM_TOOL_NAMES if not TOOLS[name].opt_in]
+            raise ValueError(f'Unknown filesystem tools: {", ".join(unknown)}. Available: {", ".join(listed)}.')
         if protected_patterns is not None and read_only_patterns is not None:
             raise TypeError('Pass `read_only_patterns` only: `protected_patterns` is its deprecated name.')
         patterns = protected_patterns if protected_patterns is not None else read_only_patterns

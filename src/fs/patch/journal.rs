@@ -566,6 +566,41 @@ mod tests {
     }
 
     #[test]
+    fn an_error_while_applying_puts_every_file_back() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("gone"), "keep me").unwrap();
+        std::fs::write(d.path().join("f"), "a file, not a directory").unwrap();
+        let b = beneath(d.path());
+        let targets = [
+            Target {
+                rel: Path::new("gone"),
+                old: Some(b"keep me"),
+                new: None,
+            },
+            // Its parent is a file: making the directory fails after `gone` was removed.
+            Target {
+                rel: Path::new("f/x"),
+                old: None,
+                new: Some(b"x"),
+            },
+        ];
+        assert!(commit(&b, &targets, || Ok(()), |e| e).is_err());
+        assert_eq!(std::fs::read(d.path().join("gone")).unwrap(), b"keep me");
+        assert_eq!(
+            std::fs::read(d.path().join("f")).unwrap(),
+            b"a file, not a directory"
+        );
+        let state = b
+            .open(
+                Path::new(JOURNAL_DIR),
+                libc::O_RDONLY | libc::O_DIRECTORY,
+                0,
+            )
+            .unwrap();
+        assert_eq!(entries(state.as_raw_fd()), Vec::<OsString>::new());
+    }
+
+    #[test]
     fn recovery_finishes_a_journaled_commit_and_drops_an_unjournaled_one() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("a"), "old").unwrap();

@@ -127,25 +127,37 @@ pub fn patch_paths(input: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// A file a workspace backend handed in for [`plan_handed_in`].
+#[derive(Debug, Clone)]
+pub struct HandedIn {
+    /// Its resolved workspace path.
+    pub resolved: String,
+    /// Its event path.
+    pub event_path: String,
+    /// Its bytes, `None` when nothing is there.
+    pub bytes: Option<Vec<u8>>,
+    /// Whether a directory is there.
+    pub is_dir: bool,
+}
+
 /// [`plan_ops`] on files a workspace backend handed in: `files` maps each path of
-/// [`patch_paths`] to its resolved workspace path, its event path, its bytes (`None`: no file)
-/// and whether it is a directory.
+/// [`patch_paths`] to what is there.
 ///
 /// Errors: a directory named as a file, and [`plan_ops`]'s.
 pub fn plan_handed_in(
     input: &str,
     contract: Contract,
-    files: &std::collections::HashMap<String, (String, String, Option<Vec<u8>>, bool)>,
+    files: &std::collections::HashMap<String, HandedIn>,
 ) -> Result<PatchPlan> {
     let ops = parse::parse(input)?;
     plan_ops(&ops, contract, |path| {
-        let Some((resolved, event_path, bytes, is_dir)) = files.get(path) else {
+        let Some(file) = files.get(path) else {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 format!("{} was not handed in.", py_repr(path)),
             ));
         };
-        if *is_dir {
+        if file.is_dir {
             return Err(refusal(
                 ErrorKind::NotFound,
                 format!(
@@ -155,9 +167,9 @@ pub fn plan_handed_in(
             ));
         }
         Ok(Loaded {
-            rel: PathBuf::from(resolved),
-            event_path: event_path.clone(),
-            bytes: bytes.clone(),
+            rel: PathBuf::from(&file.resolved),
+            event_path: file.event_path.clone(),
+            bytes: file.bytes.clone(),
         })
     })
 }
@@ -365,4 +377,58 @@ pub fn plan_ops(
     order.sort_by_key(|&i| files[i].0);
     let files = files.into_iter().map(|(_, f)| f).collect();
     Ok(PatchPlan { files, order })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn a_plan_on_files_handed_in() {
+        let file = |resolved: &str, bytes: Option<&[u8]>, is_dir: bool| HandedIn {
+            resolved: resolved.to_string(),
+            event_path: resolved.trim_start_matches("/ws/").to_string(),
+            bytes: bytes.map(<[u8]>::to_vec),
+            is_dir,
+        };
+        let files: HashMap<String, HandedIn> = [
+            (
+                "a.txt".to_string(),
+                file("/ws/a.txt", Some(b"one\r\ntwo\r\n"), false),
+            ),
+            ("b".to_string(), file("/ws/b", None, false)),
+            ("d".to_string(), file("/ws/d", None, true)),
+        ]
+        .into();
+        let input =
+            "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b\n-two\n+2\n*** End Patch";
+        let plan = plan_handed_in(input, Contract::Workspace, &files).unwrap();
+        assert_eq!(
+            plan.result_text(false),
+            "Applied patch to 1 file:\nR a.txt -> b"
+        );
+        let moved: Vec<_> = plan
+            .files
+            .iter()
+            .map(|f| (f.event_path.as_str(), f.operation(), f.new.clone()))
+            .collect();
+        assert_eq!(
+            moved,
+            vec![
+                ("a.txt", "delete", None),
+                ("b", "write", Some(b"one\r\n2\r\n".to_vec()))
+            ]
+        );
+        let err = plan_handed_in(
+            "*** Begin Patch\n*** Delete File: d\n*** End Patch",
+            Contract::Workspace,
+            &files,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message,
+            "'d' is a directory, not a file. No changes were written."
+        );
+    }
 }
