@@ -174,12 +174,16 @@ class FileSystemCore:
         max_line_chars: int | None = None,
         report_skipped: bool = False,
         root_named: bool = False,
+        match: Literal['exact', 'tolerant'] = 'exact',
+        show_changes: int = 0,
     ) -> Self: ...
     """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
     0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace).
     `max_line_chars`, `report_skipped`: `FileSystem`'s opt-in fields of those names (issue 9).
     `root_named`: the root is a `root_dir` the user gave (workspace contract): containment errors
-    name `` root_dir `<root>` `` instead of `` the project root `<root>` ``."""
+    name `` root_dir `<root>` `` instead of `` the project root `<root>` ``.
+    `match`, `show_changes`: `FileSystem`'s opt-in fields of those names (issue 22); ValueError for
+    another `match`."""
     @property
     def root_dir(self) -> str: ...
     """The real (symlink-resolved, absolute) root; events carry it as `root_dir`."""
@@ -339,11 +343,14 @@ class RemoteCore:
         *,
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        match: Literal['exact', 'tolerant'] = 'exact',
+        show_changes: int = 0,
     ) -> Self:
         """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern.
 
         `max_line_chars`: clip longer lines in `read_file` and search hits, as `FileSystemCore`'s.
-        `report_skipped`: walker results end with what they skipped (`[skipped: ...]`)."""
+        `report_skipped`: walker results end with what they skipped (`[skipped: ...]`).
+        `match`, `show_changes`: as `FileSystemCore`'s."""
     @property
     def root_dir(self) -> str: ...
     @property

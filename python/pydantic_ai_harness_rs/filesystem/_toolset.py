@@ -160,6 +160,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         replace_all: bool = False,
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        match: Literal['exact', 'tolerant'] = 'exact',
+        show_changes: int | None = None,
         read_only: bool = False,
         contract: Contract | None = None,
         require_approval: bool | Sequence[str] | _approval.ApprovalPredicate = False,
@@ -189,6 +191,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             'content_hashes': content_hashes,
             'max_line_chars': max_line_chars,
             'report_skipped': report_skipped,
+            'match': match,
+            'show_changes': show_changes or 0,
         }
         self._root_given = root_dir is not None
         self._root_dir = root_dir
@@ -239,6 +243,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         )
         if self._custom_streams and self._approvals.enabled:
             raise ValueError('require_approval does not work with a custom `open_read` / `open_write`.')
+        if self._custom_streams and (match != 'exact' or show_changes):
+            raise ValueError('match and show_changes do not work with a custom `open_read` / `open_write`.')
         self._shape = Shape('document', content_hashes, replace_all, max_line_chars is not None)
         # The `FileSystem` whose durable operations run this toolset's calls in a durable engine's
         # workflow code (`durable/_operations.py`); `None` for a bare toolset.
@@ -272,6 +278,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             max_line_chars=s['max_line_chars'],
             report_skipped=s['report_skipped'],
             root_named=root_named,
+            match=s['match'],
+            show_changes=s['show_changes'],
         )
 
     @property
@@ -418,6 +426,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             content_hashes=s['content_hashes'],
             max_line_chars=s['max_line_chars'],
             report_skipped=s['report_skipped'],
+            match=s['match'],
+            show_changes=s['show_changes'],
         )
         if len(self._remote_engines) >= _MAX_WORKSPACE_ENGINES:
             del self._remote_engines[next(iter(self._remote_engines))]
@@ -672,7 +682,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             ctx,
             path,
             expected_hash,
-            lambda guard: engine.plan_write(path, content, guard, ctx is not None),
+            # With show_changes a direct call reads the old file too, to show what changed.
+            lambda guard: engine.plan_write(
+                path, content, guard, ctx is not None or bool(self._settings['show_changes'])
+            ),
             lambda guard: write_with_streams(self, self._core, ctx, path, content, guard, self._content_hashes),
         )
         if not isinstance(done, tuple):
