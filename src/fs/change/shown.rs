@@ -13,7 +13,7 @@
 
 use crate::fs::contract::Contract;
 use crate::fs::read::clip;
-use crate::fs::text::{split_lines_keepends, strip_terminator, terminator_at, thousands};
+use crate::fs::text::{has_terminator_besides_crlf, strip_terminator, terminator_at, thousands};
 
 /// Most chars of the numbered lines one result shows (about 30 lines of code): enough to check
 /// an edit, small next to the 50,000 of a `read_file` under 0.62.0's contract.
@@ -26,6 +26,15 @@ pub fn line_starts(text: &[u8], contract: Contract) -> Vec<usize> {
     let mut starts = vec![0];
     match contract {
         Contract::Workspace => starts.extend(memchr::memchr_iter(b'\n', text).map(|at| at + 1)),
+        Contract::Document if !has_terminator_besides_crlf(text) => {
+            // Only `\n`, `\r\n` and `\r` can end a line: two vectorized searches.
+            for at in memchr::memchr2_iter(b'\n', b'\r', text) {
+                if text[at] == b'\r' && text.get(at + 1) == Some(&b'\n') {
+                    continue;
+                }
+                starts.push(at + 1);
+            }
+        }
         Contract::Document => {
             let mut i = 0;
             while i < text.len() {
@@ -103,19 +112,15 @@ pub fn render(
     contract: Contract,
     max_line_chars: Option<usize>,
 ) -> String {
-    if ranges.is_empty() {
+    if ranges.is_empty() || text.is_empty() {
         return String::new();
     }
-    let lines: Vec<&str> = match contract {
-        Contract::Workspace => text.split_inclusive('\n').collect(),
-        Contract::Document => split_lines_keepends(text),
-    };
-    if lines.is_empty() {
-        return String::new();
-    }
-    let end = lines.len() - 1;
+    let starts = line_starts(text.as_bytes(), contract);
+    let line = |i: usize| &text[starts[i]..starts.get(i + 1).copied().unwrap_or(text.len())];
+    let end = starts.len() - 1;
     // Windows around each change, merged where they overlap or touch; each keeps its changes.
-    let mut windows: Vec<(usize, usize, Vec<(usize, usize)>)> = Vec::new();
+    type Window = (usize, usize, Vec<(usize, usize)>);
+    let mut windows: Vec<Window> = Vec::new();
     for &(a, b) in ranges {
         let (a, b) = (a.min(end), b.min(end));
         let (from, to) = (a.saturating_sub(context), (b + context).min(end));
@@ -146,8 +151,8 @@ pub fn render(
             span(*from, *to),
             changed.join(", ")
         ));
-        for (i, line) in lines.iter().enumerate().take(to + 1).skip(*from) {
-            let body = strip_terminator(line);
+        for i in *from..=*to {
+            let body = strip_terminator(line(i));
             let shown = clip::clip_from(path, i + 1, body, 0, max_line);
             let rendered = format!("{:>6}\t{}", i + 1, shown.as_deref().unwrap_or(body));
             let chars = rendered.chars().count();

@@ -498,8 +498,8 @@ fn across(text: &[u8], lines: &[(usize, usize)], pattern: &[&[u8]], tier: Tier) 
     } else {
         return None;
     };
-    for j in 1..k - 1 {
-        if !whole_line(line(j), pattern[j], tier, &mut indents) {
+    for (j, p) in pattern.iter().enumerate().take(k - 1).skip(1) {
+        if !whole_line(line(j), p, tier, &mut indents) {
             return None;
         }
     }
