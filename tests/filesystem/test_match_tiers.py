@@ -18,36 +18,21 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.exceptions import ModelRetry
-from pydantic_ai.workspaces import Workspace
 from pydantic_ai_harness_rs.filesystem import FileSystem
 
 from tests.filesystem.conftest import REFERENCE
-from tests.memory_workspace import MemoryWorkspace
-from tests.scripted import RETRY, run_tools
+from tests.filesystem.on_file import WHERE, on_file
+from tests.scripted import RETRY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(REFERENCE, reason='match tiers are ours (issue 22)')]
-
-WHERE = ['document', 'workspace', 'memory']
 
 
 async def edits(
     where: str, tmp_path: Path, data: bytes, calls: list[dict[str, Any]], **fields: Any
 ) -> tuple[list[str], bytes]:
-    """`edit_file` calls on `f.txt` holding `data`, through an agent run; the results and the bytes after."""
-    fs_fields: dict[str, Any] = {'content_hashes': False, **fields}
-    tools = [('edit_file', {'path': 'f.txt', **c}) for c in calls]
-    if where == 'memory':
-        backend = MemoryWorkspace({'f.txt': data})
-        t = await run_tools([FileSystem(**fs_fields)], tools, workspace=Workspace(backend))
-        return t.results, backend.files['/ws/f.txt']
-    (tmp_path / 'f.txt').write_bytes(data)
-    if where == 'document':
-        t = await run_tools([FileSystem(root_dir=tmp_path, **fs_fields)], tools)
-    else:
-        t = await run_tools([LocalWorkspace(tmp_path), FileSystem(**fs_fields)], tools)
-    return t.results, (tmp_path / 'f.txt').read_bytes()
+    """`edit_file` calls on `f.txt` holding `data`; the results and the bytes after."""
+    return await on_file(where, tmp_path, data, [('edit_file', c) for c in calls], **fields)
 
 
 async def tolerant(where: str, tmp_path: Path, data: bytes, **call: Any) -> tuple[str, bytes]:

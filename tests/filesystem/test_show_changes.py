@@ -13,41 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.capabilities import LocalWorkspace
-from pydantic_ai.workspaces import Workspace
 from pydantic_ai_harness_rs.filesystem import FileSystem
 
 from tests.filesystem.conftest import REFERENCE
-from tests.memory_workspace import MemoryWorkspace
-from tests.scripted import run_tools
+from tests.filesystem.on_file import WHERE, on_file
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(REFERENCE, reason='show_changes is ours (issue 22)')]
 
-WHERE = ['document', 'workspace', 'memory']
 TWENTY = ''.join(f'l{i}\n' for i in range(1, 21)).encode()
 
 
-async def changes(
-    where: str, tmp_path: Path, data: bytes | None, calls: list[tuple[str, dict[str, Any]]], **fields: Any
-) -> tuple[list[str], bytes]:
-    """Tool calls on `f.txt` (holding `data`, or absent) through an agent run; the results and its bytes after."""
-    fs_fields: dict[str, Any] = {'content_hashes': False, **fields}
-    tools = [(name, {'path': 'f.txt', **args}) for name, args in calls]
-    if where == 'memory':
-        backend = MemoryWorkspace({} if data is None else {'f.txt': data})
-        t = await run_tools([FileSystem(**fs_fields)], tools, workspace=Workspace(backend))
-        return t.results, backend.files['/ws/f.txt']
-    if data is not None:
-        (tmp_path / 'f.txt').write_bytes(data)
-    if where == 'document':
-        t = await run_tools([FileSystem(root_dir=tmp_path, **fs_fields)], tools)
-    else:
-        t = await run_tools([LocalWorkspace(tmp_path), FileSystem(**fs_fields)], tools)
-    return t.results, (tmp_path / 'f.txt').read_bytes()
-
-
 async def edit(where: str, tmp_path: Path, data: bytes, show: int | None = 2, **args: Any) -> str:
-    results, _ = await changes(where, tmp_path, data, [('edit_file', args)], show_changes=show)
+    results, _ = await on_file(where, tmp_path, data, [('edit_file', args)], show_changes=show)
     return results[0]
 
 
@@ -75,7 +52,7 @@ async def test_an_edit_at_the_start_and_at_the_end(where: str, tmp_path: Path) -
 @pytest.mark.parametrize('where', WHERE)
 async def test_replace_all_shows_each_region_merging_close_ones(where: str, tmp_path: Path) -> None:
     data = b''.join(b'x\n' if i in (3, 5, 15) else f'l{i}\n'.encode() for i in range(1, 21))
-    results, _ = await changes(
+    results, _ = await on_file(
         where,
         tmp_path,
         data,
@@ -92,13 +69,13 @@ async def test_replace_all_shows_each_region_merging_close_ones(where: str, tmp_
 @pytest.mark.parametrize('where', WHERE)
 async def test_a_write_over_a_file_and_a_new_file(where: str, tmp_path: Path) -> None:
     new = TWENTY.replace(b'l5\n', b'five\n').decode()
-    results, after = await changes(where, tmp_path, TWENTY, [('write_file', {'content': new})], show_changes=1)
+    results, after = await on_file(where, tmp_path, TWENTY, [('write_file', {'content': new})], show_changes=1)
     assert results == [
         f'Wrote {len(new)} chars (20 lines) to f.txt.\n[lines 4-6, changed 5]\n     4\tl4\n     5\tfive\n     6\tl6'
     ]
     assert after == new.encode()
     (tmp_path / 'new').mkdir()
-    results, _ = await changes(where, tmp_path / 'new', None, [('write_file', {'content': 'a\nb\n'})], show_changes=1)
+    results, _ = await on_file(where, tmp_path / 'new', None, [('write_file', {'content': 'a\nb\n'})], show_changes=1)
     assert results == ['Wrote 4 chars (2 lines) to f.txt.']
 
 
@@ -119,7 +96,7 @@ async def test_a_region_past_the_cap(where: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize('where', WHERE)
 async def test_a_long_line_is_clipped_as_read_file_clips_it(where: str, tmp_path: Path) -> None:
     data = b'short\n' + b'z' * 50 + b'\n'
-    results, _ = await changes(
+    results, _ = await on_file(
         where,
         tmp_path,
         data,
@@ -142,7 +119,7 @@ async def test_crlf_lines_are_numbered_as_read(where: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize('where', WHERE)
 async def test_with_match_tiers_the_note_comes_first(where: str, tmp_path: Path) -> None:
-    results, _ = await changes(
+    results, _ = await on_file(
         where,
         tmp_path,
         b'a\nb  \nc\n',

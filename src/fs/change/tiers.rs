@@ -277,16 +277,6 @@ pub fn seek_lines(
     if pattern.is_empty() {
         return Some((start, Tier::Exact));
     }
-    seek_in(lines, pattern, start, eof, mode)
-}
-
-fn seek_in(
-    lines: &[&str],
-    pattern: &[&str],
-    start: usize,
-    eof: bool,
-    mode: Match,
-) -> Option<(usize, Tier)> {
     if pattern.len() > lines.len() {
         return None;
     }
