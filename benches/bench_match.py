@@ -85,7 +85,7 @@ async def main(quick: bool) -> str:
 
 
 if __name__ == '__main__':
-    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or '').split('\n', 1)[0])
     parser.add_argument('--quick', action='store_true')
     args = parser.parse_args()
     table = anyio.run(main, args.quick)
