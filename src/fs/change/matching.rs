@@ -671,6 +671,41 @@ mod tests {
     }
 
     #[test]
+    fn changed_ranges_follow_later_replacements() {
+        let batch = [
+            Replacement::once("b", "BBB"),
+            Replacement::once("d", ""),
+            Replacement::once("a", "A"),
+        ];
+        let applied = apply_matched(
+            b"a\nb\nc\nd\ne\n",
+            &batch,
+            "f",
+            Match::Exact,
+            Contract::Workspace,
+        )
+        .unwrap();
+        assert_eq!(applied.bytes, b"A\nBBB\nc\n\ne\n");
+        // Each replacement's range, moved by the ones after it: "A", "BBB", and where "d" was.
+        assert_eq!(applied.changed, [(0, 1), (2, 5), (8, 8)]);
+        assert!(applied.notes.is_empty());
+        let tiered = apply_matched(
+            b"x  \ny\n",
+            &[Replacement::once("x\ny", "z")],
+            "f",
+            Match::Tolerant,
+            Contract::Workspace,
+        )
+        .unwrap();
+        assert_eq!(tiered.bytes, b"z\n");
+        assert_eq!(
+            tiered.notes,
+            ["[matched ignoring trailing whitespace on lines 1-2]"]
+        );
+        assert_eq!(tiered.changed, [(0, 1)]);
+    }
+
+    #[test]
     fn misses_that_teach() {
         let text = b"def f():\n\tif x:  \n\t\treturn 1\n";
         assert_eq!(
