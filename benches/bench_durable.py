@@ -56,10 +56,11 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace  # noqa: E40
 from pydantic_ai_harness_rs import FileSystem, Shell  # noqa: E402
 from temporalio.api.enums.v1 import EventType  # noqa: E402
 
+from benches.durable_script import CONTENT, seed  # noqa: E402
+from benches.durable_script import script as change_script  # noqa: E402
 from tests.durable import _temporal_app as app  # noqa: E402
 from tests.durable._temporal_server import dev_server, temporal_cli  # noqa: E402
 
-CONTENT = 'line of text\n' * 100
 TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     'read_file': ('read_file', {'path': 'a.txt'}),
     'write_file': ('write_file', {'path': 'b.txt', 'content': CONTENT}),
@@ -125,18 +126,6 @@ async def activity_times(client: Any, workflow_id: str) -> tuple[list[tuple[floa
             elif groups:
                 groups[-1].append(_seconds(event) - at)
     return [(sum(g), len(g)) for g in groups[:-1]], models  # no tool call after the last model request
-
-
-def change_script(tool: str, steps: int) -> list[Any]:
-    """`steps` calls of `tool`: writes of `b.txt`; edits of `e<i>.txt` (`seed` makes them), as `durable_ref.py`."""
-    if tool == 'write_file':
-        return [['write_file', {'path': 'b.txt', 'content': CONTENT}]] * steps
-    return [['edit_file', {'path': f'e{i}.txt', 'old_text': 'end', 'new_text': 'END'}] for i in range(steps)]
-
-
-def seed(ws: Path, steps: int) -> None:
-    for i in range(steps):
-        (ws / f'e{i}.txt').write_text(CONTENT + 'end\n')
 
 
 async def change_times(address: str, calls: int) -> dict[str, tuple[float, float, float]]:

@@ -31,28 +31,15 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.workflow import ActivityConfig
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from durable_script import script, seed  # noqa: E402
+
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
     from pydantic_ai_harness import FileSystem
 
 WS = Path(os.environ.get('DURABLE_REF_WS', '/nonexistent'))
 QUEUE = 'harness-ref-bench'
-CONTENT = 'line of text\n' * 100
-
-
-def script(tool: str, steps: int) -> list[Any]:
-    """`steps` calls of `tool`: writes of `b.txt`; edits of `e<i>.txt` (`seed` makes them), one each."""
-    if tool == 'write_file':
-        return [['write_file', {'path': 'b.txt', 'content': CONTENT}]] * steps
-    return [['edit_file', {'path': f'e{i}.txt', 'old_text': 'end', 'new_text': 'END'}] for i in range(steps)]
-
-
-def seed(ws: Path, steps: int) -> None:
-    """The files `script`'s edits change, as they were before."""
-    for i in range(steps):
-        (ws / f'e{i}.txt').write_text(CONTENT + 'end\n')
-
-
 TOOLS = ('write_file', 'edit_file')
 
 

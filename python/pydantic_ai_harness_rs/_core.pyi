@@ -118,6 +118,14 @@ class ChangePlan:
     def diff(self) -> str: ...
     @property
     def truncated(self) -> bool: ...
+    @property
+    def result_hash(self) -> str | None: ...
+    """The content hash the file has once this plan is committed, as `read_file` then reports it;
+    `None` for a `create_directory`."""
+    @property
+    def result_text(self) -> str | None: ...
+    """The tool result committing this plan answers (`Wrote N chars (L lines) to p. [hash:H]`,
+    `Edited p. [hash:H]`); `None` for a `create_directory`."""
 
 @final
 class Outcome:
@@ -176,6 +184,7 @@ class FileSystemCore:
         root_named: bool = False,
         match: Literal['exact', 'tolerant'] = 'exact',
         show_changes: int = 0,
+        big_diffs: bool = False,
     ) -> Self: ...
     """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
     0.36.0, `root_dir` on the host) or `'workspace'` (0.62.0, the run's workspace).
@@ -183,7 +192,9 @@ class FileSystemCore:
     `root_named`: the root is a `root_dir` the user gave (workspace contract): containment errors
     name `` root_dir `<root>` `` instead of `` the project root `<root>` ``.
     `match`, `show_changes`: `FileSystem`'s opt-in fields of those names (issue 22); ValueError for
-    another `match`."""
+    another `match`.
+    `big_diffs`: a change too big for the document's diff shows its first hunks, up to
+    `MAX_EVENT_DIFF_CHARS`, instead of the headers alone (`require_approval`, issue 21)."""
     @property
     def root_dir(self) -> str: ...
     """The real (symlink-resolved, absolute) root; events carry it as `root_dir`."""
@@ -345,12 +356,14 @@ class RemoteCore:
         report_skipped: bool = False,
         match: Literal['exact', 'tolerant'] = 'exact',
         show_changes: int = 0,
+        big_diffs: bool = False,
     ) -> Self:
         """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern.
 
         `max_line_chars`: clip longer lines in `read_file` and search hits, as `FileSystemCore`'s.
         `report_skipped`: walker results end with what they skipped (`[skipped: ...]`).
-        `match`, `show_changes`: as `FileSystemCore`'s."""
+        `match`, `show_changes`: as `FileSystemCore`'s.
+        `big_diffs`: big changes' event diffs show their first hunks, as `FileSystemCore`'s."""
     @property
     def root_dir(self) -> str: ...
     @property

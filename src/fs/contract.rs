@@ -56,4 +56,21 @@ pub struct Limits {
     pub content_hashes: bool,
     /// Which contract's defaults and texts apply.
     pub contract: Contract,
+    /// Event diffs of sources too big for difflib show their first hunks (a linear pass, read
+    /// up to [`BIG_DIFF_SOURCE_BYTES`]) instead of the headers alone: `require_approval` (issue 21).
+    pub big_diffs: bool,
+}
+
+/// With [`Limits::big_diffs`], an old file up to this many bytes is kept for the event diff.
+pub const BIG_DIFF_SOURCE_BYTES: usize = 64 << 20;
+
+impl Limits {
+    /// Bytes of an old file kept for the event diff: more are not diffed (headers only).
+    pub fn diff_source_bytes(&self) -> usize {
+        if self.big_diffs {
+            BIG_DIFF_SOURCE_BYTES
+        } else {
+            crate::fs::change::write::DIFF_SOURCE_BYTES
+        }
+    }
 }

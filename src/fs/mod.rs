@@ -600,6 +600,7 @@ pub(crate) mod tests {
             max_find_results: 1000,
             content_hashes: true,
             contract: Contract::Document,
+            big_diffs: false,
         }
     }
 

@@ -116,6 +116,10 @@ impl PyOutcome {
 pub struct PyChangePlan {
     pub(crate) plan: Arc<Plan>,
     pub(crate) root_dir: String,
+    /// The contract the plan's hashes follow (the workspace's: raw bytes; the document's).
+    pub(crate) contract: Contract,
+    /// Whether results carry `[hash:H]` (`content_hashes`).
+    pub(crate) content_hashes: bool,
 }
 
 #[pymethods]
@@ -146,6 +150,22 @@ impl PyChangePlan {
     #[getter]
     fn truncated(&self) -> bool {
         self.plan.truncated
+    }
+
+    /// The content hash the file has once this plan is committed, as `read_file` then reports
+    /// it; `None` for a `create_directory`. Hashed with the GIL released.
+    #[getter]
+    fn result_hash(&self, py: Python<'_>) -> Option<String> {
+        let (plan, contract) = (Arc::clone(&self.plan), self.contract);
+        py.detach(move || plan.result_hash(contract))
+    }
+
+    /// The tool result committing this plan answers (`Wrote N chars (L lines) to p. [hash:H]`,
+    /// `Edited p. [hash:H]`); `None` for a `create_directory`. Hashed with the GIL released.
+    #[getter]
+    fn result_text(&self, py: Python<'_>) -> Option<String> {
+        let (plan, contract, hashes) = (Arc::clone(&self.plan), self.contract, self.content_hashes);
+        py.detach(move || plan.result_text(contract, hashes))
     }
 
     fn __repr__(&self) -> String {
@@ -237,6 +257,8 @@ impl PyFileSystemCore {
         PyChangePlan {
             plan: Arc::new(plan),
             root_dir: self.root_dir(),
+            contract: self.inner.limits.contract,
+            content_hashes: self.inner.limits.content_hashes,
         }
     }
 }
@@ -247,7 +269,7 @@ impl PyFileSystemCore {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root_dir, cwd, allowed_patterns, denied_patterns, protected_patterns, max_read_lines,
         max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes, contract = "document",
-        max_line_chars = None, report_skipped = false, root_named = false, r#match = "exact", show_changes = 0))]
+        max_line_chars = None, report_skipped = false, root_named = false, r#match = "exact", show_changes = 0, big_diffs = false))]
     fn new(
         py: Python<'_>,
         root_dir: String,
@@ -267,6 +289,7 @@ impl PyFileSystemCore {
         root_named: bool,
         r#match: &str,
         show_changes: usize,
+        big_diffs: bool,
     ) -> PyResult<Self> {
         let contract = Contract::from_name(contract)
             .ok_or_else(|| PyValueError::new_err(format!("unknown contract {contract:?}")))?;
@@ -279,6 +302,7 @@ impl PyFileSystemCore {
             max_find_results,
             content_hashes,
             contract,
+            big_diffs,
         };
         let fs = py
             .detach(|| {

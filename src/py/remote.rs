@@ -362,6 +362,8 @@ impl PyRemoteCore {
         PyChangePlan {
             plan: Arc::new(plan),
             root_dir: self.inner.root.clone(),
+            contract: Contract::Workspace,
+            content_hashes: self.inner.limits.content_hashes,
         }
     }
 }
@@ -383,7 +385,7 @@ impl PyRemoteCore {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root, cwd, root_named, allowed_patterns, denied_patterns, protected_patterns,
         max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes,
-        *, max_line_chars = None, report_skipped = false, r#match = "exact", show_changes = 0))]
+        *, max_line_chars = None, report_skipped = false, r#match = "exact", show_changes = 0, big_diffs = false))]
     fn new(
         root: String,
         cwd: String,
@@ -401,6 +403,7 @@ impl PyRemoteCore {
         report_skipped: bool,
         r#match: &str,
         show_changes: usize,
+        big_diffs: bool,
     ) -> PyResult<Self> {
         let matching = super::fs::match_mode(r#match)?;
         let limits = Limits {
@@ -411,6 +414,7 @@ impl PyRemoteCore {
             max_find_results,
             content_hashes,
             contract: Contract::Workspace,
+            big_diffs,
         };
         let mut inner = Remote::new(
             &root,

@@ -153,3 +153,40 @@ async def test_a_change_planned_then_committed_once_on_a_non_local_workspace() -
     again = await fs._durable_commit(ctx, 'edit_file', args, base)  # pyright: ignore[reportPrivateUsage]
     assert again.retry is not None and again.retry.startswith("Conflict: file 'a.txt' has changed")
     assert backend.files['/ws/a.txt'] == b'two\n'
+
+
+# --- a durable commit retried after its first attempt wrote ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ('name', 'arguments', 'after'),
+    [
+        ('edit_file', {'path': 'a.txt', 'replacements': [['two', 'TWO']]}, 'one\nTWO\n'),
+        ('write_file', {'path': 'a.txt', 'content': 'new\n'}, 'new\n'),
+    ],
+    ids=['edit', 'write'],
+)
+@pytest.mark.parametrize('approved', [False, True], ids=['plain', 'approved'])
+async def test_a_retried_commit_answers_as_its_first_attempt(
+    tmp_path: Path, name: str, arguments: dict[str, object], after: str, approved: bool
+) -> None:
+    # The worker died after the first attempt wrote, before the engine recorded its answer: the
+    # engine runs the commit again with the same plan, onto a file that already holds its result.
+    from pydantic_ai_harness_rs.durable._operations import Stage, run_unit
+    from pydantic_ai_harness_rs.filesystem import FileSystem
+
+    (tmp_path / 'a.txt').write_text('one\ntwo\n')
+    toolset = FileSystem(root_dir=tmp_path)._unit_toolset()  # pyright: ignore[reportPrivateUsage]
+    planned = (await run_unit(toolset, _ctx(), name, arguments, Stage(commit=False))).planned
+    assert planned is not None
+    stage = Stage(commit=True, base_hash=planned.base_hash, approved=approved, planned=planned)
+    first = await run_unit(toolset, _ctx(), name, arguments, stage)
+    again = await run_unit(toolset, _ctx(), name, arguments, stage)
+    assert isinstance(first.value, str) and first.value.startswith(('Edited a.txt. [hash:', 'Wrote 4 chars'))
+    assert (again.value, again.retry, again.events) == (first.value, None, first.events)
+    assert (tmp_path / 'a.txt').read_text() == after
+    # Changed by someone else meanwhile: still the conflict retry, nothing written.
+    (tmp_path / 'a.txt').write_text('theirs\n')
+    late = await run_unit(toolset, _ctx(), name, arguments, stage)
+    assert late.value is None and late.retry is not None
+    assert (tmp_path / 'a.txt').read_text() == 'theirs\n'

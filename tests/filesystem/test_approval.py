@@ -29,7 +29,7 @@ from tests.approval_resume import resume_in_new_process
 from tests.backends import ProtocolLocal, ShellSandbox
 from tests.filesystem.conftest import beyond_reference, sha
 from tests.memory_workspace import MemoryWorkspace
-from tests.scripted import Call, Transcript, scripted_model
+from tests.scripted import Call, Transcript, run_tools, scripted_model
 from tests.shell.conftest import tool_results
 
 pytestmark = beyond_reference('require_approval is beyond both references (issue 21)')
@@ -43,6 +43,8 @@ H_UNO_TWO = sha(b'uno\ntwo\n')
 H_WS = sha(b'ws\n')
 H_X = sha(b'x\n')
 H_SANDBOXED = sha(b'sandboxed\n')
+H_A = sha(b'A\n')
+H_B = sha(b'B\n')
 STALE = (
     "'notes.txt' changed after this change was planned and approved, so it was not written. "
     'Read it again (read_file) and call the tool again to plan the change anew.'
@@ -575,3 +577,178 @@ def test_every_shape_is_accepted_or_refused_clearly(value: Any) -> None:
         assert 'require_approval' in str(error)
     else:
         assert valid, value
+
+
+# --- the records' keys, denials, a callable that fails ------------------------------------
+
+
+async def test_two_conversations_reusing_a_call_id_keep_their_own_requests(root: Path) -> None:
+    # Every scripted conversation names its first call `call-1`, as local models reuse `call_0`.
+    (root / 'a.txt').write_text(OLD)
+    (root / 'b.txt').write_text(OLD)
+    _, first, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)], [('write_file', {'path': 'a.txt', 'content': 'A\n'})]
+    )
+    _, second, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)], [('write_file', {'path': 'b.txt', 'content': 'B\n'})]
+    )
+    assert len(records(root)) == 2  # both pending
+    spec = {'capability': 'file_system', 'root_dir': str(root), 'options': {'require_approval': True}}
+    assert resume_elsewhere(spec, first, {'call-1': {'approve': True}}) == [
+        ['return', f'Wrote 2 chars (1 lines) to a.txt. [hash:{H_A}]']
+    ]
+    assert resume_elsewhere(spec, second, {'call-1': {'approve': True}}) == [
+        ['return', f'Wrote 2 chars (1 lines) to b.txt. [hash:{H_B}]']
+    ]
+    assert ((root / 'a.txt').read_text(), (root / 'b.txt').read_text()) == ('A\n', 'B\n')
+    assert records(root) == []
+
+
+@pytest.mark.parametrize('where', ['here', 'new process'])
+async def test_a_denied_resume_removes_the_record(root: Path, where: str) -> None:
+    _, history, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)], [('write_file', {'path': 'notes.txt', 'content': 'x\n'})]
+    )
+    assert len(records(root)) == 1
+    if where == 'here':
+        results = await resume_here(
+            [FileSystem(root_dir=root, require_approval=True)],
+            history,
+            DeferredToolResults(approvals={'call-1': ToolDenied('No.')}),
+        )
+    else:
+        spec = {'capability': 'file_system', 'root_dir': str(root), 'options': {'require_approval': True}}
+        results = [tuple(result) for result in resume_elsewhere(spec, history, {'call-1': {'deny': 'No.'}})]
+    assert results == [('return', 'No.')]
+    assert records(root) == []
+    assert (root / 'notes.txt').read_text() == OLD
+
+
+async def test_a_denial_on_a_workspace_off_this_host_removes_its_record() -> None:
+    backend = MemoryWorkspace({'notes.txt': OLD})
+    _, history, _ = await request(
+        [FileSystem(require_approval=True)],
+        [('write_file', {'path': 'notes.txt', 'content': 'x'})],
+        workspace=Workspace(backend),
+    )
+    assert [p for p in backend.files if '/.pydantic-ai-harness/approvals/' in p]
+    await resume_here(
+        [FileSystem(require_approval=True)],
+        history,
+        DeferredToolResults(approvals={'call-1': ToolDenied('No.')}),
+        workspace=Workspace(backend),
+    )
+    assert not [p for p in backend.files if '/.pydantic-ai-harness/approvals/' in p]
+
+
+@pytest.mark.parametrize(
+    'shape',
+    [lambda: True, lambda change, other: True, lambda *, change: True],
+    ids=['no argument', 'two arguments', 'keyword only'],
+)
+def test_a_callable_of_the_wrong_shape_is_refused_at_construction(tmp_path: Path, shape: Any) -> None:
+    with pytest.raises(
+        TypeError,
+        match=r'FileSystem\(require_approval=\.\.\.\) takes a callable of one positional argument, the PlannedChange',
+    ):
+        FileSystem(root_dir=tmp_path, require_approval=shape)
+
+
+def test_callables_of_one_positional_argument_are_accepted(tmp_path: Path) -> None:
+    async def asynchronous(change: PlannedChange) -> bool:
+        return True
+
+    for shape in (lambda change, extra=1: True, lambda *changes: True, asynchronous, len):
+        FileSystem(root_dir=tmp_path, require_approval=shape)
+
+
+@pytest.mark.parametrize('asynchronous', [False, True], ids=['sync', 'async'])
+async def test_a_callable_that_raises_fails_closed(
+    root: Path, asynchronous: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(change: PlannedChange) -> bool:
+        raise ValueError('no policy for notes.txt')
+
+    async def broken_async(change: PlannedChange) -> bool:
+        return broken(change)
+
+    requests, _, _ = await request(
+        [FileSystem(root_dir=root, require_approval=broken_async if asynchronous else broken)],
+        [('write_file', {'path': 'notes.txt', 'content': 'x\n'})],
+    )
+    assert requests.metadata['call-1']['approval_check_error'] == 'ValueError: no policy for notes.txt'
+    assert (root / 'notes.txt').read_text() == OLD
+    assert len(records(root)) == 1
+    [warning] = [r for r in caplog.records if r.name == 'pydantic_ai_harness_rs.approvals']
+    assert warning.levelname == 'WARNING' and 'ValueError: no policy for notes.txt' in warning.getMessage()
+
+
+# --- big files: the person sees the first hunks ---------------------------------------------
+
+
+BIG_LINES = 1_700_000  # 'row 00000000\n' a line: 22 MB
+
+
+def big_text() -> str:
+    return ''.join(f'row {k:08d}\n' for k in range(BIG_LINES))
+
+
+async def test_a_big_file_shows_its_first_hunks_to_the_person_and_the_listener(root: Path) -> None:
+    (root / 'big.txt').write_text(big_text())
+    requests, history, _ = await request(
+        [FileSystem(root_dir=root, require_approval=True)],
+        [('edit_file', {'path': 'big.txt', 'old_text': 'row 00000005\n', 'new_text': 'row five\n'})],
+    )
+    hunk = (
+        '--- a/big.txt\n+++ b/big.txt\n@@ -3,7 +3,7 @@\n row 00000002\n row 00000003\n row 00000004\n'
+        '-row 00000005\n+row five\n row 00000006\n row 00000007\n row 00000008'
+    )
+    metadata = requests.metadata['call-1']
+    assert (metadata['diff'], metadata['truncated']) == (hunk, True)
+    asked: list[tuple[str, bool]] = []
+    agent = Agent(
+        capabilities=[FileSystem(root_dir=root, require_approval=True)], output_type=[str, DeferredToolRequests]
+    )
+
+    @agent.on_event(FileChangeRequestEvent)
+    async def listen(ctx: Any, event: FileChangeRequestEvent) -> None:
+        asked.append((event.diff, event.truncated))
+
+    await agent.run(
+        message_history=history,
+        deferred_tool_results=DeferredToolResults(approvals={'call-1': ToolApproved()}),
+        model=scripted_model([], Transcript()),
+    )
+    assert asked == [(hunk, True)]
+    with (root / 'big.txt').open() as written:
+        assert [next(written) for _ in range(7)][5:] == ['row five\n', 'row 00000006\n']
+
+
+@pytest.mark.parametrize('where', ['root_dir', 'memory workspace'])
+async def test_a_big_write_shows_its_first_hunks(root: Path, where: str) -> None:
+    old = ''.join(f'row {k:08d}\n' for k in range(100_000))  # 1.3 MB, past the document's diff bounds
+    new = old.replace('row 00000010\n', 'ten\n').replace('row 00099990\n', 'ninety-nine thousand nine hundred ninety\n')
+    run: dict[str, Any] = {}
+    if where == 'root_dir':
+        (root / 'big.txt').write_text(old)
+        capability = FileSystem(root_dir=root, require_approval=True)
+    else:
+        run['workspace'] = Workspace(MemoryWorkspace({'big.txt': old}))
+        capability = FileSystem(require_approval=True)
+    requests, _, _ = await request([capability], [('write_file', {'path': 'big.txt', 'content': new})], **run)
+    diff = requests.metadata['call-1']['diff']
+    assert requests.metadata['call-1']['truncated'] is True
+    assert diff.startswith('--- a/big.txt\n+++ b/big.txt\n@@ -8,7 +8,7 @@\n row 00000007\n')
+    assert '-row 00000010\n+ten\n' in diff
+    assert '@@ -99988,7 +99988,7 @@' in diff and diff.endswith(' row 00099993')
+
+
+async def test_without_approvals_a_big_change_keeps_the_documents_headers_only(root: Path) -> None:
+    (root / 'big.txt').write_text(big_text())
+    transcript = await run_tools(
+        [FileSystem(root_dir=root)],
+        [('edit_file', {'path': 'big.txt', 'old_text': 'row 00000005\n', 'new_text': 'row five\n'})],
+    )
+    assert [(e.diff, e.truncated) for e in transcript.of(FileChangeRequestEvent)] == [
+        ('--- a/big.txt\n+++ b/big.txt', True)
+    ]

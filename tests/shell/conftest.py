@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,6 +164,19 @@ def live_processes_matching(marker: str) -> list[int]:
             continue
         if f'{marker} ' in cmdline and state not in ('Z', 'X') and int(entry) != os.getpid():
             pids.append(int(entry))
+    return pids
+
+
+def gone_after_signal(marker: str, within: float = 10.0) -> list[int]:
+    """PIDs still matching `marker` after waiting up to `within` seconds for them to go.
+
+    For processes the test itself signalled: a signal is delivered asynchronously, so a process may
+    outlive the `killpg` call (and its shell's status file) by a moment. Tools that promise the
+    processes are gone when they return are checked with `live_processes_matching` at once instead.
+    """
+    deadline = time.monotonic() + within
+    while (pids := live_processes_matching(marker)) and time.monotonic() < deadline:
+        time.sleep(0.01)
     return pids
 
 

@@ -217,3 +217,57 @@ def test_every_shape_is_accepted_or_refused_clearly(value: Any) -> None:
         assert 'require_approval' in str(error)
     else:
         assert valid, value
+
+
+# --- the records' keys, denials, a callable that fails ------------------------------------
+
+
+def records(ws: Path) -> list[str]:
+    approvals = ws / '.pydantic-ai-harness' / 'approvals'
+    return sorted(os.listdir(approvals)) if approvals.is_dir() else []
+
+
+async def test_two_conversations_reusing_a_call_id_keep_their_own_requests(ws: Path) -> None:
+    # Both conversations name their call `call-0`, as local models reuse `call_0`.
+    _, first = await request(Shell(require_approval=True), ws, [('run_command', {'command': 'touch first'})])
+    _, second = await request(Shell(require_approval=True), ws, [('run_command', {'command': 'touch second'})])
+    assert len(records(ws)) == 2  # both pending
+    for history in (first, second):
+        spec = {
+            'capability': 'shell',
+            'workspace': str(ws),
+            'options': {'require_approval': True},
+            'history': ModelMessagesTypeAdapter.dump_json(history).decode(),
+            'decisions': {'call-0': {'approve': True}},
+        }
+        assert resume_in_new_process(spec) == [['return', '(no output)']]  # no note: nobody changed them
+    assert visible(ws) == ['first', 'second']
+    assert records(ws) == []
+
+
+async def test_a_denied_resume_removes_the_record(ws: Path) -> None:
+    _, history = await request(Shell(require_approval=True), ws, [('run_command', {'command': 'touch no'})])
+    assert len(records(ws)) == 1
+    denial = DeferredToolResults(approvals={'call-0': ToolDenied('Not now.')})
+    assert await resume(Shell(require_approval=True), ws, history, denial) == [('return', 'Not now.')]
+    assert records(ws) == []
+
+
+@pytest.mark.parametrize('shape', [lambda: True, lambda planned, other: True], ids=['no argument', 'two arguments'])
+def test_a_callable_of_the_wrong_shape_is_refused_at_construction(shape: Any) -> None:
+    with pytest.raises(
+        TypeError,
+        match=r'Shell\(require_approval=\.\.\.\) takes a callable of one positional argument, the PlannedCommand',
+    ):
+        Shell(require_approval=shape)
+
+
+async def test_a_callable_that_raises_fails_closed(ws: Path, caplog: pytest.LogCaptureFixture) -> None:
+    def broken(planned: PlannedCommand) -> bool:
+        raise KeyError('touch')
+
+    output, _ = await request(Shell(require_approval=broken), ws, [('run_command', {'command': 'touch made'})])
+    assert isinstance(output, DeferredToolRequests)
+    assert output.metadata['call-0']['approval_check_error'] == "KeyError: 'touch'"
+    assert visible(ws) == []
+    assert any(r.name == 'pydantic_ai_harness_rs.approvals' and r.levelname == 'WARNING' for r in caplog.records)

@@ -17,7 +17,7 @@ from pydantic_ai_harness_rs.shell import (
     Shell,
 )
 
-from .conftest import live_processes_matching, norm, run_calls
+from .conftest import gone_after_signal, live_processes_matching, norm, run_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -90,7 +90,7 @@ async def test_background_returns_handles_at_once(ws: Path) -> None:
     while json.loads(Path(status).read_text())['exit_code'] is None:
         await anyio.sleep(0.01)
     assert json.loads(Path(status).read_text()) == {'pid': pid, 'exit_code': 143}
-    assert live_processes_matching(marker) == []
+    assert gone_after_signal(marker) == []
 
 
 async def test_foreground_timeout_hands_back_the_running_command(ws: Path) -> None:

@@ -11,10 +11,12 @@ Pydantic AI runs as a Temporal activity or a DBOS step, registered with the agen
   path, runs the checks and plans the change against the file's current content hash; the
   `FileChangeRequestEvent` is then put to the listeners from workflow code, with the plan's
   diff; `commit_change` plans again with that hash as the expected hash and commits. A file
-  changed in between (by anyone, or by an earlier attempt of the same commit whose worker died
-  after writing) fails the hash check: the model gets the core's conflict retry, never a blind
-  write, and nothing is written twice. A worker killed between the two operations leaves the
-  plan recorded: the commit runs once, on the next worker.
+  changed in between (by anyone) fails the hash check: the model gets the core's conflict retry,
+  never a blind write. A commit retried after its first attempt wrote (its worker died before
+  the engine recorded it) finds the file holding exactly the planned result (the plan's
+  `result_hash`) and answers as that attempt did, with its event, writing nothing. A worker
+  killed between the two operations leaves the plan recorded: the commit runs once, on the next
+  worker.
 
 The events an operation recorded are emitted from workflow code after it returns (`ctx.emit`),
 so they reach the listeners and the run's event stream in the order a plain run gives. Outside a
@@ -70,6 +72,10 @@ class Planned:
     """A call a person approved (`require_approval`): the commit's conflict is the approval's stale retry."""
     overridden: bool = False
     """The person changed the call's arguments (the result then says so)."""
+    result_hash: str | None = None
+    """The content hash the file has once the change is committed (`None`: a directory)."""
+    result_text: str | None = None
+    """The tool result the commit answers (what a retried commit answers when its first attempt wrote)."""
 
 
 @dataclass
@@ -93,6 +99,9 @@ class Stage:
     base_hash: str | None = None
     approved: bool = False
     overridden: bool = False
+    planned: Planned | None = None
+    """The commit: the plan it commits. A file already holding its `result_hash` was written by an
+    earlier attempt of this commit, which is answered as that attempt answered (`result_text`)."""
 
 
 STAGE: ContextVar[Stage | None] = ContextVar('pydantic_ai_harness_rs.change_stage', default=None)
@@ -135,10 +144,16 @@ def rebuild(recorded: RecordedEvent) -> Any:
 
 
 async def run_unit(
-    toolset: FileSystemToolset[Any], ctx: RunContext[Any], name: str, arguments: dict[str, Any], stage: Stage | None
+    toolset: FileSystemToolset[Any],
+    ctx: RunContext[Any],
+    name: str,
+    arguments: dict[str, Any],
+    stage: Stage | None,
+    key: str | None = None,
 ) -> UnitResult:
     """Tool `name`'s body inside a durable unit, its events recorded instead of emitted; with `stage`,
-    only the plan or only the commit of a change (see `STAGE`)."""
+    only the plan or only the commit of a change (see `STAGE`). `key`: the approval request's key,
+    computed in workflow code where the run's messages are readable (`_approvals.request_key`)."""
     from pydantic_ai_harness_rs.durable._units import unit_context
 
     recorded: list[RecordedEvent] = []
@@ -154,7 +169,7 @@ async def run_unit(
     token = STAGE.set(stage)
     try:
         engine = await toolset._call_engine(getattr(unit, 'workspace', None))  # pyright: ignore[reportPrivateUsage]
-        with current_call(name, arguments) as call:
+        with current_call(name, arguments, key) as call:
             call.overridden = stage is not None and stage.overridden
             value = await getattr(toolset, f'_{name}')(engine, unit, **arguments)
     except ModelRetry as retry:
@@ -185,12 +200,19 @@ async def answer(ctx: RunContext[Any], result: UnitResult) -> Any:
 
 
 async def durable_call(
-    operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any], *, whole: bool = False
+    operations: Any,
+    ctx: RunContext[Any],
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    whole: bool = False,
+    key: str | None = None,
 ) -> Any:
     """Tool `name` from workflow code, through `operations` (the `FileSystem` capability): one
     operation for a read, plan / ask / commit for a change (see the module docstring). `whole`:
     a change in one operation too (a toolset whose `open_read` / `open_write` announce themselves,
-    inside the unit, where no listener can be asked: its `FileChangeRequestEvent` arrives after)."""
+    inside the unit, where no listener can be asked: its `FileChangeRequestEvent` arrives after).
+    `key`: the approval request's key (`_approvals.request_key`), handed to the plan operation."""
     if name not in CHANGE_TOOLS or whole:
         return await answer(ctx, await operations._durable_tool(ctx, name, arguments))
     # Changes of one path in one run take turns here too (a plain run's per-file turns, `_locks.py`,
@@ -198,13 +220,13 @@ async def durable_call(
     # the other's commit; the commit's hash check covers any other writer.
     key = posixpath.normpath(str(arguments.get('path', '')))
     async with file_turns().hold(('workflow', ctx.run_id), key):
-        return await _change(operations, ctx, name, arguments)
+        return await _change(operations, ctx, name, arguments, key)
 
 
-async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any]) -> Any:
+async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any], key: str | None) -> Any:
     from pydantic_ai_harness_rs.filesystem._events import Announcement, announce
 
-    planned = await operations._durable_plan(ctx, name, arguments)
+    planned = await operations._durable_plan(ctx, name, arguments, key)
     if planned.planned is None:  # answered at the plan (a refusal, a retry, nothing to change)
         return await answer(ctx, planned)
     plan = planned.planned
@@ -215,7 +237,13 @@ async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: d
     if (refusal := await announce(ctx, announcement)) is not None:
         return refusal
     committed = await operations._durable_commit(
-        ctx, name, arguments, plan.base_hash, approved=plan.approved, overridden=plan.overridden
+        ctx,
+        name,
+        arguments,
+        plan.base_hash,
+        approved=plan.approved,
+        overridden=plan.overridden,
+        planned=plan,
     )
     return await answer(ctx, committed)
 

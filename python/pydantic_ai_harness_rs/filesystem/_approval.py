@@ -32,9 +32,14 @@ from pydantic_ai_harness_rs._approvals import (
     Approvals,
     arguments_digest,
     checked_approvals,
+    denied_calls,
     ours,
+    request_key,
     save_record,
     take_record,
+)
+from pydantic_ai_harness_rs._approvals import (
+    forget_denied as forget,
 )
 from pydantic_ai_harness_rs.filesystem._events import FileOperation
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT
@@ -100,7 +105,9 @@ def guarded_patterns(patterns: list[str], approvals: Approvals) -> list[str]:
 
 def checked(value: object) -> Approvals:
     """`FileSystem(require_approval=...)`, checked (`_approvals.checked_approvals`)."""
-    return checked_approvals(value, owner='FileSystem', known=CHANGE_TOOL_NAMES, what='change tools')
+    return checked_approvals(
+        value, owner='FileSystem', known=CHANGE_TOOL_NAMES, what='change tools', subject='PlannedChange'
+    )
 
 
 @dataclass
@@ -134,6 +141,16 @@ def _records(ctx: RunContext[Any], engine: Engine) -> Workspace:
     return ctx.workspace
 
 
+def denies(ctx: RunContext[Any]) -> bool:
+    """Whether the run's newest request reports a change tool's call denied (`_approvals.denied_calls`)."""
+    return bool(denied_calls(ctx, CHANGE_TOOL_NAMES))
+
+
+async def forget_denied(ctx: RunContext[Any], engine: Engine) -> None:
+    """Remove the records of the changes a resume just denied, where `engine`'s records live."""
+    await forget(ctx, _records(ctx, engine), CHANGE_TOOL_NAMES)
+
+
 async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine, path: str, guard: str | None) -> Pin:
     """The guard to plan `path`'s change with (`guard`: the one it has without approvals).
 
@@ -147,7 +164,8 @@ async def pin(approvals: Approvals, ctx: RunContext[Any] | None, engine: Engine,
         if not (approvals.every or approvals.predicate or call.name in approvals.names):
             return Pin(guard)  # approved by something else: not ours to check
         request = ours(ctx.tool_call_metadata, call.name)
-        record = await take_record(_records(ctx, engine), ctx.tool_call_id) if ctx.tool_call_id else None
+        key = call.key or request_key(ctx)
+        record = await take_record(_records(ctx, engine), key) if ctx.tool_call_id else None
         request = request or record
         if request is not None:
             call.overridden = request.get('arguments_digest') != arguments_digest(call.arguments)
@@ -198,7 +216,8 @@ async def request(
 
     Metadata keys: `tool_name`, `operation`, `path`, `root_dir`, `diff`, `truncated`,
     `content_hash` (`PlannedChange`'s fields), `path_argument` (the path as the model passed it)
-    and `arguments_digest` (what tells an approval with changed arguments).
+    and `arguments_digest` (what tells an approval with changed arguments); `approval_check_error`
+    (`'<type>: <message>'`) when the `require_approval` callable raised (the change then needs a person).
     """
     call = CALL.get()
     if ctx is None or call is None or not approvals.enabled or call.name not in CHANGE_TOOL_NAMES:
@@ -214,13 +233,16 @@ async def request(
         truncated=plan.truncated,
         content_hash=None if pinned is None else pinned.content_hash,
     )
-    if not await approvals.asks(change, [call.name]):
+    asks, error = await approvals.judge(change, [call.name])
+    if not asks:
         return None
     metadata = {
         **asdict(change),
         'path_argument': call.arguments.get('path'),
         'arguments_digest': arguments_digest(call.arguments),
     }
+    if error is not None:
+        metadata['approval_check_error'] = error
     record = {key: metadata[key] for key in ('tool_name', 'content_hash', 'path_argument', 'arguments_digest')}
-    await save_record(_records(ctx, engine), ctx.tool_call_id or '', record)
+    await save_record(_records(ctx, engine), call.key or request_key(ctx), ctx.tool_call_id or '', record)
     return metadata

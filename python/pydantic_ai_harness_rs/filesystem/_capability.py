@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic_ai.capabilities import AbstractCapability, durable_operation
+from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FilteredToolset
 
-from pydantic_ai_harness_rs._sandbox import adopt_host_modules
+from pydantic_ai_harness_rs._sandbox import adopt_host_modules, in_workflow_sandbox
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
 from pydantic_ai_harness_rs.durable._events import beneath_durable
-from pydantic_ai_harness_rs.durable._operations import Stage, UnitResult, run_unit
+from pydantic_ai_harness_rs.durable._operations import Planned, Stage, UnitResult, run_unit
 from pydantic_ai_harness_rs.filesystem._approval import ApprovalPredicate
 from pydantic_ai_harness_rs.filesystem._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.filesystem._bounds import checked_contract, refuse_document_off_host, root_spelling
@@ -174,14 +175,18 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     require_approval: bool | Sequence[str] | ApprovalPredicate = field(default=False, kw_only=True)
     """Which changes need a person, through Pydantic AI's deferred tools: `False` (none), `True`
     (every change tool: `write_file`, `edit_file`, `create_directory`), a list of those tool names
-    (another name is a `ValueError`), or a callable on the `PlannedChange` (sync or async, returning
-    whether this one needs a person). Such a change is planned and checked, nothing is written, and
+    (another name is a `ValueError`), or a callable of one positional argument, the `PlannedChange`
+    (sync or async, returning whether this one needs a person; another signature is a `TypeError`
+    at construction). A callable that raises fails closed: the change needs a person, the metadata
+    says why (`approval_check_error`: `'<type>: <message>'`) and a warning is logged (logger
+    `pydantic_ai_harness_rs.approvals`). Such a change is planned and checked, nothing is written, and
     the call raises `ApprovalRequired` with the planned change as metadata (`operation`, `path`,
     `root_dir`, `diff`, `truncated`, `content_hash`, ...; see the README's "Approvals"): the run
     ends with `DeferredToolRequests` (the agent's `output_type` must allow it). Resumed with
     `ToolApproved()` it commits the planned change if the file still has `content_hash` (else the
     model gets a retry to plan again); with `ToolApproved(override_args=...)` the person's arguments
-    run and the model is told; `ToolDenied(message)` reaches the model. Beyond both references (issue 21)."""
+    run and the model is told; `ToolDenied(message)` reaches the model (and the request's record
+    is removed). Beyond both references (issue 21)."""
 
     contract: Literal['document', 'workspace'] | None = field(default=None, kw_only=True)
     """Which contract every run follows, and so what `root_dir` means. `None`: chosen per run as
@@ -275,6 +280,15 @@ class FileSystem(AbstractCapability[AgentDepsT]):
             elif self.contract == 'document' and workspace.attached:
                 refuse_document_off_host(beneath_durable(workspace), 'FileSystem')
 
+    async def before_model_request(
+        self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """With `require_approval`: remove the records of the changes a resume just denied (`ToolDenied`);
+        not in Temporal workflow code, where no I/O may run (those records are pruned after 30 days)."""
+        if self.require_approval is not False and not in_workflow_sandbox():
+            await self._unit_toolset().forget_denied(ctx)
+        return request_context
+
     # --- durable operations: a call's work where it runs in workflow code (durable/_operations.py) ---
 
     def _unit_toolset(self) -> FileSystemToolset[AgentDepsT]:
@@ -287,9 +301,12 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         return await run_unit(self._unit_toolset(), ctx, name, arguments, None)
 
     @durable_operation(name='plan_change')
-    async def _durable_plan(self, ctx: RunContext[Any], name: str, arguments: dict[str, Any]) -> UnitResult:
-        """The plan of change `name`: what to announce, and the content hash it was planned against."""
-        return await run_unit(self._unit_toolset(), ctx, name, arguments, Stage(commit=False))
+    async def _durable_plan(
+        self, ctx: RunContext[Any], name: str, arguments: dict[str, Any], key: str | None = None
+    ) -> UnitResult:
+        """The plan of change `name`: what to announce, and the content hash it was planned against;
+        `key`: its approval request's key, computed in workflow code (`_approvals.request_key`)."""
+        return await run_unit(self._unit_toolset(), ctx, name, arguments, Stage(commit=False), key)
 
     @durable_operation(name='commit_change')
     async def _durable_commit(
@@ -300,10 +317,12 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         base_hash: str | None,
         approved: bool = False,
         overridden: bool = False,
+        planned: Planned | None = None,
     ) -> UnitResult:
         """Change `name` planned again against `base_hash` (a conflict retry if the file changed), committed;
-        `approved` / `overridden`: what the plan found of a person's approval."""
-        stage = Stage(commit=True, base_hash=base_hash, approved=approved, overridden=overridden)
+        `approved` / `overridden`: what the plan found of a person's approval; `planned`: the plan,
+        whose result a retry finds written by its first attempt is answered again (`Stage.planned`)."""
+        stage = Stage(commit=True, base_hash=base_hash, approved=approved, overridden=overridden, planned=planned)
         return await run_unit(self._unit_toolset(), ctx, name, arguments, stage)
 
     def _unless_default(self, name: str, unset: Any) -> Any:

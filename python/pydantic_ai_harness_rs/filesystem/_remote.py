@@ -259,6 +259,7 @@ class RemoteEngine:
         report_skipped: bool = False,
         match: Literal['exact', 'tolerant'] = 'exact',
         show_changes: int = 0,
+        big_diffs: bool = False,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
         self.storage = storage_of(self._workspace)
@@ -288,6 +289,7 @@ class RemoteEngine:
             'report_skipped': report_skipped,
             'match': match,
             'show_changes': show_changes,
+            'big_diffs': big_diffs,
         }
         self._core_value: _core.RemoteCore | None = None
         self._no_readlink: bool | None = None

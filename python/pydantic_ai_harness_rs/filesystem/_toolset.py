@@ -23,7 +23,7 @@ import re
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
@@ -35,7 +35,7 @@ from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 import pydantic_ai_harness_rs.filesystem._approval as _approval
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs._approvals import current_call, with_note
+from pydantic_ai_harness_rs._approvals import current_call, request_key, with_note
 from pydantic_ai_harness_rs._errors import retry_on_core_errors
 from pydantic_ai_harness_rs._warn import warn_argument_renamed, warn_cwd_ignored
 from pydantic_ai_harness_rs._workspace import FILE_METHODS, local_backend, refuse_unavailable
@@ -44,6 +44,7 @@ from pydantic_ai_harness_rs.durable._operations import (
     CHANGE_TOOLS,
     STAGE,
     Planned,
+    Stage,
     dispatches,
     durable_call,
     in_dbos_workflow,
@@ -280,6 +281,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             root_named=root_named,
             match=s['match'],
             show_changes=s['show_changes'],
+            big_diffs=self._approvals.enabled,  # a person approving a big change sees its first hunks
         )
 
     @property
@@ -428,6 +430,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             report_skipped=s['report_skipped'],
             match=s['match'],
             show_changes=s['show_changes'],
+            big_diffs=self._approvals.enabled,
         )
         if len(self._remote_engines) >= _MAX_WORKSPACE_ENGINES:
             del self._remote_engines[next(iter(self._remote_engines))]
@@ -517,14 +520,21 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
 
         async def call(ctx: RunContext[Any], arguments: dict[str, Any]) -> Any:
             refuse_bare_toolset(ctx, 'FileSystem')
+            # The request's key where the run's messages are readable (workflow code, or in-process).
+            key = request_key(ctx) if self._approvals.enabled and name in CHANGE_TOOLS else None
             if self._splits(ctx) and (name in CHANGE_TOOLS or not in_dbos_workflow()):
-                return await durable_call(self._operations, ctx, name, arguments, whole=self._custom_streams)
+                return await durable_call(self._operations, ctx, name, arguments, whole=self._custom_streams, key=key)
             engine = await self._call_engine(_run_workspace(ctx))
-            with current_call(name, arguments) as current:
+            with current_call(name, arguments, key) as current:
                 result = await getattr(self, f'_{name}')(engine, ctx, **arguments)
             return with_note(result, current)  # a person's changed arguments are said
 
         return call
+
+    async def forget_denied(self, ctx: RunContext[Any]) -> None:
+        """Remove the approval records of the changes a resume just denied (`_approval.forget_denied`)."""
+        if self._approvals.enabled and _approval.denies(ctx):
+            await _approval.forget_denied(ctx, await self._call_engine(_run_workspace(ctx)))
 
     def _splits(self, ctx: RunContext[Any]) -> bool:
         """Whether a call with `ctx` runs in a durable engine's workflow code, its work in the
@@ -748,12 +758,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         expected_hash: str | None,
         plan_change: Callable[[str | None], Awaitable[Plan]],
         with_streams: Callable[[str | None], Awaitable[str]],
-    ) -> str | Planned | tuple[Plan, Outcome]:
+    ) -> str | Planned | tuple[Plan, Outcome] | tuple[_Written, _Written]:
         """A write or edit of `path` through the change pipeline, under the file's turn: plan it
         (`plan_change(guard)`, the guard being the hash the file must have), announce it, commit it.
 
         Returns the tool result when it ends there (a listener's refusal; the custom-streams path,
-        `with_streams(guard)`, which announces and writes itself), else the plan and the outcome.
+        `with_streams(guard)`, which announces and writes itself), else the plan and the outcome
+        (a durable commit whose first attempt wrote: that attempt's, `_Written`, as both).
         Inside a durable plan operation (`durable/_operations.STAGE`) it returns the `Planned`
         change instead; inside a commit operation it plans against the planned hash and commits.
         """
@@ -771,7 +782,13 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                     # The commit operation: the file must still be as planned (`Pin.planning`: an
                     # approved call's conflict is the approval's stale-request retry).
                     with _approval.Pin(stage.base_hash, approved=stage.approved).planning(path):
-                        plan = await plan_change(stage.base_hash)
+                        try:
+                            plan = await plan_change(stage.base_hash)
+                        except _core.ConflictError:
+                            if (done := await _written_before(engine, path, stage)) is None:
+                                raise
+                            change.saw(done.content_hash)
+                            return done, done
                 else:
                     pinned = await _approval.pin(self._approvals, ctx, engine, path, change.expected_hash)
                     if stage is not None and pinned.guard is None:
@@ -957,11 +974,45 @@ async def _current_hash(engine: Engine, path: str) -> str | None:
 
 
 def _planned(plan: Plan, base_hash: str | None, *, approved: bool) -> Planned:
-    """A durable plan operation's answer: the change to announce and the hash it was planned against."""
-    return Planned(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated, base_hash, approved)
+    """A durable plan operation's answer: the change to announce, the hash it was planned against,
+    and the result its commit answers."""
+    return Planned(
+        plan.path,
+        plan.root_dir,
+        plan.operation,
+        plan.diff,
+        plan.truncated,
+        base_hash,
+        approved,
+        result_hash=plan.result_hash,
+        result_text=plan.result_text,
+    )
 
 
-def _hash(outcome: Outcome) -> str:
+@dataclass(frozen=True)
+class _Written:
+    """A change an earlier attempt of the same durable commit made: its plan's diff and its outcome."""
+
+    text: str
+    path: str
+    content_hash: str
+    diff: str
+    truncated: bool
+    emit: bool = True
+
+
+async def _written_before(engine: Engine, path: str, stage: Stage) -> _Written | None:
+    """The answer of the first attempt of `stage`'s commit when `path` already holds exactly the
+    planned result (that attempt wrote, its worker died before the engine recorded it), else `None`."""
+    planned = stage.planned
+    if planned is None or planned.result_hash is None or planned.result_text is None:
+        return None
+    if await _current_hash(engine, path) != planned.result_hash:
+        return None
+    return _Written(planned.result_text, planned.path, planned.result_hash, planned.diff, planned.truncated)
+
+
+def _hash(outcome: Outcome | _Written) -> str:
     """The content hash an event carries (always present for reads, writes and edits)."""
     assert outcome.content_hash is not None
     return outcome.content_hash

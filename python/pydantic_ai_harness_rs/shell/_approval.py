@@ -24,6 +24,7 @@ from pydantic_ai_harness_rs._approvals import (
     arguments_digest,
     checked_approvals,
     ours,
+    request_key,
     save_record,
     take_record,
 )
@@ -60,7 +61,7 @@ _WORD = re.compile(r"[^\s;&|()<>`$'\"\\{}]+")
 
 def checked(value: object) -> Approvals:
     """`Shell(require_approval=...)`, checked (`_approvals.checked_approvals`)."""
-    return checked_approvals(value, owner='Shell', known=None, what='command names')
+    return checked_approvals(value, owner='Shell', known=None, what='command names', subject='PlannedCommand')
 
 
 def command_names(command: str) -> list[str] | None:
@@ -93,29 +94,31 @@ async def gate(
 
     On an approved call, notes on `call` whether the person changed the arguments. Metadata
     keys: `tool_name`, `command`, `cwd`, `background` (`PlannedCommand`'s fields) and
-    `arguments_digest`.
+    `arguments_digest`; `approval_check_error` (`'<type>: <message>'`) when the `require_approval`
+    callable raised (the command then needs a person).
     """
     if not approvals.enabled:
         return None
     if ctx.tool_call_approved:
         request = ours(ctx.tool_call_metadata, call.name)
-        record = await take_record(ctx.workspace, ctx.tool_call_id) if ctx.tool_call_id else None
+        record = await take_record(ctx.workspace, request_key(ctx)) if ctx.tool_call_id else None
         request = request or record
         if request is not None:
             call.overridden = request.get('arguments_digest') != arguments_digest(call.arguments)
         return None
     planned = PlannedCommand(tool_name=call.name, command=command, cwd=cwd, background=background)
+    asks, error = True, None
     if approvals.names:
         names = command_names(command)
-        if names is None or any(name in approvals.names for name in names):
-            asks = True
-        else:
-            asks = await Approvals(every=approvals.every, predicate=approvals.predicate).asks(planned, [])
+        if names is not None and not any(name in approvals.names for name in names):
+            asks, error = await Approvals(every=approvals.every, predicate=approvals.predicate).judge(planned, [])
     else:
-        asks = await approvals.asks(planned, [])
+        asks, error = await approvals.judge(planned, [])
     if not asks:
         return None
     metadata = {**asdict(planned), 'arguments_digest': arguments_digest(call.arguments)}
+    if error is not None:
+        metadata['approval_check_error'] = error
     record = {key: metadata[key] for key in ('tool_name', 'arguments_digest')}
-    await save_record(ctx.workspace, ctx.tool_call_id or '', record)
+    await save_record(ctx.workspace, request_key(ctx), ctx.tool_call_id or '', record)
     return metadata

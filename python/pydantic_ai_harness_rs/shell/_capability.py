@@ -13,13 +13,15 @@ from typing import Any
 import anyio
 from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
 from pydantic_ai.exceptions import UserError
+from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, RunContext
 
-from pydantic_ai_harness_rs._sandbox import adopt_host_modules
+from pydantic_ai_harness_rs._approvals import forget_denied
+from pydantic_ai_harness_rs._sandbox import adopt_host_modules, in_workflow_sandbox
 from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._warn import warn_cwd_ignored
-from pydantic_ai_harness_rs.shell._approval import CommandPredicate
+from pydantic_ai_harness_rs.shell._approval import APPROVAL_TOOL_NAMES, CommandPredicate
 from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.shell._jobs import CONTROL_TIMEOUT
 from pydantic_ai_harness_rs.shell._modes import Truncation
@@ -196,12 +198,15 @@ class Shell(AbstractCapability[AgentDepsT]):
     """Which commands need a person, through Pydantic AI's deferred tools: `False` (none), `True`
     (every `run_command`, `start_command` and `shell` call), a list of command names (a command
     needs a person when any command its script would run is named, by name or basename, as
-    `strict_policy` finds them; a script that cannot be judged needs one too), or a callable on
-    the `PlannedCommand` (sync or async). Asked after the command policy let the command through
+    `strict_policy` finds them; a script that cannot be judged needs one too), or a callable of one
+    positional argument, the `PlannedCommand` (sync or async; another signature is a `TypeError` at
+    construction; one that raises fails closed: the command needs a person, with
+    `approval_check_error` in the metadata and a warning logged). Asked after the command policy let the command through
     and before it starts: the call raises `ApprovalRequired` with metadata `tool_name`, `command`,
     `cwd`, `background`, `arguments_digest`, and the run ends with `DeferredToolRequests` (the
     agent's `output_type` must allow it). `ToolApproved()` runs it, `ToolApproved(override_args=...)`
-    runs the person's command and tells the model, `ToolDenied(message)` runs nothing.
+    runs the person's command and tells the model, `ToolDenied(message)` runs nothing (and removes
+    the request's record).
     `check_command` and `stop_command` never ask. Beyond both references (issue 21)."""
 
     _toolset: ShellToolset[AgentDepsT] | None = field(default=None, init=False, repr=False, compare=False)
@@ -232,6 +237,15 @@ class Shell(AbstractCapability[AgentDepsT]):
                 f'`Shell({field_name}=...)` confines commands on a `LocalWorkspace` only; this workspace '
                 'runs them elsewhere, so isolating them is its business. Remove the field or use a local workspace.'
             )
+
+    async def before_model_request(
+        self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """With `require_approval`: remove the records of the commands a resume just denied (`ToolDenied`);
+        not in Temporal workflow code, where no I/O may run (those records are pruned after 30 days)."""
+        if self.require_approval is not False and not in_workflow_sandbox():
+            await forget_denied(ctx, ctx.workspace, APPROVAL_TOOL_NAMES)
+        return request_context
 
     def get_toolset(self) -> ShellToolset[AgentDepsT]:
         """The shell toolset, built once; its `for_run` gives each run a fresh copy."""

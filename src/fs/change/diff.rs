@@ -1,6 +1,7 @@
 //! The unified diff a `FileChangeRequestEvent` carries: git-style `a/`/`b/` headers, 3
 //! context lines, `\ No newline at end of file` markers, cut at 8192 chars on a line
-//! boundary, and a headers-only fallback for sources too large to diff.
+//! boundary, and a headers-only fallback for sources too large to diff (the document's), or,
+//! opted in (`event_diff`'s `big_sources`), the first hunks of a linear pass up to the cut.
 //!
 //! The line matching is Python's `difflib.SequenceMatcher` (longest matching block first,
 //! recursively, with its "popular line" heuristic for 200+ lines), reimplemented so hunks
@@ -59,6 +60,14 @@ fn take_chars(text: &str, n: usize) -> &str {
 /// `(old.count('\n') + 1) * (new.count('\n') + 1) > 65536`. Equal texts give `""`.
 /// Source: `unified_diff`, pydantic_ai_harness/filesystem/_changes.py.
 pub fn unified_diff(old: Option<&str>, new: &str, path: &str) -> (String, bool) {
+    event_diff(old, new, path, false)
+}
+
+/// [`unified_diff`], or with `big_sources`, for sources too big for difflib's matching (but
+/// readable: `old` given), the hunks of [`linear_opcodes`] up to the cut at
+/// `MAX_EVENT_DIFF_CHARS`, always `truncated` (they pair lines greedily, not as difflib would,
+/// and may stop before the end). `FileSystem(require_approval=...)` opts in (issue 21).
+pub fn event_diff(old: Option<&str>, new: &str, path: &str, big_sources: bool) -> (String, bool) {
     let path = &*crate::fs::text::names::inline(path);
     let from = quoted(&format!("a/{path}"));
     let to = quoted(&format!("b/{path}"));
@@ -73,14 +82,27 @@ pub fn unified_diff(old: Option<&str>, new: &str, path: &str) -> (String, bool) 
         }
     };
     if too_big {
+        if let (true, Some(old)) = (big_sources, old) {
+            let (a, b) = (lines(old), lines(new));
+            let groups = group_opcodes(linear_opcodes(&a, &b, MAX_EVENT_DIFF_CHARS), 3);
+            let diff = render(&a, &b, &groups, &from, &to).0;
+            let truncated = !diff.is_empty(); // equal texts have no diff
+            return (diff, truncated);
+        }
         let header = format!("--- {from}\n+++ {to}");
         return (take_chars(&header, MAX_EVENT_DIFF_CHARS).to_string(), true);
     }
     let old = old.unwrap_or_default();
     let a = lines(old);
     let b = lines(new);
-    let mut out: Vec<String> = Vec::new();
     let groups = grouped_opcodes(&a, &b, 3);
+    render(&a, &b, &groups, &from, &to)
+}
+
+/// The unified diff of `groups` (hunks of opcodes over lines `a` and `b`) under headers `from`
+/// and `to`, cut at `MAX_EVENT_DIFF_CHARS` on a line boundary: `(diff, cut)`.
+fn render(a: &[&str], b: &[&str], groups: &[Vec<Opcode>], from: &str, to: &str) -> (String, bool) {
+    let mut out: Vec<String> = Vec::new();
     if !groups.is_empty() {
         out.push(format!("--- {from}"));
         out.push(format!("+++ {to}"));
@@ -93,7 +115,7 @@ pub fn unified_diff(old: Option<&str>, new: &str, path: &str) -> (String, bool) 
             out.push(NO_NEWLINE.to_string());
         }
     };
-    for group in &groups {
+    for group in groups {
         let first = group[0];
         let last = group[group.len() - 1];
         out.push(format!(
@@ -132,6 +154,87 @@ pub fn unified_diff(old: Option<&str>, new: &str, path: &str) -> (String, bool) 
         Some(cut) => (diff[..cut].to_string(), true),
         None => (take_chars(&diff, MAX_EVENT_DIFF_CHARS).to_string(), true),
     }
+}
+
+/// Lines looked ahead on each side, at most, for the place two texts agree again after a difference.
+const RESYNC_WINDOW: usize = 4096;
+/// Equal lines in a row that count as the texts agreeing again (fewer where both end).
+const RESYNC_RUN: usize = 3;
+
+/// Opcodes from `a` to `b` in one linear pass, for sources too big for [`Matcher`]: equal
+/// lines are skipped pairwise; at a difference the nearest place (fewest lines skipped on
+/// both sides, within [`RESYNC_WINDOW`]) where [`RESYNC_RUN`] lines agree again ends the
+/// change (none found: the window is the change). Every `Equal` is equal, so the hunks are a
+/// true diff, though not difflib's pairing. Stops once the changed lines hold more than
+/// `budget` chars (the rendered diff is cut there anyway); the line numbers stay absolute.
+fn linear_opcodes(a: &[&str], b: &[&str], budget: usize) -> Vec<Opcode> {
+    let (la, lb) = (a.len(), b.len());
+    let (mut i, mut j) = (0, 0);
+    let mut codes = Vec::new();
+    let mut shown = 0usize;
+    loop {
+        let (si, sj) = (i, j);
+        while i < la && j < lb && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        }
+        if i > si {
+            codes.push((Tag::Equal, si, i, sj, j));
+        }
+        if (i == la && j == lb) || shown > budget {
+            return codes;
+        }
+        let (ni, nj) = resync(a, b, i, j);
+        let tag = match (ni > i, nj > j) {
+            (true, true) => Tag::Replace,
+            (true, false) => Tag::Delete,
+            _ => Tag::Insert,
+        };
+        codes.push((tag, i, ni, j, nj));
+        shown += a[i..ni]
+            .iter()
+            .chain(&b[j..nj])
+            .map(|l| l.len() + 2)
+            .sum::<usize>();
+        (i, j) = (ni, nj);
+    }
+}
+
+/// Where `a` and `b` agree again after they differ at `(i, j)` (see [`linear_opcodes`]).
+fn resync(a: &[&str], b: &[&str], i: usize, j: usize) -> (usize, usize) {
+    let (ea, eb) = (
+        (i + RESYNC_WINDOW).min(a.len()),
+        (j + RESYNC_WINDOW).min(b.len()),
+    );
+    let mut at: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (y, line) in b.iter().enumerate().take(eb).skip(j) {
+        at.entry(line).or_default().push(y);
+    }
+    let mut best: Option<usize> = None; // lines skipped on both sides
+    let mut found = (ea, eb);
+    for x in i..ea {
+        if best.is_some_and(|d| x - i >= d) {
+            break;
+        }
+        for &y in at.get(a[x]).map_or(&[][..], Vec::as_slice) {
+            let d = (x - i) + (y - j);
+            if best.is_some_and(|best| d >= best) {
+                break;
+            }
+            if agree(a, b, x, y) {
+                (best, found) = (Some(d), (x, y));
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// Whether [`RESYNC_RUN`] lines of `a` from `x` equal those of `b` from `y` (or both tails, shorter).
+fn agree(a: &[&str], b: &[&str], x: usize, y: usize) -> bool {
+    let n = RESYNC_RUN.min(a.len() - x).min(b.len() - y);
+    let whole = n == RESYNC_RUN || (x + n == a.len() && y + n == b.len());
+    whole && n > 0 && (0..n).all(|k| a[x + k] == b[y + k])
 }
 
 /// difflib's `_format_range_unified`.
@@ -301,7 +404,11 @@ impl Matcher {
 
 /// difflib's `get_grouped_opcodes(n)`.
 fn grouped_opcodes<'s>(a: &[&'s str], b: &[&'s str], n: usize) -> Vec<Vec<Opcode>> {
-    let mut codes = Matcher::new(a, b).opcodes();
+    group_opcodes(Matcher::new(a, b).opcodes(), n)
+}
+
+/// `codes` grouped into hunks with `n` lines of context, as difflib's `get_grouped_opcodes(n)`.
+fn group_opcodes(mut codes: Vec<Opcode>, n: usize) -> Vec<Vec<Opcode>> {
     if codes.is_empty() {
         codes.push((Tag::Equal, 0, 1, 0, 1));
     }
@@ -342,6 +449,66 @@ fn grouped_opcodes<'s>(a: &[&'s str], b: &[&'s str], n: usize) -> Vec<Vec<Opcode
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn numbered(n: usize) -> String {
+        (0..n).map(|k| format!("line {k}\n")).collect()
+    }
+
+    #[test]
+    fn a_big_source_shows_its_first_hunks_when_asked() {
+        let old = numbered(400_000); // 5 MB: far past difflib's bounds
+        let new = old.replacen("line 5\n", "line five\n", 1).replacen(
+            "line 399990\n",
+            "line 399990\nadded\n",
+            1,
+        );
+        assert_eq!(
+            unified_diff(Some(&old), &new, "big.txt"),
+            ("--- a/big.txt\n+++ b/big.txt".to_string(), true)
+        );
+        let (diff, truncated) = event_diff(Some(&old), &new, "big.txt", true);
+        assert!(truncated);
+        assert_eq!(
+            diff,
+            "--- a/big.txt\n+++ b/big.txt\n@@ -3,7 +3,7 @@\n line 2\n line 3\n line 4\n-line 5\n+line five\n line 6\n line 7\n line 8\n\
+             @@ -399989,6 +399989,7 @@\n line 399988\n line 399989\n line 399990\n+added\n line 399991\n line 399992\n line 399993"
+        );
+        assert_eq!(
+            event_diff(Some(&old), &old, "big.txt", true),
+            (String::new(), false)
+        );
+        assert_eq!(
+            event_diff(None, &new, "big.txt", true).0,
+            "--- a/big.txt\n+++ b/big.txt"
+        );
+    }
+
+    #[test]
+    fn a_big_rewrite_is_cut_at_the_bound() {
+        let old = numbered(100_000);
+        let new: String = (0..100_000).map(|k| format!("row {k}\n")).collect();
+        let (diff, truncated) = event_diff(Some(&old), &new, "big.txt", true);
+        assert!(truncated && diff.chars().count() <= MAX_EVENT_DIFF_CHARS);
+        assert!(diff.starts_with("--- a/big.txt\n+++ b/big.txt\n@@ -1,"));
+        assert!(diff.contains("\n-line 0\n") && diff.ends_with(|c: char| c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn linear_opcodes_turn_a_into_b() {
+        let a: Vec<&str> = "a b c x d e f y g h".split(' ').collect();
+        let b: Vec<&str> = "a b c d e f z g h i".split(' ').collect();
+        let codes = linear_opcodes(&a, &b, usize::MAX);
+        let mut rebuilt: Vec<&str> = Vec::new();
+        for &(tag, i1, i2, j1, j2) in &codes {
+            if tag == Tag::Equal {
+                assert_eq!(a[i1..i2], b[j1..j2]);
+            }
+            rebuilt.extend_from_slice(&b[j1..j2]);
+            assert!(i2 <= a.len());
+        }
+        assert_eq!(rebuilt, b);
+        assert_eq!(codes.last().map(|c| (c.2, c.4)), Some((a.len(), b.len())));
+    }
 
     #[test]
     fn source_size_is_counted_in_chars() {

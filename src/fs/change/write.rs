@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::change::content::Content;
-use crate::fs::change::diff::{unified_diff, MAX_DIFF_SOURCE_CHARS};
+use crate::fs::change::diff::{event_diff, MAX_DIFF_SOURCE_CHARS};
 use crate::fs::change::kernel;
 use crate::fs::change::matching;
 use crate::fs::change::reap;
@@ -119,6 +119,20 @@ impl Plan {
     /// Event path: resolved, relative to the real root.
     pub fn event_path(&self) -> String {
         self.resolved.event_str()
+    }
+
+    /// The content hash the file has once this plan is committed, under `contract` (what
+    /// `read_file` then reports, and the result's `[hash:H]`); `None` for a `create_directory`.
+    /// A durable commit retried after its first attempt wrote finds the file already holding it.
+    pub fn result_hash(&self, contract: Contract) -> Option<String> {
+        (self.operation != Operation::CreateDirectory).then(|| written_tally(self, contract).0)
+    }
+
+    /// The tool result committing this plan answers (`Wrote N chars (L lines) to p. [hash:H]`,
+    /// `Edited p. [hash:H]`, the hash with `content_hashes`); `None` for a `create_directory`.
+    pub fn result_text(&self, contract: Contract, content_hashes: bool) -> Option<String> {
+        (self.operation != Operation::CreateDirectory)
+            .then(|| written_text(self, &self.path, content_hashes, contract).0)
     }
 
     /// The bytes the commit writes.
@@ -938,7 +952,12 @@ impl FileSystem {
                 state()?
             };
             guard = g;
-            (diff, truncated) = unified_diff(old.as_deref(), &content, &resolved.event_str());
+            (diff, truncated) = event_diff(
+                old.as_deref(),
+                &content,
+                &resolved.event_str(),
+                self.limits.big_diffs,
+            );
             if st.is_some() {
                 trailer = write_trailer(
                     path,
@@ -988,7 +1007,14 @@ impl FileSystem {
                 }
                 Ok(File::from(fd))
             })
-            .and_then(|mut f| hash_keep(&mut f, DIFF_SOURCE_BYTES, self.limits.contract, cancel));
+            .and_then(|mut f| {
+                hash_keep(
+                    &mut f,
+                    self.limits.diff_source_bytes(),
+                    self.limits.contract,
+                    cancel,
+                )
+            });
         let (current, head) = match read {
             Ok(r) => r?,
             Err(e) => {
@@ -1003,8 +1029,8 @@ impl FileSystem {
                 return Err(conflict(path, expected, &current));
             }
         }
-        let old =
-            (head.len() <= DIFF_SOURCE_BYTES).then(|| String::from_utf8_lossy(&head).into_owned());
+        let old = (head.len() <= self.limits.diff_source_bytes())
+            .then(|| String::from_utf8_lossy(&head).into_owned());
         Ok((old, Guard::Hash(current)))
     }
 
@@ -1050,10 +1076,11 @@ impl FileSystem {
             self.disclosure.matching,
         )?;
         let trailer = edit_trailer(path, &edited, &self.disclosure, self.limits.contract);
-        let (diff, truncated) = unified_diff(
+        let (diff, truncated) = event_diff(
             Some(&edited.old_text),
             &edited.new_text,
             &resolved.event_str(),
+            self.limits.big_diffs,
         );
         let content = std::mem::take(&mut edited.new_text).into();
         let encoded = edited.encoded.take();
@@ -1453,6 +1480,28 @@ mod tests {
         assert_eq!(
             msg(f.plan_write("a.txt", "x".into(), Some("abc".into()), true, &c)),
             "Conflict: file 'a.txt' has changed (expected hash:abc, got hash:09834d488008). Re-read the file and retry."
+        );
+    }
+
+    #[test]
+    fn a_plan_knows_the_result_its_commit_answers() {
+        let (_d, f) = setup();
+        let c = CancelFlag::new();
+        let contract = f.limits.contract;
+        for plan in [
+            f.plan_write("new.txt", "a\nb".into(), None, true, &c)
+                .unwrap(),
+            f.plan_edit("a.txt", &[Replacement::once("x", "z")], None, &c)
+                .unwrap(),
+        ] {
+            let (hash, text) = (plan.result_hash(contract), plan.result_text(contract, true));
+            let out = f.commit(&plan, &c).unwrap();
+            assert_eq!((hash, text), (out.content_hash.clone(), Some(out.text)));
+        }
+        let dir = f.plan_create_directory("newdir").unwrap().unwrap();
+        assert_eq!(
+            (dir.result_hash(contract), dir.result_text(contract, true)),
+            (None, None)
         );
     }
 

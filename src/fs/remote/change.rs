@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::fs::change::diff::unified_diff;
-use crate::fs::change::write::{self, Guard, Operation, Plan, ABSENT_HASH, DIFF_SOURCE_BYTES};
+use crate::fs::change::diff::event_diff;
+use crate::fs::change::write::{self, Guard, Operation, Plan, ABSENT_HASH};
 use crate::fs::contract::Contract;
 use crate::fs::read::hash::bytes_hash;
 use crate::fs::root::path::Resolved;
@@ -119,12 +119,18 @@ impl Remote {
                     }
                 }
                 guard = Guard::Hash(current);
-                (raw.len() <= DIFF_SOURCE_BYTES).then(|| String::from_utf8_lossy(raw).into_owned())
+                (raw.len() <= self.limits.diff_source_bytes())
+                    .then(|| String::from_utf8_lossy(raw).into_owned())
             } else {
                 guard = Guard::None;
                 None
             };
-            diff = unified_diff(previous.as_deref(), &content, &self.event_path(resolved));
+            diff = event_diff(
+                previous.as_deref(),
+                &content,
+                &self.event_path(resolved),
+                self.limits.big_diffs,
+            );
             if exists {
                 trailer = write::write_trailer(
                     path,
@@ -187,10 +193,11 @@ impl Remote {
             self.disclosure.matching,
         )?;
         let trailer = write::edit_trailer(path, &edited, &self.disclosure, Contract::Workspace);
-        let diff = unified_diff(
+        let diff = event_diff(
             Some(&edited.old_text),
             &edited.new_text,
             &self.event_path(resolved),
+            self.limits.big_diffs,
         );
         let mut plan = self.plan(
             Operation::Edit,
