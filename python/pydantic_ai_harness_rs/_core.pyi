@@ -227,6 +227,8 @@ class FileSystemCore:
         max_line_chars: int | None = None,
         report_skipped: bool = False,
         root_named: bool = False,
+        match: Literal['exact', 'tolerant'] = 'exact',
+        show_changes: int = 0,
         big_diffs: bool = False,
     ) -> Self: ...
     """`contract`: whose defaults and texts apply where they differ: `'document'` (filesystem.md,
@@ -234,6 +236,8 @@ class FileSystemCore:
     `max_line_chars`, `report_skipped`: `FileSystem`'s opt-in fields of those names (issue 9).
     `root_named`: the root is a `root_dir` the user gave (workspace contract): containment errors
     name `` root_dir `<root>` `` instead of `` the project root `<root>` ``.
+    `match`, `show_changes`: `FileSystem`'s opt-in fields of those names (issue 22); ValueError for
+    another `match`.
     `big_diffs`: a change too big for the document's diff shows its first hunks, up to
     `MAX_EVENT_DIFF_CHARS`, instead of the headers alone (`require_approval`, issue 21)."""
     @property
@@ -399,12 +403,15 @@ class RemoteCore:
         *,
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        match: Literal['exact', 'tolerant'] = 'exact',
+        show_changes: int = 0,
         big_diffs: bool = False,
     ) -> Self:
         """`root_named`: `root_dir` was given (errors name it, not "the project root"). ValueError: bad pattern.
 
         `max_line_chars`: clip longer lines in `read_file` and search hits, as `FileSystemCore`'s.
         `report_skipped`: walker results end with what they skipped (`[skipped: ...]`).
+        `match`, `show_changes`: as `FileSystemCore`'s.
         `big_diffs`: big changes' event diffs show their first hunks, as `FileSystemCore`'s."""
     @property
     def root_dir(self) -> str: ...

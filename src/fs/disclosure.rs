@@ -10,9 +10,11 @@
 //! Off by default: results exactly as documented (0.62.0's own hidden-entries trailer stays
 //! under the workspace contract; with the flag this line replaces it).
 
+use crate::fs::change::tiers::Match;
 use crate::fs::{FileSystem, Outcome};
 
-/// `FileSystem(max_line_chars=..., report_skipped=...)`.
+/// `FileSystem(max_line_chars=..., report_skipped=..., match=..., show_changes=...)`: the
+/// opt-in fields that change what results say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Disclosure {
     /// Clip lines longer than this many chars in `read_file`, `search_files` and `grep`
@@ -20,6 +22,12 @@ pub struct Disclosure {
     pub max_line_chars: Option<usize>,
     /// End walker results with what they skipped and why ([`crate::fs::disclosure`]).
     pub report_skipped: bool,
+    /// How `edit_file` matches `old_text` (`match=`): [`Match::Exact`], or the tolerant
+    /// tiers, whose result then names the tier ([`crate::fs::change::tiers`]).
+    pub matching: Match,
+    /// Lines of context around the changed lines a write or edit result ends with
+    /// (`show_changes=`, [`crate::fs::change::shown`]); 0: none.
+    pub show_changes: usize,
 }
 
 /// What one walk left out, by reason.

@@ -368,6 +368,15 @@ pub struct PyFileSystemCore {
     inner: Arc<FileSystem>,
 }
 
+/// `match=`'s value as the core takes it.
+///
+/// Errors: `ValueError` for anything but `'exact'` or `'tolerant'`.
+pub(crate) fn match_mode(name: &str) -> PyResult<crate::fs::change::tiers::Match> {
+    crate::fs::change::tiers::Match::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!("match must be 'exact' or 'tolerant', got {name:?}"))
+    })
+}
+
 impl PyFileSystemCore {
     fn wrap(&self, plan: Plan) -> PyChangePlan {
         PyChangePlan {
@@ -385,7 +394,7 @@ impl PyFileSystemCore {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root_dir, cwd, allowed_patterns, denied_patterns, protected_patterns, max_read_lines,
         max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes, contract = "document",
-        max_line_chars = None, report_skipped = false, root_named = false, big_diffs = false))]
+        max_line_chars = None, report_skipped = false, root_named = false, r#match = "exact", show_changes = 0, big_diffs = false))]
     fn new(
         py: Python<'_>,
         root_dir: String,
@@ -403,10 +412,13 @@ impl PyFileSystemCore {
         max_line_chars: Option<usize>,
         report_skipped: bool,
         root_named: bool,
+        r#match: &str,
+        show_changes: usize,
         big_diffs: bool,
     ) -> PyResult<Self> {
         let contract = Contract::from_name(contract)
             .ok_or_else(|| PyValueError::new_err(format!("unknown contract {contract:?}")))?;
+        let matching = match_mode(r#match)?;
         let limits = Limits {
             max_read_lines,
             max_read_chars,
@@ -432,6 +444,8 @@ impl PyFileSystemCore {
                         .with_disclosure(Disclosure {
                             max_line_chars,
                             report_skipped,
+                            matching,
+                            show_changes,
                         })
                         .with_root_named(root_named);
                     // A patch commit a killed process left is finished or dropped first.

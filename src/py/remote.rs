@@ -385,7 +385,7 @@ impl PyRemoteCore {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (root, cwd, root_named, allowed_patterns, denied_patterns, protected_patterns,
         max_read_lines, max_read_chars, max_list_results, max_search_results, max_find_results, content_hashes,
-        *, max_line_chars = None, report_skipped = false, big_diffs = false))]
+        *, max_line_chars = None, report_skipped = false, r#match = "exact", show_changes = 0, big_diffs = false))]
     fn new(
         root: String,
         cwd: String,
@@ -401,8 +401,11 @@ impl PyRemoteCore {
         content_hashes: bool,
         max_line_chars: Option<usize>,
         report_skipped: bool,
+        r#match: &str,
+        show_changes: usize,
         big_diffs: bool,
     ) -> PyResult<Self> {
+        let matching = super::fs::match_mode(r#match)?;
         let limits = Limits {
             max_read_lines,
             max_read_chars,
@@ -425,6 +428,8 @@ impl PyRemoteCore {
         .map_err(|e| PyValueError::new_err(e.message))?;
         inner.disclosure.max_line_chars = max_line_chars;
         inner.disclosure.report_skipped = report_skipped;
+        inner.disclosure.matching = matching;
+        inner.disclosure.show_changes = show_changes;
         Ok(PyRemoteCore {
             inner: Arc::new(inner),
         })

@@ -110,8 +110,15 @@ ADDED_062_FIELDS = {'max_retries': 'None', '_toolset': 'None'}
 ADDED_062_TOOLSET_PARAMETERS = [['max_retries', 'KEYWORD_ONLY', 'None']]
 """The same, as `FileSystemToolset.__init__` parameters."""
 
-OPT_IN_FIELDS = {'replace_all': 'False', 'max_line_chars': 'None', 'report_skipped': 'False'}
-"""Fields beyond both references (issue 9), off by default; keyword-only `FileSystemToolset.__init__` parameters too."""
+OPT_IN_FIELDS = {
+    'replace_all': 'False',
+    'max_line_chars': 'None',
+    'report_skipped': 'False',
+    'match': "'exact'",
+    'show_changes': 'None',
+}
+"""Fields beyond both references (issues 9 and 22), off by default; keyword-only `FileSystemToolset.__init__`
+parameters too."""
 
 
 def test_exports_everything_the_reference_exports(reference_api: dict[str, Any], our_api: dict[str, Any]) -> None:

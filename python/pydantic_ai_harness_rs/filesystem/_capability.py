@@ -156,6 +156,24 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     skipped; under the workspace contract it replaces 0.62.0's hidden-entries trailer). Off:
     the documented results. Beyond both references (issue 9)."""
 
+    match: Literal['exact', 'tolerant'] = field(default='exact', kw_only=True)
+    """How `edit_file` finds `old_text`. `'exact'`: as documented. `'tolerant'`: after an exact
+    miss, tiers tried in order, each only when the one before finds nothing: ignoring trailing
+    whitespace; also ignoring leading indentation that differs by one prefix on every non-blank
+    line (`new_text` is then re-indented by it); also Unicode punctuation folded to ASCII (curly
+    quotes, dashes, non-breaking spaces, the ellipsis). A match on those tiers must be unique
+    on its tier (else the usual retry, naming the tier), `replace_all` replaces that tier's
+    matches, only the file's matched bytes are replaced, and the result ends with what it
+    ignored: `[matched ignoring trailing whitespace on lines 12-14]`. Beyond both references
+    (issue 22)."""
+
+    show_changes: int | None = field(default=None, kw_only=True)
+    """Lines of context: `edit_file`, and `write_file` over an existing file, end their result
+    with the changed lines and this many lines around them, numbered as `read_file` numbers
+    them, under a `[lines 9-17, changed 12-14]` header per region (close regions merged), cut
+    after 2,000 characters with a hint naming the `read_file` offset to read on. `None` or 0:
+    results as documented. Beyond both references (issue 22)."""
+
     require_approval: bool | Sequence[str] | ApprovalPredicate = field(default=False, kw_only=True)
     """Which changes need a person, through Pydantic AI's deferred tools: `False` (none), `True`
     (every change tool: `write_file`, `edit_file`, `create_directory`), a list of those tool names
@@ -234,6 +252,11 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         for name, value in limits.items():
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f'{name} must be a positive integer, got {value!r}')
+        if self.match not in ('exact', 'tolerant'):
+            raise ValueError(f"match must be 'exact' or 'tolerant', got {self.match!r}")
+        shown: object = self.show_changes
+        if shown is not None and (not isinstance(shown, int) or isinstance(shown, bool) or shown < 0):
+            raise ValueError(f'show_changes must be a non-negative integer or None, got {shown!r}')
         checked_approvals(self.require_approval)
         retries: object = self.max_retries
         if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):

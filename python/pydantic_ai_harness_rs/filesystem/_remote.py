@@ -23,7 +23,7 @@ import mimetypes
 import posixpath
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -239,6 +239,8 @@ class RemoteEngine:
         max_line_chars: Clip lines longer than this many chars in `read_file` (then `column`
             applies), `search_files` and `grep` results, as on a host directory (`None`: off).
         report_skipped: Walker results end with what they skipped (`[skipped: ...]`), as locally.
+        match: `'tolerant'`: `edit_file`'s match tiers, as locally (`FileSystem(match=...)`).
+        show_changes: Lines of context a write or edit result shows around its change (0: off).
     """
 
     def __init__(
@@ -258,6 +260,8 @@ class RemoteEngine:
         concurrency: int = DEFAULT_CONCURRENCY,
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        match: Literal['exact', 'tolerant'] = 'exact',
+        show_changes: int = 0,
         big_diffs: bool = False,
     ) -> None:
         self._workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
@@ -283,7 +287,13 @@ class RemoteEngine:
         self._settings = (*patterns, *limits, content_hashes)
         self._has_patterns = bool(allowed_patterns or denied_patterns or read_only_patterns)
         self._concurrency = max(1, concurrency)
-        self._options = {'max_line_chars': max_line_chars, 'report_skipped': report_skipped, 'big_diffs': big_diffs}
+        self._options = {
+            'max_line_chars': max_line_chars,
+            'report_skipped': report_skipped,
+            'match': match,
+            'show_changes': show_changes,
+            'big_diffs': big_diffs,
+        }
         self._core_value: _core.RemoteCore | None = None
         self._no_readlink: bool | None = None
 

@@ -162,6 +162,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         replace_all: bool = False,
         max_line_chars: int | None = None,
         report_skipped: bool = False,
+        match: Literal['exact', 'tolerant'] = 'exact',
+        show_changes: int | None = None,
         read_only: bool = False,
         contract: Contract | None = None,
         require_approval: bool | Sequence[str] | _approval.ApprovalPredicate = False,
@@ -191,6 +193,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             'content_hashes': content_hashes,
             'max_line_chars': max_line_chars,
             'report_skipped': report_skipped,
+            'match': match,
+            'show_changes': show_changes or 0,
         }
         self._root_given = root_dir is not None
         self._root_dir = root_dir
@@ -241,6 +245,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         )
         if self._custom_streams and self._approvals.enabled:
             raise ValueError('require_approval does not work with a custom `open_read` / `open_write`.')
+        if self._custom_streams and (match != 'exact' or show_changes):
+            raise ValueError('match and show_changes do not work with a custom `open_read` / `open_write`.')
         self._shape = Shape('document', content_hashes, replace_all, max_line_chars is not None)
         # The `FileSystem` whose durable operations run this toolset's calls in a durable engine's
         # workflow code (`durable/_operations.py`); `None` for a bare toolset.
@@ -274,6 +280,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             max_line_chars=s['max_line_chars'],
             report_skipped=s['report_skipped'],
             root_named=root_named,
+            match=s['match'],
+            show_changes=s['show_changes'],
             big_diffs=self._approvals.enabled,  # a person approving a big change sees its first hunks
         )
 
@@ -421,6 +429,8 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             content_hashes=s['content_hashes'],
             max_line_chars=s['max_line_chars'],
             report_skipped=s['report_skipped'],
+            match=s['match'],
+            show_changes=s['show_changes'],
             big_diffs=self._approvals.enabled,
         )
         if len(self._remote_engines) >= _MAX_WORKSPACE_ENGINES:
@@ -688,7 +698,10 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
             ctx,
             path,
             expected_hash,
-            lambda guard: engine.plan_write(path, content, guard, ctx is not None),
+            # With show_changes a direct call reads the old file too, to show what changed.
+            lambda guard: engine.plan_write(
+                path, content, guard, ctx is not None or bool(self._settings['show_changes'])
+            ),
             lambda guard: write_with_streams(self, self._core, ctx, path, content, guard, self._content_hashes),
         )
         if not isinstance(done, tuple):

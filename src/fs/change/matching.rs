@@ -12,7 +12,10 @@ use std::borrow::Cow;
 use memchr::memmem;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::change::shown;
+use crate::fs::change::tiers::{self, Match, Tier};
 use crate::fs::change::write::Replacement;
+use crate::fs::contract::Contract;
 use crate::fs::read::encoding;
 
 /// A line ending `new_text` is written with.
@@ -143,11 +146,126 @@ enum Matches {
     All,
     /// These byte ranges of the text.
     Ranges(Vec<(usize, usize)>),
+    /// Matches on a tier past the exact one (`FileSystem(match='tolerant')`).
+    Tiered(Tier, Vec<tiers::Found>),
     /// No match, or `count` (more than one) where exactly one was required.
     Miss {
         count: usize,
         ignoring_endings: bool,
     },
+    /// `count` matches (more than one) on `tier`, where exactly one was required.
+    TierMiss { tier: Tier, count: usize },
+}
+
+/// After an exact miss: the first tier past the exact one that finds `old` (every
+/// non-overlapping match with `replace_all`, else exactly one), else the exact miss.
+fn locate_tolerant(text: &[u8], old: &[u8], replace_all: bool) -> Matches {
+    for &tier in &Tier::LADDER[1..] {
+        let mut found = tiers::locate(text, old, tier);
+        if found.is_empty() {
+            continue;
+        }
+        if replace_all {
+            let mut end = 0;
+            found.retain(|f| {
+                let keep = f.start >= end;
+                if keep {
+                    end = f.end.max(f.start + 1);
+                }
+                keep
+            });
+        } else if found.len() > 1 {
+            return Matches::TierMiss {
+                tier,
+                count: found.len(),
+            };
+        }
+        return Matches::Tiered(tier, found);
+    }
+    Matches::Miss {
+        count: 0,
+        ignoring_endings: false,
+    }
+}
+
+/// What [`apply_matched`] made: the new bytes, a note per replacement matched past the exact
+/// tier (`[matched ignoring trailing whitespace on lines 12-14]`), and the byte ranges of the
+/// new bytes that the replacements wrote (empty where text was only removed), in order.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// The edited text.
+    pub bytes: Vec<u8>,
+    /// The tier notes, one line each.
+    pub notes: Vec<String>,
+    /// Changed byte ranges of `bytes`, sorted, merged where they touch.
+    pub changed: Vec<(usize, usize)>,
+}
+
+/// `p`, a position of the text before a replacement, in the text after it; `spans` are the
+/// replaced `(old_start, old_end, new_start, new_end)`, in order. A position inside a replaced
+/// range goes to its replacement's start (`end == false`) or end.
+fn remap(p: usize, spans: &[(usize, usize, usize, usize)], end: bool) -> usize {
+    let i = spans.partition_point(|s| s.0 < p);
+    match i.checked_sub(1).map(|j| spans[j]) {
+        Some((_, old_end, new_start, new_end)) if old_end > p => {
+            if end {
+                new_end
+            } else {
+                new_start
+            }
+        }
+        Some((_, old_end, _, new_end)) => p - old_end + new_end,
+        None => p,
+    }
+}
+
+/// `ranges` sorted and merged where they overlap or touch.
+fn merged(mut ranges: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+    for (a, b) in ranges {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// `[matched ignoring indentation on lines 3-4, 9-10]` for matches at `regions` of `text`
+/// (line numbers as `read_file` gives them under `contract`).
+fn tier_note(
+    label: Option<&str>,
+    tier: Tier,
+    text: &[u8],
+    regions: &[(usize, usize)],
+    contract: Contract,
+) -> String {
+    let starts = shown::line_starts(text, contract);
+    let mut places: Vec<String> = regions
+        .iter()
+        .take(5)
+        .map(|&(a, b)| {
+            let first = shown::line_of(&starts, a) + 1;
+            let last = shown::line_of(&starts, b.saturating_sub(1).max(a)) + 1;
+            if first == last {
+                format!("{first}")
+            } else {
+                format!("{first}-{last}")
+            }
+        })
+        .collect();
+    if regions.len() > 5 {
+        places.push(format!("and {} more", regions.len() - 5));
+    }
+    let single = regions.len() == 1 && !places[0].contains('-');
+    let noun = if single { "line" } else { "lines" };
+    let who = label.map_or("matched".to_string(), |l| format!("{l} matched"));
+    format!(
+        "[{who} {} on {noun} {}]",
+        tier.describe(),
+        places.join(", ")
+    )
 }
 
 fn locate(text: &[u8], old: &[u8], replace_all: bool) -> Matches {
@@ -217,9 +335,29 @@ fn locate(text: &[u8], old: &[u8], replace_all: bool) -> Matches {
 /// whitespace were ignored, or the byte that is not UTF-8 when old_text holds U+FFFD),
 /// `AmbiguousMatch`; the reference's messages and labels (`old_text`, or `replacement N`).
 pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Vec<u8>> {
+    Ok(apply_matched(text, replacements, path, Match::Exact, Contract::Workspace)?.bytes)
+}
+
+/// [`apply`], with `mode`'s tiers tried after an exact miss ([`tiers`]: a match past the exact
+/// tier must be unique on its tier unless `replace_all`, whose matches are that tier's,
+/// non-overlapping; `new_text` is re-indented by the indentation difference the match had),
+/// and what a result needs: the tier notes (line numbers of the text each replacement saw, as
+/// `read_file` numbers lines under `contract`) and the changed ranges of the new text.
+///
+/// Errors: those of [`apply`]; an ambiguous match on a tier reads `old_text found 2 times in
+/// p (ignoring trailing whitespace). ...`.
+pub fn apply_matched(
+    text: &[u8],
+    replacements: &[Replacement],
+    path: &str,
+    mode: Match,
+    contract: Contract,
+) -> Result<Applied> {
     let path = &*crate::fs::text::names::shown_path(path);
     let mut text: Cow<'_, [u8]> = Cow::Borrowed(text);
     let mut dominant: Option<Option<Ending>> = None;
+    let mut notes = Vec::new();
+    let mut changed: Vec<(usize, usize)> = Vec::new();
     for (index, r) in replacements.iter().enumerate() {
         let label = if replacements.len() > 1 {
             format!("replacement {}", index + 1)
@@ -233,7 +371,29 @@ pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Ve
             ));
         }
         let old = r.old.as_bytes();
-        let ranges = match locate(&text, old, r.replace_all) {
+        let mut matches = locate(&text, old, r.replace_all);
+        if mode == Match::Tolerant && matches!(matches, Matches::Miss { count: 0, .. }) {
+            matches = locate_tolerant(&text, old, r.replace_all);
+        }
+        let mut found: Vec<tiers::Found> = Vec::new();
+        let ranges = match matches {
+            Matches::TierMiss { tier, count } => {
+                return Err(Error::new(
+                    ErrorKind::AmbiguousMatch,
+                    format!(
+                        "{label} found {count} times in {path} ({}). Include more surrounding context to \
+                         make the match unique. No changes were written.",
+                        tier.describe()
+                    ),
+                ));
+            }
+            Matches::Tiered(tier, f) => {
+                let regions: Vec<(usize, usize)> = f.iter().map(|f| (f.start, f.end)).collect();
+                let who = (replacements.len() > 1).then_some(label.as_str());
+                notes.push(tier_note(who, tier, &text, &regions, contract));
+                found = f;
+                regions
+            }
             Matches::Miss { count: 0, .. } => {
                 let mut message = format!("{label} not found in {path}. No changes were written.");
                 if let Some(hint) = miss_hint(&text, &r.old) {
@@ -278,28 +438,45 @@ pub fn apply(text: &[u8], replacements: &[Replacement], path: &str) -> Result<Ve
             ));
         };
         let mut at = 0;
-        for &(start, end) in &ranges {
+        let mut spans = Vec::with_capacity(ranges.len());
+        for (i, &(start, end)) in ranges.iter().enumerate() {
             out.extend_from_slice(&text[at..start]);
+            let from = out.len();
+            let new: Cow<'_, [u8]> = match found.get(i) {
+                Some(f) => tiers::reindent(new, &f.shift, f.anchored),
+                None => Cow::Borrowed(new),
+            };
             // An `old_text` that names `\r\n` and matched exactly: the model chose its endings,
             // so `new_text`'s are meant and written as given (issue 19).
             let named = memmem::find(old, b"\r\n").is_some() && text[start..end] == *old;
             if has_breaks && !named {
                 let ending = uniform_ending(&text[start..end])
                     .or_else(|| *dominant.get_or_insert_with(|| dominant_ending(&text)))
-                    .or_else(|| dominant_ending(new));
+                    .or_else(|| dominant_ending(&new));
                 match ending {
-                    Some(e) => out.extend_from_slice(&with_ending(new, e)),
-                    None => out.extend_from_slice(new),
+                    Some(e) => out.extend_from_slice(&with_ending(&new, e)),
+                    None => out.extend_from_slice(&new),
                 }
             } else {
-                out.extend_from_slice(new);
+                out.extend_from_slice(&new);
             }
+            spans.push((start, end, from, out.len()));
             at = end;
         }
         out.extend_from_slice(&text[at..]);
+        let mut next: Vec<(usize, usize)> = changed
+            .iter()
+            .map(|&(a, b)| (remap(a, &spans, false), remap(b, &spans, true)))
+            .collect();
+        next.extend(spans.iter().map(|s| (s.2, s.3)));
+        changed = merged(next);
         text = Cow::Owned(out);
     }
-    Ok(text.into_owned())
+    Ok(Applied {
+        bytes: text.into_owned(),
+        notes,
+        changed,
+    })
 }
 
 /// Why a missed `old_text` missed, when that can be told: it holds U+FFFD where the file has
@@ -491,6 +668,41 @@ mod tests {
             edit(b"caf\xe9\nx = 1\n", "x = 1", "x = 2").unwrap(),
             b"caf\xe9\nx = 2\n"
         );
+    }
+
+    #[test]
+    fn changed_ranges_follow_later_replacements() {
+        let batch = [
+            Replacement::once("b", "BBB"),
+            Replacement::once("d", ""),
+            Replacement::once("a", "A"),
+        ];
+        let applied = apply_matched(
+            b"a\nb\nc\nd\ne\n",
+            &batch,
+            "f",
+            Match::Exact,
+            Contract::Workspace,
+        )
+        .unwrap();
+        assert_eq!(applied.bytes, b"A\nBBB\nc\n\ne\n");
+        // Each replacement's range, moved by the ones after it: "A", "BBB", and where "d" was.
+        assert_eq!(applied.changed, [(0, 1), (2, 5), (8, 8)]);
+        assert!(applied.notes.is_empty());
+        let tiered = apply_matched(
+            b"x  \ny\n",
+            &[Replacement::once("x\ny", "z")],
+            "f",
+            Match::Tolerant,
+            Contract::Workspace,
+        )
+        .unwrap();
+        assert_eq!(tiered.bytes, b"z\n");
+        assert_eq!(
+            tiered.notes,
+            ["[matched ignoring trailing whitespace on lines 1-2]"]
+        );
+        assert_eq!(tiered.changed, [(0, 1)]);
     }
 
     #[test]

@@ -25,8 +25,11 @@ use crate::fs::change::kernel;
 use crate::fs::change::matching;
 use crate::fs::change::reap;
 use crate::fs::change::replace::{self, Created, Replaced};
+use crate::fs::change::shown;
 use crate::fs::change::tally;
+use crate::fs::change::tiers::Match;
 use crate::fs::contract::{Contract, NOT_REGULAR_FILE};
+use crate::fs::disclosure::Disclosure;
 use crate::fs::read::encoding;
 use crate::fs::read::hash::{
     bytes_hash, content_hash, is_binary, text_hash, DiskHasher, BINARY_SAMPLE, CHUNK,
@@ -107,6 +110,9 @@ pub struct Plan {
     /// The hash and line count of `content`, when the plan took them: an announced big write
     /// over an existing file, beside the pass over the old file ([`tally::hash_and_lines`]).
     pub(crate) tally: Option<(String, usize)>,
+    /// What the result says after its first sentence: the tier notes of `match='tolerant'`
+    /// and the changed region of `show_changes` ([`shown`]); empty by default.
+    pub(crate) trailer: String,
 }
 
 impl Plan {
@@ -277,6 +283,12 @@ pub(crate) struct Edited {
     pub new_text: String,
     pub encoded: Option<Vec<u8>>,
     pub old_raw: Option<Vec<u8>>,
+    /// A note per replacement matched past the exact tier ([`matching::apply_matched`]).
+    pub notes: Vec<String>,
+    /// The byte ranges the replacements wrote, in `encoded` when `changed_in_encoded`, else in
+    /// `new_text` (numbered into lines only when a result shows them).
+    pub changed: Vec<(usize, usize)>,
+    pub changed_in_encoded: bool,
 }
 
 impl Edited {
@@ -349,8 +361,15 @@ impl Source {
         }
     }
 
-    /// Applies `replacements` ([`matching::apply`]) and encodes the result as the file was.
-    pub fn edit(self, replacements: &[Replacement], path: &str) -> Result<Edited> {
+    /// Applies `replacements` ([`matching::apply_matched`], with `mode`'s tiers; changed lines
+    /// numbered under `contract`) and encodes the result as the file was.
+    pub fn edit(
+        self,
+        replacements: &[Replacement],
+        path: &str,
+        mode: Match,
+        contract: Contract,
+    ) -> Result<Edited> {
         let bom = matches!(
             self,
             Source::Utf8 { bom: true, .. } | Source::Bytes { bom: true, .. } | Source::Utf16 { .. }
@@ -363,36 +382,57 @@ impl Source {
             replacements
         };
         let skip = if bom { encoding::UTF8_BOM.len() } else { 0 };
+        type Made = (Vec<u8>, Vec<String>, Vec<(usize, usize)>);
+        let apply = |text: &[u8], skip: usize| -> Result<Made> {
+            let applied =
+                matching::apply_matched(&text[skip..], replacements, path, mode, contract)?;
+            let mut new = applied.bytes;
+            if skip > 0 {
+                new.splice(0..0, text[..skip].iter().copied());
+            }
+            let changed = applied
+                .changed
+                .iter()
+                .map(|&(a, b)| (a + skip, b + skip))
+                .collect();
+            Ok((new, applied.notes, changed))
+        };
         Ok(match self {
             Source::Utf8 { text, .. } => {
-                let mut new = matching::apply(&text.as_bytes()[skip..], replacements, path)?;
-                if skip > 0 {
-                    new.splice(0..0, text.as_bytes()[..skip].iter().copied());
-                }
+                let (new, notes, changed) = apply(text.as_bytes(), skip)?;
                 Edited {
                     new_text: spliced_utf8(new),
                     old_text: text,
                     encoded: None,
                     old_raw: None,
+                    notes,
+                    changed,
+                    changed_in_encoded: false,
                 }
             }
             Source::Bytes { raw, .. } => {
-                let mut new = raw[..skip].to_vec();
-                new.extend(matching::apply(&raw[skip..], replacements, path)?);
+                let (new, notes, changed) = apply(&raw, skip)?;
                 Edited {
                     old_text: String::from_utf8_lossy(&raw).into_owned(),
                     new_text: String::from_utf8_lossy(&new).into_owned(),
                     encoded: Some(new),
                     old_raw: Some(raw),
+                    notes,
+                    changed,
+                    changed_in_encoded: true,
                 }
             }
             Source::Utf16 { raw, text, kind } => {
-                let new_text = apply_replacements(&text, replacements, path)?;
+                let (new, notes, changed) = apply(text.as_bytes(), 0)?;
+                let new_text = spliced_utf8(new);
                 Edited {
                     encoded: Some(encoding::encode_utf16(&new_text, kind)),
                     old_raw: Some(raw),
                     old_text: text,
                     new_text,
+                    notes,
+                    changed,
+                    changed_in_encoded: false,
                 }
             }
         })
@@ -404,6 +444,7 @@ impl Source {
 /// leave the bytes as they are is refused ([`unchanged`]). Returns the
 /// edit and the commit's guard: the content hash the file had ([`Guard::Hash`]), or with
 /// `lazy`, [`Guard::Unchanged`] (the file is hashed only to check an `expected_hash`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn edit_plan(
     path: &str,
     raw: Vec<u8>,
@@ -411,6 +452,7 @@ pub(crate) fn edit_plan(
     expected_hash: Option<String>,
     contract: Contract,
     lazy: bool,
+    mode: Match,
 ) -> Result<(Edited, Guard)> {
     let source = Source::decode(path, raw)?;
     let current = (expected_hash.is_some() || !lazy).then(|| source.hash(contract));
@@ -423,7 +465,7 @@ pub(crate) fn edit_plan(
         Some(current) if !lazy => Guard::Hash(current),
         _ => Guard::Unchanged,
     };
-    let edited = source.edit(replacements, path)?;
+    let edited = source.edit(replacements, path, mode, contract)?;
     let before = edited
         .old_raw
         .as_deref()
@@ -436,6 +478,68 @@ pub(crate) fn edit_plan(
         return Err(unchanged(path));
     }
     Ok((edited, guard))
+}
+
+/// What an edit's result says after `Edited p.`: its tier notes, one a line, then with
+/// `show_changes` the changed region ([`shown::render`]).
+pub(crate) fn edit_trailer(
+    path: &str,
+    edited: &Edited,
+    opts: &Disclosure,
+    contract: Contract,
+) -> String {
+    let mut trailer = String::new();
+    for note in &edited.notes {
+        trailer.push('\n');
+        trailer.push_str(note);
+    }
+    if opts.show_changes > 0 {
+        let written = match (&edited.encoded, edited.changed_in_encoded) {
+            (Some(encoded), true) => &encoded[..],
+            _ => edited.new_text.as_bytes(),
+        };
+        let changed = shown::changed_lines(written, &edited.changed, contract);
+        trailer.push_str(&shown::render(
+            path,
+            &edited.new_text,
+            &changed,
+            opts.show_changes,
+            contract,
+            opts.max_line_chars,
+        ));
+    }
+    trailer
+}
+
+/// What a write over an existing file says after its first sentence with `show_changes`: the
+/// region that differs from `old` (the whole content when `old` is not known: too big to
+/// diff, or not read), shown by [`shown::render`]; empty when it is off or the file is new.
+pub(crate) fn write_trailer(
+    path: &str,
+    old: Option<&str>,
+    content: &str,
+    opts: &Disclosure,
+    contract: Contract,
+) -> String {
+    if opts.show_changes == 0 {
+        return String::new();
+    }
+    let range = match old {
+        Some(old) => shown::between(old.as_bytes(), content.as_bytes()),
+        None => Some((0, content.len())),
+    };
+    let Some(range) = range else {
+        return String::new();
+    };
+    let changed = shown::changed_lines(content.as_bytes(), &[range], contract);
+    shown::render(
+        path,
+        content,
+        &changed,
+        opts.show_changes,
+        contract,
+        opts.max_line_chars,
+    )
 }
 
 /// The retry of an edit whose result is the file's bytes as they are (a `new_text` equal to
@@ -461,7 +565,10 @@ pub(crate) fn written_text(
     contract: Contract,
 ) -> (String, String) {
     let (hash, counts) = written_tally(plan, contract);
-    (written_summary(path, content_hashes, counts, &hash), hash)
+    (
+        written_summary(path, content_hashes, counts, &hash) + &plan.trailer,
+        hash,
+    )
 }
 
 /// The content hash of what a plan writes and, for a write, the chars and lines its result
@@ -817,6 +924,7 @@ impl FileSystem {
             None => Guard::None,
         };
         let (mut diff, mut truncated, mut tally) = (String::new(), false, None);
+        let mut trailer = String::new();
         if announce {
             let state = || {
                 self.announced_state(
@@ -850,6 +958,17 @@ impl FileSystem {
                 &resolved.event_str(),
                 self.limits.big_diffs,
             );
+            if st.is_some() {
+                trailer = write_trailer(
+                    path,
+                    old.as_deref(),
+                    &content,
+                    &self.disclosure,
+                    self.limits.contract,
+                );
+            }
+        } else if st.is_some() {
+            trailer = write_trailer(path, None, &content, &self.disclosure, self.limits.contract);
         }
         Ok(Plan {
             operation: Operation::Write,
@@ -863,6 +982,7 @@ impl FileSystem {
             guard,
             old: None,
             tally,
+            trailer,
         })
     }
 
@@ -953,7 +1073,9 @@ impl FileSystem {
             expected_hash,
             self.limits.contract,
             true,
+            self.disclosure.matching,
         )?;
+        let trailer = edit_trailer(path, &edited, &self.disclosure, self.limits.contract);
         let (diff, truncated) = event_diff(
             Some(&edited.old_text),
             &edited.new_text,
@@ -974,6 +1096,7 @@ impl FileSystem {
             guard,
             old: Some(edited.into_old()),
             tally: None,
+            trailer,
         })
     }
 
@@ -1022,6 +1145,7 @@ impl FileSystem {
             guard: Guard::None,
             old: None,
             tally: None,
+            trailer: String::new(),
         }))
     }
 
@@ -1102,7 +1226,7 @@ impl FileSystem {
                 written.map(|()| tally)
             })?
         };
-        let text = written_summary(path, self.limits.content_hashes, counts, &hash);
+        let text = written_summary(path, self.limits.content_hashes, counts, &hash) + &plan.trailer;
         Ok(Outcome {
             text,
             path: plan.event_path(),

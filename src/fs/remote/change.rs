@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::*;
 use crate::fs::change::diff::event_diff;
 use crate::fs::change::write::{self, Guard, Operation, Plan, ABSENT_HASH};
+use crate::fs::contract::Contract;
 use crate::fs::read::hash::bytes_hash;
 use crate::fs::root::path::Resolved;
 use crate::fs::text::py_repr;
@@ -39,6 +40,7 @@ impl Remote {
             guard,
             old: None,
             tally: None,
+            trailer: String::new(),
         }
     }
 
@@ -104,6 +106,7 @@ impl Remote {
             _ => Guard::None,
         };
         let mut diff = (String::new(), false);
+        let mut trailer = String::new();
         if announce {
             let previous = if !exists {
                 guard = Guard::Hash(ABSENT_HASH.to_string());
@@ -128,9 +131,22 @@ impl Remote {
                 &self.event_path(resolved),
                 self.limits.big_diffs,
             );
+            if exists {
+                trailer = write::write_trailer(
+                    path,
+                    previous.as_deref(),
+                    &content,
+                    &self.disclosure,
+                    Contract::Workspace,
+                );
+            }
+        } else if exists {
+            trailer =
+                write::write_trailer(path, None, &content, &self.disclosure, Contract::Workspace);
         }
         let mut plan = self.plan(Operation::Write, path, resolved, content, diff, guard);
         plan.announced = announce;
+        plan.trailer = trailer;
         Ok(plan)
     }
 
@@ -172,9 +188,11 @@ impl Remote {
             raw,
             replacements,
             expected_hash,
-            crate::fs::contract::Contract::Workspace,
+            Contract::Workspace,
             false,
+            self.disclosure.matching,
         )?;
+        let trailer = write::edit_trailer(path, &edited, &self.disclosure, Contract::Workspace);
         let diff = event_diff(
             Some(&edited.old_text),
             &edited.new_text,
@@ -190,6 +208,7 @@ impl Remote {
             guard,
         );
         plan.encoded = edited.encoded;
+        plan.trailer = trailer;
         Ok(plan)
     }
 
