@@ -517,6 +517,26 @@ async def test_an_approved_patch_whose_file_changed_since_writes_nothing(root: P
     assert not (root / 'new.txt').exists()
 
 
+async def test_two_conversations_reusing_a_call_id_keep_their_own_patches(root: Path) -> None:
+    # Both scripted conversations name their call `call-1`, as local models reuse `call_0`: each
+    # request keeps its own record, and each resume commits exactly its own patch, with no note.
+    _, first = await ask(root, APPROVED, require_approval=True)
+    _, second = await ask(root, patch('*** Add File: other.txt', '+n'), require_approval=True)
+    assert len(list((root / '.pydantic-ai-harness' / 'approvals').iterdir())) == 2  # both pending
+    assert resume(root, first, {'approve': True}) == [
+        ['return', f'Applied patch to 2 files:\nM README.md [hash:{H_APPROVED}]\nA new.txt [hash:{H_N}]']
+    ]
+    assert resume(root, second, {'approve': True}) == [
+        ['return', f'Applied patch to 1 file:\nA other.txt [hash:{H_N}]']
+    ]
+    assert [(root / name).read_text() for name in ('README.md', 'new.txt', 'other.txt')] == [
+        '# Approved\n',
+        'n\n',
+        'n\n',
+    ]
+    assert list((root / '.pydantic-ai-harness' / 'approvals').iterdir()) == []
+
+
 async def test_a_file_changed_while_the_listeners_are_asked_stops_the_whole_patch(root: Path) -> None:
     def meddle(ctx: Any, event: FileChangeRequestEvent) -> None:
         if event.path == 'src/app.py':

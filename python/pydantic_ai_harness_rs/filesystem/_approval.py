@@ -230,7 +230,8 @@ async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: 
     hashes = {file.path: file.old_hash for file in plan.files}
     if ctx.tool_call_approved:
         request = ours(ctx.tool_call_metadata, name)
-        record = await take_record(_records(ctx, engine), ctx.tool_call_id) if ctx.tool_call_id else None
+        key = call.key or request_key(ctx)
+        record = await take_record(_records(ctx, engine), key) if ctx.tool_call_id else None
         request = request or record
         if request is not None:
             call.overridden = request.get('arguments_digest') != arguments_digest(call.arguments)
@@ -265,7 +266,7 @@ async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: 
         'files': [{'path': f['path'], 'content_hash': f['content_hash']} for f in files],
         'arguments_digest': metadata['arguments_digest'],
     }
-    await save_record(_records(ctx, engine), ctx.tool_call_id or '', record)
+    await save_record(_records(ctx, engine), call.key or request_key(ctx), ctx.tool_call_id or '', record)
     raise ApprovalRequired(metadata=metadata)
 
 
