@@ -24,6 +24,7 @@ from pydantic_ai_harness_rs.filesystem import (
     FileEditedEvent,
     FileSystem,
     FileWrittenEvent,
+    PlannedChange,
 )
 from pydantic_ai_harness_rs.filesystem._approval import PATCH_STALE
 
@@ -515,6 +516,32 @@ async def test_an_approved_patch_whose_file_changed_since_writes_nothing(root: P
     assert results == [['retry', PATCH_STALE]]
     assert (root / 'README.md').read_text() == '# Demo\n\nSomeone else wrote this.\n'
     assert not (root / 'new.txt').exists()
+
+
+async def test_a_callable_is_asked_per_file_and_fails_closed(root: Path) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def only_new_files(change: PlannedChange) -> bool:
+        seen.append((change.operation, change.path))
+        return change.content_hash is None
+
+    requests, _ = await ask(root, APPROVED, require_approval=only_new_files)
+    assert seen == [('edit', 'README.md'), ('write', 'new.txt')]
+    assert 'approval_check_error' not in requests.metadata['call-1']
+
+    def broken(change: PlannedChange) -> bool:
+        raise KeyError('oops')
+
+    requests, _ = await ask(root, APPROVED, require_approval=broken)
+    assert requests.metadata['call-1']['approval_check_error'] == "KeyError: 'oops'"
+    assert (root / 'README.md').read_text() == '# Demo\n'
+    assert not (root / 'new.txt').exists()
+
+    result = await run_tools(
+        [FileSystem(root_dir=root, tools=TOOLS, require_approval=lambda change: False)],
+        [('apply_patch', {'input': APPROVED})],
+    )
+    assert result.results == [f'Applied patch to 2 files:\nM README.md [hash:{H_APPROVED}]\nA new.txt [hash:{H_N}]']
 
 
 async def test_two_conversations_reusing_a_call_id_keep_their_own_patches(root: Path) -> None:

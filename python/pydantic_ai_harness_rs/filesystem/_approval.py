@@ -246,9 +246,11 @@ async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: 
     changes = [
         PlannedChange(name, f.operation, f.path, plan.root_dir, f.diff, f.truncated, f.old_hash) for f in plan.files
     ]
+    errors: list[str] = []
     if approvals.predicate is not None and not approvals.every and name not in approvals.names:
-        asked = [await approvals.asks(change, [name]) for change in changes]
-        if not any(asked):
+        judged = [await approvals.judge(change, [name]) for change in changes]
+        errors = [error for _, error in judged if error is not None]
+        if not any(asks for asks, _ in judged):
             return False
     files = [asdict(change) for change in changes]
     for entry in files:
@@ -261,6 +263,8 @@ async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: 
         'files': files,
         'arguments_digest': arguments_digest(call.arguments),
     }
+    if errors:
+        metadata['approval_check_error'] = errors[0]
     record = {
         'tool_name': name,
         'files': [{'path': f['path'], 'content_hash': f['content_hash']} for f in files],
