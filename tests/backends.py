@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
-
 from pydantic_ai.workspaces import CommandResult, LocalWorkspaceBackend, WorkspaceTimeoutError
 
 __all__ = ('ProtocolLocal', 'ShellSandbox', 'host_root')
