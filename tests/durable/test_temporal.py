@@ -389,6 +389,112 @@ async def test_a_worker_killed_between_plan_and_commit(temporal_address: str, ws
     ]
 
 
+# --- apply_patch under Temporal: planned, asked file by file in workflow code, committed (issue 22) ---
+
+
+def patch(*lines: str) -> str:
+    return '\n'.join(['*** Begin Patch', *lines, '*** End Patch'])
+
+
+VETOED_PATCH = patch(
+    '*** Update File: a.txt',
+    '@@',
+    '-a',
+    '+A',
+    '*** Add File: new.txt',
+    '+n',
+    '*** Update File: vetoed-old.txt',
+    '@@',
+    '-old',
+    '+new',
+)
+"""Three files, the last of which (by path) a listener vetoes: nothing may be written."""
+
+APPLIED_PATCH = patch(
+    '*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n', '*** Delete File: c.txt'
+)
+
+
+def _seed_patch(ws: Path) -> None:
+    _seed(ws)
+    (ws / 'a.txt').write_text('a\n')
+    (ws / 'c.txt').write_text('c\n')
+
+
+@pytest.mark.parametrize(
+    ('workflow', 'agent'),
+    [
+        (app.ListenedRootWorkflow, app.listened_root_agent),
+        (app.ListenedWorkspaceWorkflow, app.listened_workspace_agent),
+    ],
+    ids=['root_dir', 'workspace'],
+)
+async def test_a_vetoed_patch_and_its_events_in_a_workflow(
+    temporal_address: str, ws: Path, workflow: Any, agent: Any
+) -> None:
+    """A listener vetoing one file of a 3-file patch stops the whole patch under Temporal (tree
+    untouched, the model told as outside a workflow); a patch then applied: the run's events arrive
+    once each, in the order a plain run gives (every file asked before the edited/written events)."""
+    script: list[Any] = [['apply_patch', {'input': VETOED_PATCH}], ['apply_patch', {'input': APPLIED_PATCH}]]
+    _seed_patch(ws)
+    plain = await run_plain(agent, script)
+    plain_disk = _disk(ws)
+    plain_events = [e for f in app.WS.parent.glob('events-*.jsonl') for e in _events(f.name[7:-6])]
+    _seed_patch(ws)
+    durable = await run_workflow(temporal_address, workflow, script)
+    assert durable['results'] == plain['results']
+    assert durable['results'][0] == (
+        "[Patch not applied, no file changed: 'vetoed-old.txt' was not edited: a listener said no]"
+    )
+    assert durable['results'][1].startswith('Applied patch to 3 files:\nM a.txt [hash:')
+    assert _disk(ws) == plain_disk == {'a.txt': 'A\n', 'new.txt': 'n\n', 'vetoed-old.txt': 'old\n'}
+    assert _run_events() == plain_events
+    assert [(e['kind'].split('.')[1], e['path']) for e in plain_events] == [
+        ('file_change_request', 'a.txt'),
+        ('file_change_request', 'new.txt'),
+        ('file_change_request', 'vetoed-old.txt'),
+        ('file_change_request', 'a.txt'),
+        ('file_change_request', 'c.txt'),
+        ('file_change_request', 'new.txt'),
+        ('file_edited', 'a.txt'),
+        ('file_written', 'new.txt'),
+    ]
+
+
+async def test_a_worker_killed_between_a_patch_plan_and_its_commit(temporal_address: str, ws: Path) -> None:
+    """Killed while the listener is asked about a patch's files (the plan done, nothing written):
+    the new worker asks again and commits once; events once each, in a plain run's order."""
+    script: list[Any] = [
+        ['apply_patch', {'input': patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: pause.txt', '+p')}],
+        ['read_file', {'path': 'pause.txt'}],
+    ]
+    _seed_patch(ws)
+    plain = await run_plain(app.listened_root_agent, script)
+    plain_events = [e for f in app.WS.parent.glob('events-*.jsonl') for e in _events(f.name[7:-6])]
+    _seed_patch(ws)
+    seen: list[dict[str, str | None]] = []
+    answer = await crash_and_resume(
+        temporal_address,
+        script,
+        f'{app.PAUSE_IN_LISTENER}.paused',
+        pause=app.PAUSE_IN_LISTENER,
+        between=lambda: seen.append(_disk(ws)),
+        workflow=app.ListenedRootWorkflow,
+    )
+    old = {'a.txt': 'a\n', 'c.txt': 'c\n', 'vetoed-old.txt': 'old\n'}
+    assert seen == [old]  # killed before the commit
+    assert _disk(ws) == {**old, 'a.txt': 'A\n', 'pause.txt': 'p\n'}
+    assert answer['results'] == plain['results']
+    assert _run_events() == plain_events
+    assert [e['kind'].split('.')[1] for e in plain_events] == [
+        'file_change_request',
+        'file_change_request',
+        'file_edited',
+        'file_written',
+        'file_read',
+    ]
+
+
 # --- Shell's events under Temporal: carried out of the tool's activity (issue 21) ----------------
 
 
