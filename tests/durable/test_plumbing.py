@@ -278,6 +278,24 @@ async def test_a_patch_whose_file_changed_after_the_plan_is_the_conflict_retry(t
     assert _tree(tmp_path) == before
 
 
+@pytest.mark.parametrize('name', ['write_file', 'apply_patch'])
+async def test_workflow_code_hands_the_approval_request_key_to_the_plan(name: str) -> None:
+    """The request key computed in workflow code (`_approvals.request_key`) reaches the plan operation
+    as it is, not replaced by the per-path turn's key (records of two conversations stay apart)."""
+    from pydantic_ai_harness_rs.durable._operations import UnitResult, durable_call
+
+    seen: list[str | None] = []
+
+    class Operations:
+        async def _durable_plan(self, ctx: Any, name: str, arguments: Any, key: str | None) -> UnitResult:
+            seen.append(key)
+            return UnitResult(value='answered at the plan')
+
+    arguments = {'path': './a.txt', 'content': 'x'} if name == 'write_file' else {'input': PATCH}
+    assert await durable_call(Operations(), _ctx(), name, arguments, key='k' * 32) == 'answered at the plan'
+    assert seen == ['k' * 32]
+
+
 async def test_carried_events_are_emitted_as_recorded_and_the_bare_result_returned() -> None:
     """What a Temporal tool activity carries out (`durable/_carried.py`): each event rebuilt with the
     fields the tool set (a `CommandStartedEvent`'s own `tool_call_id`, no `tool_name`), in order."""
