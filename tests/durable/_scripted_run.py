@@ -92,29 +92,20 @@ SCRIPTS['pause'] = [
 commit not), printing `CRASH-POINT`."""
 
 
-def _patch(*lines: str) -> str:
+def patch(*lines: str) -> str:
+    """An `apply_patch` input: `lines` between `*** Begin Patch` and `*** End Patch`."""
     return '\n'.join(['*** Begin Patch', *lines, '*** End Patch'])
 
 
+VETOED_PATCH = patch(
+    '*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n', '*** Update File: vetoed-old.txt',
+    '@@', '-old', '+new',
+)  # fmt: skip
+"""Three files, the last of which (by path) a vetoing listener refuses: nothing may be written."""
+
 SCRIPTS['patch_veto'] = [
-    (
-        'apply_patch',
-        {
-            'input': _patch(
-                '*** Update File: a.txt',
-                '@@',
-                '-a',
-                '+A',
-                '*** Add File: new.txt',
-                '+n',
-                '*** Update File: vetoed-old.txt',
-                '@@',
-                '-old',
-                '+new',
-            )
-        },
-    ),
-    ('apply_patch', {'input': _patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n')}),
+    ('apply_patch', {'input': VETOED_PATCH}),
+    ('apply_patch', {'input': patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n')}),
     ('read_file', {'path': 'new.txt'}),
 ]
 """`apply_patch` (issue 22): a 3-file patch the listener vetoes one file of (nothing written), then one applied."""
@@ -132,7 +123,7 @@ PATCH_VETO_EVENTS = [
 """What the `patch_veto` scenario's event stream handler sees (a plain run's events and order)."""
 
 SCRIPTS['patch_pause'] = [
-    ('apply_patch', {'input': _patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: pause.txt', '+p')}),
+    ('apply_patch', {'input': patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: pause.txt', '+p')}),
     ('read_file', {'path': 'pause.txt'}),
 ]
 """In `crash` mode the listener hangs on the patch's `pause.txt` request (its plan done, its commit not)."""
