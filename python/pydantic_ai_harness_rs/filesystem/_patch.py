@@ -185,7 +185,9 @@ async def _replanned(engine: Engine, input: str, stage: Stage, planned: list[Pla
             raise conflict(file.path_argument, file.old_hash or ABSENT, got or '?')
     if failure is not None:
         raise failure
-    raise conflict(planned[0].path_argument if planned else '.', '?', '?')
+    # Every file as planned, yet the patch now names other files (a path resolving elsewhere).
+    moved = sorted({f.path for f in plan.files} ^ set(expected)) if plan is not None else []
+    raise _core.ConflictError(f'Path {(moved or ["."])[0]!r} was replaced while the change was announced. Retry.')
 
 
 async def _emit_changed(ctx: RunContext[Any] | None, root_dir: str, files: Sequence[PatchFile | PlannedFile]) -> None:
