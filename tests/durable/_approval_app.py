@@ -1,7 +1,7 @@
 """Approval under durable engines (issue 21): the agent, the model and, for Temporal, the workflow.
 
-One model step makes two calls that need a person, a `write_file` and a `run_command`; every later
-step answers `done`. `approval_worker.py` runs the request and the resume, each in a process of its
+One model step makes two calls that need a person, a `write_file` and a `run_command` (or, with
+`DURABLE_APPROVAL_SCENARIO=patch`, one `apply_patch`); every later step answers `done`. `approval_worker.py` runs the request and the resume, each in a process of its
 own, under Temporal, DBOS or Prefect. Importable by Temporal's workflow sandbox: the workspace is
 `DURABLE_APPROVAL_WS` and the contract `DURABLE_APPROVAL_CONTRACT`, both set before import.
 """
@@ -36,6 +36,16 @@ CALLS = [
     ('run_command', {'command': 'touch ran'}),
 ]
 
+SCENARIO = os.environ.get('DURABLE_APPROVAL_SCENARIO', 'change')
+"""`change`: the two calls above; `patch`: one `apply_patch` of two files (issue 22), `PATCH_CALLS`."""
+
+PATCH = '\n'.join(
+    ['*** Begin Patch', '*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n', '*** End Patch']
+)
+PATCH_CALLS = [('apply_patch', {'input': PATCH})]
+if SCENARIO == 'patch':
+    CALLS = PATCH_CALLS
+
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """Both calls in the first response (ids `call-0`, `call-1`), then `done`: stateless, replay-safe."""
@@ -46,10 +56,12 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 def build(durability: AbstractCapability[Any] | None, name: str = 'approval_agent') -> Agent[None, Any]:
     from pydantic_ai_harness_rs import FileSystem, Shell
+    from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES
 
-    filesystem = (
-        FileSystem(root_dir=WS, require_approval=True) if CONTRACT == 'root_dir' else FileSystem(require_approval=True)
-    )
+    options: dict[str, Any] = {'require_approval': True}
+    if SCENARIO == 'patch':
+        options['tools'] = [*DEFAULT_TOOL_NAMES, 'apply_patch']
+    filesystem = FileSystem(root_dir=WS, **options) if CONTRACT == 'root_dir' else FileSystem(**options)
     capabilities: list[Any] = [LocalWorkspace(WS), filesystem, Shell(require_approval=['touch'])]
     if durability is not None:
         capabilities.append(durability)

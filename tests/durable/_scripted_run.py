@@ -20,7 +20,7 @@ from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, Hooks, LocalWorkspace
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent, FileSystem
+from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES, FileChangeRequestEvent, FileSystem
 from pydantic_ai_harness_rs.shell import Shell
 
 MARK = 'harness_rs_durable_marker'
@@ -91,6 +91,44 @@ SCRIPTS['pause'] = [
 """In `crash` mode the listener hangs on the edit's `FileChangeRequestEvent` (its plan done, its
 commit not), printing `CRASH-POINT`."""
 
+
+def patch(*lines: str) -> str:
+    """An `apply_patch` input: `lines` between `*** Begin Patch` and `*** End Patch`."""
+    return '\n'.join(['*** Begin Patch', *lines, '*** End Patch'])
+
+
+VETOED_PATCH = patch(
+    '*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n', '*** Update File: vetoed-old.txt',
+    '@@', '-old', '+new',
+)  # fmt: skip
+"""Three files, the last of which (by path) a vetoing listener refuses: nothing may be written."""
+
+SCRIPTS['patch_veto'] = [
+    ('apply_patch', {'input': VETOED_PATCH}),
+    ('apply_patch', {'input': patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n')}),
+    ('read_file', {'path': 'new.txt'}),
+]
+"""`apply_patch` (issue 22): a 3-file patch the listener vetoes one file of (nothing written), then one applied."""
+
+PATCH_VETO_EVENTS = [
+    {'event': 'FileChangeRequestEvent', 'path': 'a.txt', 'operation': 'edit'},
+    {'event': 'FileChangeRequestEvent', 'path': 'new.txt', 'operation': 'write'},
+    {'event': 'FileChangeRequestEvent', 'path': 'vetoed-old.txt', 'operation': 'edit'},
+    {'event': 'FileChangeRequestEvent', 'path': 'a.txt', 'operation': 'edit'},
+    {'event': 'FileChangeRequestEvent', 'path': 'new.txt', 'operation': 'write'},
+    {'event': 'FileEditedEvent', 'path': 'a.txt'},
+    {'event': 'FileWrittenEvent', 'path': 'new.txt'},
+    {'event': 'FileReadEvent', 'path': 'new.txt'},
+]
+"""What the `patch_veto` scenario's event stream handler sees (a plain run's events and order)."""
+
+SCRIPTS['patch_pause'] = [
+    ('apply_patch', {'input': patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: pause.txt', '+p')}),
+    ('read_file', {'path': 'pause.txt'}),
+]
+"""In `crash` mode the listener hangs on the patch's `pause.txt` request (its plan done, its commit not)."""
+
+
 CRASH_AT = {'files': 5}
 """The model step at which `crash` mode hangs (the `command` scenario is killed by the test instead)."""
 
@@ -99,6 +137,8 @@ TOOLS = {
     'command': ['shell', 'start_command', 'check_command', 'stop_command'],
     'veto': ['run_command'],
     'pause': ['run_command'],
+    'patch_veto': ['run_command'],
+    'patch_pause': ['run_command'],
 }
 
 
@@ -200,9 +240,10 @@ def build(
                 fields = {k: v for k, v in vars(event).items() if k in ('path', 'operation', 'command', 'exit_code')}
                 events.append({'event': type(event).__name__, **fields})
 
-    file_system = FileSystem(root_dir=workspace) if contract == 'root_dir' else FileSystem()
+    tools = [*DEFAULT_TOOL_NAMES, 'apply_patch'] if scenario.startswith('patch') else list(DEFAULT_TOOL_NAMES)
+    file_system = FileSystem(root_dir=workspace, tools=tools) if contract == 'root_dir' else FileSystem(tools=tools)
     listeners: list[AbstractCapability[None]] = []
-    if scenario in ('veto', 'pause'):
+    if scenario in ('veto', 'pause', 'patch_veto', 'patch_pause'):
         hooks: Hooks[None] = Hooks()
 
         @hooks.on.event(FileChangeRequestEvent)

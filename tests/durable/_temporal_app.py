@@ -45,7 +45,7 @@ from temporalio.workflow import ActivityConfig
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
     from pydantic_ai_harness_rs import FileSystem, Shell
-    from pydantic_ai_harness_rs.filesystem import FileChangeRequestEvent, FileReadEvent
+    from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES, FileChangeRequestEvent, FileReadEvent
 
 WS = Path(os.environ.get('DURABLE_WS', '/nonexistent-durable-ws'))
 """The workspace every agent here works in (the tests set it before importing this module)."""
@@ -191,6 +191,10 @@ def _veto(ctx: Any, event: FileChangeRequestEvent) -> None:
             _pause(PAUSE_IN_LISTENER)
 
 
+PATCH_TOOLS = [*DEFAULT_TOOL_NAMES, 'apply_patch']
+"""The listened agents' FileSystem tools: the default ones and `apply_patch`."""
+
+
 def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
     hooks: Hooks[None] = Hooks()
     hooks.on.event(FileChangeRequestEvent)(_veto)
@@ -201,7 +205,7 @@ def _listened_agent(name: str, *, root_dir: bool) -> Agent[None, str]:
         retries=20,
         capabilities=[
             LocalWorkspace(WS),
-            FileSystem(root_dir=WS) if root_dir else FileSystem(),
+            FileSystem(root_dir=WS, tools=PATCH_TOOLS) if root_dir else FileSystem(tools=PATCH_TOOLS),
             Shell(tools=['run_command', 'start_command', 'check_command', 'stop_command', 'shell']),
             hooks,
             TemporalDurability(
@@ -238,7 +242,7 @@ class ShortWorkflow:
 
 
 listened_root_agent = _listened_agent('listened_root_agent', root_dir=True)
-"""`FileSystem(root_dir=WS)` and `Shell`, with a vetoing `FileChangeRequestEvent` listener (one raising
+"""`FileSystem(root_dir=WS)` (with `apply_patch`) and `Shell`, with a vetoing `FileChangeRequestEvent` listener (one raising
 on `RAISE` paths, with a `FileReadEvent` listener that does too) and an event recorder."""
 
 listened_workspace_agent = _listened_agent('listened_workspace_agent', root_dir=False)

@@ -37,10 +37,17 @@ NOTE = '[A person changed the arguments of this call before approving it; it ran
 
 
 def phase(
-    engine: str, contract: str, ws: Path, state: Path, request: dict[str, Any], address: str = ''
+    engine: str,
+    contract: str,
+    ws: Path,
+    state: Path,
+    request: dict[str, Any],
+    address: str = '',
+    scenario: str = 'change',
 ) -> dict[str, Any]:
     env = {
         **os.environ,
+        'DURABLE_APPROVAL_SCENARIO': scenario,
         'PYTHONPATH': os.pathsep.join([str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent), str(REPO)]),
         'PREFECT_HOME': str(state / 'prefect'),
     }
@@ -105,3 +112,53 @@ async def test_approve_override_and_replan_in_new_processes(
     fourth = phase(engine, contract, ws, state, {'history': third['history'], 'decisions': decisions}, address)
     assert [text for _, text in fourth['results']] == [STALE, 'No.']
     assert (ws / 'notes.txt').read_text() == 'theirs\n' and not (ws / 'ran').exists()
+
+
+PATCH_STALE = (
+    'A file of this patch changed after the patch was planned and approved, so nothing was written. '
+    'Read the files again (read_file) and call apply_patch again to plan the patch anew.'
+)
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+@pytest.mark.parametrize('engine', [p for p in engines() if p.id != 'prefect'])
+async def test_a_patch_approved_denied_or_changed_in_new_processes(
+    tmp_path: Path, engine: str, contract: str, address: str
+) -> None:
+    """`apply_patch` (issue 22) under Temporal and DBOS: the gate runs in the plan operation, one
+    request for the whole patch raised in workflow code; a new process approves (the patch is
+    committed), denies (nothing), or finds a file changed in between (the stale retry, nothing)."""
+    ws, state = tmp_path / 'ws', tmp_path / 'state'
+    ws.mkdir()
+    state.mkdir()
+
+    def ask() -> dict[str, Any]:
+        (ws / 'a.txt').write_text('a\n')
+        first = phase(engine, contract, ws, state, {}, address, 'patch')
+        assert first['deferred'] is not None, first
+        return first
+
+    def resume(first: dict[str, Any], decision: dict[str, Any]) -> list[str]:
+        request = {'history': first['history'], 'decisions': {'call-0': decision}}
+        return [text for _, text in phase(engine, contract, ws, state, request, address, 'patch')['results']]
+
+    first = ask()
+    metadata = first['deferred']['call-0']
+    assert (metadata['tool_name'], metadata['operation']) == ('apply_patch', 'apply_patch')
+    assert [(f['path'], f['operation'], f['diff']) for f in metadata['files']] == [
+        ('a.txt', 'edit', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A'),
+        ('new.txt', 'write', '--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n'),
+    ]
+    assert (ws / 'a.txt').read_text() == 'a\n' and not (ws / 'new.txt').exists()  # nothing before approval
+    [applied] = resume(first, {'approve': True})
+    assert applied.startswith('Applied patch to 2 files:\nM a.txt [hash:')
+    assert ((ws / 'a.txt').read_text(), (ws / 'new.txt').read_text()) == ('A\n', 'n\n')
+
+    (ws / 'new.txt').unlink()
+    assert resume(ask(), {'deny': 'No.'}) == ['No.']
+    assert (ws / 'a.txt').read_text() == 'a\n' and not (ws / 'new.txt').exists()
+
+    first = ask()
+    (ws / 'a.txt').write_text('a\ntheirs\n')  # the patch still applies, onto a version nobody approved
+    assert resume(first, {'approve': True}) == [PATCH_STALE]
+    assert (ws / 'a.txt').read_text() == 'a\ntheirs\n' and not (ws / 'new.txt').exists()

@@ -25,6 +25,7 @@ WORKER = Path(__file__).with_name('dbos_worker.py')
 from tests.durable._scripted_run import (  # noqa: E402
     EVENTS_AFTER_CRASH,
     EVENTS_BEFORE_CRASH,
+    PATCH_VETO_EVENTS,
     SCRIPTS,
     VETO_EVENTS,
     VETO_RESULTS,
@@ -161,6 +162,48 @@ def test_killed_between_a_plan_and_its_commit_commits_once(tmp: Path, contract: 
     ]
     assert outcome['events'][-2:] == [
         {'event': 'FileEditedEvent', 'path': 'pause.txt'},
+        {'event': 'FileReadEvent', 'path': 'pause.txt'},
+    ]
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_a_listener_vetoes_a_patch_with_an_event_stream_handler(tmp: Path, contract: str) -> None:
+    """`apply_patch` (issue 22): each file's `FileChangeRequestEvent` is asked in workflow code between
+    the plan and commit steps; a veto of one file of three leaves every file untouched, and a patch
+    then applied delivers its events in a plain run's order, once."""
+    ws = tmp / 'ws'
+    (ws / 'a.txt').write_text('a\n')
+    (ws / 'vetoed-old.txt').write_text('old\n')
+    outcome = _outcome(_start(tmp, 'patch_veto', contract, 'run'))
+    vetoed, applied, read = outcome['results']
+    assert vetoed == "[Patch not applied, no file changed: 'vetoed-old.txt' was not edited: a listener said no]"
+    assert applied.startswith('Applied patch to 2 files:\nM a.txt [hash:')
+    assert read.startswith('[new.txt | 1 lines | hash:')
+    assert outcome['events'] == PATCH_VETO_EVENTS
+    assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
+    assert ((ws / 'a.txt').read_text(), (ws / 'new.txt').read_text()) == ('A\n', 'n\n')
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_killed_between_a_patch_plan_and_its_commit_applies_it_once(tmp: Path, contract: str) -> None:
+    """Killed while the listener is asked about a patch's files (the plan step recorded, nothing
+    written): the recovered workflow asks again and commits the patch once."""
+    ws = tmp / 'ws'
+    (ws / 'a.txt').write_text('a\n')
+    worker = _start(tmp, 'patch_pause', contract, 'crash')
+    try:
+        _await_line(worker, 'CRASH-POINT')
+        assert (ws / 'a.txt').read_text() == 'a\n' and not (ws / 'pause.txt').exists()
+    finally:
+        _kill(worker)
+    outcome = _outcome(_start(tmp, 'patch_pause', contract, 'recover'))
+    assert ((ws / 'a.txt').read_text(), (ws / 'pause.txt').read_text()) == ('A\n', 'p\n')
+    applied, read = outcome['results']
+    assert applied.startswith('Applied patch to 2 files:\nM a.txt [hash:')
+    assert read.startswith('[pause.txt | 1 lines | hash:')
+    assert outcome['events'][-3:] == [
+        {'event': 'FileEditedEvent', 'path': 'a.txt'},
+        {'event': 'FileWrittenEvent', 'path': 'pause.txt'},
         {'event': 'FileReadEvent', 'path': 'pause.txt'},
     ]
 

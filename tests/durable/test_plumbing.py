@@ -194,6 +194,108 @@ async def test_a_retried_commit_answers_as_its_first_attempt(
     assert (tmp_path / 'a.txt').read_text() == 'theirs\n'
 
 
+# --- apply_patch as two durable operations (issue 22) --------------------------------------------
+
+PATCH = """*** Begin Patch
+*** Update File: a.txt
+@@
+-one
++ONE
+*** Add File: new.txt
++made
+*** Delete File: c.txt
+*** End Patch"""
+
+
+def _patch_toolset(tmp_path: Path) -> Any:
+    from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES, FileSystem
+
+    (tmp_path / 'a.txt').write_text('one\n')
+    (tmp_path / 'b.txt').write_text('bee\n')
+    (tmp_path / 'c.txt').write_text('sea\n')
+    fs = FileSystem(root_dir=tmp_path, tools=[*DEFAULT_TOOL_NAMES, 'apply_patch'])
+    return fs._unit_toolset()  # pyright: ignore[reportPrivateUsage]
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
+
+
+async def test_a_patch_planned_then_committed_once_and_a_retried_commit_answers_as_the_first(tmp_path: Path) -> None:
+    """`plan_change` plans the whole patch (every file's diff, hash before and after) and writes
+    nothing; `commit_change` commits it; the commit run again (its first attempt wrote, its worker
+    died before the engine recorded it) answers as the first did, with its events, writing nothing."""
+    from pydantic_ai_harness_rs.durable._operations import PlannedFile, Stage, run_unit
+
+    toolset = _patch_toolset(tmp_path)
+    before = _tree(tmp_path)
+    args = {'input': PATCH}
+    planned = await run_unit(toolset, _ctx(), 'apply_patch', args, Stage(commit=False))
+    plan = planned.planned
+    assert plan is not None and planned.events == [] and planned.retry is None and plan.files is not None
+    assert [(f.path, f.operation, f.old_hash is None, f.new_hash is None) for f in plan.files] == [
+        ('a.txt', 'edit', False, False),
+        ('c.txt', 'delete', False, True),
+        ('new.txt', 'write', True, False),
+    ]
+    assert isinstance(plan.files[0], PlannedFile) and plan.files[0].diff.endswith('-one\n+ONE')
+    assert _tree(tmp_path) == before  # nothing written by the plan
+    stage = Stage(commit=True, planned=plan)
+    first = await run_unit(toolset, _ctx(), 'apply_patch', args, stage)
+    assert isinstance(first.value, str) and first.value.startswith('Applied patch to 3 files:\nM a.txt [hash:')
+    assert [(e.kind, e.fields['path']) for e in first.events] == [
+        ('FileEditedEvent', 'a.txt'),
+        ('FileWrittenEvent', 'new.txt'),
+    ]
+    after = {'a.txt': b'ONE\n', 'b.txt': b'bee\n', 'new.txt': b'made\n'}
+    assert _tree(tmp_path) == after
+    inode = (tmp_path / 'a.txt').stat().st_ino
+    again = await run_unit(toolset, _ctx(), 'apply_patch', args, stage)
+    assert (again.value, again.retry, again.events) == (first.value, None, first.events)
+    assert _tree(tmp_path) == after and (tmp_path / 'a.txt').stat().st_ino == inode  # nothing rewritten
+
+
+async def test_a_patch_whose_file_changed_after_the_plan_is_the_conflict_retry(tmp_path: Path) -> None:
+    """A file changed (by anyone) between `plan_change` and `commit_change`: the core's conflict
+    retry naming it, and no file of the patch written."""
+    from pydantic_ai_harness_rs.durable._operations import Stage, run_unit
+
+    toolset = _patch_toolset(tmp_path)
+    args = {'input': PATCH}
+    plan = (await run_unit(toolset, _ctx(), 'apply_patch', args, Stage(commit=False))).planned
+    assert plan is not None
+    (tmp_path / 'c.txt').write_text('changed\n')
+    before = _tree(tmp_path)
+    late = await run_unit(toolset, _ctx(), 'apply_patch', args, Stage(commit=True, planned=plan))
+    assert late.value is None and late.events == []
+    assert late.retry is not None and late.retry.startswith("Conflict: file 'c.txt' has changed (expected hash:")
+    assert _tree(tmp_path) == before
+    # An approved patch's commit answers the approval's stale retry instead.
+    stale = await run_unit(toolset, _ctx(), 'apply_patch', args, Stage(commit=True, approved=True, planned=plan))
+    assert stale.retry is not None and stale.retry.startswith(
+        'A file of this patch changed after the patch was planned'
+    )
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize('name', ['write_file', 'apply_patch'])
+async def test_workflow_code_hands_the_approval_request_key_to_the_plan(name: str) -> None:
+    """The request key computed in workflow code (`_approvals.request_key`) reaches the plan operation
+    as it is, not replaced by the per-path turn's key (records of two conversations stay apart)."""
+    from pydantic_ai_harness_rs.durable._operations import UnitResult, durable_call
+
+    seen: list[str | None] = []
+
+    class Operations:
+        async def _durable_plan(self, ctx: Any, name: str, arguments: Any, key: str | None) -> UnitResult:
+            seen.append(key)
+            return UnitResult(value='answered at the plan')
+
+    arguments = {'path': './a.txt', 'content': 'x'} if name == 'write_file' else {'input': PATCH}
+    assert await durable_call(Operations(), _ctx(), name, arguments, key='k' * 32) == 'answered at the plan'
+    assert seen == ['k' * 32]
+
+
 async def test_carried_events_are_emitted_as_recorded_and_the_bare_result_returned() -> None:
     """What a Temporal tool activity carries out (`durable/_carried.py`): each event rebuilt with the
     fields the tool set (a `CommandStartedEvent`'s own `tool_call_id`, no `tool_name`), in order."""

@@ -24,6 +24,7 @@ pytest.importorskip('prefect', reason="the Prefect tests need `prefect` (pip ins
 from tests.durable._scripted_run import (  # noqa: E402
     EVENTS_AFTER_CRASH,
     EVENTS_BEFORE_CRASH,
+    PATCH_VETO_EVENTS,
     VETO_EVENTS,
     VETO_RESULTS,
     expected_results,
@@ -31,7 +32,16 @@ from tests.durable._scripted_run import (  # noqa: E402
 )
 
 WORKER = Path(__file__).with_name('prefect_worker.py')
-RUNS = ('files:root_dir', 'files:workspace', 'command:root_dir', 'command:workspace', 'veto:root_dir', 'veto:workspace')
+RUNS = (
+    'files:root_dir',
+    'files:workspace',
+    'command:root_dir',
+    'command:workspace',
+    'veto:root_dir',
+    'veto:workspace',
+    'patch_veto:root_dir',
+    'patch_veto:workspace',
+)
 LIMIT = 600.0
 """Seconds the worker may take (the ephemeral server's start is slow on a loaded machine); a bound only."""
 
@@ -43,8 +53,10 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
         ws = base / run.replace(':', '-')
         ws.mkdir()
         (ws / 'edited.txt').write_text('x=a;\n')
-        if run.startswith('veto'):
+        if run.startswith(('veto', 'patch_veto')):
             (ws / 'vetoed-old.txt').write_text('old\n')
+        if run.startswith('patch_veto'):
+            (ws / 'a.txt').write_text('a\n')
         if run.startswith('command'):
             (ws / 'go').touch()  # its commands finish at once
     env = {
@@ -120,3 +132,18 @@ def test_a_listener_vetoes_changes_in_a_flow(outcomes: tuple[Path, dict[str, dic
     assert outcome['events'] == VETO_EVENTS
     assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
     assert not (ws / 'vetoed.txt').exists() and not (ws / 'vetoed-dir').exists()
+
+
+@pytest.mark.parametrize('contract', ['root_dir', 'workspace'])
+def test_a_listener_vetoes_a_patch_in_a_flow(outcomes: tuple[Path, dict[str, dict[str, Any]]], contract: str) -> None:
+    """`apply_patch` (issue 22) in a Prefect task: each file's `FileChangeRequestEvent` asked before any
+    write, a veto of one file of three leaves every file untouched; the applied patch's events arrive
+    in a plain run's order."""
+    base, found = outcomes
+    ws = base / f'patch_veto-{contract}'
+    vetoed, applied, _ = found[f'patch_veto-{contract}']['results']
+    assert vetoed == "[Patch not applied, no file changed: 'vetoed-old.txt' was not edited: a listener said no]"
+    assert applied.startswith('Applied patch to 2 files:\nM a.txt [hash:')
+    assert found[f'patch_veto-{contract}']['events'] == PATCH_VETO_EVENTS
+    assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
+    assert ((ws / 'a.txt').read_text(), (ws / 'new.txt').read_text()) == ('A\n', 'n\n')

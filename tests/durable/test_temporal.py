@@ -24,6 +24,7 @@ import pytest
 pytest.importorskip('temporalio', reason="the Temporal tests need `temporalio` (pip install '.[durable]')")
 
 from tests.durable import _temporal_app as app  # noqa: E402
+from tests.durable._scripted_run import VETOED_PATCH, patch  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -293,6 +294,17 @@ VETOED: list[Any] = [
 """Three changes a listener vetoes, and every FileSystem tool around them."""
 
 
+LISTENED = pytest.mark.parametrize(
+    ('workflow', 'agent'),
+    [
+        (app.ListenedRootWorkflow, app.listened_root_agent),
+        (app.ListenedWorkspaceWorkflow, app.listened_workspace_agent),
+    ],
+    ids=['root_dir', 'workspace'],
+)
+"""Both contracts' agents with the vetoing listener and the event recorder."""
+
+
 def _seed(ws: Path) -> None:
     for events in app.WS.parent.glob('events-*.jsonl'):
         events.unlink()
@@ -307,6 +319,17 @@ def _events(run_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
+async def _plain(agent: Any, script: list[Any], seed: Any) -> tuple[dict[str, Any], dict[str, str | None], list[Any]]:
+    """`script` run by `agent` outside a workflow on a tree `seed()` made: the model's answer, the
+    tree after it and the run's events; then the tree seeded again for the durable run."""
+    seed()
+    plain = await run_plain(agent, script)
+    disk = _disk(app.WS)
+    events = [e for f in app.WS.parent.glob('events-*.jsonl') for e in _events(f.name[7:-6])]
+    seed()
+    return plain, disk, events
+
+
 def _disk(ws: Path) -> dict[str, str | None]:
     return {
         str(p.relative_to(ws)): None if p.is_dir() else p.read_text()
@@ -315,25 +338,14 @@ def _disk(ws: Path) -> dict[str, str | None]:
     }
 
 
-@pytest.mark.parametrize(
-    ('workflow', 'agent'),
-    [
-        (app.ListenedRootWorkflow, app.listened_root_agent),
-        (app.ListenedWorkspaceWorkflow, app.listened_workspace_agent),
-    ],
-    ids=['root_dir', 'workspace'],
-)
+@LISTENED
 async def test_listener_vetoes_and_events_in_a_workflow(
     temporal_address: str, ws: Path, workflow: Any, agent: Any
 ) -> None:
     """A vetoing listener stops a write, an edit and a create_directory under Temporal (files
     untouched, the model told as outside a workflow); the run's events arrive once each, in the
     order a plain run gives."""
-    _seed(ws)
-    plain = await run_plain(agent, VETOED)
-    plain_disk = _disk(ws)
-    plain_events = [e for f in app.WS.parent.glob('events-*.jsonl') for e in _events(f.name[7:-6])]
-    _seed(ws)
+    plain, plain_disk, plain_events = await _plain(agent, VETOED, lambda: _seed(ws))
     durable = await run_workflow(temporal_address, workflow, VETOED)
     assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
     assert not (ws / 'vetoed.txt').exists() and not (ws / 'vetoed-dir').exists()
@@ -385,6 +397,80 @@ async def test_a_worker_killed_between_plan_and_commit(temporal_address: str, ws
         'file_read',
         'file_change_request',
         'file_edited',
+        'file_read',
+    ]
+
+
+# --- apply_patch under Temporal: planned, asked file by file in workflow code, committed (issue 22) ---
+
+
+APPLIED_PATCH = patch(
+    '*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: new.txt', '+n', '*** Delete File: c.txt'
+)
+
+
+def _seed_patch(ws: Path) -> None:
+    _seed(ws)
+    (ws / 'a.txt').write_text('a\n')
+    (ws / 'c.txt').write_text('c\n')
+
+
+@LISTENED
+async def test_a_vetoed_patch_and_its_events_in_a_workflow(
+    temporal_address: str, ws: Path, workflow: Any, agent: Any
+) -> None:
+    """A listener vetoing one file of a 3-file patch stops the whole patch under Temporal (tree
+    untouched, the model told as outside a workflow); a patch then applied: the run's events arrive
+    once each, in the order a plain run gives (every file asked before the edited/written events)."""
+    script: list[Any] = [['apply_patch', {'input': VETOED_PATCH}], ['apply_patch', {'input': APPLIED_PATCH}]]
+    plain, plain_disk, plain_events = await _plain(agent, script, lambda: _seed_patch(ws))
+    durable = await run_workflow(temporal_address, workflow, script)
+    assert durable['results'] == plain['results']
+    assert durable['results'][0] == (
+        "[Patch not applied, no file changed: 'vetoed-old.txt' was not edited: a listener said no]"
+    )
+    assert durable['results'][1].startswith('Applied patch to 3 files:\nM a.txt [hash:')
+    assert _disk(ws) == plain_disk == {'a.txt': 'A\n', 'new.txt': 'n\n', 'vetoed-old.txt': 'old\n'}
+    assert _run_events() == plain_events
+    assert [(e['kind'].split('.')[1], e['path']) for e in plain_events] == [
+        ('file_change_request', 'a.txt'),
+        ('file_change_request', 'new.txt'),
+        ('file_change_request', 'vetoed-old.txt'),
+        ('file_change_request', 'a.txt'),
+        ('file_change_request', 'c.txt'),
+        ('file_change_request', 'new.txt'),
+        ('file_edited', 'a.txt'),
+        ('file_written', 'new.txt'),
+    ]
+
+
+async def test_a_worker_killed_between_a_patch_plan_and_its_commit(temporal_address: str, ws: Path) -> None:
+    """Killed while the listener is asked about a patch's files (the plan done, nothing written):
+    the new worker asks again and commits once; events once each, in a plain run's order."""
+    script: list[Any] = [
+        ['apply_patch', {'input': patch('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: pause.txt', '+p')}],
+        ['read_file', {'path': 'pause.txt'}],
+    ]
+    plain, _, plain_events = await _plain(app.listened_root_agent, script, lambda: _seed_patch(ws))
+    seen: list[dict[str, str | None]] = []
+    answer = await crash_and_resume(
+        temporal_address,
+        script,
+        f'{app.PAUSE_IN_LISTENER}.paused',
+        pause=app.PAUSE_IN_LISTENER,
+        between=lambda: seen.append(_disk(ws)),
+        workflow=app.ListenedRootWorkflow,
+    )
+    old = {'a.txt': 'a\n', 'c.txt': 'c\n', 'vetoed-old.txt': 'old\n'}
+    assert seen == [old]  # killed before the commit
+    assert _disk(ws) == {**old, 'a.txt': 'A\n', 'pause.txt': 'p\n'}
+    assert answer['results'] == plain['results']
+    assert _run_events() == plain_events
+    assert [e['kind'].split('.')[1] for e in plain_events] == [
+        'file_change_request',
+        'file_change_request',
+        'file_edited',
+        'file_written',
         'file_read',
     ]
 

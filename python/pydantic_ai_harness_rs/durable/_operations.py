@@ -7,10 +7,11 @@ Pydantic AI runs as a Temporal activity or a DBOS step, registered with the agen
 
 - a read-only tool is one operation, `tool`: its result (or its retry text) and the events it
   would have emitted, recorded;
-- a change (`write_file`, `edit_file`, `create_directory`) is two: `plan_change` resolves the
-  path, runs the checks and plans the change against the file's current content hash; the
-  `FileChangeRequestEvent` is then put to the listeners from workflow code, with the plan's
-  diff; `commit_change` plans again with that hash as the expected hash and commits. A file
+- a change (`write_file`, `edit_file`, `create_directory`, `apply_patch`) is two: `plan_change`
+  resolves the path, runs the checks and plans the change against the file's current content
+  hash; the `FileChangeRequestEvent` is then put to the listeners from workflow code, with the
+  plan's diff (a patch: one per file, a veto of one vetoing all); `commit_change` plans again
+  with that hash as the expected hash (a patch: every file's) and commits. A file
   changed in between (by anyone) fails the hash check: the model gets the core's conflict retry,
   never a blind write. A commit retried after its first attempt wrote (its worker died before
   the engine recorded it) finds the file holding exactly the planned result (the plan's
@@ -46,8 +47,26 @@ from pydantic_ai_harness_rs.filesystem._locks import file_turns
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.filesystem._toolset import FileSystemToolset
 
-CHANGE_TOOLS = frozenset({'write_file', 'edit_file', 'create_directory'})
+CHANGE_TOOLS = frozenset({'write_file', 'edit_file', 'create_directory', 'apply_patch'})
 """The tools that change files: planned in one operation, committed in another."""
+
+
+@dataclass
+class PlannedFile:
+    """One file of a planned `apply_patch` (the fields of the core's `PatchFile` that cross an operation)."""
+
+    path: str
+    """Event path, relative to the root."""
+    path_argument: str
+    """The path as the patch names it."""
+    operation: str
+    """`write` (a new file), `edit` or `delete`."""
+    diff: str
+    truncated: bool
+    old_hash: str | None
+    """The content hash the file had when planned (`None`: no file)."""
+    new_hash: str | None
+    """The content hash it has once committed (`None`: removed)."""
 
 
 @dataclass
@@ -69,6 +88,8 @@ class Planned:
     """The content hash the file has once the change is committed (`None`: a directory)."""
     result_text: str | None = None
     """The tool result the commit answers (what a retried commit answers when its first attempt wrote)."""
+    files: list[PlannedFile] | None = None
+    """An `apply_patch`: its files, sorted by path, each announced (`path`, `operation`, `diff` are then unused)."""
 
 
 @dataclass
@@ -190,14 +211,16 @@ async def durable_call(
         return await answer(ctx, await operations._durable_tool(ctx, name, arguments))
     # Changes of one path in one run take turns here too (a plain run's per-file turns, `_locks.py`,
     # keyed lexically: workflow code resolves nothing), so parallel calls on one file plan one after
-    # the other's commit; the commit's hash check covers any other writer.
-    key = posixpath.normpath(str(arguments.get('path', '')))
-    async with file_turns().hold(('workflow', ctx.run_id), key):
+    # the other's commit; the commit's hash check covers any other writer (patches take turns
+    # among themselves: their paths are known only once planned).
+    turn = posixpath.normpath(str(arguments.get('path', ''))) if name != 'apply_patch' else ('apply_patch',)
+    async with file_turns().hold(('workflow', ctx.run_id), turn):
         return await _change(operations, ctx, name, arguments, key)
 
 
 async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: dict[str, Any], key: str | None) -> Any:
     from pydantic_ai_harness_rs.filesystem._events import Announcement, announce
+    from pydantic_ai_harness_rs.filesystem._patch import announce_patch
 
     planned = await operations._durable_plan(ctx, name, arguments, key)
     if planned.planned is None:  # answered at the plan (a refusal, a retry, nothing to change)
@@ -206,9 +229,13 @@ async def _change(operations: Any, ctx: RunContext[Any], name: str, arguments: d
     await answer(ctx, planned)
     # (`FileSystem(require_approval=...)`: the plan operation answered `approval` above when a person
     # must approve; a resumed, approved call's plan is pinned to the approved hash.)
-    announcement = Announcement(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated)  # type: ignore[arg-type]
-    if (refusal := await announce(ctx, announcement)) is not None:
-        return refusal
+    if plan.files is not None:  # a patch: every file asked before any write, a veto of one vetoes all
+        if (refusal := await announce_patch(ctx, plan)) is not None:
+            return refusal
+    else:
+        announcement = Announcement(plan.path, plan.root_dir, plan.operation, plan.diff, plan.truncated)  # type: ignore[arg-type]
+        if (refusal := await announce(ctx, announcement)) is not None:
+            return refusal
     committed = await operations._durable_commit(
         ctx,
         name,

@@ -228,9 +228,9 @@ async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: 
     if not ours_to_ask:
         return False
     hashes = {file.path: file.old_hash for file in plan.files}
+    key = call.key or request_key(ctx)
     if ctx.tool_call_approved:
         request = ours(ctx.tool_call_metadata, name)
-        key = call.key or request_key(ctx)
         record = await take_record(_records(ctx, engine), key) if ctx.tool_call_id else None
         request = request or record
         if request is not None:
@@ -254,8 +254,8 @@ async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: 
             return False
     files = [asdict(change) for change in changes]
     for entry in files:
-        for key in ('tool_name', 'root_dir'):
-            del entry[key]
+        for shared in ('tool_name', 'root_dir'):
+            del entry[shared]
     metadata = {
         'tool_name': name,
         'operation': name,
@@ -270,7 +270,7 @@ async def patch_gate(approvals: Approvals, ctx: RunContext[Any] | None, engine: 
         'files': [{'path': f['path'], 'content_hash': f['content_hash']} for f in files],
         'arguments_digest': metadata['arguments_digest'],
     }
-    await save_record(_records(ctx, engine), call.key or request_key(ctx), ctx.tool_call_id or '', record)
+    await save_record(_records(ctx, engine), key, ctx.tool_call_id or '', record)
     raise ApprovalRequired(metadata=metadata)
 
 

@@ -21,7 +21,7 @@ from pydantic_ai_harness_rs._settings import passed_on
 from pydantic_ai_harness_rs._workspace import refuse_unavailable, require_workspace
 from pydantic_ai_harness_rs.durable._events import beneath_durable
 from pydantic_ai_harness_rs.durable._listeners import as_workflow_failure
-from pydantic_ai_harness_rs.durable._operations import Planned, Stage, UnitResult, run_unit
+from pydantic_ai_harness_rs.durable._operations import Planned, Stage, UnitResult, in_dbos_workflow, run_unit
 from pydantic_ai_harness_rs.filesystem._approval import ApprovalPredicate
 from pydantic_ai_harness_rs.filesystem._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.filesystem._bounds import checked_contract, refuse_document_off_host, root_spelling
@@ -291,8 +291,9 @@ class FileSystem(AbstractCapability[AgentDepsT]):
         self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
     ) -> ModelRequestContext:
         """With `require_approval`: remove the records of the changes a resume just denied (`ToolDenied`);
-        not in Temporal workflow code, where no I/O may run (those records are pruned after 30 days)."""
-        if self.require_approval is not False and not in_workflow_sandbox():
+        not in Temporal or DBOS workflow code, where no I/O may run and the workspace's backend cannot be
+        reached (those records are pruned after 30 days)."""
+        if self.require_approval is not False and not in_workflow_sandbox() and not in_dbos_workflow():
             await self._unit_toolset().forget_denied(ctx)
         return request_context
 

@@ -15,6 +15,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._core import ChangePlan, PatchPlan
 from pydantic_ai_harness_rs._native import (
     INLINE_MAX_BYTES,
@@ -26,6 +27,7 @@ from pydantic_ai_harness_rs._native import (
 )
 from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
 from pydantic_ai_harness_rs.filesystem._locks import HOST
+from pydantic_ai_harness_rs.filesystem._observe import ABSENT
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import BinaryContent
@@ -85,6 +87,21 @@ class Engine(Protocol):
     async def commit_patch(self, plan: PatchPlan) -> str:
         """Write a planned patch (every file re-checked against what it was planned on); the result text."""
         ...
+
+
+async def current_hash(engine: Engine, path: str) -> str | None:
+    """The content hash `path` has now (`ABSENT`: no file), as `read_file` shows it: what a durable
+    plan is committed against, and how a retried commit finds its first attempt's result. `None`
+    when it cannot be read (the plan then says why, or writes without a guard)."""
+    try:
+        outcome, _ = await engine.read_file(path, 0, 1)
+    except _core.NotFoundError:
+        return ABSENT
+    except (_core.HarnessError, OSError):
+        return None
+    if outcome.content_hash is None and not outcome.emit:
+        return ABSENT  # the workspace contract answers a missing file with a text
+    return outcome.content_hash
 
 
 def _identity(directory: str) -> tuple[int, int] | None:

@@ -37,6 +37,14 @@ ABSENT = '<absent>'
 """The core's guard for "nothing may be at the path" (`ABSENT_HASH`, write.rs): create-only."""
 
 
+def conflict(path: str, expected: str, got: str) -> ConflictError:
+    """The core's conflict (`write.rs`, `conflict`) for a check made here: `path` as the model named
+    it, the hash it was planned on and the one it has (`ABSENT`: no file)."""
+    return ConflictError(
+        f'Conflict: file {path!r} has changed (expected hash:{expected}, got hash:{got}). Re-read the file and retry.'
+    )
+
+
 class Observations:
     """What one run has seen of each file: the content hash of the version it last read or wrote,
     or `ABSENT` for a read that found nothing. Keys are `(engine.storage, lock_key)` (`_locks.py`)."""

@@ -8,18 +8,29 @@ orders the steps: plan, take the turns of every file in sorted order (so two pat
 each other in a circle), plan again under them, check each file against what the run has seen,
 announce each file (a veto of one vetoes the whole patch, before any write), commit, record what
 the run saw, emit the written/edited events.
+
+Under a durable engine (`durable/_operations.py`) the same steps are split: the plan operation
+stops after the checks and the approval gate and answers the plan (`Planned`, its `files`);
+workflow code announces each file; the commit operation plans again and commits only when every
+file still has the hash it was planned on (`_commit_planned`).
 """
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from pydantic_ai.exceptions import ModelRetry
+
+from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._approvals import Approvals
-from pydantic_ai_harness_rs.filesystem._approval import patch_gate
+from pydantic_ai_harness_rs.durable._operations import STAGE, Planned, PlannedFile, Stage
+from pydantic_ai_harness_rs.filesystem._approval import PATCH_STALE, patch_gate
+from pydantic_ai_harness_rs.filesystem._engine import current_hash
 from pydantic_ai_harness_rs.filesystem._events import Announcement, FileEditedEvent, FileWrittenEvent, announce
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
-from pydantic_ai_harness_rs.filesystem._observe import ABSENT, GuardedChange, guarded_change
+from pydantic_ai_harness_rs.filesystem._observe import ABSENT, GuardedChange, conflict, guarded_change
 
 if TYPE_CHECKING:
     from pydantic_ai.tools import RunContext
@@ -28,14 +39,15 @@ if TYPE_CHECKING:
     from pydantic_ai_harness_rs.filesystem._engine import Engine
 
 
-async def announce_patch(ctx: RunContext[Any] | None, plan: PatchPlan) -> str | None:
+async def announce_patch(ctx: RunContext[Any] | None, plan: PatchPlan | Planned) -> str | None:
     """Put each file of `plan` to the listeners (`FileChangeRequestEvent`, sorted by path); the tool
     result if one vetoed it (those after it are not asked: nothing will be written), else `None`.
+    `plan`: the core's, or a durable plan operation's answer (announced from workflow code).
 
     A delete is announced with `operation='delete'` and the diff to an empty file.
     """
-    for file in plan.files:
-        announcement = Announcement(file.path, plan.root_dir, file.operation, file.diff, file.truncated)
+    for file in plan.files or ():
+        announcement = Announcement(file.path, plan.root_dir, file.operation, file.diff, file.truncated)  # type: ignore[arg-type]
         if (refusal := await announce(ctx, announcement)) is not None:
             return f'[Patch not applied, no file changed: {refusal[1:-1]}]'
     return None
@@ -54,9 +66,14 @@ def _checked(change: GuardedChange, file: PatchFile) -> None:
         raise change.observations.refusal(file.path_argument, change.expected_hash)
 
 
-async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str, approvals: Approvals) -> str:
+async def apply_patch(
+    engine: Engine, ctx: RunContext[Any] | None, input: str, approvals: Approvals, content_hashes: bool
+) -> str | Planned:
     """Plan, announce and commit `input` (see the module doc); returns the tool result. With
     `require_approval` covering the tool, the planned patch is put to a person first (`patch_gate`).
+    Inside a durable plan operation (`STAGE`) it returns the `Planned` patch instead of announcing;
+    inside a commit operation it commits the stage's plan (`_commit_planned`). `content_hashes`:
+    the result lists each file's new hash.
 
     Raises:
         RetryableError: the core's (a parse error, a path, a hunk that does not match, a file
@@ -65,11 +82,11 @@ async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str, a
             since, with nothing written.
         ApprovalRequired: the patch needs a person.
     """
+    stage = STAGE.get()
+    if stage is not None and stage.commit and stage.planned is not None and stage.planned.files is not None:
+        return await _commit_planned(engine, ctx, input, stage, stage.planned.files)
     first = await engine.plan_patch(input)
-    keys = sorted({await engine.lock_key(f.path_argument) for f in first.files})
-    async with AsyncExitStack() as turns:
-        for key in keys:
-            await turns.enter_async_context(file_turns().hold(engine.storage, key))
+    async with _turns(engine, [f.path_argument for f in first.files]):
         plan = await engine.plan_patch(input)  # under the turns: nobody changes these files now
         changes: list[tuple[GuardedChange, PatchFile]] = []
         for file in plan.files:
@@ -79,26 +96,117 @@ async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str, a
         if not approved:  # an approved patch was checked against the versions the person saw
             for change, file in changes:
                 _checked(change, file)
+        if stage is not None:  # a durable plan operation: workflow code announces, then commits
+            return _planned(plan, approved, content_hashes)
         if (refusal := await announce_patch(ctx, plan)) is not None:
             return refusal
         text = await engine.commit_patch(plan)
         for change, file in changes:
             change.saw(file.new_hash)
-    if ctx is not None:
-        root_dir = plan.root_dir
-        for file in plan.files:
-            if file.new_hash is None:
-                continue  # a deleted file: no event class says so (0.62.0 has none)
-            if file.old_hash is None:
-                await ctx.emit(FileWrittenEvent(path=file.path, root_dir=root_dir, content_hash=file.new_hash))
-            else:
-                await ctx.emit(
-                    FileEditedEvent(
-                        path=file.path,
-                        root_dir=root_dir,
-                        content_hash=file.new_hash,
-                        diff=file.diff,
-                        truncated=file.truncated,
-                    )
-                )
+    await _emit_changed(ctx, plan.root_dir, plan.files)
     return text
+
+
+@asynccontextmanager
+async def _turns(engine: Engine, paths: Sequence[str]) -> AsyncIterator[None]:
+    """Hold the turns of every file of `paths`, taken in sorted order (so two patches never wait in a circle)."""
+    async with AsyncExitStack() as turns:
+        for key in sorted({await engine.lock_key(path) for path in paths}):
+            await turns.enter_async_context(file_turns().hold(engine.storage, key))
+        yield
+
+
+def _planned(plan: PatchPlan, approved: bool, content_hashes: bool) -> Planned:
+    """A durable plan operation's answer for a patch: every file to announce, the hashes it was
+    planned on and will have, and the result its commit answers."""
+    files = [
+        PlannedFile(f.path, f.path_argument, f.operation, f.diff, f.truncated, f.old_hash, f.new_hash)
+        for f in plan.files
+    ]
+    return Planned(
+        '',
+        plan.root_dir,
+        'apply_patch',
+        '',
+        False,
+        None,
+        approved,
+        result_text=plan.result_text(content_hashes),
+        files=files,
+    )
+
+
+async def _commit_planned(
+    engine: Engine, ctx: RunContext[Any] | None, input: str, stage: Stage, planned: list[PlannedFile]
+) -> str:
+    """A durable commit operation: `input` planned again under the files' turns and committed only
+    when every file still has the hash it was planned on; a retried commit whose first attempt
+    wrote everything (every file holds its planned result) answers as that attempt did.
+
+    Raises:
+        ConflictError: a file changed since the plan (the first such, by path), nothing written.
+        ModelRetry: the same for an approved patch (`PATCH_STALE`).
+        RetryableError: the core's, when the patch no longer plans and no file changed.
+    """
+    assert stage.planned is not None and stage.planned.result_text is not None
+    async with _turns(engine, [f.path_argument for f in planned]):
+        if all([await current_hash(engine, f.path_argument) == (f.new_hash or ABSENT) for f in planned]):
+            text = stage.planned.result_text  # an earlier attempt of this commit wrote it all
+            files: Sequence[PatchFile | PlannedFile] = planned
+        else:
+            plan = await _replanned(engine, input, stage, planned)
+            changes = [
+                (guarded_change(engine.storage, await engine.lock_key(f.path_argument), f.path_argument, None), f)
+                for f in plan.files
+            ]
+            text = await engine.commit_patch(plan)
+            for change, file in changes:
+                change.saw(file.new_hash)
+            files = plan.files
+    await _emit_changed(ctx, stage.planned.root_dir, files)
+    return text
+
+
+async def _replanned(engine: Engine, input: str, stage: Stage, planned: list[PlannedFile]) -> PatchPlan:
+    """`input` planned again, every file on the hash it was planned on (see `_commit_planned`)."""
+    failure: _core.RetryableError | None = None
+    try:
+        plan = await engine.plan_patch(input)
+    except _core.RetryableError as error:
+        failure, plan = error, None
+    expected = {f.path: f.old_hash for f in planned}
+    if plan is not None and {f.path: f.old_hash for f in plan.files} == expected:
+        return plan
+    for file in planned:
+        got = await current_hash(engine, file.path_argument)
+        if got != (file.old_hash or ABSENT):
+            if stage.approved:
+                raise ModelRetry(PATCH_STALE)
+            raise conflict(file.path_argument, file.old_hash or ABSENT, got or '?')
+    if failure is not None:
+        raise failure
+    # Every file as planned, yet the patch now names other files (a path resolving elsewhere).
+    moved = sorted({f.path for f in plan.files} ^ set(expected)) if plan is not None else []
+    raise _core.ConflictError(f'Path {(moved or ["."])[0]!r} was replaced while the change was announced. Retry.')
+
+
+async def _emit_changed(ctx: RunContext[Any] | None, root_dir: str, files: Sequence[PatchFile | PlannedFile]) -> None:
+    """After a commit: `FileEditedEvent` per updated file, `FileWrittenEvent` per new one (a deleted
+    file has none: 0.62.0 has no such event class)."""
+    if ctx is None:
+        return
+    for file in files:
+        if file.new_hash is None:
+            continue
+        if file.old_hash is None:
+            await ctx.emit(FileWrittenEvent(path=file.path, root_dir=root_dir, content_hash=file.new_hash))
+        else:
+            await ctx.emit(
+                FileEditedEvent(
+                    path=file.path,
+                    root_dir=root_dir,
+                    content_hash=file.new_hash,
+                    diff=file.diff,
+                    truncated=file.truncated,
+                )
+            )

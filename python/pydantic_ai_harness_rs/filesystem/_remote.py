@@ -47,6 +47,7 @@ from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
 from pydantic_ai_harness_rs.filesystem import _ranged
 from pydantic_ai_harness_rs.filesystem._locks import storage_of
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT as ABSENT_HASH
+from pydantic_ai_harness_rs.filesystem._observe import conflict
 from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
 
 __all__ = ('RemoteEngine',)
@@ -955,10 +956,7 @@ class RemoteEngine:
             if current != file.old_content:
                 expected = file.old_hash or ABSENT_HASH
                 got = ABSENT_HASH if current is None else hashlib.sha256(current).hexdigest()[:12]
-                raise _core.ConflictError(
-                    f'Conflict: file {file.path_argument!r} has changed (expected hash:{expected}, got hash:{got}). '
-                    'Re-read the file and retry.'
-                )
+                raise conflict(file.path_argument, expected, got)
         done: list[_core.PatchFile] = []
         try:
             for file in plan.files:

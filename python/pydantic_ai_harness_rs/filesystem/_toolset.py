@@ -59,7 +59,7 @@ from pydantic_ai_harness_rs.filesystem._bounds import (
     workspace_bounds,
 )
 from pydantic_ai_harness_rs.filesystem._defaults import Contract, max_read_chars_for, read_only_patterns_for
-from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan
+from pydantic_ai_harness_rs.filesystem._engine import Engine, LocalEngine, Plan, current_hash
 from pydantic_ai_harness_rs.filesystem._events import (
     DirectoryCreatedEvent,
     DirectoryListedEvent,
@@ -70,7 +70,7 @@ from pydantic_ai_harness_rs.filesystem._events import (
     announce,
 )
 from pydantic_ai_harness_rs.filesystem._locks import file_turns
-from pydantic_ai_harness_rs.filesystem._observe import ABSENT, guarded_change, note_read
+from pydantic_ai_harness_rs.filesystem._observe import guarded_change, note_read
 from pydantic_ai_harness_rs.filesystem._patch import apply_patch
 from pydantic_ai_harness_rs.filesystem._remote import RemoteEngine
 from pydantic_ai_harness_rs.filesystem._streams import (
@@ -748,9 +748,9 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
         return outcome.text
 
     @retry_on_core_errors
-    async def _apply_patch(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, input: str) -> str:
+    async def _apply_patch(self, engine: Engine, ctx: RunContext[AgentDepsT] | None, input: str) -> str | Planned:
         self._refuse_if_read_only()
-        return await apply_patch(engine, ctx, input, self._approvals)
+        return await apply_patch(engine, ctx, input, self._approvals, self._content_hashes)
 
     def _refuse_if_read_only(self) -> None:
         """Refuse a change on a read-only toolset (a direct call: the model is not offered the tool).
@@ -805,7 +805,7 @@ class FileSystemToolset(FunctionToolset[AgentDepsT]):
                     if stage is not None and pinned.guard is None:
                         # The plan operation: planned against the hash the file has now, which the
                         # commit operation then requires.
-                        pinned.guard = await _current_hash(engine, path)
+                        pinned.guard = await current_hash(engine, path)
                     with pinned.planning(path):
                         plan = await plan_change(pinned.guard)
                     if (request := await _approval.request(self._approvals, ctx, engine, plan, pinned)) is not None:
@@ -970,20 +970,6 @@ def _run_workspace(ctx: RunContext[Any]) -> Workspace | None:
     return getattr(ctx, 'workspace', None)
 
 
-async def _current_hash(engine: Engine, path: str) -> str | None:
-    """The content hash `path` has now (`'<absent>'`: no file), for a durable plan to be committed
-    against; `None` when it cannot be read (the plan then says why, or writes without a guard)."""
-    try:
-        outcome, _ = await engine.read_file(path, 0, 1)
-    except _core.NotFoundError:
-        return ABSENT
-    except (_core.HarnessError, OSError):
-        return None
-    if outcome.content_hash is None and not outcome.emit:
-        return ABSENT  # the workspace contract answers a missing file with a text
-    return outcome.content_hash
-
-
 def _planned(plan: Plan, base_hash: str | None, *, approved: bool) -> Planned:
     """A durable plan operation's answer: the change to announce, the hash it was planned against,
     and the result its commit answers."""
@@ -1018,7 +1004,7 @@ async def _written_before(engine: Engine, path: str, stage: Stage) -> _Written |
     planned = stage.planned
     if planned is None or planned.result_hash is None or planned.result_text is None:
         return None
-    if await _current_hash(engine, path) != planned.result_hash:
+    if await current_hash(engine, path) != planned.result_hash:
         return None
     return _Written(planned.result_text, planned.path, planned.result_hash, planned.diff, planned.truncated)
 
