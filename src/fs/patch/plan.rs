@@ -37,7 +37,7 @@ impl FileSystem {
         if let Some(b) = &beneath {
             journal::recover(b);
         }
-        let plan = plan_ops(&ops, self.limits.contract, |path| {
+        let plan = plan_ops(&ops, self.limits.contract, &self.disclosure, |path| {
             cancel.check()?;
             self.load_for_patch(beneath.as_ref(), path)
         })?;
@@ -135,18 +135,21 @@ impl FileSystem {
                 new: f.new.as_deref(),
             })
             .collect();
-        let verify = || -> Result<()> {
+        // Every path resolved again before anything is staged: a path that now leads outside
+        // the root, or to another file, says so (as `write_file`'s commit does).
+        let resolved_again = || -> Result<()> {
             for f in &plan.files {
                 let again = self.safe_resolve(&f.path, true, true)?;
                 if again.rel != f.rel {
-                    return Err(Error::new(
-                        ErrorKind::Conflict,
-                        format!(
-                            "Path {} was replaced while the change was announced. Retry.",
-                            py_repr(&f.path)
-                        ),
-                    ));
+                    return Err(replaced(&f.path));
                 }
+            }
+            Ok(())
+        };
+        resolved_again()?;
+        let verify = || -> Result<()> {
+            resolved_again()?;
+            for f in &plan.files {
                 let now = match beneath.open(&f.rel, READ_FLAGS, 0) {
                     Ok(fd) => {
                         let mut raw = Vec::new();
@@ -172,9 +175,32 @@ impl FileSystem {
             }
             Ok(())
         };
-        journal::commit(&beneath, &targets, verify, |e| self.root.os_error(&e, None))?;
+        journal::commit(&beneath, &targets, verify, |e| {
+            match e.raw_os_error() {
+            // A directory of the patch became a symlink after the check above.
+            Some(libc::ELOOP) | Some(libc::EXDEV) => Error::new(
+                ErrorKind::Conflict,
+                "A directory of this patch was replaced while the change was announced, so nothing was \
+                 written. Retry."
+                    .to_string(),
+            ),
+            _ => self.root.os_error(&e, None),
+        }
+        })?;
         Ok(plan.result_text(self.limits.content_hashes))
     }
+}
+
+/// `Path 'p' was replaced while the change was announced. Retry.`: the path now names another
+/// file than the one planned (as `write_file`'s commit says it).
+fn replaced(path: &str) -> Error {
+    Error::new(
+        ErrorKind::Conflict,
+        format!(
+            "Path {} was replaced while the change was announced. Retry.",
+            py_repr(path)
+        ),
+    )
 }
 
 #[cfg(test)]
