@@ -4,8 +4,8 @@ one `FileChangeRequestEvent` per file before anything is written, the events aft
 The core (`src/fs/patch/`) parses the patch, resolves and checks every path, reads every file and
 builds every new content before anything is written, then commits all files through a journal
 (local directories) or one by one through the workspace protocol (`_remote.py`). This module only
-orders the steps: plan, take the turns of every file in sorted order (so two patches never wait on
-each other in a circle), plan again under them, check each file against what the run has seen,
+orders the steps: take the turns of every path the patch names in sorted order (so two patches never
+wait on each other in a circle), plan once under them, check each file against what the run has seen,
 announce each file (a veto of one vetoes the whole patch, before any write), commit, record what
 the run saw, emit the written/edited events.
 """
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
+
+from pydantic_ai.exceptions import ModelRetry
 
 from pydantic_ai_harness_rs._approvals import Approvals
 from pydantic_ai_harness_rs.filesystem._approval import patch_gate
@@ -65,15 +67,16 @@ async def apply_patch(engine: Engine, ctx: RunContext[Any] | None, input: str, a
             since, with nothing written.
         ApprovalRequired: the patch needs a person.
     """
-    first = await engine.plan_patch(input)
-    keys = sorted({await engine.lock_key(f.path_argument) for f in first.files})
+    keys = sorted({await engine.lock_key(path) for path in await engine.patch_paths(input)})
     async with AsyncExitStack() as turns:
         for key in keys:
             await turns.enter_async_context(file_turns().hold(engine.storage, key))
-        plan = await engine.plan_patch(input)  # under the turns: nobody changes these files now
+        plan = await engine.plan_patch(input)  # planned once, under the turns: nobody changes these files now
         changes: list[tuple[GuardedChange, PatchFile]] = []
         for file in plan.files:
             key = await engine.lock_key(file.path_argument)
+            if key not in keys:  # a path now resolves elsewhere (a link swapped since the turns were taken)
+                raise ModelRetry(f'Path {file.path_argument!r} was replaced while the patch was planned. Retry.')
             changes.append((guarded_change(engine.storage, key, file.path_argument, None), file))
         approved = await patch_gate(approvals, ctx, engine, plan) if ctx is not None else False
         if not approved:  # an approved patch was checked against the versions the person saw

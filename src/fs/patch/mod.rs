@@ -414,7 +414,9 @@ pub fn plan_ops(
             }
         }
     }
-    let mut files: Vec<(usize, FileChange, Option<Vec<(usize, usize)>>)> = Vec::new();
+    // (first met, the change, its changed byte ranges when known)
+    type Planned = (usize, FileChange, Option<Vec<(usize, usize)>>);
+    let mut files: Vec<Planned> = Vec::new();
     for (rel, e) in tree {
         if e.original == e.current {
             continue;
