@@ -297,6 +297,8 @@ class FileSystemCore:
         """None when the directory already exists (nothing to announce, nothing to emit)."""
     def commit(self, plan: ChangePlan, *, cancel: CancelToken) -> Outcome:
         """Re-resolve (a path replaced meanwhile is a ConflictError), then write under the descriptor guard."""
+    def patch_paths(self, input: str) -> list[str]:
+        """Every path a patch names, in patch order, repeats included (a parse error raises)."""
     def plan_patch(self, input: str, *, cancel: CancelToken) -> PatchPlan:
         """Plan `apply_patch`: every file resolved, checked, read and patched in memory; nothing written."""
     def commit_patch(self, plan: PatchPlan, *, cancel: CancelToken) -> str:

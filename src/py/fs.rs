@@ -662,6 +662,12 @@ impl PyFileSystemCore {
         Ok(plan.map(|p| self.wrap(p)))
     }
 
+    /// Every path a patch names, in patch order, repeats included (`patch::patch_paths`): the
+    /// parse only, so the files' turns can be taken before the one plan.
+    fn patch_paths(&self, input: &str) -> PyResult<Vec<String>> {
+        Ok(crate::fs::patch::patch_paths(input)?)
+    }
+
     /// Plans `apply_patch` (`FileSystem::plan_patch`): nothing on disk changes.
     #[pyo3(signature = (input, *, cancel))]
     fn plan_patch(

@@ -682,7 +682,12 @@ impl PyRemoteCore {
                     (path, handed)
                 })
                 .collect();
-            crate::fs::patch::plan_handed_in(&input, core.limits.contract, &handed)
+            crate::fs::patch::plan_handed_in(
+                &input,
+                core.limits.contract,
+                &core.disclosure,
+                &handed,
+            )
         })?;
         Ok(super::fs::PyPatchPlan {
             plan: std::sync::Arc::new(plan),

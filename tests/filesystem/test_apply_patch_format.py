@@ -74,7 +74,7 @@ async def test_an_anchor_not_found_names_the_hunk_and_writes_nothing(root: Path)
     )
     assert result == RETRY + (
         "Hunk 1 of Update File 'm.py' (patch line 3): its '@@ class C:' line was not found. An '@@' line names a "
-        "line of the file exactly, found before the hunk's lines. No changes were written."
+        "line of the file (leading and trailing whitespace aside), found before the hunk's lines. No changes were written."
     )
     assert snapshot(root) == before and t.events == []
 
@@ -88,11 +88,6 @@ async def test_two_top_level_anchors_narrow_in_turn(root: Path) -> None:
     assert (root / 'm.py').read_text() == new
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug (issue 22 branch): '@@' anchors are trimmed when parsed but matched exactly, so no anchor can "
-    'name an indented line such as a method; Codex finds `@@ def f(self):` at `    def f(self):`',
-)
 async def test_an_anchor_names_an_indented_line(root: Path) -> None:
     text = patch('*** Update File: m.py', '@@ class B:', '@@ def f(self):', '-        return 1', '+        return 2')
     result, _ = await apply(root, text)
@@ -110,11 +105,6 @@ async def test_end_of_file_takes_the_block_at_the_end_over_an_earlier_equal_one(
     assert (root / 'rep.txt').read_text() == 'end\nz\nend\ny\n'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='bug (issue 22 branch): a hunk line whose text starts with spaces then `***` (context ` ` + '
-    "`    *** note`) is read as a header: src/fs/patch/parse.rs tests `raw.trim_start().starts_with('***')`",
-)
 async def test_a_context_line_whose_text_starts_with_stars_is_context(root: Path) -> None:
     (root / 'notes.md').write_text('title\n    *** not a header\nbody\n')
     result, _ = await apply(
@@ -170,8 +160,24 @@ async def test_a_directory_swapped_for_a_link_out_of_the_root_after_the_plan_wri
         patch('*** Add File: new/first.txt', '+x', '*** Update File: lib/only.txt', '-x', '+pwned'),
         listeners=[(FileChangeRequestEvent, swap)],
     )
-    assert result == RETRY + 'The path resolves through a symlink loop.'
+    assert result == RETRY + "Path 'lib/only.txt' resolves outside the root directory."
     assert (outside / 'only.txt').read_text() == 'x\n'
     assert (root.parent / 'lib-moved' / 'only.txt').read_text() == 'x\n'
     assert not (root / 'new').exists()
     assert [type(e).__name__ for e in t.events] == ['FileChangeRequestEvent'] * 2
+
+
+async def test_a_one_file_update_commits_without_the_journal(root: Path) -> None:
+    """One existing file updated (no move): the single-file crash-safe replace `edit_file` uses, so no
+    `.pydantic-ai-harness/` directory is made; a file with another hard link still goes through the
+    journal, which replaces it (its other name keeps the old content)."""
+    result, _ = await apply(root, patch('*** Update File: lib/only.txt', '-x', '+y'))
+    new = b'y\n'
+    assert result == f'Applied patch to 1 file:\nM lib/only.txt [hash:{sha(new)}]'
+    assert (root / 'lib' / 'only.txt').read_text() == 'y\n'
+    assert not (root / '.pydantic-ai-harness').exists()
+    os.link(root / 'lib' / 'only.txt', root / 'twin.txt')
+    result, _ = await apply(root, patch('*** Update File: lib/only.txt', '-y', '+z'))
+    assert (root / 'lib' / 'only.txt').read_text() == 'z\n'
+    assert (root / 'twin.txt').read_text() == 'y\n'
+    assert (root / '.pydantic-ai-harness' / 'patch').is_dir()

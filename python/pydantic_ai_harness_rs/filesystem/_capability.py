@@ -164,15 +164,20 @@ class FileSystem(AbstractCapability[AgentDepsT]):
     quotes, dashes, non-breaking spaces, the ellipsis). A match on those tiers must be unique
     on its tier (else the usual retry, naming the tier), `replace_all` replaces that tier's
     matches, only the file's matched bytes are replaced, and the result ends with what it
-    ignored: `[matched ignoring trailing whitespace on lines 12-14]`. Beyond both references
+    ignored: `[matched ignoring trailing whitespace on lines 12-14]`. `apply_patch` finds its
+    hunks' lines and `@@` anchors the same way (a match past the exact tier unique from where the
+    hunk is looked for, added lines re-indented by the shift) and ends the file's result line with
+    `[matched ...]` (`[hunk 2 matched ...]` in an update of several hunks). Beyond both references
     (issue 22)."""
 
     show_changes: int | None = field(default=None, kw_only=True)
     """Lines of context: `edit_file`, and `write_file` over an existing file, end their result
     with the changed lines and this many lines around them, numbered as `read_file` numbers
     them, under a `[lines 9-17, changed 12-14]` header per region (close regions merged), cut
-    after 2,000 characters with a hint naming the `read_file` offset to read on. `None` or 0:
-    results as documented. Beyond both references (issue 22)."""
+    after 2,000 characters with a hint naming the `read_file` offset to read on. `apply_patch`
+    follows each updated file's result line with its changed regions, one 2,000-character cap for
+    the whole result (files in result order). `None` or 0: results as documented. Beyond both
+    references (issue 22)."""
 
     require_approval: bool | Sequence[str] | ApprovalPredicate = field(default=False, kw_only=True)
     """Which changes need a person, through Pydantic AI's deferred tools: `False` (none), `True`

@@ -80,6 +80,11 @@ class Engine(Protocol):
 
     async def plan_create_directory(self, path: str) -> Plan | None: ...
     async def commit(self, plan: Plan) -> Outcome: ...
+    async def patch_paths(self, input: str) -> list[str]:
+        """Every path the patch `input` names (files and move destinations), in patch order; parsing
+        only. Raises the core's parse error (`RetryableError`)."""
+        ...
+
     async def plan_patch(self, input: str) -> PatchPlan:
         """`apply_patch`'s plan: every file resolved, checked, read and patched in memory; nothing written."""
         ...
@@ -219,6 +224,9 @@ class LocalEngine:
     async def plan_create_directory(self, path: str) -> LocalPlan | None:
         plan = self.core.plan_create_directory(path)  # a few stat calls
         return None if plan is None else LocalPlan(plan, True)
+
+    async def patch_paths(self, input: str) -> list[str]:
+        return self.core.patch_paths(input)  # a parse, no I/O
 
     async def plan_patch(self, input: str) -> PatchPlan:
         return await run_native(self.core.plan_patch, input)

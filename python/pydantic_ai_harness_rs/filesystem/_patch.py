@@ -4,8 +4,8 @@ one `FileChangeRequestEvent` per file before anything is written, the events aft
 The core (`src/fs/patch/`) parses the patch, resolves and checks every path, reads every file and
 builds every new content before anything is written, then commits all files through a journal
 (local directories) or one by one through the workspace protocol (`_remote.py`). This module only
-orders the steps: plan, take the turns of every file in sorted order (so two patches never wait on
-each other in a circle), plan again under them, check each file against what the run has seen,
+orders the steps: take the turns of every path the patch names in sorted order (so two patches never
+wait on each other in a circle), plan once under them, check each file against what the run has seen,
 announce each file (a veto of one vetoes the whole patch, before any write), commit, record what
 the run saw, emit the written/edited events.
 
@@ -85,12 +85,13 @@ async def apply_patch(
     stage = STAGE.get()
     if stage is not None and stage.commit and stage.planned is not None and stage.planned.files is not None:
         return await _commit_planned(engine, ctx, input, stage, stage.planned.files)
-    first = await engine.plan_patch(input)
-    async with _turns(engine, [f.path_argument for f in first.files]):
-        plan = await engine.plan_patch(input)  # under the turns: nobody changes these files now
+    async with _turns(engine, await engine.patch_paths(input)) as keys:
+        plan = await engine.plan_patch(input)  # planned once, under the turns: nobody changes these files now
         changes: list[tuple[GuardedChange, PatchFile]] = []
         for file in plan.files:
             key = await engine.lock_key(file.path_argument)
+            if key not in keys:  # a path now resolves elsewhere (a link swapped since the turns were taken)
+                raise ModelRetry(f'Path {file.path_argument!r} was replaced while the patch was planned. Retry.')
             changes.append((guarded_change(engine.storage, key, file.path_argument, None), file))
         approved = await patch_gate(approvals, ctx, engine, plan) if ctx is not None else False
         if not approved:  # an approved patch was checked against the versions the person saw
@@ -108,12 +109,14 @@ async def apply_patch(
 
 
 @asynccontextmanager
-async def _turns(engine: Engine, paths: Sequence[str]) -> AsyncIterator[None]:
-    """Hold the turns of every file of `paths`, taken in sorted order (so two patches never wait in a circle)."""
+async def _turns(engine: Engine, paths: Sequence[str]) -> AsyncIterator[list[str]]:
+    """Hold the turns of every file of `paths`, taken in sorted order (so two patches never wait in a
+    circle); yields their keys."""
+    keys = sorted({await engine.lock_key(path) for path in paths})
     async with AsyncExitStack() as turns:
-        for key in sorted({await engine.lock_key(path) for path in paths}):
+        for key in keys:
             await turns.enter_async_context(file_turns().hold(engine.storage, key))
-        yield
+        yield keys
 
 
 def _planned(plan: PatchPlan, approved: bool, content_hashes: bool) -> Planned:

@@ -929,6 +929,9 @@ class RemoteEngine:
                     break
         return core.plan_create_directory(path, resolved, None if entry is None else entry.is_dir, ancestor_is_dir)
 
+    async def patch_paths(self, input: str) -> list[str]:
+        return (await self._core()).patch_paths(input)  # a parse, no I/O
+
     @_os_errors
     async def plan_patch(self, input: str) -> _core.PatchPlan:
         """Plan `apply_patch`: every path the patch names resolved and checked as a write, every

@@ -112,6 +112,30 @@ pub fn render(
     contract: Contract,
     max_line_chars: Option<usize>,
 ) -> String {
+    let mut budget = MAX_SHOWN_CHARS;
+    render_within(
+        path,
+        text,
+        ranges,
+        context,
+        contract,
+        max_line_chars,
+        &mut budget,
+    )
+}
+
+/// [`render`] spending `budget` chars of lines (what is left of one cap shared by several
+/// files of a result, `apply_patch`'s); the cut hint comes where it runs out, also at once
+/// after a region's header when nothing is left.
+pub fn render_within(
+    path: &str,
+    text: &str,
+    ranges: &[(usize, usize)],
+    context: usize,
+    contract: Contract,
+    max_line_chars: Option<usize>,
+    budget: &mut usize,
+) -> String {
     if ranges.is_empty() || text.is_empty() {
         return String::new();
     }
@@ -142,7 +166,7 @@ pub fn render(
     let max_line = max_line_chars
         .unwrap_or(MAX_SHOWN_CHARS)
         .min(MAX_SHOWN_CHARS);
-    let mut left = MAX_SHOWN_CHARS;
+    let left = budget;
     let mut out = String::new();
     for (from, to, changes) in &windows {
         let changed: Vec<String> = changes.iter().map(|&(a, b)| span(a, b)).collect();
@@ -156,14 +180,14 @@ pub fn render(
             let shown = clip::clip_from(path, i + 1, body, 0, max_line);
             let rendered = format!("{:>6}\t{}", i + 1, shown.as_deref().unwrap_or(body));
             let chars = rendered.chars().count();
-            if chars > left {
+            if chars > *left {
                 out.push_str(&format!(
                     "\n... (cut at {} characters. Use read_file with offset={i} to continue reading.)",
                     thousands(MAX_SHOWN_CHARS as u64)
                 ));
                 return out;
             }
-            left -= chars;
+            *left -= chars;
             out.push('\n');
             out.push_str(&rendered);
         }

@@ -267,9 +267,9 @@ fn whole_line(line: &[u8], pattern: &[u8], tier: Tier, indents: &mut Indents) ->
 /// it, for [`reindent`]). Lines come without their terminators; a `\r` left at the end of
 /// one is trailing whitespace. After Codex's `seek_sequence` (codex-rs/apply-patch), which
 /// takes the first match of the most exact tier as this does.
-pub fn seek_lines(
-    lines: &[&str],
-    pattern: &[&str],
+pub fn seek_lines<L: AsRef<[u8]>, P: AsRef<[u8]>>(
+    lines: &[L],
+    pattern: &[P],
     start: usize,
     eof: bool,
     mode: Match,
@@ -298,18 +298,43 @@ pub fn seek_lines(
     None
 }
 
+/// How many places at or after line `start` `pattern` (whole lines, not empty) matches
+/// `lines` on exactly `tier` (overlapping places counted): what a caller checks to keep a match
+/// past the exact tier unique.
+pub fn count_on<L: AsRef<[u8]>, P: AsRef<[u8]>>(
+    lines: &[L],
+    pattern: &[P],
+    start: usize,
+    tier: Tier,
+) -> usize {
+    if pattern.is_empty() || pattern.len() > lines.len() {
+        return 0;
+    }
+    (start..=lines.len() - pattern.len())
+        .filter(|&i| lines_match(&lines[i..i + pattern.len()], pattern, tier).is_some())
+        .count()
+}
+
 /// The [`Shift`] between `lines` and `pattern` (as many lines each) when they match on
 /// `tier`, `None` when they do not: what a patch applier passes to [`reindent`].
-pub fn shift_of(lines: &[&str], pattern: &[&str], tier: Tier) -> Option<Shift> {
+pub fn shift_of<L: AsRef<[u8]>, P: AsRef<[u8]>>(
+    lines: &[L],
+    pattern: &[P],
+    tier: Tier,
+) -> Option<Shift> {
     (lines.len() == pattern.len())
         .then(|| lines_match(lines, pattern, tier))
         .flatten()
 }
 
-fn lines_match(lines: &[&str], pattern: &[&str], tier: Tier) -> Option<Shift> {
+fn lines_match<L: AsRef<[u8]>, P: AsRef<[u8]>>(
+    lines: &[L],
+    pattern: &[P],
+    tier: Tier,
+) -> Option<Shift> {
     let mut indents = Indents::default();
     for (l, p) in lines.iter().zip(pattern) {
-        if !whole_line(l.as_bytes(), p.as_bytes(), tier, &mut indents) {
+        if !whole_line(l.as_ref(), p.as_ref(), tier, &mut indents) {
             return None;
         }
     }

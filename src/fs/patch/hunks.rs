@@ -3,14 +3,20 @@
 //! Lines are compared without their terminators, so a CRLF file matches a patch written with
 //! `\n`; every line the hunks do not remove or add is copied byte for byte (its own terminator,
 //! bytes that are not UTF-8 included), and an added line gets the file's dominant ending. Each
-//! hunk is searched from where the previous one ended ([`seek`]), after its `@@` anchors; a
-//! hunk with `*** End of File` is tried at the end first. Matching is exact; the first match
-//! from that place is taken, as Codex does (the hunks' order disambiguates). A UTF-16 file is
+//! hunk is searched from where the previous one ended, after its `@@` anchors; a hunk with
+//! `*** End of File` is tried at the end first. Lines are found by the one line search of the
+//! match tiers ([`tiers::seek_lines`]): exactly by default, the first match from that place
+//! (as Codex does: the hunks' order disambiguates); with `match='tolerant'` a match past the
+//! exact tier must be unique from that place on, is reported ([`TierMatch`]), and on the
+//! indentation tiers re-indents the hunk's added lines by the same shift. An `@@` anchor names
+//! a line compared without its leading and trailing whitespace (as Codex finds it), or on a
+//! later tier. A UTF-16 file is
 //! decoded, patched and written back in its encoding; a UTF-8 byte order mark stays out of
 //! reach of the hunks.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::change::matching::{describe, dominant_ending, Ending};
+use crate::fs::change::tiers::{self, Match, Shift, Tier};
 use crate::fs::patch::parse::{Hunk, HunkLine};
 use crate::fs::read::encoding;
 use crate::fs::read::hash::{is_binary, BINARY_SAMPLE};
@@ -45,24 +51,6 @@ fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
         });
     }
     out
-}
-
-/// The first index `i >= start` where `lines[i..i + pattern.len()]` equals `pattern`; with
-/// `end_of_file`, the place where the pattern ends the file is tried first. An empty pattern
-/// is found at `start`. Exact comparison: the one place a tolerant tier would plug in.
-pub fn seek(lines: &[&[u8]], pattern: &[&[u8]], start: usize, end_of_file: bool) -> Option<usize> {
-    if pattern.is_empty() {
-        return Some(start);
-    }
-    if pattern.len() > lines.len() {
-        return None;
-    }
-    let last = lines.len() - pattern.len();
-    let fits = |i: usize| lines[i..i + pattern.len()] == *pattern;
-    if end_of_file && last >= start && fits(last) {
-        return Some(last);
-    }
-    (start..=last).find(|&i| fits(i))
 }
 
 /// What made a hunk miss, for the retry.
@@ -183,10 +171,98 @@ fn how_it_differs(file: &[u8], patch: &[u8]) -> String {
     out.join(" and ")
 }
 
+/// A hunk's lines, or one of its `@@` anchors, found past the exact tier
+/// (`FileSystem(match='tolerant')`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TierMatch {
+    /// 1-based number of the hunk in its `Update File`.
+    pub hunk: usize,
+    /// The tier it matched on.
+    pub tier: Tier,
+    /// 1-based lines of the file (as it was before the hunk) it matched: first, last.
+    pub lines: (usize, usize),
+}
+
+/// What [`apply`] made of a file.
+#[derive(Debug, Clone, Default)]
+pub struct Patched {
+    /// The new bytes.
+    pub bytes: Vec<u8>,
+    /// The anchors and hunks' lines found past the exact tier, in order.
+    pub matched: Vec<TierMatch>,
+    /// The byte ranges of the new bytes that the hunks added or removed lines at, in order (a
+    /// removal only: an empty range where it was); `None` for a UTF-16 file.
+    pub changed: Option<Vec<(usize, usize)>>,
+}
+
+/// Where `pattern` lands from `start` ([`tiers::seek_lines`] under `mode`); past the exact
+/// tier it must be the only place on its tier, else `Err(count)`.
+fn seek(
+    lines: &[&[u8]],
+    pattern: &[&[u8]],
+    start: usize,
+    eof: bool,
+    mode: Match,
+) -> std::result::Result<Option<(usize, Tier)>, (Tier, usize)> {
+    let Some((at, tier)) = tiers::seek_lines(lines, pattern, start, eof, mode) else {
+        return Ok(None);
+    };
+    if tier != Tier::Exact {
+        let count = tiers::count_on(lines, pattern, start, tier);
+        if count > 1 {
+            return Err((tier, count));
+        }
+    }
+    Ok(Some((at, tier)))
+}
+
+/// Where the anchor `anchor` (trimmed) names a line from `start`: the first line equal to it
+/// once trimmed, else (tolerant) the only line it matches on a later tier.
+fn seek_anchor(
+    lines: &[&[u8]],
+    anchor: &str,
+    start: usize,
+    mode: Match,
+) -> std::result::Result<Option<(usize, Tier)>, (Tier, usize)> {
+    let trimmed = |l: &[u8]| -> bool {
+        let t = l.trim_ascii();
+        t == anchor.as_bytes()
+    };
+    if let Some(at) = (start..lines.len()).find(|&i| trimmed(lines[i])) {
+        return Ok(Some((at, Tier::Exact)));
+    }
+    seek(lines, &[anchor.as_bytes()], start, false, mode)
+}
+
+fn not_unique(
+    path: &str,
+    number: usize,
+    hunk: &Hunk,
+    what: &str,
+    tier: Tier,
+    count: usize,
+    pos: usize,
+) -> Error {
+    let mut message = format!(
+        "Hunk {number} of Update File {} (patch line {}): {what} {count} places of the file ({})",
+        py_repr(path),
+        hunk.line,
+        tier.describe(),
+    );
+    if pos > 0 {
+        message.push_str(&format!(" after line {pos}"));
+    }
+    message.push_str(
+        ". Add context lines or an '@@' line to make the match unique. No changes were written.",
+    );
+    Error::new(ErrorKind::AmbiguousMatch, message)
+}
+
 /// Applies `hunks` to the text bytes `text` (no byte order mark); see the module doc.
 ///
-/// Errors: `NoMatch` naming the file, the hunk, its first line not found and the closest line.
-fn apply_text(text: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
+/// Errors: `NoMatch` naming the file, the hunk, its first line not found and the closest line;
+/// `AmbiguousMatch` for a tolerant match found more than once on its tier.
+fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patched> {
     let file = split_lines(text);
     let contents: Vec<&[u8]> = file.iter().map(|l| l.content).collect();
     let ending = dominant_ending(text).unwrap_or(Ending::Lf);
@@ -194,12 +270,24 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
         Ending::Lf => b"\n",
         Ending::Crlf => b"\r\n",
     };
-    // (start, matched old lines, hunk) in file order.
-    let mut placed: Vec<(usize, usize, &Hunk)> = Vec::new();
+    let mut matched = Vec::new();
+    // (start, matched old lines, hunk, shift of its added lines) in file order.
+    let mut placed: Vec<(usize, usize, &Hunk, Shift)> = Vec::new();
     let mut pos = 0usize;
     for (k, hunk) in hunks.iter().enumerate() {
         for anchor in &hunk.anchors {
-            let Some(at) = seek(&contents, &[anchor.as_bytes()], pos, false) else {
+            let found = seek_anchor(&contents, anchor, pos, mode).map_err(|(tier, count)| {
+                not_unique(
+                    path,
+                    k + 1,
+                    hunk,
+                    &format!("its '@@ {anchor}' line matches"),
+                    tier,
+                    count,
+                    pos,
+                )
+            })?;
+            let Some((at, tier)) = found else {
                 let mut message = format!(
                     "Hunk {} of Update File {} (patch line {}): its '@@ {}' line was not found",
                     k + 1,
@@ -211,11 +299,18 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
                     message.push_str(&format!(" after line {pos} of the file"));
                 }
                 message.push_str(
-                    ". An '@@' line names a line of the file exactly, found before the hunk's lines. \
-                     No changes were written.",
+                    ". An '@@' line names a line of the file (leading and trailing whitespace aside), found \
+                     before the hunk's lines. No changes were written.",
                 );
                 return Err(Error::new(ErrorKind::NoMatch, message));
             };
+            if tier != Tier::Exact {
+                matched.push(TierMatch {
+                    hunk: k + 1,
+                    tier,
+                    lines: (at + 1, at + 1),
+                });
+            }
             pos = at + 1;
         }
         let mut old: Vec<&[u8]> = hunk.old_lines().into_iter().map(str::as_bytes).collect();
@@ -226,24 +321,40 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
             } else {
                 pos
             };
-            placed.push((at, 0, hunk));
+            placed.push((at, 0, hunk, Shift::default()));
             pos = at;
             continue;
         }
-        let mut found = seek(&contents, &old, pos, hunk.end_of_file);
+        let ambiguous = |(tier, count): (Tier, usize)| {
+            not_unique(path, k + 1, hunk, "its lines match", tier, count, pos)
+        };
+        let mut found = seek(&contents, &old, pos, hunk.end_of_file, mode).map_err(ambiguous)?;
         if found.is_none() && old.len() > 1 && old.last() == Some(&&b""[..]) {
             // A trailing empty context line stands for the file's final line break.
             old.pop();
-            found = seek(&contents, &old, pos, hunk.end_of_file);
+            found = seek(&contents, &old, pos, hunk.end_of_file, mode).map_err(ambiguous)?;
         }
-        let Some(at) = found else {
+        let Some((at, tier)) = found else {
             let all: Vec<&[u8]> = hunk.old_lines().into_iter().map(str::as_bytes).collect();
             return Err(miss(path, k + 1, hunk, &contents, &all, pos));
         };
-        placed.push((at, old.len(), hunk));
+        let shift = if tier >= Tier::Indentation {
+            tiers::shift_of(&contents[at..at + old.len()], &old, tier).unwrap_or_default()
+        } else {
+            Shift::default()
+        };
+        if tier != Tier::Exact {
+            matched.push(TierMatch {
+                hunk: k + 1,
+                tier,
+                lines: (at + 1, at + old.len()),
+            });
+        }
+        placed.push((at, old.len(), hunk, shift));
         pos = at + old.len();
     }
     let mut out = Vec::with_capacity(text.len() + 64);
+    let mut changed: Vec<(usize, usize)> = Vec::new();
     let mut open = false; // the last line written has no terminator
     let mut push = |out: &mut Vec<u8>, content: &[u8], terminator: &[u8]| {
         if open {
@@ -254,29 +365,47 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
         open = terminator.is_empty();
     };
     let mut cursor = 0;
-    for (start, matched, hunk) in placed {
+    for (start, matched_lines, hunk, shift) in placed {
         for l in &file[cursor..start] {
             push(&mut out, l.content, l.terminator);
         }
         cursor = start;
-        let end = start + matched;
+        let end = start + matched_lines;
+        let mut run: Option<usize> = None; // where the current run of changed lines began
         for line in &hunk.lines {
             match line {
                 HunkLine::Context(_) if cursor < end => {
+                    if let Some(a) = run.take() {
+                        changed.push((a, out.len()));
+                    }
                     let l = file[cursor];
                     push(&mut out, l.content, l.terminator);
                     cursor += 1;
                 }
-                HunkLine::Remove(_) if cursor < end => cursor += 1,
+                HunkLine::Remove(_) if cursor < end => {
+                    run.get_or_insert(out.len());
+                    cursor += 1;
+                }
                 HunkLine::Context(_) | HunkLine::Remove(_) => {}
-                HunkLine::Add(s) => push(&mut out, s.as_bytes(), ending),
+                HunkLine::Add(s) => {
+                    run.get_or_insert(out.len());
+                    let s = tiers::reindent(s.as_bytes(), &shift, true);
+                    push(&mut out, &s, ending);
+                }
             }
+        }
+        if let Some(a) = run {
+            changed.push((a, out.len()));
         }
     }
     for l in &file[cursor..] {
         push(&mut out, l.content, l.terminator);
     }
-    Ok(out)
+    Ok(Patched {
+        bytes: out,
+        matched,
+        changed: Some(changed),
+    })
 }
 
 /// The new bytes of a file whose bytes are `raw` once `hunks` are applied: UTF-16 decoded and
@@ -284,7 +413,7 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
 ///
 /// Errors: a binary file (`p is a binary file; apply_patch only changes text files.`),
 /// UTF-16 that does not decode, the hunks' misses.
-pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
+pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patched> {
     let head = &raw[..raw.len().min(BINARY_SAMPLE)];
     if let Some(kind) = encoding::sniff_utf16(head) {
         let text = encoding::decode_utf16(raw, kind, false).map_err(|e| {
@@ -299,8 +428,12 @@ pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
                 ),
             )
         })?;
-        let new = apply_text(text.as_bytes(), hunks, path)?;
-        return Ok(encoding::encode_utf16(&String::from_utf8_lossy(&new), kind));
+        let new = apply_text(text.as_bytes(), hunks, path, mode)?;
+        return Ok(Patched {
+            bytes: encoding::encode_utf16(&String::from_utf8_lossy(&new.bytes), kind),
+            matched: new.matched,
+            changed: None,
+        });
     }
     if is_binary(head) {
         return Err(Error::new(
@@ -316,9 +449,14 @@ pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str) -> Result<Vec<u8>> {
     } else {
         0
     };
-    let mut out = raw[..skip].to_vec();
-    out.extend(apply_text(&raw[skip..], hunks, path)?);
-    Ok(out)
+    let mut new = apply_text(&raw[skip..], hunks, path, mode)?;
+    if skip > 0 {
+        new.bytes.splice(0..0, raw[..skip].iter().copied());
+        for r in new.changed.iter_mut().flatten() {
+            *r = (r.0 + skip, r.1 + skip);
+        }
+    }
+    Ok(new)
 }
 
 #[cfg(test)]
@@ -334,17 +472,64 @@ mod tests {
         let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
             unreachable!()
         };
-        apply(file, hunks, "f").map_err(|e| e.message)
+        apply(file, hunks, "f", Match::Exact)
+            .map(|p| p.bytes)
+            .map_err(|e| e.message)
+    }
+
+    fn tolerant(file: &[u8], body: &str) -> std::result::Result<Patched, String> {
+        let ops = parse(&format!(
+            "*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch"
+        ))
+        .unwrap();
+        let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
+            unreachable!()
+        };
+        apply(file, hunks, "f", Match::Tolerant).map_err(|e| e.message)
     }
 
     #[test]
     fn seek_in_order_and_at_the_end() {
         let lines: Vec<&[u8]> = vec![b"a", b"b", b"a", b"b"];
-        assert_eq!(seek(&lines, &[b"a", b"b"], 0, false), Some(0));
-        assert_eq!(seek(&lines, &[b"a", b"b"], 1, false), Some(2));
-        assert_eq!(seek(&lines, &[b"a", b"b"], 0, true), Some(2));
-        assert_eq!(seek(&lines, &[b"c"], 0, false), None);
-        assert_eq!(seek(&lines, &[], 3, false), Some(3));
+        let at = |p: &[&[u8]], start, eof| {
+            seek(&lines, p, start, eof, Match::Exact)
+                .unwrap()
+                .map(|f| f.0)
+        };
+        assert_eq!(at(&[b"a", b"b"], 0, false), Some(0));
+        assert_eq!(at(&[b"a", b"b"], 1, false), Some(2));
+        assert_eq!(at(&[b"a", b"b"], 0, true), Some(2));
+        assert_eq!(at(&[b"c"], 0, false), None);
+        assert_eq!(at(&[], 3, false), Some(3));
+    }
+
+    #[test]
+    fn tolerant_tiers_say_where_and_reindent() {
+        let p = tolerant(
+            b"def f():\n\tif x:  \n\t\treturn 1\n",
+            " if x:\n-\treturn 1\n+\treturn 2",
+        )
+        .unwrap();
+        assert_eq!(p.bytes, b"def f():\n\tif x:  \n\t\treturn 2\n");
+        assert_eq!(
+            p.matched,
+            [TierMatch {
+                hunk: 1,
+                tier: Tier::Indentation,
+                lines: (2, 3)
+            }]
+        );
+        assert_eq!(p.changed, Some(vec![(18, 29)]));
+        assert_eq!(
+            tolerant(b"a  \nb\na \nb\n", " a\n-b\n+c").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3): its lines match 2 places of the file (ignoring trailing \
+             whitespace). Add context lines or an '@@' line to make the match unique. No changes were written."
+        );
+        // Exact first: the tolerant mode takes an exact match as the exact mode does.
+        assert!(tolerant(b"a\nb\na \nb\n", " a\n-b\n+c")
+            .unwrap()
+            .matched
+            .is_empty());
     }
 
     #[test]
@@ -411,7 +596,7 @@ mod tests {
         assert_eq!(
             patched(b"a\n", "@@ nope\n-a\n+b").unwrap_err(),
             "Hunk 1 of Update File 'f' (patch line 3): its '@@ nope' line was not found. An '@@' line names a \
-             line of the file exactly, found before the hunk's lines. No changes were written."
+             line of the file (leading and trailing whitespace aside), found before the hunk's lines. No changes were written."
         );
         assert_eq!(
             patched(b"\0bin", "-a\n+b").unwrap_err(),

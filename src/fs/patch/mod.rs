@@ -2,8 +2,9 @@
 //! nothing.
 //!
 //! - [`parse`]: the patch text into typed operations, with the patch line each starts on.
-//! - [`hunks`]: where an update's hunks land in a file's bytes ([`hunks::seek`]) and the bytes
-//!   they make, every other byte kept.
+//! - [`hunks`]: where an update's hunks land in a file's bytes (the match tiers' one line
+//!   search, [`crate::fs::change::tiers::seek_lines`]) and the bytes they make, every other
+//!   byte kept.
 //! - [`plan`]: the operations run in order on a picture of the tree (an add then an update
 //!   of one path, two updates of one file), every path resolved, contained and access-checked
 //!   and every file read before anything is written; the `FileSystem` methods.
@@ -22,8 +23,11 @@ use std::path::PathBuf;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::change::diff::unified_diff;
+use crate::fs::change::shown;
+use crate::fs::change::tiers::Tier;
 use crate::fs::change::write::disk_hash;
 use crate::fs::contract::Contract;
+use crate::fs::disclosure::Disclosure;
 use crate::fs::read::encoding;
 use crate::fs::text::py_repr;
 use parse::Op;
@@ -53,6 +57,11 @@ pub struct FileChange {
     pub diff: String,
     /// Whether the diff was cut.
     pub truncated: bool,
+    /// What its result line ends with under `match='tolerant'`: the hunks found past the exact
+    /// tier (`[matched ignoring trailing whitespace on lines 12-14]`), space-separated.
+    pub notes: String,
+    /// With `show_changes`: the changed regions shown after its result line ([`shown::render`]).
+    pub shown: String,
 }
 
 impl FileChange {
@@ -78,7 +87,7 @@ pub struct PatchPlan {
 impl PatchPlan {
     /// The result: `Applied patch to N files:` then a line per file, in patch order:
     /// `A p [hash:H]`, `M p [hash:H]`, `D p`, `R old -> new [hash:H]` (no hashes without
-    /// `content_hashes`).
+    /// `content_hashes`), each followed by its tier notes and shown changes ([`FileChange`]).
     pub fn result_text(&self, content_hashes: bool) -> String {
         let shown = |p: &str| crate::fs::text::names::shown_path(p).into_owned();
         let lines: Vec<String> = self
@@ -91,12 +100,13 @@ impl PatchPlan {
                     (Some(h), true) => format!(" [hash:{h}]"),
                     _ => String::new(),
                 };
-                match (&f.moved_from, &f.old, &f.new) {
+                let line = match (&f.moved_from, &f.old, &f.new) {
                     (Some(from), _, _) => format!("R {} -> {}{hash}", shown(from), shown(&f.path)),
                     (None, None, _) => format!("A {}{hash}", shown(&f.path)),
                     (None, _, None) => format!("D {}", shown(&f.path)),
                     _ => format!("M {}{hash}", shown(&f.path)),
-                }
+                };
+                format!("{line}{}{}", f.notes, f.shown)
             })
             .collect();
         let noun = if lines.len() == 1 { "file" } else { "files" };
@@ -147,10 +157,11 @@ pub struct HandedIn {
 pub fn plan_handed_in(
     input: &str,
     contract: Contract,
+    disclosure: &Disclosure,
     files: &std::collections::HashMap<String, HandedIn>,
 ) -> Result<PatchPlan> {
     let ops = parse::parse(input)?;
-    plan_ops(&ops, contract, |path| {
+    plan_ops(&ops, contract, disclosure, |path| {
         let Some(file) = files.get(path) else {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
@@ -194,6 +205,11 @@ struct Entry {
     moved_from: Option<String>,
     moved_away: bool,
     first: usize,
+    /// Tier notes of its updates.
+    notes: Vec<String>,
+    /// Changed byte ranges of `current` when one update made it from `original` (else the
+    /// span from the first to the last difference is shown).
+    changed: Option<Vec<(usize, usize)>>,
 }
 
 fn refusal(kind: ErrorKind, message: String) -> Error {
@@ -209,6 +225,62 @@ fn shown_text(bytes: &[u8]) -> String {
     }
 }
 
+/// `[matched ignoring indentation on lines 3-4]` (`[hunk 2 matched ...]` when the update has
+/// more than one hunk), lines numbered in the file the update was applied to, as `read_file`
+/// numbers them (`starts`, [`shown::line_starts`]).
+fn tier_note(m: &hunks::TierMatch, hunks: usize, starts: &[usize], text: &[u8]) -> String {
+    // The hunks count lines at `\n`; `read_file` may split them finer (the document's contract).
+    let nl: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text).map(|a| a + 1))
+        .collect();
+    let shown_line =
+        |n: usize| shown::line_of(starts, nl.get(n - 1).copied().unwrap_or(text.len())) + 1;
+    let (first, last) = (shown_line(m.lines.0), shown_line(m.lines.1));
+    let who = if hunks > 1 {
+        format!("hunk {} matched", m.hunk)
+    } else {
+        "matched".to_string()
+    };
+    let place = if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    };
+    debug_assert!(m.tier != Tier::Exact);
+    format!("[{who} {} on {place}]", m.tier.describe())
+}
+
+/// The changed regions of a file the patch updated, for its result (`show_changes`):
+/// `changed` byte ranges of `new` when known, else the span from the first to the last
+/// difference; shown with [`shown::render_within`] from the result's `budget` of chars.
+fn shown_changes(
+    path: &str,
+    old: &[u8],
+    new: &[u8],
+    changed: Option<Vec<(usize, usize)>>,
+    disclosure: &Disclosure,
+    contract: Contract,
+    budget: &mut usize,
+) -> String {
+    let (old_text, new_text) = (shown_text(old), shown_text(new));
+    let ranges = match changed {
+        Some(ranges) => shown::changed_lines(new, &ranges, contract),
+        None => match shown::between(old_text.as_bytes(), new_text.as_bytes()) {
+            Some(range) => shown::changed_lines(new_text.as_bytes(), &[range], contract),
+            None => return String::new(),
+        },
+    };
+    shown::render_within(
+        path,
+        &new_text,
+        &ranges,
+        disclosure.show_changes,
+        contract,
+        disclosure.max_line_chars,
+        budget,
+    )
+}
+
 /// Runs `ops` in order on a picture of the tree whose files `load` reads (each once), and
 /// returns the plan: every file changed, its bytes before and after, hashes and diffs.
 ///
@@ -218,6 +290,7 @@ fn shown_text(bytes: &[u8]) -> String {
 pub fn plan_ops(
     ops: &[Op],
     contract: Contract,
+    disclosure: &Disclosure,
     mut load: impl FnMut(&str) -> Result<Loaded>,
 ) -> Result<PatchPlan> {
     let mut tree: BTreeMap<PathBuf, Entry> = BTreeMap::new();
@@ -234,6 +307,8 @@ pub fn plan_ops(
                 moved_from: None,
                 moved_away: false,
                 first: met,
+                notes: Vec::new(),
+                changed: None,
             }
         });
         Ok(loaded.rel)
@@ -291,11 +366,18 @@ pub fn plan_ops(
                         ),
                     ));
                 };
-                let new = if hs.is_empty() {
-                    current.clone()
+                let first_change = e.current == e.original;
+                let (new, changed) = if hs.is_empty() {
+                    (current.clone(), None)
                 } else {
-                    hunks::apply(current, hs, path)?
+                    let patched = hunks::apply(current, hs, path, disclosure.matching)?;
+                    let starts = shown::line_starts(current, contract);
+                    for m in &patched.matched {
+                        e.notes.push(tier_note(m, hs.len(), &starts, current));
+                    }
+                    (patched.bytes, patched.changed.filter(|_| first_change))
                 };
+                e.changed = changed;
                 match move_to {
                     None => e.current = Some(new),
                     Some(dest) => {
@@ -319,7 +401,11 @@ pub fn plan_ops(
                         src.current = None;
                         src.moved_away = src.original.is_some();
                         let from = src.path.clone();
+                        let notes = std::mem::take(&mut src.notes);
+                        let changed = src.changed.take().filter(|_| first_change);
                         let dst = tree.get_mut(&d).expect("loaded");
+                        dst.notes.extend(notes);
+                        dst.changed = changed;
                         dst.current = Some(new);
                         dst.path = dest.clone();
                         dst.moved_from = Some(from);
@@ -328,7 +414,9 @@ pub fn plan_ops(
             }
         }
     }
-    let mut files: Vec<(usize, FileChange)> = Vec::new();
+    // (first met, the change, its changed byte ranges when known)
+    type Planned = (usize, FileChange, Option<Vec<(usize, usize)>>);
+    let mut files: Vec<Planned> = Vec::new();
     for (rel, e) in tree {
         if e.original == e.current {
             continue;
@@ -349,13 +437,15 @@ pub fn plan_ops(
         );
         // A move's source keeps its line only when something else happened to it.
         let moved_away = e.moved_away && e.current.is_none();
+        let notes: String = e.notes.iter().map(|n| format!(" {n}")).collect();
+        let moved_from = e.moved_from.filter(|_| e.original.is_none());
         files.push((
             e.first,
             FileChange {
                 path: e.path,
                 event_path: e.event_path,
                 rel,
-                moved_from: e.moved_from.filter(|_| e.original.is_none()),
+                moved_from,
                 moved_away,
                 old: e.original,
                 new: e.current,
@@ -363,7 +453,10 @@ pub fn plan_ops(
                 new_hash,
                 diff,
                 truncated,
+                notes,
+                shown: String::new(),
             },
+            e.changed,
         ));
     }
     if files.is_empty() {
@@ -375,7 +468,25 @@ pub fn plan_ops(
     files.sort_by(|a, b| a.1.event_path.cmp(&b.1.event_path));
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| files[i].0);
-    let files = files.into_iter().map(|(_, f)| f).collect();
+    if disclosure.show_changes > 0 {
+        // One cap for the whole result, spent in result order.
+        let mut budget = shown::MAX_SHOWN_CHARS;
+        for &i in &order {
+            let (_, f, changed) = &mut files[i];
+            if let (Some(old), Some(new)) = (&f.old, &f.new) {
+                f.shown = shown_changes(
+                    &f.path,
+                    old,
+                    new,
+                    changed.take(),
+                    disclosure,
+                    contract,
+                    &mut budget,
+                );
+            }
+        }
+    }
+    let files = files.into_iter().map(|(_, f, _)| f).collect();
     Ok(PatchPlan { files, order })
 }
 
@@ -403,7 +514,8 @@ mod tests {
         .into();
         let input =
             "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b\n-two\n+2\n*** End Patch";
-        let plan = plan_handed_in(input, Contract::Workspace, &files).unwrap();
+        let plan =
+            plan_handed_in(input, Contract::Workspace, &Disclosure::default(), &files).unwrap();
         assert_eq!(
             plan.result_text(false),
             "Applied patch to 1 file:\nR a.txt -> b"
@@ -423,6 +535,7 @@ mod tests {
         let err = plan_handed_in(
             "*** Begin Patch\n*** Delete File: d\n*** End Patch",
             Contract::Workspace,
+            &Disclosure::default(),
             &files,
         )
         .unwrap_err();

@@ -12,7 +12,8 @@
 //! ```
 //!
 //! Lenient where Codex is: blank lines around the patch, `\r\n` line breaks, whitespace around
-//! the marker lines, a first hunk of an update without `@@`, and an empty line inside a hunk
+//! the marker lines (inside a hunk only after them: there a marker starts at column 0, and a
+//! line starting with a space is context whatever its text), a first hunk of an update without `@@`, and an empty line inside a hunk
 //! read as an empty context line. Beyond Codex: an `Update File` with `Move to` and no hunk is
 //! a plain rename. Source: the format of openai/codex `apply-patch` (our own reading of it).
 
@@ -256,7 +257,9 @@ fn read_hunks(
     while i < body.len() {
         let raw = body[i];
         let n = number(i);
-        if raw.trim() == EOF_MARK {
+        // Inside a hunk a marker starts at column 0: a line that starts with a space is a
+        // context line, whatever its text (` ` + `    *** note`), as Codex reads it.
+        if raw.trim_end() == EOF_MARK {
             match current.as_mut() {
                 Some(h) if !h.lines.is_empty() => h.end_of_file = true,
                 _ => {
@@ -269,7 +272,7 @@ fn read_hunks(
             i += 1;
             continue;
         }
-        if raw.trim_start().starts_with("***") {
+        if raw.starts_with("***") {
             break;
         }
         if let Some(anchor) = raw.strip_prefix("@@") {

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::cancel::CancelFlag;
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::change::replace::{self, Replaced};
 use crate::fs::change::write::conflict;
 use crate::fs::change::write::disk_hash;
 use crate::fs::patch::journal::{self, Target};
@@ -37,7 +38,7 @@ impl FileSystem {
         if let Some(b) = &beneath {
             journal::recover(b);
         }
-        let plan = plan_ops(&ops, self.limits.contract, |path| {
+        let plan = plan_ops(&ops, self.limits.contract, &self.disclosure, |path| {
             cancel.check()?;
             self.load_for_patch(beneath.as_ref(), path)
         })?;
@@ -135,18 +136,21 @@ impl FileSystem {
                 new: f.new.as_deref(),
             })
             .collect();
-        let verify = || -> Result<()> {
+        // Every path resolved again before anything is staged: a path that now leads outside
+        // the root, or to another file, says so (as `write_file`'s commit does).
+        let resolved_again = || -> Result<()> {
             for f in &plan.files {
                 let again = self.safe_resolve(&f.path, true, true)?;
                 if again.rel != f.rel {
-                    return Err(Error::new(
-                        ErrorKind::Conflict,
-                        format!(
-                            "Path {} was replaced while the change was announced. Retry.",
-                            py_repr(&f.path)
-                        ),
-                    ));
+                    return Err(replaced(&f.path));
                 }
+            }
+            Ok(())
+        };
+        resolved_again()?;
+        let verify = || -> Result<()> {
+            resolved_again()?;
+            for f in &plan.files {
                 let now = match beneath.open(&f.rel, READ_FLAGS, 0) {
                     Ok(fd) => {
                         let mut raw = Vec::new();
@@ -172,9 +176,90 @@ impl FileSystem {
             }
             Ok(())
         };
-        journal::commit(&beneath, &targets, verify, |e| self.root.os_error(&e, None))?;
+        if let [only] = &plan.files[..] {
+            if let Some(text) = self.commit_one(&beneath, plan, only, &verify)? {
+                return Ok(text);
+            }
+        }
+        journal::commit(&beneath, &targets, verify, |e| {
+            match e.raw_os_error() {
+            // A directory of the patch became a symlink after the check above.
+            Some(libc::ELOOP) | Some(libc::EXDEV) => Error::new(
+                ErrorKind::Conflict,
+                "A directory of this patch was replaced while the change was announced, so nothing was \
+                 written. Retry."
+                    .to_string(),
+            ),
+            _ => self.root.os_error(&e, None),
+        }
+        })?;
         Ok(plan.result_text(self.limits.content_hashes))
     }
+}
+
+impl FileSystem {
+    /// A patch that updates one existing file (no move): committed through the single-file
+    /// crash-safe replace `edit_file` uses ([`replace::replace`]: the new bytes complete in a
+    /// temporary file, renamed over the old one), which gives that file the journal's guarantee
+    /// (after a kill, the old bytes or the new) without the journal's directory. `verify` runs
+    /// first. `None`: not such a patch, or a file this replace leaves to the journal (other hard
+    /// links, a directory where no temporary file can be made).
+    ///
+    /// Errors: `verify`'s, a conflict when the file was replaced meanwhile, OS errors.
+    fn commit_one(
+        &self,
+        beneath: &Beneath,
+        plan: &PatchPlan,
+        file: &crate::fs::patch::FileChange,
+        verify: &dyn Fn() -> Result<()>,
+    ) -> Result<Option<String>> {
+        let (Some(_), Some(new), None) = (&file.old, &file.new, &file.moved_from) else {
+            return Ok(None);
+        };
+        if file.moved_away {
+            return Ok(None);
+        }
+        let Ok(fd) = beneath.open(&file.rel, READ_FLAGS, 0) else {
+            return Ok(None); // the journal's checks say what happened
+        };
+        let st = fstat(fd.as_raw_fd()).map_err(|e| self.root.os_error(&e, Some(&file.rel)))?;
+        if !is_reg(st.st_mode) || st.st_nlink > 1 {
+            return Ok(None);
+        }
+        verify()?;
+        let (dir, name) = replace::parent_of(beneath, &file.rel)
+            .map_err(|e| self.root.open_error(&e, &file.path, &file.rel))?;
+        let replaced = replace::replace(&dir, name, &st, new, || true)
+            .map_err(|e| self.root.os_error(&e, Some(&file.rel)))?;
+        match replaced {
+            Replaced::Done => Ok(Some(plan.result_text(self.limits.content_hashes))),
+            Replaced::InPlace => Ok(None),
+            Replaced::Swapped | Replaced::Refused => Err(replaced_while_written(&file.path)),
+        }
+    }
+}
+
+/// `Path 'p' was replaced while it was written. Retry.` (as `write_file`'s commit says it).
+fn replaced_while_written(path: &str) -> Error {
+    Error::new(
+        ErrorKind::Conflict,
+        format!(
+            "Path {} was replaced while it was written. Retry.",
+            py_repr(path)
+        ),
+    )
+}
+
+/// `Path 'p' was replaced while the change was announced. Retry.`: the path now names another
+/// file than the one planned (as `write_file`'s commit says it).
+fn replaced(path: &str) -> Error {
+    Error::new(
+        ErrorKind::Conflict,
+        format!(
+            "Path {} was replaced while the change was announced. Retry.",
+            py_repr(path)
+        ),
+    )
 }
 
 #[cfg(test)]
