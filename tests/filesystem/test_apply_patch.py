@@ -8,6 +8,7 @@ through the protocol (the in-memory backend), and the journal a killed commit le
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -429,10 +430,11 @@ def test_the_next_start_finishes_a_commit_a_kill_interrupted(root: Path) -> None
     (tx / 'old-0').write_bytes(b'# Demo\n')
     (tx / 'new-1').write_bytes(b'made\n')
     hexed = {name: name.encode().hex() for name in ('README.md', 'made/f.txt', 'docs/old.md', 'made')}
+    new0, new1 = (hashlib.sha256(data).hexdigest() for data in (b'# New\n', b'made\n'))
     (tx / 'journal').write_text(
-        'pydantic-ai-harness patch journal 1\n'
-        f'f 0 {hexed["README.md"]} 1\nf 1 {hexed["made/f.txt"]} 1\nf 2 {hexed["docs/old.md"]} 0\n'
-        f'd {hexed["made"]}\nend\n'
+        'pydantic-ai-harness patch journal 2\n'
+        f'f 0 {hexed["README.md"]} {new0}\nf 1 {hexed["made/f.txt"]} {new1}\n'
+        f'f 2 {hexed["docs/old.md"]} -\nd {hexed["made"]}\nend\n'
     )
     # And one killed while staging (no journal): dropped, nothing in the tree changes for it.
     early = root / '.pydantic-ai-harness' / 'patch' / '1-1-2'

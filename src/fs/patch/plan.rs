@@ -21,8 +21,21 @@ impl FileSystem {
     /// ([`journal::recover`]); nothing when there are none (one failed `openat`).
     pub fn recover_patches(&self) {
         if let Ok(Some(beneath)) = self.root.open_root_if_exists() {
-            journal::recover(&beneath);
+            journal::recover(&beneath, &|rel| self.journal_may_change(rel));
         }
+    }
+
+    /// Whether recovery may change `rel` (a journal's target or directory): it resolves to
+    /// itself beneath the root (contained, no symlinked parent) and passes the write check
+    /// every tool's path does now (protected and denied patterns, allowed ones, the state
+    /// directory), so a forged journal can reach nothing this FileSystem would refuse.
+    fn journal_may_change(&self, rel: &Path) -> bool {
+        // From the root, not `cwd`: the journal's paths are root-relative.
+        let abs = self.root.real_root().join(rel);
+        let Some(text) = abs.to_str() else {
+            return false;
+        };
+        matches!(self.safe_resolve(text, true, true), Ok(r) if r.rel == rel)
     }
 
     /// Plans `apply_patch`: parses `input`, recovers interrupted commits, then runs its
@@ -35,7 +48,7 @@ impl FileSystem {
         let ops = parse::parse(input)?;
         let beneath = self.root.open_root_if_exists()?;
         if let Some(b) = &beneath {
-            journal::recover(b);
+            journal::recover(b, &|rel| self.journal_may_change(rel));
         }
         let plan = plan_ops(&ops, self.limits.contract, |path| {
             cancel.check()?;
@@ -172,7 +185,10 @@ impl FileSystem {
             }
             Ok(())
         };
-        journal::commit(&beneath, &targets, verify, |e| self.root.os_error(&e, None))?;
+        let allowed = |rel: &Path| self.journal_may_change(rel);
+        journal::commit(&beneath, &allowed, &targets, verify, |e| {
+            self.root.os_error(&e, None)
+        })?;
         Ok(plan.result_text(self.limits.content_hashes))
     }
 }
