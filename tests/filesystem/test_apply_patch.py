@@ -598,3 +598,33 @@ async def test_a_direct_call_applies_without_events(root: Path) -> None:
     text = patch('*** Add File: d.txt', '+direct')
     assert await toolset.apply_patch(text) == f'Applied patch to 1 file:\nA d.txt [hash:{H_DIRECT}]'
     assert (root / 'd.txt').read_text() == 'direct\n'
+
+
+# --- file modes ---------------------------------------------------------------------------------
+
+
+async def test_a_move_keeps_the_files_mode(tmp_path: Path) -> None:
+    (tmp_path / 'x.sh').write_bytes(b'#!/bin/sh\necho hi\n')
+    (tmp_path / 'x.sh').chmod(0o755)
+    (tmp_path / 'y.sh').write_bytes(b'#!/bin/sh\n')
+    (tmp_path / 'y.sh').chmod(0o700)
+    text = patch(
+        '*** Update File: x.sh',
+        '*** Move to: bin/x.sh',
+        '*** Update File: y.sh',
+        '*** Move to: bin/y.sh',
+        '@@',
+        '-#!/bin/sh',
+        '+#!/bin/bash',
+        '*** Add File: bin/new.txt',
+        '+n',
+    )
+    t = await run_tools([FileSystem(root_dir=tmp_path, tools=TOOLS)], [('apply_patch', {'input': text})])
+    assert t.results[0].startswith('Applied patch to 3 files:'), t.results
+    assert (tmp_path / 'bin' / 'x.sh').stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / 'bin' / 'y.sh').stat().st_mode & 0o777 == 0o700
+    # An added file gets the mode write_file gives a new file.
+    await run_tools(
+        [FileSystem(root_dir=tmp_path, tools=['write_file'])], [('write_file', {'path': 'w2.txt', 'content': 'n\n'})]
+    )
+    assert (tmp_path / 'bin' / 'new.txt').stat().st_mode & 0o777 == (tmp_path / 'w2.txt').stat().st_mode & 0o777

@@ -60,6 +60,9 @@ pub struct Target<'a> {
     pub old: Option<&'a [u8]>,
     /// Its bytes after (`None`: removed).
     pub new: Option<&'a [u8]>,
+    /// For a new file (`old` is `None`): the file whose permission bits it takes (a move's
+    /// source, still in place while staging); `None` or a missing file: the default mode.
+    pub mode_from: Option<&'a Path>,
 }
 
 fn cvt(rc: libc::c_int) -> io::Result<()> {
@@ -355,6 +358,14 @@ fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<()> {
         };
         if let Some(new) = t.new {
             let fd = write_file(dir, &name("new", i), new, 0o666)?;
+            if let (None, Some(src)) = (&st, t.mode_from) {
+                if let Ok(src) = beneath.open(src, libc::O_PATH, 0) {
+                    if let Ok(st) = fstat(src.as_raw_fd()) {
+                        // SAFETY: fd is valid. The permission bits only (not set-id, not owner).
+                        unsafe { libc::fchmod(fd.as_raw_fd(), st.st_mode & 0o777) };
+                    }
+                }
+            }
             if let Some(st) = &st {
                 // SAFETY: fd is valid. The owner first (it clears set-id bits), then the mode.
                 unsafe {
@@ -575,16 +586,19 @@ mod tests {
                 rel: Path::new("a"),
                 old: Some(b"old a"),
                 new: Some(b"new a"),
+                mode_from: None,
             },
             Target {
                 rel: Path::new("gone"),
                 old: Some(b"bye"),
                 new: None,
+                mode_from: None,
             },
             Target {
                 rel: Path::new("x/y/new"),
                 old: None,
                 new: Some(b"n"),
+                mode_from: None,
             },
         ];
         commit(&b, &|_| true, &targets, || Ok(()), |e| e).unwrap();
@@ -614,6 +628,7 @@ mod tests {
             rel: Path::new("a"),
             old: Some(b"old"),
             new: Some(b"new"),
+            mode_from: None,
         }];
         let r = commit(
             &b,
@@ -637,12 +652,14 @@ mod tests {
                 rel: Path::new("gone"),
                 old: Some(b"keep me"),
                 new: None,
+                mode_from: None,
             },
             // Its parent is a file: making the directory fails after `gone` was removed.
             Target {
                 rel: Path::new("f/x"),
                 old: None,
                 new: Some(b"x"),
+                mode_from: None,
             },
         ];
         assert!(commit(&b, &|_| true, &targets, || Ok(()), |e| e).is_err());

@@ -146,6 +146,13 @@ impl FileSystem {
                 rel: &f.rel,
                 old: f.old.as_deref(),
                 new: f.new.as_deref(),
+                mode_from: f.moved_from.as_ref().and_then(|from| {
+                    let src = plan
+                        .files
+                        .iter()
+                        .find(|g| g.moved_away && g.path == *from)?;
+                    Some(src.rel.as_path())
+                }),
             })
             .collect();
         let verify = || -> Result<()> {
