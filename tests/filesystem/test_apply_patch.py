@@ -8,6 +8,7 @@ through the protocol (the in-memory backend), and the journal a killed commit le
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -429,10 +430,11 @@ def test_the_next_start_finishes_a_commit_a_kill_interrupted(root: Path) -> None
     (tx / 'old-0').write_bytes(b'# Demo\n')
     (tx / 'new-1').write_bytes(b'made\n')
     hexed = {name: name.encode().hex() for name in ('README.md', 'made/f.txt', 'docs/old.md', 'made')}
+    new0, new1 = (hashlib.sha256(data).hexdigest() for data in (b'# New\n', b'made\n'))
     (tx / 'journal').write_text(
-        'pydantic-ai-harness patch journal 1\n'
-        f'f 0 {hexed["README.md"]} 1\nf 1 {hexed["made/f.txt"]} 1\nf 2 {hexed["docs/old.md"]} 0\n'
-        f'd {hexed["made"]}\nend\n'
+        'pydantic-ai-harness patch journal 2\n'
+        f'f 0 {hexed["README.md"]} {new0}\nf 1 {hexed["made/f.txt"]} {new1}\n'
+        f'f 2 {hexed["docs/old.md"]} -\nd {hexed["made"]}\nend\n'
     )
     # And one killed while staging (no journal): dropped, nothing in the tree changes for it.
     early = root / '.pydantic-ai-harness' / 'patch' / '1-1-2'
@@ -596,3 +598,33 @@ async def test_a_direct_call_applies_without_events(root: Path) -> None:
     text = patch('*** Add File: d.txt', '+direct')
     assert await toolset.apply_patch(text) == f'Applied patch to 1 file:\nA d.txt [hash:{H_DIRECT}]'
     assert (root / 'd.txt').read_text() == 'direct\n'
+
+
+# --- file modes ---------------------------------------------------------------------------------
+
+
+async def test_a_move_keeps_the_files_mode(tmp_path: Path) -> None:
+    (tmp_path / 'x.sh').write_bytes(b'#!/bin/sh\necho hi\n')
+    (tmp_path / 'x.sh').chmod(0o755)
+    (tmp_path / 'y.sh').write_bytes(b'#!/bin/sh\n')
+    (tmp_path / 'y.sh').chmod(0o700)
+    text = patch(
+        '*** Update File: x.sh',
+        '*** Move to: bin/x.sh',
+        '*** Update File: y.sh',
+        '*** Move to: bin/y.sh',
+        '@@',
+        '-#!/bin/sh',
+        '+#!/bin/bash',
+        '*** Add File: bin/new.txt',
+        '+n',
+    )
+    t = await run_tools([FileSystem(root_dir=tmp_path, tools=TOOLS)], [('apply_patch', {'input': text})])
+    assert t.results[0].startswith('Applied patch to 3 files:'), t.results
+    assert (tmp_path / 'bin' / 'x.sh').stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / 'bin' / 'y.sh').stat().st_mode & 0o777 == 0o700
+    # An added file gets the mode write_file gives a new file.
+    await run_tools(
+        [FileSystem(root_dir=tmp_path, tools=['write_file'])], [('write_file', {'path': 'w2.txt', 'content': 'n\n'})]
+    )
+    assert (tmp_path / 'bin' / 'new.txt').stat().st_mode & 0o777 == (tmp_path / 'w2.txt').stat().st_mode & 0o777

@@ -17,7 +17,12 @@
 //! [`recover`] runs before every patch and when a FileSystem is built on the root: a directory
 //! whose `lock` is free belongs to a dead commit; with a `journal` it is finished (roll
 //! forward: every step of 3 is idempotent), without one it is dropped (nothing outside it was
-//! touched yet). A failure while applying (not a kill: an error) puts every old file back from
+//! touched yet). A journal is only trusted as far as it checks out: every path it names must
+//! be plain (relative, no `..`), pass the caller's `allowed` check (contained, no symlinked
+//! parent, writable under the FileSystem's access rules now) and every staged `new-<i>` not
+//! yet renamed must hash to the SHA-256 the journal recorded; otherwise the journal is dropped
+//! and the tree left untouched, so a journal forged by anything that can write the state
+//! directory (a shell command) cannot reach a file the FileSystem would refuse to change. A failure while applying (not a kill: an error) puts every old file back from
 //! `old-<i>` and removes the directories it made, so an error leaves the old tree too.
 //! Deleting the last file of a directory leaves the directory (as Codex does). No `fsync`, as
 //! for single-file writes (`change/replace.rs`): this guards against kills, not power loss.
@@ -35,7 +40,14 @@ use crate::fs::root::path::{fstat, Beneath};
 /// Where commits keep their journals, relative to the root.
 pub const JOURNAL_DIR: &str = ".pydantic-ai-harness/patch";
 
-const HEADER: &str = "pydantic-ai-harness patch journal 1";
+const HEADER: &str = "pydantic-ai-harness patch journal 2";
+
+/// Whether the journal's path (a target or a directory to create) may be changed now.
+pub type Allowed<'a> = &'a dyn Fn(&Path) -> bool;
+
+/// One journal entry: index, target, the SHA-256 (hex) of its staged new content (`None`:
+/// removed).
+type Entry = (usize, PathBuf, Option<String>);
 
 static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
 
@@ -48,6 +60,9 @@ pub struct Target<'a> {
     pub old: Option<&'a [u8]>,
     /// Its bytes after (`None`: removed).
     pub new: Option<&'a [u8]>,
+    /// For a new file (`old` is `None`): the file whose permission bits it takes (a move's
+    /// source, still in place while staging); `None` or a missing file: the default mode.
+    pub mode_from: Option<&'a Path>,
 }
 
 fn cvt(rc: libc::c_int) -> io::Result<()> {
@@ -93,6 +108,11 @@ fn write_file(dir: RawFd, name: &CStr, data: &[u8], mode: libc::mode_t) -> io::R
     let fd = open_at(dir, name, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, mode)?;
     crate::fs::change::write::pwrite_all(&fd, data)?;
     Ok(fd)
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex(Sha256::digest(bytes).as_slice())
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -242,11 +262,12 @@ fn missing_dirs(beneath: &Beneath, rel: &Path) -> Vec<PathBuf> {
 /// Errors: `verify`'s; an I/O error (staging: nothing changed; applying: every file put back).
 pub fn commit<E>(
     beneath: &Beneath,
+    allowed: Allowed<'_>,
     targets: &[Target<'_>],
     verify: impl FnOnce() -> Result<(), E>,
     io_error: impl Fn(io::Error) -> E,
 ) -> Result<(), E> {
-    recover(beneath);
+    recover(beneath, allowed);
     let tx = Tx::begin(beneath).map_err(&io_error)?;
     let staged = stage(beneath, &tx, targets).map(|()| verify());
     match staged {
@@ -274,7 +295,7 @@ pub fn commit<E>(
         journal.push_str(&format!(
             "f {i} {} {}\n",
             hex(t.rel.as_os_str().as_bytes()),
-            u8::from(t.new.is_some())
+            t.new.map_or_else(|| "-".to_string(), sha256)
         ));
     }
     for d in &dirs {
@@ -299,10 +320,10 @@ pub fn commit<E>(
         tx.remove();
         return Err(io_error(e));
     }
-    let entries: Vec<(usize, PathBuf, bool)> = targets
+    let entries: Vec<Entry> = targets
         .iter()
         .enumerate()
-        .map(|(i, t)| (i, t.rel.to_path_buf(), t.new.is_some()))
+        .map(|(i, t)| (i, t.rel.to_path_buf(), t.new.map(sha256)))
         .collect();
     if let Err(e) = apply(beneath, tx.dir.as_raw_fd(), &entries, &dirs) {
         roll_back(beneath, &tx, targets, &dirs);
@@ -337,6 +358,14 @@ fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<()> {
         };
         if let Some(new) = t.new {
             let fd = write_file(dir, &name("new", i), new, 0o666)?;
+            if let (None, Some(src)) = (&st, t.mode_from) {
+                if let Ok(src) = beneath.open(src, libc::O_PATH, 0) {
+                    if let Ok(st) = fstat(src.as_raw_fd()) {
+                        // SAFETY: fd is valid. The permission bits only (not set-id, not owner).
+                        unsafe { libc::fchmod(fd.as_raw_fd(), st.st_mode & 0o777) };
+                    }
+                }
+            }
             if let Some(st) = &st {
                 // SAFETY: fd is valid. The owner first (it clears set-id bits), then the mode.
                 unsafe {
@@ -365,15 +394,10 @@ fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<()> {
     Ok(())
 }
 
-/// Step 3, idempotent: removals, directories, renames. `entries`: (index, target, has new).
-fn apply(
-    beneath: &Beneath,
-    tx: RawFd,
-    entries: &[(usize, PathBuf, bool)],
-    dirs: &[PathBuf],
-) -> io::Result<()> {
+/// Step 3, idempotent: removals, directories, renames.
+fn apply(beneath: &Beneath, tx: RawFd, entries: &[Entry], dirs: &[PathBuf]) -> io::Result<()> {
     for (_, rel, new) in entries {
-        if !new {
+        if new.is_none() {
             let (parent, n) = match parent_of(beneath, rel) {
                 Ok(p) => p,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
@@ -391,7 +415,7 @@ fn apply(
         beneath.mkdir_all(d)?;
     }
     for (i, rel, new) in entries {
-        if *new {
+        if new.is_some() {
             let from = name("new", *i);
             let (parent, n) = parent_of(beneath, rel)?;
             match rename_at(tx, &from, parent.as_raw_fd(), &c(n)?) {
@@ -431,8 +455,9 @@ fn roll_back(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>], dirs: &[PathBuf
 }
 
 /// Finishes or drops every commit a dead process left (see the module doc). Commits still
-/// running (their `lock` held) are left alone. Errors are ignored: the next call tries again.
-pub fn recover(beneath: &Beneath) {
+/// running (their `lock` held) are left alone. A journal failing [`trusted`] is dropped
+/// unapplied. Errors are ignored: the next call tries again.
+pub fn recover(beneath: &Beneath, allowed: Allowed<'_>) {
     let Ok(state) = beneath.open(
         Path::new(JOURNAL_DIR),
         libc::O_RDONLY | libc::O_DIRECTORY,
@@ -462,7 +487,9 @@ pub fn recover(beneath: &Beneath) {
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             continue; // a live commit
         }
-        if let Some((entries, dirs)) = read_journal(dir.as_raw_fd()) {
+        if let Some((entries, dirs)) = read_journal(dir.as_raw_fd())
+            .filter(|(entries, dirs)| trusted(dir.as_raw_fd(), allowed, entries, dirs))
+        {
             if apply(beneath, dir.as_raw_fd(), &entries, &dirs).is_err() {
                 continue; // kept, to be finished by a later start
             }
@@ -473,9 +500,41 @@ pub fn recover(beneath: &Beneath) {
     }
 }
 
+/// Whether `rel` is a plain relative path: not empty, no root, no `.` or `..` component.
+fn plain(rel: &Path) -> bool {
+    !rel.as_os_str().is_empty()
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// Whether a journal may be finished: every path plain and `allowed`, every index distinct,
+/// and every staged `new-<i>` still there hashing to what the journal recorded (one already
+/// renamed is gone: a kill after that rename).
+fn trusted(tx: RawFd, allowed: Allowed<'_>, entries: &[Entry], dirs: &[PathBuf]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let paths_ok = entries
+        .iter()
+        .map(|(_, rel, _)| rel)
+        .chain(dirs)
+        .all(|rel| plain(rel) && allowed(rel))
+        && entries.iter().all(|(i, _, _)| seen.insert(*i));
+    paths_ok
+        && entries.iter().all(|(i, _, new)| {
+            let Some(want) = new else { return true };
+            match open_at(tx, &name("new", *i), libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+                Ok(fd) => {
+                    let mut bytes = Vec::new();
+                    io::Read::read_to_end(&mut std::fs::File::from(fd), &mut bytes).is_ok()
+                        && sha256(&bytes) == *want
+                }
+                Err(e) => e.raw_os_error() == Some(libc::ENOENT),
+            }
+        })
+}
+
 /// A complete journal's entries and directories; `None` without one.
-#[allow(clippy::type_complexity)]
-fn read_journal(dir: RawFd) -> Option<(Vec<(usize, PathBuf, bool)>, Vec<PathBuf>)> {
+fn read_journal(dir: RawFd) -> Option<(Vec<Entry>, Vec<PathBuf>)> {
     let fd = open_at(dir, c"journal", libc::O_RDONLY, 0).ok()?;
     let mut text = String::new();
     io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text).ok()?;
@@ -488,7 +547,14 @@ fn read_journal(dir: RawFd) -> Option<(Vec<(usize, PathBuf, bool)>, Vec<PathBuf>
     for line in lines {
         let parts: Vec<&str> = line.split(' ').collect();
         match parts.as_slice() {
-            ["f", i, rel, new] => entries.push((i.parse().ok()?, path(rel)?, *new == "1")),
+            ["f", i, rel, new] => {
+                let new = match *new {
+                    "-" => None,
+                    h if h.len() == 64 && unhex(h).is_some() => Some(h.to_string()),
+                    _ => return None,
+                };
+                entries.push((i.parse().ok()?, path(rel)?, new));
+            }
             ["d", rel] => dirs.push(path(rel)?),
             ["end"] => complete = true,
             _ => return None,
@@ -520,19 +586,22 @@ mod tests {
                 rel: Path::new("a"),
                 old: Some(b"old a"),
                 new: Some(b"new a"),
+                mode_from: None,
             },
             Target {
                 rel: Path::new("gone"),
                 old: Some(b"bye"),
                 new: None,
+                mode_from: None,
             },
             Target {
                 rel: Path::new("x/y/new"),
                 old: None,
                 new: Some(b"n"),
+                mode_from: None,
             },
         ];
-        commit(&b, &targets, || Ok(()), |e| e).unwrap();
+        commit(&b, &|_| true, &targets, || Ok(()), |e| e).unwrap();
         assert_eq!(std::fs::read(d.path().join("a")).unwrap(), b"new a");
         assert!(!d.path().join("gone").exists());
         assert_eq!(std::fs::read(d.path().join("x/y/new")).unwrap(), b"n");
@@ -559,8 +628,15 @@ mod tests {
             rel: Path::new("a"),
             old: Some(b"old"),
             new: Some(b"new"),
+            mode_from: None,
         }];
-        let r = commit(&b, &targets, || Err(io::Error::other("no")), |e| e);
+        let r = commit(
+            &b,
+            &|_| true,
+            &targets,
+            || Err(io::Error::other("no")),
+            |e| e,
+        );
         assert!(r.is_err());
         assert_eq!(std::fs::read(d.path().join("a")).unwrap(), b"old");
     }
@@ -576,15 +652,17 @@ mod tests {
                 rel: Path::new("gone"),
                 old: Some(b"keep me"),
                 new: None,
+                mode_from: None,
             },
             // Its parent is a file: making the directory fails after `gone` was removed.
             Target {
                 rel: Path::new("f/x"),
                 old: None,
                 new: Some(b"x"),
+                mode_from: None,
             },
         ];
-        assert!(commit(&b, &targets, || Ok(()), |e| e).is_err());
+        assert!(commit(&b, &|_| true, &targets, || Ok(()), |e| e).is_err());
         assert_eq!(std::fs::read(d.path().join("gone")).unwrap(), b"keep me");
         assert_eq!(
             std::fs::read(d.path().join("f")).unwrap(),
@@ -616,9 +694,11 @@ mod tests {
         std::fs::write(
             tx.join("journal"),
             format!(
-                "{HEADER}\nf 0 {} 1\nf 1 {} 1\nf 2 {} 0\nd {}\nend\n",
+                "{HEADER}\nf 0 {} {}\nf 1 {} {}\nf 2 {} -\nd {}\nend\n",
                 hex(b"a"),
+                sha256(b"new a"),
                 hex(b"b"),
+                sha256(b"new b"),
                 hex(b"c"),
                 hex(b"dir")
             ),
@@ -629,7 +709,7 @@ mod tests {
         let early = state.join("1-1-2");
         std::fs::create_dir_all(&early).unwrap();
         std::fs::write(early.join("new-0"), "never").unwrap();
-        recover(&b);
+        recover(&b, &|_| true);
         assert_eq!(std::fs::read(d.path().join("a")).unwrap(), b"new a");
         assert_eq!(std::fs::read(d.path().join("b")).unwrap(), b"new b");
         assert!(!d.path().join("c").exists());

@@ -22,8 +22,21 @@ impl FileSystem {
     /// ([`journal::recover`]); nothing when there are none (one failed `openat`).
     pub fn recover_patches(&self) {
         if let Ok(Some(beneath)) = self.root.open_root_if_exists() {
-            journal::recover(&beneath);
+            journal::recover(&beneath, &|rel| self.journal_may_change(rel));
         }
+    }
+
+    /// Whether recovery may change `rel` (a journal's target or directory): it resolves to
+    /// itself beneath the root (contained, no symlinked parent) and passes the write check
+    /// every tool's path does now (protected and denied patterns, allowed ones, the state
+    /// directory), so a forged journal can reach nothing this FileSystem would refuse.
+    fn journal_may_change(&self, rel: &Path) -> bool {
+        // From the root, not `cwd`: the journal's paths are root-relative.
+        let abs = self.root.real_root().join(rel);
+        let Some(text) = abs.to_str() else {
+            return false;
+        };
+        matches!(self.safe_resolve(text, true, true), Ok(r) if r.rel == rel)
     }
 
     /// Plans `apply_patch`: parses `input`, recovers interrupted commits, then runs its
@@ -36,7 +49,7 @@ impl FileSystem {
         let ops = parse::parse(input)?;
         let beneath = self.root.open_root_if_exists()?;
         if let Some(b) = &beneath {
-            journal::recover(b);
+            journal::recover(b, &|rel| self.journal_may_change(rel));
         }
         let plan = plan_ops(&ops, self.limits.contract, &self.disclosure, |path| {
             cancel.check()?;
@@ -134,6 +147,13 @@ impl FileSystem {
                 rel: &f.rel,
                 old: f.old.as_deref(),
                 new: f.new.as_deref(),
+                mode_from: f.moved_from.as_ref().and_then(|from| {
+                    let src = plan
+                        .files
+                        .iter()
+                        .find(|g| g.moved_away && g.path == *from)?;
+                    Some(src.rel.as_path())
+                }),
             })
             .collect();
         // Every path resolved again before anything is staged: a path that now leads outside
@@ -181,7 +201,8 @@ impl FileSystem {
                 return Ok(text);
             }
         }
-        journal::commit(&beneath, &targets, verify, |e| {
+        let allowed = |rel: &Path| self.journal_may_change(rel);
+        journal::commit(&beneath, &allowed, &targets, verify, |e| {
             match e.raw_os_error() {
             // A directory of the patch became a symlink after the check above.
             Some(libc::ELOOP) | Some(libc::EXDEV) => Error::new(

@@ -160,6 +160,18 @@ impl PatternList {
     }
 }
 
+/// The name of the package's state directory (patch journals, approval records, shell jobs),
+/// wherever it sits beneath the root.
+pub const STATE_DIR: &str = ".pydantic-ai-harness";
+
+/// Whether root-relative `rel` is the state directory or inside one, at any depth (a Shell's
+/// working directory may be below the root), compared ignoring ASCII case as the protected
+/// patterns are (a case-insensitive disk). No pattern list opens it: see [`Access::check`].
+pub fn in_state_dir(rel: &str) -> bool {
+    rel.split('/')
+        .any(|part| part.eq_ignore_ascii_case(STATE_DIR))
+}
+
 /// The three pattern lists of a FileSystem.
 #[derive(Debug, Clone)]
 pub struct Access {
@@ -180,7 +192,9 @@ impl Access {
 
     /// Checks a root-relative path (`.` for the root).
     ///
-    /// `write`: protected patterns first. Then denied, then (when `check_allowed`) allowed.
+    /// `write`: protected patterns first, then the state directory ([`in_state_dir`]: refused
+    /// whatever the patterns say, so a model cannot forge what recovery or approvals trust).
+    /// Then denied, then (when `check_allowed`) allowed.
     /// Errors: `ErrorKind::Protected` `Path 'x' is protected (matches 'p').`,
     /// `ErrorKind::Denied` `Path 'x' is denied by pattern 'p'.` or
     /// `Path 'x' does not match any allowed pattern.`.
@@ -197,6 +211,18 @@ impl Access {
                     ),
                 ));
             }
+        }
+        if write && in_state_dir(rel) {
+            return Err(Error::new(
+                ErrorKind::Protected,
+                format!(
+                    "Path {} is inside {}, the harness's own state directory (patch \
+                     journals, approval records, shell jobs), which file tools never change. \
+                     No changes were written. Use a path outside it.",
+                    py_repr(rel),
+                    py_repr(STATE_DIR)
+                ),
+            ));
         }
         if let Some(p) = self.denied.first_match(rel) {
             return Err(Error::new(
