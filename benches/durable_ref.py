@@ -31,10 +31,11 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.workflow import ActivityConfig
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from durable_script import script, seed  # noqa: E402
+if not workflow.unsafe.in_sandbox():  # the sandbox's re-import of this module takes the host's modules
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 with workflow.unsafe.imports_passed_through():
+    from durable_script import script, seed
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
     from pydantic_ai_harness import FileSystem
 
