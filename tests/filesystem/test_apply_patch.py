@@ -158,6 +158,55 @@ async def test_every_construct_in_one_patch(root: Path) -> None:
     )
 
 
+async def test_chained_operations_report_the_net_change(root: Path) -> None:
+    # An add then a move of it is an add at the end path; a move of a move names the first source;
+    # a move onto a path deleted first changes that path and deletes the source; an add then a delete
+    # is no change. The events say the same, path by path.
+    text = patch(
+        '*** Add File: n.txt',
+        '+x',
+        '*** Update File: n.txt',
+        '*** Move to: z/n.txt',
+        '-x',
+        '+y',
+        '*** Update File: README.md',
+        '*** Move to: x/README.md',
+        '*** Update File: x/README.md',
+        '*** Move to: y/README.md',
+        '*** Delete File: docs/old.md',
+        '*** Update File: src/pkg/util.py',
+        '*** Move to: docs/old.md',
+        '*** Add File: t.txt',
+        '+t',
+        '*** Delete File: t.txt',
+    )
+    result, t = await apply(root, text)
+    added, moved_in = sha(b'y\n'), sha(b'VALUE = 1\n')
+    assert result == (
+        'Applied patch to 4 files:\n'
+        f'A z/n.txt [hash:{added}]\n'
+        f'R README.md -> y/README.md [hash:{H_DEMO}]\n'
+        f'M docs/old.md [hash:{moved_in}]\n'
+        'D src/pkg/util.py'
+    )
+    assert [(e.path, e.operation) for e in t.of(FileChangeRequestEvent)] == [
+        ('README.md', 'delete'),
+        ('docs/old.md', 'edit'),
+        ('src/pkg/util.py', 'delete'),
+        ('y/README.md', 'write'),
+        ('z/n.txt', 'write'),
+    ]
+    assert [(type(e).__name__, e.path) for e in t.events if isinstance(e, FileWrittenEvent)] == [
+        ('FileEditedEvent', 'docs/old.md'),
+        ('FileWrittenEvent', 'y/README.md'),
+        ('FileWrittenEvent', 'z/n.txt'),
+    ]
+    assert (root / 'z' / 'n.txt').read_bytes() == b'y\n'
+    assert (root / 'y' / 'README.md').read_bytes() == b'# Demo\n'
+    assert not (root / 'n.txt').exists() and not (root / 'x' / 'README.md').exists()
+    assert not (root / 't.txt').exists() and not (root / 'README.md').exists()
+
+
 async def test_opt_in_with_its_kind_and_description(root: Path) -> None:
     assert 'apply_patch' not in DEFAULT_TOOL_NAMES
     t = await run_tools([FileSystem(root_dir=root)], [])
