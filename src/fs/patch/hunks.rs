@@ -258,6 +258,53 @@ fn not_unique(
     Error::new(ErrorKind::AmbiguousMatch, message)
 }
 
+/// A run of removed and added lines between kept ones, as [`apply`] writes it.
+struct Run<'a> {
+    /// Where it began in the new bytes.
+    at: usize,
+    /// The removed lines' contents.
+    removed: Vec<&'a [u8]>,
+    /// The added lines: their byte range in the new bytes, their contents.
+    added: Vec<(usize, usize, Vec<u8>)>,
+}
+
+impl<'a> Run<'a> {
+    fn at(at: usize) -> Self {
+        Run {
+            at,
+            removed: Vec::new(),
+            added: Vec::new(),
+        }
+    }
+
+    /// The byte range of the new bytes that really changed: the added lines, less those equal
+    /// to removed ones at the run's start and end; an empty range where lines were only
+    /// removed; `None` when the run gives back what it took.
+    fn changed(&self) -> Option<(usize, usize)> {
+        let (old, new) = (&self.removed, &self.added);
+        let same = |i: usize, j: usize| old[i] == new[j].2.as_slice();
+        let head = (0..old.len().min(new.len()))
+            .take_while(|&i| same(i, i))
+            .count();
+        let room = old.len().min(new.len()) - head;
+        let tail = (1..=room)
+            .take_while(|&k| same(old.len() - k, new.len() - k))
+            .count();
+        let added = &new[head..new.len() - tail];
+        if let (Some(first), Some(last)) = (added.first(), added.last()) {
+            return Some((first.0, last.1));
+        }
+        if old.len() == head + tail {
+            return None;
+        }
+        let at = match head.checked_sub(1) {
+            Some(i) => new[i].1,
+            None => self.at,
+        };
+        Some((at, at))
+    }
+}
+
 /// Applies `hunks` to the text bytes `text` (no byte order mark); see the module doc.
 ///
 /// Errors: `NoMatch` naming the file, the hunk, its first line not found and the closest line;
@@ -371,31 +418,37 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
         }
         cursor = start;
         let end = start + matched_lines;
-        let mut run: Option<usize> = None; // where the current run of changed lines began
+        // The current run of removed and added lines (between kept ones): where it began in
+        // `out`, the removed lines' contents, the added lines' contents and byte ranges.
+        let mut run: Option<Run<'_>> = None;
         for line in &hunk.lines {
             match line {
                 HunkLine::Context(_) if cursor < end => {
-                    if let Some(a) = run.take() {
-                        changed.push((a, out.len()));
+                    if let Some(r) = run.take() {
+                        changed.extend(r.changed());
                     }
                     let l = file[cursor];
                     push(&mut out, l.content, l.terminator);
                     cursor += 1;
                 }
                 HunkLine::Remove(_) if cursor < end => {
-                    run.get_or_insert(out.len());
+                    let r = run.get_or_insert_with(|| Run::at(out.len()));
+                    r.removed.push(file[cursor].content);
                     cursor += 1;
                 }
                 HunkLine::Context(_) | HunkLine::Remove(_) => {}
                 HunkLine::Add(s) => {
-                    run.get_or_insert(out.len());
+                    let r = run.get_or_insert_with(|| Run::at(out.len()));
                     let s = tiers::reindent(s.as_bytes(), &shift, true);
                     push(&mut out, &s, ending);
+                    let to = out.len();
+                    r.added
+                        .push((to - s.len() - ending.len(), to, s.into_owned()));
                 }
             }
         }
-        if let Some(a) = run {
-            changed.push((a, out.len()));
+        if let Some(r) = run {
+            changed.extend(r.changed());
         }
     }
     for l in &file[cursor..] {
@@ -501,6 +554,18 @@ mod tests {
         assert_eq!(at(&[b"a", b"b"], 0, true), Some(2));
         assert_eq!(at(&[b"c"], 0, false), None);
         assert_eq!(at(&[], 3, false), Some(3));
+    }
+
+    #[test]
+    fn changed_ranges_mark_only_lines_that_differ() {
+        let changed = |file: &[u8], body: &str| tolerant(file, body).unwrap().changed.unwrap();
+        // A removal only: an empty range where the lines were, not the next line.
+        assert_eq!(changed(b"a\nb\nc\n", " a\n-b\n c"), [(2, 2)]);
+        assert_eq!(changed(b"a\nb\n", " a\n-b"), [(2, 2)]);
+        // Removed and added again: only the lines that differ.
+        assert_eq!(changed(b"a\nb\nc\n", "-a\n-b\n-c\n+a\n+B\n+c"), [(2, 4)]);
+        assert_eq!(changed(b"a\nb\nc\n", "-a\n-b\n+a\n c"), [(2, 2)]);
+        assert_eq!(changed(b"a\nb\n", "-a\n+a\n b\n+z"), [(4, 6)]);
     }
 
     #[test]
