@@ -53,6 +53,16 @@ fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
     out
 }
 
+/// Where a missed hunk was looked for.
+struct Place {
+    /// The line it was looked for after (0: from the start).
+    from: usize,
+    /// Where the previous hunk ended, for a hunk after the first.
+    previous_end: Option<usize>,
+    /// Where its lines are, before `from`, if they are.
+    earlier: Option<usize>,
+}
+
 /// What made a hunk miss, for the retry.
 fn miss(
     path: &str,
@@ -60,8 +70,30 @@ fn miss(
     hunk: &Hunk,
     lines: &[&[u8]],
     old: &[&[u8]],
-    from: usize,
+    place: Place,
 ) -> Error {
+    let from = place.from;
+    if let Some(at) = place.earlier {
+        let mut message = format!(
+            "Hunk {number} of Update File {} (patch line {}) does not match the file after line {from}: its lines \
+             start at line {} of the file,",
+            py_repr(path),
+            hunk.line,
+            at + 1,
+        );
+        match place.previous_end {
+            Some(end) if at < end => message.push_str(&format!(
+                " before the previous hunk's end (line {end}). Hunks are applied in file order: put this hunk \
+                 before the one that comes later in the file, or join them."
+            )),
+            _ => message.push_str(&format!(
+                " not after the line its '@@' line names (line {from}). An '@@' line names a line above the \
+                 hunk's lines, not one of them: drop it, or name a line above them."
+            )),
+        }
+        message.push_str(" No changes were written.");
+        return Error::new(ErrorKind::NoMatch, message);
+    }
     // The candidate start (from `from` on) matching the longest prefix of the hunk's lines.
     let mut best: Option<(usize, usize)> = None; // (matched, start)
     if old.len() <= lines.len() {
@@ -97,8 +129,26 @@ fn miss(
         message.push_str(&format!(" after line {from} of the file"));
     }
     message.push('.');
-    match closest {
-        Some(i) => {
+    // The patch line holds U+FFFD where the file line has bytes that are not UTF-8: what
+    // `read_file` showed in their place, which no patch line can match.
+    let not_utf8 = closest.filter(|&i| {
+        std::str::from_utf8(lines[i]).is_err() && old[failing].contains(&0xEF) && {
+            String::from_utf8_lossy(old[failing]).contains('\u{FFFD}')
+        }
+    });
+    match (closest, not_utf8) {
+        (Some(i), Some(_)) => {
+            message.push_str(&format!(
+                " Closest: line {} of the file, {}, which holds bytes that are not UTF-8 where the patch line has \
+                 U+FFFD (\u{FFFD}, what read_file shows in their place); a patch line cannot match them. No changes \
+                 were written. Let the hunk's lines stop before that line or start after it, or change it with \
+                 edit_file or write_file.",
+                i + 1,
+                shown(lines[i]),
+            ));
+            return Error::new(ErrorKind::NoMatch, message);
+        }
+        (Some(i), None) => {
             message.push_str(&format!(
                 " Closest: line {} of the file, {}, which {}.",
                 i + 1,
@@ -106,7 +156,7 @@ fn miss(
                 how_it_differs(lines[i], old[failing])
             ));
         }
-        None => message.push_str(" No line of the file is like it."),
+        (None, _) => message.push_str(" No line of the file is like it."),
     }
     message.push_str(" No changes were written. Read the file and copy its lines exactly.");
     Error::new(ErrorKind::NoMatch, message)
@@ -322,6 +372,7 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
     let mut placed: Vec<(usize, usize, &Hunk, Shift)> = Vec::new();
     let mut pos = 0usize;
     for (k, hunk) in hunks.iter().enumerate() {
+        let previous_end = pos; // where the previous hunk ended (0 for the first)
         for anchor in &hunk.anchors {
             let found = seek_anchor(&contents, anchor, pos, mode).map_err(|(tier, count)| {
                 not_unique(
@@ -383,7 +434,17 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
         }
         let Some((at, tier)) = found else {
             let all: Vec<&[u8]> = hunk.old_lines().into_iter().map(str::as_bytes).collect();
-            return Err(miss(path, k + 1, hunk, &contents, &all, pos));
+            // Its lines may be in the file, only before where this hunk is looked for.
+            let earlier = match seek(&contents, &old, 0, false, mode) {
+                Ok(Some((at, _))) if at < pos => Some(at),
+                _ => None,
+            };
+            let place = Place {
+                from: pos,
+                previous_end: (k > 0).then_some(previous_end),
+                earlier,
+            };
+            return Err(miss(path, k + 1, hunk, &contents, &all, place));
         };
         let shift = if tier >= Tier::Indentation {
             tiers::shift_of(&contents[at..at + old.len()], &old, tier).unwrap_or_default()
@@ -666,6 +727,33 @@ mod tests {
         assert_eq!(
             patched(b"\0bin", "-a\n+b").unwrap_err(),
             "'f' is a binary file; apply_patch only changes text files. No changes were written."
+        );
+    }
+
+    #[test]
+    fn misses_of_lines_that_are_there_say_why() {
+        // Hunks out of file order: the lines are before the previous hunk's end.
+        assert_eq!(
+            patched(b"one\ntwo\nthree\nfour\n", "@@\n-three\n+3\n@@\n-one\n+1").unwrap_err(),
+            "Hunk 2 of Update File 'f' (patch line 6) does not match the file after line 3: its lines start at line \
+             1 of the file, before the previous hunk's end (line 3). Hunks are applied in file order: put this hunk \
+             before the one that comes later in the file, or join them. No changes were written."
+        );
+        // Before the line the hunk's own anchor names.
+        assert_eq!(
+            patched(b"one\ntwo\nthree\n", "@@ two\n two\n-three\n+3").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file after line 2: its lines start at line \
+             2 of the file, not after the line its '@@' line names (line 2). An '@@' line names a line above the \
+             hunk's lines, not one of them: drop it, or name a line above them. No changes were written."
+        );
+        // U+FFFD copied from read_file's rendering of a byte that is not UTF-8.
+        assert_eq!(
+            patched(b"caf\xe9 = 1\nx = 2\n", "-caf\u{FFFD} = 1\n+cafe = 1").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file: its line 1 'caf\u{FFFD} = 1' was not \
+             found. Closest: line 1 of the file, 'caf\u{FFFD} = 1', which holds bytes that are not UTF-8 where the \
+             patch line has U+FFFD (\u{FFFD}, what read_file shows in their place); a patch line cannot match them. \
+             No changes were written. Let the hunk's lines stop before that line or start after it, or change it \
+             with edit_file or write_file."
         );
     }
 }
