@@ -28,6 +28,7 @@ from pydantic_ai_harness_rs.filesystem import (
     PlannedChange,
 )
 from pydantic_ai_harness_rs.filesystem._approval import PATCH_STALE
+from pydantic_ai_harness_rs.filesystem._engine import LocalEngine
 
 from tests.approval_resume import resume_in_new_process
 from tests.filesystem.conftest import beyond_reference, sha
@@ -679,3 +680,28 @@ async def test_a_move_keeps_the_files_mode(tmp_path: Path) -> None:
         [FileSystem(root_dir=tmp_path, tools=['write_file'])], [('write_file', {'path': 'w2.txt', 'content': 'n\n'})]
     )
     assert (tmp_path / 'bin' / 'new.txt').stat().st_mode & 0o777 == (tmp_path / 'w2.txt').stat().st_mode & 0o777
+
+
+async def test_a_path_leading_elsewhere_after_the_turns_were_taken_is_a_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turns are taken on each path's resolved key before the plan; a link swapped in between (here
+    from inside the plan call) makes the planned file another one than the turn held: a retry, nothing
+    written."""
+    for d in ('real', 'other'):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / 'f.txt').write_text(f'{d}\n')
+    (tmp_path / 'link').symlink_to('real')
+    original = LocalEngine.plan_patch
+
+    async def swapped_then_planned(self: LocalEngine, input: str) -> Any:
+        (tmp_path / 'link').unlink()
+        (tmp_path / 'link').symlink_to('other')
+        return await original(self, input)
+
+    monkeypatch.setattr(LocalEngine, 'plan_patch', swapped_then_planned)
+    result, t = await apply(tmp_path, patch('*** Update File: link/f.txt', '-other', '+changed'))
+    assert result == RETRY + "Path 'link/f.txt' was replaced while the patch was planned. Retry."
+    assert (tmp_path / 'real' / 'f.txt').read_text() == 'real\n'
+    assert (tmp_path / 'other' / 'f.txt').read_text() == 'other\n'
+    assert t.of(FileChangeRequestEvent) == []

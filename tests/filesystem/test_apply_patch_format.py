@@ -169,8 +169,8 @@ async def test_a_directory_swapped_for_a_link_out_of_the_root_after_the_plan_wri
 
 async def test_a_one_file_update_commits_without_the_journal(root: Path) -> None:
     """One existing file updated (no move): the single-file crash-safe replace `edit_file` uses, so no
-    `.pydantic-ai-harness/` directory is made; a file with another hard link still goes through the
-    journal, which replaces it (its other name keeps the old content)."""
+    `.pydantic-ai-harness/` directory is made; a file with another hard link goes through the journal,
+    which writes it in place, as `edit_file` does: its other name sees the change."""
     result, _ = await apply(root, patch('*** Update File: lib/only.txt', '-x', '+y'))
     new = b'y\n'
     assert result == f'Applied patch to 1 file:\nM lib/only.txt [hash:{sha(new)}]'
@@ -179,7 +179,8 @@ async def test_a_one_file_update_commits_without_the_journal(root: Path) -> None
     os.link(root / 'lib' / 'only.txt', root / 'twin.txt')
     result, _ = await apply(root, patch('*** Update File: lib/only.txt', '-y', '+z'))
     assert (root / 'lib' / 'only.txt').read_text() == 'z\n'
-    assert (root / 'twin.txt').read_text() == 'y\n'
+    assert (root / 'twin.txt').read_text() == 'z\n'
+    assert (root / 'twin.txt').stat().st_ino == (root / 'lib' / 'only.txt').stat().st_ino
     assert (root / '.pydantic-ai-harness' / 'patch').is_dir()
 
 

@@ -227,7 +227,8 @@ impl FileSystem {
     /// temporary file, renamed over the old one), which gives that file the journal's guarantee
     /// (after a kill, the old bytes or the new) without the journal's directory. `verify` runs
     /// first. `None`: not such a patch, or a file this replace leaves to the journal (other hard
-    /// links, a directory where no temporary file can be made).
+    /// links, which the journal writes in place; a directory where no temporary file can be
+    /// made).
     ///
     /// Errors: `verify`'s, a conflict when the file was replaced meanwhile, OS errors.
     fn commit_one(
