@@ -10,8 +10,8 @@
 //!   and every file read before anything is written; the `FileSystem` methods.
 //! - [`journal`]: the crash-safe commit across files.
 //!
-//! A plan lists each file once, by its final path, with its bytes before and after; a file the
-//! patch leaves as it was is left out.
+//! A plan lists each path once, with its bytes before and after the whole patch (the net change
+//! of the tree, however the operations chain); a path the patch leaves as it was is left out.
 
 pub mod hunks;
 pub mod journal;
@@ -41,9 +41,10 @@ pub struct FileChange {
     pub event_path: String,
     /// The path beneath the root (a workspace path on a remote backend).
     pub rel: PathBuf,
-    /// A move's source, as the patch names it.
+    /// For a new file grown from a file the patch removed (through any chain of moves): that
+    /// file's path as the patch first named it (its result line is `R from -> path`).
     pub moved_from: Option<String>,
-    /// A move's source, removed: listed in the move's result line, not its own.
+    /// A file removed because it moved: listed in the move's result line, not its own.
     pub moved_away: bool,
     /// The bytes before (`None`: no file).
     pub old: Option<Vec<u8>>,
@@ -85,9 +86,10 @@ pub struct PatchPlan {
 }
 
 impl PatchPlan {
-    /// The result: `Applied patch to N files:` then a line per file, in patch order:
-    /// `A p [hash:H]`, `M p [hash:H]`, `D p`, `R old -> new [hash:H]` (no hashes without
-    /// `content_hashes`), each followed by its tier notes and shown changes ([`FileChange`]).
+    /// The result: `Applied patch to N files:` then a line per path, in the order the patch
+    /// first names them: `A p [hash:H]`, `M p [hash:H]`, `D p`, `R old -> new [hash:H]` (no
+    /// hashes without `content_hashes`), each followed by its tier notes and shown changes
+    /// ([`FileChange`]); `Applied patch to 0 files.` for an empty plan.
     pub fn result_text(&self, content_hashes: bool) -> String {
         let shown = |p: &str| crate::fs::text::names::shown_path(p).into_owned();
         let lines: Vec<String> = self
