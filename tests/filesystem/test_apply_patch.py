@@ -28,6 +28,7 @@ from pydantic_ai_harness_rs.filesystem import (
     PlannedChange,
 )
 from pydantic_ai_harness_rs.filesystem._approval import PATCH_STALE
+from pydantic_ai_harness_rs.filesystem._engine import LocalEngine
 
 from tests.approval_resume import resume_in_new_process
 from tests.filesystem.conftest import beyond_reference, sha
@@ -156,6 +157,55 @@ async def test_every_construct_in_one_patch(root: Path) -> None:
     assert not (root / '.pydantic-ai-harness' / 'patch').exists() or not any(
         (root / '.pydantic-ai-harness' / 'patch').iterdir()
     )
+
+
+async def test_chained_operations_report_the_net_change(root: Path) -> None:
+    # An add then a move of it is an add at the end path; a move of a move names the first source;
+    # a move onto a path deleted first changes that path and deletes the source; an add then a delete
+    # is no change. The events say the same, path by path.
+    text = patch(
+        '*** Add File: n.txt',
+        '+x',
+        '*** Update File: n.txt',
+        '*** Move to: z/n.txt',
+        '-x',
+        '+y',
+        '*** Update File: README.md',
+        '*** Move to: x/README.md',
+        '*** Update File: x/README.md',
+        '*** Move to: y/README.md',
+        '*** Delete File: docs/old.md',
+        '*** Update File: src/pkg/util.py',
+        '*** Move to: docs/old.md',
+        '*** Add File: t.txt',
+        '+t',
+        '*** Delete File: t.txt',
+    )
+    result, t = await apply(root, text)
+    added, moved_in = sha(b'y\n'), sha(b'VALUE = 1\n')
+    assert result == (
+        'Applied patch to 4 files:\n'
+        f'A z/n.txt [hash:{added}]\n'
+        f'R README.md -> y/README.md [hash:{H_DEMO}]\n'
+        f'M docs/old.md [hash:{moved_in}]\n'
+        'D src/pkg/util.py'
+    )
+    assert [(e.path, e.operation) for e in t.of(FileChangeRequestEvent)] == [
+        ('README.md', 'delete'),
+        ('docs/old.md', 'edit'),
+        ('src/pkg/util.py', 'delete'),
+        ('y/README.md', 'write'),
+        ('z/n.txt', 'write'),
+    ]
+    assert [(type(e).__name__, e.path) for e in t.events if isinstance(e, FileWrittenEvent)] == [
+        ('FileEditedEvent', 'docs/old.md'),
+        ('FileWrittenEvent', 'y/README.md'),
+        ('FileWrittenEvent', 'z/n.txt'),
+    ]
+    assert (root / 'z' / 'n.txt').read_bytes() == b'y\n'
+    assert (root / 'y' / 'README.md').read_bytes() == b'# Demo\n'
+    assert not (root / 'n.txt').exists() and not (root / 'x' / 'README.md').exists()
+    assert not (root / 't.txt').exists() and not (root / 'README.md').exists()
 
 
 async def test_opt_in_with_its_kind_and_description(root: Path) -> None:
@@ -630,3 +680,28 @@ async def test_a_move_keeps_the_files_mode(tmp_path: Path) -> None:
         [FileSystem(root_dir=tmp_path, tools=['write_file'])], [('write_file', {'path': 'w2.txt', 'content': 'n\n'})]
     )
     assert (tmp_path / 'bin' / 'new.txt').stat().st_mode & 0o777 == (tmp_path / 'w2.txt').stat().st_mode & 0o777
+
+
+async def test_a_path_leading_elsewhere_after_the_turns_were_taken_is_a_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turns are taken on each path's resolved key before the plan; a link swapped in between (here
+    from inside the plan call) makes the planned file another one than the turn held: a retry, nothing
+    written."""
+    for d in ('real', 'other'):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / 'f.txt').write_text(f'{d}\n')
+    (tmp_path / 'link').symlink_to('real')
+    original = LocalEngine.plan_patch
+
+    async def swapped_then_planned(self: LocalEngine, input: str) -> Any:
+        (tmp_path / 'link').unlink()
+        (tmp_path / 'link').symlink_to('other')
+        return await original(self, input)
+
+    monkeypatch.setattr(LocalEngine, 'plan_patch', swapped_then_planned)
+    result, t = await apply(tmp_path, patch('*** Update File: link/f.txt', '-other', '+changed'))
+    assert result == RETRY + "Path 'link/f.txt' was replaced while the patch was planned. Retry."
+    assert (tmp_path / 'real' / 'f.txt').read_text() == 'real\n'
+    assert (tmp_path / 'other' / 'f.txt').read_text() == 'other\n'
+    assert t.of(FileChangeRequestEvent) == []

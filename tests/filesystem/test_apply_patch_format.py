@@ -169,8 +169,8 @@ async def test_a_directory_swapped_for_a_link_out_of_the_root_after_the_plan_wri
 
 async def test_a_one_file_update_commits_without_the_journal(root: Path) -> None:
     """One existing file updated (no move): the single-file crash-safe replace `edit_file` uses, so no
-    `.pydantic-ai-harness/` directory is made; a file with another hard link still goes through the
-    journal, which replaces it (its other name keeps the old content)."""
+    `.pydantic-ai-harness/` directory is made; a file with another hard link goes through the journal,
+    which writes it in place, as `edit_file` does: its other name sees the change."""
     result, _ = await apply(root, patch('*** Update File: lib/only.txt', '-x', '+y'))
     new = b'y\n'
     assert result == f'Applied patch to 1 file:\nM lib/only.txt [hash:{sha(new)}]'
@@ -179,5 +179,72 @@ async def test_a_one_file_update_commits_without_the_journal(root: Path) -> None
     os.link(root / 'lib' / 'only.txt', root / 'twin.txt')
     result, _ = await apply(root, patch('*** Update File: lib/only.txt', '-y', '+z'))
     assert (root / 'lib' / 'only.txt').read_text() == 'z\n'
-    assert (root / 'twin.txt').read_text() == 'y\n'
+    assert (root / 'twin.txt').read_text() == 'z\n'
+    assert (root / 'twin.txt').stat().st_ino == (root / 'lib' / 'only.txt').stat().st_ino
     assert (root / '.pydantic-ai-harness' / 'patch').is_dir()
+
+
+@pytest.mark.parametrize(
+    ('lines', 'message'),
+    [
+        (
+            ['*** Add File: a\0b.txt', '+x'],
+            'Invalid patch: line 2: the path of Add File holds a NUL character (\\0); a path may not contain NUL. '
+            'No changes were written.',
+        ),
+        (
+            ['*** Update File: m.py', '@@ class B:', ' class B:', '+    pass'],
+            "Hunk 1 of Update File 'm.py' (patch line 3) does not match the file after line 6: its lines start at "
+            "line 6 of the file, not after the line its '@@' line names (line 6). An '@@' line names a line above "
+            "the hunk's lines, not one of them: drop it, or name a line above them. No changes were written.",
+        ),
+        (
+            ['*** Update File: m.py', '@@', '-class B:', '+class C:', '@@', '-class A:', '+class Z:'],
+            "Hunk 2 of Update File 'm.py' (patch line 6) does not match the file after line 6: its lines start at "
+            "line 1 of the file, before the previous hunk's end (line 6). Hunks are applied in file order: put this "
+            'hunk before the one that comes later in the file, or join them. No changes were written.',
+        ),
+        (
+            ['*** Update File: latin.py', '-caf\ufffd = 1', '+cafe = 1'],
+            "Hunk 1 of Update File 'latin.py' (patch line 3) does not match the file: its line 1 'caf\ufffd = 1' "
+            "was not found. Closest: line 1 of the file, 'caf\ufffd = 1', which holds bytes that are not UTF-8 "
+            'where the patch line has U+FFFD (\ufffd, what read_file shows in their place); a patch line cannot '
+            "match them. No changes were written. Let the hunk's lines stop before that line or start after it, "
+            'or change it with edit_file or write_file.',
+        ),
+        (
+            ['*** Add File: n.txt', '+a', '  *** Update File: m.py', '+b'],
+            "Invalid patch: line 4: every line of Add File 'n.txt' must start with '+', got "
+            '"  *** Update File: m.py". A header that ends the file\'s lines starts at column 0. '
+            'No changes were written.',
+        ),
+    ],
+)
+async def test_misses_say_what_is_wrong(root: Path, lines: list[str], message: str) -> None:
+    (root / 'latin.py').write_bytes(b'caf\xe9 = 1\n')
+    before = snapshot(root)
+    result, t = await apply(root, patch(*lines))
+    assert result == RETRY + message
+    assert snapshot(root) == before and t.events == []
+
+
+async def test_unified_diff_line_ranges_are_not_an_anchor(root: Path) -> None:
+    result, _ = await apply(
+        root,
+        patch(
+            '*** Update File: m.py',
+            '@@ -6,2 +6,2 @@',
+            ' class B:',
+            '     def f(self):',
+            '-        return 1',
+            '+        return 2',
+        ),
+    )
+    assert not result.startswith(RETRY), result
+    assert (root / 'm.py').read_text() == CLASSES.replace('return 1\n', 'return 2\n').replace('return 2', 'return 1', 1)
+    # With git's section heading after the ranges, the heading is the anchor.
+    result, _ = await apply(
+        root, patch('*** Update File: m.py', '@@ -2,2 +2,2 @@ class A:', '-        return 1', '+        return 3')
+    )
+    assert not result.startswith(RETRY), result
+    assert (root / 'm.py').read_text() == CLASSES.replace('return 1', 'return 3', 1).replace('return 1', 'return 2')

@@ -141,7 +141,7 @@ async def test_show_changes_follows_each_updated_file(where: str, tmp_path: Path
     assert result == (
         'Applied patch to 2 files:\nM f.txt'
         '\n[lines 4-6, changed 5]\n     4\tl4\n     5\tL5\n     6\tl6'
-        '\n[lines 18-19, changed 19]\n    18\tl18\n    19\tl20'
+        '\n[lines 18-19, removed before line 19]\n    18\tl18\n     -\t(lines removed here)\n    19\tl20'
         '\nA new.txt'
     )
     assert after['f.txt'] == LINES.replace(b'l5\n', b'L5\n').replace(b'l19\n', b'')

@@ -41,11 +41,31 @@ async def test_an_edit_at_the_start_and_at_the_end(where: str, tmp_path: Path) -
     assert await edit(where, tmp_path, TWENTY, old_text='l1\n', new_text='one\n') == (
         'Edited f.txt.\n[lines 1-3, changed 1]\n     1\tone\n     2\tl2\n     3\tl3'
     )
+    # A removal marks no surviving line: a marker stands where the lines were.
     assert await edit(where, tmp_path, TWENTY, old_text='l20\n', new_text='') == (
-        'Edited f.txt.\n[lines 17-19, changed 19]\n    17\tl17\n    18\tl18\n    19\tl19'
+        'Edited f.txt.\n[lines 18-19, removed at the end]\n    18\tl18\n    19\tl19\n     -\t(lines removed here)'
     )
     assert await edit(where, tmp_path, TWENTY, old_text='l20', new_text='end') == (
         'Edited f.txt.\n[lines 18-20, changed 20]\n    18\tl18\n    19\tl19\n    20\tend'
+    )
+
+
+@pytest.mark.parametrize('where', WHERE)
+async def test_a_removal_marks_where_lines_were_not_the_next_line(where: str, tmp_path: Path) -> None:
+    assert await edit(where, tmp_path, TWENTY, old_text='l10\nl11\n', new_text='') == (
+        'Edited f.txt.\n[lines 8-11, removed before line 10]\n     8\tl8\n     9\tl9\n     -\t(lines removed here)\n'
+        '    10\tl12\n    11\tl13'
+    )
+
+
+@pytest.mark.parametrize('where', WHERE)
+async def test_lines_old_and_new_text_share_are_not_marked(where: str, tmp_path: Path) -> None:
+    assert await edit(where, tmp_path, TWENTY, old_text='l9\nl10\nl11\n', new_text='l9\nTEN\nl11\n', show=1) == (
+        'Edited f.txt.\n[lines 9-11, changed 10]\n     9\tl9\n    10\tTEN\n    11\tl11'
+    )
+    # A one-line file: the header reads as a sentence.
+    assert await edit(where, tmp_path, b'x = 1\n', old_text='1', new_text='2') == (
+        'Edited f.txt.\n[line 1, changed]\n     1\tx = 2'
     )
 
 

@@ -468,7 +468,12 @@ pub fn apply_matched(
             .iter()
             .map(|&(a, b)| (remap(a, &spans, false), remap(b, &spans, true)))
             .collect();
-        next.extend(spans.iter().map(|s| (s.2, s.3)));
+        // Each replacement marks only its lines that differ (a removal: where lines were).
+        next.extend(
+            spans
+                .iter()
+                .filter_map(|s| shown::trim(&text, (s.0, s.1), &out, (s.2, s.3))),
+        );
         changed = merged(next);
         text = Cow::Owned(out);
     }
@@ -686,8 +691,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(applied.bytes, b"A\nBBB\nc\n\ne\n");
-        // Each replacement's range, moved by the ones after it: "A", "BBB", and where "d" was.
-        assert_eq!(applied.changed, [(0, 1), (2, 5), (8, 8)]);
+        // Each replacement's range, moved by the ones after it: "A", "BBB", and the line "d" was.
+        assert_eq!(applied.changed, [(0, 1), (2, 5), (8, 9)]);
+        // Lines old_text and new_text share are not marked; a removal of whole lines is an
+        // empty range where they were.
+        let applied = apply_matched(
+            b"a\nb\nc\nd\n",
+            &[
+                Replacement::once("a\nb\nc\n", "a\nB\nc\n"),
+                Replacement::once("d\n", ""),
+            ],
+            "f",
+            Match::Exact,
+            Contract::Workspace,
+        )
+        .unwrap();
+        assert_eq!(applied.bytes, b"a\nB\nc\n");
+        assert_eq!(applied.changed, [(2, 4), (6, 6)]);
         assert!(applied.notes.is_empty());
         let tiered = apply_matched(
             b"x  \ny\n",

@@ -4,9 +4,11 @@
 //!
 //! The pieces, for every change tool (`edit_file`, `write_file`, a patch): [`line_starts`] /
 //! [`line_of`] number lines as `read_file` splits them under each contract, [`changed_lines`]
-//! turns changed byte ranges into line ranges, [`between`] finds the changed range of a whole
-//! new content against the old one, and [`render`] shows the regions: each region's header
-//! (`[lines 9-17, changed 12-14]`), its lines as `{number:>6}\t{line}` (`read_file`'s numbers
+//! turns changed byte ranges into line ranges, [`trim`] narrows a replaced span to the lines
+//! that really differ, [`between`] finds the changed range of a whole new content against the
+//! old one, and [`render`] shows the regions: each region's header (`[lines 9-17, changed
+//! 12-14]`, `[line 5, changed]`, `[lines 3-4, removed before 4]`), a `     -\t[removed]` marker
+//! line where lines were removed, its lines as `{number:>6}\t{line}` (`read_file`'s numbers
 //! and split; each line ends with one `\n`, whatever its terminator in the file; a line clipped at `max_line_chars`, or at the cap when longer than
 //! it, with `read_file`'s clip notice), regions closer than their context merged, everything
 //! after the first [`MAX_SHOWN_CHARS`] left to a continuation hint naming the `offset`.
@@ -59,51 +61,121 @@ pub fn line_of(starts: &[usize], at: usize) -> usize {
     starts.partition_point(|&s| s <= at).saturating_sub(1)
 }
 
-/// The 0-based line ranges `(first, last)` (inclusive) that the changed byte ranges `changed`
-/// of `text` cover; an empty range covers the line it is on. Sorted and merged.
+/// The 0-based line ranges `(first, end)` (half-open) that the changed byte ranges `changed`
+/// of `text` cover, sorted and merged where they overlap or touch. An empty byte range at the
+/// start of a line is a removal there: `(line, line)`, lines removed before `line` (the line
+/// count when at the end); one inside a line covers that line.
 pub fn changed_lines(
     text: &[u8],
     changed: &[(usize, usize)],
     contract: Contract,
 ) -> Vec<(usize, usize)> {
     let starts = line_starts(text, contract);
+    let lines = if text.is_empty() { 0 } else { starts.len() };
     let mut out: Vec<(usize, usize)> = Vec::with_capacity(changed.len());
     for &(a, b) in changed {
-        let first = line_of(&starts, a);
-        let last = line_of(&starts, b.saturating_sub(1).max(a));
+        let (first, end) = if a == b && (a == text.len() || starts.binary_search(&a).is_ok()) {
+            let at = if a == text.len() {
+                lines
+            } else {
+                line_of(&starts, a)
+            };
+            (at, at)
+        } else {
+            let first = line_of(&starts, a);
+            (first, line_of(&starts, b.saturating_sub(1).max(a)) + 1)
+        };
         match out.last_mut() {
-            Some(prev) if first <= prev.1 + 1 => prev.1 = prev.1.max(last),
-            _ => out.push((first, last)),
+            // A removal beside a changed line is within its region; two changed runs that
+            // touch are one; a removal right after a removal is one.
+            Some(prev)
+                if first < prev.1 || (first == prev.1 && (end > first || prev.0 == prev.1)) =>
+            {
+                prev.1 = prev.1.max(end)
+            }
+            Some(prev) if first == prev.1 && end == first => {}
+            _ => out.push((first, end)),
         }
     }
     out
 }
 
-/// The byte range of `new` that differs from `old` (common start and end left out), `None`
-/// when they are equal: one range from the first to the last change.
-pub fn between(old: &[u8], new: &[u8]) -> Option<(usize, usize)> {
-    if old == new {
+/// Whether `at` starts a line of `text` (for the narrowing of [`trim`]: `\n`-ended lines).
+fn line_start(text: &[u8], at: usize) -> bool {
+    at == 0 || text.get(at - 1) == Some(&b'\n')
+}
+
+/// The part of the replaced span `new_range` of `new` (which was `old_range` of `old`; every
+/// byte around them equal) that changed: whole lines equal at its start and end left out, so
+/// a replacement that repeats lines marks only those that differ. An empty range at a line
+/// start: lines were only removed there; a change inside a line covers that line. `None`: the
+/// span is unchanged.
+pub fn trim(
+    old: &[u8],
+    old_range: (usize, usize),
+    new: &[u8],
+    new_range: (usize, usize),
+) -> Option<(usize, usize)> {
+    let (o, n) = (
+        &old[old_range.0..old_range.1],
+        &new[new_range.0..new_range.1],
+    );
+    if o == n {
         return None;
     }
-    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let room = old.len().min(new.len()) - prefix;
-    let suffix = old
+    let common = o.iter().zip(n).take_while(|(a, b)| a == b).count();
+    // Whole lines only: the prefix ends at a line's end.
+    let prefix = (0..=common)
+        .rev()
+        .find(|&p| p == 0 || n[p - 1] == b'\n')
+        .unwrap_or(0);
+    let room = (o.len() - prefix).min(n.len() - prefix);
+    let common = o
         .iter()
         .rev()
-        .zip(new.iter().rev())
+        .zip(n.iter().rev())
         .take(room)
         .take_while(|(a, b)| a == b)
         .count();
-    Some((prefix, new.len() - suffix))
+    // The suffix starts a line in both texts.
+    let (oe, ne) = (old_range.1, new_range.1);
+    let suffix = (0..=common)
+        .rev()
+        .find(|&s| s == 0 || (line_start(new, ne - s) && line_start(old, oe - s)))
+        .unwrap_or(0);
+    let (a, b) = (new_range.0 + prefix, ne - suffix);
+    if a < b {
+        return Some((a, b));
+    }
+    let removed_end = oe - suffix;
+    if line_start(new, a) && (removed_end == old.len() || line_start(old, removed_end)) {
+        return Some((a, a)); // whole lines removed
+    }
+    // Part of a line removed: that line changed.
+    if a < new.len() {
+        Some((a, a + 1))
+    } else {
+        Some((a.saturating_sub(1), a))
+    }
 }
 
-/// `ranges` of the new text's lines (0-based, inclusive, sorted) shown with `context` lines
-/// around each, as a result's trailer: for each region (regions whose context touches
-/// merged) a `[lines A-B, changed C-D]` header (1-based) and its lines numbered as
-/// `read_file` numbers them. `path` is named in the hints as the model gave it. Lines longer
-/// than `max_line_chars` (or than [`MAX_SHOWN_CHARS`]) are clipped with `read_file`'s notice;
-/// after [`MAX_SHOWN_CHARS`] chars of lines the rest is left to `... (cut at 2,000
-/// characters. Use read_file with offset=K to continue reading.)`. Empty when `ranges` is.
+/// The byte range of `new` that differs from `old` ([`trim`] over both whole texts), `None`
+/// when they are equal.
+pub fn between(old: &[u8], new: &[u8]) -> Option<(usize, usize)> {
+    trim(old, (0, old.len()), new, (0, new.len()))
+}
+
+/// `ranges` of the new text's lines (0-based, half-open, sorted: [`changed_lines`]; an empty
+/// one is a removal before that line) shown with `context` lines around each, as a result's
+/// trailer: for each region (regions whose context touches merged) a header and its lines
+/// numbered as `read_file` numbers them. The header (1-based) names the region's lines and
+/// what changed: `[lines 8-13, changed 10-11]`, `[lines 2-6, changed 3, 5]`, `[line 5,
+/// changed]` (the region is that one line), `[lines 3-4, removed before line 4]` (with a
+/// `     -\t(lines removed here)` line between the neighbours), `removed at the end`.
+/// `path` is named in the hints as the model gave it. Lines longer than `max_line_chars` (or
+/// than [`MAX_SHOWN_CHARS`]) are clipped with `read_file`'s notice; after [`MAX_SHOWN_CHARS`]
+/// chars of lines the rest is left to `... (cut at 2,000 characters. Use read_file with
+/// offset=K to continue reading.)`. Empty when `ranges` is.
 pub fn render(
     path: &str,
     text: &str,
@@ -136,20 +208,21 @@ pub fn render_within(
     max_line_chars: Option<usize>,
     budget: &mut usize,
 ) -> String {
-    if ranges.is_empty() || text.is_empty() {
+    if ranges.is_empty() {
         return String::new();
     }
     let starts = line_starts(text.as_bytes(), contract);
+    let count = if text.is_empty() { 0 } else { starts.len() };
     let line = |i: usize| &text[starts[i]..starts.get(i + 1).copied().unwrap_or(text.len())];
-    let end = starts.len() - 1;
-    // Windows around each change, merged where they overlap or touch; each keeps its changes.
+    // Windows `[from, to)` around each change, merged where they overlap or touch; each keeps
+    // its changes.
     type Window = (usize, usize, Vec<(usize, usize)>);
     let mut windows: Vec<Window> = Vec::new();
     for &(a, b) in ranges {
-        let (a, b) = (a.min(end), b.min(end));
-        let (from, to) = (a.saturating_sub(context), (b + context).min(end));
+        let (a, b) = (a.min(count), b.min(count));
+        let (from, to) = (a.saturating_sub(context), (b + context).min(count));
         match windows.last_mut() {
-            Some(w) if from <= w.1 + 1 => {
+            Some(w) if from <= w.1 => {
                 w.1 = w.1.max(to);
                 w.2.push((a, b));
             }
@@ -157,10 +230,10 @@ pub fn render_within(
         }
     }
     let span = |a: usize, b: usize| {
-        if a == b {
+        if b == a + 1 {
             format!("{}", a + 1)
         } else {
-            format!("{}-{}", a + 1, b + 1)
+            format!("{}-{}", a + 1, b)
         }
     };
     let max_line = max_line_chars
@@ -169,22 +242,28 @@ pub fn render_within(
     let left = budget;
     let mut out = String::new();
     for (from, to, changes) in &windows {
-        let changed: Vec<String> = changes.iter().map(|&(a, b)| span(a, b)).collect();
-        out.push_str(&format!(
-            "\n[lines {}, changed {}]",
-            span(*from, *to),
-            changed.join(", ")
-        ));
+        out.push_str(&header(*from, *to, changes, count, span));
         for i in *from..=*to {
+            for _ in changes.iter().filter(|&&(a, b)| a == b && a == i) {
+                let marker = format!("{:>6}\t{REMOVED}", "-");
+                let chars = marker.chars().count();
+                if chars > *left {
+                    out.push_str(&cut_hint(i));
+                    return out;
+                }
+                *left -= chars;
+                out.push('\n');
+                out.push_str(&marker);
+            }
+            if i == *to {
+                break;
+            }
             let body = strip_terminator(line(i));
             let shown = clip::clip_from(path, i + 1, body, 0, max_line);
             let rendered = format!("{:>6}\t{}", i + 1, shown.as_deref().unwrap_or(body));
             let chars = rendered.chars().count();
             if chars > *left {
-                out.push_str(&format!(
-                    "\n... (cut at {} characters. Use read_file with offset={i} to continue reading.)",
-                    thousands(MAX_SHOWN_CHARS as u64)
-                ));
+                out.push_str(&cut_hint(i));
                 return out;
             }
             *left -= chars;
@@ -193,6 +272,52 @@ pub fn render_within(
         }
     }
     out
+}
+
+/// The marker line's text where lines were removed (its number column holds `-`).
+pub const REMOVED: &str = "(lines removed here)";
+
+fn cut_hint(offset: usize) -> String {
+    format!(
+        "\n... (cut at {} characters. Use read_file with offset={offset} to continue reading.)",
+        thousands(MAX_SHOWN_CHARS as u64)
+    )
+}
+
+/// A region's header: `[lines 8-13, changed 10-11, removed before line 12]`, `[line 5,
+/// changed]` when the region is the one changed line; lines 1-based, `[from, to)` 0-based.
+fn header(
+    from: usize,
+    to: usize,
+    changes: &[(usize, usize)],
+    count: usize,
+    span: impl Fn(usize, usize) -> String,
+) -> String {
+    if changes == [(from, to)] && to == from + 1 {
+        return format!("\n[line {}, changed]", from + 1);
+    }
+    let mut parts = Vec::new();
+    match to - from {
+        0 => {}
+        1 => parts.push(format!("line {}", from + 1)),
+        _ => parts.push(format!("lines {}-{}", from + 1, to)),
+    }
+    let changed: Vec<String> = changes
+        .iter()
+        .filter(|(a, b)| a < b)
+        .map(|&(a, b)| span(a, b))
+        .collect();
+    if !changed.is_empty() {
+        parts.push(format!("changed {}", changed.join(", ")));
+    }
+    for &(a, _) in changes.iter().filter(|(a, b)| a == b) {
+        parts.push(if a >= count {
+            "removed at the end".to_string()
+        } else {
+            format!("removed before line {}", a + 1)
+        });
+    }
+    format!("\n[{}]", parts.join(", "))
 }
 
 #[cfg(test)]
@@ -206,43 +331,72 @@ mod tests {
         assert_eq!(line_starts(b"a\rb\x0cc", Contract::Document), [0, 2, 4]);
         assert_eq!(line_starts(b"a\rb", Contract::Workspace), [0]);
         assert_eq!(line_of(&[0, 2, 4], 3), 1);
-        assert_eq!(
-            changed_lines(b"a\nb\nc\n", &[(2, 4)], Contract::Workspace),
-            [(1, 1)]
-        );
-        assert_eq!(
-            changed_lines(b"a\nb\nc\n", &[(2, 2)], Contract::Workspace),
-            [(1, 1)]
-        );
+        let w = Contract::Workspace;
+        assert_eq!(changed_lines(b"a\nb\nc\n", &[(2, 4)], w), [(1, 2)]);
+        // An empty range at a line start is a removal there, inside a line it covers the line.
+        assert_eq!(changed_lines(b"a\nb\nc\n", &[(2, 2)], w), [(1, 1)]);
+        assert_eq!(changed_lines(b"a\nb\nc\n", &[(6, 6)], w), [(3, 3)]);
+        assert_eq!(changed_lines(b"ab\nc\n", &[(1, 2)], w), [(0, 1)]);
+        // A removal beside a changed line belongs to it.
+        assert_eq!(changed_lines(b"a\nb\nc\n", &[(0, 2), (2, 2)], w), [(0, 1)]);
+        assert_eq!(changed_lines(b"a\nb\nc\n", &[(2, 2), (2, 4)], w), [(1, 2)]);
+    }
+
+    #[test]
+    fn trimming() {
         assert_eq!(between(b"abc", b"abc"), None);
-        assert_eq!(between(b"a1c", b"a22c"), Some((1, 3)));
-        assert_eq!(between(b"aa", b"aaa"), Some((2, 3)));
+        assert_eq!(between(b"a1c", b"a22c"), Some((0, 4)));
+        // A pure deletion: an empty range at the next line's start, not that line.
+        assert_eq!(between(b"a\nb\nc\n", b"a\nc\n"), Some((2, 2)));
+        assert_eq!(between(b"ab\nac\n", b"ac\n"), Some((0, 0)));
+        assert_eq!(between(b"a\nb\n", b"a\n"), Some((2, 2)));
+        // Part of a line removed: that line changed.
+        assert_eq!(between(b"a\nbc\n", b"a\nb\n"), Some((2, 4)));
+        assert_eq!(between(b"aa", b"aaa"), Some((0, 3)));
+        // A replaced span marks only its lines that differ.
+        let (old, new) = (b"x\na\nb\nc\ny\n", b"x\na\nB\nc\ny\n");
+        assert_eq!(trim(old, (2, 8), new, (2, 8)), Some((4, 6)));
+        assert_eq!(trim(old, (2, 8), old, (2, 8)), None);
+        // old_text starting mid-line: the rest of that line equal, so it is not marked.
+        assert_eq!(trim(b"pa\nb\n", (1, 5), b"pa\nB\n", (1, 5)), Some((3, 5)));
     }
 
     #[test]
     fn regions() {
         let text: String = (1..=20).map(|i| format!("l{i}\n")).collect();
+        let w = Contract::Workspace;
         assert_eq!(
-            render("f", &text, &[(4, 4)], 1, Contract::Workspace, None),
+            render("f", &text, &[(4, 5)], 1, w, None),
             "\n[lines 4-6, changed 5]\n     4\tl4\n     5\tl5\n     6\tl6"
+        );
+        assert_eq!(
+            render("f", &text, &[(4, 5)], 0, w, None),
+            "\n[line 5, changed]\n     5\tl5"
         );
         // Close changes share a region; far ones get their own.
         assert_eq!(
-            render(
-                "f",
-                &text,
-                &[(0, 0), (2, 2), (18, 19)],
-                1,
-                Contract::Workspace,
-                None
-            ),
+            render("f", &text, &[(0, 1), (2, 3), (18, 20)], 1, w, None),
             "\n[lines 1-4, changed 1, 3]\n     1\tl1\n     2\tl2\n     3\tl3\n     4\tl4\
              \n[lines 18-20, changed 19-20]\n    18\tl18\n    19\tl19\n    20\tl20"
+        );
+        // A removal: a marker between the neighbours, no surviving line marked.
+        assert_eq!(
+            render("f", &text, &[(4, 4)], 1, w, None),
+            "\n[lines 4-5, removed before line 5]\n     4\tl4\n     -\t(lines removed here)\n     5\tl5"
+        );
+        assert_eq!(
+            render("f", &text, &[(20, 20)], 1, w, None),
+            "\n[line 20, removed at the end]\n    20\tl20\n     -\t(lines removed here)"
+        );
+        assert_eq!(
+            render("f", &text, &[(3, 3), (5, 6)], 1, w, None),
+            "\n[lines 3-7, changed 6, removed before line 4]\n     3\tl3\n     -\t(lines removed here)\
+             \n     4\tl4\n     5\tl5\n     6\tl6\n     7\tl7"
         );
         let long = "x".repeat(900) + "\n";
         let text = long.repeat(4);
         assert_eq!(
-            render("f", &text, &[(0, 3)], 0, Contract::Workspace, None),
+            render("f", &text, &[(0, 4)], 0, w, None),
             format!(
                 "\n[lines 1-4, changed 1-4]\n     1\t{x}\n     2\t{x}\n... (cut at 2,000 characters. \
                  Use read_file with offset=2 to continue reading.)",

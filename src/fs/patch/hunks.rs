@@ -53,6 +53,16 @@ fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
     out
 }
 
+/// Where a missed hunk was looked for.
+struct Place {
+    /// The line it was looked for after (0: from the start).
+    from: usize,
+    /// Where the previous hunk ended, for a hunk after the first.
+    previous_end: Option<usize>,
+    /// Where its lines are, before `from`, if they are.
+    earlier: Option<usize>,
+}
+
 /// What made a hunk miss, for the retry.
 fn miss(
     path: &str,
@@ -60,8 +70,30 @@ fn miss(
     hunk: &Hunk,
     lines: &[&[u8]],
     old: &[&[u8]],
-    from: usize,
+    place: Place,
 ) -> Error {
+    let from = place.from;
+    if let Some(at) = place.earlier {
+        let mut message = format!(
+            "Hunk {number} of Update File {} (patch line {}) does not match the file after line {from}: its lines \
+             start at line {} of the file,",
+            py_repr(path),
+            hunk.line,
+            at + 1,
+        );
+        match place.previous_end {
+            Some(end) if at < end => message.push_str(&format!(
+                " before the previous hunk's end (line {end}). Hunks are applied in file order: put this hunk \
+                 before the one that comes later in the file, or join them."
+            )),
+            _ => message.push_str(&format!(
+                " not after the line its '@@' line names (line {from}). An '@@' line names a line above the \
+                 hunk's lines, not one of them: drop it, or name a line above them."
+            )),
+        }
+        message.push_str(" No changes were written.");
+        return Error::new(ErrorKind::NoMatch, message);
+    }
     // The candidate start (from `from` on) matching the longest prefix of the hunk's lines.
     let mut best: Option<(usize, usize)> = None; // (matched, start)
     if old.len() <= lines.len() {
@@ -97,8 +129,26 @@ fn miss(
         message.push_str(&format!(" after line {from} of the file"));
     }
     message.push('.');
-    match closest {
-        Some(i) => {
+    // The patch line holds U+FFFD where the file line has bytes that are not UTF-8: what
+    // `read_file` showed in their place, which no patch line can match.
+    let not_utf8 = closest.filter(|&i| {
+        std::str::from_utf8(lines[i]).is_err() && old[failing].contains(&0xEF) && {
+            String::from_utf8_lossy(old[failing]).contains('\u{FFFD}')
+        }
+    });
+    match (closest, not_utf8) {
+        (Some(i), Some(_)) => {
+            message.push_str(&format!(
+                " Closest: line {} of the file, {}, which holds bytes that are not UTF-8 where the patch line has \
+                 U+FFFD (\u{FFFD}, what read_file shows in their place); a patch line cannot match them. No changes \
+                 were written. Let the hunk's lines stop before that line or start after it, or change it with \
+                 edit_file or write_file.",
+                i + 1,
+                shown(lines[i]),
+            ));
+            return Error::new(ErrorKind::NoMatch, message);
+        }
+        (Some(i), None) => {
             message.push_str(&format!(
                 " Closest: line {} of the file, {}, which {}.",
                 i + 1,
@@ -106,7 +156,7 @@ fn miss(
                 how_it_differs(lines[i], old[failing])
             ));
         }
-        None => message.push_str(" No line of the file is like it."),
+        (None, _) => message.push_str(" No line of the file is like it."),
     }
     message.push_str(" No changes were written. Read the file and copy its lines exactly.");
     Error::new(ErrorKind::NoMatch, message)
@@ -258,6 +308,53 @@ fn not_unique(
     Error::new(ErrorKind::AmbiguousMatch, message)
 }
 
+/// A run of removed and added lines between kept ones, as [`apply`] writes it.
+struct Run<'a> {
+    /// Where it began in the new bytes.
+    at: usize,
+    /// The removed lines' contents.
+    removed: Vec<&'a [u8]>,
+    /// The added lines: their byte range in the new bytes, their contents.
+    added: Vec<(usize, usize, Vec<u8>)>,
+}
+
+impl<'a> Run<'a> {
+    fn at(at: usize) -> Self {
+        Run {
+            at,
+            removed: Vec::new(),
+            added: Vec::new(),
+        }
+    }
+
+    /// The byte range of the new bytes that really changed: the added lines, less those equal
+    /// to removed ones at the run's start and end; an empty range where lines were only
+    /// removed; `None` when the run gives back what it took.
+    fn changed(&self) -> Option<(usize, usize)> {
+        let (old, new) = (&self.removed, &self.added);
+        let same = |i: usize, j: usize| old[i] == new[j].2.as_slice();
+        let head = (0..old.len().min(new.len()))
+            .take_while(|&i| same(i, i))
+            .count();
+        let room = old.len().min(new.len()) - head;
+        let tail = (1..=room)
+            .take_while(|&k| same(old.len() - k, new.len() - k))
+            .count();
+        let added = &new[head..new.len() - tail];
+        if let (Some(first), Some(last)) = (added.first(), added.last()) {
+            return Some((first.0, last.1));
+        }
+        if old.len() == head + tail {
+            return None;
+        }
+        let at = match head.checked_sub(1) {
+            Some(i) => new[i].1,
+            None => self.at,
+        };
+        Some((at, at))
+    }
+}
+
 /// Applies `hunks` to the text bytes `text` (no byte order mark); see the module doc.
 ///
 /// Errors: `NoMatch` naming the file, the hunk, its first line not found and the closest line;
@@ -275,6 +372,7 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
     let mut placed: Vec<(usize, usize, &Hunk, Shift)> = Vec::new();
     let mut pos = 0usize;
     for (k, hunk) in hunks.iter().enumerate() {
+        let previous_end = pos; // where the previous hunk ended (0 for the first)
         for anchor in &hunk.anchors {
             let found = seek_anchor(&contents, anchor, pos, mode).map_err(|(tier, count)| {
                 not_unique(
@@ -336,7 +434,17 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
         }
         let Some((at, tier)) = found else {
             let all: Vec<&[u8]> = hunk.old_lines().into_iter().map(str::as_bytes).collect();
-            return Err(miss(path, k + 1, hunk, &contents, &all, pos));
+            // Its lines may be in the file, only before where this hunk is looked for.
+            let earlier = match seek(&contents, &old, 0, false, mode) {
+                Ok(Some((at, _))) if at < pos => Some(at),
+                _ => None,
+            };
+            let place = Place {
+                from: pos,
+                previous_end: (k > 0).then_some(previous_end),
+                earlier,
+            };
+            return Err(miss(path, k + 1, hunk, &contents, &all, place));
         };
         let shift = if tier >= Tier::Indentation {
             tiers::shift_of(&contents[at..at + old.len()], &old, tier).unwrap_or_default()
@@ -371,31 +479,37 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
         }
         cursor = start;
         let end = start + matched_lines;
-        let mut run: Option<usize> = None; // where the current run of changed lines began
+        // The current run of removed and added lines (between kept ones): where it began in
+        // `out`, the removed lines' contents, the added lines' contents and byte ranges.
+        let mut run: Option<Run<'_>> = None;
         for line in &hunk.lines {
             match line {
                 HunkLine::Context(_) if cursor < end => {
-                    if let Some(a) = run.take() {
-                        changed.push((a, out.len()));
+                    if let Some(r) = run.take() {
+                        changed.extend(r.changed());
                     }
                     let l = file[cursor];
                     push(&mut out, l.content, l.terminator);
                     cursor += 1;
                 }
                 HunkLine::Remove(_) if cursor < end => {
-                    run.get_or_insert(out.len());
+                    let r = run.get_or_insert_with(|| Run::at(out.len()));
+                    r.removed.push(file[cursor].content);
                     cursor += 1;
                 }
                 HunkLine::Context(_) | HunkLine::Remove(_) => {}
                 HunkLine::Add(s) => {
-                    run.get_or_insert(out.len());
+                    let r = run.get_or_insert_with(|| Run::at(out.len()));
                     let s = tiers::reindent(s.as_bytes(), &shift, true);
                     push(&mut out, &s, ending);
+                    let to = out.len();
+                    r.added
+                        .push((to - s.len() - ending.len(), to, s.into_owned()));
                 }
             }
         }
-        if let Some(a) = run {
-            changed.push((a, out.len()));
+        if let Some(r) = run {
+            changed.extend(r.changed());
         }
     }
     for l in &file[cursor..] {
@@ -504,6 +618,18 @@ mod tests {
     }
 
     #[test]
+    fn changed_ranges_mark_only_lines_that_differ() {
+        let changed = |file: &[u8], body: &str| tolerant(file, body).unwrap().changed.unwrap();
+        // A removal only: an empty range where the lines were, not the next line.
+        assert_eq!(changed(b"a\nb\nc\n", " a\n-b\n c"), [(2, 2)]);
+        assert_eq!(changed(b"a\nb\n", " a\n-b"), [(2, 2)]);
+        // Removed and added again: only the lines that differ.
+        assert_eq!(changed(b"a\nb\nc\n", "-a\n-b\n-c\n+a\n+B\n+c"), [(2, 4)]);
+        assert_eq!(changed(b"a\nb\nc\n", "-a\n-b\n+a\n c"), [(2, 2)]);
+        assert_eq!(changed(b"a\nb\n", "-a\n+a\n b\n+z"), [(4, 6)]);
+    }
+
+    #[test]
     fn tolerant_tiers_say_where_and_reindent() {
         let p = tolerant(
             b"def f():\n\tif x:  \n\t\treturn 1\n",
@@ -601,6 +727,33 @@ mod tests {
         assert_eq!(
             patched(b"\0bin", "-a\n+b").unwrap_err(),
             "'f' is a binary file; apply_patch only changes text files. No changes were written."
+        );
+    }
+
+    #[test]
+    fn misses_of_lines_that_are_there_say_why() {
+        // Hunks out of file order: the lines are before the previous hunk's end.
+        assert_eq!(
+            patched(b"one\ntwo\nthree\nfour\n", "@@\n-three\n+3\n@@\n-one\n+1").unwrap_err(),
+            "Hunk 2 of Update File 'f' (patch line 6) does not match the file after line 3: its lines start at line \
+             1 of the file, before the previous hunk's end (line 3). Hunks are applied in file order: put this hunk \
+             before the one that comes later in the file, or join them. No changes were written."
+        );
+        // Before the line the hunk's own anchor names.
+        assert_eq!(
+            patched(b"one\ntwo\nthree\n", "@@ two\n two\n-three\n+3").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file after line 2: its lines start at line \
+             2 of the file, not after the line its '@@' line names (line 2). An '@@' line names a line above the \
+             hunk's lines, not one of them: drop it, or name a line above them. No changes were written."
+        );
+        // U+FFFD copied from read_file's rendering of a byte that is not UTF-8.
+        assert_eq!(
+            patched(b"caf\xe9 = 1\nx = 2\n", "-caf\u{FFFD} = 1\n+cafe = 1").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file: its line 1 'caf\u{FFFD} = 1' was not \
+             found. Closest: line 1 of the file, 'caf\u{FFFD} = 1', which holds bytes that are not UTF-8 where the \
+             patch line has U+FFFD (\u{FFFD}, what read_file shows in their place); a patch line cannot match them. \
+             No changes were written. Let the hunk's lines stop before that line or start after it, or change it \
+             with edit_file or write_file."
         );
     }
 }

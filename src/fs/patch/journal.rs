@@ -5,13 +5,16 @@
 //! root, holding an `flock`ed `lock` file while it runs:
 //! 1. **stage**: each new content is written complete as `new-<i>` (an updated file's mode and
 //!    owner kept), and each file that will be replaced or removed is kept as `old-<i>` (a hard
-//!    link, or a copy where linking fails); the caller's check that every file still holds what
-//!    was planned runs after this, right before the next step;
+//!    link, or a copy where linking fails, and always a copy for a file written in place); the
+//!    caller's check that every file still holds what was planned runs after this, right
+//!    before the next step;
 //! 2. **journal**: `journal` (written as `journal.tmp`, then renamed) lists each target with
-//!    whether it gets a new content or is removed, and the directories to create: from here on
-//!    the commit is decided;
+//!    whether it gets a new content or is removed, which updated files are written in place,
+//!    and the directories to create: from here on the commit is decided;
 //! 3. **apply**: removals, then the missing directories, then each `new-<i>` renamed over its
-//!    target;
+//!    target, or, for an updated file with other hard links (which must all see the change, as
+//!    `edit_file` keeps them), its bytes written into the file in place and then `new-<i>`
+//!    removed;
 //! 4. **done**: `journal` removed, then the directory.
 //!
 //! [`recover`] runs before every patch and when a FileSystem is built on the root: a directory
@@ -46,8 +49,8 @@ const HEADER: &str = "pydantic-ai-harness patch journal 2";
 pub type Allowed<'a> = &'a dyn Fn(&Path) -> bool;
 
 /// One journal entry: index, target, the SHA-256 (hex) of its staged new content (`None`:
-/// removed).
-type Entry = (usize, PathBuf, Option<String>);
+/// removed), whether it is written in place (a file with other hard links).
+type Entry = (usize, PathBuf, Option<String>, bool);
 
 static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
 
@@ -269,17 +272,16 @@ pub fn commit<E>(
 ) -> Result<(), E> {
     recover(beneath, allowed);
     let tx = Tx::begin(beneath).map_err(&io_error)?;
-    let staged = stage(beneath, &tx, targets).map(|()| verify());
-    match staged {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            tx.remove();
-            return Err(e);
-        }
+    let in_place = match stage(beneath, &tx, targets) {
+        Ok(in_place) => in_place,
         Err(e) => {
             tx.remove();
             return Err(io_error(e));
         }
+    };
+    if let Err(e) = verify() {
+        tx.remove();
+        return Err(e);
     }
     let mut dirs: Vec<PathBuf> = Vec::new();
     for t in targets.iter().filter(|t| t.new.is_some()) {
@@ -297,6 +299,9 @@ pub fn commit<E>(
             hex(t.rel.as_os_str().as_bytes()),
             t.new.map_or_else(|| "-".to_string(), sha256)
         ));
+    }
+    for (i, _) in in_place.iter().enumerate().filter(|(_, &w)| w) {
+        journal.push_str(&format!("w {i}\n"));
     }
     for d in &dirs {
         journal.push_str(&format!("d {}\n", hex(d.as_os_str().as_bytes())));
@@ -323,10 +328,10 @@ pub fn commit<E>(
     let entries: Vec<Entry> = targets
         .iter()
         .enumerate()
-        .map(|(i, t)| (i, t.rel.to_path_buf(), t.new.map(sha256)))
+        .map(|(i, t)| (i, t.rel.to_path_buf(), t.new.map(sha256), in_place[i]))
         .collect();
     if let Err(e) = apply(beneath, tx.dir.as_raw_fd(), &entries, &dirs) {
-        roll_back(beneath, &tx, targets, &dirs);
+        roll_back(beneath, &tx, targets, &in_place, &dirs);
         let _ = unlink_at(tx.dir.as_raw_fd(), c"journal", 0);
         tx.remove();
         return Err(io_error(e));
@@ -336,9 +341,11 @@ pub fn commit<E>(
     Ok(())
 }
 
-/// Step 1: `new-<i>` and `old-<i>` in the commit's directory.
-fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<()> {
+/// Step 1: `new-<i>` and `old-<i>` in the commit's directory. Returns, per target, whether
+/// it is written in place (an updated file with other hard links).
+fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<Vec<bool>> {
     let dir = tx.dir.as_raw_fd();
+    let mut in_place = Vec::with_capacity(targets.len());
     for (i, t) in targets.iter().enumerate() {
         let existing = match t.old {
             Some(_) => Some(parent_of(beneath, t.rel)?),
@@ -356,6 +363,8 @@ fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<()> {
             }
             None => None,
         };
+        let through = t.new.is_some() && st.as_ref().is_some_and(|st| st.st_nlink > 1);
+        in_place.push(through);
         if let Some(new) = t.new {
             let fd = write_file(dir, &name("new", i), new, 0o666)?;
             if let (None, Some(src)) = (&st, t.mode_from) {
@@ -375,6 +384,11 @@ fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<()> {
             }
         }
         if let (Some((parent, n)), Some(old)) = (&existing, t.old) {
+            if through {
+                // Written in place: a link would change with it.
+                write_file(dir, &name("old", i), old, 0o600)?;
+                continue;
+            }
             // SAFETY: names are NUL-terminated; both descriptors are directories.
             let linked = cvt(unsafe {
                 libc::linkat(
@@ -391,12 +405,39 @@ fn stage(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>]) -> io::Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(in_place)
+}
+
+/// Writes `bytes` into the file at `rel` in place (its other hard links see them).
+fn write_through(beneath: &Beneath, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (parent, n) = parent_of(beneath, rel)?;
+    let fd = open_at(
+        parent.as_raw_fd(),
+        &c(n)?,
+        libc::O_WRONLY | libc::O_NONBLOCK,
+        0,
+    )?;
+    crate::fs::change::write::pwrite_all(&fd, bytes)?;
+    // SAFETY: fd is valid.
+    cvt(unsafe { libc::ftruncate(fd.as_raw_fd(), bytes.len() as libc::off_t) })
+}
+
+/// The bytes of `name` in the commit's directory; `None` when it is gone.
+fn staged(tx: RawFd, name: &CStr) -> io::Result<Option<Vec<u8>>> {
+    match open_at(tx, name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+        Ok(fd) => {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut std::fs::File::from(fd), &mut bytes)?;
+            Ok(Some(bytes))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Step 3, idempotent: removals, directories, renames.
 fn apply(beneath: &Beneath, tx: RawFd, entries: &[Entry], dirs: &[PathBuf]) -> io::Result<()> {
-    for (_, rel, new) in entries {
+    for (_, rel, new, _) in entries {
         if new.is_none() {
             let (parent, n) = match parent_of(beneath, rel) {
                 Ok(p) => p,
@@ -414,8 +455,16 @@ fn apply(beneath: &Beneath, tx: RawFd, entries: &[Entry], dirs: &[PathBuf]) -> i
     for d in dirs {
         beneath.mkdir_all(d)?;
     }
-    for (i, rel, new) in entries {
-        if new.is_some() {
+    for (i, rel, new, in_place) in entries {
+        if new.is_some() && *in_place {
+            // Written through, then its staged copy removed: gone means done (a kill between
+            // the two writes it again).
+            let from = name("new", *i);
+            if let Some(bytes) = staged(tx, &from)? {
+                write_through(beneath, rel, &bytes)?;
+                unlink_at(tx, &from, 0)?;
+            }
+        } else if new.is_some() {
             let from = name("new", *i);
             let (parent, n) = parent_of(beneath, rel)?;
             match rename_at(tx, &from, parent.as_raw_fd(), &c(n)?) {
@@ -428,10 +477,21 @@ fn apply(beneath: &Beneath, tx: RawFd, entries: &[Entry], dirs: &[PathBuf]) -> i
     Ok(())
 }
 
-/// Puts every target back as it was (an error while applying): `old-<i>` renamed back, new
-/// files removed, the directories made removed (when empty).
-fn roll_back(beneath: &Beneath, tx: &Tx, targets: &[Target<'_>], dirs: &[PathBuf]) {
+/// Puts every target back as it was (an error while applying): `old-<i>` renamed back (its
+/// bytes written back in place for a file written in place), new files removed, the
+/// directories made removed (when empty).
+fn roll_back(
+    beneath: &Beneath,
+    tx: &Tx,
+    targets: &[Target<'_>],
+    in_place: &[bool],
+    dirs: &[PathBuf],
+) {
     for (i, t) in targets.iter().enumerate().rev() {
+        if let (true, Some(old)) = (in_place[i], t.old) {
+            let _ = write_through(beneath, t.rel, old);
+            continue;
+        }
         let Ok((parent, n)) = parent_of(beneath, t.rel) else {
             continue;
         };
@@ -515,12 +575,12 @@ fn trusted(tx: RawFd, allowed: Allowed<'_>, entries: &[Entry], dirs: &[PathBuf])
     let mut seen = std::collections::HashSet::new();
     let paths_ok = entries
         .iter()
-        .map(|(_, rel, _)| rel)
+        .map(|(_, rel, _, _)| rel)
         .chain(dirs)
         .all(|rel| plain(rel) && allowed(rel))
-        && entries.iter().all(|(i, _, _)| seen.insert(*i));
+        && entries.iter().all(|(i, _, _, _)| seen.insert(*i));
     paths_ok
-        && entries.iter().all(|(i, _, new)| {
+        && entries.iter().all(|(i, _, new, _)| {
             let Some(want) = new else { return true };
             match open_at(tx, &name("new", *i), libc::O_RDONLY | libc::O_NONBLOCK, 0) {
                 Ok(fd) => {
@@ -553,7 +613,13 @@ fn read_journal(dir: RawFd) -> Option<(Vec<Entry>, Vec<PathBuf>)> {
                     h if h.len() == 64 && unhex(h).is_some() => Some(h.to_string()),
                     _ => return None,
                 };
-                entries.push((i.parse().ok()?, path(rel)?, new));
+                entries.push((i.parse().ok()?, path(rel)?, new, false));
+            }
+            // Entry `i`, an update, is written in place.
+            ["w", i] => {
+                let i: usize = i.parse().ok()?;
+                let entry = entries.iter_mut().find(|e| e.0 == i && e.2.is_some())?;
+                entry.3 = true;
             }
             ["d", rel] => dirs.push(path(rel)?),
             ["end"] => complete = true,
@@ -617,6 +683,77 @@ mod tests {
             ),
             Vec::<OsString>::new()
         );
+    }
+
+    #[test]
+    fn a_file_with_other_links_is_written_in_place() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a"), "old a").unwrap();
+        std::fs::hard_link(d.path().join("a"), d.path().join("twin")).unwrap();
+        std::fs::write(d.path().join("b"), "old b").unwrap();
+        let b = beneath(d.path());
+        let targets = [
+            Target {
+                rel: Path::new("a"),
+                old: Some(b"old a"),
+                new: Some(b"new a, longer"),
+                mode_from: None,
+            },
+            Target {
+                rel: Path::new("b"),
+                old: Some(b"old b"),
+                new: Some(b"new b"),
+                mode_from: None,
+            },
+        ];
+        commit(&b, &|_| true, &targets, || Ok(()), |e| e).unwrap();
+        assert_eq!(
+            std::fs::read(d.path().join("twin")).unwrap(),
+            b"new a, longer"
+        );
+        assert_eq!(std::fs::read(d.path().join("b")).unwrap(), b"new b");
+        // An error while applying writes its old bytes back in place too.
+        let targets = [
+            Target {
+                rel: Path::new("a"),
+                old: Some(b"new a, longer"),
+                new: Some(b"x"),
+                mode_from: None,
+            },
+            Target {
+                rel: Path::new("b/under/a/file"),
+                old: None,
+                new: Some(b"x"),
+                mode_from: None,
+            },
+        ];
+        assert!(commit(&b, &|_| true, &targets, || Ok(()), |e| e).is_err());
+        assert_eq!(
+            std::fs::read(d.path().join("twin")).unwrap(),
+            b"new a, longer"
+        );
+        assert_eq!(std::fs::read(d.path().join("a")).unwrap(), b"new a, longer");
+    }
+
+    #[test]
+    fn recovery_writes_in_place_what_the_journal_says() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a"), "half-writ").unwrap(); // a kill mid-write
+        std::fs::hard_link(d.path().join("a"), d.path().join("twin")).unwrap();
+        let b = beneath(d.path());
+        let tx = d.path().join(JOURNAL_DIR).join("1-1-1");
+        std::fs::create_dir_all(&tx).unwrap();
+        std::fs::write(tx.join("lock"), "").unwrap();
+        std::fs::write(tx.join("new-0"), "new").unwrap();
+        std::fs::write(
+            tx.join("journal"),
+            format!("{HEADER}\nf 0 {} {}\nw 0\nend\n", hex(b"a"), sha256(b"new")),
+        )
+        .unwrap();
+        recover(&b, &|_| true);
+        assert_eq!(std::fs::read(d.path().join("twin")).unwrap(), b"new");
+        assert_eq!(std::fs::read(d.path().join("a")).unwrap(), b"new");
+        assert!(!tx.exists());
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //!   and every file read before anything is written; the `FileSystem` methods.
 //! - [`journal`]: the crash-safe commit across files.
 //!
-//! A plan lists each file once, by its final path, with its bytes before and after; a file the
-//! patch leaves as it was is left out.
+//! A plan lists each path once, with its bytes before and after the whole patch (the net change
+//! of the tree, however the operations chain); a path the patch leaves as it was is left out.
 
 pub mod hunks;
 pub mod journal;
@@ -41,9 +41,10 @@ pub struct FileChange {
     pub event_path: String,
     /// The path beneath the root (a workspace path on a remote backend).
     pub rel: PathBuf,
-    /// A move's source, as the patch names it.
+    /// For a new file grown from a file the patch removed (through any chain of moves): that
+    /// file's path as the patch first named it (its result line is `R from -> path`).
     pub moved_from: Option<String>,
-    /// A move's source, removed: listed in the move's result line, not its own.
+    /// A file removed because it moved: listed in the move's result line, not its own.
     pub moved_away: bool,
     /// The bytes before (`None`: no file).
     pub old: Option<Vec<u8>>,
@@ -85,9 +86,10 @@ pub struct PatchPlan {
 }
 
 impl PatchPlan {
-    /// The result: `Applied patch to N files:` then a line per file, in patch order:
-    /// `A p [hash:H]`, `M p [hash:H]`, `D p`, `R old -> new [hash:H]` (no hashes without
-    /// `content_hashes`), each followed by its tier notes and shown changes ([`FileChange`]).
+    /// The result: `Applied patch to N files:` then a line per path, in the order the patch
+    /// first names them: `A p [hash:H]`, `M p [hash:H]`, `D p`, `R old -> new [hash:H]` (no
+    /// hashes without `content_hashes`), each followed by its tier notes and shown changes
+    /// ([`FileChange`]); `Applied patch to 0 files.` for an empty plan.
     pub fn result_text(&self, content_hashes: bool) -> String {
         let shown = |p: &str| crate::fs::text::names::shown_path(p).into_owned();
         let lines: Vec<String> = self
@@ -109,6 +111,9 @@ impl PatchPlan {
                 format!("{line}{}{}", f.notes, f.shown)
             })
             .collect();
+        if lines.is_empty() {
+            return "Applied patch to 0 files.".to_string();
+        }
         let noun = if lines.len() == 1 { "file" } else { "files" };
         format!(
             "Applied patch to {} {noun}:\n{}",
@@ -196,19 +201,23 @@ pub struct Loaded {
     pub bytes: Option<Vec<u8>>,
 }
 
-/// One file of the picture: first met as `path`, its bytes then and now.
+/// One path of the picture: first met as `path`, its bytes then and now.
 struct Entry {
     path: String,
     event_path: String,
     original: Option<Vec<u8>>,
     current: Option<Vec<u8>>,
-    moved_from: Option<String>,
-    moved_away: bool,
+    /// Where `current` came from: the key of the file whose bytes before the patch it grew
+    /// from (itself, or a move's source, through any chain of moves); `None` for bytes an
+    /// `Add File` wrote, or no file.
+    origin: Option<PathBuf>,
+    /// Whether `current` still holds its origin's bytes before the patch (no update since).
+    pristine: bool,
     first: usize,
     /// Tier notes of its updates.
     notes: Vec<String>,
-    /// Changed byte ranges of `current` when one update made it from `original` (else the
-    /// span from the first to the last difference is shown).
+    /// Changed byte ranges of `current` when one update made it from its origin's bytes (else
+    /// the span from the first to the last difference is shown).
     changed: Option<Vec<(usize, usize)>>,
 }
 
@@ -302,10 +311,10 @@ pub fn plan_ops(
             Entry {
                 path: path.to_string(),
                 event_path: loaded.event_path,
+                origin: loaded.bytes.is_some().then(|| loaded.rel.clone()),
+                pristine: loaded.bytes.is_some(),
                 current: loaded.bytes.clone(),
                 original: loaded.bytes,
-                moved_from: None,
-                moved_away: false,
                 first: met,
                 notes: Vec::new(),
                 changed: None,
@@ -334,11 +343,14 @@ pub fn plan_ops(
                     content.push(b'\n');
                 }
                 e.current = Some(content);
-                e.moved_away = false;
+                (e.origin, e.pristine, e.changed) = (None, false, None);
+                e.notes.clear();
             }
             Op::Delete { path, line } => {
                 let k = key(path, &mut tree)?;
                 let e = tree.get_mut(&k).expect("loaded");
+                (e.origin, e.pristine, e.changed) = (None, false, None);
+                e.notes.clear();
                 if e.current.take().is_none() {
                     return Err(refusal(
                         ErrorKind::NotFound,
@@ -366,10 +378,11 @@ pub fn plan_ops(
                         ),
                     ));
                 };
-                let first_change = e.current == e.original;
+                let first_change = e.pristine;
                 let (new, changed) = if hs.is_empty() {
-                    (current.clone(), None)
+                    (current.clone(), e.changed.take())
                 } else {
+                    e.pristine = false;
                     let patched = hunks::apply(current, hs, path, disclosure.matching)?;
                     let starts = shown::line_starts(current, contract);
                     for m in &patched.matched {
@@ -399,23 +412,53 @@ pub fn plan_ops(
                         }
                         let src = tree.get_mut(&k).expect("loaded");
                         src.current = None;
-                        src.moved_away = src.original.is_some();
-                        let from = src.path.clone();
+                        let origin = src.origin.take();
+                        let pristine = std::mem::replace(&mut src.pristine, false);
                         let notes = std::mem::take(&mut src.notes);
-                        let changed = src.changed.take().filter(|_| first_change);
+                        let changed = src.changed.take();
                         let dst = tree.get_mut(&d).expect("loaded");
-                        dst.notes.extend(notes);
+                        dst.notes = notes;
                         dst.changed = changed;
                         dst.current = Some(new);
                         dst.path = dest.clone();
-                        dst.moved_from = Some(from);
+                        (dst.origin, dst.pristine) = (origin, pristine);
                     }
                 }
             }
         }
     }
-    // (first met, the change, its changed byte ranges when known)
-    type Planned = (usize, FileChange, Option<Vec<(usize, usize)>>);
+    // The net change of the tree, one line per final path: a file now at a path that had none,
+    // grown from a file whose path the patch left empty (through any chain of moves), is a move
+    // of that file (`R from -> to`, listed where the earlier of the two was first named); any
+    // other file new to its path is an add, one whose path had a file a change, one gone a
+    // deletion; a path the patch leaves as it was has no line.
+    let moves: BTreeMap<PathBuf, PathBuf> = tree
+        .iter()
+        .filter_map(|(rel, e)| {
+            let from = e.origin.as_ref().filter(|o| *o != rel)?;
+            let gone = tree[from].current.is_none();
+            (e.original.is_none() && e.current.is_some() && gone)
+                .then(|| (from.clone(), rel.clone()))
+        })
+        .collect();
+    let moved_from: BTreeMap<PathBuf, (String, usize, Option<Vec<u8>>)> = moves
+        .iter()
+        .map(|(from, to)| {
+            let src = &tree[from];
+            (
+                to.clone(),
+                (src.path.clone(), src.first, src.original.clone()),
+            )
+        })
+        .collect();
+    // (listed at, the change, its changed byte ranges when known, the bytes its shown changes
+    // are counted from)
+    type Planned = (
+        usize,
+        FileChange,
+        Option<Vec<(usize, usize)>>,
+        Option<Vec<u8>>,
+    );
     let mut files: Vec<Planned> = Vec::new();
     for (rel, e) in tree {
         if e.original == e.current {
@@ -435,12 +478,20 @@ pub fn plan_ops(
             &e.current.as_deref().map(shown_text).unwrap_or_default(),
             &e.event_path,
         );
-        // A move's source keeps its line only when something else happened to it.
-        let moved_away = e.moved_away && e.current.is_none();
         let notes: String = e.notes.iter().map(|n| format!(" {n}")).collect();
-        let moved_from = e.moved_from.filter(|_| e.original.is_none());
+        let moved_away = moves.contains_key(&rel);
+        let (moved_from, at, before) = match moved_from.get(&rel) {
+            Some((from, first, before)) => {
+                (Some(from.clone()), e.first.min(*first), before.clone())
+            }
+            None => (None, e.first, e.original.clone()),
+        };
+        // Changed ranges count from the origin's bytes: only where those are the bytes shown from.
+        let changed = e.changed.filter(|_| {
+            e.origin.is_some() && (moved_from.is_some() || e.origin.as_ref() == Some(&rel))
+        });
         files.push((
-            e.first,
+            at,
             FileChange {
                 path: e.path,
                 event_path: e.event_path,
@@ -456,7 +507,8 @@ pub fn plan_ops(
                 notes,
                 shown: String::new(),
             },
-            e.changed,
+            changed,
+            before,
         ));
     }
     if files.is_empty() {
@@ -472,8 +524,8 @@ pub fn plan_ops(
         // One cap for the whole result, spent in result order.
         let mut budget = shown::MAX_SHOWN_CHARS;
         for &i in &order {
-            let (_, f, changed) = &mut files[i];
-            if let (Some(old), Some(new)) = (&f.old, &f.new) {
+            let (_, f, changed, before) = &mut files[i];
+            if let (Some(old), Some(new)) = (before.as_deref(), &f.new) {
                 f.shown = shown_changes(
                     &f.path,
                     old,
@@ -486,7 +538,7 @@ pub fn plan_ops(
             }
         }
     }
-    let files = files.into_iter().map(|(_, f, _)| f).collect();
+    let files = files.into_iter().map(|(_, f, _, _)| f).collect();
     Ok(PatchPlan { files, order })
 }
 

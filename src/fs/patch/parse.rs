@@ -100,13 +100,49 @@ fn invalid(message: String) -> Error {
     )
 }
 
-/// A path from a header: trimmed, non-empty.
+/// A path from a header: trimmed, non-empty, without NUL.
 fn header_path(rest: &str, n: usize, what: &str) -> Result<String> {
     let p = rest.trim();
     if p.is_empty() {
         return Err(invalid(format!("line {n}: {what} names no path.")));
     }
+    if p.contains('\0') {
+        return Err(invalid(format!(
+            "line {n}: the path of {what} holds a NUL character (\\0); a path may not contain NUL."
+        )));
+    }
     Ok(p.to_string())
+}
+
+/// Whether `line` (as written, not trimmed) is a header that ends an `Add File` body: at
+/// column 0, `*** Add File:`, `*** Delete File:`, `*** Update File:` or `*** End Patch`.
+fn ends_add_body(line: &str) -> bool {
+    [ADD, DELETE, UPDATE]
+        .iter()
+        .any(|h| line.starts_with(h.trim_end()))
+        || line.trim_end() == END
+}
+
+/// An `@@` line's anchor: its text trimmed, with a unified diff's line ranges left out
+/// (`@@ -12,3 +12,4 @@ def f():` anchors at `def f():`, `@@ -1 +1 @@` at nothing): line numbers
+/// are not used, context lines place a hunk.
+fn anchor_text(rest: &str) -> &str {
+    let rest = rest.trim();
+    let range = |r: &str, sign: char| {
+        r.strip_prefix(sign).is_some_and(|nums| {
+            let mut parts = nums.splitn(2, ',');
+            parts.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    let mut words = rest.splitn(3, ' ');
+    if let (Some(old), Some(new), Some(tail)) = (words.next(), words.next(), words.next()) {
+        if range(old, '-') && range(new, '+') {
+            if let Some(after) = tail.strip_prefix("@@") {
+                return after.trim();
+            }
+        }
+    }
+    rest
 }
 
 /// Reads a whole patch.
@@ -163,15 +199,21 @@ pub fn parse(input: &str) -> Result<Vec<Op>> {
             let path = header_path(rest, n, "Add File")?;
             i += 1;
             let mut content = Vec::new();
-            while i < body.len() && !body[i].trim_start().starts_with("***") {
+            // Only a header at column 0 ends the body; any other line must start with '+'.
+            while i < body.len() && !ends_add_body(body[i]) {
                 match body[i].strip_prefix('+') {
                     Some(text) => content.push(text.to_string()),
                     None => {
+                        let hint = if ends_add_body(body[i].trim_start()) {
+                            " A header that ends the file's lines starts at column 0."
+                        } else {
+                            ""
+                        };
                         return Err(invalid(format!(
-                        "line {}: every line of Add File '{path}' must start with '+', got {:?}.",
-                        number(i),
-                        body[i]
-                    )))
+                            "line {}: every line of Add File '{path}' must start with '+', got {:?}.{hint}",
+                            number(i),
+                            body[i]
+                        )));
                     }
                 }
                 i += 1;
@@ -276,7 +318,7 @@ fn read_hunks(
             break;
         }
         if let Some(anchor) = raw.strip_prefix("@@") {
-            let anchor = anchor.trim();
+            let anchor = anchor_text(anchor);
             match current.as_mut() {
                 Some(h) if h.lines.is_empty() => {
                     if !anchor.is_empty() {
@@ -387,6 +429,26 @@ mod tests {
     }
 
     #[test]
+    fn unified_diff_ranges_are_no_anchor() {
+        let anchors = |at: &str| {
+            let ops = parse(&format!(
+                "*** Begin Patch\n*** Update File: a\n{at}\n-x\n+y\n*** End Patch"
+            ))
+            .unwrap();
+            let Op::Update { hunks, .. } = &ops[0] else {
+                unreachable!()
+            };
+            hunks[0].anchors.clone()
+        };
+        assert!(anchors("@@ -1,1 +1,1 @@").is_empty());
+        assert!(anchors("@@ -3 +3,2 @@").is_empty());
+        assert_eq!(anchors("@@ -12,3 +12,4 @@ def f():"), ["def f():"]);
+        // Not a range: an anchor as written.
+        assert_eq!(anchors("@@ -x +y @@"), ["-x +y @@"]);
+        assert_eq!(anchors("@@ def f():"), ["def f():"]);
+    }
+
+    #[test]
     fn first_hunk_without_header_and_pure_move() {
         let ops = parse("*** Begin Patch\n*** Update File: a\n-x\n+y\n*** Update File: b\n*** Move to: c\n*** End Patch").unwrap();
         assert_eq!(ops.len(), 2);
@@ -406,6 +468,11 @@ mod tests {
             ("*** Begin Patch\n*** Update File: a\n@@\n x\n?y\n*** End Patch", "Invalid patch: line 5: a line of a hunk of Update File 'a' must start with ' ', '-' or '+' (or '@@' for a new hunk), got \"?y\". No changes were written."),
             ("*** Begin Patch\n*** Frobnicate: a\n*** End Patch", "Invalid patch: line 2: expected '*** Add File: ', '*** Delete File: ' or '*** Update File: ', got \"*** Frobnicate: a\". No changes were written."),
             ("*** Begin Patch\n*** Delete File:   \n*** End Patch", "Invalid patch: line 2: Delete File names no path. No changes were written."),
+            ("*** Begin Patch\n*** Add File: x\0y\n+a\n*** End Patch", "Invalid patch: line 2: the path of Add File holds a NUL character (\\0); a path may not contain NUL. No changes were written."),
+            ("*** Begin Patch\n*** Update File: a\n*** Move to: b\0\n*** End Patch", "Invalid patch: line 3: the path of Move to holds a NUL character (\\0); a path may not contain NUL. No changes were written."),
+            // Inside an Add File body only a header at column 0 ends it.
+            ("*** Begin Patch\n*** Add File: a\n+x\n  *** not a header\n+y\n*** End Patch", "Invalid patch: line 4: every line of Add File 'a' must start with '+', got \"  *** not a header\". No changes were written."),
+            ("*** Begin Patch\n*** Add File: a\n+x\n  *** Delete File: b\n*** End Patch", "Invalid patch: line 4: every line of Add File 'a' must start with '+', got \"  *** Delete File: b\". A header that ends the file's lines starts at column 0. No changes were written."),
         ];
         for (input, want) in cases {
             assert_eq!(err(input), want, "{input:?}");

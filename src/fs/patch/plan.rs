@@ -135,11 +135,14 @@ impl FileSystem {
     /// (a path now naming another file is a conflict) and every file checked to hold the bytes
     /// it was planned on (or still to be absent), once the new contents are staged.
     ///
-    /// Returns the result text ([`PatchPlan::result_text`]).
+    /// Returns the result text ([`PatchPlan::result_text`]); an empty plan writes nothing.
     /// Errors: `Conflict` (a file changed since the plan: nothing written), OS errors.
     pub fn commit_patch(&self, plan: &PatchPlan, cancel: &CancelFlag) -> Result<String> {
         cancel.check()?;
-        let (beneath, _) = self.root.create_root(&plan.files[0].path)?;
+        let Some(first) = plan.files.first() else {
+            return Ok(plan.result_text(self.limits.content_hashes)); // nothing to write
+        };
+        let (beneath, _) = self.root.create_root(&first.path)?;
         let targets: Vec<Target<'_>> = plan
             .files
             .iter()
@@ -224,7 +227,8 @@ impl FileSystem {
     /// temporary file, renamed over the old one), which gives that file the journal's guarantee
     /// (after a kill, the old bytes or the new) without the journal's directory. `verify` runs
     /// first. `None`: not such a patch, or a file this replace leaves to the journal (other hard
-    /// links, a directory where no temporary file can be made).
+    /// links, which the journal writes in place; a directory where no temporary file can be
+    /// made).
     ///
     /// Errors: `verify`'s, a conflict when the file was replaced meanwhile, OS errors.
     fn commit_one(
@@ -375,6 +379,70 @@ mod tests {
             ("*** Begin Patch\n*** Update File: a\n-one\n+one\n*** End Patch", "The patch leaves every file exactly as it is. No changes were written."),
         ] {
             assert_eq!(run(d.path(), patch).unwrap_err(), want);
+        }
+    }
+
+    #[test]
+    fn an_empty_plan_writes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let out = over(d.path())
+            .commit_patch(&crate::fs::patch::PatchPlan::default(), &CancelFlag::new())
+            .unwrap();
+        assert_eq!(out, "Applied patch to 0 files.");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn chains_on_one_path_report_the_net_change() {
+        let d = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("m.txt", "m\n"),
+            ("d", "1\n"),
+            ("r", "old\n"),
+            ("b", "b\n"),
+            ("a", "1\n2\n"),
+            ("e", "e\n"),
+            ("q", "q\n"),
+            ("s", "s\n"),
+        ] {
+            std::fs::write(d.path().join(name), text).unwrap();
+        }
+        let out = run(
+            d.path(),
+            "*** Begin Patch\n\
+             *** Add File: n.txt\n+x\n*** Update File: n.txt\n*** Move to: z/n.txt\n-x\n+y\n\
+             *** Update File: m.txt\n*** Move to: x/m.txt\n*** Update File: x/m.txt\n*** Move to: y/m.txt\n\
+             *** Add File: t.txt\n+t\n*** Delete File: t.txt\n\
+             *** Update File: d\n-1\n+2\n*** Delete File: d\n\
+             *** Delete File: r\n*** Add File: r\n+new\n\
+             *** Update File: b\n*** Move to: c\n*** Update File: c\n*** Move to: b\n-b\n+B\n\
+             *** Update File: a\n-1\n+one\n*** Update File: a\n-2\n+two\n\
+             *** Delete File: e\n*** Update File: q\n*** Move to: e\n\
+             *** Delete File: s\n*** Add File: s\n+s\n\
+             *** End Patch",
+        )
+        .unwrap();
+        let h = |b: &[u8]| crate::fs::read::hash::content_hash(b);
+        assert_eq!(
+            out,
+            format!(
+                "Applied patch to 8 files:\nA z/n.txt [hash:{}]\nR m.txt -> y/m.txt [hash:{}]\nD d\nM r [hash:{}]\n\
+                 M b [hash:{}]\nM a [hash:{}]\nM e [hash:{}]\nD q",
+                h(b"y\n"),
+                h(b"m\n"),
+                h(b"new\n"),
+                h(b"B\n"),
+                h(b"one\ntwo\n"),
+                h(b"q\n"),
+            )
+        );
+        let read = |p: &str| std::fs::read_to_string(d.path().join(p)).ok();
+        assert_eq!(read("z/n.txt").as_deref(), Some("y\n"));
+        assert_eq!(read("y/m.txt").as_deref(), Some("m\n"));
+        assert_eq!(read("e").as_deref(), Some("q\n"));
+        assert_eq!(read("b").as_deref(), Some("B\n"));
+        for gone in ["n.txt", "m.txt", "x/m.txt", "t.txt", "d", "c", "q"] {
+            assert_eq!(read(gone), None, "{gone}");
         }
     }
 }
