@@ -210,6 +210,12 @@ class Shell(AbstractCapability[AgentDepsT]):
     the request's record).
     `check_command` and `stop_command` never ask. Beyond both references (issue 21)."""
 
+    interactive: bool = field(default=False, kw_only=True)
+    """Add the interactive-session tools (`start_session`, `write_stdin`, `read_session`, `list_sessions`,
+    `list_commands`, `stop_session`): programs on a pseudo-terminal (REPLs, prompts, full-screen tools) that
+    the model drives key by key. Every session ends when its run ends. Local workspaces only: elsewhere the
+    tools are absent. Off by default: the documented tools are unchanged."""
+
     _toolset: ShellToolset[AgentDepsT] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -223,7 +229,11 @@ class Shell(AbstractCapability[AgentDepsT]):
         checked_approvals(self.require_approval)
 
     async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
-        result = await handler()
+        try:
+            result = await handler()
+        finally:
+            if self.interactive:
+                await self.get_toolset().end_sessions(ctx)
         if self.persist_cwd and ctx.run_id is not None:
             with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
                 await self.get_toolset().clear_run_cwd(ctx)

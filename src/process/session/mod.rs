@@ -272,7 +272,8 @@ impl Session {
     }
 
     /// Waits until `pattern` appears in the output since the last read (when given), the
-    /// program waits for input (when `until_input`), it exits, `timeout` passes or `cancel` is
+    /// program waits for input (when `until_input`; judged no sooner than [`SETTLE`] after both
+    /// the call and the last output, so a program just sent keys has woken up), it exits, `timeout` passes or `cancel` is
     /// set (then `Cancelled`). Blocks the calling thread; call with the GIL released.
     pub fn wait(
         &self,
@@ -281,7 +282,8 @@ impl Session {
         timeout: Duration,
         cancel: Option<&CancelFlag>,
     ) -> Result<Woke> {
-        let deadline = Instant::now() + timeout;
+        let begun = Instant::now();
+        let deadline = begun + timeout;
         let mut state = self.shared.state.lock().unwrap();
         loop {
             if let Some(cancel) = cancel {
@@ -301,7 +303,7 @@ impl Session {
             let now = Instant::now();
             if until_input
                 && state.exit_code.is_none()
-                && now.duration_since(state.last_output) >= SETTLE
+                && now.duration_since(state.last_output.max(begun)) >= SETTLE
                 && idle::waits_for_input(self.master.as_raw_fd())
             {
                 return Ok(Woke::Waiting);
