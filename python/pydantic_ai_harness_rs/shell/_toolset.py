@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ApprovalRequired, ModelRetry
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, UserError
 from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
@@ -915,6 +915,13 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         """Stop every session of the run `ctx` belongs to (called when the run ends)."""
         await self._sessions.end_run(ctx.run_id or '')
 
+    async def _emit(self, ctx: RunContext[AgentDepsT], event: Any) -> None:
+        """`ctx.emit(event)`; nothing for a direct call outside a run (no event stream to emit into)."""
+        try:
+            await ctx.emit(event)
+        except UserError:
+            pass
+
     def _session(self, ctx: RunContext[AgentDepsT], session_id: str) -> LiveSession:
         live = self._sessions.get(ctx.run_id or '', session_id)
         if live is None:
@@ -950,11 +957,12 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         text = render(live.handle.take_output(), self._max_output_chars)
         live.lines += text.count('\n')
         if text:
-            await ctx.emit(CommandOutputEvent(text=text))
+            await self._emit(ctx, CommandOutputEvent(text=text))
         code = live.handle.exit_code
         if code is not None and not live.finished:
             live.finished = True
-            await ctx.emit(
+            await self._emit(
+                ctx,
                 CommandFinishedEvent(
                     pid=live.handle.pid,
                     output_path='',
@@ -962,7 +970,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                     exit_code=code,
                     truncated=False,
                     total_lines=live.lines,
-                )
+                ),
             )
         return (text or empty) + status_line(live)
 
@@ -1015,7 +1023,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             )
         )
         live = self._sessions.add(ctx.run_id or '', command, handle)
-        await ctx.emit(CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=handle.pid))
+        await self._emit(ctx, CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=handle.pid))
         await wait_session(handle, None, True, DEFAULT_YIELD_SECONDS)
         output = await self._session_output(ctx, live, '(no output yet)')
         return f'Session {live.id} started: {command!r}\n{output}'

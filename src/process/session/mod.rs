@@ -33,14 +33,20 @@ use crate::process::spawn::{shell_command, ShellArgs};
 
 pub use screen::Output;
 
-/// Bytes read from the terminal at once.
-const READ_CHUNK: usize = 64 * 1024;
+/// Bytes read from the terminal at most before they are fed to the emulator.
+const READ_CHUNK: usize = 256 * 1024;
 
 /// How often the reader checks that its session is still wanted while nothing arrives.
 const READER_POLL: Duration = Duration::from_millis(200);
 
-/// Quiet time after the last output before a program in a read is taken to wait for input.
+/// Quiet time after the call began before a program in a read is taken to wait for input, when it
+/// printed nothing since: keys written to the terminal reach the program through the kernel's
+/// line discipline a moment later, and until then it still sleeps in the read they end.
 pub const SETTLE: Duration = Duration::from_millis(30);
+
+/// Quiet time after output that arrived during the call: the program (or the terminal's echo,
+/// which the same kernel step that wakes the reader writes) has acted on the keys already.
+pub const SETTLE_AFTER_OUTPUT: Duration = Duration::from_millis(5);
 
 /// How long a write may wait for a program that does not read its input.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -272,8 +278,9 @@ impl Session {
     }
 
     /// Waits until `pattern` appears in the output since the last read (when given), the
-    /// program waits for input (when `until_input`; judged no sooner than [`SETTLE`] after both
-    /// the call and the last output, so a program just sent keys has woken up), it exits, `timeout` passes or `cancel` is
+    /// program waits for input (when `until_input`; judged no sooner than [`SETTLE`] after the
+    /// call, or [`SETTLE_AFTER_OUTPUT`] after output that came during it, so a program just sent
+    /// keys has woken up), it exits, `timeout` passes or `cancel` is
     /// set (then `Cancelled`). Blocks the calling thread; call with the GIL released.
     pub fn wait(
         &self,
@@ -301,9 +308,14 @@ impl Session {
                 }
             }
             let now = Instant::now();
+            let settle = if state.last_output > begun {
+                SETTLE_AFTER_OUTPUT
+            } else {
+                SETTLE
+            };
             if until_input
                 && state.exit_code.is_none()
-                && now.duration_since(state.last_output.max(begun)) >= SETTLE
+                && now.duration_since(state.last_output.max(begun)) >= settle
                 && idle::waits_for_input(self.master.as_raw_fd())
             {
                 return Ok(Woke::Waiting);
@@ -311,7 +323,9 @@ impl Session {
             if now >= deadline {
                 return Ok(Woke::TimedOut);
             }
-            let step = (deadline - now).min(Duration::from_millis(10));
+            // Output and the exit notify; only "waits for input" (and cancellation) needs a poll.
+            let poll = Duration::from_millis(if until_input { 2 } else { 50 });
+            let step = (deadline - now).min(poll);
             state = self.shared.changed.wait_timeout(state, step).unwrap().0;
         }
     }
@@ -390,10 +404,22 @@ fn read_loop(shared: &Shared, master: &OwnedFd) {
         if ready == 0 {
             continue;
         }
-        // SAFETY: reading into our own buffer from our own descriptor.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n > 0 {
-            let chunk = &buf[..n as usize];
+        // Drain what is there (up to the buffer), so a flood is fed in big chunks.
+        let mut filled = 0;
+        let mut n;
+        loop {
+            // SAFETY: reading into our own buffer from our own descriptor.
+            n = unsafe { libc::read(fd, buf[filled..].as_mut_ptr().cast(), buf.len() - filled) };
+            if n <= 0 {
+                break;
+            }
+            filled += n as usize;
+            if filled == buf.len() {
+                break;
+            }
+        }
+        if filled > 0 {
+            let chunk = &buf[..filled];
             let mut state = shared.state.lock().unwrap();
             state.terminal.feed(chunk);
             state.bytes += chunk.len() as u64;

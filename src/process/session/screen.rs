@@ -71,7 +71,7 @@ impl Terminal {
         for end in cuts {
             let segment = &chunk[start..end];
             let before = self.parser.screen().alternate_screen();
-            self.parser.process(segment);
+            self.parser.process(self.visible_part(segment, before));
             let after = self.parser.screen().alternate_screen();
             if !before && !after {
                 self.pending.push(segment);
@@ -80,6 +80,23 @@ impl Terminal {
                 self.pending.push(segment);
             }
             start = end;
+        }
+    }
+
+    /// The part of `segment` the emulator must see: on the normal screen, text that more than a
+    /// screenful of newlines (before any escape sequence) scrolls away is skipped, so a program
+    /// flooding its terminal costs the emulator a screen per chunk, not every line. (The skipped
+    /// lines would only reach the scrollback, which no read shows.)
+    fn visible_part<'a>(&self, segment: &'a [u8], alternate: bool) -> &'a [u8] {
+        if alternate {
+            return segment;
+        }
+        let plain = memchr::memchr(0x1b, segment).unwrap_or(segment.len());
+        let (rows, _) = self.parser.screen().size();
+        let keep = usize::from(rows.get()) + 1;
+        match memchr::memrchr_iter(b'\n', &segment[..plain]).nth(keep) {
+            Some(cut) => &segment[cut..],
+            None => segment,
         }
     }
 
@@ -159,6 +176,27 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_shows_the_same_screen_as_feeding_every_line() {
+        let flood: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("line {i} with some text\r\n").into_bytes())
+            .chain(b"\x1b[2Aup two\r\nlast".iter().copied())
+            .collect();
+        let mut fast = Terminal::new(40, 6, 64, 64);
+        fast.feed(&flood);
+        let mut slow =
+            vt100::Parser::new(NonZeroU16::new(6).unwrap(), NonZeroU16::new(40).unwrap(), 0);
+        for line in flood.split_inclusive(|&b| b == b'\n') {
+            slow.process(line);
+        }
+        assert_eq!(fast.parser.screen().contents(), slow.screen().contents());
+        assert_eq!(
+            fast.parser.screen().cursor_position(),
+            slow.screen().cursor_position()
+        );
+        assert_eq!(fast.take().total, flood.len() as u64);
+    }
+
+    #[test]
     fn a_long_transcript_keeps_its_head_and_tail() {
         let mut t = Terminal::new(80, 24, 8, 8);
         for _ in 0..1000 {
@@ -168,5 +206,24 @@ mod tests {
         assert!(out.truncated);
         assert_eq!((out.total, out.lines), (11_000, 1000));
         assert_eq!((out.head.len(), out.tail.len()), (8, 8));
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    /// `cargo test --release --lib feed_speed -- --ignored --nocapture`: emulator cost per MiB.
+    #[test]
+    #[ignore]
+    fn feed_speed() {
+        let line = b"line of forty characters, over and over\r\n";
+        let chunk: Vec<u8> = line.iter().copied().cycle().take(4096).collect();
+        for (name, rows) in [("40 rows", 40u16)] {
+            let mut t = super::Terminal::new(120, rows, 200_000, 200_000);
+            let start = std::time::Instant::now();
+            for _ in 0..(64 << 20) / 4096 {
+                t.feed(&chunk);
+            }
+            eprintln!("{name}: 64 MiB in {:?}", start.elapsed());
+        }
     }
 }
