@@ -29,6 +29,8 @@ type PyOutput<'py> = (
 #[pyclass(name = "Session", module = "pydantic_ai_harness_rs._core", frozen)]
 pub struct PySession {
     inner: Session,
+    /// The last `wait` pattern, compiled (a caller polling with one pattern compiles it once).
+    pattern: std::sync::Mutex<Option<(String, regex::bytes::Regex)>>,
 }
 
 #[pymethods]
@@ -64,7 +66,10 @@ impl PySession {
             tail_bytes,
         };
         let inner = py.detach(move || Session::start(spec))?;
-        Ok(PySession { inner })
+        Ok(PySession {
+            inner,
+            pattern: std::sync::Mutex::new(None),
+        })
     }
 
     /// Sends `data` as typed keys. Raises `InvalidArgumentError` when the program has exited
@@ -89,12 +94,7 @@ impl PySession {
         cancel: Option<PyRef<'_, PyCancelToken>>,
     ) -> PyResult<&'static str> {
         let regex = match pattern {
-            Some(p) => Some(regex::bytes::Regex::new(p).map_err(|e| {
-                Error::new(
-                    ErrorKind::InvalidPattern,
-                    format!("Invalid wait_for pattern {p:?}: {e}"),
-                )
-            })?),
+            Some(p) => Some(self.compiled(p)?),
             None => None,
         };
         let flag = cancel.map(|c| c.flag.clone());
@@ -158,6 +158,26 @@ impl PySession {
     #[getter]
     fn runtime(&self) -> f64 {
         self.inner.runtime().as_secs_f64()
+    }
+}
+
+impl PySession {
+    /// `pattern` compiled, from the one-entry cache when it was the last one.
+    fn compiled(&self, pattern: &str) -> PyResult<regex::bytes::Regex> {
+        let mut cached = self.pattern.lock().unwrap();
+        if let Some((source, regex)) = cached.as_ref() {
+            if source == pattern {
+                return Ok(regex.clone());
+            }
+        }
+        let regex = regex::bytes::Regex::new(pattern).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidPattern,
+                format!("Invalid wait_for pattern {pattern:?}: {e}"),
+            )
+        })?;
+        *cached = Some((pattern.to_string(), regex.clone()));
+        Ok(regex)
     }
 }
 

@@ -17,7 +17,7 @@ pub mod screen;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -92,10 +92,68 @@ struct State {
     /// The reader saw the terminal close (every slave descriptor gone).
     closed: bool,
     last_output: Instant,
+    /// When keys were last written, if ever: "waits for input" is judged from there.
+    last_write: Option<Instant>,
     /// Bytes the program printed in all.
     bytes: u64,
     /// Text printed since the last read, for matching (bounded to its last `MATCH_WINDOW`).
     recent: Vec<u8>,
+    /// The buffer reads from the terminal go through.
+    buf: Vec<u8>,
+}
+
+impl State {
+    /// Reads what the terminal holds (up to [`READ_CHUNK`], never blocking) and feeds it to the
+    /// emulator; marks the terminal closed on end of file or `EIO` (every slave descriptor gone).
+    /// Returns whether anything was read. Called under the state lock, so what is read is fed
+    /// in order whichever thread reads.
+    fn drain(&mut self, fd: std::os::fd::RawFd) -> bool {
+        if self.closed {
+            return false;
+        }
+        let mut filled = 0;
+        let n = loop {
+            // SAFETY: reading into our own buffer from our own descriptor.
+            let n = unsafe {
+                libc::read(
+                    fd,
+                    self.buf[filled..].as_mut_ptr().cast(),
+                    self.buf.len() - filled,
+                )
+            };
+            if n <= 0 {
+                break n;
+            }
+            filled += n as usize;
+            if filled == self.buf.len() {
+                break n;
+            }
+        };
+        if n == 0
+            || (n < 0
+                && !matches!(
+                    std::io::Error::last_os_error().raw_os_error(),
+                    Some(libc::EAGAIN) | Some(libc::EINTR)
+                ))
+        {
+            self.closed = true;
+        }
+        if filled == 0 {
+            return false;
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let chunk = &buf[..filled];
+        self.terminal.feed(chunk);
+        self.bytes += chunk.len() as u64;
+        self.last_output = Instant::now();
+        self.recent.extend_from_slice(chunk);
+        if self.recent.len() > MATCH_WINDOW {
+            let cut = self.recent.len() - MATCH_WINDOW;
+            self.recent.drain(..cut);
+        }
+        self.buf = buf;
+        true
+    }
 }
 
 /// Bytes of recent output a `wait_for` pattern is matched against.
@@ -105,6 +163,9 @@ struct Shared {
     state: Mutex<State>,
     changed: Condvar,
     ended: AtomicBool,
+    /// Callers in [`Session::wait`]: while there are any, they read the terminal themselves (no
+    /// hand-over from the reader thread on the way to them) and the reader thread rests.
+    waiters: AtomicUsize,
 }
 
 /// A running (or ended) interactive session.
@@ -173,11 +234,14 @@ impl Session {
                 exit_code: None,
                 closed: false,
                 last_output: Instant::now(),
+                last_write: None,
                 bytes: 0,
                 recent: Vec::new(),
+                buf: vec![0; READ_CHUNK],
             }),
             changed: Condvar::new(),
             ended: AtomicBool::new(false),
+            waiters: AtomicUsize::new(0),
         });
         let master = Arc::new(master);
         {
@@ -246,6 +310,7 @@ impl Session {
             let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
             if n > 0 {
                 rest = &rest[n as usize..];
+                self.shared.state.lock().unwrap().last_write = Some(Instant::now());
                 continue;
             }
             let err = std::io::Error::last_os_error();
@@ -279,8 +344,8 @@ impl Session {
 
     /// Waits until `pattern` appears in the output since the last read (when given), the
     /// program waits for input (when `until_input`; judged no sooner than [`SETTLE`] after the
-    /// call, or [`SETTLE_AFTER_OUTPUT`] after output that came during it, so a program just sent
-    /// keys has woken up), it exits, `timeout` passes or `cancel` is
+    /// last write (or the call, when earlier), or [`SETTLE_AFTER_OUTPUT`] after output that came
+    /// since, so a program just sent keys has woken up), it exits, `timeout` passes or `cancel` is
     /// set (then `Cancelled`). Blocks the calling thread; call with the GIL released.
     pub fn wait(
         &self,
@@ -291,11 +356,14 @@ impl Session {
     ) -> Result<Woke> {
         let begun = Instant::now();
         let deadline = begun + timeout;
+        let fd = self.master.as_raw_fd();
+        let _waiting = Waiting::new(&self.shared);
         let mut state = self.shared.state.lock().unwrap();
         loop {
             if let Some(cancel) = cancel {
                 cancel.check()?;
             }
+            state.drain(fd);
             if let Some(p) = pattern {
                 if p.is_match(&state.recent) {
                     return Ok(Woke::Matched);
@@ -308,14 +376,16 @@ impl Session {
                 }
             }
             let now = Instant::now();
-            let settle = if state.last_output > begun {
+            // From the last write (keys sent just before this call), else from the call.
+            let since = state.last_write.map_or(begun, |w| w.min(begun));
+            let settle = if state.last_output > since {
                 SETTLE_AFTER_OUTPUT
             } else {
                 SETTLE
             };
             if until_input
                 && state.exit_code.is_none()
-                && now.duration_since(state.last_output.max(begun)) >= settle
+                && now.duration_since(state.last_output.max(since)) >= settle
                 && idle::waits_for_input(self.master.as_raw_fd())
             {
                 return Ok(Woke::Waiting);
@@ -323,16 +393,30 @@ impl Session {
             if now >= deadline {
                 return Ok(Woke::TimedOut);
             }
-            // Output and the exit notify; only "waits for input" (and cancellation) needs a poll.
+            // Output wakes the poll and the exit the condition; "waits for input" and cancellation
+            // are looked at every step.
             let poll = Duration::from_millis(if until_input { 2 } else { 50 });
             let step = (deadline - now).min(poll);
-            state = self.shared.changed.wait_timeout(state, step).unwrap().0;
+            if state.closed {
+                state = self.shared.changed.wait_timeout(state, step).unwrap().0;
+            } else {
+                drop(state);
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: poll on one pollfd we own.
+                unsafe { libc::poll(&mut pfd, 1, step.as_millis().max(1) as libc::c_int) };
+                state = self.shared.state.lock().unwrap();
+            }
         }
     }
 
     /// The output since the last read (which starts a new one).
     pub fn take_output(&self) -> Output {
         let mut state = self.shared.state.lock().unwrap();
+        state.drain(self.master.as_raw_fd());
         state.recent.clear();
         state.terminal.take()
     }
@@ -385,14 +469,38 @@ impl Drop for Session {
     }
 }
 
-/// The reader thread: feeds what the program prints to the emulator until the terminal closes
-/// or the session is dropped.
+/// Counts a caller in [`Session::wait`] while it lives; the reader thread resumes after.
+struct Waiting<'a>(&'a Shared);
+
+impl<'a> Waiting<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        shared.waiters.fetch_add(1, Ordering::SeqCst);
+        Waiting(shared)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiters.fetch_sub(1, Ordering::SeqCst);
+        self.0.changed.notify_all();
+    }
+}
+
+/// The reader thread: feeds what the program prints to the emulator while nobody waits in
+/// [`Session::wait`] (so a program printing with no reader still runs), until the terminal
+/// closes or the session is dropped.
 fn read_loop(shared: &Shared, master: &OwnedFd) {
     let fd = master.as_raw_fd();
-    let mut buf = vec![0u8; READ_CHUNK];
     loop {
         if shared.ended.load(Ordering::SeqCst) {
             break;
+        }
+        if shared.waiters.load(Ordering::SeqCst) > 0 {
+            let state = shared.state.lock().unwrap();
+            let _ = shared.changed.wait_timeout_while(state, READER_POLL, |_| {
+                shared.waiters.load(Ordering::SeqCst) > 0
+            });
+            continue;
         }
         let mut pfd = libc::pollfd {
             fd,
@@ -404,43 +512,20 @@ fn read_loop(shared: &Shared, master: &OwnedFd) {
         if ready == 0 {
             continue;
         }
-        // Drain what is there (up to the buffer), so a flood is fed in big chunks.
-        let mut filled = 0;
-        let mut n;
-        loop {
-            // SAFETY: reading into our own buffer from our own descriptor.
-            n = unsafe { libc::read(fd, buf[filled..].as_mut_ptr().cast(), buf.len() - filled) };
-            if n <= 0 {
-                break;
-            }
-            filled += n as usize;
-            if filled == buf.len() {
-                break;
-            }
+        let mut state = shared.state.lock().unwrap();
+        if shared.waiters.load(Ordering::SeqCst) > 0 {
+            continue;
         }
-        if filled > 0 {
-            let chunk = &buf[..filled];
-            let mut state = shared.state.lock().unwrap();
-            state.terminal.feed(chunk);
-            state.bytes += chunk.len() as u64;
-            state.last_output = Instant::now();
-            state.recent.extend_from_slice(chunk);
-            if state.recent.len() > MATCH_WINDOW {
-                let cut = state.recent.len() - MATCH_WINDOW;
-                state.recent.drain(..cut);
-            }
-            drop(state);
+        let read = state.drain(fd);
+        let closed = state.closed;
+        drop(state);
+        if read {
             shared.changed.notify_all();
-            continue;
         }
-        let err = std::io::Error::last_os_error();
-        if n < 0 && matches!(err.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) {
-            continue;
+        if closed {
+            break;
         }
-        // EIO (every slave descriptor closed) or end of file: nothing more will come.
-        break;
     }
-    shared.state.lock().unwrap().closed = true;
     shared.changed.notify_all();
 }
 
