@@ -7,14 +7,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent, Shell
 
-from .conftest import live_processes_matching, run_calls
+from .conftest import direct_context, live_processes_matching, run_calls
 from .test_protocol_backend import SandboxBackend
 
 pytestmark = pytest.mark.anyio
@@ -224,3 +226,49 @@ async def test_unknown_session_and_bad_size_are_retries(ws: Path) -> None:
         ('retry', "Unknown session ID '9'; `list_sessions` shows the sessions of this run."),
         ('retry', 'cols must be 20 to 1000 and rows 5 to 500; got 5x40.'),
     ]
+
+
+@pytest.mark.skipif(_core.sandbox_support(False)[0] < 1, reason='no Landlock here')
+async def test_a_session_runs_in_the_sandbox(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    script = f'{BASH}'
+    lines = f'touch {outside}/escaped 2>/dev/null && echo escaped || echo denied\ntouch inside && echo inside\n'
+    for sandbox, expected in (('workspace-write', 'denied'), (None, 'escaped')):
+        results = await drive(ws, [start(script), write('1', lines)], shell=interactive(sandbox=sandbox))
+        assert f'\n{expected}\n' in results[1], results
+        assert '\ninside\n' in results[1]
+    assert [p.name for p in outside.iterdir()] == ['escaped']  # only the unsandboxed session got out
+
+
+async def test_a_session_gets_the_environment_rules(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('HOST_SECRET', 'do-not-leak')
+    shell = interactive(env={'GREETING': 'hi', 'OPENAI_API_KEY': 'k'}, denied_env_patterns=['OPENAI_*'])
+    results = await drive(ws, [start('env | sort')], shell=shell)
+    names = {line.split('=', 1)[0] for line in results[0].splitlines()[1:] if '=' in line}
+    assert {'GREETING', 'TERM', 'PATH'} <= names
+    assert not {'HOST_SECRET', 'OPENAI_API_KEY'} & names
+    assert 'TERM=xterm-256color' in results[0]
+
+
+async def test_strict_policy_judges_typed_lines(ws: Path) -> None:
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive(strict_policy=True)],
+        [start(BASH), write('1', 'echo a; /bin/rm -rf data\n'), write('1', 'echo fine\n')],
+    )
+    assert results[1][0] == 'retry' and 'rm' in results[1][1]
+    assert results[2] == ('return', 'echo fine\nfine\n$ ')
+
+
+@pytest.mark.parametrize('anyio_backend', ['asyncio', 'trio'])
+async def test_direct_calls_under_each_backend(ws: Path, anyio_backend: str) -> None:
+    toolset = interactive().get_toolset()
+    ctx = direct_context(ws)
+    assert await toolset.start_session(ctx, 'cat') == "Session 1 started: 'cat'\n(no output yet)"
+    assert await toolset.write_stdin(ctx, '1', 'ping\n') == 'ping\nping\n'
+    # Cancelling a wait stops it at once and leaves the session usable.
+    with anyio.move_on_after(0.2):
+        await toolset.read_session(ctx, '1', wait_for='never', timeout_seconds=30)
+    assert await toolset.write_stdin(ctx, '1', '\x04') == '(no new output)\n[session ended, exit code: 0]'
+    await toolset.end_sessions(ctx)
+    assert await toolset.list_sessions(ctx) == 'No sessions.'

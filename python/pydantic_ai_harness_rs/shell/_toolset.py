@@ -80,6 +80,7 @@ from pydantic_ai_harness_rs.shell._sessions import (
     LiveSession,
     SessionTable,
     StartedJob,
+    is_shell_program,
     job_row,
     render,
     session_row,
@@ -928,12 +929,16 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             raise ModelRetry(f'Unknown session ID {session_id!r}; `list_sessions` shows the sessions of this run.')
         return live
 
-    async def _judge_session_command(self, command: str) -> None:
+    async def _judge_session_command(self, command: str, *, shell_start: bool = False) -> None:
         """The command policy (and `strict_policy`) on a session's command or a line typed into a shell
-        session; programs that want a terminal are what sessions are for, so they are not refused."""
+        session; programs that want a terminal are what sessions are for, so they are not refused.
+
+        `shell_start`: the command starts an interactive shell, which reads its commands from the
+        terminal; `strict_policy` judges each line typed into it instead, and the shell itself by name.
+        """
         if '\x00' in command:
             raise ModelRetry('The command contains a NUL byte, which cannot be passed to a process.')
-        strict = self._strict_policy
+        strict = self._strict_policy and not shell_start
         check = lambda: (  # noqa: E731
             check_command(
                 command,
@@ -994,7 +999,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             `Session <id> started` and the first output.
         """
-        await self._judge_session_command(command)
+        await self._judge_session_command(command, shell_start=is_shell_program(command))
         if not (MIN_SIZE[0] <= cols <= MAX_SIZE[0] and MIN_SIZE[1] <= rows <= MAX_SIZE[1]):
             raise ModelRetry(
                 f'cols must be {MIN_SIZE[0]} to {MAX_SIZE[0]} and rows {MIN_SIZE[1]} to {MAX_SIZE[1]}; got {cols}x{rows}.'
