@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -140,8 +141,9 @@ async def test_git_add_patch_stages_one_of_two_hunks(ws: Path) -> None:
         shell=shell,
     )
     assert '+line 2 changed' in results[0]
-    assert results[0].rstrip().endswith('Stage this hunk [y,n,q,a,d,j,J,g,/,e,p,?]?')
+    assert re.search(r'\(1/2\) Stage this hunk \[y,n,[^\]]*\]\? $', results[0]), results[0]
     assert '+line 28 changed' in results[1]
+    assert re.search(r'\(2/2\) Stage this hunk \[y,n,[^\]]*\]\? $', results[1]), results[1]
     assert results[2].endswith('[session ended, exit code: 0]')
     staged = git('diff', '--cached')
     assert '+line 2 changed' in staged and 'line 28 changed' not in staged
