@@ -12,12 +12,14 @@ import anyio
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import LocalWorkspace
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent, Shell
 
-from .conftest import direct_context, live_processes_matching, run_calls
+from .conftest import Script, direct_context, live_processes_matching, run_calls, tool_results
 from .test_protocol_backend import SandboxBackend
 
 pytestmark = pytest.mark.anyio
@@ -274,3 +276,25 @@ async def test_direct_calls_under_each_backend(ws: Path, anyio_backend: str) -> 
     assert await toolset.write_stdin(ctx, '1', '\x04') == '(no new output)\n[session ended, exit code: 0]'
     await toolset.end_sessions(ctx)
     assert await toolset.list_sessions(ctx) == 'No sessions.'
+
+
+async def test_start_session_waits_for_approval(ws: Path) -> None:
+    shell = interactive(require_approval=True)
+    agent = Agent(Script([start('cat')]).model(), capabilities=[shell], output_type=[str, DeferredToolRequests])
+    first = await agent.run('go', workspace=Workspace(LocalWorkspaceBackend(ws)))
+    assert isinstance(first.output, DeferredToolRequests)
+    metadata = first.output.metadata['call-0']
+    metadata.pop('arguments_digest')
+    assert metadata == {'tool_name': 'start_session', 'command': 'cat', 'cwd': str(ws.resolve()), 'background': True}
+    history = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(first.all_messages()))
+    again = Agent(
+        Script([]).model(), capabilities=[interactive(require_approval=True)], output_type=[str, DeferredToolRequests]
+    )
+    resumed = await again.run(
+        message_history=history,
+        deferred_tool_results=DeferredToolResults(approvals={'call-0': ToolApproved()}),
+        workspace=Workspace(LocalWorkspaceBackend(ws)),
+    )
+    assert tool_results(resumed.all_messages()[len(history) :]) == [
+        ('return', "Session 1 started: 'cat'\n(no output yet)")
+    ]

@@ -197,7 +197,7 @@ class Shell(AbstractCapability[AgentDepsT]):
 
     require_approval: bool | Sequence[str] | CommandPredicate = field(default=False, kw_only=True)
     """Which commands need a person, through Pydantic AI's deferred tools: `False` (none), `True`
-    (every `run_command`, `start_command` and `shell` call), a list of command names (a command
+    (every `run_command`, `start_command` and `shell` call, and `start_session` with `interactive`), a list of command names (a command
     needs a person when any command its script would run is named, by name or basename, as
     `strict_policy` finds them; a script that cannot be judged needs one too), or a callable of one
     positional argument, the `PlannedCommand` (sync or async; another signature is a `TypeError` at
@@ -260,7 +260,7 @@ class Shell(AbstractCapability[AgentDepsT]):
         """With `require_approval`: remove the records of the commands a resume just denied (`ToolDenied`);
         not in Temporal workflow code, where no I/O may run (those records are pruned after 30 days)."""
         if self.require_approval is not False and not in_workflow_sandbox():
-            await forget_denied(ctx, ctx.workspace, APPROVAL_TOOL_NAMES)
+            await forget_denied(ctx, ctx.workspace, (*APPROVAL_TOOL_NAMES, 'start_session'))
         return request_context
 
     def get_toolset(self) -> ShellToolset[AgentDepsT]:

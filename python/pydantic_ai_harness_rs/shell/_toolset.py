@@ -1000,6 +1000,13 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             `Session <id> started` and the first output.
         """
         await self._judge_session_command(command, shell_start=is_shell_program(command))
+        arguments = {'command': command, 'cols': cols, 'rows': rows, 'cwd': cwd}
+        approval = await self._approve(ctx, 'start_session', arguments, command=command, background=True)
+        return with_note(await self._start_session(ctx, command, cols, rows, cwd), approval)
+
+    async def _start_session(
+        self, ctx: RunContext[AgentDepsT], command: str, cols: int, rows: int, cwd: str | None
+    ) -> str:
         if not (MIN_SIZE[0] <= cols <= MAX_SIZE[0] and MIN_SIZE[1] <= rows <= MAX_SIZE[1]):
             raise ModelRetry(
                 f'cols must be {MIN_SIZE[0]} to {MAX_SIZE[0]} and rows {MIN_SIZE[1]} to {MAX_SIZE[1]}; got {cols}x{rows}.'
