@@ -6,6 +6,7 @@ Every `cancel` is a `CancelToken` the native loop polls; a cancelled call raises
 Model-facing messages never contain an absolute host path outside the root (`<outside-workspace>`).
 """
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Literal, NoReturn, Self, final
 
@@ -39,6 +40,7 @@ __all__ = [
     'apply_replacements',
     # Shell
     'ForegroundCommand',
+    'Session',
     'job_launch',
     'job_attach',
     'job_status',
@@ -713,3 +715,44 @@ def job_cleanup(dir: str) -> None: ...
 def job_prune(base: str, max_age: float | None, max_total_bytes: int | None) -> tuple[int, int]:
     """Remove finished jobs under `base` older than `max_age` seconds, then the oldest until the rest
     hold at most `max_total_bytes`; running jobs stay. Returns `(jobs, bytes)` removed."""
+
+@final
+class Session:
+    """A program on a pseudo-terminal in its own session; dropping the handle kills it."""
+
+    @staticmethod
+    def start(
+        command: bytes,
+        cwd: str | os.PathLike[str],
+        env: list[tuple[bytes, bytes]],
+        *,
+        cols: int,
+        rows: int,
+        head_bytes: int,
+        tail_bytes: int,
+        sandbox: tuple[bool, list[str], bool] | None = None,
+    ) -> Session:
+        """`/bin/sh -c command` on a new `cols` x `rows` terminal; raises `OSError` when it cannot start."""
+    def write(self, data: bytes) -> None:
+        """Send keys; `InvalidArgumentError` when the program exited or does not read its input for 5 s."""
+    def wait(
+        self, pattern: str | None, until_input: bool, timeout: float, cancel: CancelToken | None = None
+    ) -> Literal['matched', 'waiting', 'exited', 'timed_out']:
+        """Wait for `pattern` in the raw output since the last read, for input to be awaited, for the exit or `timeout` s.
+
+        Raises `InvalidPatternError` for a pattern that does not compile, `CancelledError` once `cancel` is cancelled.
+        """
+    def take_output(
+        self,
+    ) -> tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int]]:
+        """`(head, tail, total_bytes, total_lines, truncated, screen, (row, col), (cols, rows))` since the last read."""
+    def stop(self, grace: float) -> bool:
+        """`SIGTERM` to the session's tree, `grace` seconds, then `SIGKILL`; whether it had to be killed."""
+    @property
+    def pid(self) -> int: ...
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def output_bytes(self) -> int: ...
+    @property
+    def runtime(self) -> float: ...

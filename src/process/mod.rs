@@ -19,6 +19,7 @@ pub mod outcome;
 pub mod reaper;
 pub mod retention;
 pub mod sandbox;
+pub mod session;
 pub mod spawn;
 pub mod tail;
 pub mod wait;

@@ -13,6 +13,8 @@ pub mod remote;
 
 // Shell: the process supervisor's bindings.
 pub mod shell;
+// Interactive sessions on a pseudo-terminal.
+pub mod session;
 
 /// A cancellation flag handed to a native call; Python sets it when the awaiting task is cancelled.
 #[pyclass(name = "CancelToken", module = "pydantic_ai_harness_rs._core", frozen)]
@@ -50,5 +52,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     remote::register(m)?;
     // Shell
     shell::register(m)?;
+    session::register(m)?;
     Ok(())
 }

@@ -17,9 +17,9 @@ use crate::process::sandbox::{self, SandboxSpec};
 type EnvPairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// The Python form of a sandbox: `(restrict_fs, writable_dirs, network)`.
-type PySandbox = (bool, Vec<PathBuf>, bool);
+pub(crate) type PySandbox = (bool, Vec<PathBuf>, bool);
 
-fn sandbox_spec(value: Option<PySandbox>) -> Option<SandboxSpec> {
+pub(crate) fn sandbox_spec(value: Option<PySandbox>) -> Option<SandboxSpec> {
     value.map(|(restrict_fs, writable, network)| SandboxSpec {
         restrict_fs,
         writable,
@@ -61,7 +61,7 @@ fn captured<'py>(py: Python<'py>, c: &Captured) -> PyCaptured<'py> {
     )
 }
 
-fn env_pairs(env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>) -> PyResult<EnvPairs> {
+pub(crate) fn env_pairs(env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>) -> PyResult<EnvPairs> {
     env.into_iter()
         .map(|(k, v)| {
             let (k, v) = (k.as_bytes().to_vec(), v.as_bytes().to_vec());
@@ -80,7 +80,7 @@ fn env_pairs(env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>) -> PyResult<Env
 /// overflow the `Instant` its deadline is taken from.
 const MAX_WAIT: Duration = Duration::from_secs(1 << 30);
 
-fn seconds(value: f64) -> Duration {
+pub(crate) fn seconds(value: f64) -> Duration {
     Duration::try_from_secs_f64(value.max(0.0))
         .unwrap_or(MAX_WAIT)
         .min(MAX_WAIT)

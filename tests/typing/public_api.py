@@ -52,6 +52,7 @@ from pydantic_ai_harness_rs.shell import (
     MAX_FOREGROUND_WAIT,
     NON_INTERACTIVE_ENV,
     RUN_SCOPED_TOOL_NAMES,
+    SESSION_TOOL_NAMES,
     SHELL_EVENTS,
     SHELL_TOOL_NAMES,
     CommandFinishedEvent,
@@ -204,7 +205,7 @@ def build_agent(workspace: str) -> Agent[None, str]:
         max_read_lines=500,
         tools=[*DEFAULT_TOOL_NAMES, *RIPGREP_TOOL_NAMES],
     )
-    shell = Shell[None](allowed_commands=['ls', 'pytest'], default_timeout=10.0, persist_cwd=True)
+    shell = Shell[None](allowed_commands=['ls', 'pytest'], default_timeout=10.0, persist_cwd=True, interactive=True)
     return Agent('test', deps_type=type(None), capabilities=[files, shell, ReadBeforeWrite[None]()])
 
 
@@ -224,7 +225,13 @@ def main() -> None:
     for event in events:
         print(describe(event))
     fix = Replacement(old_text='a', new_text='b')
-    names = {*FILE_SYSTEM_TOOL_NAMES, *READ_ONLY_TOOL_NAMES, *SHELL_TOOL_NAMES, *RUN_SCOPED_TOOL_NAMES}
+    names = {
+        *FILE_SYSTEM_TOOL_NAMES,
+        *READ_ONLY_TOOL_NAMES,
+        *SHELL_TOOL_NAMES,
+        *RUN_SCOPED_TOOL_NAMES,
+        *SESSION_TOOL_NAMES,
+    }
     print(
         agent.name,
         len(toolsets),

@@ -13,6 +13,7 @@ from pydantic_ai_harness_rs.shell._events import (
 )
 from pydantic_ai_harness_rs.shell._modes import NON_INTERACTIVE_ENV
 from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT
+from pydantic_ai_harness_rs.shell._sessions import SESSION_TOOL_NAMES
 from pydantic_ai_harness_rs.shell._toolset import RUN_SCOPED_TOOL_NAMES, SHELL_TOOL_NAMES, ShellToolset
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     'NON_INTERACTIVE_ENV',
     'PlannedCommand',
     'RUN_SCOPED_TOOL_NAMES',
+    'SESSION_TOOL_NAMES',
     'SHELL_EVENTS',
     'SHELL_TOOL_NAMES',
     'CommandFinishedEvent',

@@ -197,7 +197,7 @@ class Shell(AbstractCapability[AgentDepsT]):
 
     require_approval: bool | Sequence[str] | CommandPredicate = field(default=False, kw_only=True)
     """Which commands need a person, through Pydantic AI's deferred tools: `False` (none), `True`
-    (every `run_command`, `start_command` and `shell` call), a list of command names (a command
+    (every `run_command`, `start_command` and `shell` call, and `start_session` with `interactive`), a list of command names (a command
     needs a person when any command its script would run is named, by name or basename, as
     `strict_policy` finds them; a script that cannot be judged needs one too), or a callable of one
     positional argument, the `PlannedCommand` (sync or async; another signature is a `TypeError` at
@@ -209,6 +209,12 @@ class Shell(AbstractCapability[AgentDepsT]):
     runs the person's command and tells the model, `ToolDenied(message)` runs nothing (and removes
     the request's record).
     `check_command` and `stop_command` never ask. Beyond both references (issue 21)."""
+
+    interactive: bool = field(default=False, kw_only=True)
+    """Add the interactive-session tools (`start_session`, `write_stdin`, `read_session`, `list_sessions`,
+    `list_commands`, `stop_session`): programs on a pseudo-terminal (REPLs, prompts, full-screen tools) that
+    the model drives key by key. Every session ends when its run ends. Local workspaces only: elsewhere the
+    tools are absent. Off by default: the documented tools are unchanged."""
 
     _toolset: ShellToolset[AgentDepsT] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -223,7 +229,11 @@ class Shell(AbstractCapability[AgentDepsT]):
         checked_approvals(self.require_approval)
 
     async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
-        result = await handler()
+        try:
+            result = await handler()
+        finally:
+            if self.interactive:
+                await self.get_toolset().end_sessions(ctx)
         if self.persist_cwd and ctx.run_id is not None:
             with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
                 await self.get_toolset().clear_run_cwd(ctx)
@@ -250,7 +260,7 @@ class Shell(AbstractCapability[AgentDepsT]):
         """With `require_approval`: remove the records of the commands a resume just denied (`ToolDenied`);
         not in Temporal workflow code, where no I/O may run (those records are pruned after 30 days)."""
         if self.require_approval is not False and not in_workflow_sandbox():
-            await forget_denied(ctx, ctx.workspace, APPROVAL_TOOL_NAMES)
+            await forget_denied(ctx, ctx.workspace, (*APPROVAL_TOOL_NAMES, 'start_session'))
         return request_context
 
     def get_toolset(self) -> ShellToolset[AgentDepsT]:

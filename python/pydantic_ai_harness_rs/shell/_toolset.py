@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ApprovalRequired, ModelRetry
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, UserError
 from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceTimeoutError
@@ -42,6 +42,7 @@ from pydantic_ai_harness_rs.shell import _foreground as foreground
 from pydantic_ai_harness_rs.shell._approval import CommandPredicate
 from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.shell._approval import gate as approval_gate
+from pydantic_ai_harness_rs.shell._events import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent
 from pydantic_ai_harness_rs.shell._jobs import (
     CONTROL_TIMEOUT,
     KILL_GRACE_PERIOD,
@@ -70,6 +71,23 @@ from pydantic_ai_harness_rs.shell._output import file_limit_status, labelled, tr
 from pydantic_ai_harness_rs.shell._persistent import MAX_FOREGROUND_WAIT, CommandMode, run_persistent_command
 from pydantic_ai_harness_rs.shell._policy import check_command, recoverable, run_model_command
 from pydantic_ai_harness_rs.shell._sandbox import NativeSandbox, SandboxDirs, SandboxMode, validate_sandbox
+from pydantic_ai_harness_rs.shell._sessions import (
+    DEFAULT_YIELD_SECONDS,
+    MAX_SIZE,
+    MIN_SIZE,
+    SESSION_TERM,
+    SESSION_TOOL_NAMES,
+    LiveSession,
+    SessionTable,
+    StartedJob,
+    is_shell_program,
+    job_row,
+    render,
+    session_row,
+    status_line,
+    typed_lines,
+)
+from pydantic_ai_harness_rs.shell._sessions import wait as wait_session
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
@@ -170,8 +188,12 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         non_interactive: bool = False,
         strict_policy: bool = False,
         require_approval: bool | Sequence[str] | CommandPredicate = False,
+        interactive: bool = False,
     ) -> None:
         super().__init__(id=id)
+        self._interactive = interactive
+        self._sessions = SessionTable()
+        self._started_jobs: dict[str, StartedJob] = {}
         self._require_approval = require_approval
         self._approvals = checked_approvals(require_approval)
         if cwd is not None:
@@ -250,6 +272,18 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             if name in ('run_command', PERSISTENT_TOOL_NAME):
                 metadata['temporal'] = {'start_to_close_timeout': timedelta(seconds=MAX_FOREGROUND_WAIT + 30)}
             self.add_function(registrations[name], name=name, metadata=metadata or None)
+        if interactive:
+            sessions: dict[str, Callable[..., Awaitable[str]]] = {
+                'start_session': self.start_session,
+                'write_stdin': self.write_stdin,
+                'read_session': self.read_session,
+                'list_sessions': self.list_sessions,
+                'list_commands': self.list_commands,
+                'stop_session': self.stop_session,
+            }
+            for name in SESSION_TOOL_NAMES:
+                metadata = {'code_arg_name': 'command', 'code_arg_language': 'shell'} if name == 'start_session' else {}
+                self.add_function(sessions[name], name=name, metadata=metadata or None)
 
     def _copy(self) -> ShellToolset[AgentDepsT]:
         copy = ShellToolset[AgentDepsT](
@@ -274,7 +308,10 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             non_interactive=self._non_interactive,
             strict_policy=self._strict_policy,
             require_approval=self._require_approval,
+            interactive=self._interactive,
         )
+        copy._sessions = self._sessions
+        copy._started_jobs = self._started_jobs
         copy._sandbox = self._sandbox
         copy._sandboxed_jobs = self._sandboxed_jobs
         return copy
@@ -289,7 +326,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             require_workspace(ctx.workspace, 'ShellToolset', ctx.messages)
         if not supports_commands(ctx.workspace):
             return {}
-        return await super().get_tools(ctx)
+        tools = await super().get_tools(ctx)
+        if self._interactive and local_backend(ctx.workspace) is None:
+            # Sessions need a terminal on the host; a workspace reached by protocol offers none.
+            tools = {name: tool for name, tool in tools.items() if name not in SESSION_TOOL_NAMES}
+        return tools
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
@@ -792,6 +833,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             # Cancelled before the model could learn the ID: nothing could ever stop the job.
             await stop_launched(ctx.workspace, directory, None, combined=False, local=local is not None)
             raise
+        if self._interactive:
+            self._started_jobs[posixpath.basename(job.directory)] = StartedJob(command)
         return (
             f'Started background command: {command!r}\n{self._log_limit_line()}ID: {posixpath.basename(job.directory)}'
         )
@@ -832,6 +875,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 _, exit_code = await job.status()
         stdout, stderr = await self._tails(job)
         await job.cleanup()
+        self._started_jobs.pop(posixpath.basename(job.directory), None)
         stopped = (
             f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]' if killed else '[stopped]'
         )
@@ -865,3 +909,262 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             Final output and exit status of the stopped command.
         """
         return await self._on_job(ctx, command_id, self._stop)
+
+    # --- interactive sessions (`interactive=True`) -------------------------------------
+
+    async def end_sessions(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Stop every session of the run `ctx` belongs to (called when the run ends)."""
+        await self._sessions.end_run(ctx.run_id or '')
+
+    async def _emit(self, ctx: RunContext[AgentDepsT], event: Any) -> None:
+        """`ctx.emit(event)`; nothing for a direct call outside a run (no event stream to emit into)."""
+        try:
+            await ctx.emit(event)
+        except UserError:
+            pass
+
+    def _session(self, ctx: RunContext[AgentDepsT], session_id: str) -> LiveSession:
+        live = self._sessions.get(ctx.run_id or '', session_id)
+        if live is None:
+            raise ModelRetry(f'Unknown session ID {session_id!r}; `list_sessions` shows the sessions of this run.')
+        return live
+
+    async def _judge_session_command(self, command: str, *, shell_start: bool = False) -> None:
+        """The command policy (and `strict_policy`) on a session's command or a line typed into a shell
+        session; programs that want a terminal are what sessions are for, so they are not refused.
+
+        `shell_start`: the command starts an interactive shell, which reads its commands from the
+        terminal; `strict_policy` judges each line typed into it instead, and the shell itself by name.
+        """
+        if '\x00' in command:
+            raise ModelRetry('The command contains a NUL byte, which cannot be passed to a process.')
+        strict = self._strict_policy and not shell_start
+        check = lambda: (  # noqa: E731
+            check_command(
+                command,
+                allowed=[] if strict else self._allowed_commands,
+                denied=[] if strict else self._denied_commands,
+                denied_operators=self._denied_operators,
+                allow_interactive=True,
+            ),
+            strict
+            and check_strict(
+                command, allowed=self._allowed_commands, denied=self._denied_commands, allow_interactive=True
+            ),
+        )
+        if strict or len(command) > INLINE_CHECK_CHARS:
+            await anyio.to_thread.run_sync(check)
+        else:
+            check()
+
+    async def _session_output(self, ctx: RunContext[AgentDepsT], live: LiveSession, empty: str) -> str:
+        """The output since the last read, as the model reads it, and the events it gives."""
+        text = render(live.handle.take_output(), self._max_output_chars)
+        live.lines += text.count('\n')
+        if text:
+            await self._emit(ctx, CommandOutputEvent(text=text))
+        code = live.handle.exit_code
+        if code is not None and not live.finished:
+            live.finished = True
+            await self._emit(
+                ctx,
+                CommandFinishedEvent(
+                    pid=live.handle.pid,
+                    output_path='',
+                    status_path='',
+                    exit_code=code,
+                    truncated=False,
+                    total_lines=live.lines,
+                ),
+            )
+        return (text or empty) + status_line(live)
+
+    @recoverable
+    async def start_session(
+        self, ctx: RunContext[AgentDepsT], command: str, *, cols: int = 120, rows: int = 40, cwd: str | None = None
+    ) -> str:
+        """Start a program on a terminal for interactive use (a REPL, a prompt, a full-screen tool).
+
+        Returns what the program printed until it waits for input (or 1 second). Drive it
+        with `write_stdin`, read it with `read_session`, end it with `stop_session`; it ends
+        with this run. A full-screen program is shown as its screen with its size and cursor.
+
+        Args:
+            ctx: The current agent run context.
+            command: The command to run, e.g. `python3 -i`, `bash`, `git add -p`.
+            cols: Terminal width in characters (20 to 1000).
+            rows: Terminal height in lines (5 to 500).
+            cwd: Directory to start in, relative to the working directory (default: the working directory).
+
+        Returns:
+            `Session <id> started` and the first output.
+        """
+        await self._judge_session_command(command, shell_start=is_shell_program(command))
+        arguments = {'command': command, 'cols': cols, 'rows': rows, 'cwd': cwd}
+        approval = await self._approve(ctx, 'start_session', arguments, command=command, background=True)
+        return with_note(await self._start_session(ctx, command, cols, rows, cwd), approval)
+
+    async def _start_session(
+        self, ctx: RunContext[AgentDepsT], command: str, cols: int, rows: int, cwd: str | None
+    ) -> str:
+        if not (MIN_SIZE[0] <= cols <= MAX_SIZE[0] and MIN_SIZE[1] <= rows <= MAX_SIZE[1]):
+            raise ModelRetry(
+                f'cols must be {MIN_SIZE[0]} to {MAX_SIZE[0]} and rows {MIN_SIZE[1]} to {MAX_SIZE[1]}; got {cols}x{rows}.'
+            )
+        local = local_backend(ctx.workspace)
+        if local is None:  # the tool is not offered there; a stale call still gets an answer
+            raise ModelRetry('Sessions need a local workspace.')
+        base = await self._cwd_for(ctx)
+        directory = base if cwd is None else posixpath.normpath(posixpath.join(base, cwd))
+        if not os.path.isdir(directory):
+            raise ModelRetry(f'cwd {cwd!r} is not a directory.')
+        sandbox = await self._native_sandbox(ctx, str(local._ensure_alive()))  # pyright: ignore[reportPrivateUsage]
+        extra = {**(self._resolve_env() or {}), 'TERM': (self._env or {}).get('TERM', SESSION_TERM)}
+        env = env_bytes(local._env, extra)  # pyright: ignore[reportPrivateUsage]
+        tail_bytes = (self._max_output_chars + 4) * _BYTES_PER_CHAR
+        handle = await anyio.to_thread.run_sync(
+            lambda: _core.Session.start(
+                os.fsencode(command),
+                directory,
+                env,
+                cols=cols,
+                rows=rows,
+                head_bytes=tail_bytes,
+                tail_bytes=tail_bytes,
+                sandbox=sandbox,
+            )
+        )
+        live = self._sessions.add(ctx.run_id or '', command, handle)
+        await self._emit(ctx, CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=handle.pid))
+        await wait_session(handle, None, True, DEFAULT_YIELD_SECONDS)
+        output = await self._session_output(ctx, live, '(no output yet)')
+        return f'Session {live.id} started: {command!r}\n{output}'
+
+    @recoverable
+    async def write_stdin(
+        self, ctx: RunContext[AgentDepsT], id: str, text: str, *, yield_seconds: float = DEFAULT_YIELD_SECONDS
+    ) -> str:
+        """Type text into a session, then return its output since the last read.
+
+        Keys are characters in `text`: `\\n` is Enter, `\\t` Tab, `\\x03` C-c (interrupt),
+        `\\x04` C-d (end of input), `\\x1b` Escape, `\\x7f` Backspace; arrows are `\\x1b[A`
+        (up), `\\x1b[B` (down), `\\x1b[C` (right), `\\x1b[D` (left). Nothing is added: end a
+        line with `\\n` to submit it.
+
+        Args:
+            ctx: The current agent run context.
+            id: The session ID from start_session.
+            text: The keys to send.
+            yield_seconds: Seconds to wait for output at most (sooner when the program waits for input).
+
+        Returns:
+            The output since the last read.
+        """
+        live = self._session(ctx, id)
+        if not (isinstance(yield_seconds, (int, float)) and math.isfinite(yield_seconds) and 0 <= yield_seconds <= 300):
+            raise ModelRetry('yield_seconds must be 0 to 300 seconds.')
+        if '\x00' in text:
+            raise ModelRetry('The text contains a NUL byte; a terminal cannot send it.')
+        if live.is_shell:
+            lines, pending = typed_lines(live.line, text)
+            for line in lines:
+                if line.strip():
+                    try:
+                        await self._judge_session_command(line)
+                    except (PermissionError, ModelRetry):
+                        if live.line:
+                            await anyio.to_thread.run_sync(live.handle.write, b'\x15')  # clear the half-typed line
+                            live.line = ''
+                        raise
+            live.line = pending
+        try:
+            await anyio.to_thread.run_sync(live.handle.write, text.encode('utf-8', errors='surrogateescape'))
+        except _core.RetryableError as e:
+            raise ModelRetry(str(e)) from e
+        await wait_session(live.handle, None, True, yield_seconds)
+        return await self._session_output(ctx, live, '(no new output)')
+
+    @recoverable
+    async def read_session(
+        self, ctx: RunContext[AgentDepsT], id: str, *, wait_for: str | None = None, timeout_seconds: float = 10
+    ) -> str:
+        """Return a session's output since the last read.
+
+        Args:
+            ctx: The current agent run context.
+            id: The session ID from start_session.
+            wait_for: A regular expression to wait for in the new (raw) output first; also stops waiting when the program exits.
+            timeout_seconds: Seconds to wait for `wait_for` at most.
+
+        Returns:
+            The output since the last read.
+        """
+        live = self._session(ctx, id)
+        note = ''
+        if wait_for is not None:
+            if not (
+                isinstance(timeout_seconds, (int, float)) and math.isfinite(timeout_seconds) and timeout_seconds >= 0
+            ):
+                raise ModelRetry('timeout_seconds must be a non-negative number of seconds.')
+            try:
+                woke = await wait_session(live.handle, wait_for, False, min(timeout_seconds, MAX_FOREGROUND_WAIT))
+            except _core.RetryableError as e:
+                raise ModelRetry(str(e)) from e
+            if woke == 'timed_out':
+                note = f'\n[{wait_for!r} did not appear within {timeout_seconds:g}s]'
+        return await self._session_output(ctx, live, '(no new output)') + note
+
+    @recoverable
+    async def list_sessions(self, ctx: RunContext[AgentDepsT]) -> str:
+        """List this run's sessions: ID, command, state, exit code, runtime, bytes of output.
+
+        Args:
+            ctx: The current agent run context.
+        """
+        rows = [session_row(live) for live in self._sessions.of_run(ctx.run_id or '')]
+        return '\n'.join(rows) or 'No sessions.'
+
+    @recoverable
+    async def list_commands(self, ctx: RunContext[AgentDepsT]) -> str:
+        """List this run's sessions and the background commands started with start_command and not yet stopped:
+        ID, command, state, exit code, runtime, bytes of output.
+
+        Args:
+            ctx: The current agent run context.
+        """
+        rows = [session_row(live) for live in self._sessions.of_run(ctx.run_id or '')]
+        base = await self._jobs_base(ctx)
+        local = local_backend(ctx.workspace) is not None
+        for job_id, started in list(self._started_jobs.items()):
+            job = await attach(ctx.workspace, posixpath.join(base, job_id), combined=False, local=local)
+            if job is None:
+                self._started_jobs.pop(job_id, None)
+                continue
+            running, exit_code = await job.status()
+            size = await job.size(job.output_path) + await job.size(job.stderr_path)
+            rows.append(job_row(job_id, started, running, exit_code, size))
+        return '\n'.join(rows) or 'No sessions or background commands.'
+
+    @recoverable
+    async def stop_session(self, ctx: RunContext[AgentDepsT], id: str) -> str:
+        """Stop a session's program and everything it started, and return its last output.
+
+        Args:
+            ctx: The current agent run context.
+            id: The session ID from start_session.
+
+        Returns:
+            The output since the last read and how the program ended.
+        """
+        live = self._session(ctx, id)
+        killed, output = False, ''
+        with anyio.CancelScope(shield=True):
+            killed = await anyio.to_thread.run_sync(live.handle.stop, KILL_GRACE_PERIOD)
+            output = await self._session_output(ctx, live, '(no new output)')
+            self._sessions.remove(ctx.run_id or '', live)
+        stopped = (
+            f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]' if killed else '[stopped]'
+        )
+        return f'{output.removesuffix(status_line(live))}\n{stopped}' + (
+            '' if live.handle.exit_code is None else f'\n[exit code: {live.handle.exit_code}]'
+        )

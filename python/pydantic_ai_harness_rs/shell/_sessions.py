@@ -1,0 +1,216 @@
+"""Interactive sessions (`Shell(interactive=True)`): programs on a pseudo-terminal, driven by the model.
+
+The Rust core (`_core.Session`) runs the program, keeps its screen and a bounded transcript and
+tells when it waits for input; this module keeps the sessions of each run, renders what the model
+reads, judges the lines typed into a shell, and ends every session when its run or the Python
+process ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import posixpath
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import anyio
+import anyio.to_thread
+
+from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs.shell._modes import clean_text, head_tail
+
+SESSION_TOOL_NAMES: tuple[str, ...] = (
+    'start_session',
+    'write_stdin',
+    'read_session',
+    'list_sessions',
+    'list_commands',
+    'stop_session',
+)
+"""The tools `Shell(interactive=True)` adds, in registration order."""
+
+SHELL_PROGRAMS = frozenset({'sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'busybox'})
+"""Programs whose sessions are shells: each line typed into them is judged by the command policy."""
+
+SESSION_TERM = 'xterm-256color'
+"""`TERM` of a session's program, unless `Shell(env=...)` names one."""
+
+DEFAULT_YIELD_SECONDS = 1.0
+"""How long `start_session` and `write_stdin` wait for output at most, unless the program waits for input sooner."""
+
+MIN_SIZE, MAX_SIZE = (20, 5), (1000, 500)
+"""Smallest and largest terminal, `(cols, rows)`."""
+
+Woke = Literal['matched', 'waiting', 'exited', 'timed_out']
+
+_LIVE: set[_core.Session] = set()
+"""Every session not yet stopped, so none outlives the Python process (`_end_all` at exit)."""
+
+
+def _end_all() -> None:
+    for handle in list(_LIVE):
+        handle.stop(0.0)
+    _LIVE.clear()
+
+
+atexit.register(_end_all)
+
+
+def is_shell_program(command: str) -> bool:
+    """Whether `command` starts an interactive shell (`bash`, `/bin/sh -i`, `env FOO=1 zsh`), not a script (`bash -c`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    while words and (words[0] == 'env' or ('=' in words[0] and not words[0].startswith('='))):
+        words = words[1:]
+    if not words or posixpath.basename(words[0]) not in SHELL_PROGRAMS:
+        return False
+    return '-c' not in words[1:] and not any(w for w in words[1:] if not w.startswith('-'))
+
+
+@dataclass(eq=False)
+class LiveSession:
+    """One session of a run."""
+
+    id: str
+    command: str
+    handle: _core.Session
+    is_shell: bool
+    line: str = ''
+    """What was typed into a shell session since its last Enter (judged once the line is ended)."""
+    finished: bool = False
+    """Whether `CommandFinishedEvent` was emitted."""
+    lines: int = 0
+    """Lines of output the model has read."""
+
+
+@dataclass
+class SessionTable:
+    """The live sessions of every run of one `Shell`, keyed by run; IDs count from 1 in each run."""
+
+    runs: dict[str, dict[str, LiveSession]] = field(default_factory=dict[str, dict[str, LiveSession]])
+    counters: dict[str, int] = field(default_factory=dict[str, int])
+
+    def add(self, run: str, command: str, handle: _core.Session) -> LiveSession:
+        number = self.counters.get(run, 0) + 1
+        self.counters[run] = number
+        live = LiveSession(str(number), command, handle, is_shell_program(command))
+        self.runs.setdefault(run, {})[live.id] = live
+        _LIVE.add(handle)
+        return live
+
+    def get(self, run: str, session_id: str) -> LiveSession | None:
+        return self.runs.get(run, {}).get(str(session_id).strip())
+
+    def of_run(self, run: str) -> list[LiveSession]:
+        return list(self.runs.get(run, {}).values())
+
+    def remove(self, run: str, live: LiveSession) -> None:
+        self.runs.get(run, {}).pop(live.id, None)
+        _LIVE.discard(live.handle)
+
+    async def end_run(self, run: str) -> None:
+        """Stop every session of `run` (no grace: the run is over) and forget them."""
+        sessions = self.runs.pop(run, {})
+        self.counters.pop(run, None)
+        with anyio.CancelScope(shield=True):
+            for live in sessions.values():
+                await anyio.to_thread.run_sync(live.handle.stop, 0.0)
+                _LIVE.discard(live.handle)
+
+
+async def wait(handle: _core.Session, pattern: str | None, until_input: bool, timeout: float) -> Woke:
+    """`handle.wait(...)` on a worker thread; cancelling the caller stops the wait."""
+    token = _core.CancelToken()
+    try:
+        return await anyio.to_thread.run_sync(
+            lambda: handle.wait(pattern, until_input, timeout, token), abandon_on_cancel=True
+        )
+    finally:
+        token.cancel()
+
+
+def render(
+    output: tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int]], max_chars: int
+) -> str:
+    """What the model reads of `take_output()`: the transcript with `clean_output`'s rules (cut in the
+    middle when the core kept only its ends), then, while a full-screen program has the alternate
+    screen up, the screen and `[screen COLSxROWS, cursor at ROW,COL]`."""
+    head, tail, size, lines, truncated, screen, (row, col), (cols, rows) = output
+    text = clean_text(head)
+    if truncated:
+        text = head_tail(text + clean_text(tail), max_chars, lines=lines, size=size, path=None, gap=len(text))
+    if screen is None:
+        return text if text.strip() else ''
+    parts = [text.rstrip('\n')] if text.strip() else []
+    parts += (
+        [screen, f'[screen {cols}x{rows}, cursor at {row},{col}]']
+        if screen
+        else [f'[screen {cols}x{rows}, cursor at {row},{col}]']
+    )
+    return '\n'.join(parts)
+
+
+def typed_lines(pending: str, text: str) -> tuple[list[str], str]:
+    """The lines `text` ends when typed after `pending` (Enter ends one; C-c and C-u clear it;
+    backspace removes a char; escape sequences are ignored), and what stays pending after."""
+    lines: list[str] = []
+    line = pending
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in '\r\n':
+            lines.append(line)
+            line = ''
+        elif ch in '\x03\x15':
+            line = ''
+        elif ch in '\x7f\x08':
+            line = line[:-1]
+        elif ch == '\x1b':
+            # Skip an escape sequence: ESC [ params final, or ESC and one char.
+            j = i + 1
+            if j < len(text) and text[j] in '[O':
+                j += 1
+                while j < len(text) and not ('@' <= text[j] <= '~'):
+                    j += 1
+            i = j
+        elif ch >= ' ' or ch == '\t':
+            line += ch
+        i += 1
+    return lines, line
+
+
+def status_line(live: LiveSession) -> str:
+    """`[session ended, exit code: N]` once the program has exited, else ''."""
+    code = live.handle.exit_code
+    return '' if code is None else f'\n[session ended, exit code: {code}]'
+
+
+def session_row(live: LiveSession, kind: str = 'session') -> str:
+    """One line of `list_sessions` / `list_commands`."""
+    handle = live.handle
+    state = 'running' if handle.exit_code is None else 'exited'
+    code = '-' if handle.exit_code is None else str(handle.exit_code)
+    return (
+        f'{kind} {live.id}: {live.command!r} | {state} | exit code {code} | '
+        f'{handle.runtime:.1f}s | {handle.output_bytes} bytes'
+    )
+
+
+@dataclass
+class StartedJob:
+    """A background command this `Shell` started, for `list_commands`."""
+
+    command: str
+    started: float = field(default_factory=time.monotonic)
+
+
+def job_row(job_id: str, job: StartedJob, running: bool, exit_code: int | None, size: int) -> str:
+    """One background command's line of `list_commands`."""
+    state = 'running' if running else 'finished'
+    code = '-' if exit_code is None else str(exit_code)
+    runtime = time.monotonic() - job.started
+    return f'command {job_id}: {job.command!r} | {state} | exit code {code} | {runtime:.1f}s | {size} bytes'

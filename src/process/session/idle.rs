@@ -1,0 +1,57 @@
+//! Telling when a session's program waits for input: every live process of the terminal's
+//! foreground group is asleep, and one sleeps in a terminal read or a poll for input.
+
+use std::os::fd::RawFd;
+
+use super::pty::foreground_group;
+
+/// Kernel wait channels of a process blocked reading a terminal or polling for input.
+const INPUT_WAITS: &[&str] = &[
+    "wait_woken",
+    "n_tty_read",
+    "poll_schedule_timeout",
+    "do_select",
+    "ep_poll",
+    "do_sys_poll",
+];
+
+/// Whether the program on the terminal behind `master` waits for input.
+pub fn waits_for_input(master: RawFd) -> bool {
+    let Some(pgrp) = foreground_group(master) else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let mut reading = false;
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: getpgid only reads.
+        if unsafe { libc::getpgid(pid) } != pgrp {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .unwrap_or("");
+        match state {
+            "Z" | "X" => continue,
+            "S" => {}
+            _ => return false,
+        }
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        if INPUT_WAITS.iter().any(|w| wchan.starts_with(w)) {
+            reading = true;
+        }
+    }
+    reading
+}

@@ -1,0 +1,188 @@
+//! Python bindings of interactive sessions ([`crate::process::session`]): one `Session` handle
+//! per program on a terminal. Every blocking call releases the GIL.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::error::{Error, ErrorKind};
+use crate::process::session::{Session, SessionSpec, Woke};
+use crate::py::shell::{env_pairs, sandbox_spec, seconds, PySandbox};
+use crate::py::PyCancelToken;
+
+/// `take_output()`'s result: `(head, tail, total_bytes, total_lines, truncated, screen,
+/// cursor, size)`.
+type PyOutput<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    u64,
+    u64,
+    bool,
+    Option<String>,
+    (u16, u16),
+    (u16, u16),
+);
+
+/// A program running on a pseudo-terminal in its own session; dropping the handle kills it.
+#[pyclass(name = "Session", module = "pydantic_ai_harness_rs._core", frozen)]
+pub struct PySession {
+    inner: Session,
+    /// The last `wait` pattern, compiled (a caller polling with one pattern compiles it once).
+    pattern: std::sync::Mutex<Option<(String, regex::bytes::Regex)>>,
+}
+
+#[pymethods]
+impl PySession {
+    /// Starts `/bin/sh -c command` on a new `cols` x `rows` terminal in `cwd` with exactly
+    /// `env`, in its own session with the terminal as its controlling terminal.
+    ///
+    /// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)`; between two reads the
+    /// transcript keeps its first `head_bytes` and last `tail_bytes`. Raises `OSError` when
+    /// the terminal, the sandbox or the spawn fails.
+    #[staticmethod]
+    #[pyo3(signature = (command, cwd, env, *, cols, rows, head_bytes, tail_bytes, sandbox=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn start<'py>(
+        py: Python<'py>,
+        command: &[u8],
+        cwd: PathBuf,
+        env: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+        cols: u16,
+        rows: u16,
+        head_bytes: usize,
+        tail_bytes: usize,
+        sandbox: Option<PySandbox>,
+    ) -> PyResult<PySession> {
+        let spec = SessionSpec {
+            command: command.to_vec(),
+            cwd,
+            env: env_pairs(env)?,
+            cols,
+            rows,
+            sandbox: sandbox_spec(sandbox),
+            head_bytes,
+            tail_bytes,
+        };
+        let inner = py.detach(move || Session::start(spec))?;
+        Ok(PySession {
+            inner,
+            pattern: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// Sends `data` as typed keys. Raises `InvalidArgumentError` when the program has exited
+    /// or has not read its input for 5 seconds.
+    fn write(&self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let data = data.to_vec();
+        Ok(py.detach(|| self.inner.write(&data))?)
+    }
+
+    /// Waits up to `timeout` seconds until `pattern` (a regular expression, matched against
+    /// the raw output since the last read) appears, the program waits for input (with
+    /// `until_input`) or it exits. Returns `'matched'`, `'waiting'`, `'exited'` or
+    /// `'timed_out'`. Raises `InvalidPatternError` for a pattern that does not compile,
+    /// `CancelledError` once `cancel` is cancelled.
+    #[pyo3(signature = (pattern, until_input, timeout, cancel=None))]
+    fn wait(
+        &self,
+        py: Python<'_>,
+        pattern: Option<&str>,
+        until_input: bool,
+        timeout: f64,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+    ) -> PyResult<&'static str> {
+        let regex = match pattern {
+            Some(p) => Some(self.compiled(p)?),
+            None => None,
+        };
+        let flag = cancel.map(|c| c.flag.clone());
+        let woke = py.detach(|| {
+            self.inner
+                .wait(regex.as_ref(), until_input, seconds(timeout), flag.as_ref())
+        })?;
+        Ok(match woke {
+            Woke::Matched => "matched",
+            Woke::Waiting => "waiting",
+            Woke::Exited => "exited",
+            Woke::TimedOut => "timed_out",
+        })
+    }
+
+    /// The output since the last read, which starts a new one: `(head, tail, total_bytes,
+    /// total_lines, truncated, screen, cursor, size)`; the transcript is `head + tail` (bytes
+    /// between them dropped when `truncated`), `screen` the screen's text while a full-screen
+    /// program has the alternate screen up (else `None`), `cursor` 1-based `(row, col)`,
+    /// `size` `(cols, rows)`.
+    fn take_output<'py>(&self, py: Python<'py>) -> PyOutput<'py> {
+        let out = self.inner.take_output();
+        (
+            PyBytes::new(py, &out.head),
+            PyBytes::new(py, &out.tail),
+            out.total,
+            out.lines,
+            out.truncated,
+            out.screen,
+            out.cursor,
+            out.size,
+        )
+    }
+
+    /// Stops the program and every descendant (`SIGTERM`, up to `grace` seconds, `SIGKILL`);
+    /// returns whether it had to be killed.
+    fn stop(&self, py: Python<'_>, grace: f64) -> bool {
+        let grace: Duration = seconds(grace);
+        py.detach(|| self.inner.stop(grace))
+    }
+
+    /// The program's PID (its process group and session ID too).
+    #[getter]
+    fn pid(&self) -> i32 {
+        self.inner.pid()
+    }
+
+    /// The exit code once it has exited (`128 + N` for signal `N`), else `None`.
+    #[getter]
+    fn exit_code(&self) -> Option<i32> {
+        self.inner.exit_code()
+    }
+
+    /// Bytes the program has printed in all.
+    #[getter]
+    fn output_bytes(&self) -> u64 {
+        self.inner.bytes()
+    }
+
+    /// Seconds since the start.
+    #[getter]
+    fn runtime(&self) -> f64 {
+        self.inner.runtime().as_secs_f64()
+    }
+}
+
+impl PySession {
+    /// `pattern` compiled, from the one-entry cache when it was the last one.
+    fn compiled(&self, pattern: &str) -> PyResult<regex::bytes::Regex> {
+        let mut cached = self.pattern.lock().unwrap();
+        if let Some((source, regex)) = cached.as_ref() {
+            if source == pattern {
+                return Ok(regex.clone());
+            }
+        }
+        let regex = regex::bytes::Regex::new(pattern).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidPattern,
+                format!("Invalid wait_for pattern {pattern:?}: {e}"),
+            )
+        })?;
+        *cached = Some((pattern.to_string(), regex.clone()));
+        Ok(regex)
+    }
+}
+
+/// Adds `Session` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySession>()?;
+    Ok(())
+}

@@ -1,0 +1,300 @@
+"""Interactive sessions (`Shell(interactive=True)`): real programs on a terminal, driven through an Agent."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent, Shell
+
+from .conftest import Script, direct_context, live_processes_matching, run_calls, tool_results
+from .test_protocol_backend import SandboxBackend
+
+pytestmark = pytest.mark.anyio
+
+SESSION_TOOLS = ['start_session', 'write_stdin', 'read_session', 'list_sessions', 'list_commands', 'stop_session']
+BASH = 'bash --norc --noprofile'
+"""A bash session whose prompt (`PS1` from the Shell's env) does not depend on the host."""
+
+
+def interactive(env: dict[str, str] | None = None, **kwargs: Any) -> Shell:
+    return Shell(interactive=True, env={'PS1': '$ ', **(env or {})}, **kwargs)
+
+
+async def drive(
+    ws: Path, calls: list[Any], *, shell: Shell | None = None, events: list[Any] | None = None
+) -> list[str]:
+    results = await run_calls([LocalWorkspace(ws), shell or interactive()], calls, events=events)
+    assert [kind for kind, _ in results] == ['return'] * len(results), results
+    return [text for _, text in results]
+
+
+def start(command: str, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+    return ('start_session', {'command': command, **kwargs})
+
+
+def write(session: str, text: str, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+    return ('write_stdin', {'id': session, 'text': text, **kwargs})
+
+
+async def offered(capabilities: list[Any], **run_kwargs: Any) -> list[str]:
+    names: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        names.extend(tool.name for tool in info.function_tools)
+        return ModelResponse(parts=[TextPart('done')])
+
+    await Agent(FunctionModel(model), capabilities=capabilities).run('go', **run_kwargs)
+    return names
+
+
+async def test_tools_are_opt_in_and_local_only(ws: Path) -> None:
+    assert not set(SESSION_TOOLS) & set(await offered([LocalWorkspace(ws), Shell()]))
+    names = await offered([LocalWorkspace(ws), Shell(interactive=True)])
+    assert names[-6:] == SESSION_TOOLS
+    # A workspace reached by protocol has no terminal to offer: the tools are absent.
+    remote = await offered([Shell(interactive=True)], workspace=SandboxBackend(ws))
+    assert 'run_command' in remote and not set(SESSION_TOOLS) & set(remote)
+
+
+async def test_python_repl_function_traceback_and_ctrl_d(ws: Path) -> None:
+    events: list[Any] = []
+    results = await drive(
+        ws,
+        [
+            start('python3 -i -q'),
+            write('1', 'def inverse(x):\n    return 1 / x\n\n'),
+            write('1', 'inverse(4)\n'),
+            write('1', 'inverse(0)\n'),
+            write('1', '\x04'),
+            ('list_sessions', {}),
+        ],
+        events=events,
+    )
+    assert results[0] == "Session 1 started: 'python3 -i -q'\n>>> "
+    assert results[1] == 'def inverse(x):\n...     return 1 / x\n... \n>>> '
+    assert results[2] == 'inverse(4)\n0.25\n>>> '
+    assert results[3] == (
+        'inverse(0)\n'
+        'Traceback (most recent call last):\n'
+        '  File "<stdin>", line 1, in <module>\n'
+        '  File "<stdin>", line 2, in inverse\n'
+        'ZeroDivisionError: division by zero\n'
+        '>>> '
+    )
+    assert results[4] == '(no new output)\n[session ended, exit code: 0]'
+    assert results[5].startswith("session 1: 'python3 -i -q' | exited | exit code 0 | ")
+    started = [e for e in events if isinstance(e, CommandStartedEvent)]
+    assert [(e.command, e.tool_call_id) for e in started] == [('python3 -i -q', 'call-0')]
+    assert [e.text for e in events if isinstance(e, CommandOutputEvent)] == ['>>> ', *results[1:4]]
+    [finished] = [e for e in events if isinstance(e, CommandFinishedEvent)]
+    assert (finished.pid, finished.exit_code) == (started[0].pid, 0)
+
+
+async def test_bash_read_prompt(ws: Path) -> None:
+    results = await drive(
+        ws,
+        [start("""bash -c 'read -p "Your name? " name; echo "Hello, $name"'"""), write('1', 'Ada\n')],
+    )
+    assert results == [
+        """Session 1 started: 'bash -c \\'read -p "Your name? " name; echo "Hello, $name"\\''\nYour name? """,
+        'Ada\nHello, Ada\n\n[session ended, exit code: 0]',
+    ]
+
+
+async def test_yes_no_prompt_answered_both_ways(ws: Path) -> None:
+    script = """sh -c 'printf "Delete the cache? [y/N] "; read a; case $a in y|Y) echo deleted;; *) echo kept;; esac'"""
+    results = await drive(ws, [start(script), write('1', 'y\n'), start(script), write('2', '\n')])
+    assert results[0].endswith('\nDelete the cache? [y/N] ')
+    assert results[1] == 'y\ndeleted\n\n[session ended, exit code: 0]'
+    assert results[2].startswith('Session 2 started: ')
+    assert results[3] == '\nkept\n\n[session ended, exit code: 0]'
+
+
+async def test_git_add_patch_stages_one_of_two_hunks(ws: Path) -> None:
+    def git(*args: str) -> str:
+        return subprocess.run(['git', *args], cwd=ws, check=True, capture_output=True, text=True).stdout
+
+    git('init', '-q')
+    git('config', 'user.email', 't@example.com')
+    git('config', 'user.name', 't')
+    lines = [f'line {i}' for i in range(1, 31)]
+    (ws / 'f.txt').write_text('\n'.join(lines) + '\n')
+    git('add', 'f.txt')
+    git('commit', '-qm', 'base')
+    lines[1], lines[27] = 'line 2 changed', 'line 28 changed'
+    (ws / 'f.txt').write_text('\n'.join(lines) + '\n')
+    shell = interactive(env={'GIT_PAGER': 'cat', 'PAGER': 'cat'})
+    results = await drive(
+        ws,
+        [start('git add -p', cols=200), write('1', 'y\n'), write('1', 'n\n')],
+        shell=shell,
+    )
+    assert '+line 2 changed' in results[0]
+    assert re.search(r'\(1/2\) Stage this hunk \[y,n,[^\]]*\]\? $', results[0]), results[0]
+    assert '+line 28 changed' in results[1]
+    assert re.search(r'\(2/2\) Stage this hunk \[y,n,[^\]]*\]\? $', results[1]), results[1]
+    assert results[2].endswith('[session ended, exit code: 0]')
+    staged = git('diff', '--cached')
+    assert '+line 2 changed' in staged and 'line 28 changed' not in staged
+    assert '+line 28 changed' in git('diff')
+
+
+async def test_less_shows_its_first_page_and_q_ends_it(ws: Path) -> None:
+    (ws / 'long.txt').write_text(''.join(f'row {i}\n' for i in range(1, 1001)))
+    results = await drive(ws, [start('less long.txt', cols=40, rows=8), write('1', 'q')])
+    page = '\n'.join(f'row {i}' for i in range(1, 8))
+    assert results[0] == f"Session 1 started: 'less long.txt'\n{page}\nlong.txt\n[screen 40x8, cursor at 8,9]"
+    # The pager's screen never reaches the transcript once it has ended.
+    assert results[1] == '(no new output)\n[session ended, exit code: 0]'
+
+
+async def test_ctrl_c_interrupts_sleep_inside_a_shell_session(ws: Path) -> None:
+    marker = f'sleep 10{os.getpid() % 1000}'
+    results = await drive(
+        ws,
+        [
+            start(BASH),
+            write('1', f'{marker}\n', yield_seconds=0.3),
+            write('1', '\x03'),
+            write('1', 'echo back $?\n'),
+        ],
+    )
+    assert results[0] == f"Session 1 started: '{BASH}'\n$ "
+    assert results[1] == f'{marker}\n'
+    assert live_processes_matching(marker) == []
+    assert results[2] == '^C\n$ '
+    assert results[3] == 'echo back $?\nback 130\n$ '
+
+
+async def test_lines_typed_into_a_shell_session_are_judged(ws: Path) -> None:
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive()],
+        [start(BASH), write('1', 'echo ok\nrm -rf data\n'), write('1', 'echo still here\n'), start('rm -rf data')],
+    )
+    assert results[1] == ('retry', "Command 'rm' is denied.")
+    # Nothing of a refused write is sent, not even its allowed lines.
+    assert results[2] == ('return', 'echo still here\nstill here\n$ ')
+    assert results[3] == ('retry', "Command 'rm' is denied.")
+
+
+async def test_a_session_left_running_ends_with_the_run(ws: Path) -> None:
+    marker = f'sleep 20{os.getpid() % 1000}'
+    results = await drive(ws, [start(f'(setsid {marker} &); {marker}'), ('list_commands', {})])
+    assert results[0] == f"Session 1 started: '(setsid {marker} &); {marker}'\n(no output yet)"
+    assert results[1].startswith(f"session 1: '(setsid {marker} &); {marker}' | running | exit code - | ")
+    # The run is over: the session's program and the process that left its session are gone.
+    assert live_processes_matching(marker) == []
+
+
+async def test_stop_session_and_read_with_wait_for(ws: Path) -> None:
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive()],
+        [
+            start('sh -c "sleep 1.5; echo ready; exec sleep 100"', cols=60),
+            ('read_session', {'id': '1', 'wait_for': 'ready', 'timeout_seconds': 10}),
+            ('read_session', {'id': '1', 'wait_for': 'never', 'timeout_seconds': 0.2}),
+            ('stop_session', {'id': '1'}),
+            ('read_session', {'id': '1'}),
+        ],
+    )
+    assert results[0] == (
+        'return',
+        'Session 1 started: \'sh -c "sleep 1.5; echo ready; exec sleep 100"\'\n(no output yet)',
+    )
+    assert results[1] == ('return', 'ready\n')
+    assert results[2] == ('return', "(no new output)\n['never' did not appear within 0.2s]")
+    assert results[3] == ('return', '(no new output)\n[stopped]\n[exit code: 143]')
+    # A stopped session is gone.
+    assert results[4] == ('retry', "Unknown session ID '1'; `list_sessions` shows the sessions of this run.")
+
+
+async def test_unknown_session_and_bad_size_are_retries(ws: Path) -> None:
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive()],
+        [write('9', 'x'), start('cat', cols=5)],
+    )
+    assert results == [
+        ('retry', "Unknown session ID '9'; `list_sessions` shows the sessions of this run."),
+        ('retry', 'cols must be 20 to 1000 and rows 5 to 500; got 5x40.'),
+    ]
+
+
+@pytest.mark.skipif(_core.sandbox_support(False)[0] < 1, reason='no Landlock here')
+async def test_a_session_runs_in_the_sandbox(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    script = f'{BASH}'
+    lines = f'touch {outside}/escaped 2>/dev/null && echo escaped || echo denied\ntouch inside && echo inside\n'
+    for sandbox, expected in (('workspace-write', 'denied'), (None, 'escaped')):
+        results = await drive(ws, [start(script), write('1', lines)], shell=interactive(sandbox=sandbox))
+        assert f'\n{expected}\n' in results[1], results
+        assert '\ninside\n' in results[1]
+    assert [p.name for p in outside.iterdir()] == ['escaped']  # only the unsandboxed session got out
+
+
+async def test_a_session_gets_the_environment_rules(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('HOST_SECRET', 'do-not-leak')
+    shell = interactive(env={'GREETING': 'hi', 'OPENAI_API_KEY': 'k'}, denied_env_patterns=['OPENAI_*'])
+    results = await drive(ws, [start('env | sort')], shell=shell)
+    names = {line.split('=', 1)[0] for line in results[0].splitlines()[1:] if '=' in line}
+    assert {'GREETING', 'TERM', 'PATH'} <= names
+    assert not {'HOST_SECRET', 'OPENAI_API_KEY'} & names
+    assert 'TERM=xterm-256color' in results[0]
+
+
+async def test_strict_policy_judges_typed_lines(ws: Path) -> None:
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive(strict_policy=True)],
+        [start(BASH), write('1', 'echo a; /bin/rm -rf data\n'), write('1', 'echo fine\n')],
+    )
+    assert results[1][0] == 'retry' and 'rm' in results[1][1]
+    assert results[2] == ('return', 'echo fine\nfine\n$ ')
+
+
+@pytest.mark.parametrize('anyio_backend', ['asyncio', 'trio'])
+async def test_direct_calls_under_each_backend(ws: Path, anyio_backend: str) -> None:
+    toolset = interactive().get_toolset()
+    ctx = direct_context(ws)
+    assert await toolset.start_session(ctx, 'cat') == "Session 1 started: 'cat'\n(no output yet)"
+    assert await toolset.write_stdin(ctx, '1', 'ping\n') == 'ping\nping\n'
+    # Cancelling a wait stops it at once and leaves the session usable.
+    with anyio.move_on_after(0.2):
+        await toolset.read_session(ctx, '1', wait_for='never', timeout_seconds=30)
+    assert await toolset.write_stdin(ctx, '1', '\x04') == '(no new output)\n[session ended, exit code: 0]'
+    await toolset.end_sessions(ctx)
+    assert await toolset.list_sessions(ctx) == 'No sessions.'
+
+
+async def test_start_session_waits_for_approval(ws: Path) -> None:
+    shell = interactive(require_approval=True)
+    agent = Agent(Script([start('cat')]).model(), capabilities=[shell], output_type=[str, DeferredToolRequests])
+    first = await agent.run('go', workspace=Workspace(LocalWorkspaceBackend(ws)))
+    assert isinstance(first.output, DeferredToolRequests)
+    metadata = first.output.metadata['call-0']
+    metadata.pop('arguments_digest')
+    assert metadata == {'tool_name': 'start_session', 'command': 'cat', 'cwd': str(ws.resolve()), 'background': True}
+    history = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(first.all_messages()))
+    again = Agent(
+        Script([]).model(), capabilities=[interactive(require_approval=True)], output_type=[str, DeferredToolRequests]
+    )
+    resumed = await again.run(
+        message_history=history,
+        deferred_tool_results=DeferredToolResults(approvals={'call-0': ToolApproved()}),
+        workspace=Workspace(LocalWorkspaceBackend(ws)),
+    )
+    assert tool_results(resumed.all_messages()[len(history) :]) == [
+        ('return', "Session 1 started: 'cat'\n(no output yet)")
+    ]
