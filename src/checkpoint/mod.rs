@@ -300,7 +300,7 @@ impl CheckpointStore {
         let mut wanted: Vec<Vec<u8>> = Vec::new();
         for p in paths {
             let p = normalize(p)?;
-            if p.is_empty() || self.excludes.excludes(&p, false) {
+            if p.is_empty() || self.excludes.excludes_path(&p) {
                 continue;
             }
             // Missing ancestors: a rewind removes the directories the call makes.
