@@ -205,8 +205,25 @@ impl CheckpointStore {
         let _ = std::fs::remove_file(dir.join("index.tmp"));
         let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
         let index = index::load(&dir.join("index"));
+        let mut known: HashMap<String, u64> = HashMap::new();
+        let states = index.values().map(|(_, s)| s).chain(
+            log.checkpoints
+                .iter()
+                .flat_map(|c| c.changes.iter().flat_map(|ch| [&ch.before, &ch.after])),
+        );
+        for state in states {
+            if let State::File {
+                hash,
+                size,
+                stored: true,
+                ..
+            } = state
+            {
+                known.insert(hash.clone(), *size);
+            }
+        }
         let sizes = objects
-            .all()
+            .all(&known)
             .map_err(|e| io_error(&e))?
             .into_iter()
             .collect();

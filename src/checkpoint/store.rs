@@ -8,6 +8,7 @@
 //! back from the copy itself, so a file changing while it is kept never mislabels an object.
 //! No `fsync`, as for writes (`fs/change/replace.rs`): a kill cannot lose what was written.
 
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -264,8 +265,9 @@ impl Objects {
         }
     }
 
-    /// Every object in the store: `(hash, size)`.
-    pub fn all(&self) -> io::Result<Vec<(String, u64)>> {
+    /// Every object in the store: `(hash, size)`. Sizes come from `known` (hash to size, what
+    /// the index and the log record); only an object missing there is `stat`ed.
+    pub fn all(&self, known: &HashMap<String, u64>) -> io::Result<Vec<(String, u64)>> {
         let mut out = Vec::new();
         for sub in std::fs::read_dir(&self.dir)? {
             let sub = sub?;
@@ -274,9 +276,12 @@ impl Objects {
                 continue;
             };
             for obj in listing.flatten() {
-                let size = obj.metadata().map(|m| m.len()).unwrap_or(0);
                 let mut hash = String::from_utf8_lossy(a.as_bytes()).into_owned();
                 hash.push_str(&obj.file_name().to_string_lossy());
+                let size = match known.get(&hash) {
+                    Some(&n) => n,
+                    None => obj.metadata().map(|m| m.len()).unwrap_or(0),
+                };
                 out.push((hash, size));
             }
         }
@@ -368,7 +373,7 @@ mod tests {
                 .count(),
             0
         );
-        assert_eq!(objects.all().unwrap().len(), 2);
+        assert_eq!(objects.all(&HashMap::new()).unwrap().len(), 2);
         // Written back as a new file with its mode.
         let out = File::open(dir.path()).unwrap();
         objects

@@ -306,6 +306,29 @@ fn the_oldest_checkpoints_are_pruned_to_the_budget() {
         store.record(h, call("write_file")).unwrap().unwrap();
     }
     assert!(store.store_bytes() <= 3000, "{}", store.store_bytes());
+    // Reopened, the store counts the same bytes (sizes from the index and the log, an orphan
+    // object left by a kill stat'ed).
+    let bytes = store.store_bytes();
+    drop(store);
+    let orphan = r.join(".pydantic-ai-harness/checkpoints/objects/00/orphan");
+    std::fs::write(&orphan, [0u8; 10]).unwrap();
+    let store = open(
+        r,
+        Settings {
+            budget_bytes: 3000,
+            ..Settings::default()
+        },
+    );
+    assert_eq!(store.store_bytes(), bytes + 10);
+    std::fs::remove_file(&orphan).unwrap();
+    let store = open(
+        r,
+        Settings {
+            budget_bytes: 3000,
+            ..Settings::default()
+        },
+    );
+    assert_eq!(store.store_bytes(), bytes);
     let ids: Vec<String> = store.list(None).into_iter().map(|l| l.id).collect();
     assert_eq!(ids, ["cp-000004", "cp-000005"]);
     assert_eq!(store.pruned(), ["cp-000001", "cp-000002", "cp-000003"]);
