@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+pub mod checkpoint;
 pub mod errors;
 pub mod fs;
 pub mod paths;
@@ -53,5 +54,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Shell
     shell::register(m)?;
     session::register(m)?;
+    checkpoint::register(m)?;
     Ok(())
 }
