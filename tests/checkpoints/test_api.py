@@ -1,0 +1,129 @@
+"""The Python API: `list` and `diff` values, conflicts with a person's changes, state on disk, jobs."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic_ai.exceptions import UserError
+from pydantic_ai_harness_rs import Checkpoints
+from pydantic_ai_harness_rs.checkpoints import CheckpointError
+
+from tests.checkpoints.conftest import agent_tools, tree
+from tests.scripted import run_tools
+
+pytestmark = pytest.mark.anyio
+
+
+def write(path: str, content: str) -> tuple[str, dict[str, str]]:
+    return ('write_file', {'path': path, 'content': content})
+
+
+async def test_list_and_diff_give_exact_values(ws: Path) -> None:
+    (ws / 'a.txt').write_text('1\n2\n3\n')
+    cp = Checkpoints[None]()
+    started = time.time()
+    t = await run_tools(
+        agent_tools(ws, cp),
+        [
+            ('read_file', {'path': 'a.txt'}),
+            ('edit_file', {'path': 'a.txt', 'old_text': '2', 'new_text': 'two'}),
+            write('b.txt', 'new\n'),
+            ('run_command', {'command': 'rm a.txt'}),
+        ],
+    )
+    assert t.results[3] == '(no output)', t.results
+    listed = cp.list()
+    assert [{k: c[k] for k in ('tool_name', 'tool_call_id', 'paths')} for c in listed] == [
+        {'tool_name': 'edit_file', 'tool_call_id': 'call-2', 'paths': ['a.txt']},
+        {'tool_name': 'write_file', 'tool_call_id': 'call-3', 'paths': ['b.txt']},
+        {'tool_name': 'run_command', 'tool_call_id': 'call-4', 'paths': ['a.txt']},
+    ]
+    ids = [c['id'] for c in listed]
+    assert ids == sorted(ids) and len(set(ids)) == 3
+    assert all(started <= c['created_at'] <= time.time() for c in listed)
+    assert len({c['run_id'] for c in listed}) == 1 and listed[0]['run_id'] is not None
+    assert cp.list(run_id=listed[0]['run_id']) == listed
+    assert cp.list(run_id='another run') == []
+    assert all(isinstance(c['bytes_kept'], int) and c['bytes_kept'] >= 0 for c in listed)
+    [(path, diff)] = await cp.diff(ids[0])
+    assert (path, diff) == ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n')
+
+
+async def test_a_change_by_a_person_is_refused_without_force(ws: Path) -> None:
+    (ws / 'a.txt').write_text('mine\n')
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [('read_file', {'path': 'a.txt'}), write('a.txt', 'agent\n')])
+    [checkpoint] = cp.list()
+    (ws / 'a.txt').write_text('a person typed this\n')  # after the agent's change
+    with pytest.raises(CheckpointError, match='a.txt') as refused:
+        await cp.rewind(to=checkpoint['id'])
+    assert str(ws) not in str(refused.value)
+    assert (ws / 'a.txt').read_text() == 'a person typed this\n'
+    assert cp.list() == [checkpoint]
+    result = await cp.rewind(to=checkpoint['id'], force=True)
+    assert result['restored'] == ['a.txt']
+    assert (ws / 'a.txt').read_text() == 'mine\n'
+
+
+async def test_rewind_of_some_paths_only(ws: Path) -> None:
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo 1 > one; echo 2 > two'})])
+    [checkpoint] = cp.list()
+    result = await cp.rewind(to=checkpoint['id'], paths=['two'])
+    assert result['deleted'] == ['two']
+    assert tree(ws) == {'one': ('file', b'1\n', 0o644)}
+    [left] = cp.list()
+    assert left['paths'] == ['one']
+
+
+async def test_state_survives_a_new_checkpoints_object(ws: Path) -> None:
+    (ws / 'a.txt').write_text('first\n')
+    before = tree(ws)
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo second > a.txt; mkdir d; touch d/f'})])
+    listed = cp.list()
+    del cp
+    again = Checkpoints[None](root=ws)
+    assert again.list() == listed
+    assert [p for p, _ in await again.diff(listed[0]['id'])] == ['a.txt', 'd', 'd/f']
+    await again.rewind(to=listed[0]['id'])
+    assert tree(ws) == before
+
+
+async def test_the_api_needs_a_root(ws: Path) -> None:
+    with pytest.raises(UserError, match=r'Checkpoints\(root=...\)'):
+        Checkpoints[None]().list()
+    assert Checkpoints[None](root=ws).list() == []
+
+
+async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path) -> None:
+    (ws / 'log.txt').write_text('start\n')
+    before = tree(ws)
+    cp = Checkpoints[None]()
+    script = 'while [ ! -e go ]; do sleep 0.01; done; echo job >> log.txt; mkdir out; echo x > out/made'
+    t = await run_tools(
+        agent_tools(ws, cp),
+        [('start_command', {'command': script}), write('go', ''), ('read_file', {'path': 'log.txt'})],
+    )
+    assert t.results[1].startswith('Wrote 0 chars'), t.results
+    status = next((ws / '.pydantic-ai-harness' / 'shell').glob('*/status.json'))
+    with anyio.fail_after(30):
+        while json.loads(status.read_text())['exit_code'] is None:
+            await anyio.sleep(0.01)
+    await run_tools(agent_tools(ws, cp), [('read_file', {'path': 'go'})])  # a later call: the job's end is seen
+    # The job's checkpoint is appended once it changed something (after `go` was written), dated
+    # when the job started.
+    wrote, started = cp.list()
+    assert (wrote['tool_name'], wrote['paths']) == ('write_file', ['go'])
+    assert (started['tool_name'], started['tool_call_id']) == ('start_command', 'call-1')
+    assert started['paths'] == ['log.txt', 'out', 'out/made']
+    assert started['created_at'] < wrote['created_at']
+    result = await cp.rewind(to=started['id'])
+    assert tree(ws) == {**before, 'go': ('file', b'', 0o644)}
+    assert (result['restored'], result['deleted'], result['removed_dirs']) == (['log.txt'], ['out/made'], ['out'])
+    await cp.rewind(to=wrote['id'])
+    assert tree(ws) == before
