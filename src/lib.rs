@@ -10,9 +10,12 @@
 //!   call sets for its native work.
 //! - [`fs`]: the FileSystem: paths and containment, reads, changes, walks and searches,
 //!   `list_files` and `grep` on ripgrep's crates, and the same tools on a workspace backend's bytes.
+//! - [`checkpoint`]: checkpoints of the workspace before each tool call that may change it,
+//!   and the rewind that puts it back.
 //! - [`process`]: the Shell's supervisor: spawning, waiting, jobs, the reaper, the sandbox.
 
 pub mod cancel;
+pub mod checkpoint;
 pub mod error;
 pub mod fs;
 pub mod process;

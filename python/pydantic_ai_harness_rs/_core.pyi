@@ -6,8 +6,9 @@ Every `cancel` is a `CancelToken` the native loop polls; a cancelled call raises
 Model-facing messages never contain an absolute host path outside the root (`<outside-workspace>`).
 """
 
+import builtins
 from collections.abc import Callable, Sequence
-from typing import Literal, NoReturn, Self, final
+from typing import Any, Literal, NoReturn, Self, final
 
 # Every name the extension adds (PyO3 lists them in the module's `__all__`, which stubtest compares).
 __all__ = [
@@ -63,14 +64,19 @@ __all__ = [
     'RemoteRgWalk',
     'RemoteGrep',
     'NOT_REGULAR_FILE',
+    # Checkpoints
+    'CheckpointStore',
+    'CheckpointError',
 ]
 
 __version__: str
 
 # --- errors -------------------------------------------------------------------------------------
 class HarnessError(Exception): ...
+
 class RetryableError(HarnessError):
     """The model can correct the call; the Python layer raises `ModelRetry(str(error))`."""
+
 class OutsideRootError(RetryableError): ...
 class DeniedError(RetryableError): ...
 class ProtectedError(RetryableError): ...
@@ -81,8 +87,10 @@ class AmbiguousMatchError(RetryableError): ...
 class OffsetPastEndError(RetryableError): ...
 class InvalidPatternError(RetryableError): ...
 class InvalidArgumentError(RetryableError): ...
+
 class CommandTooLongError(RetryableError):
     """The OS refused a command as too long (`E2BIG`) and the invocation without it starts."""
+
 class CancelledError(HarnessError): ...
 
 @final
@@ -247,7 +255,6 @@ class FileSystemCore:
     def cwd(self) -> str: ...
     @property
     def contract(self) -> Literal['document', 'workspace']: ...
-
     def read_file(
         self,
         path: str,
@@ -311,15 +318,12 @@ class FileSystemCore:
     def raise_os_error(self, errno: int, filename: str | None) -> NoReturn:
         """Raise the core's error for an OS error an override raised: retryable, or OSError without the host path."""
 
-def apply_replacements(
-    text: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], path: str
-) -> str:
+def apply_replacements(text: str, replacements: Sequence[tuple[str, str] | tuple[str, str, bool]], path: str) -> str:
     """`text` with each `(old, new[, replace_all])` applied in order, each `old` matching exactly once
     (overlapping occurrences count), or with `replace_all` at least once (every occurrence replaced).
 
     Raises `NoMatchError` / `AmbiguousMatchError` / `InvalidArgumentError` (empty old_text) with the
     reference's messages (`old_text` for one pair, `replacement N` in a batch); nothing is written."""
-
 
 # --- FileSystem on a workspace that is not on this host (src/py/remote.rs, src/fs/remote.rs) --------
 # Python moves bytes through the workspace protocol (filesystem/_remote.py); these decide and render.
@@ -690,6 +694,7 @@ def job_launch(
     """Start a background job in `dir`: `(pid, pgid)`, or None when `exclusive` and `dir` exists.
 
     Raises `CommandTooLongError` (nothing started, `dir` removed) when the OS refuses `command` as too long."""
+
 NOT_REGULAR_FILE: str
 """0.62.0's refusal of a FIFO, socket or device, the same for every tool (workspace contract)."""
 COMMAND_TOO_LONG: str
@@ -707,9 +712,65 @@ def job_tail(path: str, max_bytes: int) -> bytes: ...
 def job_kill(dir: str, pid: int, pgid: int | None, grace: float) -> Literal['gone', 'ended', 'killed']:
     """SIGTERM the group, up to `grace` seconds, then SIGKILL: `'gone'` when nothing was left,
     `'ended'` when the command ended within the grace, `'killed'` when its group got SIGKILL."""
+
 def job_wait(pid: int, timeout: float) -> bool:
     """Wait up to `timeout` seconds for the wrapper `pid` to exit; True once it has."""
+
 def job_cleanup(dir: str) -> None: ...
 def job_prune(base: str, max_age: float | None, max_total_bytes: int | None) -> tuple[int, int]:
     """Remove finished jobs under `base` older than `max_age` seconds, then the oldest until the rest
     hold at most `max_total_bytes`; running jobs stay. Returns `(jobs, bytes)` removed."""
+
+# --- checkpoints --------------------------------------------------------------------------------
+
+class CheckpointError(Exception):
+    """A checkpoint operation refused or failed; the message names root-relative paths only."""
+
+@final
+class CheckpointStore:
+    """The checkpoints of one workspace root, kept in `<root>/.pydantic-ai-harness/checkpoints/`.
+
+    Paths are root-relative `str` (non-UTF-8 bytes as `surrogateescape`). Every method releases the GIL.
+    OS failures of the store (a full disk) raise `OSError`; the rest raise `CheckpointError`."""
+
+    def __new__(
+        cls,
+        root: str,
+        *,
+        exclude: builtins.list[str] | None = None,
+        max_file_bytes: int = 67108864,
+        budget_bytes: int = 1073741824,
+    ) -> Self:
+        """Open (or create) the store of the existing directory `root`. `exclude`: gitignore-style
+        patterns the snapshots leave out (None: `['.git/']`); files above `max_file_bytes` are kept by
+        hash only; the oldest checkpoints are pruned beyond `budget_bytes` of objects."""
+    def keep(self, paths: builtins.list[str]) -> int:
+        """Before a file tool's change: capture `paths` (a directory with its subtree, missing
+        parents too). Returns a handle for `record`/`release`."""
+    def snapshot(self) -> int:
+        """Before a shell command: walk the tree's metadata, keep what differs from the index.
+        Returns a handle for `record`/`extend`/`release`."""
+    def record(
+        self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+    ) -> dict[str, Any] | None:
+        """After the call: append its checkpoint and return the listing, or None when nothing changed.
+        Consumes the handle; prunes to the budget."""
+    def extend(self, checkpoint_id: str, handle: int) -> dict[str, Any] | None:
+        """Add what snapshot `handle` found against the index to checkpoint `checkpoint_id`; the handle
+        stays open. The new listing, or None when that checkpoint is gone (rewound or pruned)."""
+    def release(self, handle: int) -> None:
+        """Drop a handle without recording."""
+    def list(self, run_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """Oldest first: `{'id', 'run_id', 'tool_call_id', 'tool_name', 'paths', 'created_at', 'bytes_kept'}`."""
+    def pruned(self) -> builtins.list[str]:
+        """Ids pruned to keep the store within `budget_bytes`, oldest first."""
+    def store_bytes(self) -> int:
+        """Bytes the store's objects hold."""
+    def diff(self, checkpoint_id: str) -> builtins.list[tuple[str, str]]:
+        """Per changed path: a unified diff of before -> after, or a one-line note."""
+    def plan_rewind(self, to: str, paths: builtins.list[str] | None = None) -> dict[str, Any]:
+        """`{'to', 'paths', 'files': [{'path', 'action', 'old_hash', 'new_hash', 'diff'}], 'conflicts',
+        'unrestorable'}`; changes nothing."""
+    def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
+        """Commit a plan: `{'restored', 'deleted', 'removed_dirs', 'failed'}`. Raises `CheckpointError`
+        naming the files changed by someone else (unless `force`) or since the plan."""

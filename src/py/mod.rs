@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+pub mod checkpoint;
 pub mod errors;
 pub mod fs;
 pub mod paths;
@@ -50,5 +51,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     remote::register(m)?;
     // Shell
     shell::register(m)?;
+    checkpoint::register(m)?;
     Ok(())
 }

@@ -33,7 +33,7 @@ mod find_parallel;
 mod ignoring;
 mod map_parallel;
 pub(crate) mod named;
-mod pool;
+pub mod pool;
 mod sorted;
 
 pub use collected::Collected;

@@ -1,0 +1,232 @@
+//! The log: the checkpoints, oldest first, each with the before and after state of every
+//! path its call changed, plus the ids pruned to keep the store within its budget. Persisted
+//! as `log.json` (versioned), replaced whole through a temporary file and a rename, so a kill
+//! leaves the old log or the new one.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::index::write_whole;
+use super::state::{esc, unesc, State};
+
+const VERSION: u64 = 1;
+
+/// One path a call changed: its state before the call and after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Root-relative path bytes.
+    pub path: Vec<u8>,
+    /// The state before the call.
+    pub before: State,
+    /// The state the call left.
+    pub after: State,
+}
+
+/// A recorded tool call and what it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// `cp-` and a six-digit sequence number.
+    pub id: String,
+    /// The run the call belongs to.
+    pub run_id: Option<String>,
+    /// The tool call's id.
+    pub tool_call_id: Option<String>,
+    /// The tool's name.
+    pub tool_name: String,
+    /// When the call started, in epoch seconds.
+    pub created_at: f64,
+    /// The changed paths, sorted by path.
+    pub changes: Vec<Change>,
+}
+
+impl Checkpoint {
+    /// The bytes kept to restore the state before this call (its stored before-states).
+    pub fn bytes_kept(&self) -> u64 {
+        self.changes.iter().map(|c| c.before.kept_bytes()).sum()
+    }
+
+    /// Merges `more` (sorted) into the changes: a path already there keeps its before-state
+    /// and takes the new after-state; a path back at its before-state is dropped.
+    pub fn merge(&mut self, more: Vec<Change>) {
+        let mut map: std::collections::BTreeMap<Vec<u8>, Change> =
+            std::mem::take(&mut self.changes)
+                .into_iter()
+                .map(|c| (c.path.clone(), c))
+                .collect();
+        for c in more {
+            match map.get_mut(&c.path) {
+                Some(old) => old.after = c.after,
+                None => {
+                    map.insert(c.path.clone(), c);
+                }
+            }
+        }
+        self.changes = map
+            .into_values()
+            .filter(|c| !c.before.same(&c.after))
+            .collect();
+    }
+}
+
+/// The checkpoints and the ids pruned so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Log {
+    /// The next sequence number.
+    pub next: u64,
+    /// Oldest first.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Ids removed to keep within the budget, oldest first.
+    pub pruned: Vec<String>,
+}
+
+impl Log {
+    /// A new id (`cp-000017`).
+    pub fn new_id(&mut self) -> String {
+        self.next += 1;
+        format!("cp-{:06}", self.next)
+    }
+
+    /// Where checkpoint `id` is in the list.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.checkpoints.iter().position(|c| c.id == id)
+    }
+
+    fn to_json(&self) -> Value {
+        let cps: Vec<Value> = self
+            .checkpoints
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "run_id": c.run_id,
+                    "tool_call_id": c.tool_call_id,
+                    "tool_name": c.tool_name,
+                    "created_at": c.created_at,
+                    "changes": c.changes.iter().map(|ch| json!({
+                        "path": esc(&ch.path),
+                        "before": ch.before.to_json(),
+                        "after": ch.after.to_json(),
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({"version": VERSION, "next": self.next, "pruned": self.pruned, "checkpoints": cps})
+    }
+
+    fn from_json(v: &Value) -> Option<Log> {
+        if v.get("version")?.as_u64()? != VERSION {
+            return None;
+        }
+        let opt = |v: &Value| v.as_str().map(str::to_string);
+        let mut checkpoints = Vec::new();
+        for c in v.get("checkpoints")?.as_array()? {
+            let mut changes = Vec::new();
+            for ch in c.get("changes")?.as_array()? {
+                changes.push(Change {
+                    path: unesc(ch.get("path")?.as_str()?)?,
+                    before: State::from_json(ch.get("before")?)?,
+                    after: State::from_json(ch.get("after")?)?,
+                });
+            }
+            checkpoints.push(Checkpoint {
+                id: c.get("id")?.as_str()?.to_string(),
+                run_id: opt(c.get("run_id")?),
+                tool_call_id: opt(c.get("tool_call_id")?),
+                tool_name: c.get("tool_name")?.as_str()?.to_string(),
+                created_at: c.get("created_at")?.as_f64()?,
+                changes,
+            });
+        }
+        let pruned = v
+            .get("pruned")?
+            .as_array()?
+            .iter()
+            .filter_map(opt)
+            .collect();
+        Some(Log {
+            next: v.get("next")?.as_u64()?,
+            checkpoints,
+            pruned,
+        })
+    }
+
+    /// The log stored at `path`: empty when there is none.
+    ///
+    /// Errors: a log this version cannot read (a newer format): the store refuses to open
+    /// rather than overwrite it.
+    pub fn load(path: &Path) -> Result<Log, String> {
+        let text = match std::fs::read(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Log::default()),
+            Err(_) => return Err("the checkpoint log could not be read".into()),
+        };
+        serde_json::from_slice::<Value>(&text)
+            .ok()
+            .and_then(|v| Log::from_json(&v))
+            .ok_or_else(|| "the checkpoint log is not in a format this version reads".into())
+    }
+
+    /// Persists the log at `path` (old or new after a kill).
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        write_whole(path, self.to_json().to_string().as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(h: &str) -> State {
+        State::File {
+            hash: h.into(),
+            size: 1,
+            mode: 0o644,
+            stored: true,
+        }
+    }
+
+    #[test]
+    fn saves_loads_and_merges() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.json");
+        assert_eq!(Log::load(&path).unwrap(), Log::default());
+        let mut log = Log::default();
+        let id = log.new_id();
+        assert_eq!(id, "cp-000001");
+        let mut cp = Checkpoint {
+            id,
+            run_id: Some("r".into()),
+            tool_call_id: None,
+            tool_name: "write_file".into(),
+            created_at: 1.5,
+            changes: vec![Change {
+                path: b"a".to_vec(),
+                before: State::Absent,
+                after: file("x"),
+            }],
+        };
+        cp.merge(vec![
+            Change {
+                path: b"a".to_vec(),
+                before: file("x"),
+                after: State::Absent,
+            },
+            Change {
+                path: b"b".to_vec(),
+                before: file("y"),
+                after: file("z"),
+            },
+        ]);
+        // `a` was created and removed: no change left; `b` added.
+        assert_eq!(cp.changes.len(), 1);
+        assert_eq!(cp.changes[0].path, b"b");
+        assert_eq!(cp.bytes_kept(), 1);
+        log.checkpoints.push(cp);
+        log.pruned.push("cp-000000".into());
+        log.save(&path).unwrap();
+        assert_eq!(Log::load(&path).unwrap(), log);
+        std::fs::write(&path, r#"{"version": 99}"#).unwrap();
+        assert!(Log::load(&path).is_err());
+    }
+}

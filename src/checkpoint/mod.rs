@@ -1,0 +1,712 @@
+//! Checkpoints (issue 23): what the workspace was before each tool call that could change
+//! it, and the rewind that puts it back.
+//!
+//! A [`CheckpointStore`] lives in `<root>/.pydantic-ai-harness/checkpoints/`:
+//! - [`store`]: the content-addressed objects (reflink or copy, never a hard link);
+//! - [`index`]: the baseline, every tracked path's metadata and state as last seen;
+//! - [`log`]: the checkpoints, each a call's changed paths with their before and after states;
+//! - [`scan`]: the parallel metadata walk a shell command's snapshot compares;
+//! - [`capture`]: one path's state beneath the root, its bytes kept;
+//! - [`rewind`]: the plan of a rewind and its crash-safe commit;
+//! - [`prune`]: keeping the store within its byte budget, oldest checkpoints first;
+//! - [`shown`]: the per-file diff texts.
+//!
+//! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
+//! [`CheckpointStore::record`]; a shell command's is [`CheckpointStore::snapshot`] (a walk, and
+//! the bytes of whatever differs from the index) then `record` (a second walk: what differs
+//! from the first is the command's change). Every method takes the store's lock for its whole
+//! run, so calls from several threads are serialised.
+
+pub mod capture;
+pub mod index;
+pub mod log;
+pub mod prune;
+pub mod rewind;
+pub mod scan;
+pub mod shown;
+pub mod state;
+pub mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fs::root::path::{Beneath, Root};
+use capture::{capture_all, Bytes};
+use index::Index;
+use log::{Change, Checkpoint, Log};
+use scan::{scan, Excludes, Scanned};
+use state::{Kind, State};
+use store::Objects;
+
+/// Where a store lives below the root.
+pub const STORE_DIR: &str = ".pydantic-ai-harness/checkpoints";
+
+/// The error a checkpoint operation gives the model or the user: relative paths only.
+pub fn checkpoint_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Conflict, message)
+}
+
+fn io_error(e: &std::io::Error) -> Error {
+    Error::io(
+        e,
+        "The checkpoint store could not be written (is the disk full?).",
+    )
+}
+
+/// The settings of a store.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// gitignore-style patterns the snapshots leave out.
+    pub exclude: Vec<String>,
+    /// Files above this many bytes are recorded by hash only.
+    pub max_file_bytes: u64,
+    /// The store's size bound in bytes; the oldest checkpoints are pruned beyond it.
+    pub budget_bytes: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            exclude: vec![".git/".into()],
+            max_file_bytes: 64 << 20,
+            budget_bytes: 1 << 30,
+        }
+    }
+}
+
+/// A checkpoint as listed: what `list` and `record` return.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    /// `cp-000017`.
+    pub id: String,
+    /// The run the call belongs to.
+    pub run_id: Option<String>,
+    /// The tool call's id.
+    pub tool_call_id: Option<String>,
+    /// The tool's name.
+    pub tool_name: String,
+    /// The paths the call changed, sorted, root-relative bytes.
+    pub paths: Vec<Vec<u8>>,
+    /// Epoch seconds.
+    pub created_at: f64,
+    /// Bytes kept to restore the state before the call.
+    pub bytes_kept: u64,
+}
+
+impl Listing {
+    fn of(cp: &Checkpoint) -> Listing {
+        Listing {
+            id: cp.id.clone(),
+            run_id: cp.run_id.clone(),
+            tool_call_id: cp.tool_call_id.clone(),
+            tool_name: cp.tool_name.clone(),
+            paths: cp.changes.iter().map(|c| c.path.clone()).collect(),
+            created_at: cp.created_at,
+            bytes_kept: cp.bytes_kept(),
+        }
+    }
+}
+
+/// Who the recorded call was.
+#[derive(Debug, Clone, Default)]
+pub struct CallInfo {
+    /// The run id.
+    pub run_id: Option<String>,
+    /// The tool call id.
+    pub tool_call_id: Option<String>,
+    /// The tool name.
+    pub tool_name: String,
+    /// Epoch seconds.
+    pub created_at: f64,
+}
+
+/// A call in progress.
+enum Pending {
+    /// A file tool's paths (`tops`) and the state of each path below or above them, before.
+    Keep {
+        tops: Vec<Vec<u8>>,
+        before: BTreeMap<Vec<u8>, State>,
+    },
+    /// A shell command: the walk before it, and the changes found against the index then
+    /// (taken by `extend`).
+    Snapshot { walk: Scanned, found: Vec<Change> },
+}
+
+/// The mutable part of a store.
+pub(crate) struct Inner {
+    pub(crate) index: Index,
+    pub(crate) log: Log,
+    /// Object hash to size in bytes: everything in `objects/`.
+    pub(crate) sizes: HashMap<String, u64>,
+    pending: HashMap<u64, Pending>,
+    next_handle: u64,
+    index_dirty: bool,
+}
+
+impl Inner {
+    fn add_sizes(&mut self, added: Vec<(String, u64)>) {
+        for (h, n) in added {
+            self.sizes.insert(h, n);
+        }
+    }
+
+    /// Bytes in the store.
+    pub(crate) fn store_bytes(&self) -> u64 {
+        self.sizes.values().sum()
+    }
+}
+
+/// The checkpoints of one workspace root. See the module doc.
+pub struct CheckpointStore {
+    root: Root,
+    dir: PathBuf,
+    excludes: Excludes,
+    settings: Settings,
+    objects: Objects,
+    inner: Mutex<Inner>,
+}
+
+impl CheckpointStore {
+    /// Opens (or creates) the store of the workspace at `root_dir` (an existing directory).
+    /// State written before (the log, the index, the objects) is loaded; a half-written state
+    /// (temporary files of a killed process) is cleared.
+    ///
+    /// Errors: `InvalidArgument` for a missing root, `InvalidPattern` for a bad `exclude`,
+    /// `Conflict` for a log in a format this version cannot read, `Io` when the store cannot be
+    /// created.
+    pub fn open(root_dir: &str, settings: Settings) -> Result<CheckpointStore> {
+        let root = Root::new(root_dir, None)?;
+        if !root.real_root().is_dir() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "The checkpoint root is not a directory.",
+            ));
+        }
+        let excludes = Excludes::new(&settings.exclude)?;
+        let dir = root.real_root().join(STORE_DIR);
+        let objects = Objects::open(&dir).map_err(|e| io_error(&e))?;
+        let _ = std::fs::remove_file(dir.join("log.tmp"));
+        let _ = std::fs::remove_file(dir.join("index.tmp"));
+        let log = Log::load(&dir.join("log.json")).map_err(checkpoint_error)?;
+        let index = index::load(&dir.join("index"));
+        let sizes = objects
+            .all()
+            .map_err(|e| io_error(&e))?
+            .into_iter()
+            .collect();
+        Ok(CheckpointStore {
+            root,
+            dir,
+            excludes,
+            settings,
+            objects,
+            inner: Mutex::new(Inner {
+                index,
+                log,
+                sizes,
+                pending: HashMap::new(),
+                next_handle: 0,
+                index_dirty: false,
+            }),
+        })
+    }
+
+    fn beneath(&self) -> Result<Beneath> {
+        self.root.open_root()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn keep_bytes(&self) -> Bytes {
+        Bytes::Keep(self.settings.max_file_bytes)
+    }
+
+    fn new_handle(inner: &mut Inner, pending: Pending) -> u64 {
+        inner.next_handle += 1;
+        inner.pending.insert(inner.next_handle, pending);
+        inner.next_handle
+    }
+
+    /// Captures `rels` and updates the index with what was seen; returns their states.
+    fn capture_into_index(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        rels: &[Vec<u8>],
+    ) -> Result<Vec<State>> {
+        let captured = capture_all(
+            beneath,
+            &self.objects,
+            Some(&inner.index),
+            rels,
+            self.keep_bytes(),
+            scan::threads(),
+        )
+        .map_err(|e| io_error(&e))?;
+        let mut states = Vec::with_capacity(rels.len());
+        for (rel, (meta, state, added)) in rels.iter().zip(captured) {
+            inner.add_sizes(added);
+            match meta {
+                Some(m) => {
+                    let changed = inner
+                        .index
+                        .get(rel)
+                        .is_none_or(|(om, os)| *om != m || *os != state);
+                    if changed {
+                        inner.index.insert(rel.clone(), (m, state.clone()));
+                        inner.index_dirty = true;
+                    }
+                }
+                None => {
+                    if inner.index.remove(rel).is_some() {
+                        inner.index_dirty = true;
+                    }
+                }
+            }
+            states.push(state);
+        }
+        Ok(states)
+    }
+
+    /// Before a file tool's change: captures the current state of `paths` (root-relative,
+    /// resolved; a directory with everything below it; missing parent directories too, so a
+    /// rewind removes those the call makes). Paths the snapshots exclude are left out.
+    /// Returns a handle for [`CheckpointStore::record`].
+    ///
+    /// Errors: `InvalidArgument` for an absolute path or one with `..`; `Io` for a full disk.
+    pub fn keep(&self, paths: &[Vec<u8>]) -> Result<u64> {
+        let beneath = self.beneath()?;
+        let mut inner = self.lock();
+        let mut tops = Vec::new();
+        let mut wanted: Vec<Vec<u8>> = Vec::new();
+        for p in paths {
+            let p = normalize(p)?;
+            if p.is_empty() || self.excludes.excludes(&p, false) {
+                continue;
+            }
+            // Missing ancestors: a rewind removes the directories the call makes.
+            for (i, _) in p.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                wanted.push(p[..i].to_vec());
+            }
+            wanted.push(p.clone());
+            tops.push(p);
+        }
+        wanted.sort();
+        wanted.dedup();
+        let states = self.capture_into_index(&mut inner, &beneath, &wanted)?;
+        let mut before = BTreeMap::new();
+        for (rel, state) in wanted.into_iter().zip(states) {
+            let is_top = tops.contains(&rel);
+            // An ancestor that exists is not the call's business: only a missing one is.
+            if !is_top && state != State::Absent {
+                continue;
+            }
+            if is_top && matches!(state, State::Dir { .. }) {
+                let below = self.scan_below(&beneath, &rel)?;
+                let below_states = self.capture_into_index(&mut inner, &beneath, &below)?;
+                before.extend(below.into_iter().zip(below_states));
+            }
+            before.insert(rel, state);
+        }
+        Ok(Self::new_handle(&mut inner, Pending::Keep { tops, before }))
+    }
+
+    fn scan_below(&self, beneath: &Beneath, rel: &[u8]) -> Result<Vec<Vec<u8>>> {
+        Ok(scan(beneath, rel, &self.excludes, scan::threads())?
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect())
+    }
+
+    /// Before a shell command: walks the tree's metadata and keeps the bytes of every entry
+    /// that differs from the index (the first time: the whole tree). Returns a handle for
+    /// [`CheckpointStore::record`] or [`CheckpointStore::extend`].
+    ///
+    /// Errors: `Io` for a full disk.
+    pub fn snapshot(&self) -> Result<u64> {
+        let beneath = self.beneath()?;
+        let mut inner = self.lock();
+        let walk = scan(&beneath, b"", &self.excludes, scan::threads())?;
+        let found = self.settle_walk(&mut inner, &beneath, &walk)?;
+        Ok(Self::new_handle(
+            &mut inner,
+            Pending::Snapshot { walk, found },
+        ))
+    }
+
+    /// Brings the index up to `walk`: captures what differs, drops what is gone; returns the
+    /// changes against the index.
+    fn settle_walk(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        walk: &Scanned,
+    ) -> Result<Vec<Change>> {
+        let mut differ: Vec<Vec<u8>> = Vec::new();
+        let mut gone: Vec<Vec<u8>> = Vec::new();
+        {
+            let mut idx = inner.index.iter().peekable();
+            for (p, m) in walk {
+                while let Some((ip, _)) = idx.peek() {
+                    if ip.as_slice() < p.as_slice() {
+                        gone.push((*ip).clone());
+                        idx.next();
+                    } else {
+                        break;
+                    }
+                }
+                match idx.peek() {
+                    Some((ip, (im, _))) if ip.as_slice() == p.as_slice() => {
+                        if !im.same(m) {
+                            differ.push(p.clone());
+                        }
+                        idx.next();
+                    }
+                    _ => differ.push(p.clone()),
+                }
+            }
+            gone.extend(idx.map(|(p, _)| p.clone()));
+        }
+        let befores: Vec<State> = differ
+            .iter()
+            .chain(gone.iter())
+            .map(|p| inner.index.get(p).map_or(State::Absent, |(_, s)| s.clone()))
+            .collect();
+        let mut all = differ;
+        all.extend(gone);
+        let afters = self.capture_into_index(inner, beneath, &all)?;
+        let mut changes: Vec<Change> = all
+            .into_iter()
+            .zip(befores.into_iter().zip(afters))
+            .filter(|(_, (b, a))| !b.same(a))
+            .map(|(path, (before, after))| Change {
+                path,
+                before,
+                after,
+            })
+            .collect();
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(changes)
+    }
+
+    /// After the call of `handle`: its changes (a keep handle: its paths again; a snapshot
+    /// handle: a second walk against the first). Appends a checkpoint when something changed
+    /// and returns its listing; prunes to the budget. The handle is consumed.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
+    pub fn record(&self, handle: u64, call: CallInfo) -> Result<Option<Listing>> {
+        let beneath = self.beneath()?;
+        let mut inner = self.lock();
+        let pending = inner
+            .pending
+            .remove(&handle)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let changes = match pending {
+            Pending::Keep { tops, before } => {
+                self.keep_changes(&mut inner, &beneath, tops, before)?
+            }
+            Pending::Snapshot { walk, .. } => self.walk_changes(&mut inner, &beneath, walk)?,
+        };
+        let listing = if changes.is_empty() {
+            None
+        } else {
+            let id = inner.log.new_id();
+            let cp = Checkpoint {
+                id,
+                run_id: call.run_id,
+                tool_call_id: call.tool_call_id,
+                tool_name: call.tool_name,
+                created_at: call.created_at,
+                changes,
+            };
+            let listing = Listing::of(&cp);
+            inner.log.checkpoints.push(cp);
+            Some(listing)
+        };
+        prune::prune(&mut inner, &self.objects, self.settings.budget_bytes);
+        self.persist(&mut inner, listing.is_some())?;
+        Ok(listing)
+    }
+
+    fn keep_changes(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        tops: Vec<Vec<u8>>,
+        mut before: BTreeMap<Vec<u8>, State>,
+    ) -> Result<Vec<Change>> {
+        let mut rels: Vec<Vec<u8>> = before.keys().cloned().collect();
+        for top in &tops {
+            let is_dir = matches!(
+                capture::parent(beneath, top)
+                    .ok()
+                    .and_then(|(d, n)| state::lstat_at(std::os::fd::AsRawFd::as_raw_fd(&d), &n).ok())
+                    .and_then(|st| state::Meta::of(&st)),
+                Some(m) if m.kind == Kind::Dir
+            );
+            if is_dir {
+                rels.extend(self.scan_below(beneath, top)?);
+            }
+        }
+        rels.sort();
+        rels.dedup();
+        let afters = self.capture_into_index(inner, beneath, &rels)?;
+        Ok(rels
+            .into_iter()
+            .zip(afters)
+            .filter_map(|(path, after)| {
+                let before = before.remove(&path).unwrap_or(State::Absent);
+                (!before.same(&after)).then_some(Change {
+                    path,
+                    before,
+                    after,
+                })
+            })
+            .collect())
+    }
+
+    fn walk_changes(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        walk: Scanned,
+    ) -> Result<Vec<Change>> {
+        let after = scan(beneath, b"", &self.excludes, scan::threads())?;
+        let mut differ: Vec<Vec<u8>> = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < walk.len() || j < after.len() {
+            let ord = match (walk.get(i), after.get(j)) {
+                (Some(a), Some(b)) => a.0.cmp(&b.0),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match ord {
+                std::cmp::Ordering::Less => {
+                    differ.push(walk[i].0.clone());
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    differ.push(after[j].0.clone());
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    if !walk[i].1.same(&after[j].1) {
+                        differ.push(walk[i].0.clone());
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let befores: Vec<State> = differ
+            .iter()
+            .map(|p| inner.index.get(p).map_or(State::Absent, |(_, s)| s.clone()))
+            .collect();
+        // The walk found the changes; the index must not hide them (capture without it).
+        let captured = capture_all(
+            beneath,
+            &self.objects,
+            None,
+            &differ,
+            self.keep_bytes(),
+            scan::threads(),
+        )
+        .map_err(|e| io_error(&e))?;
+        let mut changes = Vec::new();
+        for ((path, before), (meta, after, added)) in differ.into_iter().zip(befores).zip(captured)
+        {
+            inner.add_sizes(added);
+            match meta {
+                Some(m) => inner.index.insert(path.clone(), (m, after.clone())),
+                None => inner.index.remove(&path),
+            };
+            inner.index_dirty = true;
+            if !before.same(&after) {
+                changes.push(Change {
+                    path,
+                    before,
+                    after,
+                });
+            }
+        }
+        Ok(changes)
+    }
+
+    /// A background job's changes: what snapshot `handle` found against the index (changes
+    /// made since the last look, by the job running meanwhile) is added to checkpoint
+    /// `checkpoint_id`. The handle stays open (record or release it). Returns the new listing,
+    /// or `None` when the checkpoint is gone (rewound or pruned).
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle or a keep handle.
+    pub fn extend(&self, checkpoint_id: &str, handle: u64) -> Result<Option<Listing>> {
+        let mut inner = self.lock();
+        let found = match inner.pending.get_mut(&handle) {
+            Some(Pending::Snapshot { found, .. }) => std::mem::take(found),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "Unknown snapshot handle.",
+                ))
+            }
+        };
+        let Some(pos) = inner.log.position(checkpoint_id) else {
+            return Ok(None);
+        };
+        let cp = &mut inner.log.checkpoints[pos];
+        cp.merge(found);
+        let listing = Listing::of(cp);
+        self.persist(&mut inner, true)?;
+        Ok(Some(listing))
+    }
+
+    /// Drops `handle` without recording (the call failed before it ran). Unknown handles are
+    /// ignored.
+    pub fn release(&self, handle: u64) -> Result<()> {
+        let mut inner = self.lock();
+        inner.pending.remove(&handle);
+        if inner.index_dirty {
+            self.persist(&mut inner, false)?;
+        }
+        Ok(())
+    }
+
+    /// The checkpoints, oldest first; with `run_id`, only that run's.
+    pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
+        let inner = self.lock();
+        inner
+            .log
+            .checkpoints
+            .iter()
+            .filter(|c| run_id.is_none() || c.run_id.as_deref() == run_id)
+            .map(Listing::of)
+            .collect()
+    }
+
+    /// The ids pruned to keep the store within its budget, oldest first.
+    pub fn pruned(&self) -> Vec<String> {
+        self.lock().log.pruned.clone()
+    }
+
+    /// Per path changed by checkpoint `checkpoint_id`: the path and its diff (see [`shown`]).
+    ///
+    /// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id.
+    pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
+        let cp = {
+            let inner = self.lock();
+            let pos = rewind::find(&inner.log, checkpoint_id)?;
+            inner.log.checkpoints[pos].clone()
+        };
+        Ok(cp
+            .changes
+            .iter()
+            .map(|c| {
+                (
+                    c.path.clone(),
+                    shown::change_text(&self.objects, &c.path, &c.before, &c.after),
+                )
+            })
+            .collect())
+    }
+
+    /// What rewinding to the state before checkpoint `to` (and every later one) would do;
+    /// with `paths`, only those paths (a directory: everything below it). Changes nothing.
+    ///
+    /// Errors: `Conflict` for an unknown or pruned id.
+    pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
+        let beneath = self.beneath()?;
+        let inner = self.lock();
+        let paths = paths
+            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
+            .transpose()?;
+        rewind::plan(&inner, &beneath, &self.objects, to, paths)
+    }
+
+    /// Commits a rewind planned by [`CheckpointStore::plan_rewind`] (`pinned`: each planned
+    /// path and the current hash the plan saw). See [`rewind::commit`].
+    ///
+    /// Errors: `Conflict` naming the files changed by someone else (unless `force`), or
+    /// changed since the plan; `Io` for a full disk.
+    pub fn commit_rewind(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        pinned: &[(Vec<u8>, Option<String>)],
+        force: bool,
+    ) -> Result<rewind::Rewound> {
+        let beneath = self.beneath()?;
+        let mut inner = self.lock();
+        let paths = paths
+            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
+            .transpose()?;
+        let done = rewind::commit(
+            &mut inner,
+            &beneath,
+            &self.objects,
+            to,
+            paths,
+            pinned,
+            force,
+        )?;
+        inner.index_dirty = true;
+        self.persist(&mut inner, true)?;
+        Ok(done)
+    }
+
+    /// Writes the index (when changed) and, with `log`, the log.
+    fn persist(&self, inner: &mut Inner, log: bool) -> Result<()> {
+        if inner.index_dirty {
+            index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
+            inner.index_dirty = false;
+        }
+        if log {
+            inner
+                .log
+                .save(&self.dir.join("log.json"))
+                .map_err(|e| io_error(&e))?;
+        }
+        Ok(())
+    }
+
+    /// Bytes the store's objects hold.
+    pub fn store_bytes(&self) -> u64 {
+        self.lock().store_bytes()
+    }
+}
+
+/// `path` as the store keys it: `/`-separated, no `.` components, no trailing `/`.
+///
+/// Errors: `InvalidArgument` for an absolute path or one with `..`.
+pub fn normalize(path: &[u8]) -> Result<Vec<u8>> {
+    if path.first() == Some(&b'/') {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "Checkpoint paths are relative to the workspace root.",
+        ));
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(path.len());
+    for part in path.split(|&b| b == b'/') {
+        match part {
+            b"" | b"." => {}
+            b".." => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "Checkpoint paths may not contain '..'.",
+                ))
+            }
+            _ => {
+                if !out.is_empty() {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(part);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

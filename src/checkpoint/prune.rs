@@ -1,0 +1,46 @@
+//! Keeping the store within its byte budget: objects nothing refers to (neither the index nor
+//! a checkpoint) go first; then the oldest checkpoints, one at a time, each id remembered as
+//! pruned so the listing and a rewind can say so.
+
+use std::collections::HashSet;
+
+use super::store::Objects;
+use super::Inner;
+
+/// Removes every object neither the index nor a checkpoint refers to.
+pub(crate) fn collect_garbage(inner: &mut Inner, objects: &Objects) {
+    let mut used: HashSet<&str> = HashSet::new();
+    for (_, state) in inner.index.values() {
+        used.extend(state.object());
+    }
+    for cp in &inner.log.checkpoints {
+        for c in &cp.changes {
+            used.extend(c.before.object());
+            used.extend(c.after.object());
+        }
+    }
+    let unused: Vec<String> = inner
+        .sizes
+        .keys()
+        .filter(|h| !used.contains(h.as_str()))
+        .cloned()
+        .collect();
+    for h in unused {
+        objects.remove(&h);
+        inner.sizes.remove(&h);
+    }
+}
+
+/// Brings the store within `budget_bytes` (see the module doc). The baseline the index refers
+/// to is never pruned: a store whose baseline alone is over the budget keeps it.
+pub(crate) fn prune(inner: &mut Inner, objects: &Objects, budget_bytes: u64) {
+    if inner.store_bytes() <= budget_bytes {
+        return;
+    }
+    collect_garbage(inner, objects);
+    while inner.store_bytes() > budget_bytes && !inner.log.checkpoints.is_empty() {
+        let cp = inner.log.checkpoints.remove(0);
+        inner.log.pruned.push(cp.id);
+        collect_garbage(inner, objects);
+    }
+}

@@ -1,0 +1,277 @@
+//! Bindings of the checkpoint store ([`crate::checkpoint`]): `CheckpointStore` and
+//! `CheckpointError`. Every method releases the GIL; paths cross as `str` (bytes that are not
+//! UTF-8 as `surrogateescape`'s lone surrogates, as `os.fsdecode` gives them).
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use crate::checkpoint::rewind::{Plan, Rewound};
+use crate::checkpoint::{CallInfo, CheckpointStore, Listing, Settings};
+use crate::error::{Error, ErrorKind};
+
+create_exception!(
+    _core,
+    CheckpointError,
+    PyException,
+    "A checkpoint operation refused or failed; the message names root-relative paths only."
+);
+
+/// The core's error as Python sees it: OS failures (a full disk) as `OSError`, the rest as
+/// `CheckpointError`.
+fn to_py(err: Error) -> PyErr {
+    match err.kind {
+        ErrorKind::Io(_) | ErrorKind::Cancelled => err.into(),
+        _ => CheckpointError::new_err(err.message),
+    }
+}
+
+fn run<T: Send>(
+    py: Python<'_>,
+    op: impl FnOnce() -> crate::error::Result<T> + Send,
+) -> PyResult<T> {
+    py.detach(op).map_err(to_py)
+}
+
+/// A `str` path as bytes (`surrogateescape`).
+fn path_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+    match s.to_str() {
+        Ok(t) => Ok(t.as_bytes().to_vec()),
+        Err(_) => Ok(s
+            .call_method1("encode", ("utf-8", "surrogateescape"))?
+            .cast::<PyBytes>()?
+            .as_bytes()
+            .to_vec()),
+    }
+}
+
+fn paths_of(list: Vec<Bound<'_, PyString>>) -> PyResult<Vec<Vec<u8>>> {
+    list.iter().map(path_bytes).collect()
+}
+
+/// Path bytes as `str` (`surrogateescape`).
+fn py_str<'py>(py: Python<'py>, p: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    match std::str::from_utf8(p) {
+        Ok(t) => Ok(PyString::new(py, t)),
+        Err(_) => Ok(PyBytes::new(py, p)
+            .call_method1("decode", ("utf-8", "surrogateescape"))?
+            .cast_into::<PyString>()?),
+    }
+}
+
+fn py_paths<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Bound<'py, PyList>> {
+    let items = ps
+        .iter()
+        .map(|p| py_str(py, p))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &l.id)?;
+    d.set_item("run_id", &l.run_id)?;
+    d.set_item("tool_call_id", &l.tool_call_id)?;
+    d.set_item("tool_name", &l.tool_name)?;
+    d.set_item("paths", py_paths(py, &l.paths)?)?;
+    d.set_item("created_at", l.created_at)?;
+    d.set_item("bytes_kept", l.bytes_kept)?;
+    Ok(d)
+}
+
+fn plan_dict<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("to", &plan.to)?;
+    match &plan.paths {
+        Some(ps) => d.set_item("paths", py_paths(py, ps)?)?,
+        None => d.set_item("paths", py.None())?,
+    }
+    let files = PyList::empty(py);
+    for f in &plan.files {
+        let fd = PyDict::new(py);
+        fd.set_item("path", py_str(py, &f.path)?)?;
+        fd.set_item("action", f.action.as_str())?;
+        fd.set_item("old_hash", &f.old_hash)?;
+        fd.set_item("new_hash", &f.new_hash)?;
+        fd.set_item("diff", &f.diff)?;
+        files.append(fd)?;
+    }
+    d.set_item("files", files)?;
+    d.set_item("conflicts", py_paths(py, &plan.conflicts)?)?;
+    d.set_item("unrestorable", py_paths(py, &plan.unrestorable)?)?;
+    Ok(d)
+}
+
+fn rewound_dict<'py>(py: Python<'py>, r: &Rewound) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("restored", py_paths(py, &r.restored)?)?;
+    d.set_item("deleted", py_paths(py, &r.deleted)?)?;
+    d.set_item("removed_dirs", py_paths(py, &r.removed_dirs)?)?;
+    d.set_item("failed", py_paths(py, &r.failed)?)?;
+    Ok(d)
+}
+
+/// The checkpoints of one workspace root, kept in `<root>/.pydantic-ai-harness/checkpoints/`.
+#[pyclass(
+    name = "CheckpointStore",
+    module = "pydantic_ai_harness_rs._core",
+    frozen
+)]
+pub struct PyCheckpointStore {
+    store: CheckpointStore,
+}
+
+#[pymethods]
+impl PyCheckpointStore {
+    #[new]
+    #[pyo3(signature = (root, *, exclude = None, max_file_bytes = 67_108_864, budget_bytes = 1_073_741_824))]
+    fn new(
+        py: Python<'_>,
+        root: String,
+        exclude: Option<Vec<String>>,
+        max_file_bytes: u64,
+        budget_bytes: u64,
+    ) -> PyResult<Self> {
+        let settings = Settings {
+            exclude: exclude.unwrap_or_else(|| vec![".git/".into()]),
+            max_file_bytes,
+            budget_bytes,
+        };
+        let store = run(py, move || CheckpointStore::open(&root, settings))?;
+        Ok(PyCheckpointStore { store })
+    }
+
+    /// Captures the current state of `paths` before a file tool's change; returns a handle.
+    fn keep(&self, py: Python<'_>, paths: Vec<Bound<'_, PyString>>) -> PyResult<u64> {
+        let paths = paths_of(paths)?;
+        run(py, || self.store.keep(&paths))
+    }
+
+    /// Walks the tree before a shell command, keeping what differs from the index; returns a
+    /// handle.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<u64> {
+        run(py, || self.store.snapshot())
+    }
+
+    /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.
+    #[pyo3(signature = (handle, *, run_id, tool_call_id, tool_name, created_at))]
+    fn record<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let l = run(py, || self.store.record(handle, call))?;
+        l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// Adds what snapshot `handle` found against the index to checkpoint `checkpoint_id`.
+    fn extend<'py>(
+        &self,
+        py: Python<'py>,
+        checkpoint_id: String,
+        handle: u64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let l = run(py, || self.store.extend(&checkpoint_id, handle))?;
+        l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// Drops `handle` without recording.
+    fn release(&self, py: Python<'_>, handle: u64) -> PyResult<()> {
+        run(py, || self.store.release(handle))
+    }
+
+    /// The checkpoints, oldest first (with `run_id`: that run's).
+    #[pyo3(signature = (run_id = None))]
+    fn list<'py>(
+        &self,
+        py: Python<'py>,
+        run_id: Option<String>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let ls = py.detach(|| self.store.list(run_id.as_deref()));
+        ls.iter().map(|l| listing(py, l)).collect()
+    }
+
+    /// The ids pruned to keep the store within `budget_bytes`, oldest first.
+    fn pruned(&self, py: Python<'_>) -> Vec<String> {
+        py.detach(|| self.store.pruned())
+    }
+
+    /// Bytes the store's objects hold.
+    fn store_bytes(&self, py: Python<'_>) -> u64 {
+        py.detach(|| self.store.store_bytes())
+    }
+
+    /// Per changed path: `(path, diff text)`.
+    fn diff<'py>(
+        &self,
+        py: Python<'py>,
+        checkpoint_id: String,
+    ) -> PyResult<Vec<(Bound<'py, PyString>, String)>> {
+        let d = run(py, || self.store.diff(&checkpoint_id))?;
+        d.into_iter()
+            .map(|(p, t)| Ok((py_str(py, &p)?, t)))
+            .collect()
+    }
+
+    /// What rewinding to the state before `to` would do (nothing changed).
+    #[pyo3(signature = (to, paths = None))]
+    fn plan_rewind<'py>(
+        &self,
+        py: Python<'py>,
+        to: String,
+        paths: Option<Vec<Bound<'_, PyString>>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let paths = paths.map(paths_of).transpose()?;
+        let plan = run(py, || self.store.plan_rewind(&to, paths.as_deref()))?;
+        plan_dict(py, &plan)
+    }
+
+    /// Commits a plan from `plan_rewind`.
+    #[pyo3(signature = (plan, *, force = false))]
+    fn commit_rewind<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Bound<'py, PyDict>,
+        force: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let bad = || CheckpointError::new_err("Not a plan from plan_rewind().");
+        let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
+        let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
+            Some(p) if !p.is_none() => Some(p.extract()?),
+            _ => None,
+        };
+        let paths = paths.map(paths_of).transpose()?;
+        let mut pinned = Vec::new();
+        let files = plan.get_item("files")?.ok_or_else(bad)?;
+        for f in files.try_iter()? {
+            let f = f?;
+            let path = f.get_item("path")?;
+            let path = path_bytes(path.cast::<PyString>()?)?;
+            let old: Option<String> = f.get_item("old_hash")?.extract()?;
+            pinned.push((path, old));
+        }
+        let done = run(py, || {
+            self.store
+                .commit_rewind(&to, paths.as_deref(), &pinned, force)
+        })?;
+        rewound_dict(py, &done)
+    }
+}
+
+/// Adds `CheckpointStore` and `CheckpointError` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyCheckpointStore>()?;
+    m.add("CheckpointError", m.py().get_type::<CheckpointError>())?;
+    Ok(())
+}
