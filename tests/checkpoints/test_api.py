@@ -50,7 +50,7 @@ async def test_list_and_diff_give_exact_values(ws: Path) -> None:
     assert cp.list(run_id='another run') == []
     assert all(isinstance(c['bytes_kept'], int) and c['bytes_kept'] >= 0 for c in listed)
     [(path, diff)] = await cp.diff(ids[0])
-    assert (path, diff) == ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n')
+    assert (path, diff) == ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3')
 
 
 async def test_a_change_by_a_person_is_refused_without_force(ws: Path) -> None:
@@ -127,3 +127,17 @@ async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path
     assert (result['restored'], result['deleted'], result['removed_dirs']) == (['log.txt'], ['out/made'], ['out'])
     await cp.rewind(to=wrote['id'])
     assert tree(ws) == before
+
+
+async def test_a_file_above_max_file_bytes_is_not_restorable(ws: Path) -> None:
+    (ws / 'big.bin').write_bytes(b'b' * 100)
+    (ws / 'small.txt').write_text('s\n')
+    cp = Checkpoints[None](max_file_bytes=50)
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo changed > big.bin; echo t > small.txt'})])
+    [checkpoint] = cp.list()
+    assert checkpoint['paths'] == ['big.bin', 'small.txt']
+    result = await cp.rewind(to=checkpoint['id'])
+    assert result['unrestorable'] == ['big.bin']
+    assert result['restored'] == ['small.txt']
+    assert (ws / 'big.bin').read_text() == 'changed\n'
+    assert (ws / 'small.txt').read_text() == 's\n'

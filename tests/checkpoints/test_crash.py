@@ -61,7 +61,7 @@ async def test_a_killed_rewind_leaves_each_file_old_or_new(ws: Path) -> None:
             break  # the rewind has begun restoring
         time.sleep(0.001)
     process.send_signal(signal.SIGKILL)
-    process.wait()
+    assert process.wait() == -signal.SIGKILL  # killed, not finished
     states = []
     for i in range(FILES):
         data = (ws / f'f{i:03d}.bin').read_bytes()

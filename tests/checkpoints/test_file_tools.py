@@ -70,7 +70,7 @@ async def test_edit_file_keeps_mode_and_bytes(ws: Path) -> None:
     assert await cp.diff(checkpoint['id']) == [
         (
             'run.sh',
-            '--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\r\n-echo old\r\n+echo new\r\n',
+            '--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\r\n-echo old\r\n+echo new\r',
         )
     ]
     await cp.rewind(to=checkpoint['id'])

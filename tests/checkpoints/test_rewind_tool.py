@@ -103,3 +103,23 @@ async def test_a_person_s_change_during_the_announcement_is_a_retry(ws: Path) ->
     assert str(ws) not in t.results[1]
     assert (ws / 'a.txt').read_text() == 'a person wrote this\n'
     assert len(cp.list()) == 1
+
+
+async def test_a_removed_tree_is_announced_as_recreated(ws: Path) -> None:
+    (ws / 'd').mkdir()
+    (ws / 'd' / 'b.txt').write_text('b\n')
+    (ws / 'a.txt').write_text('a\n')
+    before = tree(ws)
+    cp = Checkpoints[None](tools=['rewind'])
+    t = await run_tools(
+        agent_tools(ws, cp), [('run_command', {'command': 'rm -r d; rm a.txt; mkdir e; echo x > e/x'}), ('rewind', {})]
+    )
+    assert [(e.path, e.operation) for e in t.of(FileChangeRequestEvent)] == [
+        ('a.txt', 'write'),
+        ('d', 'create_directory'),
+        ('d/b.txt', 'write'),
+        ('e', 'delete'),
+        ('e/x', 'delete'),
+    ]
+    assert t.results[1].splitlines()[1:] == ['Restored: a.txt, d, d/b.txt', 'Deleted: e/x', 'Removed directories: e']
+    assert tree(ws) == before

@@ -221,8 +221,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         agent made and left empty too), each file replaced atomically. `paths` (root-relative):
         only those files. The rewound checkpoints are dropped.
 
-        Returns `{'restored': [...], 'deleted': [...], 'removed_dirs': [...], 'unrestorable': [...]}`
-        (root-relative paths; `unrestorable`: kept by hash only or pruned, left as they are).
+        Returns `{'restored': [...], 'deleted': [...], 'removed_dirs': [...], 'failed': [...],
+        'unrestorable': [...]}` (root-relative paths; `restored` includes recreated directories;
+        `failed`: could not be put back; `unrestorable`: kept by hash only or pruned, left as they are).
 
         Raises:
             UserError: no root yet.

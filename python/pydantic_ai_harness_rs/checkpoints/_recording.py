@@ -54,4 +54,3 @@ class CallRecorder:
 
 RECORDING: ContextVar[CallRecorder | None] = ContextVar('pydantic_ai_harness_rs.checkpoints', default=None)
 """The recorder of the tool call running now, set by `Checkpoints`; `None` without it."""
-

@@ -26,14 +26,13 @@ if TYPE_CHECKING:
 
 
 def _operation(file: dict[str, Any]) -> FileOperation:
-    """How a rewind's file change is announced: a file put back (`write` when it is not there now),
-    a removal (`delete`), a directory recreated (`create_directory`)."""
-    action = file['action']
-    if action in ('delete', 'rmdir'):
+    """How a rewind's change of one path is announced: `delete` (a file or directory removed),
+    `create_directory` (a directory recreated), `write` (a file put back where none is now), else `edit`."""
+    if file['action'] in ('delete', 'rmdir'):
         return 'delete'
-    if action == 'create' and file.get('new_hash') is None:
+    if file.get('new_hash') == 'dir':
         return 'create_directory'
-    return 'edit' if file.get('old_hash') is not None else 'write'
+    return 'write' if file.get('old_hash') is None else 'edit'
 
 
 async def rewind(
@@ -98,6 +97,8 @@ def _said(result: dict[str, Any] | str, rewound: Sequence[str]) -> str:
     for key, label in (('restored', 'Restored'), ('deleted', 'Deleted'), ('removed_dirs', 'Removed directories')):
         if result.get(key):
             lines.append(f'{label}: {", ".join(result[key])}')
+    if result.get('failed'):
+        lines.append(f'Failed: {", ".join(result["failed"])}')
     if result.get('unrestorable'):
         lines.append(f'Could not restore (too big to keep, or pruned): {", ".join(result["unrestorable"])}')
     return '\n'.join(lines)

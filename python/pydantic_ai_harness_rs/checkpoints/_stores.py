@@ -149,7 +149,11 @@ class RootState:
                         job.handle = await self.call('snapshot')
                 else:
                     handle = await self.call('snapshot')
-                    await self.call('extend', job.checkpoint_id, handle)
+                    try:
+                        if await self.call('extend', job.checkpoint_id, handle) is None:
+                            finished = True  # its checkpoint was rewound or pruned: nothing to count against
+                    finally:
+                        await self.call('release', handle)
                 if finished:
                     self.jobs.remove(job)
 
