@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai_harness_rs import Checkpoints
@@ -19,7 +20,7 @@ def rc(command: str) -> tuple[str, dict[str, str]]:
     return ('run_command', {'command': command})
 
 
-async def one_command(ws: Path, command: str) -> tuple[Checkpoints[None], dict[str, object]]:
+async def one_command(ws: Path, command: str) -> tuple[Checkpoints[None], dict[str, Any]]:
     """Run `command` through an agent with checkpoints; the capability and the checkpoint it made."""
     cp = Checkpoints[None]()
     t = await run_tools(agent_tools(ws, cp), [rc(command)])
@@ -37,10 +38,10 @@ async def test_sed_in_place_is_undone(ws: Path) -> None:
     cp, checkpoint = await one_command(ws, "sed -i 's/old/new/' conf.ini")
     assert (ws / 'conf.ini').read_text() == 'name = new\nport = 1\n'
     assert checkpoint['paths'] == ['conf.ini']
-    [(path, diff)] = await cp.diff(str(checkpoint['id']))
+    [(path, diff)] = await cp.diff(checkpoint['id'])
     assert path == 'conf.ini'
     assert '-name = old\n+name = new\n' in diff
-    result = await cp.rewind(to=str(checkpoint['id']))
+    result = await cp.rewind(to=checkpoint['id'])
     assert result['restored'] == ['conf.ini']
     assert tree(ws) == before
 
@@ -56,7 +57,7 @@ async def test_rm_rf_of_a_directory_is_undone(ws: Path) -> None:
     cp, checkpoint = await one_command(ws, 'rm -rf src')
     assert not (ws / 'src').exists()
     assert checkpoint['paths'] == ['src', 'src/b.bin', 'src/empty', 'src/pkg', 'src/pkg/a.py', 'src/tool']
-    await cp.rewind(to=str(checkpoint['id']))
+    await cp.rewind(to=checkpoint['id'])
     assert tree(ws) == before
 
 
@@ -66,7 +67,7 @@ async def test_mv_is_undone(ws: Path) -> None:
     before = tree(ws)
     cp, checkpoint = await one_command(ws, 'mkdir -p dest && mv a.txt dest/b.txt')
     assert checkpoint['paths'] == ['a.txt', 'dest', 'dest/b.txt']
-    result = await cp.rewind(to=str(checkpoint['id']))
+    result = await cp.rewind(to=checkpoint['id'])
     assert result['restored'] == ['a.txt']
     assert result['deleted'] == ['dest/b.txt']
     assert result['removed_dirs'] == ['dest']
@@ -91,7 +92,7 @@ async def test_git_checkout_is_undone(ws: Path) -> None:
     cp, checkpoint = await one_command(ws, 'git checkout -- .')
     assert (ws / 'tracked.txt').read_text() == 'committed\n'
     assert checkpoint['paths'] == ['lib/m.py', 'tracked.txt']  # `.git/` is not tracked
-    await cp.rewind(to=str(checkpoint['id']))
+    await cp.rewind(to=checkpoint['id'])
     assert tree(ws) == before
 
 
@@ -103,7 +104,7 @@ async def test_a_script_creating_ten_thousand_files_is_undone(ws: Path) -> None:
     )
     assert sum(len(files) for _, _, files in os.walk(ws / 'gen')) == 10_000
     assert len(checkpoint['paths']) == 10_011  # the files, their 10 directories and `gen`
-    result = await cp.rewind(to=str(checkpoint['id']))
+    result = await cp.rewind(to=checkpoint['id'])
     assert len(result['deleted']) == 10_000
     assert len(result['removed_dirs']) == 11
     assert tree(ws) == before
@@ -116,7 +117,7 @@ async def test_a_symlink_replaced_by_a_file_is_undone(ws: Path) -> None:
     cp, checkpoint = await one_command(ws, 'rm link && echo plain > link')
     assert not (ws / 'link').is_symlink()
     assert checkpoint['paths'] == ['link']
-    await cp.rewind(to=str(checkpoint['id']))
+    await cp.rewind(to=checkpoint['id'])
     assert tree(ws) == before
     assert os.readlink(ws / 'link') == 'target.txt'
 

@@ -235,7 +235,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
         state = await self._state_for(self._api_root())
         await self._sweep_all()
-        return await rewind(state, to, paths, force=force)
+        result = await rewind(state, to, paths, force=force)
+        assert not isinstance(result, str)  # only a listener refuses, and outside a run there is none
+        return result
 
     # --- the tool ----------------------------------------------------------------------------
 

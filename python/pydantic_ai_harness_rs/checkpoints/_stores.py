@@ -100,6 +100,7 @@ class RootState:
     async def record(self, handle: int, recorder: CallRecorder) -> dict[str, Any] | None:
         """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still
         recorded); a pending job's snapshot then starts after it."""
+        listing: dict[str, Any] | None = None
         with anyio.CancelScope(shield=True):
             listing = await self.call(
                 'record',
