@@ -98,6 +98,10 @@ async def test_the_api_needs_a_root(ws: Path) -> None:
     with pytest.raises(UserError, match=r'Checkpoints\(root=...\)'):
         Checkpoints[None]().list()
     assert Checkpoints[None](root=ws).list() == []
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [])  # a run on a local workspace that changed nothing
+    assert cp.list() == []
+    assert (ws / '.pydantic-ai-harness' / 'checkpoints').is_dir()
 
 
 async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path) -> None:

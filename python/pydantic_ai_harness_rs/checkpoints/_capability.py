@@ -26,6 +26,7 @@ from pydantic_ai.tools import AgentDepsT, RunContext, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
 from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, CallRecorder
 from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState, job_directory_of, real_root
 
@@ -63,7 +64,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             cannot restore them.
         budget_bytes: The store's size bound (bytes); the oldest checkpoints are pruned first.
         root: The workspace root the API (`list`, `diff`, `rewind`) works on before any run used
-            the capability; by default the root of the first `FileSystem`/`Shell` call it saw.
+            the capability; by default the directory of the first run's local workspace, else the root of
+            the first `FileSystem` call it saw.
 
     Raises:
         ValueError: `tools` names an unknown tool.
@@ -116,7 +118,12 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             )
         return self._first_root
 
-    # --- the hook ----------------------------------------------------------------------------
+    # --- the hooks ---------------------------------------------------------------------------
+
+    async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Take a local workspace's directory as the API's root when none is known yet."""
+        if self.root is None and self._first_root is None and not in_workflow_sandbox():
+            self._first_root = await _shell_root(ctx)
 
     async def wrap_tool_execute(
         self,
@@ -127,7 +134,12 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         args: ValidatedToolArgs,
         handler: WrapToolExecuteHandler,
     ) -> Any:
-        """Run the tool call with its recorder current; a shell command between two snapshots."""
+        """Run the tool call with its recorder current; a shell command between two snapshots.
+
+        Not in Temporal workflow code, where no I/O may run and the tools run in activities this
+        recorder does not reach: a durable Temporal run is not checkpointed (see the README)."""
+        if in_workflow_sandbox():
+            return await handler(args)
         await self._sweep_all()
         recorder = CallRecorder(self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time())
         root = await _shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
