@@ -131,7 +131,11 @@ enum Pending {
     },
     /// A shell command: the walk before it, and the changes found against the index then
     /// (taken by `extend`).
-    Snapshot { walk: Scanned, found: Vec<Change> },
+    Snapshot {
+        walk: Scanned,
+        found: Vec<Change>,
+        since: i64,
+    },
 }
 
 /// The mutable part of a store.
@@ -238,6 +242,7 @@ impl CheckpointStore {
         beneath: &Beneath,
         rels: &[Vec<u8>],
     ) -> Result<Vec<State>> {
+        let since = state::now_ns() - state::RACY_NS;
         let captured = capture_all(
             beneath,
             &self.objects,
@@ -250,7 +255,7 @@ impl CheckpointStore {
         let mut states = Vec::with_capacity(rels.len());
         for (rel, (meta, state, added)) in rels.iter().zip(captured) {
             inner.add_sizes(added);
-            match meta {
+            match meta.map(|m| m.settled(since)) {
                 Some(m) => {
                     let changed = inner
                         .index
@@ -330,11 +335,12 @@ impl CheckpointStore {
     pub fn snapshot(&self) -> Result<u64> {
         let beneath = self.beneath()?;
         let mut inner = self.lock();
+        let since = state::now_ns() - state::RACY_NS;
         let walk = scan(&beneath, b"", &self.excludes, scan::threads())?;
         let found = self.settle_walk(&mut inner, &beneath, &walk)?;
         Ok(Self::new_handle(
             &mut inner,
-            Pending::Snapshot { walk, found },
+            Pending::Snapshot { walk, found, since },
         ))
     }
 
@@ -409,7 +415,9 @@ impl CheckpointStore {
             Pending::Keep { tops, before } => {
                 self.keep_changes(&mut inner, &beneath, tops, before)?
             }
-            Pending::Snapshot { walk, .. } => self.walk_changes(&mut inner, &beneath, walk)?,
+            Pending::Snapshot { walk, since, .. } => {
+                self.walk_changes(&mut inner, &beneath, walk, since)?
+            }
         };
         let listing = if changes.is_empty() {
             None
@@ -474,7 +482,9 @@ impl CheckpointStore {
         inner: &mut Inner,
         beneath: &Beneath,
         walk: Scanned,
+        since: i64,
     ) -> Result<Vec<Change>> {
+        let settle_since = state::now_ns() - state::RACY_NS;
         let after = scan(beneath, b"", &self.excludes, scan::threads())?;
         let mut differ: Vec<Vec<u8>> = Vec::new();
         let (mut i, mut j) = (0, 0);
@@ -494,7 +504,8 @@ impl CheckpointStore {
                     j += 1;
                 }
                 std::cmp::Ordering::Equal => {
-                    if !walk[i].1.same(&after[j].1) {
+                    // A racy entry may have changed within the tick of the first look.
+                    if !walk[i].1.same(&after[j].1) || walk[i].1.is_racy(since) {
                         differ.push(walk[i].0.clone());
                     }
                     i += 1;
@@ -521,7 +532,9 @@ impl CheckpointStore {
         {
             inner.add_sizes(added);
             match meta {
-                Some(m) => inner.index.insert(path.clone(), (m, after.clone())),
+                Some(m) => inner
+                    .index
+                    .insert(path.clone(), (m.settled(settle_since), after.clone())),
                 None => inner.index.remove(&path),
             };
             inner.index_dirty = true;

@@ -36,7 +36,38 @@ pub struct Meta {
     pub mode: u32,
 }
 
+/// How long after a change an entry's timestamps may still read the same (the kernel stamps
+/// files from a coarse clock, ticking every 1 to 10 ms): an entry changed this recently before
+/// a look is "racy", as git calls it, and its metadata cannot vouch for its content.
+pub const RACY_NS: i64 = 20_000_000;
+
+/// The wall clock in nanoseconds since the epoch.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
 impl Meta {
+    /// Whether a file or symlink was changed at or after `since_ns` (a look's start less
+    /// [`RACY_NS`]): a later change in the same clock tick would leave the same metadata.
+    pub fn is_racy(&self, since_ns: i64) -> bool {
+        self.kind != Kind::Dir && (self.mtime_ns >= since_ns || self.ctime_ns >= since_ns)
+    }
+
+    /// This metadata as the index keeps it when racy: a modification time no live entry has,
+    /// so the next look reads the content again.
+    pub fn settled(self, since_ns: i64) -> Meta {
+        if self.is_racy(since_ns) {
+            Meta {
+                mtime_ns: i64::MIN,
+                ..self
+            }
+        } else {
+            self
+        }
+    }
+
     /// The metadata of `st`, or `None` for an entry kind checkpoints skip.
     #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
     pub fn of(st: &libc::stat) -> Option<Meta> {
@@ -250,6 +281,31 @@ mod tests {
         }
         assert_eq!(esc(b"a%b\xff"), "a%25b%FF");
         assert_eq!(unesc("%zz"), None);
+    }
+
+    /// An entry changed within [`RACY_NS`] of a look is kept with metadata no live entry has,
+    /// so the next look reads it again (a same-size rewrite in the same clock tick leaves every
+    /// field as it was; fine-grained clocks make that unreproducible end to end).
+    #[test]
+    fn racy_entries_are_looked_at_again() {
+        let live = Meta {
+            kind: Kind::File,
+            dev: 1,
+            ino: 2,
+            size: 4,
+            mtime_ns: 1_000,
+            ctime_ns: 1_000,
+            mode: 0o644,
+        };
+        assert!(live.is_racy(1_000));
+        assert!(!live.settled(1_000).same(&live));
+        assert!(!live.is_racy(1_001));
+        assert!(live.settled(1_001).same(&live));
+        let dir = Meta {
+            kind: Kind::Dir,
+            ..live
+        };
+        assert!(!dir.is_racy(0));
     }
 
     #[test]

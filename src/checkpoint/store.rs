@@ -92,6 +92,15 @@ impl Objects {
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&objects)?;
         std::fs::create_dir_all(&tmp)?;
+        // The 256 fan-out directories, made once (not checked per object).
+        for i in 0..256 {
+            let sub = objects.join(format!("{i:02x}"));
+            if let Err(e) = std::fs::create_dir(&sub) {
+                if e.kind() != io::ErrorKind::AlreadyExists {
+                    return Err(e);
+                }
+            }
+        }
         for entry in std::fs::read_dir(&tmp)? {
             let _ = std::fs::remove_file(entry?.path());
         }
@@ -132,15 +141,14 @@ impl Objects {
 
     /// Moves the complete temporary file `tmp` into place as object `hash` (dropping it when
     /// the object is there already). Returns whether it was added.
-    fn settle(&self, tmp: &Path, hash: &str) -> io::Result<bool> {
+    fn settle(&self, tmp: &Path, hash: &str, checked: bool) -> io::Result<bool> {
         let dest = self.path(hash);
-        if dest.exists() {
+        if !checked && dest.exists() {
             std::fs::remove_file(tmp)?;
             return Ok(false);
         }
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
+        // Two threads keeping the same new bytes both rename: the second replaces an identical
+        // object.
         std::fs::rename(tmp, dest)?;
         Ok(true)
     }
@@ -200,7 +208,7 @@ impl Objects {
                 })?
             };
             let hash = hex(&h.finalize());
-            let added = self.settle(&tmp_path, &hash)?;
+            let added = self.settle(&tmp_path, &hash, false)?;
             Ok(Kept {
                 hash,
                 size: n,
@@ -229,7 +237,7 @@ impl Objects {
         let (mut tmp, tmp_path) = self.temp()?;
         let result = tmp
             .write_all(data)
-            .and_then(|()| self.settle(&tmp_path, &hash));
+            .and_then(|()| self.settle(&tmp_path, &hash, true));
         match result {
             Ok(added) => Ok(Kept {
                 hash,

@@ -1,0 +1,270 @@
+"""Checkpoints (issue 23): the cost the core's `CheckpointStore` adds to a tool call, in one run.
+
+Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edits 100]`
+
+- `stdlib` (this machine's CPython standard library, copied to a temporary directory) and `gen48k`
+  (`--files` generated small files, 100 to a directory): a shell command's checkpoint is a
+  `snapshot()` before it and a `record()` after it (two metadata walks, no file read when nothing
+  changed); the command is `true`, run between them and not timed. Compared with `git status
+  --porcelain` on the same tree with a warm index (`git add -A` + commit, then one untimed status),
+  timed around `subprocess.run`, so it includes starting a process: `git --version`, timed the same
+  way, is shown as that floor. The first snapshot (the whole tree copied into the store) is shown
+  once, with the store's size, beside git's first `git add -A` of the same tree.
+- `edit_file`: one `edit_file` call (the toolset's direct method, `root_dir` given, no Agent) on a
+  file of 2,000 lines and on a 1 MiB file, alone and wrapped in `keep([path])` + `record(...)`, as the
+  Checkpoints capability does; the tree put back before each call (untimed).
+- `store_after_edits`: `--edits` one-line edits of one 1 MiB file, each kept and recorded; the
+  store's size in bytes (`store_bytes()`, and `du` of the store directory) after them.
+
+Each time is the best (and the median) of `--repeat` calls. The table goes to stdout and to
+`benches/results/checkpoints-latest.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / 'results' / 'checkpoints-latest.md'
+
+
+def timed(repeat: int, run: Callable[[], Any], reset: Callable[[], Any] = lambda: None) -> tuple[float, float]:
+    """(best, median) seconds of `repeat` calls of `run`, `reset` before each (untimed)."""
+    times: list[float] = []
+    for _ in range(repeat):
+        reset()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times)
+
+
+async def atimed(repeat: int, run: Callable[[], Any], reset: Callable[[], Any]) -> tuple[float, float]:
+    times: list[float] = []
+    for _ in range(repeat):
+        reset()
+        start = time.perf_counter()
+        await run()
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times)
+
+
+def git(tree: Path, *args: str) -> None:
+    subprocess.run(['git', *args], cwd=tree, check=True, capture_output=True)
+
+
+def count_files(tree: Path) -> int:
+    return sum(len(files) for _, _, files in os.walk(tree))
+
+
+def make_stdlib(target: Path) -> Path:
+    source = Path(os.path.dirname(os.__file__))
+    shutil.copytree(
+        source, target, symlinks=True, ignore=shutil.ignore_patterns('site-packages', '__pycache__', '*.pyc')
+    )
+    return target
+
+
+def make_generated(target: Path, files: int) -> Path:
+    for i in range(files):
+        d = target / f'pkg_{i // 1000:02d}' / f'mod_{(i // 100) % 10}'
+        if i % 100 == 0:
+            d.mkdir(parents=True, exist_ok=True)
+        (d / f'file_{i}.py').write_text(f'def f_{i}(x):\n    return x * {i}\n')
+    return target
+
+
+def du(path: Path) -> int:
+    out = subprocess.run(['du', '-sb', str(path)], check=True, capture_output=True, text=True).stdout
+    return int(out.split()[0])
+
+
+def shell_rows(name: str, tree: Path, repeat: int) -> tuple[list[str], dict[str, float]]:
+    from pydantic_ai_harness_rs._core import CheckpointStore
+
+    git(tree, 'init', '-q')
+    start = time.perf_counter()
+    git(tree, 'add', '-A')
+    git_add = time.perf_counter() - start
+    git(tree, '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-qm', 'tree')
+    git(tree, 'status', '--porcelain')  # warm the index
+    files = count_files(tree) - count_files(tree / '.git')
+
+    store = CheckpointStore(str(tree))
+    start = time.perf_counter()
+    handle = store.snapshot()
+    first_snapshot = time.perf_counter() - start
+    store.record(handle, run_id=None, tool_call_id=None, tool_name='run_command', created_at=time.time())
+    first_bytes = store.store_bytes()
+
+    snap: list[float] = []
+    rec: list[float] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        handle = store.snapshot()
+        snap.append(time.perf_counter() - start)
+        subprocess.run(['true'], check=True)
+        start = time.perf_counter()
+        listing = store.record(handle, run_id=None, tool_call_id=None, tool_name='run_command', created_at=0.0)
+        rec.append(time.perf_counter() - start)
+        assert listing is None, listing
+    both = [a + b for a, b in zip(snap, rec)]
+    git_best, git_median = timed(
+        repeat, lambda: subprocess.run(['git', 'status', '--porcelain'], cwd=tree, check=True, capture_output=True)
+    )
+    floor, _ = timed(repeat, lambda: subprocess.run(['git', '--version'], check=True, capture_output=True))
+    ms = lambda s: f'{s * 1000:.1f} ms'  # noqa: E731
+    rows = [
+        f'| `{name}` ({files:,} files) | snapshot + record | {ms(min(both))} | {ms(statistics.median(both))} '
+        f'| {ms(git_best)} | {ms(git_median)} | {min(both) / git_best:.2f}x |',
+    ]
+    extra = {
+        'snapshot': min(snap),
+        'record': min(rec),
+        'first_snapshot': first_snapshot,
+        'first_bytes': first_bytes,
+        'floor': floor,
+        'files': files,
+        'git_add': git_add,
+    }
+    return rows, extra
+
+
+def edited(text: str, n: int) -> str:
+    lines = text.splitlines(keepends=True)
+    at = len(lines) // 2
+    lines[at] = f'# edit {n}\n'
+    return ''.join(lines)
+
+
+async def edit_rows(work: Path, repeat: int) -> list[str]:
+    from pydantic_ai_harness_rs import FileSystem
+    from pydantic_ai_harness_rs._core import CheckpointStore
+
+    rows: list[str] = []
+    tree = work / 'edit'
+    tree.mkdir()
+    toolset: Any = FileSystem(root_dir=tree).get_toolset()
+    store = CheckpointStore(str(tree))
+    for label, lines in (('2,000 lines', 2000), ('1 MiB', 1 << 20 >> 5)):
+        text = ''.join(f'line {i:05d} of the file being edited.....\n'[:31] + '\n' for i in range(lines))
+        path = tree / 'one.py'
+        old_line = text.splitlines(keepends=True)[lines // 2]
+
+        def reset() -> None:
+            path.write_text(text)
+
+        async def plain() -> None:
+            await toolset.edit_file('one.py', old_line, 'changed\n')
+
+        async def wrapped() -> None:
+            handle = await asyncio.to_thread(store.keep, ['one.py'])
+            await toolset.edit_file('one.py', old_line, 'changed\n')
+            await asyncio.to_thread(
+                store.record, handle, run_id=None, tool_call_id=None, tool_name='edit_file', created_at=0.0
+            )
+
+        # The file's first version is in the index already (as after an earlier call), as in a run.
+        reset()
+        store.record(store.keep(['one.py']), run_id=None, tool_call_id=None, tool_name='seed', created_at=0.0)
+        alone = await atimed(repeat, plain, reset)
+        kept = await atimed(repeat, wrapped, reset)
+        ms = lambda s: f'{s * 1000:.2f} ms'  # noqa: E731
+        rows.append(
+            f'| `edit_file` ({label}, {len(text):,} bytes) | {ms(alone[0])} | {ms(kept[0])} | '
+            f'+{ms(kept[0] - alone[0])} | {kept[0] / alone[0]:.2f}x |'
+        )
+    return rows
+
+
+def store_after_edits(work: Path, edits: int) -> str:
+    from pydantic_ai_harness_rs._core import CheckpointStore
+
+    tree = work / 'edits'
+    tree.mkdir()
+    path = tree / 'big.txt'
+    text = ''.join(f'{i:031d}\n' for i in range(1 << 15))  # 1 MiB, 32,768 lines
+    path.write_text(text)
+    store = CheckpointStore(str(tree))
+    for n in range(edits):
+        handle = store.keep(['big.txt'])
+        text = edited(text, n)
+        path.write_text(text)
+        store.record(handle, run_id=None, tool_call_id=None, tool_name='edit_file', created_at=0.0)
+    listed = store.list()
+    return (
+        f'{edits} one-line edits of one 1 MiB file: {len(listed)} checkpoints, store '
+        f'{store.store_bytes() / 2**20:.1f} MiB of objects (`du` of the store directory: '
+        f'{du(tree / ".pydantic-ai-harness" / "checkpoints") / 2**20:.1f} MiB; every version kept whole, '
+        'no reflink on this file system).'
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--files', type=int, default=48_000)
+    parser.add_argument('--repeat', type=int, default=15)
+    parser.add_argument('--edits', type=int, default=100)
+    options = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix='bench-checkpoints-'))
+    try:
+        shell: list[str] = []
+        notes: list[str] = []
+        for name, tree in (
+            ('stdlib', make_stdlib(work / 'stdlib')),
+            ('gen48k', make_generated(work / 'gen', options.files)),
+        ):
+            rows, extra = shell_rows(name, tree, options.repeat)
+            shell += rows
+            notes.append(
+                f'- `{name}`: snapshot {extra["snapshot"] * 1000:.1f} ms + record {extra["record"] * 1000:.1f} ms '
+                f'(best); the first snapshot {extra["first_snapshot"] * 1000:.0f} ms, store '
+                f"{extra['first_bytes'] / 2**20:.1f} MiB (git's first `git add -A`: {extra['git_add'] * 1000:.0f} ms); "
+                f'`git --version` {extra["floor"] * 1000:.1f} ms.'
+            )
+        edits = asyncio.run(edit_rows(work, options.repeat))
+        store_line = store_after_edits(work, options.edits)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    table = [
+        f'# Checkpoints (issue 23): {datetime.date.today()}, {platform.machine()}, {os.cpu_count()} cores, '
+        f'load {os.getloadavg()[0]:.1f}',
+        '',
+        f'Best and median of {options.repeat} calls. A shell command: `snapshot()` before + `record()` after a '
+        'no-op command, vs `git status --porcelain` with a warm index (a process: its start is included).',
+        '',
+        '| tree | ours | best | median | git status best | median | ratio |',
+        '|---|---|---|---|---|---|---|',
+        *shell,
+        '',
+        *notes,
+        '',
+        'A file tool: `edit_file` alone vs `keep` + `edit_file` + `record` (the file already in the index).',
+        '',
+        '| call | alone | with checkpoint | added | ratio |',
+        '|---|---|---|---|---|',
+        *edits,
+        '',
+        store_line,
+    ]
+    text = '\n'.join(table) + '\n'
+    print(text)
+    RESULTS.write_text(text)
+
+
+if __name__ == '__main__':
+    main()
