@@ -145,3 +145,19 @@ async def test_a_file_above_max_file_bytes_is_not_restorable(ws: Path) -> None:
     assert result['restored'] == ['small.txt']
     assert (ws / 'big.bin').read_text() == 'changed\n'
     assert (ws / 'small.txt').read_text() == 's\n'
+
+
+async def test_the_oldest_checkpoints_are_pruned_to_the_budget_and_said_so(ws: Path) -> None:
+    cp = Checkpoints[None](budget_bytes=3500)
+    # One file rewritten six times: each checkpoint keeps 1,000 old bytes (the first: none).
+    calls = [('run_command', {'command': f'head -c 1000 /dev/zero | tr "\\0" {c} > x'}) for c in 'abcdef']
+    await run_tools(agent_tools(ws, cp), calls)
+    listed = [c['id'] for c in cp.list()]
+    pruned = cp.pruned()
+    assert pruned and listed, (pruned, listed)
+    assert pruned == sorted(pruned) and max(pruned) < min(listed)
+    assert len(pruned) + len(listed) == 6
+    with pytest.raises(CheckpointError, match=f'{pruned[-1]}.*pruned'):
+        await cp.rewind(to=pruned[-1])
+    await cp.rewind(to=listed[0])
+    assert (ws / 'x').read_bytes() == {2: b'd', 3: b'c', 4: b'b'}[len(listed)] * 1000

@@ -220,6 +220,7 @@ def build_agent(workspace: str) -> Agent[None, str]:
 async def undo_last(checkpoints: Checkpoints[None]) -> list[str]:
     """The Checkpoints API: list, diff, rewind (a person's change refused, then forced)."""
     listed = checkpoints.list()
+    print(len(checkpoints.pruned()))
     if not listed:
         return []
     last: str = listed[-1]['id']

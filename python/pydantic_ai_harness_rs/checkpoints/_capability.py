@@ -216,6 +216,15 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         """
         return self._open(self._api_root()).store.list(run_id)
 
+    def pruned(self) -> list[str]:
+        """The ids of the checkpoints pruned to keep the store within `budget_bytes`, oldest first
+        (their old bytes are gone: a rewind to one of them is refused).
+
+        Raises:
+            UserError: no root yet (see `root`).
+        """
+        return self._open(self._api_root()).store.pruned()
+
     async def diff(self, checkpoint_id: str) -> list[tuple[str, str]]:
         """Per path that call changed: `(path, unified diff from before to after)`; a one-line note for
         a binary, symlink, mode-only, too big, created or deleted file.
