@@ -9,10 +9,11 @@ from pathlib import Path
 import anyio
 import pytest
 from pydantic_ai.exceptions import UserError
-from pydantic_ai_harness_rs import Checkpoints
+from pydantic_ai_harness_rs import Checkpoints, _core
 from pydantic_ai_harness_rs.checkpoints import CheckpointError
 
 from tests.checkpoints.conftest import agent_tools, tree
+from tests.conftest import both_backends
 from tests.scripted import run_tools
 
 pytestmark = pytest.mark.anyio
@@ -161,3 +162,19 @@ async def test_the_oldest_checkpoints_are_pruned_to_the_budget_and_said_so(ws: P
         await cp.rewind(to=pruned[-1])
     await cp.rewind(to=listed[0])
     assert (ws / 'x').read_bytes() == {2: b'd', 3: b'c', 4: b'b'}[len(listed)] * 1000
+
+
+@both_backends
+async def test_the_api_works_under_asyncio_and_trio(ws: Path) -> None:
+    (ws / 'a.txt').write_text('old\n')
+    store = _core.CheckpointStore(str(ws))  # a checkpoint made by an earlier process
+    handle = store.snapshot()
+    (ws / 'a.txt').write_text('new\n')
+    listing = store.record(handle, run_id='r', tool_call_id='c', tool_name='run_command', created_at=1.0)
+    assert listing is not None
+    del store
+    cp = Checkpoints[None](root=ws)
+    assert [c['id'] for c in cp.list(run_id='r')] == [listing['id']]
+    assert await cp.diff(listing['id']) == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new')]
+    assert (await cp.rewind(to=listing['id']))['restored'] == ['a.txt']
+    assert (ws / 'a.txt').read_text() == 'old\n'
