@@ -8,8 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.exceptions import UserError
-from pydantic_ai_harness_rs import Checkpoints, _core
+from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
 from pydantic_ai_harness_rs.checkpoints import CheckpointError
 
 from tests.checkpoints.conftest import agent_tools, tree
@@ -178,3 +179,22 @@ async def test_the_api_works_under_asyncio_and_trio(ws: Path) -> None:
     assert await cp.diff(listing['id']) == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new')]
     assert (await cp.rewind(to=listing['id']))['restored'] == ['a.txt']
     assert (ws / 'a.txt').read_text() == 'old\n'
+
+
+async def test_a_background_shell_tool_job_counts_against_its_call(ws: Path) -> None:
+    cp = Checkpoints[None]()
+    script = 'while [ ! -e go ]; do sleep 0.01; done; echo done > made.txt'
+    caps = [FileSystem(root_dir=ws), LocalWorkspace(ws), Shell(tools=['shell']), cp]
+    t = await run_tools(caps, [('shell', {'command': script, 'mode': 'background'}), write('go', '')])
+    assert 'PID' in t.results[0], t.results
+    with anyio.fail_after(30):
+        while not (ws / 'made.txt').exists():
+            await anyio.sleep(0.01)
+        status = next((ws / '.pydantic-ai-harness' / 'shell').glob('*/status.json'))
+        while json.loads(status.read_text())['exit_code'] is None:
+            await anyio.sleep(0.01)
+    await run_tools(caps, [('read_file', {'path': 'go'})])
+    assert sorted((c['tool_name'], tuple(c['paths'])) for c in cp.list()) == [
+        ('shell', ('made.txt',)),
+        ('write_file', ('go',)),
+    ]
