@@ -108,31 +108,37 @@ async def test_the_api_needs_a_root(ws: Path) -> None:
 
 async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path) -> None:
     (ws / 'log.txt').write_text('start\n')
+    (ws / 'trigger').mkdir()  # excluded: the test's signals to the job are no change
     before = tree(ws)
-    cp = Checkpoints[None]()
-    script = 'while [ ! -e go ]; do sleep 0.01; done; echo job >> log.txt; mkdir out; echo x > out/made'
-    t = await run_tools(
-        agent_tools(ws, cp),
-        [('start_command', {'command': script}), write('go', ''), ('read_file', {'path': 'log.txt'})],
-    )
-    assert t.results[1].startswith('Wrote 0 chars'), t.results
+    cp = Checkpoints[None](exclude=['.git/', 'trigger/'])
+    wait = 'while [ ! -e trigger/{0} ]; do sleep 0.01; done'
+    script = f'{wait.format(1)}; echo job >> log.txt; {wait.format(2)}; mkdir out; echo x > out/made'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
+    assert t.results[0].startswith('Started background command'), t.results
+    (ws / 'trigger' / '1').touch()
+    with anyio.fail_after(30):
+        while 'job' not in (ws / 'log.txt').read_text():
+            await anyio.sleep(0.01)
+    # A later call's start finds the job's first change: the job's checkpoint, dated when it started.
+    await run_tools(agent_tools(ws, cp), [write('mine.txt', 'tool\n')])
+    started, wrote = cp.list()
+    assert (started['tool_name'], started['tool_call_id'], started['paths']) == ('start_command', 'call-1', ['log.txt'])
+    assert (wrote['tool_name'], wrote['paths']) == ('write_file', ['mine.txt'])
+    assert started['created_at'] < wrote['created_at']
+    (ws / 'trigger' / '2').touch()
     status = next((ws / '.pydantic-ai-harness' / 'shell').glob('*/status.json'))
     with anyio.fail_after(30):
         while json.loads(status.read_text())['exit_code'] is None:
             await anyio.sleep(0.01)
-    await run_tools(agent_tools(ws, cp), [('read_file', {'path': 'go'})])  # a later call: the job's end is seen
-    # The job's checkpoint is appended once it changed something (after `go` was written), dated
-    # when the job started.
-    wrote, started = cp.list()
-    assert (wrote['tool_name'], wrote['paths']) == ('write_file', ['go'])
-    assert (started['tool_name'], started['tool_call_id']) == ('start_command', 'call-1')
-    assert started['paths'] == ['log.txt', 'out', 'out/made']
-    assert started['created_at'] < wrote['created_at']
+    await run_tools(agent_tools(ws, cp), [('read_file', {'path': 'log.txt'})])  # its later changes join it
+    assert [c['paths'] for c in cp.list()] == [['log.txt', 'out', 'out/made'], ['mine.txt']]
     result = await cp.rewind(to=started['id'])
-    assert tree(ws) == {**before, 'go': ('file', b'', 0o644)}
-    assert (result['restored'], result['deleted'], result['removed_dirs']) == (['log.txt'], ['out/made'], ['out'])
-    await cp.rewind(to=wrote['id'])
-    assert tree(ws) == before
+    assert (result['restored'], result['deleted'], result['removed_dirs']) == (
+        ['log.txt'],
+        ['mine.txt', 'out/made'],
+        ['out'],
+    )
+    assert tree(ws) == {**before, 'trigger/1': ('file', b'', 0o644), 'trigger/2': ('file', b'', 0o644)}
 
 
 async def test_a_file_above_max_file_bytes_is_not_restorable(ws: Path) -> None:

@@ -48,8 +48,9 @@ class OpenJob:
     checkpoint_id: str | None = None
     """The checkpoint its changes go to; `None` until it changed something."""
     handle: int | None = None
-    """While `checkpoint_id` is `None`: a snapshot from after the last recorded call, recorded as
-    the job's checkpoint once the job changed something."""
+    """While `checkpoint_id` is `None`: the snapshot the job's changes are looked for against (the
+    store leaves out what other calls recorded meanwhile), recorded as its checkpoint once it
+    changed something."""
 
     async def finished(self) -> bool:
         """Whether the job has exited (or its directory is gone: stopped and cleaned up)."""
@@ -98,8 +99,7 @@ class RootState:
         return await anyio.to_thread.run_sync(functools.partial(getattr(self.store, method), *args, **kwargs))
 
     async def record(self, handle: int, recorder: CallRecorder) -> dict[str, Any] | None:
-        """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still
-        recorded); a pending job's snapshot then starts after it."""
+        """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still recorded)."""
         listing: dict[str, Any] | None = None
         with anyio.CancelScope(shield=True):
             listing = await self.call(
@@ -110,14 +110,13 @@ class RootState:
                 tool_name=recorder.tool_name,
                 created_at=recorder.created_at,
             )
-            for job in self.jobs:
-                if job.handle is not None:  # what this call did is not the job's
-                    await self.call('release', job.handle)
-                    job.handle = await self.call('snapshot')
+        # A pending job's open snapshot needs nothing here: the store counts an entry only where it
+        # differs from the index too, and this record brought the index up to what this call did.
         return listing
 
     async def open_job(self, job: OpenJob, listing: dict[str, Any] | None) -> None:
-        """Keep counting `job`'s changes against its call's checkpoint (`listing`, `None`: none yet)."""
+        """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,
+        then against a snapshot taken now, right after that call was recorded)."""
         if listing is not None:
             job.checkpoint_id = listing['id']
         else:
@@ -147,6 +146,8 @@ class RootState:
                     if listing is not None:
                         job.checkpoint_id = listing['id']
                     elif not finished:
+                        # Right after the record (a snapshot takes what differs from the index into
+                        # it, so taken before, it would hide the job's changes from that record).
                         job.handle = await self.call('snapshot')
                 else:
                     handle = await self.call('snapshot')
