@@ -251,6 +251,10 @@ def main() -> None:
         '|---|---|---|---|---|---|---|',
         *shell,
         '',
+        "A shell command's checkpoint is two metadata walks by design (before the command and after it), each "
+        'of the order of one `git status` (which walks once); the first snapshot copies the tree into the store, '
+        "as git's first `git add -A` does.",
+        '',
         *notes,
         '',
         'A file tool: `edit_file` alone vs `keep` + `edit_file` + `record` (the file already in the index).',

@@ -1,7 +1,10 @@
 //! The log: the checkpoints, oldest first, each with the before and after state of every
 //! path its call changed, plus the ids pruned to keep the store within its budget. Persisted
-//! as `log.json` (versioned), replaced whole through a temporary file and a rename, so a kill
-//! leaves the old log or the new one.
+//! as `log.jsonl`: a versioned header line (`next`, `pruned`), then one JSON line per
+//! checkpoint. A new checkpoint is appended (one `write`, so a call's cost does not grow
+//! with the log); any other change (an extension, pruning, a rewind) replaces the file whole
+//! through a temporary file and a rename. A kill leaves the old log, the new one, or the old
+//! one with a torn last line, which the next load drops (and rewrites the file without it).
 
 use std::path::Path;
 
@@ -92,66 +95,12 @@ impl Log {
         self.checkpoints.iter().position(|c| c.id == id)
     }
 
-    fn to_json(&self) -> Value {
-        let cps: Vec<Value> = self
-            .checkpoints
-            .iter()
-            .map(|c| {
-                json!({
-                    "id": c.id,
-                    "run_id": c.run_id,
-                    "tool_call_id": c.tool_call_id,
-                    "tool_name": c.tool_name,
-                    "created_at": c.created_at,
-                    "changes": c.changes.iter().map(|ch| json!({
-                        "path": esc(&ch.path),
-                        "before": ch.before.to_json(),
-                        "after": ch.after.to_json(),
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        json!({"version": VERSION, "next": self.next, "pruned": self.pruned, "checkpoints": cps})
+    fn header(&self) -> Value {
+        json!({"version": VERSION, "next": self.next, "pruned": self.pruned})
     }
 
-    fn from_json(v: &Value) -> Option<Log> {
-        if v.get("version")?.as_u64()? != VERSION {
-            return None;
-        }
-        let opt = |v: &Value| v.as_str().map(str::to_string);
-        let mut checkpoints = Vec::new();
-        for c in v.get("checkpoints")?.as_array()? {
-            let mut changes = Vec::new();
-            for ch in c.get("changes")?.as_array()? {
-                changes.push(Change {
-                    path: unesc(ch.get("path")?.as_str()?)?,
-                    before: State::from_json(ch.get("before")?)?,
-                    after: State::from_json(ch.get("after")?)?,
-                });
-            }
-            checkpoints.push(Checkpoint {
-                id: c.get("id")?.as_str()?.to_string(),
-                run_id: opt(c.get("run_id")?),
-                tool_call_id: opt(c.get("tool_call_id")?),
-                tool_name: c.get("tool_name")?.as_str()?.to_string(),
-                created_at: c.get("created_at")?.as_f64()?,
-                changes,
-            });
-        }
-        let pruned = v
-            .get("pruned")?
-            .as_array()?
-            .iter()
-            .filter_map(opt)
-            .collect();
-        Some(Log {
-            next: v.get("next")?.as_u64()?,
-            checkpoints,
-            pruned,
-        })
-    }
-
-    /// The log stored at `path`: empty when there is none.
+    /// The log stored at `path`: empty when there is none. A torn last line (a kill during an
+    /// append) is dropped and the file rewritten without it.
     ///
     /// Errors: a log this version cannot read (a newer format): the store refuses to open
     /// rather than overwrite it.
@@ -161,16 +110,122 @@ impl Log {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Log::default()),
             Err(_) => return Err("the checkpoint log could not be read".into()),
         };
-        serde_json::from_slice::<Value>(&text)
-            .ok()
-            .and_then(|v| Log::from_json(&v))
-            .ok_or_else(|| "the checkpoint log is not in a format this version reads".into())
+        let foreign = || "the checkpoint log is not in a format this version reads".to_string();
+        let mut lines = text.split(|&b| b == b'\n');
+        let header: Value = lines
+            .next()
+            .and_then(|l| serde_json::from_slice(l).ok())
+            .ok_or_else(foreign)?;
+        if header.get("version").and_then(Value::as_u64) != Some(VERSION) {
+            return Err(foreign());
+        }
+        let mut log = Log {
+            next: header
+                .get("next")
+                .and_then(Value::as_u64)
+                .ok_or_else(foreign)?,
+            checkpoints: Vec::new(),
+            pruned: header
+                .get("pruned")
+                .and_then(Value::as_array)
+                .ok_or_else(foreign)?
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+        };
+        let mut torn = false;
+        let lines: Vec<&[u8]> = lines.collect();
+        for (i, line) in lines.iter().enumerate() {
+            let last = i + 1 == lines.len();
+            if line.is_empty() && last {
+                break; // the newline after the last line
+            }
+            let parsed = serde_json::from_slice::<Value>(line)
+                .ok()
+                .and_then(|v| checkpoint_from_json(&v));
+            match parsed {
+                Some(cp) => log.checkpoints.push(cp),
+                // A torn append is the last line, with no newline after it.
+                None if last => torn = true,
+                None => return Err(foreign()),
+            }
+        }
+        if let Some(n) = log
+            .checkpoints
+            .iter()
+            .filter_map(|c| c.id.strip_prefix("cp-")?.parse::<u64>().ok())
+            .max()
+        {
+            log.next = log.next.max(n);
+        }
+        if torn {
+            log.save(path)
+                .map_err(|_| "the checkpoint log could not be written".to_string())?;
+        }
+        Ok(log)
     }
 
-    /// Persists the log at `path` (old or new after a kill).
+    /// Persists the whole log at `path` (old or new after a kill).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        write_whole(path, self.to_json().to_string().as_bytes())
+        let mut out = self.header().to_string();
+        out.push('\n');
+        for cp in &self.checkpoints {
+            out.push_str(&checkpoint_to_json(cp).to_string());
+            out.push('\n');
+        }
+        write_whole(path, out.as_bytes())
     }
+
+    /// Appends the last checkpoint to the log at `path` (the whole log is written when there
+    /// is no file yet).
+    pub fn append_last(&self, path: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let Some(cp) = self.checkpoints.last() else {
+            return self.save(path);
+        };
+        if !path.exists() {
+            return self.save(path);
+        }
+        let mut line = checkpoint_to_json(cp).to_string();
+        line.push('\n');
+        let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
+        f.write_all(line.as_bytes())
+    }
+}
+
+fn checkpoint_to_json(c: &Checkpoint) -> Value {
+    json!({
+        "id": c.id,
+        "run_id": c.run_id,
+        "tool_call_id": c.tool_call_id,
+        "tool_name": c.tool_name,
+        "created_at": c.created_at,
+        "changes": c.changes.iter().map(|ch| json!({
+            "path": esc(&ch.path),
+            "before": ch.before.to_json(),
+            "after": ch.after.to_json(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn checkpoint_from_json(c: &Value) -> Option<Checkpoint> {
+    let opt = |v: &Value| v.as_str().map(str::to_string);
+    let mut changes = Vec::new();
+    for ch in c.get("changes")?.as_array()? {
+        changes.push(Change {
+            path: unesc(ch.get("path")?.as_str()?)?,
+            before: State::from_json(ch.get("before")?)?,
+            after: State::from_json(ch.get("after")?)?,
+        });
+    }
+    Some(Checkpoint {
+        id: c.get("id")?.as_str()?.to_string(),
+        run_id: opt(c.get("run_id")?),
+        tool_call_id: opt(c.get("tool_call_id")?),
+        tool_name: c.get("tool_name")?.as_str()?.to_string(),
+        created_at: c.get("created_at")?.as_f64()?,
+        changes,
+    })
 }
 
 #[cfg(test)]
@@ -189,7 +244,7 @@ mod tests {
     #[test]
     fn saves_loads_and_merges() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("log.json");
+        let path = dir.path().join("log.jsonl");
         assert_eq!(Log::load(&path).unwrap(), Log::default());
         let mut log = Log::default();
         let id = log.new_id();
@@ -222,10 +277,26 @@ mod tests {
         assert_eq!(cp.changes.len(), 1);
         assert_eq!(cp.changes[0].path, b"b");
         assert_eq!(cp.bytes_kept(), 1);
-        log.checkpoints.push(cp);
+        log.checkpoints.push(cp.clone());
         log.pruned.push("cp-000000".into());
         log.save(&path).unwrap();
         assert_eq!(Log::load(&path).unwrap(), log);
+        // Appended checkpoints load; a torn last line is dropped and the file rewritten.
+        let mut second = cp;
+        second.id = log.new_id();
+        log.checkpoints.push(second);
+        log.append_last(&path).unwrap();
+        assert_eq!(Log::load(&path).unwrap(), log);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(br#"{"id": "cp-000003", "chan"#);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(Log::load(&path).unwrap(), log);
+        let whole = dir.path().join("whole");
+        log.save(&whole).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            std::fs::read(&whole).unwrap()
+        );
         std::fs::write(&path, r#"{"version": 99}"#).unwrap();
         assert!(Log::load(&path).is_err());
     }

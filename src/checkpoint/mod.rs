@@ -122,6 +122,16 @@ pub struct CallInfo {
     pub created_at: f64,
 }
 
+/// How a change reaches the log file.
+enum LogWrite {
+    /// It does not change.
+    None,
+    /// The last checkpoint is new: appended.
+    Append,
+    /// Anything else: the whole log replaced.
+    Whole,
+}
+
 /// A call in progress.
 enum Pending {
     /// A file tool's paths (`tops`) and the state of each path below or above them, before.
@@ -193,7 +203,7 @@ impl CheckpointStore {
         let objects = Objects::open(&dir).map_err(|e| io_error(&e))?;
         let _ = std::fs::remove_file(dir.join("log.tmp"));
         let _ = std::fs::remove_file(dir.join("index.tmp"));
-        let log = Log::load(&dir.join("log.json")).map_err(checkpoint_error)?;
+        let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
         let index = index::load(&dir.join("index"));
         let sizes = objects
             .all()
@@ -290,7 +300,7 @@ impl CheckpointStore {
         let mut wanted: Vec<Vec<u8>> = Vec::new();
         for p in paths {
             let p = normalize(p)?;
-            if p.is_empty() || self.excludes.excludes(&p, false) {
+            if p.is_empty() || self.excludes.excludes_path(&p) {
                 continue;
             }
             // Missing ancestors: a rewind removes the directories the call makes.
@@ -411,6 +421,7 @@ impl CheckpointStore {
             .pending
             .remove(&handle)
             .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let is_snapshot = matches!(pending, Pending::Snapshot { .. });
         let changes = match pending {
             Pending::Keep { tops, before } => {
                 self.keep_changes(&mut inner, &beneath, tops, before)?
@@ -435,8 +446,17 @@ impl CheckpointStore {
             inner.log.checkpoints.push(cp);
             Some(listing)
         };
-        prune::prune(&mut inner, &self.objects, self.settings.budget_bytes);
-        self.persist(&mut inner, listing.is_some())?;
+        if inner.store_bytes() > self.settings.budget_bytes {
+            // The index on disk must not name objects the pruning may remove.
+            self.persist(&mut inner, LogWrite::None, true)?;
+        }
+        let pruned = prune::prune(&mut inner, &self.objects, self.settings.budget_bytes);
+        let log = match (pruned, listing.is_some()) {
+            (true, _) => LogWrite::Whole,
+            (false, true) => LogWrite::Append,
+            (false, false) => LogWrite::None,
+        };
+        self.persist(&mut inner, log, is_snapshot)?;
         Ok(listing)
     }
 
@@ -572,7 +592,7 @@ impl CheckpointStore {
         let cp = &mut inner.log.checkpoints[pos];
         cp.merge(found);
         let listing = Listing::of(cp);
-        self.persist(&mut inner, true)?;
+        self.persist(&mut inner, LogWrite::Whole, false)?;
         Ok(Some(listing))
     }
 
@@ -582,7 +602,7 @@ impl CheckpointStore {
         let mut inner = self.lock();
         inner.pending.remove(&handle);
         if inner.index_dirty {
-            self.persist(&mut inner, false)?;
+            self.persist(&mut inner, LogWrite::None, true)?;
         }
         Ok(())
     }
@@ -665,21 +685,26 @@ impl CheckpointStore {
             force,
         )?;
         inner.index_dirty = true;
-        self.persist(&mut inner, true)?;
+        self.persist(&mut inner, LogWrite::Whole, true)?;
         Ok(done)
     }
 
-    /// Writes the index (when changed) and, with `log`, the log.
-    fn persist(&self, inner: &mut Inner, log: bool) -> Result<()> {
-        if inner.index_dirty {
+    /// Writes the log (with `log`) and the index (with `index`, when changed).
+    ///
+    /// The index is a cache of what was last seen: a file tool's record leaves it to the next
+    /// shell command's record, a rewind or the store's drop (after a kill, an older index only
+    /// makes the next snapshot read the files changed since again; every object it names is
+    /// on disk, since objects are written before anything refers to them).
+    fn persist(&self, inner: &mut Inner, log: LogWrite, index: bool) -> Result<()> {
+        if index && inner.index_dirty {
             index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
             inner.index_dirty = false;
         }
-        if log {
-            inner
-                .log
-                .save(&self.dir.join("log.json"))
-                .map_err(|e| io_error(&e))?;
+        let path = self.dir.join("log.jsonl");
+        match log {
+            LogWrite::None => {}
+            LogWrite::Append => inner.log.append_last(&path).map_err(|e| io_error(&e))?,
+            LogWrite::Whole => inner.log.save(&path).map_err(|e| io_error(&e))?,
         }
         Ok(())
     }
@@ -687,6 +712,16 @@ impl CheckpointStore {
     /// Bytes the store's objects hold.
     pub fn store_bytes(&self) -> u64 {
         self.lock().store_bytes()
+    }
+}
+
+impl Drop for CheckpointStore {
+    /// Writes the index if a file tool's record left it changed.
+    fn drop(&mut self) {
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        if inner.index_dirty {
+            let _ = index::save(&self.dir.join("index"), &inner.index);
+        }
     }
 }
 

@@ -33,14 +33,18 @@ pub(crate) fn collect_garbage(inner: &mut Inner, objects: &Objects) {
 
 /// Brings the store within `budget_bytes` (see the module doc). The baseline the index refers
 /// to is never pruned: a store whose baseline alone is over the budget keeps it.
-pub(crate) fn prune(inner: &mut Inner, objects: &Objects, budget_bytes: u64) {
+/// Returns whether a checkpoint was pruned.
+pub(crate) fn prune(inner: &mut Inner, objects: &Objects, budget_bytes: u64) -> bool {
     if inner.store_bytes() <= budget_bytes {
-        return;
+        return false;
     }
     collect_garbage(inner, objects);
+    let mut pruned = false;
     while inner.store_bytes() > budget_bytes && !inner.log.checkpoints.is_empty() {
         let cp = inner.log.checkpoints.remove(0);
         inner.log.pruned.push(cp.id);
+        pruned = true;
         collect_garbage(inner, objects);
     }
+    pruned
 }

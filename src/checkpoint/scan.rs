@@ -27,9 +27,31 @@ pub const STATE_DIR: &[u8] = b".pydantic-ai-harness";
 /// A root-relative path (bytes, `/`-separated, no leading `./`) and its metadata.
 pub type Scanned = Vec<(Vec<u8>, Meta)>;
 
-/// What a walk leaves out: the `exclude` patterns, compiled once.
+/// What a walk leaves out: the `exclude` patterns, compiled once. Plain names (`.git/`,
+/// `node_modules/`, `build`: no glob character, no inner `/`, not negated) are matched by
+/// the entry's name alone; the others through a gitignore matcher.
 pub struct Excludes {
-    matcher: Gitignore,
+    /// Names excluded as directories only (`name/`).
+    dir_names: Vec<Vec<u8>>,
+    /// Names excluded whatever the entry is.
+    any_names: Vec<Vec<u8>>,
+    /// The other patterns, if any.
+    matcher: Option<Gitignore>,
+}
+
+/// A pattern's plain name and whether it names directories only, if it is that simple.
+fn plain_name(p: &str) -> Option<(Vec<u8>, bool)> {
+    let (name, dir_only) = match p.strip_suffix('/') {
+        Some(n) => (n, true),
+        None => (p, false),
+    };
+    let plain = !name.is_empty()
+        && !name.starts_with('!')
+        && !name.starts_with('#')
+        && !name.contains(['/', '*', '?', '[', '\\', ' '])
+        && name != "."
+        && name != "..";
+    plain.then(|| (name.as_bytes().to_vec(), dir_only))
 }
 
 impl Excludes {
@@ -37,8 +59,20 @@ impl Excludes {
     ///
     /// Errors: `ErrorKind::InvalidPattern` naming a pattern gitignore rejects.
     pub fn new(patterns: &[String]) -> Result<Excludes> {
+        let mut dir_names = Vec::new();
+        let mut any_names = Vec::new();
         let mut builder = GitignoreBuilder::new("");
+        let mut others = 0;
         for p in patterns {
+            if let Some((name, dir_only)) = plain_name(p) {
+                if dir_only {
+                    dir_names.push(name);
+                } else {
+                    any_names.push(name);
+                }
+                continue;
+            }
+            others += 1;
             builder.add_line(None, p).map_err(|_| {
                 Error::new(
                     ErrorKind::InvalidPattern,
@@ -46,21 +80,54 @@ impl Excludes {
                 )
             })?;
         }
-        let matcher = builder
-            .build()
-            .map_err(|_| Error::new(ErrorKind::InvalidPattern, "Invalid exclude patterns"))?;
-        Ok(Excludes { matcher })
+        let matcher =
+            if others == 0 {
+                None
+            } else {
+                Some(builder.build().map_err(|_| {
+                    Error::new(ErrorKind::InvalidPattern, "Invalid exclude patterns")
+                })?)
+            };
+        Ok(Excludes {
+            dir_names,
+            any_names,
+            matcher,
+        })
     }
 
-    /// Whether the walk leaves `rel` out (`is_dir`: it is a directory).
+    /// Whether the walk leaves `rel` out (`is_dir`: it is a directory). Its parents are not
+    /// looked at: the walk does not enter an excluded directory.
     pub fn excludes(&self, rel: &[u8], is_dir: bool) -> bool {
         if rel == STATE_DIR || rel.starts_with(b".pydantic-ai-harness/") {
             return true;
         }
-        let path = Path::new(std::ffi::OsStr::from_bytes(rel));
-        self.matcher
-            .matched_path_or_any_parents(path, is_dir)
-            .is_ignore()
+        let name = match rel.iter().rposition(|&b| b == b'/') {
+            Some(i) => &rel[i + 1..],
+            None => rel,
+        };
+        if self.any_names.iter().any(|n| n == name)
+            || (is_dir && self.dir_names.iter().any(|n| n == name))
+        {
+            return true;
+        }
+        match &self.matcher {
+            None => false,
+            Some(m) => m
+                .matched(Path::new(std::ffi::OsStr::from_bytes(rel)), is_dir)
+                .is_ignore(),
+        }
+    }
+
+    /// Whether `rel` or one of its parents is excluded (a path a file tool names).
+    pub fn excludes_path(&self, rel: &[u8]) -> bool {
+        let mut end = 0;
+        while let Some(i) = rel[end..].iter().position(|&b| b == b'/') {
+            if self.excludes(&rel[..end + i], true) {
+                return true;
+            }
+            end += i + 1;
+        }
+        self.excludes(rel, false)
     }
 }
 
@@ -158,6 +225,17 @@ mod tests {
         let root = Root::new(r.to_str().unwrap(), None).unwrap();
         let beneath = root.open_root().unwrap();
         let ex = Excludes::new(&[".git/".into(), "*.pyc".into()]).unwrap();
+        assert!(ex.excludes_path(b"a/.git/config"));
+        assert!(ex.excludes_path(b".pydantic-ai-harness/x"));
+        assert!(ex.excludes_path(b"a/x.pyc"));
+        assert!(!ex.excludes_path(b"a/.gitignore"));
+        assert!(
+            !ex.excludes(b".git", false),
+            "a file named .git is not the directory"
+        );
+        let named = Excludes::new(&["build".into(), "/top/".into()]).unwrap();
+        assert!(named.excludes(b"x/build", false) && named.excludes(b"build", true));
+        assert!(named.excludes(b"top", true) && !named.excludes(b"x/top", true));
         for threads in [1, 3] {
             let s = scan(&beneath, b"", &ex, threads).unwrap();
             assert_eq!(paths(&s), [".env", "a", "a/b", "a/b/c.txt", "link"]);

@@ -371,3 +371,24 @@ fn paths_are_normalized_and_checked() {
     assert!(normalize(b"/etc/passwd").is_err());
     assert!(normalize(b"a/../../b").is_err());
 }
+
+#[test]
+fn a_kill_after_a_file_tools_record_leaves_a_usable_store() {
+    // A file tool's record writes the log, not the index (a cache): after a kill (no drop)
+    // the older index only makes the next snapshot read the changed file again.
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("a"), "one").unwrap();
+    let store = open(r, Settings::default());
+    let h = store.snapshot().unwrap();
+    store.record(h, call("run_command")).unwrap();
+    let h = store.keep(&[b"a".to_vec()]).unwrap();
+    std::fs::write(r.join("a"), "two, longer").unwrap();
+    store.record(h, call("write_file")).unwrap().unwrap();
+    std::mem::forget(store); // killed: no drop
+    let store = open(r, Settings::default());
+    let h = store.snapshot().unwrap();
+    assert_eq!(store.record(h, call("run_command")).unwrap(), None);
+    rewind(&store, "cp-000001", false).unwrap();
+    assert_eq!(std::fs::read_to_string(r.join("a")).unwrap(), "one");
+}
