@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.exceptions import UserError
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
-from pydantic_ai_harness_rs.checkpoints import CheckpointError
+from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability
 
 from tests.checkpoints.conftest import agent_tools, tree
 from tests.conftest import both_backends
@@ -89,6 +90,8 @@ async def test_state_survives_a_new_checkpoints_object(ws: Path) -> None:
     await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo second > a.txt; mkdir d; touch d/f'})])
     listed = cp.list()
     del cp
+    gc.collect()  # the store is closed: the next one loads it from disk
+    assert not [key for key in _capability._OPEN if key[0] == str(ws.resolve())]  # pyright: ignore[reportPrivateUsage]
     again = Checkpoints[None](root=ws)
     assert again.list() == listed
     assert [p for p, _ in await again.diff(listed[0]['id'])] == ['a.txt', 'd', 'd/f']

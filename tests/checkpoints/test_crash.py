@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -53,6 +54,8 @@ async def test_a_killed_rewind_leaves_each_file_old_or_new(ws: Path) -> None:
     assert t.results == ['(no output)']
     assert all((ws / f'f{i:03d}.bin').read_bytes() == content(i, b'n') for i in range(FILES))
     [checkpoint] = cp.list()
+    del cp
+    gc.collect()  # this process's store is closed: the rewinding process is the store's only user
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join(sys.path)}
     process = subprocess.Popen([sys.executable, '-c', REWIND, str(ws), checkpoint['id']], env=env)
     deadline = time.monotonic() + 60

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,12 @@ CHECKPOINT_TOOL_NAMES = ('rewind',)
 
 SHELL_TOOL_NAMES = ('run_command', 'start_command', 'shell')
 """The `Shell` tools that may change anything: snapshot before, record after."""
+
+_OPEN: weakref.WeakValueDictionary[tuple[str, tuple[str, ...], int, int], RootState] = weakref.WeakValueDictionary()
+"""The stores open in this process, by root and settings: two `Checkpoints` on one root share one store
+(its baseline is written back lazily, so two stores of one root would overwrite each other's)."""
+
+_OPENING = threading.Lock()
 
 _JOB_TOOLS = {'start_command': False, 'shell': True}
 """The tools whose process may outlive the call, and whether its log is combined (the job's layout)."""
@@ -79,7 +86,6 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
     _states: dict[str, RootState] = field(default_factory=dict[str, RootState], init=False, repr=False, compare=False)
     _first_root: str | None = field(default=None, init=False, repr=False, compare=False)
-    _opening: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if unknown := sorted(set(self.tools) - set(CHECKPOINT_TOOL_NAMES)):
@@ -89,16 +95,20 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
     def _open(self, root: str) -> RootState:
         """The state of `root` (absolute, symlink-free), the store opened (or loaded) the first time."""
-        with self._opening:  # one store per root, even when two worker threads open it at once
+        with _OPENING:  # one store per root, even when two worker threads open it at once
             state = self._states.get(root)
             if state is None:
-                store = _core.CheckpointStore(
-                    root,
-                    exclude=list(self.exclude),
-                    max_file_bytes=self.max_file_bytes,
-                    budget_bytes=self.budget_bytes,
-                )
-                state = self._states[root] = RootState(root, store)
+                key = (root, tuple(self.exclude), self.max_file_bytes, self.budget_bytes)
+                state = _OPEN.get(key)
+                if state is None:
+                    store = _core.CheckpointStore(
+                        root,
+                        exclude=list(self.exclude),
+                        max_file_bytes=self.max_file_bytes,
+                        budget_bytes=self.budget_bytes,
+                    )
+                    state = _OPEN[key] = RootState(root, store)
+                self._states[root] = state
             if self._first_root is None:
                 self._first_root = root
             return state
