@@ -34,7 +34,8 @@ def _replaced_by_the_hosts() -> bool:
 if not _replaced_by_the_hosts():
     from pydantic_ai_harness_rs import _sandbox as _sandbox  # loaded on the host, for a sandbox to take
     from pydantic_ai_harness_rs._core import __version__ as __version__  # Cargo.toml's version, compiled in
+    from pydantic_ai_harness_rs.checkpoints import Checkpoints
     from pydantic_ai_harness_rs.filesystem import FileSystem, ReadBeforeWrite
     from pydantic_ai_harness_rs.shell import LLM_API_KEY_ENV_PATTERNS, Shell
 
-__all__ = ['LLM_API_KEY_ENV_PATTERNS', 'FileSystem', 'ReadBeforeWrite', 'Shell']
+__all__ = ['LLM_API_KEY_ENV_PATTERNS', 'Checkpoints', 'FileSystem', 'ReadBeforeWrite', 'Shell']

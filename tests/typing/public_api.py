@@ -10,7 +10,15 @@ it is the smoke test of the installed package's public API (`.ci/wheel` runs it 
 from __future__ import annotations
 
 from pydantic_ai import Agent
-from pydantic_ai_harness_rs import LLM_API_KEY_ENV_PATTERNS, FileSystem, ReadBeforeWrite, Shell, __version__
+from pydantic_ai_harness_rs import (
+    LLM_API_KEY_ENV_PATTERNS,
+    Checkpoints,
+    FileSystem,
+    ReadBeforeWrite,
+    Shell,
+    __version__,
+)
+from pydantic_ai_harness_rs.checkpoints import CHECKPOINT_TOOL_NAMES, CheckpointError
 from pydantic_ai_harness_rs.filesystem import (
     CHANGE_TOOL_NAMES,
     DEFAULT_PROTECTED_PATTERNS,
@@ -206,7 +214,23 @@ def build_agent(workspace: str) -> Agent[None, str]:
         tools=[*DEFAULT_TOOL_NAMES, *RIPGREP_TOOL_NAMES],
     )
     shell = Shell[None](allowed_commands=['ls', 'pytest'], default_timeout=10.0, persist_cwd=True, interactive=True)
-    return Agent('test', deps_type=type(None), capabilities=[files, shell, ReadBeforeWrite[None]()])
+    checkpoints = Checkpoints[None](tools=list(CHECKPOINT_TOOL_NAMES), exclude=['.git/', 'build/'], root=workspace)
+    return Agent('test', deps_type=type(None), capabilities=[files, shell, ReadBeforeWrite[None](), checkpoints])
+
+
+async def undo_last(checkpoints: Checkpoints[None]) -> list[str]:
+    """The Checkpoints API: list, diff, rewind (a person's change refused, then forced)."""
+    listed = checkpoints.list()
+    print(len(checkpoints.pruned()))
+    if not listed:
+        return []
+    last: str = listed[-1]['id']
+    diffs: list[tuple[str, str]] = await checkpoints.diff(last)
+    try:
+        done = await checkpoints.rewind(to=last, paths=[path for path, _ in diffs])
+    except CheckpointError:
+        done = await checkpoints.rewind(to=last, force=True)
+    return list(done['restored'])
 
 
 def main() -> None:

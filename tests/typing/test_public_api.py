@@ -17,7 +17,12 @@ from pydantic_ai_harness_rs.filesystem._tool_kinds import TOOL_KINDS_SUPPORTED
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name('public_api.py')
-PUBLIC_MODULES = ['pydantic_ai_harness_rs', 'pydantic_ai_harness_rs.filesystem', 'pydantic_ai_harness_rs.shell']
+PUBLIC_MODULES = [
+    'pydantic_ai_harness_rs',
+    'pydantic_ai_harness_rs.checkpoints',
+    'pydantic_ai_harness_rs.filesystem',
+    'pydantic_ai_harness_rs.shell',
+]
 
 
 def _imported_names(module: str) -> set[str]:

@@ -25,6 +25,7 @@ from pydantic_ai_harness_rs._native import (
     run_native,
     run_sized,
 )
+from pydantic_ai_harness_rs.checkpoints._recording import RECORDING
 from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
 from pydantic_ai_harness_rs.filesystem._locks import HOST
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT
@@ -232,10 +233,29 @@ class LocalEngine:
         return await run_native(self.core.plan_patch, input)
 
     async def commit_patch(self, plan: PatchPlan) -> str:
-        return await run_native(self.core.commit_patch, plan)
+        recorder = RECORDING.get()
+        if recorder is None:
+            return await run_native(self.core.commit_patch, plan)
+        paths = [file.path for file in plan.files]  # the store keeps missing parents too
+        for file in plan.files:
+            if file.moved_from is not None:
+                paths.append(self._root_relative(await self.lock_key(file.moved_from)))
+        async with recorder.change(self.core.root_dir, paths):  # `Checkpoints`: old states kept first
+            return await run_native(self.core.commit_patch, plan)
 
     async def commit(self, plan: Plan) -> Outcome:
         assert isinstance(plan, LocalPlan)
+        recorder = RECORDING.get()
+        if recorder is None:
+            return await self._commit(plan)
+        async with recorder.change(self.core.root_dir, [plan.path]):  # `Checkpoints`
+            return await self._commit(plan)
+
+    async def _commit(self, plan: LocalPlan) -> Outcome:
         if plan.operation == 'create_directory':
             return run_inline(self.core.commit, plan.plan)  # a few mkdir calls
         return await run_sized(self.core.commit, plan.plan, inline=plan.inline)
+
+    def _root_relative(self, path: str) -> str:
+        """An absolute path beneath the root as the root-relative, `/`-separated path a checkpoint names."""
+        return os.path.relpath(path, self.core.root_dir).replace(os.sep, '/')

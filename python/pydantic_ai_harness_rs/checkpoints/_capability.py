@@ -1,0 +1,292 @@
+"""`Checkpoints`: every change the agent makes to a local workspace, undoable (issue 23).
+
+A capability beside `FileSystem` and/or `Shell`. Its `wrap_tool_execute` hook makes a
+`CallRecorder` current for each tool call (`_recording.py`): the FileSystem change tools keep
+the old state of the files they are about to change and record the new one (`LocalEngine.commit`);
+around `run_command`, `start_command` and `shell` this module takes a snapshot of the tree before
+the command and records what differs after it. Both go to the Rust store of the root
+(`_core.CheckpointStore`, state on disk under `.pydantic-ai-harness/checkpoints/`). The API
+(`list`, `diff`, `rewind`) and the opt-in `rewind` tool (`_rewind.py`) read and undo them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import AgentDepsT, RunContext, ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
+
+from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
+from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, CallRecorder
+from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState, job_directory_of, real_root
+
+if TYPE_CHECKING:
+    from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
+
+__all__ = ['CHECKPOINT_TOOL_NAMES', 'SHELL_TOOL_NAMES', 'Checkpoints']
+
+CHECKPOINT_TOOL_NAMES = ('rewind',)
+"""The opt-in model tools of `Checkpoints`."""
+
+SHELL_TOOL_NAMES = ('run_command', 'start_command', 'shell')
+"""The `Shell` tools that may change anything: snapshot before, record after."""
+
+_OPEN: weakref.WeakValueDictionary[tuple[str, tuple[str, ...], int, int], RootState] = weakref.WeakValueDictionary()
+"""The stores open in this process, by root and settings: two `Checkpoints` on one root share one store
+(its baseline is written back lazily, so two stores of one root would overwrite each other's)."""
+
+_OPENING = threading.Lock()
+
+_JOB_TOOLS = {'start_command': False, 'shell': True}
+"""The tools whose process may outlive the call, and whether its log is combined (the job's layout)."""
+
+
+@dataclass
+class Checkpoints(AbstractCapability[AgentDepsT]):
+    """Record a checkpoint before every tool call that changes a local workspace, and undo them.
+
+    Add it beside `FileSystem` and/or `Shell`: `Agent(capabilities=[FileSystem(...), Shell(),
+    LocalWorkspace(...), Checkpoints()])`. Each `write_file`, `edit_file`, `create_directory` and
+    `apply_patch` keeps the old state (bytes, mode, existence) of the files it changes; each
+    `run_command`, `start_command` and `shell` call compares the tree's metadata before and after
+    and keeps the old bytes of whatever changed. A background job's changes count against the call
+    that started it until it ends. Old bytes live content-addressed under
+    `<root>/.pydantic-ai-harness/checkpoints/`, so the checkpoints survive a restart.
+
+    Args:
+        tools: Opt-in model tools: `['rewind']` lets the model undo its own last steps.
+        exclude: Root-relative patterns not tracked (a trailing `/`: a directory and all beneath).
+        max_file_bytes: Files larger than this (bytes) are recorded by hash only; a rewind says it
+            cannot restore them.
+        budget_bytes: The store's size bound (bytes); the oldest checkpoints are pruned first.
+        root: The workspace root the API (`list`, `diff`, `rewind`) works on before any run used
+            the capability; by default the directory of the first run's local workspace, else the root of
+            the first `FileSystem` call it saw.
+
+    Raises:
+        ValueError: `tools` names an unknown tool.
+    """
+
+    tools: Sequence[str] = field(default_factory=list[str])
+    exclude: Sequence[str] = field(default_factory=lambda: ['.git/'])
+    max_file_bytes: int = 64 * 2**20
+    budget_bytes: int = 2**30
+    root: str | Path | None = None
+
+    _states: dict[str, RootState] = field(default_factory=dict[str, RootState], init=False, repr=False, compare=False)
+    _first_root: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if unknown := sorted(set(self.tools) - set(CHECKPOINT_TOOL_NAMES)):
+            raise ValueError(f'Unknown checkpoint tools: {", ".join(unknown)}. Available: rewind.')
+
+    # --- stores ------------------------------------------------------------------------------
+
+    def _open(self, root: str) -> RootState:
+        """The state of `root` (absolute, symlink-free), the store opened (or loaded) the first time."""
+        with _OPENING:  # one store per root, even when two worker threads open it at once
+            state = self._states.get(root)
+            if state is None:
+                key = (root, tuple(self.exclude), self.max_file_bytes, self.budget_bytes)
+                state = _OPEN.get(key)
+                if state is None:
+                    store = _core.CheckpointStore(
+                        root,
+                        exclude=list(self.exclude),
+                        max_file_bytes=self.max_file_bytes,
+                        budget_bytes=self.budget_bytes,
+                    )
+                    state = _OPEN[key] = RootState(root, store)
+                self._states[root] = state
+            if self._first_root is None:
+                self._first_root = root
+            return state
+
+    async def _state_for(self, root: str) -> RootState:
+        if root in self._states:
+            return self._open(root)
+        return await anyio.to_thread.run_sync(self._open, root)  # opening may recover a half-written state
+
+    def _api_root(self) -> str:
+        if self.root is not None:
+            return real_root(str(self.root))
+        if self._first_root is None:
+            raise UserError(
+                '`Checkpoints` has no workspace root yet: run the agent with a `FileSystem` or `Shell` first, '
+                'or pass `Checkpoints(root=...)`.'
+            )
+        return self._first_root
+
+    # --- the hooks ---------------------------------------------------------------------------
+
+    async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Take a local workspace's directory as the API's root when none is known yet."""
+        if self.root is None and self._first_root is None and not in_workflow_sandbox():
+            self._first_root = await _shell_root(ctx)
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[AgentDepsT],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        """Run the tool call with its recorder current; a shell command between two snapshots.
+
+        Not in Temporal workflow code, where no I/O may run and the tools run in activities this
+        recorder does not reach: a durable Temporal run is not checkpointed (see the README)."""
+        if in_workflow_sandbox():
+            return await handler(args)
+        await self._sweep_all()
+        recorder = CallRecorder(self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time())
+        root = await _shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
+        if root is not None:
+            return await self._command(ctx, recorder, await self._state_for(root), args, handler)
+        token = RECORDING.set(recorder)
+        try:
+            return await handler(args)
+        finally:
+            RECORDING.reset(token)
+
+    async def _command(
+        self,
+        ctx: RunContext[AgentDepsT],
+        recorder: CallRecorder,
+        state: RootState,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        """A shell command between a snapshot and its record, under the root's turn; a job it
+        leaves running stays open against its checkpoint."""
+        async with state.turn():
+            await state.sweep_jobs()
+            handle = await state.call('snapshot')
+            try:
+                return await handler(args)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    job = await self._started_job(ctx, recorder, state.root)
+                    listing = await state.record(handle, recorder)
+                    if listing is not None:
+                        recorder.recorded.append(listing)
+                    if job is not None:
+                        await state.open_job(job, listing)
+
+    async def _started_job(self, ctx: RunContext[AgentDepsT], recorder: CallRecorder, root: str) -> OpenJob | None:
+        """The background job `recorder`'s call left running, if any."""
+        combined = _JOB_TOOLS.get(recorder.tool_name)
+        if combined is None:
+            return None
+        directory = job_directory_of(root, recorder.run_id, recorder.tool_call_id)
+        if directory is None:
+            return None
+        job = OpenJob(
+            ctx.workspace,
+            directory,
+            combined,
+            recorder.run_id,
+            recorder.tool_call_id,
+            recorder.tool_name,
+            recorder.created_at,
+        )
+        return None if await job.finished() else job
+
+    async def _sweep_all(self) -> None:
+        """Count the open background jobs' changes against their checkpoints (each root in its turn)."""
+        for state in list(self._states.values()):
+            if state.jobs:
+                async with state.turn():
+                    await state.sweep_jobs()
+
+    # --- the API -----------------------------------------------------------------------------
+
+    def list(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """The checkpoints, oldest first (only `run_id`'s when given).
+
+        Each is `{'id': str, 'run_id': str | None, 'tool_call_id': str | None, 'tool_name': str,
+        'paths': list[str] (root-relative, sorted), 'created_at': float (epoch seconds),
+        'bytes_kept': int}`. A running background job's latest changes are counted at the next
+        tool call, `diff` or `rewind`.
+
+        Raises:
+            UserError: no root yet (see `root`).
+        """
+        return self._open(self._api_root()).store.list(run_id)
+
+    def pruned(self) -> list[str]:
+        """The ids of the checkpoints pruned to keep the store within `budget_bytes`, oldest first
+        (their old bytes are gone: a rewind to one of them is refused).
+
+        Raises:
+            UserError: no root yet (see `root`).
+        """
+        return self._open(self._api_root()).store.pruned()
+
+    async def diff(self, checkpoint_id: str) -> list[tuple[str, str]]:
+        """Per path that call changed: `(path, unified diff from before to after)`; a one-line note for
+        a binary, symlink, mode-only, too big, created or deleted file.
+
+        Raises:
+            UserError: no root yet. CheckpointError: unknown or pruned `checkpoint_id`.
+        """
+        state = await self._state_for(self._api_root())
+        await self._sweep_all()
+        return await state.call('diff', checkpoint_id)
+
+    async def rewind(self, to: str, paths: Sequence[str] | None = None, force: bool = False) -> dict[str, Any]:
+        """Put the workspace back as it was before checkpoint `to` (and every later one): file
+        contents, modes, deleted files and directories back, created ones removed (a directory the
+        agent made and left empty too), each file replaced atomically. `paths` (root-relative):
+        only those files. The rewound checkpoints are dropped.
+
+        Returns `{'restored': [...], 'deleted': [...], 'removed_dirs': [...], 'failed': [...],
+        'unrestorable': [...]}` (root-relative paths; `restored` includes recreated directories;
+        `failed`: could not be put back; `unrestorable`: kept by hash only or pruned, left as they are).
+
+        Raises:
+            UserError: no root yet.
+            CheckpointError: a file changed since the agent's last change of it, by someone else,
+                named in the message (pass `force=True` to overwrite it), or `to` is unknown; nothing
+                is changed then.
+        """
+        from pydantic_ai_harness_rs.checkpoints._rewind import rewind
+
+        state = await self._state_for(self._api_root())
+        await self._sweep_all()
+        result = await rewind(state, to, paths, force=force)
+        assert not isinstance(result, str)  # only a listener refuses, and outside a run there is none
+        return result
+
+    # --- the tool ----------------------------------------------------------------------------
+
+    def get_toolset(self) -> AbstractToolset[AgentDepsT] | None:
+        """The `rewind` tool, when `tools` names it."""
+        if 'rewind' not in self.tools:
+            return None
+        from pydantic_ai_harness_rs.checkpoints._rewind import rewind_toolset
+
+        return rewind_toolset(self)
+
+
+async def _shell_root(ctx: RunContext[Any]) -> str | None:
+    """The root a shell command runs in: a local workspace's working directory (`None` otherwise:
+    a command elsewhere is not covered)."""
+    from pydantic_ai_harness_rs._workspace import local_backend
+
+    workspace = getattr(ctx, 'workspace', None)
+    if workspace is None or not workspace.attached or local_backend(workspace) is None:
+        return None
+    return real_root(await workspace.working_dir())

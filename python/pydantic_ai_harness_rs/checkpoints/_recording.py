@@ -1,0 +1,56 @@
+"""The hook the change tools call: keep what a change is about to replace, record what it made.
+
+`Checkpoints.wrap_tool_execute` makes a `CallRecorder` current (a ContextVar) for each tool call.
+`LocalEngine.commit` / `commit_patch` (`filesystem/_engine.py`) run their commit inside
+`recorder.change(root, paths)`: the store keeps those paths' current state (`keep`), the commit
+runs, the store records the after-states as one checkpoint of the call (`record`), all under the
+root's turn (`_stores.RootState.turn`) so that nothing another checkpointed call does in between
+is counted against this one. Without `Checkpoints` the ContextVar is `None` and nothing happens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic_ai_harness_rs.checkpoints._stores import RootState
+
+
+@dataclass
+class CallRecorder:
+    """One tool call's checkpointing: who it is, and how to reach the store of a root."""
+
+    state_for: Callable[[str], Awaitable[RootState]]
+    """The (opened once) store state of a workspace root, by absolute, symlink-free path."""
+    run_id: str | None
+    tool_call_id: str | None
+    tool_name: str
+    created_at: float
+    recorded: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """The listings of the checkpoints this call appended."""
+
+    @asynccontextmanager
+    async def change(self, root: str, paths: Sequence[str]) -> AsyncIterator[None]:
+        """Keep `paths` (root-relative) before the body, record them after it, under the root's turn.
+
+        The body is the commit: whether it succeeds or fails, what changed is recorded (a failed
+        commit changed nothing, so nothing is appended).
+        """
+        state = await self.state_for(root)
+        async with state.turn():
+            await state.sweep_jobs()
+            handle = await state.call('keep', sorted(set(paths)))
+            try:
+                yield
+            finally:
+                listing = await state.record(handle, self)
+                if listing is not None:
+                    self.recorded.append(listing)
+
+
+RECORDING: ContextVar[CallRecorder | None] = ContextVar('pydantic_ai_harness_rs.checkpoints', default=None)
+"""The recorder of the tool call running now, set by `Checkpoints`; `None` without it."""

@@ -1,0 +1,176 @@
+"""One checkpoint store per workspace root, its turn, and the background jobs still writing to it.
+
+`RootState` wraps the core's `CheckpointStore` (`_core`, Rust: snapshots, content-addressed old
+bytes, rewind plans and commits) for one root. Every store call runs in a worker thread (the core
+releases the GIL), so the event loop never waits on a walk or a copy. Checkpointed calls on one
+root take turns (`turn`): a shell command's before/after walks then see only its own changes.
+
+A background job (`start_command`, or `shell` still running when the call returns) stays open:
+what changed while it ran is counted against the checkpoint of the call that started it
+(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list`/`diff`/`rewind`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import posixpath
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from pydantic_ai_harness_rs import _core
+
+if TYPE_CHECKING:
+    from pydantic_ai.workspaces import Workspace
+
+    from pydantic_ai_harness_rs.checkpoints._recording import CallRecorder
+
+
+@dataclass
+class OpenJob:
+    """A background job started by a checkpointed call, whose changes still count against it."""
+
+    workspace: Workspace
+    directory: str
+    """The job's directory (`.pydantic-ai-harness/shell/<id>`), where its status is published."""
+    combined: bool
+    run_id: str | None
+    tool_call_id: str | None
+    tool_name: str
+    created_at: float
+    checkpoint_id: str | None = None
+    """The checkpoint its changes go to; `None` until it changed something."""
+    handle: int | None = None
+    """While `checkpoint_id` is `None`: the snapshot the job's changes are looked for against (the
+    store leaves out what other calls recorded meanwhile), recorded as its checkpoint once it
+    changed something."""
+
+    async def finished(self) -> bool:
+        """Whether the job has exited (or its directory is gone: stopped and cleaned up)."""
+        from pydantic_ai_harness_rs.shell._jobs import attach
+
+        job = await attach(self.workspace, self.directory, combined=self.combined, local=True)
+        if job is None:
+            return True
+        running, _ = await job.status()
+        return not running
+
+
+_TURNS: anyio.lowlevel.RunVar[weakref.WeakKeyDictionary[RootState, anyio.Lock]] = anyio.lowlevel.RunVar(
+    'harness_checkpoint_turns'
+)
+
+
+class RootState:
+    """The store of one workspace root (absolute, symlink-free) and its open background jobs."""
+
+    def __init__(self, root: str, store: _core.CheckpointStore) -> None:
+        self.root = root
+        self.store = store
+        self.jobs: list[OpenJob] = []
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Hold this root's turn (one per event loop): checkpointed calls on it run one at a time."""
+        try:
+            turns = _TURNS.get()
+        except LookupError:
+            turns = weakref.WeakKeyDictionary()
+            _TURNS.set(turns)
+        lock = turns.get(self)
+        if lock is None:
+            lock = turns[self] = anyio.Lock()
+        async with lock:
+            yield
+
+    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """`store.<method>(*args, **kwargs)` in a worker thread.
+
+        Raises:
+            CheckpointError: the store's refusal (a model-safe message).
+        """
+        return await anyio.to_thread.run_sync(functools.partial(getattr(self.store, method), *args, **kwargs))
+
+    async def record(self, handle: int, recorder: CallRecorder) -> dict[str, Any] | None:
+        """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still recorded)."""
+        listing: dict[str, Any] | None = None
+        with anyio.CancelScope(shield=True):
+            listing = await self.call(
+                'record',
+                handle,
+                run_id=recorder.run_id,
+                tool_call_id=recorder.tool_call_id,
+                tool_name=recorder.tool_name,
+                created_at=recorder.created_at,
+            )
+        # A pending job's open snapshot needs nothing here: the store counts an entry only where it
+        # differs from the index too, and this record brought the index up to what this call did.
+        return listing
+
+    async def open_job(self, job: OpenJob, listing: dict[str, Any] | None) -> None:
+        """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,
+        then against a snapshot taken now, right after that call was recorded)."""
+        if listing is not None:
+            job.checkpoint_id = listing['id']
+        else:
+            job.handle = await self.call('snapshot')
+        self.jobs.append(job)
+
+    async def sweep_jobs(self) -> None:
+        """Count what the open jobs changed since the last look against their checkpoints; forget
+        those that have finished (checked before the walk, so all a finished job did is seen).
+        The caller holds the turn. With several jobs open, the oldest one gets the changes."""
+        if not self.jobs:
+            return
+        with anyio.CancelScope(shield=True):
+            for job in list(self.jobs):
+                finished = await job.finished()
+                if job.checkpoint_id is None:
+                    assert job.handle is not None
+                    listing = await self.call(
+                        'record',
+                        job.handle,
+                        run_id=job.run_id,
+                        tool_call_id=job.tool_call_id,
+                        tool_name=job.tool_name,
+                        created_at=job.created_at,
+                    )
+                    job.handle = None
+                    if listing is not None:
+                        job.checkpoint_id = listing['id']
+                    elif not finished:
+                        # Right after the record (a snapshot takes what differs from the index into
+                        # it, so taken before, it would hide the job's changes from that record).
+                        job.handle = await self.call('snapshot')
+                else:
+                    handle = await self.call('snapshot')
+                    try:
+                        if await self.call('extend', job.checkpoint_id, handle) is None:
+                            finished = True  # its checkpoint was rewound or pruned: nothing to count against
+                    finally:
+                        await self.call('release', handle)
+                if finished:
+                    self.jobs.remove(job)
+
+
+def job_directory_of(root: str, run_id: str | None, tool_call_id: str | None) -> str | None:
+    """Where the background job of the call `tool_call_id` of `run_id` keeps its files (`None`: no id)."""
+    from pydantic_ai_harness_rs.durable._commands import call_job_id
+    from pydantic_ai_harness_rs.shell._workspace import METADATA_DIR
+
+    job_id = call_job_id(run_id, tool_call_id)
+    if job_id is None:
+        return None
+    return posixpath.join(root, METADATA_DIR, 'shell', job_id)
+
+
+def real_root(path: str) -> str:
+    """`path` absolute and symlink-free: the key a root's store is kept under."""
+    return os.path.realpath(os.path.abspath(path))

@@ -1,0 +1,209 @@
+"""The Python API: `list` and `diff` values, conflicts with a person's changes, state on disk, jobs."""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai.exceptions import UserError
+from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
+from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability
+
+from tests.checkpoints.conftest import agent_tools, tree
+from tests.conftest import both_backends
+from tests.scripted import run_tools
+
+pytestmark = pytest.mark.anyio
+
+
+def write(path: str, content: str) -> tuple[str, dict[str, str]]:
+    return ('write_file', {'path': path, 'content': content})
+
+
+async def test_list_and_diff_give_exact_values(ws: Path) -> None:
+    (ws / 'a.txt').write_text('1\n2\n3\n')
+    cp = Checkpoints[None]()
+    started = time.time()
+    t = await run_tools(
+        agent_tools(ws, cp),
+        [
+            ('read_file', {'path': 'a.txt'}),
+            ('edit_file', {'path': 'a.txt', 'old_text': '2', 'new_text': 'two'}),
+            write('b.txt', 'new\n'),
+            ('run_command', {'command': 'rm a.txt'}),
+        ],
+    )
+    assert t.results[3] == '(no output)', t.results
+    listed = cp.list()
+    assert [{k: c[k] for k in ('tool_name', 'tool_call_id', 'paths')} for c in listed] == [
+        {'tool_name': 'edit_file', 'tool_call_id': 'call-2', 'paths': ['a.txt']},
+        {'tool_name': 'write_file', 'tool_call_id': 'call-3', 'paths': ['b.txt']},
+        {'tool_name': 'run_command', 'tool_call_id': 'call-4', 'paths': ['a.txt']},
+    ]
+    ids = [c['id'] for c in listed]
+    assert ids == sorted(ids) and len(set(ids)) == 3
+    assert all(started <= c['created_at'] <= time.time() for c in listed)
+    assert len({c['run_id'] for c in listed}) == 1 and listed[0]['run_id'] is not None
+    assert cp.list(run_id=listed[0]['run_id']) == listed
+    assert cp.list(run_id='another run') == []
+    assert all(isinstance(c['bytes_kept'], int) and c['bytes_kept'] >= 0 for c in listed)
+    [(path, diff)] = await cp.diff(ids[0])
+    assert (path, diff) == ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3')
+
+
+async def test_a_change_by_a_person_is_refused_without_force(ws: Path) -> None:
+    (ws / 'a.txt').write_text('mine\n')
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [('read_file', {'path': 'a.txt'}), write('a.txt', 'agent\n')])
+    [checkpoint] = cp.list()
+    (ws / 'a.txt').write_text('a person typed this\n')  # after the agent's change
+    with pytest.raises(CheckpointError, match='a.txt') as refused:
+        await cp.rewind(to=checkpoint['id'])
+    assert str(ws) not in str(refused.value)
+    assert (ws / 'a.txt').read_text() == 'a person typed this\n'
+    assert cp.list() == [checkpoint]
+    result = await cp.rewind(to=checkpoint['id'], force=True)
+    assert result['restored'] == ['a.txt']
+    assert (ws / 'a.txt').read_text() == 'mine\n'
+
+
+async def test_rewind_of_some_paths_only(ws: Path) -> None:
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo 1 > one; echo 2 > two'})])
+    [checkpoint] = cp.list()
+    result = await cp.rewind(to=checkpoint['id'], paths=['two'])
+    assert result['deleted'] == ['two']
+    assert tree(ws) == {'one': ('file', b'1\n', 0o644)}
+    [left] = cp.list()
+    assert left['paths'] == ['one']
+
+
+async def test_state_survives_a_new_checkpoints_object(ws: Path) -> None:
+    (ws / 'a.txt').write_text('first\n')
+    before = tree(ws)
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo second > a.txt; mkdir d; touch d/f'})])
+    listed = cp.list()
+    del cp
+    gc.collect()  # the store is closed: the next one loads it from disk
+    assert not [key for key in _capability._OPEN if key[0] == str(ws.resolve())]  # pyright: ignore[reportPrivateUsage]
+    again = Checkpoints[None](root=ws)
+    assert again.list() == listed
+    assert [p for p, _ in await again.diff(listed[0]['id'])] == ['a.txt', 'd', 'd/f']
+    await again.rewind(to=listed[0]['id'])
+    assert tree(ws) == before
+
+
+async def test_the_api_needs_a_root(ws: Path) -> None:
+    with pytest.raises(UserError, match=r'Checkpoints\(root=...\)'):
+        Checkpoints[None]().list()
+    assert Checkpoints[None](root=ws).list() == []
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [])  # a run on a local workspace that changed nothing
+    assert cp.list() == []
+    assert (ws / '.pydantic-ai-harness' / 'checkpoints').is_dir()
+
+
+async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path) -> None:
+    (ws / 'log.txt').write_text('start\n')
+    (ws / 'trigger').mkdir()  # excluded: the test's signals to the job are no change
+    before = tree(ws)
+    cp = Checkpoints[None](exclude=['.git/', 'trigger/'])
+    wait = 'while [ ! -e trigger/{0} ]; do sleep 0.01; done'
+    script = f'{wait.format(1)}; echo job >> log.txt; {wait.format(2)}; mkdir out; echo x > out/made'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
+    assert t.results[0].startswith('Started background command'), t.results
+    (ws / 'trigger' / '1').touch()
+    with anyio.fail_after(30):
+        while 'job' not in (ws / 'log.txt').read_text():
+            await anyio.sleep(0.01)
+    # A later call's start finds the job's first change: the job's checkpoint, dated when it started.
+    await run_tools(agent_tools(ws, cp), [write('mine.txt', 'tool\n')])
+    started, wrote = cp.list()
+    assert (started['tool_name'], started['tool_call_id'], started['paths']) == ('start_command', 'call-1', ['log.txt'])
+    assert (wrote['tool_name'], wrote['paths']) == ('write_file', ['mine.txt'])
+    assert started['created_at'] < wrote['created_at']
+    (ws / 'trigger' / '2').touch()
+    status = next((ws / '.pydantic-ai-harness' / 'shell').glob('*/status.json'))
+    with anyio.fail_after(30):
+        while json.loads(status.read_text())['exit_code'] is None:
+            await anyio.sleep(0.01)
+    await run_tools(agent_tools(ws, cp), [('read_file', {'path': 'log.txt'})])  # its later changes join it
+    assert [c['paths'] for c in cp.list()] == [['log.txt', 'out', 'out/made'], ['mine.txt']]
+    result = await cp.rewind(to=started['id'])
+    assert (result['restored'], result['deleted'], result['removed_dirs']) == (
+        ['log.txt'],
+        ['mine.txt', 'out/made'],
+        ['out'],
+    )
+    assert tree(ws) == {**before, 'trigger/1': ('file', b'', 0o644), 'trigger/2': ('file', b'', 0o644)}
+
+
+async def test_a_file_above_max_file_bytes_is_not_restorable(ws: Path) -> None:
+    (ws / 'big.bin').write_bytes(b'b' * 100)
+    (ws / 'small.txt').write_text('s\n')
+    cp = Checkpoints[None](max_file_bytes=50)
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo changed > big.bin; echo t > small.txt'})])
+    [checkpoint] = cp.list()
+    assert checkpoint['paths'] == ['big.bin', 'small.txt']
+    result = await cp.rewind(to=checkpoint['id'])
+    assert result['unrestorable'] == ['big.bin']
+    assert result['restored'] == ['small.txt']
+    assert (ws / 'big.bin').read_text() == 'changed\n'
+    assert (ws / 'small.txt').read_text() == 's\n'
+
+
+async def test_the_oldest_checkpoints_are_pruned_to_the_budget_and_said_so(ws: Path) -> None:
+    cp = Checkpoints[None](budget_bytes=3500)
+    # One file rewritten six times: each checkpoint keeps 1,000 old bytes (the first: none).
+    calls = [('run_command', {'command': f'head -c 1000 /dev/zero | tr "\\0" {c} > x'}) for c in 'abcdef']
+    await run_tools(agent_tools(ws, cp), calls)
+    listed = [c['id'] for c in cp.list()]
+    pruned = cp.pruned()
+    assert pruned and listed, (pruned, listed)
+    assert pruned == sorted(pruned) and max(pruned) < min(listed)
+    assert len(pruned) + len(listed) == 6
+    with pytest.raises(CheckpointError, match=f'{pruned[-1]}.*pruned'):
+        await cp.rewind(to=pruned[-1])
+    await cp.rewind(to=listed[0])
+    assert (ws / 'x').read_bytes() == {2: b'd', 3: b'c', 4: b'b'}[len(listed)] * 1000
+
+
+@both_backends
+async def test_the_api_works_under_asyncio_and_trio(ws: Path) -> None:
+    (ws / 'a.txt').write_text('old\n')
+    store = _core.CheckpointStore(str(ws))  # a checkpoint made by an earlier process
+    handle = store.snapshot()
+    (ws / 'a.txt').write_text('new\n')
+    listing = store.record(handle, run_id='r', tool_call_id='c', tool_name='run_command', created_at=1.0)
+    assert listing is not None
+    del store
+    cp = Checkpoints[None](root=ws)
+    assert [c['id'] for c in cp.list(run_id='r')] == [listing['id']]
+    assert await cp.diff(listing['id']) == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new')]
+    assert (await cp.rewind(to=listing['id']))['restored'] == ['a.txt']
+    assert (ws / 'a.txt').read_text() == 'old\n'
+
+
+async def test_a_background_shell_tool_job_counts_against_its_call(ws: Path) -> None:
+    cp = Checkpoints[None]()
+    script = 'while [ ! -e go ]; do sleep 0.01; done; echo done > made.txt'
+    caps = [FileSystem(root_dir=ws), LocalWorkspace(ws), Shell(tools=['shell']), cp]
+    t = await run_tools(caps, [('shell', {'command': script, 'mode': 'background'}), write('go', '')])
+    assert 'PID' in t.results[0], t.results
+    with anyio.fail_after(30):
+        while not (ws / 'made.txt').exists():
+            await anyio.sleep(0.01)
+        status = next((ws / '.pydantic-ai-harness' / 'shell').glob('*/status.json'))
+        while json.loads(status.read_text())['exit_code'] is None:
+            await anyio.sleep(0.01)
+    await run_tools(caps, [('read_file', {'path': 'go'})])
+    assert sorted((c['tool_name'], tuple(c['paths'])) for c in cp.list()) == [
+        ('shell', ('made.txt',)),
+        ('write_file', ('go',)),
+    ]

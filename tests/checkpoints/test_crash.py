@@ -1,0 +1,78 @@
+"""SIGKILL during a rewind: each file is left old or new, never torn, and the store opens again."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pydantic_ai_harness_rs import Checkpoints
+
+from tests.checkpoints.conftest import agent_tools
+from tests.scripted import run_tools
+
+pytestmark = pytest.mark.anyio
+
+FILES = 64
+SIZE = 1 << 20
+
+REWIND = """
+import anyio, sys
+from pydantic_ai_harness_rs import Checkpoints
+
+async def main() -> None:
+    await Checkpoints(root=sys.argv[1]).rewind(to=sys.argv[2])
+
+anyio.run(main)
+"""
+
+
+def content(i: int, fill: bytes) -> bytes:
+    return (b'%05d' % i + fill * SIZE)[:SIZE]
+
+
+async def test_a_killed_rewind_leaves_each_file_old_or_new(ws: Path) -> None:
+    for i in range(FILES):
+        (ws / f'f{i:03d}.bin').write_bytes(content(i, b'o'))
+    cp = Checkpoints[None]()
+    t = await run_tools(
+        agent_tools(ws, cp),
+        [
+            (
+                'run_command',
+                {
+                    'command': 'for f in f*.bin; do head -c 5 $f > t; head -c 1048571 /dev/zero | tr "\\\\0" n >> t; mv t $f; done'
+                },
+            )
+        ],
+    )
+    assert t.results == ['(no output)']
+    assert all((ws / f'f{i:03d}.bin').read_bytes() == content(i, b'n') for i in range(FILES))
+    [checkpoint] = cp.list()
+    del cp
+    gc.collect()  # this process's store is closed: the rewinding process is the store's only user
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(sys.path)}
+    process = subprocess.Popen([sys.executable, '-c', REWIND, str(ws), checkpoint['id']], env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if any((ws / f'f{i:03d}.bin').read_bytes()[5:6] == b'o' for i in range(FILES)):
+            break  # the rewind has begun restoring
+        time.sleep(0.001)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL  # killed, not finished
+    states = []
+    for i in range(FILES):
+        data = (ws / f'f{i:03d}.bin').read_bytes()
+        assert data in (content(i, b'o'), content(i, b'n')), f'f{i:03d}.bin is torn'
+        states.append(data == content(i, b'o'))
+    assert sorted(p.name for p in ws.iterdir() if not p.name.startswith('.')) == [f'f{i:03d}.bin' for i in range(FILES)]
+    # The store opens again; a rewind with force finishes the job.
+    again = Checkpoints[None](root=ws)
+    if again.list():
+        await again.rewind(to=again.list()[0]['id'], force=True)
+    assert all((ws / f'f{i:03d}.bin').read_bytes() == content(i, b'o') for i in range(FILES))
