@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai_harness_rs import Checkpoints
+from pydantic_ai.capabilities import LocalWorkspace
+from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
 
 from tests.checkpoints.conftest import agent_tools, tree
 from tests.scripted import run_tools
@@ -148,3 +149,32 @@ async def test_concurrent_calls_each_get_their_own_changes(ws: Path) -> None:
         ('call-1-1', ('by_tool.txt',)),
         ('call-1-2', ('by_other_command.txt',)),
     ]
+
+
+async def test_what_a_session_does_while_a_session_tool_waits_is_undone(ws: Path) -> None:
+    """`Shell(interactive=True)`: a line typed into a shell session is checkpointed as its `write_stdin` call."""
+    (ws / 'keep.txt').write_text('old\n')
+    before = tree(ws)
+    cp = Checkpoints[None]()
+    capabilities = [
+        FileSystem(root_dir=ws, tools=['read_file']),
+        LocalWorkspace(ws),
+        Shell(denied_commands=[], interactive=True),
+        cp,
+    ]
+    t = await run_tools(
+        capabilities,
+        [
+            ('start_session', {'command': 'sh'}),
+            ('write_stdin', {'id': '1', 'text': 'echo new > keep.txt; mkdir made; echo x > made/f; echo done\n'}),
+            ('read_session', {'id': '1', 'wait_for': 'done'}),
+            ('stop_session', {'id': '1'}),
+        ],
+    )
+    assert t.results[0].startswith('Session 1 started'), t.results
+    assert (ws / 'keep.txt').read_text() == 'new\n'
+    changed = [c for c in cp.list() if c['paths']]
+    assert {c['tool_name'] for c in changed} <= {'write_stdin', 'read_session'}
+    assert sorted(p for c in changed for p in c['paths']) == ['keep.txt', 'made', 'made/f']
+    await cp.rewind(to=changed[0]['id'])
+    assert tree(ws) == before

@@ -39,8 +39,18 @@ __all__ = ['CHECKPOINT_TOOL_NAMES', 'SHELL_TOOL_NAMES', 'Checkpoints']
 CHECKPOINT_TOOL_NAMES = ('rewind',)
 """The opt-in model tools of `Checkpoints`."""
 
-SHELL_TOOL_NAMES = ('run_command', 'start_command', 'shell')
-"""The `Shell` tools that may change anything: snapshot before, record after."""
+SHELL_TOOL_NAMES = (
+    'run_command',
+    'start_command',
+    'shell',
+    'start_session',
+    'write_stdin',
+    'read_session',
+    'stop_session',
+)
+"""The `Shell` tools that may change anything: snapshot before, record after. The session tools of
+`Shell(interactive=True)` let the session's program run (and act on what is typed) while they wait,
+so what it changes during such a call counts against that call."""
 
 _OPEN: weakref.WeakValueDictionary[tuple[str, tuple[str, ...], int, int], RootState] = weakref.WeakValueDictionary()
 """The stores open in this process, by root and settings: two `Checkpoints` on one root share one store
