@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pydantic_ai_harness_rs
 import pytest
 from pydantic_ai_harness_rs import Checkpoints
 
@@ -56,8 +57,10 @@ async def test_a_killed_rewind_leaves_each_file_old_or_new(ws: Path) -> None:
     [checkpoint] = cp.list()
     del cp
     gc.collect()  # this process's store is closed: the rewinding process is the store's only user
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(sys.path)}
-    process = subprocess.Popen([sys.executable, '-c', REWIND, str(ws), checkpoint['id']], env=env)
+    # The package this test imports, and nothing of `tests/` (its `typing/` folder would shadow the module).
+    package_dir = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([package_dir, os.environ.get('PYTHONPATH', '')])}
+    process = subprocess.Popen([sys.executable, '-c', REWIND, str(ws), checkpoint['id']], env=env, cwd=ws)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
         if any((ws / f'f{i:03d}.bin').read_bytes()[5:6] == b'o' for i in range(FILES)):
