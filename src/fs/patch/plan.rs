@@ -4,6 +4,7 @@
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::cancel::CancelFlag;
@@ -64,13 +65,25 @@ impl FileSystem {
     fn load_for_patch(&self, beneath: Option<&Beneath>, path: &str) -> Result<Loaded> {
         let resolved = self.safe_resolve(path, true, true)?;
         let event_path = resolved.event_str();
+        // The path as named, its last component not followed: a symbolic link is not its target.
+        let raw = crate::fs::text::names::raw_bytes(path);
+        let named = self
+            .root
+            .cwd()
+            .join(std::ffi::OsStr::from_bytes(&raw));
+        let link = std::fs::symlink_metadata(&named)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| resolved.rel_str());
         let Some(beneath) = beneath else {
             return Ok(Loaded {
                 rel: resolved.rel,
                 event_path,
                 bytes: None,
+                id: None,
+                link,
             });
         };
+        let mut id = None;
         let bytes = match beneath.open(&resolved.rel, READ_FLAGS, 0) {
             Ok(fd) => {
                 let st = fstat(fd.as_raw_fd())
@@ -93,6 +106,7 @@ impl FileSystem {
                         ),
                     ));
                 }
+                id = Some((st.st_dev as u64, st.st_ino as u64));
                 let mut raw = Vec::with_capacity(st.st_size as usize);
                 std::fs::File::from(fd)
                     .read_to_end(&mut raw)
@@ -106,6 +120,8 @@ impl FileSystem {
             rel: resolved.rel,
             event_path,
             bytes,
+            id,
+            link,
         })
     }
 
