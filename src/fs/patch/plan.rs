@@ -195,7 +195,7 @@ impl FileSystem {
                         let mut raw = Vec::new();
                         std::fs::File::from(fd)
                             .read_to_end(&mut raw)
-                            .map_err(|e| self.root.os_error(&e, Some(&f.rel)))?;
+                            .map_err(|e| self.commit_failure(plan, &e))?;
                         Some(raw)
                     }
                     Err(e)
@@ -203,14 +203,18 @@ impl FileSystem {
                     {
                         None
                     }
-                    Err(e) => return Err(self.root.open_error(&e, &f.path, &f.rel)),
+                    Err(e) => return Err(self.commit_failure(plan, &e)),
                 };
                 if now != f.old {
                     let hash = |b: &Option<Vec<u8>>| match b {
                         Some(b) => disk_hash(b, self.limits.contract),
                         None => crate::fs::change::write::ABSENT_HASH.to_string(),
                     };
-                    return Err(conflict(&f.path, &hash(&f.old), &hash(&now)));
+                    let c = conflict(&f.path, &hash(&f.old), &hash(&now));
+                    return Err(Error::new(
+                        c.kind,
+                        format!("{} {}: {} No changes were written.", operation(f), py_repr(&f.path), c.message),
+                    ));
                 }
             }
             Ok(())
@@ -230,7 +234,7 @@ impl FileSystem {
                  written. Retry."
                     .to_string(),
             ),
-            _ => self.root.os_error(&e, None),
+            _ => self.commit_failure(plan, &e),
         }
         })?;
         Ok(plan.result_text(self.limits.content_hashes))
@@ -269,14 +273,85 @@ impl FileSystem {
         }
         verify()?;
         let (dir, name) = replace::parent_of(beneath, &file.rel)
-            .map_err(|e| self.root.open_error(&e, &file.path, &file.rel))?;
+            .map_err(|e| self.commit_failure(plan, &e))?;
         let replaced = replace::replace(&dir, name, &st, new, || true)
-            .map_err(|e| self.root.os_error(&e, Some(&file.rel)))?;
+            .map_err(|e| self.commit_failure(plan, &e))?;
         match replaced {
             Replaced::Done => Ok(Some(plan.result_text(self.limits.content_hashes))),
             Replaced::InPlace => Ok(None),
             Replaced::Swapped | Replaced::Refused => Err(replaced_while_written(&file.path)),
         }
+    }
+}
+
+/// The patch operation that makes `f`'s change, as its result line would: `Add File`,
+/// `Delete File`, `Update File` (a move's destination: `Move to`).
+fn operation(f: &crate::fs::patch::FileChange) -> &'static str {
+    match (&f.moved_from, &f.old, &f.new) {
+        (Some(_), _, _) => "Move to",
+        (None, None, _) => "Add File",
+        (None, _, None) => "Delete File",
+        _ => "Update File",
+    }
+}
+
+impl FileSystem {
+    /// An OS error while committing `plan` (a path changed since the plan: a file where a
+    /// directory must go, a directory where a file is, a file gone, a permission taken away, a
+    /// link made): a retry naming the operation and the file whose path no longer is as planned
+    /// (the first found, in plan order), what the OS said, and what to do. The commit has written
+    /// nothing, or rolled back what it wrote, when this is returned.
+    fn commit_failure(&self, plan: &PatchPlan, err: &std::io::Error) -> Error {
+        let errno = err.raw_os_error().unwrap_or(libc::EIO);
+        let what = crate::fs::root::path::strerror(errno);
+        let culprit = self.root.open_root_if_exists().ok().flatten().and_then(|b| {
+            plan.files.iter().find(|f| !self.still_as_planned(&b, f))
+        });
+        let message = match culprit {
+            Some(f) => format!(
+                "{} {}: the path changed since the patch was planned ({what}), so the patch could not be \
+                 written. Check it (list_files, read_file) and send the patch again. No changes were written.",
+                operation(f),
+                py_repr(&f.path)
+            ),
+            None => format!(
+                "A path of this patch changed since the patch was planned ({what}), so the patch could not \
+                 be written. Check its files (list_files, read_file) and send the patch again. No changes \
+                 were written."
+            ),
+        };
+        Error::new(ErrorKind::Conflict, message)
+    }
+
+    /// Whether `f`'s path is still what the plan found: its bytes for a file it changes or
+    /// removes, nothing (and only directories above) for one it creates.
+    fn still_as_planned(&self, beneath: &Beneath, f: &crate::fs::patch::FileChange) -> bool {
+        let now = match beneath.open(&f.rel, READ_FLAGS, 0) {
+            Ok(fd) => {
+                if fstat(fd.as_raw_fd()).map_or(true, |st| !is_reg(st.st_mode)) {
+                    return false;
+                }
+                let mut raw = Vec::new();
+                if std::fs::File::from(fd).read_to_end(&mut raw).is_err() {
+                    return false;
+                }
+                Some(raw)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
+            Err(_) => return false,
+        };
+        if now != f.old {
+            return false;
+        }
+        let mut ancestor = f.rel.parent();
+        while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
+            match beneath.open(a, STAT_FLAGS, 0) {
+                Ok(fd) => return fstat(fd.as_raw_fd()).is_ok_and(|st| is_dir(st.st_mode)),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => ancestor = a.parent(),
+                Err(_) => return false,
+            }
+        }
+        true
     }
 }
 
