@@ -637,8 +637,8 @@ async def test_a_file_changed_while_the_listeners_are_asked_stops_the_whole_patc
         listeners=[(FileChangeRequestEvent, meddle)],
     )
     assert t.results == [
-        RETRY + f"Conflict: file 'README.md' has changed (expected hash:{H_DEMO}, got "
-        f'hash:{H_CHANGED}). Re-read the file and retry.'
+        RETRY + f"Update File 'README.md': Conflict: file 'README.md' has changed (expected hash:{H_DEMO}, got "
+        f'hash:{H_CHANGED}). Re-read the file and retry. No changes were written.'
     ]
     assert (root / 'README.md').read_text() == '# Changed meanwhile\n'
     assert (root / 'src' / 'app.py').read_text().startswith('import os\n')

@@ -160,7 +160,10 @@ async def test_a_directory_swapped_for_a_link_out_of_the_root_after_the_plan_wri
         patch('*** Add File: new/first.txt', '+x', '*** Update File: lib/only.txt', '-x', '+pwned'),
         listeners=[(FileChangeRequestEvent, swap)],
     )
-    assert result == RETRY + "Path 'lib/only.txt' resolves outside the root directory."
+    assert result == RETRY + (
+        "Update File 'lib/only.txt': the path changed since the patch was planned: Path 'lib/only.txt' resolves "
+        'outside the root directory. No changes were written.'
+    )
     assert (outside / 'only.txt').read_text() == 'x\n'
     assert (root.parent / 'lib-moved' / 'only.txt').read_text() == 'x\n'
     assert not (root / 'new').exists()

@@ -354,38 +354,37 @@ pub fn plan_ops(
 ) -> Result<PatchPlan> {
     let mut tree: BTreeMap<PathBuf, Entry> = BTreeMap::new();
     let mut met = 0usize;
-    let mut key = |path: &str,
-                   tree: &mut BTreeMap<PathBuf, Entry>|
-     -> Result<(PathBuf, Option<String>)> {
-        let loaded = load(path)?;
-        if !tree.contains_key(&loaded.rel) {
-            met += 1;
-            // A hard link of a file met before holds what that name holds now.
-            let linked = loaded.id.and_then(|id| {
-                tree.values()
-                    .find(|e| e.id == Some(id))
-                    .map(|e| e.current.clone())
-            });
-            let pristine = loaded.bytes.is_some() && linked.is_none();
-            let current = linked.unwrap_or_else(|| loaded.bytes.clone());
-            tree.insert(
-                loaded.rel.clone(),
-                Entry {
-                    path: path.to_string(),
-                    event_path: loaded.event_path,
-                    origin: loaded.bytes.is_some().then(|| loaded.rel.clone()),
-                    pristine,
-                    current,
-                    id: loaded.bytes.is_some().then_some(loaded.id).flatten(),
-                    original: loaded.bytes,
-                    first: met,
-                    notes: Vec::new(),
-                    changed: None,
-                },
-            );
-        }
-        Ok((loaded.rel, loaded.link))
-    };
+    let mut key =
+        |path: &str, tree: &mut BTreeMap<PathBuf, Entry>| -> Result<(PathBuf, Option<String>)> {
+            let loaded = load(path)?;
+            if !tree.contains_key(&loaded.rel) {
+                met += 1;
+                // A hard link of a file met before holds what that name holds now.
+                let linked = loaded.id.and_then(|id| {
+                    tree.values()
+                        .find(|e| e.id == Some(id))
+                        .map(|e| e.current.clone())
+                });
+                let pristine = loaded.bytes.is_some() && linked.is_none();
+                let current = linked.unwrap_or_else(|| loaded.bytes.clone());
+                tree.insert(
+                    loaded.rel.clone(),
+                    Entry {
+                        path: path.to_string(),
+                        event_path: loaded.event_path,
+                        origin: loaded.bytes.is_some().then(|| loaded.rel.clone()),
+                        pristine,
+                        current,
+                        id: loaded.bytes.is_some().then_some(loaded.id).flatten(),
+                        original: loaded.bytes,
+                        first: met,
+                        notes: Vec::new(),
+                        changed: None,
+                    },
+                );
+            }
+            Ok((loaded.rel, loaded.link))
+        };
     for op in ops {
         match op {
             Op::Add { path, lines, line } => {

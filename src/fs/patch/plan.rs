@@ -67,10 +67,7 @@ impl FileSystem {
         let event_path = resolved.event_str();
         // The path as named, its last component not followed: a symbolic link is not its target.
         let raw = crate::fs::text::names::raw_bytes(path);
-        let named = self
-            .root
-            .cwd()
-            .join(std::ffi::OsStr::from_bytes(&raw));
+        let named = self.root.cwd().join(std::ffi::OsStr::from_bytes(&raw));
         let link = std::fs::symlink_metadata(&named)
             .is_ok_and(|m| m.file_type().is_symlink())
             .then(|| resolved.rel_str());
@@ -179,7 +176,17 @@ impl FileSystem {
         // the root, or to another file, says so (as `write_file`'s commit does).
         let resolved_again = || -> Result<()> {
             for f in &plan.files {
-                let again = self.safe_resolve(&f.path, true, true)?;
+                let again = self.safe_resolve(&f.path, true, true).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "{} {}: the path changed since the patch was planned: {} No changes were written.",
+                            operation(f),
+                            py_repr(&f.path),
+                            e.message
+                        ),
+                    )
+                })?;
                 if again.rel != f.rel {
                     return Err(replaced(&f.path));
                 }
@@ -213,7 +220,12 @@ impl FileSystem {
                     let c = conflict(&f.path, &hash(&f.old), &hash(&now));
                     return Err(Error::new(
                         c.kind,
-                        format!("{} {}: {} No changes were written.", operation(f), py_repr(&f.path), c.message),
+                        format!(
+                            "{} {}: {} No changes were written.",
+                            operation(f),
+                            py_repr(&f.path),
+                            c.message
+                        ),
                     ));
                 }
             }
@@ -272,8 +284,8 @@ impl FileSystem {
             return Ok(None);
         }
         verify()?;
-        let (dir, name) = replace::parent_of(beneath, &file.rel)
-            .map_err(|e| self.commit_failure(plan, &e))?;
+        let (dir, name) =
+            replace::parent_of(beneath, &file.rel).map_err(|e| self.commit_failure(plan, &e))?;
         let replaced = replace::replace(&dir, name, &st, new, || true)
             .map_err(|e| self.commit_failure(plan, &e))?;
         match replaced {
@@ -304,9 +316,12 @@ impl FileSystem {
     fn commit_failure(&self, plan: &PatchPlan, err: &std::io::Error) -> Error {
         let errno = err.raw_os_error().unwrap_or(libc::EIO);
         let what = crate::fs::root::path::strerror(errno);
-        let culprit = self.root.open_root_if_exists().ok().flatten().and_then(|b| {
-            plan.files.iter().find(|f| !self.still_as_planned(&b, f))
-        });
+        let culprit = self
+            .root
+            .open_root_if_exists()
+            .ok()
+            .flatten()
+            .and_then(|b| plan.files.iter().find(|f| !self.still_as_planned(&b, f)));
         let message = match culprit {
             Some(f) => format!(
                 "{} {}: the path changed since the patch was planned ({what}), so the patch could not be \
