@@ -112,27 +112,27 @@ WHY = 'so the patch could not be written. Check it (list_files, read_file) and s
     [
         (
             _blocker,
-            f"Add File 'n/n.txt': the path changed since the patch was planned (File exists), {WHY}",
+            f"Add File 'n/n.txt' (patch line 7): the path changed since the patch was planned (File exists), {WHY}",
             {'n': b'blocker'},
         ),
         (
             _dir_at_target,
-            f"Add File 'n/n.txt': the path changed since the patch was planned (Is a directory), {WHY}",
+            f"Add File 'n/n.txt' (patch line 7): the path changed since the patch was planned (Is a directory), {WHY}",
             {'n': None, 'n/n.txt': None},
         ),
         (
             _deleted,
-            f"Delete File 'b.txt': the path changed since the patch was planned (No such file or directory), {WHY}",
+            f"Delete File 'b.txt' (patch line 6): the path changed since the patch was planned (No such file or directory), {WHY}",
             {'b.txt': 'gone'},
         ),
         (
             _made_a_dir,
-            f"Update File 'c.txt': the path changed since the patch was planned (Is a directory), {WHY}",
+            f"Update File 'c.txt' (patch line 9): the path changed since the patch was planned (Is a directory), {WHY}",
             {'c.txt': None},
         ),
         (
             _a_loop,
-            "Update File 'c.txt': the path changed since the patch was planned: Path 'c.txt' resolves through a symlink "
+            "Update File 'c.txt' (patch line 9): the path changed since the patch was planned: Path 'c.txt' resolves through a symlink "
             'loop. No changes were written.',
             {'c.txt': 'loop'},
         ),

@@ -63,6 +63,10 @@ pub struct FileChange {
     pub notes: String,
     /// With `show_changes`: the changed regions shown after its result line ([`shown::render`]).
     pub shown: String,
+    /// The last operation of the patch that named it, as its messages start
+    /// (`Add File 'n/x.txt' (patch line 7)`, a move's destination `Update File 'a' (patch line
+    /// 2): Move to 'b'`).
+    pub at: String,
 }
 
 impl FileChange {
@@ -229,6 +233,26 @@ struct Entry {
     /// The file's identity while this name still holds the file it named before the patch
     /// (cleared by an add, a delete or a move): names sharing it are hard links of one file.
     id: Option<(u64, u64)>,
+    /// The last operation that named it, as its messages start: `Update File 'p' (patch line 5)`.
+    at: String,
+}
+
+/// `error` as a message of the operation `at` (`Update File 'p' (patch line 5): ...`), ending
+/// `No changes were written.`; an OS error or a cancellation is left as it is.
+pub fn within(at: &str, error: Error) -> Error {
+    if matches!(error.kind, ErrorKind::Io(_) | ErrorKind::Cancelled)
+        || error.message.starts_with(at)
+    {
+        return error;
+    }
+    let message = error
+        .message
+        .strip_suffix(" No changes were written.")
+        .unwrap_or(&error.message);
+    Error::new(
+        error.kind,
+        format!("{at}: {message} No changes were written."),
+    )
 }
 
 /// `Delete File` or `Move to` of a path that is a symbolic link: refused (a link is not the
@@ -354,41 +378,46 @@ pub fn plan_ops(
 ) -> Result<PatchPlan> {
     let mut tree: BTreeMap<PathBuf, Entry> = BTreeMap::new();
     let mut met = 0usize;
-    let mut key =
-        |path: &str, tree: &mut BTreeMap<PathBuf, Entry>| -> Result<(PathBuf, Option<String>)> {
-            let loaded = load(path)?;
-            if !tree.contains_key(&loaded.rel) {
-                met += 1;
-                // A hard link of a file met before holds what that name holds now.
-                let linked = loaded.id.and_then(|id| {
-                    tree.values()
-                        .find(|e| e.id == Some(id))
-                        .map(|e| e.current.clone())
-                });
-                let pristine = loaded.bytes.is_some() && linked.is_none();
-                let current = linked.unwrap_or_else(|| loaded.bytes.clone());
-                tree.insert(
-                    loaded.rel.clone(),
-                    Entry {
-                        path: path.to_string(),
-                        event_path: loaded.event_path,
-                        origin: loaded.bytes.is_some().then(|| loaded.rel.clone()),
-                        pristine,
-                        current,
-                        id: loaded.bytes.is_some().then_some(loaded.id).flatten(),
-                        original: loaded.bytes,
-                        first: met,
-                        notes: Vec::new(),
-                        changed: None,
-                    },
-                );
-            }
-            Ok((loaded.rel, loaded.link))
-        };
+    let mut key = |path: &str,
+                   at: &str,
+                   tree: &mut BTreeMap<PathBuf, Entry>|
+     -> Result<(PathBuf, Option<String>)> {
+        let loaded = load(path).map_err(|e| within(at, e))?;
+        if !tree.contains_key(&loaded.rel) {
+            met += 1;
+            // A hard link of a file met before holds what that name holds now.
+            let linked = loaded.id.and_then(|id| {
+                tree.values()
+                    .find(|e| e.id == Some(id))
+                    .map(|e| e.current.clone())
+            });
+            let pristine = loaded.bytes.is_some() && linked.is_none();
+            let current = linked.unwrap_or_else(|| loaded.bytes.clone());
+            tree.insert(
+                loaded.rel.clone(),
+                Entry {
+                    path: path.to_string(),
+                    event_path: loaded.event_path,
+                    origin: loaded.bytes.is_some().then(|| loaded.rel.clone()),
+                    pristine,
+                    current,
+                    id: loaded.bytes.is_some().then_some(loaded.id).flatten(),
+                    original: loaded.bytes,
+                    first: met,
+                    notes: Vec::new(),
+                    changed: None,
+                    at: at.to_string(),
+                },
+            );
+        }
+        tree.get_mut(&loaded.rel).expect("loaded").at = at.to_string();
+        Ok((loaded.rel, loaded.link))
+    };
     for op in ops {
         match op {
             Op::Add { path, lines, line } => {
-                let (k, _) = key(path, &mut tree)?;
+                let at = format!("Add File {} (patch line {line})", py_repr(path));
+                let (k, _) = key(path, &at, &mut tree)?;
                 let e = tree.get_mut(&k).expect("loaded");
                 if e.current.is_some() {
                     return Err(refusal(
@@ -410,7 +439,8 @@ pub fn plan_ops(
                 e.notes.clear();
             }
             Op::Delete { path, line } => {
-                let (k, link) = key(path, &mut tree)?;
+                let at = format!("Delete File {} (patch line {line})", py_repr(path));
+                let (k, link) = key(path, &at, &mut tree)?;
                 if let Some(target) = link {
                     return Err(link_refusal("Delete File", path, *line, &target));
                 }
@@ -435,7 +465,8 @@ pub fn plan_ops(
                 hunks: hs,
                 line,
             } => {
-                let (k, link) = key(path, &mut tree)?;
+                let at = format!("Update File {} (patch line {line})", py_repr(path));
+                let (k, link) = key(path, &at, &mut tree)?;
                 if let (Some(target), Some(_)) = (&link, move_to) {
                     return Err(link_refusal("Update File", path, *line, target));
                 }
@@ -469,7 +500,8 @@ pub fn plan_ops(
                         share_with_links(&mut tree, &k, id);
                     }
                     Some(dest) => {
-                        let (d, _) = key(dest, &mut tree)?;
+                        let (d, _) =
+                            key(dest, &format!("{at}: Move to {}", py_repr(dest)), &mut tree)?;
                         if d == k {
                             tree.get_mut(&k).expect("loaded").current = Some(new);
                             share_with_links(&mut tree, &k, id);
@@ -586,6 +618,7 @@ pub fn plan_ops(
                 truncated,
                 notes,
                 shown: String::new(),
+                at: e.at,
             },
             changed,
             before,
@@ -673,7 +706,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.message,
-            "'d' is a directory, not a file. No changes were written."
+            "Delete File 'd' (patch line 2): 'd' is a directory, not a file. No changes were written."
         );
     }
 }

@@ -57,7 +57,8 @@ impl FileSystem {
             self.load_for_patch(beneath.as_ref(), path)
         })?;
         for f in plan.files.iter().filter(|f| f.old.is_none()) {
-            self.check_new_file(beneath.as_ref(), &f.path, &f.rel)?;
+            self.check_new_file(beneath.as_ref(), &f.path, &f.rel)
+                .map_err(|e| crate::fs::patch::within(&f.at, e))?;
         }
         Ok(plan)
     }
@@ -180,10 +181,8 @@ impl FileSystem {
                     Error::new(
                         ErrorKind::Conflict,
                         format!(
-                            "{} {}: the path changed since the patch was planned: {} No changes were written.",
-                            operation(f),
-                            py_repr(&f.path),
-                            e.message
+                            "{}: the path changed since the patch was planned: {} No changes were written.",
+                            f.at, e.message
                         ),
                     )
                 })?;
@@ -220,12 +219,7 @@ impl FileSystem {
                     let c = conflict(&f.path, &hash(&f.old), &hash(&now));
                     return Err(Error::new(
                         c.kind,
-                        format!(
-                            "{} {}: {} No changes were written.",
-                            operation(f),
-                            py_repr(&f.path),
-                            c.message
-                        ),
+                        format!("{}: {} No changes were written.", f.at, c.message),
                     ));
                 }
             }
@@ -296,17 +290,6 @@ impl FileSystem {
     }
 }
 
-/// The patch operation that makes `f`'s change, as its result line would: `Add File`,
-/// `Delete File`, `Update File` (a move's destination: `Move to`).
-fn operation(f: &crate::fs::patch::FileChange) -> &'static str {
-    match (&f.moved_from, &f.old, &f.new) {
-        (Some(_), _, _) => "Move to",
-        (None, None, _) => "Add File",
-        (None, _, None) => "Delete File",
-        _ => "Update File",
-    }
-}
-
 impl FileSystem {
     /// An OS error while committing `plan` (a path changed since the plan: a file where a
     /// directory must go, a directory where a file is, a file gone, a permission taken away, a
@@ -324,10 +307,9 @@ impl FileSystem {
             .and_then(|b| plan.files.iter().find(|f| !self.still_as_planned(&b, f)));
         let message = match culprit {
             Some(f) => format!(
-                "{} {}: the path changed since the patch was planned ({what}), so the patch could not be \
+                "{}: the path changed since the patch was planned ({what}), so the patch could not be \
                  written. Check it (list_files, read_file) and send the patch again. No changes were written.",
-                operation(f),
-                py_repr(&f.path)
+                f.at
             ),
             None => format!(
                 "A path of this patch changed since the patch was planned ({what}), so the patch could not \
@@ -481,7 +463,7 @@ mod tests {
         for (patch, want) in [
             ("*** Begin Patch\n*** Add File: a\n+z\n*** End Patch", "Add File 'a' (patch line 2): the file already exists. Use Update File to change it, or Delete File before Add File to replace it. No changes were written."),
             ("*** Begin Patch\n*** Delete File: zz\n*** End Patch", "Delete File 'zz' (patch line 2): File not found: zz. No changes were written."),
-            ("*** Begin Patch\n*** Update File: ../x\n-a\n+b\n*** End Patch", "Path '../x' resolves outside the root directory."),
+            ("*** Begin Patch\n*** Update File: ../x\n-a\n+b\n*** End Patch", "Update File '../x' (patch line 2): Path '../x' resolves outside the root directory. No changes were written."),
             ("*** Begin Patch\n*** Update File: a\n-one\n+one\n*** End Patch", "The patch leaves every file exactly as it is. No changes were written."),
         ] {
             assert_eq!(run(d.path(), patch).unwrap_err(), want);
