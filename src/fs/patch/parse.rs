@@ -18,6 +18,7 @@
 //! a plain rename. Source: the format of openai/codex `apply-patch` (our own reading of it).
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::text::py_repr;
 
 /// One line of a hunk, without its `' '`, `'-'` or `'+'` prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +101,7 @@ fn invalid(message: String) -> Error {
     )
 }
 
-/// A path from a header: trimmed, non-empty, without NUL.
+/// A path from a header: trimmed, non-empty, without NUL, relative, not ending in `/`.
 fn header_path(rest: &str, n: usize, what: &str) -> Result<String> {
     let p = rest.trim();
     if p.is_empty() {
@@ -109,6 +110,18 @@ fn header_path(rest: &str, n: usize, what: &str) -> Result<String> {
     if p.contains('\0') {
         return Err(invalid(format!(
             "line {n}: the path of {what} holds a NUL character (\\0); a path may not contain NUL."
+        )));
+    }
+    if p.starts_with('/') {
+        return Err(invalid(format!(
+            "line {n}: the path of {what} {} is absolute; use a path relative to the root directory.",
+            py_repr(p)
+        )));
+    }
+    if p.ends_with('/') {
+        return Err(invalid(format!(
+            "line {n}: the path of {what} {} ends with '/'; name a file, not a directory.",
+            py_repr(p)
         )));
     }
     Ok(p.to_string())
@@ -470,6 +483,8 @@ mod tests {
             ("*** Begin Patch\n*** Delete File:   \n*** End Patch", "Invalid patch: line 2: Delete File names no path. No changes were written."),
             ("*** Begin Patch\n*** Add File: x\0y\n+a\n*** End Patch", "Invalid patch: line 2: the path of Add File holds a NUL character (\\0); a path may not contain NUL. No changes were written."),
             ("*** Begin Patch\n*** Update File: a\n*** Move to: b\0\n*** End Patch", "Invalid patch: line 3: the path of Move to holds a NUL character (\\0); a path may not contain NUL. No changes were written."),
+            ("*** Begin Patch\n*** Update File: /r/a.txt\n-a\n+b\n*** End Patch", "Invalid patch: line 2: the path of Update File '/r/a.txt' is absolute; use a path relative to the root directory. No changes were written."),
+            ("*** Begin Patch\n*** Add File: newdir/\n+a\n*** End Patch", "Invalid patch: line 2: the path of Add File 'newdir/' ends with '/'; name a file, not a directory. No changes were written."),
             // Inside an Add File body only a header at column 0 ends it.
             ("*** Begin Patch\n*** Add File: a\n+x\n  *** not a header\n+y\n*** End Patch", "Invalid patch: line 4: every line of Add File 'a' must start with '+', got \"  *** not a header\". No changes were written."),
             ("*** Begin Patch\n*** Add File: a\n+x\n  *** Delete File: b\n*** End Patch", "Invalid patch: line 4: every line of Add File 'a' must start with '+', got \"  *** Delete File: b\". A header that ends the file's lines starts at column 0. No changes were written."),
