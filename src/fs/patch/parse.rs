@@ -42,6 +42,9 @@ pub struct Hunk {
     pub end_of_file: bool,
     /// 1-based line of the patch where the hunk starts.
     pub line: usize,
+    /// The old start line of a unified diff's range on its `@@` line (`@@ -37,6 +37,7 @@`: 37):
+    /// which of several places its lines match it meant (the nearest).
+    pub old_start: Option<usize>,
 }
 
 impl Hunk {
@@ -137,9 +140,9 @@ fn ends_add_body(line: &str) -> bool {
 }
 
 /// An `@@` line's anchor: its text trimmed, with a unified diff's line ranges left out
-/// (`@@ -12,3 +12,4 @@ def f():` anchors at `def f():`, `@@ -1 +1 @@` at nothing): line numbers
-/// are not used, context lines place a hunk.
-fn anchor_text(rest: &str) -> &str {
+/// (`@@ -12,3 +12,4 @@ def f():` anchors at `def f():`, `@@ -1 +1 @@` at nothing), and the
+/// range's old start line (12), which only chooses between places the lines match.
+fn anchor_and_start(rest: &str) -> (&str, Option<usize>) {
     let rest = rest.trim();
     let range = |r: &str, sign: char| {
         r.strip_prefix(sign).is_some_and(|nums| {
@@ -151,11 +154,12 @@ fn anchor_text(rest: &str) -> &str {
     if let (Some(old), Some(new), Some(tail)) = (words.next(), words.next(), words.next()) {
         if range(old, '-') && range(new, '+') {
             if let Some(after) = tail.strip_prefix("@@") {
-                return after.trim();
+                let start = old[1..].split(',').next().and_then(|n| n.parse().ok());
+                return (after.trim(), start);
             }
         }
     }
-    rest
+    (rest, None)
 }
 
 /// Reads a whole patch.
@@ -331,12 +335,13 @@ fn read_hunks(
             break;
         }
         if let Some(anchor) = raw.strip_prefix("@@") {
-            let anchor = anchor_text(anchor);
+            let (anchor, old_start) = anchor_and_start(anchor);
             match current.as_mut() {
                 Some(h) if h.lines.is_empty() => {
                     if !anchor.is_empty() {
                         h.anchors.push(anchor.to_string());
                     }
+                    h.old_start = h.old_start.or(old_start);
                 }
                 _ => {
                     finish(&mut current, &mut hunks)?;
@@ -349,6 +354,7 @@ fn read_hunks(
                         lines: Vec::new(),
                         end_of_file: false,
                         line: n,
+                        old_start,
                     });
                 }
             }
@@ -373,6 +379,7 @@ fn read_hunks(
                 lines: Vec::new(),
                 end_of_file: false,
                 line: n,
+                old_start: None,
             })
             .lines
             .push(line);
@@ -423,7 +430,8 @@ mod tests {
                                 HunkLine::Context("".into()),
                             ],
                             end_of_file: false,
-                            line: 9
+                            line: 9,
+                            old_start: None,
                         },
                         Hunk {
                             anchors: vec![],
@@ -432,7 +440,8 @@ mod tests {
                                 HunkLine::Add("end".into())
                             ],
                             end_of_file: true,
-                            line: 15
+                            line: 15,
+                            old_start: None,
                         }
                     ],
                     line: 7
