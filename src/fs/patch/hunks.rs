@@ -742,11 +742,19 @@ mod tests {
             b"x\nend\ny\nend\n"
         );
         assert_eq!(patched(b"a\nb\n", " a\n-b\n+c\n ").unwrap(), b"a\nc\n");
-        // Two hunks, the second searched after the first.
+        // Two hunks, the second searched after the first; the first, matching two places, is
+        // placed by its unified range (nearest its old start), else refused.
         assert_eq!(
-            patched(b"x\nx\n", "@@\n-x\n+1\n@@\n-x\n+2").unwrap(),
+            patched(b"x\nx\n", "@@ -1,1 +1,1 @@\n-x\n+1\n@@\n-x\n+2").unwrap(),
             b"1\n2\n"
         );
+        assert_eq!(
+            patched(b"x\nx\n", "@@ -2,1 +2,1 @@\n-x\n+2").unwrap(),
+            b"x\n2\n"
+        );
+        assert!(patched(b"x\nx\n", "@@\n-x\n+1")
+            .unwrap_err()
+            .contains("matches the file at 2 places (lines 1 and 2)"));
         let kind = encoding::Utf16 {
             little_endian: true,
             bom: true,
