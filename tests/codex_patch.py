@@ -4,7 +4,9 @@
 becomes `*** Add File:` (every line `+`), a deleted one `*** Delete File:`, a changed one
 `*** Update File:` with one `@@` hunk per git hunk (context ` `, removed `-`, added `+` lines, as git
 wrote them), a rename `*** Update File: OLD` + `*** Move to: NEW` with its hunks, and `*** End of File`
-after a hunk whose last old line is the file's last line.
+after a hunk whose last old line is the file's last line. Each `@@` line carries the hunk's unified
+range (`@@ -37,6 +38,7 @@`, its old start where the hunk is placed), as a real diff does: the tool takes
+the place nearest it when the hunk's lines match several.
 
 Codex locates each hunk by its old lines, searching from where the previous hunk ended (the first
 occurrence; a hunk marked `*** End of File` at the end first). Where git's three lines of context
@@ -44,6 +46,9 @@ class Hunk:
     lines: list[str]
     """The hunk's lines, each with its ` `, `-` or `+` prefix."""
     end_of_file: bool
+    old_start: int | None = None
+    """The 1-based line of the old file where its old lines start: the `@@ -N,n +M,m @@` range the
+    `@@` line carries (as a real diff does), which picks between places its lines match."""
 
 
 @dataclass
@@ -81,8 +86,15 @@ class CommitPatch:
                 out.append(f'*** Update File: {change.path}')
                 if change.move_to is not None:
                     out.append(f'*** Move to: {change.move_to}')
+                delta = 0
                 for hunk in change.hunks:
-                    out.append('@@' if hunk.anchor is None else f'@@ {hunk.anchor}')
+                    header = '@@'
+                    if hunk.old_start is not None:
+                        old = sum(1 for line in hunk.lines if line[0] != '+')
+                        new = sum(1 for line in hunk.lines if line[0] != '-')
+                        header = f'@@ -{hunk.old_start},{old} +{hunk.old_start + delta},{new} @@'
+                        delta += new - old
+                    out.append(header if hunk.anchor is None else f'{header} {hunk.anchor}')
                     out.extend(hunk.lines)
                     if hunk.end_of_file:
                         out.append('*** End of File')
@@ -201,7 +213,7 @@ def _located(old: list[str], hunks: list[tuple[int, int, list[str]]]) -> list[Hu
                 lines = [' ' + line for line in old[first:position]] + lines
                 pattern = old[first:position] + pattern
                 position = first
-        out.append(Hunk(anchor, lines, end_of_file))
+        out.append(Hunk(anchor, lines, end_of_file, position + 1 if pattern else None))
         cursor = position + len(pattern)
     return out
 
@@ -245,7 +257,7 @@ def corrupted(patch: CommitPatch) -> Corruption | None:
             lines = list(hunk.lines)
             lines[context] += CORRUPTION
             hunks = list(change.hunks)
-            hunks[hunk_index] = Hunk(hunk.anchor, lines, hunk.end_of_file)
+            hunks[hunk_index] = Hunk(hunk.anchor, lines, hunk.end_of_file, hunk.old_start)
             changes = list(patch.changes)
             changes[change_index] = FileChange(change.operation, change.path, change.move_to, change.added, hunks)
             bad = CommitPatch(changes, patch.skipped)

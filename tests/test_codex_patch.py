@@ -79,13 +79,13 @@ def test_every_operation_as_codex_writes_it(repo: Repo) -> None:
     assert patch.text == (
         '*** Begin Patch\n'
         '*** Update File: a.txt\n'
-        '@@\n line 1\n-line 2\n+line two\n line 3\n line 4\n line 5\n'
-        '@@\n line 18\n line 19\n line 20\n+line 21\n*** End of File\n'
+        '@@ -1,5 +1,5 @@\n line 1\n-line 2\n+line two\n line 3\n line 4\n line 5\n'
+        '@@ -18,3 +18,4 @@\n line 18\n line 19\n line 20\n+line 21\n*** End of File\n'
         '*** Add File: fresh/deep/d.txt\n+one\n+\n+two\n'
         '*** Add File: fresh/empty.txt\n'
         '*** Delete File: gone.txt\n'
         '*** Update File: old/b.txt\n*** Move to: new/dir/b.txt\n'
-        '@@\n moved 27\n moved 28\n moved 29\n-moved 30\n+moved thirty\n moved 31\n moved 32\n moved 33\n'
+        '@@ -27,7 +27,7 @@\n moved 27\n moved 28\n moved 29\n-moved 30\n+moved thirty\n moved 31\n moved 32\n moved 33\n'
         '*** Update File: same/c.txt\n*** Move to: other/c.txt\n'
         '*** End Patch\n'
     )
@@ -117,7 +117,7 @@ def test_what_the_format_cannot_carry_is_left_out_and_named(repo: Repo) -> None:
     }
     # A deleted binary file is still a deletion: it carries no content.
     assert patch.text == (
-        '*** Begin Patch\n*** Delete File: gone.dat\n*** Update File: ok.txt\n@@\n-1\n+2\n*** End of File\n*** End Patch\n'
+        '*** Begin Patch\n*** Delete File: gone.dat\n*** Update File: ok.txt\n@@ -1,1 +1,1 @@\n-1\n+2\n*** End of File\n*** End Patch\n'
     )
 
 

@@ -337,17 +337,19 @@ async def test_a_miss_in_the_last_file_names_it_and_writes_nothing(root: Path) -
     [
         (
             patch('*** Add File: ok.txt', '+x', '*** Add File: ../escape.txt', '+x'),
-            "Path '../escape.txt' resolves outside the root directory.",
+            "Add File '../escape.txt' (patch line 4): Path '../escape.txt' resolves outside the root directory. "
+            'No changes were written.',
             {},
         ),
         (
             patch('*** Add File: ok.txt', '+x', '*** Update File: secret/key.txt', '-a', '+b'),
-            "Path 'secret/key.txt' is denied by pattern 'secret'.",
+            "Update File 'secret/key.txt' (patch line 4): Path 'secret/key.txt' is denied by pattern 'secret'. "
+            'No changes were written.',
             {'denied_patterns': ['secret']},
         ),
         (
             patch('*** Add File: ok.txt', '+x', '*** Delete File: .env'),
-            "Path '.env' is protected (matches '.env').",
+            "Delete File '.env' (patch line 4): Path '.env' is protected (matches '.env'). No changes were written.",
             {},
         ),
         (
@@ -637,8 +639,9 @@ async def test_a_file_changed_while_the_listeners_are_asked_stops_the_whole_patc
         listeners=[(FileChangeRequestEvent, meddle)],
     )
     assert t.results == [
-        RETRY + f"Conflict: file 'README.md' has changed (expected hash:{H_DEMO}, got "
-        f'hash:{H_CHANGED}). Re-read the file and retry.'
+        RETRY
+        + f"Update File 'README.md' (patch line 2): Conflict: file 'README.md' has changed (expected hash:{H_DEMO}, got "
+        f'hash:{H_CHANGED}). Re-read the file and retry. No changes were written.'
     ]
     assert (root / 'README.md').read_text() == '# Changed meanwhile\n'
     assert (root / 'src' / 'app.py').read_text().startswith('import os\n')

@@ -119,15 +119,29 @@ async def test_a_context_line_whose_text_starts_with_stars_is_context(root: Path
     [
         (
             patch('*** Update File: outlink.txt', '-outside', '+changed'),
-            "Path 'outlink.txt' resolves outside the root directory.",
+            "Update File 'outlink.txt' (patch line 4): Path 'outlink.txt' resolves outside the root directory. "
+            'No changes were written.',
         ),
-        (patch('*** Add File: out/new.txt', '+x'), "Path 'out/new.txt' resolves outside the root directory."),
+        (
+            patch('*** Add File: out/new.txt', '+x'),
+            "Add File 'out/new.txt' (patch line 4): Path 'out/new.txt' resolves outside the root directory. "
+            'No changes were written.',
+        ),
         (
             patch('*** Update File: m.py', '*** Move to: out/m.py'),
-            "Path 'out/m.py' resolves outside the root directory.",
+            "Update File 'm.py' (patch line 4): Move to 'out/m.py': Path 'out/m.py' resolves outside the root "
+            'directory. No changes were written.',
         ),
-        (patch('*** Update File: m.py', '*** Move to: ../m.py'), "Path '../m.py' resolves outside the root directory."),
-        (patch('*** Update File: m.py', '*** Move to: .env'), "Path '.env' is protected (matches '.env')."),
+        (
+            patch('*** Update File: m.py', '*** Move to: ../m.py'),
+            "Update File 'm.py' (patch line 4): Move to '../m.py': Path '../m.py' resolves outside the root "
+            'directory. No changes were written.',
+        ),
+        (
+            patch('*** Update File: m.py', '*** Move to: .env'),
+            "Update File 'm.py' (patch line 4): Move to '.env': Path '.env' is protected (matches '.env'). "
+            'No changes were written.',
+        ),
         (
             patch('*** Delete File: nope.txt'),
             "Delete File 'nope.txt' (patch line 4): File not found: nope.txt. No changes were written.",
@@ -160,7 +174,10 @@ async def test_a_directory_swapped_for_a_link_out_of_the_root_after_the_plan_wri
         patch('*** Add File: new/first.txt', '+x', '*** Update File: lib/only.txt', '-x', '+pwned'),
         listeners=[(FileChangeRequestEvent, swap)],
     )
-    assert result == RETRY + "Path 'lib/only.txt' resolves outside the root directory."
+    assert result == RETRY + (
+        "Update File 'lib/only.txt' (patch line 4): the path changed since the patch was planned: Path 'lib/only.txt' resolves "
+        'outside the root directory. No changes were written.'
+    )
     assert (outside / 'only.txt').read_text() == 'x\n'
     assert (root.parent / 'lib-moved' / 'only.txt').read_text() == 'x\n'
     assert not (root / 'new').exists()

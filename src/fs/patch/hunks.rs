@@ -308,6 +308,46 @@ fn not_unique(
     Error::new(ErrorKind::AmbiguousMatch, message)
 }
 
+/// Where a hunk without `@@` anchors whose lines match exactly, first at `first`, lands: there
+/// when no later place matches; with several, the one nearest its unified diff range's old start line
+/// ([`Hunk::old_start`]), else an `AmbiguousMatch` naming the places.
+fn one_place(
+    lines: &[&[u8]],
+    old: &[&[u8]],
+    first: usize,
+    path: &str,
+    number: usize,
+    hunk: &Hunk,
+) -> Result<usize> {
+    let places: Vec<usize> = (first..=lines.len() - old.len())
+        .filter(|&i| lines[i..i + old.len()] == *old)
+        .collect();
+    if places.len() < 2 {
+        return Ok(first);
+    }
+    if let Some(start) = hunk.old_start {
+        let target = start.saturating_sub(1);
+        return Ok(*places
+            .iter()
+            .min_by_key(|&&i| i.abs_diff(target))
+            .expect("two places"));
+    }
+    let numbers: Vec<String> = places.iter().map(|i| (i + 1).to_string()).collect();
+    let (last, rest) = numbers.split_last().expect("two places");
+    Err(Error::new(
+        ErrorKind::AmbiguousMatch,
+        format!(
+            "Hunk {number} of Update File {} (patch line {}) matches the file at {} places (lines {} and {last}): \
+             add an '@@' line naming a line above it (e.g. the def or class it is in) or more context lines. \
+             No changes were written.",
+            py_repr(path),
+            hunk.line,
+            places.len(),
+            rest.join(", "),
+        ),
+    ))
+}
+
 /// A run of removed and added lines between kept ones, as [`apply`] writes it.
 struct Run<'a> {
     /// Where it began in the new bytes.
@@ -432,6 +472,15 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
             old.pop();
             found = seek(&contents, &old, pos, hunk.end_of_file, mode).map_err(ambiguous)?;
         }
+        let found = match found {
+            // An `@@` anchor says where (the first place after it); without one the place must be
+            // the only one, or the one a unified range names.
+            Some((at, Tier::Exact)) if !hunk.end_of_file && hunk.anchors.is_empty() => Some((
+                one_place(&contents, &old, at, path, k + 1, hunk)?,
+                Tier::Exact,
+            )),
+            other => other,
+        };
         let Some((at, tier)) = found else {
             let all: Vec<&[u8]> = hunk.old_lines().into_iter().map(str::as_bytes).collect();
             // Its lines may be in the file, only before where this hunk is looked for.
@@ -693,11 +742,19 @@ mod tests {
             b"x\nend\ny\nend\n"
         );
         assert_eq!(patched(b"a\nb\n", " a\n-b\n+c\n ").unwrap(), b"a\nc\n");
-        // Two hunks, the second searched after the first.
+        // Two hunks, the second searched after the first; the first, matching two places, is
+        // placed by its unified range (nearest its old start), else refused.
         assert_eq!(
-            patched(b"x\nx\n", "@@\n-x\n+1\n@@\n-x\n+2").unwrap(),
+            patched(b"x\nx\n", "@@ -1,1 +1,1 @@\n-x\n+1\n@@\n-x\n+2").unwrap(),
             b"1\n2\n"
         );
+        assert_eq!(
+            patched(b"x\nx\n", "@@ -2,1 +2,1 @@\n-x\n+2").unwrap(),
+            b"x\n2\n"
+        );
+        assert!(patched(b"x\nx\n", "@@\n-x\n+1")
+            .unwrap_err()
+            .contains("matches the file at 2 places (lines 1 and 2)"));
         let kind = encoding::Utf16 {
             little_endian: true,
             bom: true,

@@ -19,7 +19,7 @@ pub mod parse;
 pub mod plan;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::change::diff::unified_diff;
@@ -63,6 +63,10 @@ pub struct FileChange {
     pub notes: String,
     /// With `show_changes`: the changed regions shown after its result line ([`shown::render`]).
     pub shown: String,
+    /// The last operation of the patch that named it, as its messages start
+    /// (`Add File 'n/x.txt' (patch line 7)`, a move's destination `Update File 'a' (patch line
+    /// 2): Move to 'b'`).
+    pub at: String,
 }
 
 impl FileChange {
@@ -186,6 +190,8 @@ pub fn plan_handed_in(
             rel: PathBuf::from(&file.resolved),
             event_path: file.event_path.clone(),
             bytes: file.bytes.clone(),
+            id: None,
+            link: None,
         })
     })
 }
@@ -199,6 +205,11 @@ pub struct Loaded {
     pub event_path: String,
     /// Its bytes, `None` when nothing is there.
     pub bytes: Option<Vec<u8>>,
+    /// The file's device and inode, when known: two names with one identity (hard links) are
+    /// one file, so an update through either changes what both hold.
+    pub id: Option<(u64, u64)>,
+    /// When the path as named is a symbolic link: its target as the root names it (`rel`).
+    pub link: Option<String>,
 }
 
 /// One path of the picture: first met as `path`, its bytes then and now.
@@ -219,6 +230,69 @@ struct Entry {
     /// Changed byte ranges of `current` when one update made it from its origin's bytes (else
     /// the span from the first to the last difference is shown).
     changed: Option<Vec<(usize, usize)>>,
+    /// The file's identity while this name still holds the file it named before the patch
+    /// (cleared by an add, a delete or a move): names sharing it are hard links of one file.
+    id: Option<(u64, u64)>,
+    /// The last operation that named it, as its messages start: `Update File 'p' (patch line 5)`.
+    at: String,
+}
+
+/// `error` as a message of the operation `at` (`Update File 'p' (patch line 5): ...`), ending
+/// `No changes were written.`; an OS error or a cancellation is left as it is.
+pub fn within(at: &str, error: Error) -> Error {
+    if matches!(error.kind, ErrorKind::Io(_) | ErrorKind::Cancelled)
+        || error.message.starts_with(at)
+    {
+        return error;
+    }
+    let message = error
+        .message
+        .strip_suffix(" No changes were written.")
+        .unwrap_or(&error.message);
+    Error::new(
+        error.kind,
+        format!("{at}: {message} No changes were written."),
+    )
+}
+
+/// `Delete File` or `Move to` of a path that is a symbolic link: refused (a link is not the
+/// file it points to, and the journal moves and removes regular files only).
+fn link_refusal(op: &str, path: &str, line: usize, target: &str) -> Error {
+    let what = if op == "Delete File" {
+        format!(
+            "Delete File removes regular files only: Delete File {} to delete the file, or remove the link another way",
+            py_repr(target)
+        )
+    } else {
+        format!(
+            "Move to moves regular files only: move {} instead",
+            py_repr(target)
+        )
+    };
+    refusal(
+        ErrorKind::InvalidArgument,
+        format!(
+            "{op} {} (patch line {line}): {} is a symbolic link (to {}); {what}.",
+            py_repr(path),
+            py_repr(path),
+            py_repr(target)
+        ),
+    )
+}
+
+/// After an update of the file `id` names: every other name of it (a hard link whose entry
+/// still holds that file) holds the same bytes.
+fn share_with_links(tree: &mut BTreeMap<PathBuf, Entry>, k: &Path, id: Option<(u64, u64)>) {
+    let Some(id) = id else { return };
+    let Some(now) = tree[k].current.clone() else {
+        return;
+    };
+    for (rel, e) in tree.iter_mut() {
+        if rel != k && e.id == Some(id) {
+            e.current = Some(now.clone());
+            (e.pristine, e.changed) = (false, None);
+        }
+    }
 }
 
 fn refusal(kind: ErrorKind, message: String) -> Error {
@@ -304,28 +378,46 @@ pub fn plan_ops(
 ) -> Result<PatchPlan> {
     let mut tree: BTreeMap<PathBuf, Entry> = BTreeMap::new();
     let mut met = 0usize;
-    let mut key = |path: &str, tree: &mut BTreeMap<PathBuf, Entry>| -> Result<PathBuf> {
-        let loaded = load(path)?;
-        tree.entry(loaded.rel.clone()).or_insert_with(|| {
+    let mut key = |path: &str,
+                   at: &str,
+                   tree: &mut BTreeMap<PathBuf, Entry>|
+     -> Result<(PathBuf, Option<String>)> {
+        let loaded = load(path).map_err(|e| within(at, e))?;
+        if !tree.contains_key(&loaded.rel) {
             met += 1;
-            Entry {
-                path: path.to_string(),
-                event_path: loaded.event_path,
-                origin: loaded.bytes.is_some().then(|| loaded.rel.clone()),
-                pristine: loaded.bytes.is_some(),
-                current: loaded.bytes.clone(),
-                original: loaded.bytes,
-                first: met,
-                notes: Vec::new(),
-                changed: None,
-            }
-        });
-        Ok(loaded.rel)
+            // A hard link of a file met before holds what that name holds now.
+            let linked = loaded.id.and_then(|id| {
+                tree.values()
+                    .find(|e| e.id == Some(id))
+                    .map(|e| e.current.clone())
+            });
+            let pristine = loaded.bytes.is_some() && linked.is_none();
+            let current = linked.unwrap_or_else(|| loaded.bytes.clone());
+            tree.insert(
+                loaded.rel.clone(),
+                Entry {
+                    path: path.to_string(),
+                    event_path: loaded.event_path,
+                    origin: loaded.bytes.is_some().then(|| loaded.rel.clone()),
+                    pristine,
+                    current,
+                    id: loaded.bytes.is_some().then_some(loaded.id).flatten(),
+                    original: loaded.bytes,
+                    first: met,
+                    notes: Vec::new(),
+                    changed: None,
+                    at: at.to_string(),
+                },
+            );
+        }
+        tree.get_mut(&loaded.rel).expect("loaded").at = at.to_string();
+        Ok((loaded.rel, loaded.link))
     };
     for op in ops {
         match op {
             Op::Add { path, lines, line } => {
-                let k = key(path, &mut tree)?;
+                let at = format!("Add File {} (patch line {line})", py_repr(path));
+                let (k, _) = key(path, &at, &mut tree)?;
                 let e = tree.get_mut(&k).expect("loaded");
                 if e.current.is_some() {
                     return Err(refusal(
@@ -343,13 +435,19 @@ pub fn plan_ops(
                     content.push(b'\n');
                 }
                 e.current = Some(content);
-                (e.origin, e.pristine, e.changed) = (None, false, None);
+                (e.origin, e.pristine, e.changed, e.id) = (None, false, None, None);
                 e.notes.clear();
             }
             Op::Delete { path, line } => {
-                let k = key(path, &mut tree)?;
+                let at = format!("Delete File {} (patch line {line})", py_repr(path));
+                let (k, link) = key(path, &at, &mut tree)?;
+                if let Some(target) = link {
+                    return Err(link_refusal("Delete File", path, *line, &target));
+                }
                 let e = tree.get_mut(&k).expect("loaded");
-                (e.origin, e.pristine, e.changed) = (None, false, None);
+                // Its line names the file deleted, not another name it was met by first.
+                e.path = path.clone();
+                (e.origin, e.pristine, e.changed, e.id) = (None, false, None, None);
                 e.notes.clear();
                 if e.current.take().is_none() {
                     return Err(refusal(
@@ -367,7 +465,11 @@ pub fn plan_ops(
                 hunks: hs,
                 line,
             } => {
-                let k = key(path, &mut tree)?;
+                let at = format!("Update File {} (patch line {line})", py_repr(path));
+                let (k, link) = key(path, &at, &mut tree)?;
+                if let (Some(target), Some(_)) = (&link, move_to) {
+                    return Err(link_refusal("Update File", path, *line, target));
+                }
                 let e = tree.get_mut(&k).expect("loaded");
                 let Some(current) = &e.current else {
                     return Err(refusal(
@@ -391,12 +493,18 @@ pub fn plan_ops(
                     (patched.bytes, patched.changed.filter(|_| first_change))
                 };
                 e.changed = changed;
+                let id = e.id;
                 match move_to {
-                    None => e.current = Some(new),
+                    None => {
+                        e.current = Some(new);
+                        share_with_links(&mut tree, &k, id);
+                    }
                     Some(dest) => {
-                        let d = key(dest, &mut tree)?;
+                        let (d, _) =
+                            key(dest, &format!("{at}: Move to {}", py_repr(dest)), &mut tree)?;
                         if d == k {
                             tree.get_mut(&k).expect("loaded").current = Some(new);
+                            share_with_links(&mut tree, &k, id);
                             continue;
                         }
                         if tree[&d].current.is_some() {
@@ -410,8 +518,11 @@ pub fn plan_ops(
                                 ),
                             ));
                         }
+                        // A moved file is a new file at its destination: its other hard links
+                        // keep the bytes they had.
                         let src = tree.get_mut(&k).expect("loaded");
                         src.current = None;
+                        src.id = None;
                         let origin = src.origin.take();
                         let pristine = std::mem::replace(&mut src.pristine, false);
                         let notes = std::mem::take(&mut src.notes);
@@ -420,6 +531,7 @@ pub fn plan_ops(
                         dst.notes = notes;
                         dst.changed = changed;
                         dst.current = Some(new);
+                        dst.id = None;
                         dst.path = dest.clone();
                         (dst.origin, dst.pristine) = (origin, pristine);
                     }
@@ -506,6 +618,7 @@ pub fn plan_ops(
                 truncated,
                 notes,
                 shown: String::new(),
+                at: e.at,
             },
             changed,
             before,
@@ -593,7 +706,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.message,
-            "'d' is a directory, not a file. No changes were written."
+            "Delete File 'd' (patch line 2): 'd' is a directory, not a file. No changes were written."
         );
     }
 }

@@ -18,6 +18,7 @@
 //! a plain rename. Source: the format of openai/codex `apply-patch` (our own reading of it).
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fs::text::py_repr;
 
 /// One line of a hunk, without its `' '`, `'-'` or `'+'` prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +42,9 @@ pub struct Hunk {
     pub end_of_file: bool,
     /// 1-based line of the patch where the hunk starts.
     pub line: usize,
+    /// The old start line of a unified diff's range on its `@@` line (`@@ -37,6 +37,7 @@`: 37):
+    /// which of several places its lines match it meant (the nearest).
+    pub old_start: Option<usize>,
 }
 
 impl Hunk {
@@ -100,7 +104,7 @@ fn invalid(message: String) -> Error {
     )
 }
 
-/// A path from a header: trimmed, non-empty, without NUL.
+/// A path from a header: trimmed, non-empty, without NUL, relative, not ending in `/`.
 fn header_path(rest: &str, n: usize, what: &str) -> Result<String> {
     let p = rest.trim();
     if p.is_empty() {
@@ -109,6 +113,18 @@ fn header_path(rest: &str, n: usize, what: &str) -> Result<String> {
     if p.contains('\0') {
         return Err(invalid(format!(
             "line {n}: the path of {what} holds a NUL character (\\0); a path may not contain NUL."
+        )));
+    }
+    if p.starts_with('/') {
+        return Err(invalid(format!(
+            "line {n}: the path of {what} {} is absolute; use a path relative to the root directory.",
+            py_repr(p)
+        )));
+    }
+    if p.ends_with('/') {
+        return Err(invalid(format!(
+            "line {n}: the path of {what} {} ends with '/'; name a file, not a directory.",
+            py_repr(p)
         )));
     }
     Ok(p.to_string())
@@ -124,9 +140,9 @@ fn ends_add_body(line: &str) -> bool {
 }
 
 /// An `@@` line's anchor: its text trimmed, with a unified diff's line ranges left out
-/// (`@@ -12,3 +12,4 @@ def f():` anchors at `def f():`, `@@ -1 +1 @@` at nothing): line numbers
-/// are not used, context lines place a hunk.
-fn anchor_text(rest: &str) -> &str {
+/// (`@@ -12,3 +12,4 @@ def f():` anchors at `def f():`, `@@ -1 +1 @@` at nothing), and the
+/// range's old start line (12), which only chooses between places the lines match.
+fn anchor_and_start(rest: &str) -> (&str, Option<usize>) {
     let rest = rest.trim();
     let range = |r: &str, sign: char| {
         r.strip_prefix(sign).is_some_and(|nums| {
@@ -138,11 +154,12 @@ fn anchor_text(rest: &str) -> &str {
     if let (Some(old), Some(new), Some(tail)) = (words.next(), words.next(), words.next()) {
         if range(old, '-') && range(new, '+') {
             if let Some(after) = tail.strip_prefix("@@") {
-                return after.trim();
+                let start = old[1..].split(',').next().and_then(|n| n.parse().ok());
+                return (after.trim(), start);
             }
         }
     }
-    rest
+    (rest, None)
 }
 
 /// Reads a whole patch.
@@ -318,12 +335,13 @@ fn read_hunks(
             break;
         }
         if let Some(anchor) = raw.strip_prefix("@@") {
-            let anchor = anchor_text(anchor);
+            let (anchor, old_start) = anchor_and_start(anchor);
             match current.as_mut() {
                 Some(h) if h.lines.is_empty() => {
                     if !anchor.is_empty() {
                         h.anchors.push(anchor.to_string());
                     }
+                    h.old_start = h.old_start.or(old_start);
                 }
                 _ => {
                     finish(&mut current, &mut hunks)?;
@@ -336,6 +354,7 @@ fn read_hunks(
                         lines: Vec::new(),
                         end_of_file: false,
                         line: n,
+                        old_start,
                     });
                 }
             }
@@ -360,6 +379,7 @@ fn read_hunks(
                 lines: Vec::new(),
                 end_of_file: false,
                 line: n,
+                old_start: None,
             })
             .lines
             .push(line);
@@ -410,7 +430,8 @@ mod tests {
                                 HunkLine::Context("".into()),
                             ],
                             end_of_file: false,
-                            line: 9
+                            line: 9,
+                            old_start: None,
                         },
                         Hunk {
                             anchors: vec![],
@@ -419,7 +440,8 @@ mod tests {
                                 HunkLine::Add("end".into())
                             ],
                             end_of_file: true,
-                            line: 15
+                            line: 15,
+                            old_start: None,
                         }
                     ],
                     line: 7
@@ -470,6 +492,8 @@ mod tests {
             ("*** Begin Patch\n*** Delete File:   \n*** End Patch", "Invalid patch: line 2: Delete File names no path. No changes were written."),
             ("*** Begin Patch\n*** Add File: x\0y\n+a\n*** End Patch", "Invalid patch: line 2: the path of Add File holds a NUL character (\\0); a path may not contain NUL. No changes were written."),
             ("*** Begin Patch\n*** Update File: a\n*** Move to: b\0\n*** End Patch", "Invalid patch: line 3: the path of Move to holds a NUL character (\\0); a path may not contain NUL. No changes were written."),
+            ("*** Begin Patch\n*** Update File: /r/a.txt\n-a\n+b\n*** End Patch", "Invalid patch: line 2: the path of Update File '/r/a.txt' is absolute; use a path relative to the root directory. No changes were written."),
+            ("*** Begin Patch\n*** Add File: newdir/\n+a\n*** End Patch", "Invalid patch: line 2: the path of Add File 'newdir/' ends with '/'; name a file, not a directory. No changes were written."),
             // Inside an Add File body only a header at column 0 ends it.
             ("*** Begin Patch\n*** Add File: a\n+x\n  *** not a header\n+y\n*** End Patch", "Invalid patch: line 4: every line of Add File 'a' must start with '+', got \"  *** not a header\". No changes were written."),
             ("*** Begin Patch\n*** Add File: a\n+x\n  *** Delete File: b\n*** End Patch", "Invalid patch: line 4: every line of Add File 'a' must start with '+', got \"  *** Delete File: b\". A header that ends the file's lines starts at column 0. No changes were written."),

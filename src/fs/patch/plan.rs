@@ -4,6 +4,7 @@
 
 use std::io::Read;
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::cancel::CancelFlag;
@@ -56,7 +57,8 @@ impl FileSystem {
             self.load_for_patch(beneath.as_ref(), path)
         })?;
         for f in plan.files.iter().filter(|f| f.old.is_none()) {
-            self.check_new_file(beneath.as_ref(), &f.path, &f.rel)?;
+            self.check_new_file(beneath.as_ref(), &f.path, &f.rel)
+                .map_err(|e| crate::fs::patch::within(&f.at, e))?;
         }
         Ok(plan)
     }
@@ -64,13 +66,22 @@ impl FileSystem {
     fn load_for_patch(&self, beneath: Option<&Beneath>, path: &str) -> Result<Loaded> {
         let resolved = self.safe_resolve(path, true, true)?;
         let event_path = resolved.event_str();
+        // The path as named, its last component not followed: a symbolic link is not its target.
+        let raw = crate::fs::text::names::raw_bytes(path);
+        let named = self.root.cwd().join(std::ffi::OsStr::from_bytes(&raw));
+        let link = std::fs::symlink_metadata(&named)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| resolved.rel_str());
         let Some(beneath) = beneath else {
             return Ok(Loaded {
                 rel: resolved.rel,
                 event_path,
                 bytes: None,
+                id: None,
+                link,
             });
         };
+        let mut id = None;
         let bytes = match beneath.open(&resolved.rel, READ_FLAGS, 0) {
             Ok(fd) => {
                 let st = fstat(fd.as_raw_fd())
@@ -93,6 +104,7 @@ impl FileSystem {
                         ),
                     ));
                 }
+                id = Some((st.st_dev as u64, st.st_ino as u64));
                 let mut raw = Vec::with_capacity(st.st_size as usize);
                 std::fs::File::from(fd)
                     .read_to_end(&mut raw)
@@ -106,6 +118,8 @@ impl FileSystem {
             rel: resolved.rel,
             event_path,
             bytes,
+            id,
+            link,
         })
     }
 
@@ -163,7 +177,15 @@ impl FileSystem {
         // the root, or to another file, says so (as `write_file`'s commit does).
         let resolved_again = || -> Result<()> {
             for f in &plan.files {
-                let again = self.safe_resolve(&f.path, true, true)?;
+                let again = self.safe_resolve(&f.path, true, true).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "{}: the path changed since the patch was planned: {} No changes were written.",
+                            f.at, e.message
+                        ),
+                    )
+                })?;
                 if again.rel != f.rel {
                     return Err(replaced(&f.path));
                 }
@@ -179,7 +201,7 @@ impl FileSystem {
                         let mut raw = Vec::new();
                         std::fs::File::from(fd)
                             .read_to_end(&mut raw)
-                            .map_err(|e| self.root.os_error(&e, Some(&f.rel)))?;
+                            .map_err(|e| self.commit_failure(plan, &e))?;
                         Some(raw)
                     }
                     Err(e)
@@ -187,14 +209,18 @@ impl FileSystem {
                     {
                         None
                     }
-                    Err(e) => return Err(self.root.open_error(&e, &f.path, &f.rel)),
+                    Err(e) => return Err(self.commit_failure(plan, &e)),
                 };
                 if now != f.old {
                     let hash = |b: &Option<Vec<u8>>| match b {
                         Some(b) => disk_hash(b, self.limits.contract),
                         None => crate::fs::change::write::ABSENT_HASH.to_string(),
                     };
-                    return Err(conflict(&f.path, &hash(&f.old), &hash(&now)));
+                    let c = conflict(&f.path, &hash(&f.old), &hash(&now));
+                    return Err(Error::new(
+                        c.kind,
+                        format!("{}: {} No changes were written.", f.at, c.message),
+                    ));
                 }
             }
             Ok(())
@@ -214,7 +240,7 @@ impl FileSystem {
                  written. Retry."
                     .to_string(),
             ),
-            _ => self.root.os_error(&e, None),
+            _ => self.commit_failure(plan, &e),
         }
         })?;
         Ok(plan.result_text(self.limits.content_hashes))
@@ -252,15 +278,77 @@ impl FileSystem {
             return Ok(None);
         }
         verify()?;
-        let (dir, name) = replace::parent_of(beneath, &file.rel)
-            .map_err(|e| self.root.open_error(&e, &file.path, &file.rel))?;
+        let (dir, name) =
+            replace::parent_of(beneath, &file.rel).map_err(|e| self.commit_failure(plan, &e))?;
         let replaced = replace::replace(&dir, name, &st, new, || true)
-            .map_err(|e| self.root.os_error(&e, Some(&file.rel)))?;
+            .map_err(|e| self.commit_failure(plan, &e))?;
         match replaced {
             Replaced::Done => Ok(Some(plan.result_text(self.limits.content_hashes))),
             Replaced::InPlace => Ok(None),
             Replaced::Swapped | Replaced::Refused => Err(replaced_while_written(&file.path)),
         }
+    }
+}
+
+impl FileSystem {
+    /// An OS error while committing `plan` (a path changed since the plan: a file where a
+    /// directory must go, a directory where a file is, a file gone, a permission taken away, a
+    /// link made): a retry naming the operation and the file whose path no longer is as planned
+    /// (the first found, in plan order), what the OS said, and what to do. The commit has written
+    /// nothing, or rolled back what it wrote, when this is returned.
+    fn commit_failure(&self, plan: &PatchPlan, err: &std::io::Error) -> Error {
+        let errno = err.raw_os_error().unwrap_or(libc::EIO);
+        let what = crate::fs::root::path::strerror(errno);
+        let culprit = self
+            .root
+            .open_root_if_exists()
+            .ok()
+            .flatten()
+            .and_then(|b| plan.files.iter().find(|f| !self.still_as_planned(&b, f)));
+        let message = match culprit {
+            Some(f) => format!(
+                "{}: the path changed since the patch was planned ({what}), so the patch could not be \
+                 written. Check it (list_files, read_file) and send the patch again. No changes were written.",
+                f.at
+            ),
+            None => format!(
+                "A path of this patch changed since the patch was planned ({what}), so the patch could not \
+                 be written. Check its files (list_files, read_file) and send the patch again. No changes \
+                 were written."
+            ),
+        };
+        Error::new(ErrorKind::Conflict, message)
+    }
+
+    /// Whether `f`'s path is still what the plan found: its bytes for a file it changes or
+    /// removes, nothing (and only directories above) for one it creates.
+    fn still_as_planned(&self, beneath: &Beneath, f: &crate::fs::patch::FileChange) -> bool {
+        let now = match beneath.open(&f.rel, READ_FLAGS, 0) {
+            Ok(fd) => {
+                if fstat(fd.as_raw_fd()).map_or(true, |st| !is_reg(st.st_mode)) {
+                    return false;
+                }
+                let mut raw = Vec::new();
+                if std::fs::File::from(fd).read_to_end(&mut raw).is_err() {
+                    return false;
+                }
+                Some(raw)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
+            Err(_) => return false,
+        };
+        if now != f.old {
+            return false;
+        }
+        let mut ancestor = f.rel.parent();
+        while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
+            match beneath.open(a, STAT_FLAGS, 0) {
+                Ok(fd) => return fstat(fd.as_raw_fd()).is_ok_and(|st| is_dir(st.st_mode)),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => ancestor = a.parent(),
+                Err(_) => return false,
+            }
+        }
+        true
     }
 }
 
@@ -375,7 +463,7 @@ mod tests {
         for (patch, want) in [
             ("*** Begin Patch\n*** Add File: a\n+z\n*** End Patch", "Add File 'a' (patch line 2): the file already exists. Use Update File to change it, or Delete File before Add File to replace it. No changes were written."),
             ("*** Begin Patch\n*** Delete File: zz\n*** End Patch", "Delete File 'zz' (patch line 2): File not found: zz. No changes were written."),
-            ("*** Begin Patch\n*** Update File: ../x\n-a\n+b\n*** End Patch", "Path '../x' resolves outside the root directory."),
+            ("*** Begin Patch\n*** Update File: ../x\n-a\n+b\n*** End Patch", "Update File '../x' (patch line 2): Path '../x' resolves outside the root directory. No changes were written."),
             ("*** Begin Patch\n*** Update File: a\n-one\n+one\n*** End Patch", "The patch leaves every file exactly as it is. No changes were written."),
         ] {
             assert_eq!(run(d.path(), patch).unwrap_err(), want);
