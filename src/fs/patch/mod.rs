@@ -260,8 +260,7 @@ fn tier_note(m: &hunks::TierMatch, hunks: usize, starts: &[usize], text: &[u8]) 
 }
 
 /// The changed regions of a file the patch updated, for its result (`show_changes`):
-/// `changed` byte ranges of `new` when known, else the span from the first to the last
-/// difference; shown with [`shown::render_within`] from the result's `budget` of chars.
+/// `changed` byte ranges of `new` when known, else the lines that differ ([`shown::differing`]); shown with [`shown::render_within`] from the result's `budget` of chars.
 fn shown_changes(
     path: &str,
     old: &[u8],
@@ -274,10 +273,11 @@ fn shown_changes(
     let (old_text, new_text) = (shown_text(old), shown_text(new));
     let ranges = match changed {
         Some(ranges) => shown::changed_lines(new, &ranges, contract),
-        None => match shown::between(old_text.as_bytes(), new_text.as_bytes()) {
-            Some(range) => shown::changed_lines(new_text.as_bytes(), &[range], contract),
-            None => return String::new(),
-        },
+        None => shown::changed_lines(
+            new_text.as_bytes(),
+            &shown::differing(&old_text, &new_text),
+            contract,
+        ),
     };
     shown::render_within(
         path,
