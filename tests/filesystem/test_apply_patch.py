@@ -333,6 +333,43 @@ async def test_a_miss_in_the_last_file_names_it_and_writes_nothing(root: Path) -
 
 
 @pytest.mark.parametrize(
+    ('data', 'line', 'closest'),
+    [
+        (
+            b'def f():\n    return 1\n',
+            '    return 2',
+            "Closest: line 2 of the file, '    return 1', which differs at column 12: '2' in the patch, '1' in the "
+            'file. No changes were written. Read the file and copy its lines exactly.',
+        ),
+        (
+            b'world\nhello\n',
+            'hellx',
+            "Closest: line 2 of the file, 'hello', which differs at column 5: 'x' in the patch, 'o' in the file. "
+            'No changes were written. Read the file and copy its lines exactly.',
+        ),
+        (
+            'x = 1\ncafé\n'.encode('latin-1'),
+            'café',
+            "Closest: line 2 of the file, 'caf\ufffd', which holds bytes that are not UTF-8 where the patch line "
+            "has 'é' (read_file shows U+FFFD, \ufffd, in their place); a patch line cannot match them. No changes "
+            "were written. Let the hunk's lines stop before that line or start after it, or change it with "
+            'edit_file or write_file.',
+        ),
+    ],
+)
+async def test_a_miss_names_the_most_similar_line_and_how_it_differs(
+    root: Path, data: bytes, line: str, closest: str
+) -> None:
+    (root / 'f.txt').write_bytes(data)
+    result, _ = await apply(root, patch('*** Update File: f.txt', f'-{line}', '+new'))
+    assert result == RETRY + (
+        f"Hunk 1 of Update File 'f.txt' (patch line 3) does not match the file: its line 1 {line!r} was not "
+        f'found. {closest}'
+    )
+    assert (root / 'f.txt').read_bytes() == data
+
+
+@pytest.mark.parametrize(
     ('text', 'message', 'options'),
     [
         (
