@@ -251,6 +251,29 @@ async def test_crlf_and_bytes_that_are_not_utf8_are_kept_outside_the_changed_lin
     assert (root / 'latin.txt').read_bytes() == b'caf\xe9\nnew\nend'
 
 
+async def test_cr_only_lines_are_patched_as_read_file_numbers_them(root: Path) -> None:
+    # `read_file` shows three lines under the document's contract, so a patch sees three too.
+    (root / 'mac.txt').write_bytes(b'one\rtwo\rthree\r')
+    (root / 'mixed.txt').write_bytes(b'a\rb\r\nc\r')
+    text = patch(
+        '*** Update File: mac.txt',
+        ' one',
+        '-two',
+        '+TWO',
+        '+2.5',
+        '*** Update File: mixed.txt',
+        ' b',
+        '-c',
+        '+C',
+    )
+    result, _ = await apply(root, text, show_changes=1)
+    assert result.startswith('Applied patch to 2 files:\nM mac.txt')
+    assert '[lines 1-4, changed 2-3]\n     1\tone\n     2\tTWO\n     3\t2.5\n     4\tthree' in result
+    # Each kept line keeps its own ending; added lines take the file's dominant one.
+    assert (root / 'mac.txt').read_bytes() == b'one\rTWO\r2.5\rthree\r'
+    assert (root / 'mixed.txt').read_bytes() == b'a\rb\r\nC\r'
+
+
 async def test_an_add_then_an_update_and_two_updates_of_one_file(root: Path) -> None:
     (root / 'n.txt').write_text('1\n2\n3\n')
     text = patch(

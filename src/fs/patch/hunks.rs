@@ -1,8 +1,9 @@
 //! Where the hunks of an `Update File` land in a file's bytes, and the bytes they make.
 //!
-//! Lines are compared without their terminators, so a CRLF file matches a patch written with
-//! `\n`; every line the hunks do not remove or add is copied byte for byte (its own terminator,
-//! bytes that are not UTF-8 included), and an added line gets the file's dominant ending. Each
+//! Lines are split as `read_file` splits them (at `\n`, and under the document's contract
+//! also at a lone `\r`) and compared without their terminators, so a CRLF or CR-only file
+//! matches a patch written with `\n`; every line the hunks do not remove or add is copied byte for byte (its own terminator,
+//! bytes that are not UTF-8 included), and an added line gets the file's dominant ending (`\n`, `\r\n` or `\r`). Each
 //! hunk is searched from where the previous one ended, after its `@@` anchors; a hunk with
 //! `*** End of File` is tried at the end first. Lines are found by the one line search of the
 //! match tiers ([`tiers::seek_lines`]): exactly by default, the first match from that place
@@ -15,25 +16,39 @@
 //! reach of the hunks.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::change::matching::{describe, dominant_ending, Ending};
+use crate::fs::change::matching::describe;
 use crate::fs::change::tiers::{self, Match, Shift, Tier};
+use crate::fs::contract::Contract;
 use crate::fs::patch::parse::{Hunk, HunkLine};
 use crate::fs::read::encoding;
 use crate::fs::read::hash::{is_binary, BINARY_SAMPLE};
 use crate::fs::text::py_repr;
 
-/// One line of a file: its content and its terminator (`\n`, `\r\n`, or none at the end).
+/// One line of a file: its content and its terminator (`\n`, `\r\n`, a lone `\r` under the
+/// document's contract, or none at the end).
 #[derive(Debug, Clone, Copy)]
 struct Line<'a> {
     content: &'a [u8],
     terminator: &'a [u8],
 }
 
-fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
+/// `bytes` split into lines as `read_file` splits them for the hunks: at `\n` (a `\r` before
+/// it part of the terminator) and, when `cr` (the document's contract, whose `read_file`
+/// splits at `str.splitlines`' terminators), also at a lone `\r`. The rarer terminators of
+/// `str.splitlines` (`\x0c`, `\x85`, ...) stay inside their line, as `git diff` keeps them.
+fn split_lines(bytes: &[u8], cr: bool) -> Vec<Line<'_>> {
     let mut out = Vec::new();
     let mut start = 0;
-    for at in memchr::memchr_iter(b'\n', bytes) {
-        let end = if at > start && bytes[at - 1] == b'\r' {
+    let breaks: Box<dyn Iterator<Item = usize>> = if cr {
+        Box::new(memchr::memchr2_iter(b'\n', b'\r', bytes))
+    } else {
+        Box::new(memchr::memchr_iter(b'\n', bytes))
+    };
+    for at in breaks {
+        if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
+            continue; // the `\n` after it ends the line
+        }
+        let end = if bytes[at] == b'\n' && at > start && bytes[at - 1] == b'\r' {
             at - 1
         } else {
             at
@@ -51,6 +66,41 @@ fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
         });
     }
     out
+}
+
+/// Byte offsets where each line of `bytes` starts, as the hunks split them ([`apply`] with
+/// `contract`), for numbering the lines a [`TierMatch`] names.
+pub fn line_starts(bytes: &[u8], contract: Contract) -> Vec<usize> {
+    let mut at = 0;
+    split_lines(bytes, contract == Contract::Document)
+        .iter()
+        .map(|l| {
+            let start = at;
+            at += l.content.len() + l.terminator.len();
+            start
+        })
+        .collect()
+}
+
+/// The ending of most of `file`'s lines, which added lines get: `\n` for a file without one
+/// (ties go to the first line's).
+fn dominant(file: &[Line<'_>]) -> &'static [u8] {
+    let endings: [&'static [u8]; 3] = [b"\n", b"\r\n", b"\r"];
+    let count = |e: &[u8]| file.iter().filter(|l| l.terminator == e).count();
+    let first = file
+        .iter()
+        .map(|l| l.terminator)
+        .find(|t| !t.is_empty())
+        .unwrap_or(b"\n");
+    let mut best: &'static [u8] = b"\n";
+    let mut most = 0;
+    for e in endings {
+        let n = count(e);
+        if n > most || (n == most && n > 0 && e == first) {
+            (best, most) = (e, n);
+        }
+    }
+    best
 }
 
 /// Where a missed hunk was looked for.
@@ -485,14 +535,16 @@ impl<'a> Run<'a> {
 ///
 /// Errors: `NoMatch` naming the file, the hunk, its first line not found and the closest line;
 /// `AmbiguousMatch` for a tolerant match found more than once on its tier.
-fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patched> {
-    let file = split_lines(text);
+fn apply_text(
+    text: &[u8],
+    hunks: &[Hunk],
+    path: &str,
+    mode: Match,
+    contract: Contract,
+) -> Result<Patched> {
+    let file = split_lines(text, contract == Contract::Document);
     let contents: Vec<&[u8]> = file.iter().map(|l| l.content).collect();
-    let ending = dominant_ending(text).unwrap_or(Ending::Lf);
-    let ending: &[u8] = match ending {
-        Ending::Lf => b"\n",
-        Ending::Crlf => b"\r\n",
-    };
+    let ending = dominant(&file);
     let mut matched = Vec::new();
     // (start, matched old lines, hunk, shift of its added lines) in file order.
     let mut placed: Vec<(usize, usize, &Hunk, Shift)> = Vec::new();
@@ -653,7 +705,13 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
 ///
 /// Errors: a binary file (`p is a binary file; apply_patch only changes text files.`),
 /// UTF-16 that does not decode, the hunks' misses.
-pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patched> {
+pub fn apply(
+    raw: &[u8],
+    hunks: &[Hunk],
+    path: &str,
+    mode: Match,
+    contract: Contract,
+) -> Result<Patched> {
     let head = &raw[..raw.len().min(BINARY_SAMPLE)];
     if let Some(kind) = encoding::sniff_utf16(head) {
         let text = encoding::decode_utf16(raw, kind, false).map_err(|e| {
@@ -668,7 +726,7 @@ pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patc
                 ),
             )
         })?;
-        let new = apply_text(text.as_bytes(), hunks, path, mode)?;
+        let new = apply_text(text.as_bytes(), hunks, path, mode, contract)?;
         return Ok(Patched {
             bytes: encoding::encode_utf16(&String::from_utf8_lossy(&new.bytes), kind),
             matched: new.matched,
@@ -689,7 +747,7 @@ pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patc
     } else {
         0
     };
-    let mut new = apply_text(&raw[skip..], hunks, path, mode)?;
+    let mut new = apply_text(&raw[skip..], hunks, path, mode, contract)?;
     if skip > 0 {
         new.bytes.splice(0..0, raw[..skip].iter().copied());
         for r in new.changed.iter_mut().flatten() {
@@ -712,7 +770,7 @@ mod tests {
         let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
             unreachable!()
         };
-        apply(file, hunks, "f", Match::Exact)
+        apply(file, hunks, "f", Match::Exact, Contract::Document)
             .map(|p| p.bytes)
             .map_err(|e| e.message)
     }
@@ -725,7 +783,7 @@ mod tests {
         let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
             unreachable!()
         };
-        apply(file, hunks, "f", Match::Tolerant).map_err(|e| e.message)
+        apply(file, hunks, "f", Match::Tolerant, Contract::Document).map_err(|e| e.message)
     }
 
     #[test]
@@ -782,6 +840,29 @@ mod tests {
             .unwrap()
             .matched
             .is_empty());
+    }
+
+    #[test]
+    fn cr_only_lines_are_lines_under_the_document_contract() {
+        let file = b"one\rtwo\rthree\r";
+        assert_eq!(patched(file, "-two\n+TWO").unwrap(), b"one\rTWO\rthree\r");
+        // Added lines take the file's ending; a mixed file keeps each line's own.
+        assert_eq!(
+            patched(file, " two\n+new").unwrap(),
+            b"one\rtwo\rnew\rthree\r"
+        );
+        assert_eq!(
+            patched(b"a\rb\r\nc\rd", "-d\n+D\n+E").unwrap(),
+            b"a\rb\r\nc\rD\rE\r"
+        );
+        assert_eq!(line_starts(file, Contract::Document), [0, 4, 8]);
+        // Under 0.62.0's contract `read_file` splits at `\n` only: one line.
+        assert_eq!(line_starts(file, Contract::Workspace), [0]);
+        let ops = parse("*** Begin Patch\n*** Update File: f\n-two\n+TWO\n*** End Patch").unwrap();
+        let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
+            unreachable!()
+        };
+        assert!(apply(file, hunks, "f", Match::Exact, Contract::Workspace).is_err());
     }
 
     #[test]
