@@ -250,6 +250,8 @@ pub fn render_within(
     let shown = |i: usize, width: usize| numbered(path, i, body(i), width);
     let marker = format!("{:>6}\t{REMOVED}", "-");
     let marker_chars = marker.chars().count();
+    let lengths: std::cell::RefCell<std::collections::HashMap<(usize, usize), usize>> =
+        Default::default();
     // The chars of the lines shown with `k` lines of context (context lines `width` wide): up
     // to the last changed line or removal marker (what must fit for every change to be
     // shown), and in all.
@@ -266,7 +268,11 @@ pub fn render_within(
                     break;
                 }
                 let w = if changed(i) { max_line } else { width };
-                total += shown(i, w).chars().count();
+                // Each line is measured once per width, however often the search asks.
+                total += *lengths
+                    .borrow_mut()
+                    .entry((i, w))
+                    .or_insert_with(|| shown(i, w).chars().count());
                 if changed(i) {
                     needed = total;
                 }
