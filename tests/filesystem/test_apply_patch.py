@@ -251,6 +251,29 @@ async def test_crlf_and_bytes_that_are_not_utf8_are_kept_outside_the_changed_lin
     assert (root / 'latin.txt').read_bytes() == b'caf\xe9\nnew\nend'
 
 
+async def test_cr_only_lines_are_patched_as_read_file_numbers_them(root: Path) -> None:
+    # `read_file` shows three lines under the document's contract, so a patch sees three too.
+    (root / 'mac.txt').write_bytes(b'one\rtwo\rthree\r')
+    (root / 'mixed.txt').write_bytes(b'a\rb\r\nc\r')
+    text = patch(
+        '*** Update File: mac.txt',
+        ' one',
+        '-two',
+        '+TWO',
+        '+2.5',
+        '*** Update File: mixed.txt',
+        ' b',
+        '-c',
+        '+C',
+    )
+    result, _ = await apply(root, text, show_changes=1)
+    assert result.startswith('Applied patch to 2 files:\nM mac.txt')
+    assert '[lines 1-4, changed 2-3]\n     1\tone\n     2\tTWO\n     3\t2.5\n     4\tthree' in result
+    # Each kept line keeps its own ending; added lines take the file's dominant one.
+    assert (root / 'mac.txt').read_bytes() == b'one\rTWO\r2.5\rthree\r'
+    assert (root / 'mixed.txt').read_bytes() == b'a\rb\r\nC\r'
+
+
 async def test_an_add_then_an_update_and_two_updates_of_one_file(root: Path) -> None:
     (root / 'n.txt').write_text('1\n2\n3\n')
     text = patch(
@@ -330,6 +353,43 @@ async def test_a_miss_in_the_last_file_names_it_and_writes_nothing(root: Path) -
     )
     assert snapshot(root) == before
     assert t.of(FileChangeRequestEvent) == []
+
+
+@pytest.mark.parametrize(
+    ('data', 'line', 'closest'),
+    [
+        (
+            b'def f():\n    return 1\n',
+            '    return 2',
+            "Closest: line 2 of the file, '    return 1', which differs at column 12: '2' in the patch, '1' in the "
+            'file. No changes were written. Read the file and copy its lines exactly.',
+        ),
+        (
+            b'world\nhello\n',
+            'hellx',
+            "Closest: line 2 of the file, 'hello', which differs at column 5: 'x' in the patch, 'o' in the file. "
+            'No changes were written. Read the file and copy its lines exactly.',
+        ),
+        (
+            'x = 1\ncafé\n'.encode('latin-1'),
+            'café',
+            "Closest: line 2 of the file, 'caf\ufffd', which holds bytes that are not UTF-8 where the patch line "
+            "has 'é' (read_file shows U+FFFD, \ufffd, in their place); a patch line cannot match them. No changes "
+            "were written. Let the hunk's lines stop before that line or start after it, or change it with "
+            'edit_file or write_file.',
+        ),
+    ],
+)
+async def test_a_miss_names_the_most_similar_line_and_how_it_differs(
+    root: Path, data: bytes, line: str, closest: str
+) -> None:
+    (root / 'f.txt').write_bytes(data)
+    result, _ = await apply(root, patch('*** Update File: f.txt', f'-{line}', '+new'))
+    assert result == RETRY + (
+        f"Hunk 1 of Update File 'f.txt' (patch line 3) does not match the file: its line 1 {line!r} was not "
+        f'found. {closest}'
+    )
+    assert (root / 'f.txt').read_bytes() == data
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,52 @@ async def test_a_long_line_is_clipped_as_read_file_clips_it(where: str, tmp_path
 
 
 @pytest.mark.parametrize('where', WHERE)
+async def test_a_long_context_line_is_clipped_not_the_changed_line_dropped(where: str, tmp_path: Path) -> None:
+    data = b'short\n' + b'z' * 5000 + b'\nend\n'
+    clipped = (
+        '     2\t'
+        + 'z' * 200
+        + " [line 2 clipped: chars 1-200 of 5,000 shown; to read on: read_file('f.txt', offset=1, limit=1, column=200)]"
+    )
+    assert await edit(where, tmp_path, data, old_text='end', new_text='END') == (
+        f'Edited f.txt.\n[lines 1-3, changed 3]\n     1\tshort\n{clipped}\n     3\tEND'
+    )
+    # A changed line longer than the cap is clipped to fill it, with its notice; the context
+    # around it gives way.
+    result = await edit(where, tmp_path, data, show=1, old_text='z' * 5000, new_text='y' * 5000)
+    assert result == (
+        'Edited f.txt.\n[line 2, changed]\n     2\t'
+        + 'y' * 1882
+        + " [line 2 clipped: chars 1-1,882 of 5,000 shown; to read on: read_file('f.txt', offset=1, limit=1, "
+        'column=1882)]'
+    )
+
+
+@pytest.mark.parametrize('where', WHERE)
+async def test_many_context_lines_never_push_out_the_changed_line(where: str, tmp_path: Path) -> None:
+    data = ''.join(f'{i:03d}' + 'w' * 96 + '\n' for i in range(1, 61)).encode()
+    result = await edit(where, tmp_path, data, show=40, old_text='050', new_text='fifty')
+    # 40 lines before it would fill the cap: as much context as fits, the same on both sides.
+    header, *lines = result.split('\n')[1:]
+    assert header == '[lines 42-58, changed 50]'
+    assert lines[8] == '    50\tfifty' + 'w' * 96
+    assert [int(line[:6]) for line in lines] == list(range(42, 59))
+
+
+@pytest.mark.parametrize('where', WHERE)
+async def test_a_write_with_two_changes_apart_shows_two_regions(where: str, tmp_path: Path) -> None:
+    forty = ''.join(f'l{i}\n' for i in range(1, 41))
+    new = forty.replace('l5\n', 'five\n').replace('l30\n', 'thirty\nmore\n').replace('l33\n', '')
+    results, after = await on_file(where, tmp_path, forty.encode(), [('write_file', {'content': new})], show_changes=1)
+    assert results == [
+        f'Wrote {len(new)} chars (40 lines) to f.txt.\n[lines 4-6, changed 5]\n     4\tl4\n     5\tfive\n     6\tl6\n'
+        '[lines 29-34, changed 30-31, removed before line 34]\n    29\tl29\n    30\tthirty\n    31\tmore\n    32\tl31\n'
+        '    33\tl32\n     -\t(lines removed here)\n    34\tl34'
+    ]
+    assert after == new.encode()
+
+
+@pytest.mark.parametrize('where', WHERE)
 async def test_crlf_lines_are_numbered_as_read(where: str, tmp_path: Path) -> None:
     assert await edit(where, tmp_path, b'a\r\nb\r\nc\r\nd\r\n', show=1, old_text='c\n', new_text='C\nC2\n') == (
         'Edited f.txt.\n[lines 2-5, changed 3-4]\n     2\tb\n     3\tC\n     4\tC2\n     5\td'

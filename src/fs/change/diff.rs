@@ -99,6 +99,43 @@ pub fn event_diff(old: Option<&str>, new: &str, path: &str, big_sources: bool) -
     render(&a, &b, &groups, &from, &to)
 }
 
+/// The byte ranges of `new` whose lines (split at `\n`) differ from `old`'s, by the line
+/// matching of [`unified_diff`] after the lines equal at both ends are set aside: an added or
+/// replaced run is its byte range, a run only removed an empty range where it was. `None`
+/// when the lines left to match are over [`MAX_DIFF_LINE_PAIRS`] pairs or
+/// [`MAX_DIFF_SOURCE_CHARS`] bytes (difflib's bound on its quadratic worst case).
+pub fn changed_spans(old: &str, new: &str) -> Option<Vec<(usize, usize)>> {
+    let (a, b) = (lines(old), lines(new));
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let room = a.len().min(b.len()) - head;
+    let tail = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let bytes = |l: &[&str]| l.iter().map(|s| s.len()).sum::<usize>();
+    let b_tail = bytes(&b[b.len() - tail..]);
+    let (a, b) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    if (a.len() + 1).saturating_mul(b.len() + 1) > MAX_DIFF_LINE_PAIRS
+        || bytes(a).max(bytes(b)) > MAX_DIFF_SOURCE_CHARS
+    {
+        return None;
+    }
+    let mut at = vec![new.len() - bytes(b) - b_tail];
+    for line in b {
+        at.push(at[at.len() - 1] + line.len());
+    }
+    let mut out = Vec::new();
+    for (tag, _, _, j1, j2) in Matcher::new(a, b).opcodes() {
+        if tag != Tag::Equal {
+            out.push((at[j1], at[j2]));
+        }
+    }
+    Some(out)
+}
+
 /// The unified diff of `groups` (hunks of opcodes over lines `a` and `b`) under headers `from`
 /// and `to`, cut at `MAX_EVENT_DIFF_CHARS` on a line boundary: `(diff, cut)`.
 fn render(a: &[&str], b: &[&str], groups: &[Vec<Opcode>], from: &str, to: &str) -> (String, bool) {

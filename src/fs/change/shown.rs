@@ -13,6 +13,7 @@
 //! it, with `read_file`'s clip notice), regions closer than their context merged, everything
 //! after the first [`MAX_SHOWN_CHARS`] left to a continuation hint naming the `offset`.
 
+use crate::fs::change::diff;
 use crate::fs::contract::Contract;
 use crate::fs::read::clip;
 use crate::fs::text::{has_terminator_besides_crlf, strip_terminator, terminator_at, thousands};
@@ -165,6 +166,22 @@ pub fn between(old: &[u8], new: &[u8]) -> Option<(usize, usize)> {
     trim(old, (0, old.len()), new, (0, new.len()))
 }
 
+/// The byte ranges of `new` whose lines differ from `old` (a run only removed: an empty range
+/// where it was), by the event diff's line matching ([`diff::changed_spans`]), so two changes
+/// far apart are two ranges; when that is too big to match, the one span of [`between`].
+/// Empty when the texts are equal.
+pub fn differing(old: &str, new: &str) -> Vec<(usize, usize)> {
+    if old == new {
+        return Vec::new();
+    }
+    match diff::changed_spans(old, new) {
+        Some(spans) if !spans.is_empty() => spans,
+        _ => between(old.as_bytes(), new.as_bytes())
+            .into_iter()
+            .collect(),
+    }
+}
+
 /// `ranges` of the new text's lines (0-based, half-open, sorted: [`changed_lines`]; an empty
 /// one is a removal before that line) shown with `context` lines around each, as a result's
 /// trailer: for each region (regions whose context touches merged) a header and its lines
@@ -199,6 +216,12 @@ pub fn render(
 /// [`render`] spending `budget` chars of lines (what is left of one cap shared by several
 /// files of a result, `apply_patch`'s); the cut hint comes where it runs out, also at once
 /// after a region's header when nothing is left.
+///
+/// Changed lines come first: when the lines with their full context would be cut before the
+/// last changed line, context lines are clipped at [`CONTEXT_CLIP`] chars and, if that is not
+/// enough, fewer of them are shown (the most that fit whole, the same number around every
+/// change), so context never pushes a changed line out; only changed lines that alone do not
+/// fit are cut.
 pub fn render_within(
     path: &str,
     text: &str,
@@ -213,54 +236,83 @@ pub fn render_within(
     }
     let starts = line_starts(text.as_bytes(), contract);
     let count = if text.is_empty() { 0 } else { starts.len() };
-    let line = |i: usize| &text[starts[i]..starts.get(i + 1).copied().unwrap_or(text.len())];
-    // Windows `[from, to)` around each change, merged where they overlap or touch; each keeps
-    // its changes.
-    type Window = (usize, usize, Vec<(usize, usize)>);
-    let mut windows: Vec<Window> = Vec::new();
-    for &(a, b) in ranges {
-        let (a, b) = (a.min(count), b.min(count));
-        let (from, to) = (a.saturating_sub(context), (b + context).min(count));
-        match windows.last_mut() {
-            Some(w) if from <= w.1 => {
-                w.1 = w.1.max(to);
-                w.2.push((a, b));
-            }
-            _ => windows.push((from, to, vec![(a, b)])),
-        }
-    }
-    let span = |a: usize, b: usize| {
-        if b == a + 1 {
-            format!("{}", a + 1)
-        } else {
-            format!("{}-{}", a + 1, b)
-        }
+    let body = |i: usize| {
+        strip_terminator(&text[starts[i]..starts.get(i + 1).copied().unwrap_or(text.len())])
     };
+    let ranges: Vec<(usize, usize)> = ranges
+        .iter()
+        .map(|&(a, b)| (a.min(count), b.min(count)))
+        .collect();
+    let changed = |i: usize| ranges.iter().any(|&(a, b)| a <= i && i < b);
     let max_line = max_line_chars
         .unwrap_or(MAX_SHOWN_CHARS)
         .min(MAX_SHOWN_CHARS);
+    let shown = |i: usize, width: usize| numbered(path, i, body(i), width);
+    let marker = format!("{:>6}\t{REMOVED}", "-");
+    let marker_chars = marker.chars().count();
+    let lengths: std::cell::RefCell<std::collections::HashMap<(usize, usize), usize>> =
+        Default::default();
+    // The chars of the lines shown with `k` lines of context (context lines `width` wide): up
+    // to the last changed line or removal marker (what must fit for every change to be
+    // shown), and in all.
+    let cost = |k: usize, width: usize| -> (usize, usize) {
+        let (mut total, mut needed) = (0, 0);
+        for (from, to, changes) in windows(&ranges, k, count) {
+            for i in from..=to {
+                let removals = changes.iter().filter(|&&(a, b)| a == b && a == i).count();
+                if removals > 0 {
+                    total += marker_chars * removals;
+                    needed = total;
+                }
+                if i == to {
+                    break;
+                }
+                let w = if changed(i) { max_line } else { width };
+                // Each line is measured once per width, however often the search asks.
+                total += *lengths
+                    .borrow_mut()
+                    .entry((i, w))
+                    .or_insert_with(|| shown(i, w).chars().count());
+                if changed(i) {
+                    needed = total;
+                }
+            }
+        }
+        (needed, total)
+    };
     let left = budget;
+    let (mut k, mut width) = (context, max_line);
+    if context > 0 && cost(context, max_line).0 > *left {
+        width = max_line.min(CONTEXT_CLIP);
+        // The most context that fits (none when the changed lines alone do not).
+        let (mut lo, mut hi) = (0, context);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if cost(mid, width).1 <= *left {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        k = lo;
+    }
     let mut out = String::new();
-    for (from, to, changes) in &windows {
-        out.push_str(&header(*from, *to, changes, count, span));
-        for i in *from..=*to {
+    for (from, to, changes) in windows(&ranges, k, count) {
+        out.push_str(&header(from, to, &changes, count, span));
+        for i in from..=to {
             for _ in changes.iter().filter(|&&(a, b)| a == b && a == i) {
-                let marker = format!("{:>6}\t{REMOVED}", "-");
-                let chars = marker.chars().count();
-                if chars > *left {
+                if marker_chars > *left {
                     out.push_str(&cut_hint(i));
                     return out;
                 }
-                *left -= chars;
+                *left -= marker_chars;
                 out.push('\n');
                 out.push_str(&marker);
             }
-            if i == *to {
+            if i == to {
                 break;
             }
-            let body = strip_terminator(line(i));
-            let shown = clip::clip_from(path, i + 1, body, 0, max_line);
-            let rendered = format!("{:>6}\t{}", i + 1, shown.as_deref().unwrap_or(body));
+            let rendered = shown(i, if changed(i) { max_line } else { width });
             let chars = rendered.chars().count();
             if chars > *left {
                 out.push_str(&cut_hint(i));
@@ -272,6 +324,52 @@ pub fn render_within(
         }
     }
     out
+}
+
+/// Context lines are clipped at this many chars when the lines do not fit the cap whole.
+pub const CONTEXT_CLIP: usize = 200;
+
+/// `{i + 1:>6}\t{line}`, `line` clipped at `width` chars with `read_file`'s notice, narrower
+/// when that is needed to keep the whole within [`MAX_SHOWN_CHARS`].
+fn numbered(path: &str, i: usize, line: &str, width: usize) -> String {
+    let mut width = width;
+    loop {
+        let shown = clip::clip_from(path, i + 1, line, 0, width);
+        let rendered = format!("{:>6}\t{}", i + 1, shown.as_deref().unwrap_or(line));
+        let over = rendered.chars().count().saturating_sub(MAX_SHOWN_CHARS);
+        if over == 0 || width <= 1 {
+            return rendered;
+        }
+        width = width.saturating_sub(over).max(1);
+    }
+}
+
+/// 1-based `a+1-b`, or `a+1` for one line.
+fn span(a: usize, b: usize) -> String {
+    if b == a + 1 {
+        format!("{}", a + 1)
+    } else {
+        format!("{}-{}", a + 1, b)
+    }
+}
+
+/// A region `[from, to)` of lines and the changes it holds.
+type Window = (usize, usize, Vec<(usize, usize)>);
+
+/// The regions around `ranges` with `context` lines, merged where they overlap or touch.
+fn windows(ranges: &[(usize, usize)], context: usize, count: usize) -> Vec<Window> {
+    let mut windows: Vec<Window> = Vec::new();
+    for &(a, b) in ranges {
+        let (from, to) = (a.saturating_sub(context), (b + context).min(count));
+        match windows.last_mut() {
+            Some(w) if from <= w.1 => {
+                w.1 = w.1.max(to);
+                w.2.push((a, b));
+            }
+            _ => windows.push((from, to, vec![(a, b)])),
+        }
+    }
+    windows
 }
 
 /// The marker line's text where lines were removed (its number column holds `-`).
@@ -291,7 +389,7 @@ fn header(
     to: usize,
     changes: &[(usize, usize)],
     count: usize,
-    span: impl Fn(usize, usize) -> String,
+    span: fn(usize, usize) -> String,
 ) -> String {
     if changes == [(from, to)] && to == from + 1 {
         return format!("\n[line {}, changed]", from + 1);
@@ -359,6 +457,32 @@ mod tests {
         assert_eq!(trim(old, (2, 8), old, (2, 8)), None);
         // old_text starting mid-line: the rest of that line equal, so it is not marked.
         assert_eq!(trim(b"pa\nb\n", (1, 5), b"pa\nB\n", (1, 5)), Some((3, 5)));
+    }
+
+    #[test]
+    fn differing_lines_apart_are_apart() {
+        let old: String = (1..=40).map(|i| format!("l{i}\n")).collect();
+        let new = old.replace("l5\n", "X\n").replace("l30\n", "Y\n");
+        let ranges = differing(&old, &new);
+        assert_eq!(
+            changed_lines(new.as_bytes(), &ranges, Contract::Workspace),
+            [(4, 5), (29, 30)]
+        );
+        // Lines only removed: an empty range where they were.
+        let cut = old.replace("l7\nl8\n", "");
+        assert_eq!(
+            changed_lines(cut.as_bytes(), &differing(&old, &cut), Contract::Workspace),
+            [(6, 6)]
+        );
+        assert!(differing(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn context_gives_way_to_changed_lines() {
+        let text = format!("a\n{}\nb\n", "z".repeat(5000));
+        let shown = render("f", &text, &[(2, 3)], 1, Contract::Workspace, None);
+        assert!(shown.starts_with("\n[lines 2-3, changed 3]\n     2\tzzz"));
+        assert!(shown.ends_with("column=200)]\n     3\tb"));
     }
 
     #[test]

@@ -512,7 +512,7 @@ pub(crate) fn edit_trailer(
 }
 
 /// What a write over an existing file says after its first sentence with `show_changes`: the
-/// region that differs from `old` (the whole content when `old` is not known: too big to
+/// lines that differ from `old` ([`shown::differing`]) (the whole content when `old` is not known: too big to
 /// diff, or not read), shown by [`shown::render`]; empty when it is off or the file is new.
 pub(crate) fn write_trailer(
     path: &str,
@@ -524,14 +524,14 @@ pub(crate) fn write_trailer(
     if opts.show_changes == 0 {
         return String::new();
     }
-    let range = match old {
-        Some(old) => shown::between(old.as_bytes(), content.as_bytes()),
-        None => Some((0, content.len())),
+    let ranges = match old {
+        Some(old) => shown::differing(old, content),
+        None => vec![(0, content.len())],
     };
-    let Some(range) = range else {
+    if ranges.is_empty() {
         return String::new();
-    };
-    let changed = shown::changed_lines(content.as_bytes(), &[range], contract);
+    }
+    let changed = shown::changed_lines(content.as_bytes(), &ranges, contract);
     shown::render(
         path,
         content,

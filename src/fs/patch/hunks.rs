@@ -1,8 +1,9 @@
 //! Where the hunks of an `Update File` land in a file's bytes, and the bytes they make.
 //!
-//! Lines are compared without their terminators, so a CRLF file matches a patch written with
-//! `\n`; every line the hunks do not remove or add is copied byte for byte (its own terminator,
-//! bytes that are not UTF-8 included), and an added line gets the file's dominant ending. Each
+//! Lines are split as `read_file` splits them (at `\n`, and under the document's contract
+//! also at a lone `\r`) and compared without their terminators, so a CRLF or CR-only file
+//! matches a patch written with `\n`; every line the hunks do not remove or add is copied byte for byte (its own terminator,
+//! bytes that are not UTF-8 included), and an added line gets the file's dominant ending (`\n`, `\r\n` or `\r`). Each
 //! hunk is searched from where the previous one ended, after its `@@` anchors; a hunk with
 //! `*** End of File` is tried at the end first. Lines are found by the one line search of the
 //! match tiers ([`tiers::seek_lines`]): exactly by default, the first match from that place
@@ -15,25 +16,39 @@
 //! reach of the hunks.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fs::change::matching::{describe, dominant_ending, Ending};
+use crate::fs::change::matching::describe;
 use crate::fs::change::tiers::{self, Match, Shift, Tier};
+use crate::fs::contract::Contract;
 use crate::fs::patch::parse::{Hunk, HunkLine};
 use crate::fs::read::encoding;
 use crate::fs::read::hash::{is_binary, BINARY_SAMPLE};
 use crate::fs::text::py_repr;
 
-/// One line of a file: its content and its terminator (`\n`, `\r\n`, or none at the end).
+/// One line of a file: its content and its terminator (`\n`, `\r\n`, a lone `\r` under the
+/// document's contract, or none at the end).
 #[derive(Debug, Clone, Copy)]
 struct Line<'a> {
     content: &'a [u8],
     terminator: &'a [u8],
 }
 
-fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
+/// `bytes` split into lines as `read_file` splits them for the hunks: at `\n` (a `\r` before
+/// it part of the terminator) and, when `cr` (the document's contract, whose `read_file`
+/// splits at `str.splitlines`' terminators), also at a lone `\r`. The rarer terminators of
+/// `str.splitlines` (`\x0c`, `\x85`, ...) stay inside their line, as `git diff` keeps them.
+fn split_lines(bytes: &[u8], cr: bool) -> Vec<Line<'_>> {
     let mut out = Vec::new();
     let mut start = 0;
-    for at in memchr::memchr_iter(b'\n', bytes) {
-        let end = if at > start && bytes[at - 1] == b'\r' {
+    let breaks: Box<dyn Iterator<Item = usize>> = if cr {
+        Box::new(memchr::memchr2_iter(b'\n', b'\r', bytes))
+    } else {
+        Box::new(memchr::memchr_iter(b'\n', bytes))
+    };
+    for at in breaks {
+        if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') {
+            continue; // the `\n` after it ends the line
+        }
+        let end = if bytes[at] == b'\n' && at > start && bytes[at - 1] == b'\r' {
             at - 1
         } else {
             at
@@ -51,6 +66,41 @@ fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
         });
     }
     out
+}
+
+/// Byte offsets where each line of `bytes` starts, as the hunks split them ([`apply`] with
+/// `contract`), for numbering the lines a [`TierMatch`] names.
+pub fn line_starts(bytes: &[u8], contract: Contract) -> Vec<usize> {
+    let mut at = 0;
+    split_lines(bytes, contract == Contract::Document)
+        .iter()
+        .map(|l| {
+            let start = at;
+            at += l.content.len() + l.terminator.len();
+            start
+        })
+        .collect()
+}
+
+/// The ending of most of `file`'s lines, which added lines get: `\n` for a file without one
+/// (ties go to the first line's).
+fn dominant(file: &[Line<'_>]) -> &'static [u8] {
+    let endings: [&'static [u8]; 3] = [b"\n", b"\r\n", b"\r"];
+    let count = |e: &[u8]| file.iter().filter(|l| l.terminator == e).count();
+    let first = file
+        .iter()
+        .map(|l| l.terminator)
+        .find(|t| !t.is_empty())
+        .unwrap_or(b"\n");
+    let mut best: &'static [u8] = b"\n";
+    let mut most = 0;
+    for e in endings {
+        let n = count(e);
+        if n > most || (n == most && n > 0 && e == first) {
+            (best, most) = (e, n);
+        }
+    }
+    best
 }
 
 /// Where a missed hunk was looked for.
@@ -111,9 +161,12 @@ fn miss(
     let (failing, closest) = match best {
         Some((m, s)) => (m, (s + m < lines.len()).then_some(s + m)),
         None => {
-            // The first line matches nowhere: the closest is a line equal once whitespace is ignored.
+            // The first line matches nowhere: the closest is a line equal once whitespace is
+            // ignored, else the most similar one.
             let want = loose(old[0]);
-            let at = (from..lines.len()).find(|&i| loose(lines[i]) == want);
+            let at = (from..lines.len())
+                .find(|&i| loose(lines[i]) == want)
+                .or_else(|| most_similar(lines, from, old[0]));
             (0, at)
         }
     };
@@ -131,18 +184,36 @@ fn miss(
     message.push('.');
     // The patch line holds U+FFFD where the file line has bytes that are not UTF-8: what
     // `read_file` showed in their place, which no patch line can match.
-    let not_utf8 = closest.filter(|&i| {
-        std::str::from_utf8(lines[i]).is_err() && old[failing].contains(&0xEF) && {
-            String::from_utf8_lossy(old[failing]).contains('\u{FFFD}')
+    // Or it differs from the file line first where that line has such bytes (a latin-1 `é`
+    // written as UTF-8 in the patch).
+    let not_utf8 = closest.and_then(|i| {
+        if std::str::from_utf8(lines[i]).is_ok() {
+            return None;
         }
+        let patch = String::from_utf8_lossy(old[failing]);
+        if patch.contains('\u{FFFD}') {
+            return Some("U+FFFD (\u{FFFD}, what read_file shows in their place)".to_string());
+        }
+        let file = String::from_utf8_lossy(lines[i]);
+        let (_, file_mid, patch_mid) = first_difference(&file, &patch);
+        file_mid.starts_with('\u{FFFD}').then(|| {
+            format!(
+                "{} (read_file shows U+FFFD, \u{FFFD}, in their place)",
+                py_repr(
+                    &patch_mid
+                        .chars()
+                        .take(MAX_SHOWN_DIFFERENCE)
+                        .collect::<String>()
+                )
+            )
+        })
     });
     match (closest, not_utf8) {
-        (Some(i), Some(_)) => {
+        (Some(i), Some(what)) => {
             message.push_str(&format!(
                 " Closest: line {} of the file, {}, which holds bytes that are not UTF-8 where the patch line has \
-                 U+FFFD (\u{FFFD}, what read_file shows in their place); a patch line cannot match them. No changes \
-                 were written. Let the hunk's lines stop before that line or start after it, or change it with \
-                 edit_file or write_file.",
+                 {what}; a patch line cannot match them. No changes were written. Let the hunk's lines stop before \
+                 that line or start after it, or change it with edit_file or write_file.",
                 i + 1,
                 shown(lines[i]),
             ));
@@ -215,10 +286,115 @@ fn how_it_differs(file: &[u8], patch: &[u8]) -> String {
         if loose(file.as_bytes()) == loose(patch.as_bytes()) {
             out.push("has different spacing between words".to_string());
         } else {
-            out.push("has different text".to_string());
+            let (column, file_mid, patch_mid) = first_difference(&file, &patch);
+            let part = |s: &str| match s {
+                "" => "nothing".to_string(),
+                s => py_repr(&s.chars().take(MAX_SHOWN_DIFFERENCE).collect::<String>()),
+            };
+            out.push(format!(
+                "differs at column {column}: {} in the patch, {} in the file",
+                part(patch_mid),
+                part(file_mid)
+            ));
         }
     }
     out.join(" and ")
+}
+
+/// Most chars of each side shown where two lines differ.
+const MAX_SHOWN_DIFFERENCE: usize = 40;
+
+/// Where `file` and `patch` first differ: the 1-based column (in chars) and the differing
+/// middle of each, once the chars they share at both ends are set aside.
+fn first_difference<'a>(file: &'a str, patch: &'a str) -> (usize, &'a str, &'a str) {
+    let head: Vec<(usize, char)> = file
+        .char_indices()
+        .zip(patch.chars())
+        .take_while(|((_, a), b)| a == b)
+        .map(|(x, _)| x)
+        .collect();
+    let (column, start) = (
+        head.len() + 1,
+        head.last().map_or(0, |&(i, c)| i + c.len_utf8()),
+    );
+    let (f, p) = (&file[start..], &patch[start..]);
+    let tail: usize = f
+        .chars()
+        .rev()
+        .zip(p.chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum();
+    let tail = tail.min(f.len()).min(p.len());
+    (column, &f[..f.len() - tail], &p[..p.len() - tail])
+}
+
+/// Lines looked at for the one most like a missed patch line, from where the hunk was looked for.
+const MAX_SIMILAR_LINES: usize = 2000;
+/// Chars of each line compared for similarity.
+const SIMILAR_CHARS: usize = 200;
+/// Least similarity (1 - edit distance / the longer length) of a line named as the closest.
+const MIN_SIMILARITY: f64 = 0.6;
+
+/// The line of `lines` from `from` (at most [`MAX_SIMILAR_LINES`] of them, [`SIMILAR_CHARS`]
+/// chars of each) most like `want` by edit distance, if one is at least [`MIN_SIMILARITY`]
+/// alike; the first of equals. Each line is skipped at once when its length or its chars
+/// (counted in 64 classes) bound its similarity below the best so far.
+fn most_similar(lines: &[&[u8]], from: usize, want: &[u8]) -> Option<usize> {
+    let chars = |b: &[u8]| -> Vec<char> {
+        String::from_utf8_lossy(b)
+            .chars()
+            .take(SIMILAR_CHARS)
+            .collect()
+    };
+    let classes = |c: &[char]| {
+        let mut h = [0u16; 64];
+        for &x in c {
+            h[x as usize % 64] += 1;
+        }
+        h
+    };
+    let want = chars(want);
+    let want_classes = classes(&want);
+    let mut best: Option<(f64, usize)> = None;
+    for (i, line) in lines.iter().enumerate().skip(from).take(MAX_SIMILAR_LINES) {
+        let line = chars(line);
+        let longer = line.len().max(want.len());
+        if longer == 0 {
+            continue;
+        }
+        let floor = best.map_or(MIN_SIMILARITY, |(r, _)| r.max(MIN_SIMILARITY));
+        let line_classes = classes(&line);
+        let shared: usize = (0..64)
+            .map(|k| line_classes[k].min(want_classes[k]) as usize)
+            .sum();
+        // At least `longer - shared` edits are needed.
+        if (shared as f64) / (longer as f64) < floor {
+            continue;
+        }
+        let ratio = 1.0 - distance(&line, &want) as f64 / longer as f64;
+        if ratio >= floor && best.is_none_or(|(r, _)| ratio > r) {
+            best = Some((ratio, i));
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// The Levenshtein distance between `a` and `b` (two rows).
+fn distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &x) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &y) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(x != y))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// A hunk's lines, or one of its `@@` anchors, found past the exact tier
@@ -399,14 +575,16 @@ impl<'a> Run<'a> {
 ///
 /// Errors: `NoMatch` naming the file, the hunk, its first line not found and the closest line;
 /// `AmbiguousMatch` for a tolerant match found more than once on its tier.
-fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patched> {
-    let file = split_lines(text);
+fn apply_text(
+    text: &[u8],
+    hunks: &[Hunk],
+    path: &str,
+    mode: Match,
+    contract: Contract,
+) -> Result<Patched> {
+    let file = split_lines(text, contract == Contract::Document);
     let contents: Vec<&[u8]> = file.iter().map(|l| l.content).collect();
-    let ending = dominant_ending(text).unwrap_or(Ending::Lf);
-    let ending: &[u8] = match ending {
-        Ending::Lf => b"\n",
-        Ending::Crlf => b"\r\n",
-    };
+    let ending = dominant(&file);
     let mut matched = Vec::new();
     // (start, matched old lines, hunk, shift of its added lines) in file order.
     let mut placed: Vec<(usize, usize, &Hunk, Shift)> = Vec::new();
@@ -576,7 +754,13 @@ fn apply_text(text: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Pa
 ///
 /// Errors: a binary file (`p is a binary file; apply_patch only changes text files.`),
 /// UTF-16 that does not decode, the hunks' misses.
-pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patched> {
+pub fn apply(
+    raw: &[u8],
+    hunks: &[Hunk],
+    path: &str,
+    mode: Match,
+    contract: Contract,
+) -> Result<Patched> {
     let head = &raw[..raw.len().min(BINARY_SAMPLE)];
     if let Some(kind) = encoding::sniff_utf16(head) {
         let text = encoding::decode_utf16(raw, kind, false).map_err(|e| {
@@ -591,7 +775,7 @@ pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patc
                 ),
             )
         })?;
-        let new = apply_text(text.as_bytes(), hunks, path, mode)?;
+        let new = apply_text(text.as_bytes(), hunks, path, mode, contract)?;
         return Ok(Patched {
             bytes: encoding::encode_utf16(&String::from_utf8_lossy(&new.bytes), kind),
             matched: new.matched,
@@ -612,7 +796,7 @@ pub fn apply(raw: &[u8], hunks: &[Hunk], path: &str, mode: Match) -> Result<Patc
     } else {
         0
     };
-    let mut new = apply_text(&raw[skip..], hunks, path, mode)?;
+    let mut new = apply_text(&raw[skip..], hunks, path, mode, contract)?;
     if skip > 0 {
         new.bytes.splice(0..0, raw[..skip].iter().copied());
         for r in new.changed.iter_mut().flatten() {
@@ -635,7 +819,7 @@ mod tests {
         let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
             unreachable!()
         };
-        apply(file, hunks, "f", Match::Exact)
+        apply(file, hunks, "f", Match::Exact, Contract::Document)
             .map(|p| p.bytes)
             .map_err(|e| e.message)
     }
@@ -648,7 +832,7 @@ mod tests {
         let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
             unreachable!()
         };
-        apply(file, hunks, "f", Match::Tolerant).map_err(|e| e.message)
+        apply(file, hunks, "f", Match::Tolerant, Contract::Document).map_err(|e| e.message)
     }
 
     #[test]
@@ -705,6 +889,29 @@ mod tests {
             .unwrap()
             .matched
             .is_empty());
+    }
+
+    #[test]
+    fn cr_only_lines_are_lines_under_the_document_contract() {
+        let file = b"one\rtwo\rthree\r";
+        assert_eq!(patched(file, "-two\n+TWO").unwrap(), b"one\rTWO\rthree\r");
+        // Added lines take the file's ending; a mixed file keeps each line's own.
+        assert_eq!(
+            patched(file, " two\n+new").unwrap(),
+            b"one\rtwo\rnew\rthree\r"
+        );
+        assert_eq!(
+            patched(b"a\rb\r\nc\rd", "-d\n+D\n+E").unwrap(),
+            b"a\rb\r\nc\rD\rE\r"
+        );
+        assert_eq!(line_starts(file, Contract::Document), [0, 4, 8]);
+        // Under 0.62.0's contract `read_file` splits at `\n` only: one line.
+        assert_eq!(line_starts(file, Contract::Workspace), [0]);
+        let ops = parse("*** Begin Patch\n*** Update File: f\n-two\n+TWO\n*** End Patch").unwrap();
+        let crate::fs::patch::parse::Op::Update { hunks, .. } = &ops[0] else {
+            unreachable!()
+        };
+        assert!(apply(file, hunks, "f", Match::Exact, Contract::Workspace).is_err());
     }
 
     #[test]
@@ -784,6 +991,39 @@ mod tests {
         assert_eq!(
             patched(b"\0bin", "-a\n+b").unwrap_err(),
             "'f' is a binary file; apply_patch only changes text files. No changes were written."
+        );
+    }
+
+    #[test]
+    fn misses_name_the_most_similar_line_and_where_it_differs() {
+        assert_eq!(
+            patched(b"def f():\n    return 1\n", "-    return 2\n+    return 3").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file: its line 1 '    return 2' was not \
+             found. Closest: line 2 of the file, '    return 1', which differs at column 12: '2' in the patch, '1' \
+             in the file. No changes were written. Read the file and copy its lines exactly."
+        );
+        assert_eq!(
+            patched(b"world\nhello\nhelp\n", "-hellx\n+bye").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file: its line 1 'hellx' was not found. \
+             Closest: line 2 of the file, 'hello', which differs at column 5: 'x' in the patch, 'o' in the file. No \
+             changes were written. Read the file and copy its lines exactly."
+        );
+        // Text missing on one side.
+        assert_eq!(first_difference("value = 10", "value = 1"), (10, "0", ""));
+        assert_eq!(first_difference("héllo", "hallo"), (2, "é", "a"));
+        // Nothing alike enough: no line named.
+        assert!(patched(b"alpha\nbeta\n", "-zzzz\n+y")
+            .unwrap_err()
+            .contains("No line of the file is like it."));
+        assert_eq!(distance(&['a', 'b', 'c'], &['a', 'x', 'c', 'd']), 2);
+        // A latin-1 byte against the char it stands for: the bytes are not UTF-8 there.
+        assert_eq!(
+            patched(b"x = 1\ncaf\xe9\n", "-caf\u{e9}\n+tea").unwrap_err(),
+            "Hunk 1 of Update File 'f' (patch line 3) does not match the file: its line 1 'caf\u{e9}' was not \
+             found. Closest: line 2 of the file, 'caf\u{FFFD}', which holds bytes that are not UTF-8 where the \
+             patch line has '\u{e9}' (read_file shows U+FFFD, \u{FFFD}, in their place); a patch line cannot match \
+             them. No changes were written. Let the hunk's lines stop before that line or start after it, or \
+             change it with edit_file or write_file."
         );
     }
 

@@ -311,11 +311,16 @@ fn shown_text(bytes: &[u8]) -> String {
 /// `[matched ignoring indentation on lines 3-4]` (`[hunk 2 matched ...]` when the update has
 /// more than one hunk), lines numbered in the file the update was applied to, as `read_file`
 /// numbers them (`starts`, [`shown::line_starts`]).
-fn tier_note(m: &hunks::TierMatch, hunks: usize, starts: &[usize], text: &[u8]) -> String {
-    // The hunks count lines at `\n`; `read_file` may split them finer (the document's contract).
-    let nl: Vec<usize> = std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', text).map(|a| a + 1))
-        .collect();
+fn tier_note(
+    m: &hunks::TierMatch,
+    hunks: usize,
+    starts: &[usize],
+    text: &[u8],
+    contract: Contract,
+) -> String {
+    // The hunks count lines as they split them; `read_file` may split them finer (the
+    // document's contract: at `\x0c`, `\x85`, ...).
+    let nl = self::hunks::line_starts(text, contract);
     let shown_line =
         |n: usize| shown::line_of(starts, nl.get(n - 1).copied().unwrap_or(text.len())) + 1;
     let (first, last) = (shown_line(m.lines.0), shown_line(m.lines.1));
@@ -334,8 +339,7 @@ fn tier_note(m: &hunks::TierMatch, hunks: usize, starts: &[usize], text: &[u8]) 
 }
 
 /// The changed regions of a file the patch updated, for its result (`show_changes`):
-/// `changed` byte ranges of `new` when known, else the span from the first to the last
-/// difference; shown with [`shown::render_within`] from the result's `budget` of chars.
+/// `changed` byte ranges of `new` when known, else the lines that differ ([`shown::differing`]); shown with [`shown::render_within`] from the result's `budget` of chars.
 fn shown_changes(
     path: &str,
     old: &[u8],
@@ -348,10 +352,11 @@ fn shown_changes(
     let (old_text, new_text) = (shown_text(old), shown_text(new));
     let ranges = match changed {
         Some(ranges) => shown::changed_lines(new, &ranges, contract),
-        None => match shown::between(old_text.as_bytes(), new_text.as_bytes()) {
-            Some(range) => shown::changed_lines(new_text.as_bytes(), &[range], contract),
-            None => return String::new(),
-        },
+        None => shown::changed_lines(
+            new_text.as_bytes(),
+            &shown::differing(&old_text, &new_text),
+            contract,
+        ),
     };
     shown::render_within(
         path,
@@ -485,10 +490,11 @@ pub fn plan_ops(
                     (current.clone(), e.changed.take())
                 } else {
                     e.pristine = false;
-                    let patched = hunks::apply(current, hs, path, disclosure.matching)?;
+                    let patched = hunks::apply(current, hs, path, disclosure.matching, contract)?;
                     let starts = shown::line_starts(current, contract);
                     for m in &patched.matched {
-                        e.notes.push(tier_note(m, hs.len(), &starts, current));
+                        e.notes
+                            .push(tier_note(m, hs.len(), &starts, current, contract));
                     }
                     (patched.bytes, patched.changed.filter(|_| first_change))
                 };
