@@ -298,3 +298,36 @@ async def test_start_session_waits_for_approval(ws: Path) -> None:
     assert tool_results(resumed.all_messages()[len(history) :]) == [
         ('return', "Session 1 started: 'cat'\n(no output yet)")
     ]
+
+
+@pytest.mark.parametrize('strict', [False, True])
+async def test_line_editing_and_history_cannot_smuggle_a_refused_line(ws: Path, strict: bool) -> None:
+    (ws / 'v3').write_text('keep')
+    (ws / 'v6').write_text('keep')
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive(strict_policy=strict)],
+        [
+            start(BASH),
+            # C-a then C-d would delete the X and run `rm v6`.
+            write('1', 'Xrm v6\x01\x04\n'),
+            write('1', 'echo rm v3\n'),
+            # Quick substitution and `!` designators rerun the echoed line without `echo `.
+            write('1', '^echo ^\n'),
+            write('1', '!!:1-2\n'),
+            write('1', 'echo ok \x1b[D\n'),
+            write('1', 'echo ok; [ 1 != 2 ] && ! false && echo fine!\n'),
+            write('1', '\x04'),
+        ],
+    )
+    assert results[1][0] == 'retry' and results[1][1].startswith("'\\x01' refused: in a shell session whose lines")
+    assert results[2] == ('return', 'echo rm v3\nrm v3\n$ ')
+    assert results[3] == (
+        'retry',
+        "'^echo ^' refused: the shell would rewrite it by history expansion (`!` before a word, a leading `^`) "
+        'after the command policy judged it. Type the command in full, with no `!` right before a word.',
+    )
+    assert results[4][0] == 'retry' and results[4][1].startswith("'!!:1-2' refused")
+    assert results[5][0] == 'retry' and results[5][1].startswith("'\\x1b' refused")
+    assert results[6] == ('return', 'echo ok; [ 1 != 2 ] && ! false && echo fine!\nok\nfine!\n$ ')
+    assert results[7][0] == 'return' and results[7][1].endswith('[session ended, exit code: 0]')
+    assert (ws / 'v3').read_text() == (ws / 'v6').read_text() == 'keep'

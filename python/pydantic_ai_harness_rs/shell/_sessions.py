@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import posixpath
+import re
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -181,6 +182,43 @@ def typed_lines(pending: str, text: str) -> tuple[list[str], str]:
             line += ch
         i += 1
     return lines, line
+
+
+_HISTORY_DESIGNATOR = re.compile(r'(?<!\$)!(?=[^\s=(])')
+"""A `!` that starts a history expansion in bash, zsh and csh (`!!`, `!-2`, `!rm`, `!$`); `$!`, `! cmd`,
+`!=` and a `!` ending the line are left alone."""
+
+
+def refused_keys(pending: str, text: str) -> str | None:
+    """Why `text`, typed after `pending` into a shell session whose lines are judged, is refused, or None.
+
+    The policy judges a line as `typed_lines` reads it; keys that let the shell run something else
+    are refused: line editing and escape sequences (C-a, arrows, C-d inside a line, ...), and lines
+    the shell rewrites before running them (history expansion: `!!`, `!rm`, `^old^new`). Allowed:
+    printable text, Enter (`\\n`, `\\r`), Tab, C-c and C-d at the start of an empty line.
+    """
+    at_start = not pending
+    for ch in text:
+        if ch in '\r\n\x03':
+            at_start = True
+        elif ch == '\x04' and at_start:
+            pass
+        elif ch == '\t' or (ch >= ' ' and not ('\x7f' <= ch <= '\x9f')):
+            at_start = False
+        else:
+            return (
+                f'{ch!r} refused: in a shell session whose lines are judged by the command policy, write_stdin takes '
+                'printable text, \\n (Enter), \\t, \\x03 (C-c) and \\x04 (C-d, on an empty line) only; line-editing '
+                'keys could change a line after it is judged. Type each command in full; C-c clears a line.'
+            )
+    for line in typed_lines(pending, text)[0]:
+        if line.lstrip().startswith('^') or _HISTORY_DESIGNATOR.search(line):
+            return (
+                f'{line!r} refused: the shell would rewrite it by history expansion (`!` before a word, a leading '
+                '`^`) after the command policy judged it. Type the command in full, with no `!` '
+                'right before a word.'
+            )
+    return None
 
 
 def status_line(live: LiveSession) -> str:

@@ -82,6 +82,7 @@ from pydantic_ai_harness_rs.shell._sessions import (
     StartedJob,
     is_shell_program,
     job_row,
+    refused_keys,
     render,
     session_row,
     status_line,
@@ -929,6 +930,10 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             raise ModelRetry(f'Unknown session ID {session_id!r}; `list_sessions` shows the sessions of this run.')
         return live
 
+    def _judges_lines(self) -> bool:
+        """Whether a policy judges the lines typed into a shell session (some list or `strict_policy` is set)."""
+        return bool(self._strict_policy or self._allowed_commands or self._denied_commands or self._denied_operators)
+
     async def _judge_session_command(self, command: str, *, shell_start: bool = False) -> None:
         """The command policy (and `strict_policy`) on a session's command or a line typed into a shell
         session; programs that want a terminal are what sessions are for, so they are not refused.
@@ -1049,7 +1054,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Keys are characters in `text`: `\\n` is Enter, `\\t` Tab, `\\x03` C-c (interrupt),
         `\\x04` C-d (end of input), `\\x1b` Escape, `\\x7f` Backspace; arrows are `\\x1b[A`
         (up), `\\x1b[B` (down), `\\x1b[C` (right), `\\x1b[D` (left). Nothing is added: end a
-        line with `\\n` to submit it.
+        line with `\\n` to submit it. In a shell session (`bash`, `sh`, ...) under a command policy,
+        only printable text, `\\n`, `\\t`, `\\x03` and `\\x04` on an empty line are accepted, and no
+        history expansion (`!!`, `!word`, `^old^new`).
 
         Args:
             ctx: The current agent run context.
@@ -1066,6 +1073,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if '\x00' in text:
             raise ModelRetry('The text contains a NUL byte; a terminal cannot send it.')
         if live.is_shell:
+            if self._judges_lines() and (why := refused_keys(live.line, text)):
+                raise ModelRetry(why)
             lines, pending = typed_lines(live.line, text)
             for line in lines:
                 if line.strip():
