@@ -18,6 +18,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent, Shell
+from pydantic_ai_harness_rs.shell._sessions import is_shell_program
 
 from .conftest import Script, direct_context, live_processes_matching, run_calls, tool_results
 from .test_protocol_backend import SandboxBackend
@@ -331,3 +332,31 @@ async def test_line_editing_and_history_cannot_smuggle_a_refused_line(ws: Path, 
     assert results[6] == ('return', 'echo ok; [ 1 != 2 ] && ! false && echo fine!\nok\nfine!\n$ ')
     assert results[7][0] == 'return' and results[7][1].endswith('[session ended, exit code: 0]')
     assert (ws / 'v3').read_text() == (ws / 'v6').read_text() == 'keep'
+
+
+@pytest.mark.parametrize('command', ['exec bash --norc --noprofile', 'bash --norc --noprofile -o vi'])
+async def test_lines_typed_into_exec_and_optioned_shells_are_judged(ws: Path, command: str) -> None:
+    (ws / 'data').write_text('keep')
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive()], [start(command), write('1', 'rm data\n'), write('1', 'echo ok\n')]
+    )
+    assert results[1] == ('retry', "Command 'rm' is denied.")
+    assert results[2] == ('return', 'echo ok\nok\n$ ')
+    assert (ws / 'data').read_text() == 'keep'
+
+
+@pytest.mark.parametrize(
+    ('command', 'is_shell'),
+    [
+        ('exec bash', True),
+        ('env A=1 exec zsh -i', True),
+        ('bash -O extglob', True),
+        ('bash --rcfile my.rc', True),
+        ('bash --init-file my.rc +H', True),
+        ('bash -c ls', False),
+        ('bash -o vi script.sh', False),
+        ('exec python3 -i', False),
+    ],
+)
+def test_is_shell_program(command: str, is_shell: bool) -> None:
+    assert is_shell_program(command) is is_shell

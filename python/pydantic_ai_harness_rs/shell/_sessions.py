@@ -65,11 +65,21 @@ def is_shell_program(command: str) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    while words and (words[0] == 'env' or ('=' in words[0] and not words[0].startswith('='))):
+    while words and (words[0] in ('env', 'exec') or ('=' in words[0] and not words[0].startswith('='))):
         words = words[1:]
     if not words or posixpath.basename(words[0]) not in SHELL_PROGRAMS:
         return False
-    return '-c' not in words[1:] and not any(w for w in words[1:] if not w.startswith('-'))
+    arguments = iter(words[1:])
+    for word in arguments:
+        if word == '-c' or not word or word[0] not in '-+':
+            return False  # `-c script` or a script file: not read from the terminal
+        if word in _OPTIONS_WITH_VALUE:
+            next(arguments, None)
+    return True
+
+
+_OPTIONS_WITH_VALUE = frozenset({'-o', '+o', '-O', '+O', '--rcfile', '--init-file'})
+"""Options of a shell that take the next word as their value (`bash -o vi`, `bash --rcfile f`)."""
 
 
 @dataclass(eq=False)
