@@ -360,3 +360,11 @@ async def test_lines_typed_into_exec_and_optioned_shells_are_judged(ws: Path, co
 )
 def test_is_shell_program(command: str, is_shell: bool) -> None:
     assert is_shell_program(command) is is_shell
+
+
+async def test_big_output_keeps_the_header_and_is_cut_once(ws: Path) -> None:
+    results = await drive(ws, [start('seq 1 20000')], shell=interactive(max_output_chars=600))
+    text = results[0]
+    assert text.startswith("Session 1 started: 'seq 1 20000'\n1\n2\n3\n")
+    assert len(text) <= 600
+    assert text.count('[...') == 1 and text.count('truncated') == 1, text

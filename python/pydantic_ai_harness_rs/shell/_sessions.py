@@ -148,12 +148,14 @@ def render(
     output: tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int]], max_chars: int
 ) -> str:
     """What the model reads of `take_output()`: the transcript with `clean_output`'s rules (cut in the
-    middle when the core kept only its ends), then, while a full-screen program has the alternate
+    middle when the core kept only its ends or it is longer than `max_chars`), then, while a full-screen program has the alternate
     screen up, the screen and `[screen COLSxROWS, cursor at ROW,COL]`."""
     head, tail, size, lines, truncated, screen, (row, col), (cols, rows) = output
     text = clean_text(head)
     if truncated:
         text = head_tail(text + clean_text(tail), max_chars, lines=lines, size=size, path=None, gap=len(text))
+    elif len(text) > max_chars:
+        text = head_tail(text, max_chars, lines=lines, size=size, path=None)
     if screen is None:
         return text if text.strip() else ''
     parts = [text.rstrip('\n')] if text.strip() else []

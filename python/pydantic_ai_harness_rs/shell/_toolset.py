@@ -92,6 +92,9 @@ from pydantic_ai_harness_rs.shell._sessions import wait as wait_session
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
+_SESSION_STATUS_ROOM = 120
+"""Chars of `max_output_chars` kept for what follows a session's output (`[session ended, ...]`, `[stopped ...]`)."""
+
 _KILL = re.compile(r'\s*kill(?:\s+(?:-s\s*|-n\s*|-)(?P<signal>[A-Za-z0-9]+))?(?:\s+--)?\s+(?P<target>-?\d+)\s*')
 """`kill [-SIG | -s SIG] [--] TARGET`, the shape of the stop command the `shell` tool names."""
 
@@ -962,9 +965,16 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         else:
             check()
 
-    async def _session_output(self, ctx: RunContext[AgentDepsT], live: LiveSession, empty: str) -> str:
-        """The output since the last read, as the model reads it, and the events it gives."""
-        text = render(live.handle.take_output(), self._max_output_chars)
+    async def _session_output(
+        self, ctx: RunContext[AgentDepsT], live: LiveSession, empty: str, *, header: str = ''
+    ) -> str:
+        """The output since the last read, as the model reads it, and the events it gives.
+
+        The text is cut once, to leave room in `max_output_chars` for `header` and the status lines
+        after it, so the result is never cut again (`call_tool`).
+        """
+        room = max(self._max_output_chars - len(header) - _SESSION_STATUS_ROOM, 1)
+        text = render(live.handle.take_output(), room)
         live.lines += text.count('\n')
         if text:
             await self._emit(ctx, CommandOutputEvent(text=text))
@@ -1042,8 +1052,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         live = self._sessions.add(ctx.run_id or '', command, handle)
         await self._emit(ctx, CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=handle.pid))
         await wait_session(handle, None, True, DEFAULT_YIELD_SECONDS)
-        output = await self._session_output(ctx, live, '(no output yet)')
-        return f'Session {live.id} started: {command!r}\n{output}'
+        header = f'Session {live.id} started: {command!r}\n'
+        return header + await self._session_output(ctx, live, '(no output yet)', header=header)
 
     @recoverable
     async def write_stdin(
@@ -1121,7 +1131,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 raise ModelRetry(str(e)) from e
             if woke == 'timed_out':
                 note = f'\n[{wait_for!r} did not appear within {timeout_seconds:g}s]'
-        return await self._session_output(ctx, live, '(no new output)') + note
+        return await self._session_output(ctx, live, '(no new output)', header=note) + note
 
     @recoverable
     async def list_sessions(self, ctx: RunContext[AgentDepsT]) -> str:
