@@ -368,3 +368,14 @@ async def test_big_output_keeps_the_header_and_is_cut_once(ws: Path) -> None:
     assert text.startswith("Session 1 started: 'seq 1 20000'\n1\n2\n3\n")
     assert len(text) <= 600
     assert text.count('[...') == 1 and text.count('truncated') == 1, text
+
+
+async def test_stop_session_says_how_the_program_ended(ws: Path) -> None:
+    results = await drive(
+        ws,
+        [start(BASH), ('stop_session', {'id': '1'}), start('exit 3'), ('stop_session', {'id': '2'})],
+    )
+    # Interactive bash leaves the group of `sh -c` (job control): it is killed as a descendant outside it.
+    assert results[1].endswith('\n[stopped: killed with SIGKILL]\n[exit code: 137]'), results[1]
+    assert results[2] == "Session 2 started: 'exit 3'\n(no output yet)\n[session ended, exit code: 3]"
+    assert results[3] == '(no new output)\n[had already exited]\n[exit code: 3]'

@@ -92,6 +92,9 @@ from pydantic_ai_harness_rs.shell._sessions import wait as wait_session
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
+_KILLED_EXIT_CODE = 128 + 9
+"""Exit code of a program ended by `SIGKILL` (or reporting that its child was)."""
+
 _SESSION_STATUS_ROOM = 120
 """Chars of `max_output_chars` kept for what follows a session's output (`[session ended, ...]`, `[stopped ...]`)."""
 
@@ -1176,14 +1179,22 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             The output since the last read and how the program ended.
         """
         live = self._session(ctx, id)
+        exited = live.handle.exit_code is not None
         killed, output = False, ''
         with anyio.CancelScope(shield=True):
             killed = await anyio.to_thread.run_sync(live.handle.stop, KILL_GRACE_PERIOD)
             output = await self._session_output(ctx, live, '(no new output)')
             self._sessions.remove(ctx.run_id or '', live)
-        stopped = (
-            f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]' if killed else '[stopped]'
-        )
+        if exited:
+            stopped = '[had already exited]'
+        elif killed:
+            stopped = f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]'
+        elif live.handle.exit_code == _KILLED_EXIT_CODE:
+            # An interactive shell left the program's group (job control): it was killed as a
+            # descendant outside the group, and the program reports it so.
+            stopped = '[stopped: killed with SIGKILL]'
+        else:
+            stopped = '[stopped]'
         return f'{output.removesuffix(status_line(live))}\n{stopped}' + (
             '' if live.handle.exit_code is None else f'\n[exit code: {live.handle.exit_code}]'
         )
