@@ -379,3 +379,9 @@ async def test_stop_session_says_how_the_program_ended(ws: Path) -> None:
     assert results[1].endswith('\n[stopped: killed with SIGKILL]\n[exit code: 137]'), results[1]
     assert results[2] == "Session 2 started: 'exit 3'\n(no output yet)\n[session ended, exit code: 3]"
     assert results[3] == '(no new output)\n[had already exited]\n[exit code: 3]'
+
+
+async def test_control_characters_do_not_reach_the_model(ws: Path) -> None:
+    command = r"printf 'ab\b \bc\035\030\004d\tx\n'"
+    results = await drive(ws, [start(command)])
+    assert results[0] == f'Session 1 started: {command!r}\nacd\tx\n\n[session ended, exit code: 0]'

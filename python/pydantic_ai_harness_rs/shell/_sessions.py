@@ -144,16 +144,38 @@ async def wait(handle: _core.Session, pattern: str | None, until_input: bool, ti
         token.cancel()
 
 
+_CONTROLS = re.compile(r'[\x00-\x07\x0b-\x1f\x7f]')
+"""C0 controls a terminal does not show (all but backspace, tab and newline), and DEL."""
+
+
+def terminal_text(text: str) -> str:
+    """`text` without the control characters a terminal does not show, each backspace taking back
+    the character before it on its line (`ab\\b \\b` is `a`, as a shell's erase echo reads)."""
+    text = _CONTROLS.sub('', text)
+    if '\b' not in text:
+        return text
+    out: list[str] = []
+    for ch in text:
+        if ch != '\b':
+            out.append(ch)
+        elif out and out[-1] != '\n':
+            out.pop()
+    return ''.join(out)
+
+
 def render(
     output: tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int]], max_chars: int
 ) -> str:
-    """What the model reads of `take_output()`: the transcript with `clean_output`'s rules (cut in the
-    middle when the core kept only its ends or it is longer than `max_chars`), then, while a full-screen program has the alternate
-    screen up, the screen and `[screen COLSxROWS, cursor at ROW,COL]`."""
+    """What the model reads of `take_output()`: the transcript with `clean_output`'s rules and
+    `terminal_text`'s (cut in the middle when the core kept only its ends or it is longer than
+    `max_chars`), then, while a full-screen program has the alternate screen up, the screen and
+    `[screen COLSxROWS, cursor at ROW,COL]`."""
     head, tail, size, lines, truncated, screen, (row, col), (cols, rows) = output
-    text = clean_text(head)
+    text = terminal_text(clean_text(head))
     if truncated:
-        text = head_tail(text + clean_text(tail), max_chars, lines=lines, size=size, path=None, gap=len(text))
+        text = head_tail(
+            text + terminal_text(clean_text(tail)), max_chars, lines=lines, size=size, path=None, gap=len(text)
+        )
     elif len(text) > max_chars:
         text = head_tail(text, max_chars, lines=lines, size=size, path=None)
     if screen is None:
