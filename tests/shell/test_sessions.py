@@ -18,6 +18,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.shell import CommandFinishedEvent, CommandOutputEvent, CommandStartedEvent, Shell
+from pydantic_ai_harness_rs.shell._sessions import is_shell_program
 
 from .conftest import Script, direct_context, live_processes_matching, run_calls, tool_results
 from .test_protocol_backend import SandboxBackend
@@ -298,3 +299,89 @@ async def test_start_session_waits_for_approval(ws: Path) -> None:
     assert tool_results(resumed.all_messages()[len(history) :]) == [
         ('return', "Session 1 started: 'cat'\n(no output yet)")
     ]
+
+
+@pytest.mark.parametrize('strict', [False, True])
+async def test_line_editing_and_history_cannot_smuggle_a_refused_line(ws: Path, strict: bool) -> None:
+    (ws / 'v3').write_text('keep')
+    (ws / 'v6').write_text('keep')
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive(strict_policy=strict)],
+        [
+            start(BASH),
+            # C-a then C-d would delete the X and run `rm v6`.
+            write('1', 'Xrm v6\x01\x04\n'),
+            write('1', 'echo rm v3\n'),
+            # Quick substitution and `!` designators rerun the echoed line without `echo `.
+            write('1', '^echo ^\n'),
+            write('1', '!!:1-2\n'),
+            write('1', 'echo ok \x1b[D\n'),
+            write('1', 'echo ok; [ 1 != 2 ] && ! false && echo fine!\n'),
+            write('1', '\x04'),
+        ],
+    )
+    assert results[1][0] == 'retry' and results[1][1].startswith("'\\x01' refused: in a shell session whose lines")
+    assert results[2] == ('return', 'echo rm v3\nrm v3\n$ ')
+    assert results[3] == (
+        'retry',
+        "'^echo ^' refused: the shell would rewrite it by history expansion (`!` before a word, a leading `^`) "
+        'after the command policy judged it. Type the command in full, with no `!` right before a word.',
+    )
+    assert results[4][0] == 'retry' and results[4][1].startswith("'!!:1-2' refused")
+    assert results[5][0] == 'retry' and results[5][1].startswith("'\\x1b' refused")
+    assert results[6] == ('return', 'echo ok; [ 1 != 2 ] && ! false && echo fine!\nok\nfine!\n$ ')
+    assert results[7][0] == 'return' and results[7][1].endswith('[session ended, exit code: 0]')
+    assert (ws / 'v3').read_text() == (ws / 'v6').read_text() == 'keep'
+
+
+@pytest.mark.parametrize('command', ['exec bash --norc --noprofile', 'bash --norc --noprofile -o vi'])
+async def test_lines_typed_into_exec_and_optioned_shells_are_judged(ws: Path, command: str) -> None:
+    (ws / 'data').write_text('keep')
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive()], [start(command), write('1', 'rm data\n'), write('1', 'echo ok\n')]
+    )
+    assert results[1] == ('retry', "Command 'rm' is denied.")
+    assert results[2] == ('return', 'echo ok\nok\n$ ')
+    assert (ws / 'data').read_text() == 'keep'
+
+
+@pytest.mark.parametrize(
+    ('command', 'is_shell'),
+    [
+        ('exec bash', True),
+        ('env A=1 exec zsh -i', True),
+        ('bash -O extglob', True),
+        ('bash --rcfile my.rc', True),
+        ('bash --init-file my.rc +H', True),
+        ('bash -c ls', False),
+        ('bash -o vi script.sh', False),
+        ('exec python3 -i', False),
+    ],
+)
+def test_is_shell_program(command: str, is_shell: bool) -> None:
+    assert is_shell_program(command) is is_shell
+
+
+async def test_big_output_keeps_the_header_and_is_cut_once(ws: Path) -> None:
+    results = await drive(ws, [start('seq 1 20000')], shell=interactive(max_output_chars=600))
+    text = results[0]
+    assert text.startswith("Session 1 started: 'seq 1 20000'\n1\n2\n3\n")
+    assert len(text) <= 600
+    assert text.count('[...') == 1 and text.count('truncated') == 1, text
+
+
+async def test_stop_session_says_how_the_program_ended(ws: Path) -> None:
+    results = await drive(
+        ws,
+        [start(BASH), ('stop_session', {'id': '1'}), start('exit 3'), ('stop_session', {'id': '2'})],
+    )
+    # Interactive bash leaves the group of `sh -c` (job control): it is killed as a descendant outside it.
+    assert results[1].endswith('\n[stopped: killed with SIGKILL]\n[exit code: 137]'), results[1]
+    assert results[2] == "Session 2 started: 'exit 3'\n(no output yet)\n[session ended, exit code: 3]"
+    assert results[3] == '(no new output)\n[had already exited]\n[exit code: 3]'
+
+
+async def test_control_characters_do_not_reach_the_model(ws: Path) -> None:
+    command = r"printf 'ab\b \bc\035\030\004d\tx\n'"
+    results = await drive(ws, [start(command)])
+    assert results[0] == f'Session 1 started: {command!r}\nacd\tx\n\n[session ended, exit code: 0]'

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import posixpath
+import re
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -64,11 +65,21 @@ def is_shell_program(command: str) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    while words and (words[0] == 'env' or ('=' in words[0] and not words[0].startswith('='))):
+    while words and (words[0] in ('env', 'exec') or ('=' in words[0] and not words[0].startswith('='))):
         words = words[1:]
     if not words or posixpath.basename(words[0]) not in SHELL_PROGRAMS:
         return False
-    return '-c' not in words[1:] and not any(w for w in words[1:] if not w.startswith('-'))
+    arguments = iter(words[1:])
+    for word in arguments:
+        if word == '-c' or not word or word[0] not in '-+':
+            return False  # `-c script` or a script file: not read from the terminal
+        if word in _OPTIONS_WITH_VALUE:
+            next(arguments, None)
+    return True
+
+
+_OPTIONS_WITH_VALUE = frozenset({'-o', '+o', '-O', '+O', '--rcfile', '--init-file'})
+"""Options of a shell that take the next word as their value (`bash -o vi`, `bash --rcfile f`)."""
 
 
 @dataclass(eq=False)
@@ -133,16 +144,40 @@ async def wait(handle: _core.Session, pattern: str | None, until_input: bool, ti
         token.cancel()
 
 
+_CONTROLS = re.compile(r'[\x00-\x07\x0b-\x1f\x7f]')
+"""C0 controls a terminal does not show (all but backspace, tab and newline), and DEL."""
+
+
+def terminal_text(text: str) -> str:
+    """`text` without the control characters a terminal does not show, each backspace taking back
+    the character before it on its line (`ab\\b \\b` is `a`, as a shell's erase echo reads)."""
+    text = _CONTROLS.sub('', text)
+    if '\b' not in text:
+        return text
+    out: list[str] = []
+    for ch in text:
+        if ch != '\b':
+            out.append(ch)
+        elif out and out[-1] != '\n':
+            out.pop()
+    return ''.join(out)
+
+
 def render(
     output: tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int]], max_chars: int
 ) -> str:
-    """What the model reads of `take_output()`: the transcript with `clean_output`'s rules (cut in the
-    middle when the core kept only its ends), then, while a full-screen program has the alternate
-    screen up, the screen and `[screen COLSxROWS, cursor at ROW,COL]`."""
+    """What the model reads of `take_output()`: the transcript with `clean_output`'s rules and
+    `terminal_text`'s (cut in the middle when the core kept only its ends or it is longer than
+    `max_chars`), then, while a full-screen program has the alternate screen up, the screen and
+    `[screen COLSxROWS, cursor at ROW,COL]`."""
     head, tail, size, lines, truncated, screen, (row, col), (cols, rows) = output
-    text = clean_text(head)
+    text = terminal_text(clean_text(head))
     if truncated:
-        text = head_tail(text + clean_text(tail), max_chars, lines=lines, size=size, path=None, gap=len(text))
+        text = head_tail(
+            text + terminal_text(clean_text(tail)), max_chars, lines=lines, size=size, path=None, gap=len(text)
+        )
+    elif len(text) > max_chars:
+        text = head_tail(text, max_chars, lines=lines, size=size, path=None)
     if screen is None:
         return text if text.strip() else ''
     parts = [text.rstrip('\n')] if text.strip() else []
@@ -181,6 +216,43 @@ def typed_lines(pending: str, text: str) -> tuple[list[str], str]:
             line += ch
         i += 1
     return lines, line
+
+
+_HISTORY_DESIGNATOR = re.compile(r'(?<!\$)!(?=[^\s=(])')
+"""A `!` that starts a history expansion in bash, zsh and csh (`!!`, `!-2`, `!rm`, `!$`); `$!`, `! cmd`,
+`!=` and a `!` ending the line are left alone."""
+
+
+def refused_keys(pending: str, text: str) -> str | None:
+    """Why `text`, typed after `pending` into a shell session whose lines are judged, is refused, or None.
+
+    The policy judges a line as `typed_lines` reads it; keys that let the shell run something else
+    are refused: line editing and escape sequences (C-a, arrows, C-d inside a line, ...), and lines
+    the shell rewrites before running them (history expansion: `!!`, `!rm`, `^old^new`). Allowed:
+    printable text, Enter (`\\n`, `\\r`), Tab, C-c and C-d at the start of an empty line.
+    """
+    at_start = not pending
+    for ch in text:
+        if ch in '\r\n\x03':
+            at_start = True
+        elif ch == '\x04' and at_start:
+            pass
+        elif ch == '\t' or (ch >= ' ' and not ('\x7f' <= ch <= '\x9f')):
+            at_start = False
+        else:
+            return (
+                f'{ch!r} refused: in a shell session whose lines are judged by the command policy, write_stdin takes '
+                'printable text, \\n (Enter), \\t, \\x03 (C-c) and \\x04 (C-d, on an empty line) only; line-editing '
+                'keys could change a line after it is judged. Type each command in full; C-c clears a line.'
+            )
+    for line in typed_lines(pending, text)[0]:
+        if line.lstrip().startswith('^') or _HISTORY_DESIGNATOR.search(line):
+            return (
+                f'{line!r} refused: the shell would rewrite it by history expansion (`!` before a word, a leading '
+                '`^`) after the command policy judged it. Type the command in full, with no `!` '
+                'right before a word.'
+            )
+    return None
 
 
 def status_line(live: LiveSession) -> str:

@@ -82,6 +82,7 @@ from pydantic_ai_harness_rs.shell._sessions import (
     StartedJob,
     is_shell_program,
     job_row,
+    refused_keys,
     render,
     session_row,
     status_line,
@@ -90,6 +91,12 @@ from pydantic_ai_harness_rs.shell._sessions import (
 from pydantic_ai_harness_rs.shell._sessions import wait as wait_session
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
+
+_KILLED_EXIT_CODE = 128 + 9
+"""Exit code of a program ended by `SIGKILL` (or reporting that its child was)."""
+
+_SESSION_STATUS_ROOM = 120
+"""Chars of `max_output_chars` kept for what follows a session's output (`[session ended, ...]`, `[stopped ...]`)."""
 
 _KILL = re.compile(r'\s*kill(?:\s+(?:-s\s*|-n\s*|-)(?P<signal>[A-Za-z0-9]+))?(?:\s+--)?\s+(?P<target>-?\d+)\s*')
 """`kill [-SIG | -s SIG] [--] TARGET`, the shape of the stop command the `shell` tool names."""
@@ -929,6 +936,10 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             raise ModelRetry(f'Unknown session ID {session_id!r}; `list_sessions` shows the sessions of this run.')
         return live
 
+    def _judges_lines(self) -> bool:
+        """Whether a policy judges the lines typed into a shell session (some list or `strict_policy` is set)."""
+        return bool(self._strict_policy or self._allowed_commands or self._denied_commands or self._denied_operators)
+
     async def _judge_session_command(self, command: str, *, shell_start: bool = False) -> None:
         """The command policy (and `strict_policy`) on a session's command or a line typed into a shell
         session; programs that want a terminal are what sessions are for, so they are not refused.
@@ -957,9 +968,16 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         else:
             check()
 
-    async def _session_output(self, ctx: RunContext[AgentDepsT], live: LiveSession, empty: str) -> str:
-        """The output since the last read, as the model reads it, and the events it gives."""
-        text = render(live.handle.take_output(), self._max_output_chars)
+    async def _session_output(
+        self, ctx: RunContext[AgentDepsT], live: LiveSession, empty: str, *, header: str = ''
+    ) -> str:
+        """The output since the last read, as the model reads it, and the events it gives.
+
+        The text is cut once, to leave room in `max_output_chars` for `header` and the status lines
+        after it, so the result is never cut again (`call_tool`).
+        """
+        room = max(self._max_output_chars - len(header) - _SESSION_STATUS_ROOM, 1)
+        text = render(live.handle.take_output(), room)
         live.lines += text.count('\n')
         if text:
             await self._emit(ctx, CommandOutputEvent(text=text))
@@ -1037,8 +1055,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         live = self._sessions.add(ctx.run_id or '', command, handle)
         await self._emit(ctx, CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=handle.pid))
         await wait_session(handle, None, True, DEFAULT_YIELD_SECONDS)
-        output = await self._session_output(ctx, live, '(no output yet)')
-        return f'Session {live.id} started: {command!r}\n{output}'
+        header = f'Session {live.id} started: {command!r}\n'
+        return header + await self._session_output(ctx, live, '(no output yet)', header=header)
 
     @recoverable
     async def write_stdin(
@@ -1049,7 +1067,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Keys are characters in `text`: `\\n` is Enter, `\\t` Tab, `\\x03` C-c (interrupt),
         `\\x04` C-d (end of input), `\\x1b` Escape, `\\x7f` Backspace; arrows are `\\x1b[A`
         (up), `\\x1b[B` (down), `\\x1b[C` (right), `\\x1b[D` (left). Nothing is added: end a
-        line with `\\n` to submit it.
+        line with `\\n` to submit it. In a shell session (`bash`, `sh`, ...) under a command policy,
+        only printable text, `\\n`, `\\t`, `\\x03` and `\\x04` on an empty line are accepted, and no
+        history expansion (`!!`, `!word`, `^old^new`).
 
         Args:
             ctx: The current agent run context.
@@ -1066,6 +1086,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if '\x00' in text:
             raise ModelRetry('The text contains a NUL byte; a terminal cannot send it.')
         if live.is_shell:
+            if self._judges_lines() and (why := refused_keys(live.line, text)):
+                raise ModelRetry(why)
             lines, pending = typed_lines(live.line, text)
             for line in lines:
                 if line.strip():
@@ -1112,7 +1134,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 raise ModelRetry(str(e)) from e
             if woke == 'timed_out':
                 note = f'\n[{wait_for!r} did not appear within {timeout_seconds:g}s]'
-        return await self._session_output(ctx, live, '(no new output)') + note
+        return await self._session_output(ctx, live, '(no new output)', header=note) + note
 
     @recoverable
     async def list_sessions(self, ctx: RunContext[AgentDepsT]) -> str:
@@ -1157,14 +1179,22 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             The output since the last read and how the program ended.
         """
         live = self._session(ctx, id)
+        exited = live.handle.exit_code is not None
         killed, output = False, ''
         with anyio.CancelScope(shield=True):
             killed = await anyio.to_thread.run_sync(live.handle.stop, KILL_GRACE_PERIOD)
             output = await self._session_output(ctx, live, '(no new output)')
             self._sessions.remove(ctx.run_id or '', live)
-        stopped = (
-            f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]' if killed else '[stopped]'
-        )
+        if exited:
+            stopped = '[had already exited]'
+        elif killed:
+            stopped = f'[stopped: ignored SIGTERM, killed with SIGKILL after {KILL_GRACE_PERIOD:g}s]'
+        elif live.handle.exit_code == _KILLED_EXIT_CODE:
+            # An interactive shell left the program's group (job control): it was killed as a
+            # descendant outside the group, and the program reports it so.
+            stopped = '[stopped: killed with SIGKILL]'
+        else:
+            stopped = '[stopped]'
         return f'{output.removesuffix(status_line(live))}\n{stopped}' + (
             '' if live.handle.exit_code is None else f'\n[exit code: {live.handle.exit_code}]'
         )
