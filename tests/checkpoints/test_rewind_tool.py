@@ -123,3 +123,30 @@ async def test_a_removed_tree_is_announced_as_recreated(ws: Path) -> None:
     ]
     assert t.results[1].splitlines()[1:] == ['Restored: a.txt, d, d/b.txt', 'Deleted: e/x', 'Removed directories: e']
     assert tree(ws) == before
+
+
+async def test_the_tool_rewinds_only_its_own_conversation(ws: Path) -> None:
+    cp = Checkpoints[None](tools=['rewind'])
+    first = await run_tools(agent_tools(ws, cp), [write('a.txt', 'a\n')])
+    await run_tools(agent_tools(ws, cp), [write('b.txt', 'b\n')])  # another conversation, same tool call id
+    third = await run_tools(agent_tools(ws, cp), [('rewind', {})])  # same tool call id again, no history
+    assert third.results == ['Nothing to rewind: no change by you is recorded.']
+    again = await run_tools(agent_tools(ws, cp), [('rewind', {'steps': 5})], message_history=first.messages)
+    assert again.results[0].splitlines()[1:] == ['Deleted: a.txt']
+    assert tree(ws) == {'b.txt': ('file', b'b\n', 0o644)}
+    assert [c['paths'] for c in cp.list()] == [['b.txt']]
+
+
+async def test_the_tool_leaves_a_file_another_conversation_changed_later(ws: Path) -> None:
+    cp = Checkpoints[None](tools=['rewind'])
+    first = await run_tools(agent_tools(ws, cp), [write('a.txt', 'a\n'), write('c.txt', 'c\n')])
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo other >> a.txt'})])
+    again = await run_tools(agent_tools(ws, cp), [('rewind', {'steps': 2})], message_history=first.messages)
+    assert again.results == [
+        RETRY + 'Cannot rewind: a.txt changed again after your change, by another conversation or a person; '
+        'rewinding would undo their work too. Leave these files as they are, or ask the user.'
+    ]
+    assert tree(ws) == {'a.txt': ('file', b'a\nother\n', 0o644), 'c.txt': ('file', b'c\n', 0o644)}
+    assert len(cp.list()) == 3
+    again = await run_tools(agent_tools(ws, cp), [('rewind', {'path': 'c.txt'})], message_history=first.messages)
+    assert again.results[0].splitlines()[1:] == ['Deleted: c.txt']

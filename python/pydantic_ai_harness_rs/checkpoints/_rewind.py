@@ -2,14 +2,15 @@
 from the `rewind` tool), commit (core: every file re-checked, then replaced crash-safely).
 
 `rewind` serves both `Checkpoints.rewind` (no listeners outside a run) and the opt-in model tool
-`rewind`, which undoes the model's own last steps (the checkpoints of tool calls in the run's
-messages) or a named file's last change.
+`rewind`, which undoes the model's own last steps (the checkpoints of this conversation: of this run,
+or of a tool call in its messages with that message's run id) or a named file's last change, limited
+to the paths those checkpoints changed and refused when another's later checkpoint changed one.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.exceptions import ModelRetry
@@ -71,15 +72,30 @@ async def rewind(
 
 
 def _own_checkpoints(checkpoints: list[dict[str, Any]], ctx: RunContext[Any]) -> list[dict[str, Any]]:
-    """The checkpoints of tool calls the model made in this conversation (its messages), oldest first."""
+    """The checkpoints of tool calls the model made in this conversation, oldest first: this run's, and
+    those whose run id and tool call id are both those of a tool call in its messages (a tool call id
+    alone may be reused by another conversation)."""
     calls = {
-        part.tool_call_id
+        (message.run_id, part.tool_call_id)
         for message in ctx.messages
-        if isinstance(message, ModelResponse)
+        if isinstance(message, ModelResponse) and message.run_id is not None
         for part in message.parts
         if isinstance(part, ToolCallPart)
     }
-    return [c for c in checkpoints if c['tool_call_id'] in calls or c['run_id'] == ctx.run_id]
+    return [c for c in checkpoints if c['run_id'] == ctx.run_id or (c['run_id'], c['tool_call_id']) in calls]
+
+
+def _covers(path: str, paths: Iterable[str]) -> bool:
+    """Whether `path` is one of `paths` or beneath one of them (as the core limits a rewind)."""
+    return any(path == p or path.startswith(p + '/') for p in paths)
+
+
+def _changed_after(checkpoints: list[dict[str, Any]], own: list[dict[str, Any]], paths: Sequence[str]) -> list[str]:
+    """Of `paths`, those a checkpoint not in `own` changed after the first of `own` (sorted)."""
+    mine = {c['id'] for c in own}
+    start = next(i for i, c in enumerate(checkpoints) if c['id'] == own[0]['id'])
+    later = {p for c in checkpoints[start:] if c['id'] not in mine for p in c['paths']}
+    return sorted(p for p in later if _covers(p, paths))
 
 
 def _root_relative(path: str, root: str) -> str:
@@ -121,8 +137,8 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
         root = checkpoints._api_root()  # pyright: ignore[reportPrivateUsage]
         state = await checkpoints._state_for(root)  # pyright: ignore[reportPrivateUsage]
         await checkpoints._sweep_all()  # pyright: ignore[reportPrivateUsage]
-        own = _own_checkpoints(await state.call('list', None), ctx)
-        paths: list[str] | None = None
+        listing = await state.call('list', None)
+        own = _own_checkpoints(listing, ctx)
         if path is not None:
             relative = _root_relative(path, root)
             own = [c for c in own if relative in c['paths']][-1:]
@@ -133,6 +149,12 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
             own = own[-steps:]
             if not own:
                 return 'Nothing to rewind: no change by you is recorded.'
+            paths = sorted({p for c in own for p in c['paths']})
+        if taken := _changed_after(listing, own, paths):
+            raise ModelRetry(
+                f'Cannot rewind: {", ".join(taken)} changed again after your change, by another conversation or '
+                'a person; rewinding would undo their work too. Leave these files as they are, or ask the user.'
+            )
         try:
             result = await rewind(state, own[0]['id'], paths, ctx=ctx)
         except _core.CheckpointError as error:
