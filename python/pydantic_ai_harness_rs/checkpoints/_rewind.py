@@ -120,6 +120,24 @@ def _said(result: dict[str, Any] | str, rewound: Sequence[str]) -> str:
     return '\n'.join(lines)
 
 
+async def _pruned_note(state: RootState) -> str:
+    """What the model is told when changes of its may have been pruned (`budget_bytes`)."""
+    if not await state.call('pruned'):
+        return ''
+    return (
+        ' Older changes were pruned to keep the checkpoint store within its size budget: '
+        'a pruned change cannot be rewound.'
+    )
+
+
+def _for_the_model(message: str) -> str:
+    """The core's refusal, said so the model can act on it (it has no `force`)."""
+    head, sep, _ = message.partition(' Rewind with force=True')
+    if not sep:
+        return message
+    return head + ' A person or another process changed them after you: leave them as they are, or ask the user.'
+
+
 def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
     """The `rewind` model tool of `checkpoints`."""
     toolset = FunctionToolset[Any](id='checkpoints')
@@ -143,12 +161,12 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
             relative = _root_relative(path, root)
             own = [c for c in own if relative in c['paths']][-1:]
             if not own:
-                return f'Nothing to rewind: no change of {path!r} by you is recorded.'
+                return f'Nothing to rewind: no change of {path!r} by you is recorded.' + await _pruned_note(state)
             paths = [relative]
         else:
             own = own[-steps:]
             if not own:
-                return 'Nothing to rewind: no change by you is recorded.'
+                return 'Nothing to rewind: no change by you is recorded.' + await _pruned_note(state)
             paths = sorted({p for c in own for p in c['paths']})
         if taken := _changed_after(listing, own, paths):
             raise ModelRetry(
@@ -158,7 +176,7 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
         try:
             result = await rewind(state, own[0]['id'], paths, ctx=ctx)
         except _core.CheckpointError as error:
-            raise ModelRetry(str(error)) from error
+            raise ModelRetry(_for_the_model(str(error))) from error
         return _said(result, [c['id'] for c in own])
 
     toolset.add_function(rewind_tool, name='rewind')
