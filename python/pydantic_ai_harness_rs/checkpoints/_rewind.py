@@ -26,6 +26,18 @@ if TYPE_CHECKING:
     from pydantic_ai_harness_rs.checkpoints._stores import RootState
 
 
+def _check_paths(checkpoints: list[dict[str, Any]], to: str, paths: Sequence[str]) -> None:
+    """Refuse `paths` that no checkpoint from `to` on changed (an unknown `to` is left to the core)."""
+    ids = [c['id'] for c in checkpoints]
+    if to not in ids:
+        return
+    changed = [p for c in checkpoints[ids.index(to) :] for p in c['paths']]
+    wanted = {p: posixpath.normpath(p).strip('/') for p in paths}
+    unchanged = [p for p, n in wanted.items() if n not in ('', '.') and not any(_covers(q, [n]) for q in changed)]
+    if unchanged:
+        raise ValueError(f'No checkpoint from {to} on changed {", ".join(unchanged)}: nothing was rewound.')
+
+
 def _operation(file: dict[str, Any]) -> FileOperation:
     """How a rewind's change of one path is announced: `delete` (a file or directory removed),
     `create_directory` (a directory recreated), `write` (a file put back where none is now), else `edit`."""
@@ -49,11 +61,24 @@ async def rewind(
     `unrestorable` added. Runs under the root's turn: no checkpointed call changes files meanwhile.
 
     Raises:
-        CheckpointError: unknown `to`, or a conflict without `force` (nothing changed).
+        CheckpointError: unknown `to` (pruned, or rewound already), or a conflict without `force`
+            (nothing changed).
+        ValueError: a path of `paths` that no checkpoint from `to` on changed (nothing changed).
     """
     async with state.turn():
         await state.sweep_jobs()
-        plan = await state.call('plan_rewind', to, None if paths is None else [str(p) for p in paths])
+        if paths is not None:
+            paths = [str(p) for p in paths]
+            _check_paths(await state.call('list', None), to, paths)
+        try:
+            plan = await state.call('plan_rewind', to, paths)
+        except _core.CheckpointError as error:
+            if str(error) != f'No checkpoint {to}.':
+                raise
+            raise _core.CheckpointError(
+                f'No checkpoint {to}: it was rewound already (a rewind drops the checkpoints it undid), '
+                'or never recorded.'
+            ) from None
         if ctx is not None:
             for file in plan['files']:
                 diff = file.get('diff') or ''
