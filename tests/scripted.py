@@ -43,6 +43,8 @@ class Transcript:
     """Every capability event, in emission order."""
     tools: list[ToolDefinition] = field(default_factory=list[ToolDefinition])
     """The tool definitions offered on the first model step."""
+    messages: list[ModelMessage] = field(default_factory=list[ModelMessage])
+    """Every message of the run, the history it continued included (`all_messages()`)."""
 
     def of(self, kind: type[CapabilityEvent]) -> list[Any]:
         """The events of one class (subclasses included)."""
@@ -115,7 +117,8 @@ async def run_agent(
     for kind, listener in listeners:
         agent.on_event(kind)(listener)
 
-    await agent.run('go', model=scripted_model(calls, transcript), **run_kwargs)
+    result = await agent.run('go', model=scripted_model(calls, transcript), **run_kwargs)
+    transcript.messages = result.all_messages()
     return transcript
 
 

@@ -83,6 +83,25 @@ async def test_rewind_of_some_paths_only(ws: Path) -> None:
     assert left['paths'] == ['one']
 
 
+async def test_rewind_of_paths_no_checkpoint_changed_is_refused(ws: Path) -> None:
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'mkdir d; echo 1 > d/one; echo 2 > two'})])
+    [checkpoint] = cp.list()
+    with pytest.raises(ValueError, match=f'^No checkpoint from {checkpoint["id"]} on changed nope, d/x: nothing'):
+        await cp.rewind(to=checkpoint['id'], paths=['two', 'nope', 'd/x'])
+    assert sorted(tree(ws)) == ['d', 'd/one', 'two']
+    assert (await cp.rewind(to=checkpoint['id'], paths=['d']))['deleted'] == ['d/one']
+
+
+async def test_a_rewound_checkpoint_is_said_to_be_rewound(ws: Path) -> None:
+    cp = Checkpoints[None]()
+    await run_tools(agent_tools(ws, cp), [write('a.txt', 'a\n')])
+    [checkpoint] = cp.list()
+    await cp.rewind(to=checkpoint['id'])
+    with pytest.raises(CheckpointError, match=f'^No checkpoint {checkpoint["id"]}: it was rewound already'):
+        await cp.rewind(to=checkpoint['id'])
+
+
 async def test_state_survives_a_new_checkpoints_object(ws: Path) -> None:
     (ws / 'a.txt').write_text('first\n')
     before = tree(ws)

@@ -100,6 +100,7 @@ async def test_a_person_s_change_during_the_announcement_is_a_retry(ws: Path) ->
         listeners=[(FileChangeRequestEvent, person)],
     )
     assert t.results[1].startswith(RETRY) and 'a.txt' in t.results[1], t.results
+    assert 'force' not in t.results[1] and t.results[1].endswith('leave them as they are, or ask the user.')
     assert str(ws) not in t.results[1]
     assert (ws / 'a.txt').read_text() == 'a person wrote this\n'
     assert len(cp.list()) == 1
@@ -123,3 +124,41 @@ async def test_a_removed_tree_is_announced_as_recreated(ws: Path) -> None:
     ]
     assert t.results[1].splitlines()[1:] == ['Restored: a.txt, d, d/b.txt', 'Deleted: e/x', 'Removed directories: e']
     assert tree(ws) == before
+
+
+async def test_the_tool_rewinds_only_its_own_conversation(ws: Path) -> None:
+    cp = Checkpoints[None](tools=['rewind'])
+    first = await run_tools(agent_tools(ws, cp), [write('a.txt', 'a\n')])
+    await run_tools(agent_tools(ws, cp), [write('b.txt', 'b\n')])  # another conversation, same tool call id
+    third = await run_tools(agent_tools(ws, cp), [('rewind', {})])  # same tool call id again, no history
+    assert third.results == ['Nothing to rewind: no change by you is recorded.']
+    again = await run_tools(agent_tools(ws, cp), [('rewind', {'steps': 5})], message_history=first.messages)
+    assert again.results[0].splitlines()[1:] == ['Deleted: a.txt']
+    assert tree(ws) == {'b.txt': ('file', b'b\n', 0o644)}
+    assert [c['paths'] for c in cp.list()] == [['b.txt']]
+
+
+async def test_the_tool_leaves_a_file_another_conversation_changed_later(ws: Path) -> None:
+    cp = Checkpoints[None](tools=['rewind'])
+    first = await run_tools(agent_tools(ws, cp), [write('a.txt', 'a\n'), write('c.txt', 'c\n')])
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo other >> a.txt'})])
+    again = await run_tools(agent_tools(ws, cp), [('rewind', {'steps': 2})], message_history=first.messages)
+    assert again.results == [
+        RETRY + 'Cannot rewind: a.txt changed again after your change, by another conversation or a person; '
+        'rewinding would undo their work too. Leave these files as they are, or ask the user.'
+    ]
+    assert tree(ws) == {'a.txt': ('file', b'a\nother\n', 0o644), 'c.txt': ('file', b'c\n', 0o644)}
+    assert len(cp.list()) == 3
+    again = await run_tools(agent_tools(ws, cp), [('rewind', {'path': 'c.txt'})], message_history=first.messages)
+    assert again.results[0].splitlines()[1:] == ['Deleted: c.txt']
+
+
+async def test_the_tool_says_a_pruned_change_cannot_be_rewound(ws: Path) -> None:
+    (ws / 'a.txt').write_bytes(b'A' * 900)
+    cp = Checkpoints[None](tools=['rewind'], budget_bytes=500)
+    t = await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo small > a.txt'}), ('rewind', {})])
+    assert cp.list() == [] and len(cp.pruned()) == 1
+    assert t.results[1] == (
+        'Nothing to rewind: no change by you is recorded. Older changes were pruned to keep the checkpoint store '
+        'within its size budget: a pruned change cannot be rewound.'
+    )

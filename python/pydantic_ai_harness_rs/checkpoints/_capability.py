@@ -269,8 +269,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Raises:
             UserError: no root yet.
             CheckpointError: a file changed since the agent's last change of it, by someone else,
-                named in the message (pass `force=True` to overwrite it), or `to` is unknown; nothing
-                is changed then.
+                named in the message (pass `force=True` to overwrite it), or `to` is unknown (pruned,
+                rewound already, or never recorded); nothing is changed then.
+            ValueError: `paths` names a path no checkpoint from `to` on changed (nothing is changed).
         """
         from pydantic_ai_harness_rs.checkpoints._rewind import rewind
 

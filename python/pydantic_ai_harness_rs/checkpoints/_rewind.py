@@ -2,14 +2,15 @@
 from the `rewind` tool), commit (core: every file re-checked, then replaced crash-safely).
 
 `rewind` serves both `Checkpoints.rewind` (no listeners outside a run) and the opt-in model tool
-`rewind`, which undoes the model's own last steps (the checkpoints of tool calls in the run's
-messages) or a named file's last change.
+`rewind`, which undoes the model's own last steps (the checkpoints of this conversation: of this run,
+or of a tool call in its messages with that message's run id) or a named file's last change, limited
+to the paths those checkpoints changed and refused when another's later checkpoint changed one.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.exceptions import ModelRetry
@@ -23,6 +24,18 @@ from pydantic_ai_harness_rs.filesystem._events import MAX_EVENT_DIFF_CHARS, Anno
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.checkpoints._capability import Checkpoints
     from pydantic_ai_harness_rs.checkpoints._stores import RootState
+
+
+def _check_paths(checkpoints: list[dict[str, Any]], to: str, paths: Sequence[str]) -> None:
+    """Refuse `paths` that no checkpoint from `to` on changed (an unknown `to` is left to the core)."""
+    ids = [c['id'] for c in checkpoints]
+    if to not in ids:
+        return
+    changed = [p for c in checkpoints[ids.index(to) :] for p in c['paths']]
+    wanted = {p: posixpath.normpath(p).strip('/') for p in paths}
+    unchanged = [p for p, n in wanted.items() if n not in ('', '.') and not any(_covers(q, [n]) for q in changed)]
+    if unchanged:
+        raise ValueError(f'No checkpoint from {to} on changed {", ".join(unchanged)}: nothing was rewound.')
 
 
 def _operation(file: dict[str, Any]) -> FileOperation:
@@ -48,11 +61,24 @@ async def rewind(
     `unrestorable` added. Runs under the root's turn: no checkpointed call changes files meanwhile.
 
     Raises:
-        CheckpointError: unknown `to`, or a conflict without `force` (nothing changed).
+        CheckpointError: unknown `to` (pruned, or rewound already), or a conflict without `force`
+            (nothing changed).
+        ValueError: a path of `paths` that no checkpoint from `to` on changed (nothing changed).
     """
     async with state.turn():
         await state.sweep_jobs()
-        plan = await state.call('plan_rewind', to, None if paths is None else [str(p) for p in paths])
+        if paths is not None:
+            paths = [str(p) for p in paths]
+            _check_paths(await state.call('list', None), to, paths)
+        try:
+            plan = await state.call('plan_rewind', to, paths)
+        except _core.CheckpointError as error:
+            if str(error) != f'No checkpoint {to}.':
+                raise
+            raise _core.CheckpointError(
+                f'No checkpoint {to}: it was rewound already (a rewind drops the checkpoints it undid), '
+                'or never recorded.'
+            ) from None
         if ctx is not None:
             for file in plan['files']:
                 diff = file.get('diff') or ''
@@ -71,15 +97,30 @@ async def rewind(
 
 
 def _own_checkpoints(checkpoints: list[dict[str, Any]], ctx: RunContext[Any]) -> list[dict[str, Any]]:
-    """The checkpoints of tool calls the model made in this conversation (its messages), oldest first."""
+    """The checkpoints of tool calls the model made in this conversation, oldest first: this run's, and
+    those whose run id and tool call id are both those of a tool call in its messages (a tool call id
+    alone may be reused by another conversation)."""
     calls = {
-        part.tool_call_id
+        (message.run_id, part.tool_call_id)
         for message in ctx.messages
-        if isinstance(message, ModelResponse)
+        if isinstance(message, ModelResponse) and message.run_id is not None
         for part in message.parts
         if isinstance(part, ToolCallPart)
     }
-    return [c for c in checkpoints if c['tool_call_id'] in calls or c['run_id'] == ctx.run_id]
+    return [c for c in checkpoints if c['run_id'] == ctx.run_id or (c['run_id'], c['tool_call_id']) in calls]
+
+
+def _covers(path: str, paths: Iterable[str]) -> bool:
+    """Whether `path` is one of `paths` or beneath one of them (as the core limits a rewind)."""
+    return any(path == p or path.startswith(p + '/') for p in paths)
+
+
+def _changed_after(checkpoints: list[dict[str, Any]], own: list[dict[str, Any]], paths: Sequence[str]) -> list[str]:
+    """Of `paths`, those a checkpoint not in `own` changed after the first of `own` (sorted)."""
+    mine = {c['id'] for c in own}
+    start = next(i for i, c in enumerate(checkpoints) if c['id'] == own[0]['id'])
+    later = {p for c in checkpoints[start:] if c['id'] not in mine for p in c['paths']}
+    return sorted(p for p in later if _covers(p, paths))
 
 
 def _root_relative(path: str, root: str) -> str:
@@ -104,6 +145,24 @@ def _said(result: dict[str, Any] | str, rewound: Sequence[str]) -> str:
     return '\n'.join(lines)
 
 
+async def _pruned_note(state: RootState) -> str:
+    """What the model is told when changes of its may have been pruned (`budget_bytes`)."""
+    if not await state.call('pruned'):
+        return ''
+    return (
+        ' Older changes were pruned to keep the checkpoint store within its size budget: '
+        'a pruned change cannot be rewound.'
+    )
+
+
+def _for_the_model(message: str) -> str:
+    """The core's refusal, said so the model can act on it (it has no `force`)."""
+    head, sep, _ = message.partition(' Rewind with force=True')
+    if not sep:
+        return message
+    return head + ' A person or another process changed them after you: leave them as they are, or ask the user.'
+
+
 def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
     """The `rewind` model tool of `checkpoints`."""
     toolset = FunctionToolset[Any](id='checkpoints')
@@ -121,22 +180,28 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
         root = checkpoints._api_root()  # pyright: ignore[reportPrivateUsage]
         state = await checkpoints._state_for(root)  # pyright: ignore[reportPrivateUsage]
         await checkpoints._sweep_all()  # pyright: ignore[reportPrivateUsage]
-        own = _own_checkpoints(await state.call('list', None), ctx)
-        paths: list[str] | None = None
+        listing = await state.call('list', None)
+        own = _own_checkpoints(listing, ctx)
         if path is not None:
             relative = _root_relative(path, root)
             own = [c for c in own if relative in c['paths']][-1:]
             if not own:
-                return f'Nothing to rewind: no change of {path!r} by you is recorded.'
+                return f'Nothing to rewind: no change of {path!r} by you is recorded.' + await _pruned_note(state)
             paths = [relative]
         else:
             own = own[-steps:]
             if not own:
-                return 'Nothing to rewind: no change by you is recorded.'
+                return 'Nothing to rewind: no change by you is recorded.' + await _pruned_note(state)
+            paths = sorted({p for c in own for p in c['paths']})
+        if taken := _changed_after(listing, own, paths):
+            raise ModelRetry(
+                f'Cannot rewind: {", ".join(taken)} changed again after your change, by another conversation or '
+                'a person; rewinding would undo their work too. Leave these files as they are, or ask the user.'
+            )
         try:
             result = await rewind(state, own[0]['id'], paths, ctx=ctx)
         except _core.CheckpointError as error:
-            raise ModelRetry(str(error)) from error
+            raise ModelRetry(_for_the_model(str(error))) from error
         return _said(result, [c['id'] for c in own])
 
     toolset.add_function(rewind_tool, name='rewind')
