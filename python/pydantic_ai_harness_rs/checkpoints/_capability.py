@@ -30,6 +30,7 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
 from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, CallRecorder
 from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState, job_directory_of, real_root
+from pydantic_ai_harness_rs.durable._events import beneath_durable
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
@@ -197,7 +198,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         if directory is None:
             return None
         job = OpenJob(
-            ctx.workspace,
+            beneath_durable(ctx.workspace),
             directory,
             combined,
             recorder.run_id,
@@ -293,10 +294,13 @@ def _in_workflow_code() -> bool:
 
 async def shell_root(ctx: RunContext[Any]) -> str | None:
     """The root a shell command runs in: a local workspace's working directory (`None` otherwise:
-    a command elsewhere is not covered)."""
+    a command elsewhere is not covered). Under a durable engine's workspace wrapper (a Prefect flow's),
+    the workspace beneath it (its calls there only pass through)."""
     from pydantic_ai_harness_rs._workspace import local_backend
 
     workspace = getattr(ctx, 'workspace', None)
+    if workspace is not None:
+        workspace = beneath_durable(workspace)
     if workspace is None or not workspace.attached or local_backend(workspace) is None:
         return None
     return real_root(await workspace.working_dir())
