@@ -82,3 +82,20 @@ async def test_outside_a_unit_nothing_is_recorded_here(ws: Path) -> None:
     assert await _units.command(ctx, call) == 'ran'
     assert ran == ['x']
     assert cp._states == {}  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_the_rewind_tool_refuses_in_a_temporal_activity(ws: Path) -> None:
+    """Loud, not silent: in a Temporal activity the tool reaches neither the run's messages nor its listeners."""
+    temporal = pytest.importorskip('pydantic_ai.durable_exec.temporal')
+    from pydantic_ai.exceptions import UserError
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import RunUsage
+    from pydantic_ai_harness_rs.checkpoints._rewind import rewind_toolset
+
+    (ws / 'a.txt').write_text('kept\n')
+    cp = Checkpoints[None](root=ws, tools=['rewind'])
+    tool = rewind_toolset(cp).tools['rewind']
+    ctx = temporal.TemporalRunContext(deps=None, model=TestModel(), usage=RunUsage())
+    with pytest.raises(UserError, match='does not run under Temporal'):
+        await tool.function(ctx, steps=1)  # type: ignore[call-arg]
+    assert (ws / 'a.txt').read_text() == 'kept\n'
