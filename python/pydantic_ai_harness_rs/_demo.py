@@ -131,7 +131,16 @@ class _Transcript:
                 k: v
                 for k, v in vars(event).items()
                 if k
-                not in {'kind', 'capability_id', 'tool_call_id', 'tool_name', 'event_kind', 'root_dir', 'cancelled', 'cancel_reason'}
+                not in {
+                    'kind',
+                    'capability_id',
+                    'tool_call_id',
+                    'tool_name',
+                    'event_kind',
+                    'root_dir',
+                    'cancelled',
+                    'cancel_reason',
+                }
             }
             shown = ', '.join(f'{k}={_cut(repr(v), 80)}' for k, v in fields.items())
             self.print(f'  ⚑ {event.kind}: {shown}')
@@ -165,12 +174,15 @@ def _explore_steps(has_rg: bool) -> tuple[list[Step], dict[str, str]]:
         pick,
         lambda _: ('read_file', {'path': chosen['file'], 'limit': 10}) if 'file' in chosen else None,
         # Page on from where the first window stopped, as its continuation hint says.
-        lambda last: ('read_file', {'path': chosen['file'], 'offset': offset, 'limit': 10})
-        if 'file' in chosen and (offset := _next_page(last)) is not None
-        else None,
+        lambda last: (
+            ('read_file', {'path': chosen['file'], 'offset': offset, 'limit': 10})
+            if 'file' in chosen and (offset := _next_page(last)) is not None
+            else None
+        ),
         lambda _: ('search_files', {'pattern': r'\b(TODO|FIXME|def main)\b'}),
         lambda _: ('read_file', {'path': '../outside-the-root.txt'}),
     ]
+
     def glob() -> str:
         suffix = Path(chosen.get('file', 'x.py')).suffix
         return f'*{suffix}' if suffix else '*'
@@ -265,7 +277,11 @@ async def _run(directory: Path, model_name: str | None, out: Any) -> int:
     transcript = _Transcript(out)
     header = f'pydantic-ai-harness-rs demo on {directory}'
     transcript.print(header + '\n' + '=' * len(header))
-    explore = FileSystem(root_dir=directory, read_only=True, tools=['read_file', 'list_directory', 'search_files', 'find_files', 'file_info', 'list_files', 'grep'])
+    explore = FileSystem(
+        root_dir=directory,
+        read_only=True,
+        tools=['read_file', 'list_directory', 'search_files', 'find_files', 'file_info', 'list_files', 'grep'],
+    )
     if model_name is not None:
         return await _run_model(directory, model_name, transcript)
 
@@ -284,7 +300,11 @@ async def _run(directory: Path, model_name: str | None, out: Any) -> int:
                 shutil.copyfile(source, scratch / source.name)
         transcript.print(f'\n## 2. Change a scratch copy ({scratch}); {directory} is not touched')
         changes = FileSystem(root_dir=scratch)
-        agent = Agent(_Script(_change_steps(chosen.get('file', 'the project')), 'changed').model(), capabilities=[changes], retries=100)
+        agent = Agent(
+            _Script(_change_steps(chosen.get('file', 'the project')), 'changed').model(),
+            capabilities=[changes],
+            retries=100,
+        )
         transcript.attach(agent)
         await agent.run('Write notes about the project.')
 

@@ -20,6 +20,7 @@ from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, Hooks, LocalWorkspace
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai_harness_rs import Checkpoints
 from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES, FileChangeRequestEvent, FileSystem
 from pydantic_ai_harness_rs.shell import Shell
 
@@ -129,7 +130,26 @@ SCRIPTS['patch_pause'] = [
 """In `crash` mode the listener hangs on the patch's `pause.txt` request (its plan done, its commit not)."""
 
 
-CRASH_AT = {'files': 5}
+SCRIPTS['checkpoints'] = [
+    ('write_file', {'path': 'a.txt', 'content': 'one\n'}),
+    ('run_command', {'command': f"sed -i 's/a/b/' edited.txt && echo x >> count.log  # {MARK}"}),
+    # crash here (`CRASH_AT['checkpoints']`): the calls above completed and were checkpointed
+    ('edit_file', {'path': 'a.txt', 'old_text': 'one', 'new_text': 'two'}),
+    ('create_directory', {'path': 'made'}),
+    ('shell', {'command': 'echo y >> count.log'}),
+]
+"""With `Checkpoints(root=<workspace>)` on the agent: every call above is checkpointed in its unit."""
+
+CHECKPOINTS = [
+    ('call-0', 'write_file', ['a.txt']),
+    ('call-1', 'run_command', ['count.log', 'edited.txt']),
+    ('call-2', 'edit_file', ['a.txt']),
+    ('call-3', 'create_directory', ['made']),
+    ('call-4', 'shell', ['count.log']),
+]
+"""`(tool_call_id, tool_name, paths)` of the `checkpoints` scenario's checkpoints, oldest first."""
+
+CRASH_AT = {'files': 5, 'checkpoints': 2}
 """The model step at which `crash` mode hangs (the `command` scenario is killed by the test instead)."""
 
 TOOLS = {
@@ -139,6 +159,7 @@ TOOLS = {
     'pause': ['run_command'],
     'patch_veto': ['run_command'],
     'patch_pause': ['run_command'],
+    'checkpoints': ['run_command', 'shell'],
 }
 
 
@@ -255,6 +276,8 @@ def build(
                 await asyncio.sleep(3600)
 
         listeners.append(hooks)
+    if scenario == 'checkpoints':
+        listeners.append(Checkpoints(root=workspace))
     agent: Agent[None, str] = Agent(
         FunctionModel(model, stream_function=stream),
         name='harness_rs_durable',

@@ -44,7 +44,7 @@ from temporalio.workflow import ActivityConfig
 
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, TemporalDurability
-    from pydantic_ai_harness_rs import FileSystem, Shell
+    from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
     from pydantic_ai_harness_rs.filesystem import DEFAULT_TOOL_NAMES, FileChangeRequestEvent, FileReadEvent
 
 WS = Path(os.environ.get('DURABLE_WS', '/nonexistent-durable-ws'))
@@ -292,7 +292,41 @@ class WorkspaceWorkflow:
         return (await workspace_agent.run(script)).output
 
 
-WORKFLOWS = [RootWorkflow, WorkspaceWorkflow, ListenedRootWorkflow, ListenedWorkspaceWorkflow, ShortWorkflow]
+checkpoints = Checkpoints(root=WS)
+"""`checkpointed_agent`'s checkpoints (the worker's agent records them in its activities)."""
+
+checkpointed_agent = Agent(
+    FunctionModel(scripted),
+    name='checkpointed_agent',
+    retries=20,
+    capabilities=[
+        LocalWorkspace(WS),
+        FileSystem(),
+        Shell(tools=['run_command', 'start_command', 'check_command', 'shell']),
+        checkpoints,
+        TemporalDurability(activity_config=FAST_RETRY, model_activity_config=FAST_RETRY),
+    ],
+)
+"""`FileSystem` and `Shell` on the workspace, with `Checkpoints`."""
+
+
+@workflow.defn
+class CheckpointedWorkflow:
+    __pydantic_ai_agents__ = [checkpointed_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await checkpointed_agent.run(script)).output
+
+
+WORKFLOWS = [
+    RootWorkflow,
+    WorkspaceWorkflow,
+    ListenedRootWorkflow,
+    ListenedWorkspaceWorkflow,
+    ShortWorkflow,
+    CheckpointedWorkflow,
+]
 
 
 async def connect(address: str) -> Client:

@@ -27,7 +27,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_ROOT, ignore_errors=True)
 
 
-ENGINE_TEST_FILES = frozenset({'test_temporal.py', 'test_temporal_dropin.py', 'test_dbos.py', 'test_prefect.py'})
+ENGINE_TEST_FILES = frozenset(
+    {'test_temporal.py', 'test_temporal_dropin.py', 'test_temporal_checkpoints.py', 'test_dbos.py', 'test_prefect.py'}
+)
 """The modules here that start engines; the rest (unit tests of the durable plumbing) run in the suite."""
 
 

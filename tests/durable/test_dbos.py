@@ -7,6 +7,7 @@ singleton never lives in the test process. Skipped when `dbos` is not installed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -245,3 +246,49 @@ def _killed_while_a_command_runs(ws: Path, tmp: Path) -> None:
         {'event': 'CommandFinishedEvent', 'exit_code': 0},
     ]
     _await(lambda: not marked_processes(), 'no command left running')
+
+
+def _checkpoints_undone(ws: Path, before: dict[str, Any]) -> None:
+    """The `checkpoints` scenario's checkpoints, one per call, listed and rewound from this process."""
+    from pydantic_ai_harness_rs import Checkpoints
+
+    from tests.checkpoints.conftest import tree
+    from tests.durable._scripted_run import CHECKPOINTS
+
+    checkpoints = Checkpoints(root=ws)
+    listed = checkpoints.list()
+    assert [(c['tool_call_id'], c['tool_name'], c['paths']) for c in listed] == CHECKPOINTS
+    assert len({c['run_id'] for c in listed}) == 1
+    result = asyncio.run(checkpoints.rewind(to=listed[0]['id']))
+    assert result['failed'] == [] and result['unrestorable'] == []
+    assert tree(ws) == before
+
+
+def test_checkpoints_in_a_workflow(tmp: Path) -> None:
+    """`Checkpoints` on the agent: each change is checkpointed in the step that makes it."""
+    from tests.checkpoints.conftest import tree
+
+    ws = tmp / 'ws'
+    before = tree(ws)
+    outcome = _outcome(_start(tmp, 'checkpoints', 'workspace', 'run'))
+    assert not any('RETRY' in r or 'Error' in r for r in outcome['results']), outcome['results']
+    assert (ws / 'count.log').read_text() == 'x\ny\n'
+    _checkpoints_undone(ws, before)
+
+
+def test_checkpoints_once_after_a_recovery(tmp: Path) -> None:
+    """Killed after a write and a command were checkpointed: the recovered workflow takes their
+    recorded steps, recording no checkpoint again, and checkpoints the calls after them."""
+    from tests.checkpoints.conftest import tree
+
+    ws = tmp / 'ws'
+    before = tree(ws)
+    worker = _start(tmp, 'checkpoints', 'root_dir', 'crash')
+    try:
+        _await_line(worker, 'CRASH-POINT')
+    finally:
+        _kill(worker)
+    outcome = _outcome(_start(tmp, 'checkpoints', 'root_dir', 'recover'))
+    assert not any('RETRY' in r or 'Error' in r for r in outcome['results']), outcome['results']
+    assert (ws / 'count.log').read_text() == 'x\ny\n'
+    _checkpoints_undone(ws, before)

@@ -41,6 +41,7 @@ RUNS = (
     'veto:workspace',
     'patch_veto:root_dir',
     'patch_veto:workspace',
+    'checkpoints:workspace',
 )
 LIMIT = 600.0
 """Seconds the worker may take (the ephemeral server's start is slow on a loaded machine); a bound only."""
@@ -147,3 +148,26 @@ def test_a_listener_vetoes_a_patch_in_a_flow(outcomes: tuple[Path, dict[str, dic
     assert found[f'patch_veto-{contract}']['events'] == PATCH_VETO_EVENTS
     assert (ws / 'vetoed-old.txt').read_text() == 'old\n'
     assert ((ws / 'a.txt').read_text(), (ws / 'new.txt').read_text()) == ('A\n', 'n\n')
+
+
+def test_checkpoints_in_a_flow(outcomes: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """`Checkpoints` on the agent: the hook runs in the flow, each change is checkpointed once (the
+    tool's task records nothing again); the API rewinds them from this process."""
+    import asyncio
+
+    from pydantic_ai_harness_rs import Checkpoints
+
+    from tests.checkpoints.conftest import tree
+    from tests.durable._scripted_run import CHECKPOINTS
+
+    base, found = outcomes
+    ws = base / 'checkpoints-workspace'
+    results = found['checkpoints-workspace']['results']
+    assert not any('RETRY' in r or 'Error' in r for r in results), results
+    assert (ws / 'count.log').read_text() == 'x\ny\n'
+    checkpoints = Checkpoints(root=ws)
+    listed = checkpoints.list()
+    assert [(c['tool_call_id'], c['tool_name'], c['paths']) for c in listed] == CHECKPOINTS
+    result = asyncio.run(checkpoints.rewind(to=listed[0]['id']))
+    assert result['failed'] == [] and result['unrestorable'] == []
+    assert {path: entry[1] for path, entry in tree(ws).items()} == {'edited.txt': b'x=a;\n'}

@@ -30,6 +30,7 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
 from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, CallRecorder
 from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState, job_directory_of, real_root
+from pydantic_ai_harness_rs.durable._events import beneath_durable
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
@@ -142,8 +143,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
     async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
         """Take a local workspace's directory as the API's root when none is known yet."""
-        if self.root is None and self._first_root is None and not in_workflow_sandbox():
-            self._first_root = await _shell_root(ctx)
+        if self.root is None and self._first_root is None and not _in_workflow_code():
+            self._first_root = await shell_root(ctx)
 
     async def wrap_tool_execute(
         self,
@@ -156,13 +157,14 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
     ) -> Any:
         """Run the tool call with its recorder current; a shell command between two snapshots.
 
-        Not in Temporal workflow code, where no I/O may run and the tools run in activities this
-        recorder does not reach: a durable Temporal run is not checkpointed (see the README)."""
-        if in_workflow_sandbox():
+        Not in Temporal or DBOS workflow code, where no I/O may run (it is replayed): there the call
+        passes through, and the activity or step that runs its work records the checkpoint
+        (`_units.py`)."""
+        if _in_workflow_code():
             return await handler(args)
         await self._sweep_all()
         recorder = CallRecorder(self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time())
-        root = await _shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
+        root = await shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
         if root is not None:
             return await self._command(ctx, recorder, await self._state_for(root), args, handler)
         token = RECORDING.set(recorder)
@@ -184,9 +186,11 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         async with state.turn():
             await state.sweep_jobs()
             handle = await state.call('snapshot')
+            token = RECORDING.set(recorder)  # a unit the call runs in (a Prefect task) records nothing again
             try:
                 return await handler(args)
             finally:
+                RECORDING.reset(token)
                 with anyio.CancelScope(shield=True):
                     job = await self._started_job(ctx, recorder, state.root)
                     listing = await state.record(handle, recorder)
@@ -204,7 +208,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         if directory is None:
             return None
         job = OpenJob(
-            ctx.workspace,
+            beneath_durable(ctx.workspace),
             directory,
             combined,
             recorder.run_id,
@@ -292,12 +296,22 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         return rewind_toolset(self)
 
 
-async def _shell_root(ctx: RunContext[Any]) -> str | None:
+def _in_workflow_code() -> bool:
+    """Temporal or DBOS workflow code: no I/O here, the call's unit records (`_units.py`)."""
+    from pydantic_ai_harness_rs.durable._operations import in_dbos_workflow
+
+    return in_workflow_sandbox() or in_dbos_workflow()
+
+
+async def shell_root(ctx: RunContext[Any]) -> str | None:
     """The root a shell command runs in: a local workspace's working directory (`None` otherwise:
-    a command elsewhere is not covered)."""
+    a command elsewhere is not covered). Under a durable engine's workspace wrapper (a Prefect flow's),
+    the workspace beneath it (its calls there only pass through)."""
     from pydantic_ai_harness_rs._workspace import local_backend
 
     workspace = getattr(ctx, 'workspace', None)
+    if workspace is not None:
+        workspace = beneath_durable(workspace)
     if workspace is None or not workspace.attached or local_backend(workspace) is None:
         return None
     return real_root(await workspace.working_dir())

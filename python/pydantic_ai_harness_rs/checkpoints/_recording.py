@@ -32,6 +32,9 @@ class CallRecorder:
     created_at: float
     recorded: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """The listings of the checkpoints this call appended."""
+    once: bool = False
+    """Inside a durable unit (`_units.py`): an attempt of a call that already has a checkpoint (an
+    earlier attempt recorded it, then its worker died) adds to that one instead of appending another."""
 
     @asynccontextmanager
     async def change(self, root: str, paths: Sequence[str]) -> AsyncIterator[None]:
@@ -47,7 +50,7 @@ class CallRecorder:
             try:
                 yield
             finally:
-                listing = await state.record(handle, self)
+                listing = await state.record(handle, self, kept=True)
                 if listing is not None:
                     self.recorded.append(listing)
 

@@ -13,12 +13,13 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.exceptions import ModelRetry, UserError
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import FunctionToolset
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs.durable._events import events_reachable
 from pydantic_ai_harness_rs.filesystem._events import MAX_EVENT_DIFF_CHARS, Announcement, FileOperation, announce
 
 if TYPE_CHECKING:
@@ -175,6 +176,13 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
             steps: How many of your last changing tool calls to undo (default 1).
             path: Undo only this file's last change (a path relative to the workspace root) instead.
         """
+        if not events_reachable(ctx):
+            # A Temporal activity: the run's messages (whose calls are the model's own) and its
+            # listeners (each file is announced first) live in the workflow.
+            raise UserError(
+                'The `rewind` tool of `Checkpoints` does not run under Temporal: undo with '
+                '`await checkpoints.rewind(to=...)` outside the workflow instead.'
+            )
         if steps < 1:
             raise ModelRetry('steps must be at least 1.')
         root = checkpoints._api_root()  # pyright: ignore[reportPrivateUsage]

@@ -98,10 +98,21 @@ class RootState:
         """
         return await anyio.to_thread.run_sync(functools.partial(getattr(self.store, method), *args, **kwargs))
 
-    async def record(self, handle: int, recorder: CallRecorder) -> dict[str, Any] | None:
-        """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still recorded)."""
+    async def record(self, handle: int, recorder: CallRecorder, *, kept: bool = False) -> dict[str, Any] | None:
+        """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still recorded).
+
+        `recorder.once` (a durable unit) and a checkpoint of that call already there (an earlier
+        attempt's): nothing appended; a snapshot's changes (`kept` false: a shell command) are added
+        to that checkpoint instead (its listing returned), a kept file's handle is released (a
+        retried commit finds the file already written, so it changes nothing again)."""
         listing: dict[str, Any] | None = None
         with anyio.CancelScope(shield=True):
+            earlier = await self.recorded_for(recorder) if recorder.once else None
+            if earlier is not None:
+                if kept:
+                    await self.call('release', handle)
+                    return None
+                return await self._extend_with_changes(earlier, handle)
             listing = await self.call(
                 'record',
                 handle,
@@ -113,6 +124,27 @@ class RootState:
         # A pending job's open snapshot needs nothing here: the store counts an entry only where it
         # differs from the index too, and this record brought the index up to what this call did.
         return listing
+
+    async def recorded_for(self, recorder: CallRecorder) -> str | None:
+        """The id of the checkpoint `recorder`'s call already has (same run and tool call id), if any."""
+        if recorder.tool_call_id is None:
+            return None
+        listings = await self.call('list', recorder.run_id)
+        return next((c['id'] for c in listings if c['tool_call_id'] == recorder.tool_call_id), None)
+
+    async def _extend_with_changes(self, checkpoint_id: str, before: int) -> dict[str, Any] | None:
+        """Add what changed since snapshot `before` (taken before the command) to `checkpoint_id`:
+        `before` brought the index up to the tree then (what differed was taken into the baseline, as
+        in any snapshot: the store cannot tell whose it was), so a snapshot now finds the command's
+        changes against it. Both handles released."""
+        try:
+            after = await self.call('snapshot')
+            try:
+                return await self.call('extend', checkpoint_id, after)
+            finally:
+                await self.call('release', after)
+        finally:
+            await self.call('release', before)
 
     async def open_job(self, job: OpenJob, listing: dict[str, Any] | None) -> None:
         """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,

@@ -148,6 +148,7 @@ async def run_unit(
     """Tool `name`'s body inside a durable unit, its events recorded instead of emitted; with `stage`,
     only the plan or only the commit of a change (see `STAGE`). `key`: the approval request's key,
     computed in workflow code where the run's messages are readable (`_approvals.request_key`)."""
+    from pydantic_ai_harness_rs.checkpoints._units import recording as checkpoint_recording
     from pydantic_ai_harness_rs.durable._units import unit_context
 
     recorded: list[RecordedEvent] = []
@@ -165,7 +166,8 @@ async def run_unit(
         engine = await toolset._call_engine(getattr(unit, 'workspace', None))  # pyright: ignore[reportPrivateUsage]
         with current_call(name, arguments, key) as call:
             call.overridden = stage is not None and stage.overridden
-            value = await getattr(toolset, f'_{name}')(engine, unit, **arguments)
+            async with checkpoint_recording(unit):  # `Checkpoints`: the commit keeps and records here
+                value = await getattr(toolset, f'_{name}')(engine, unit, **arguments)
     except ModelRetry as retry:
         return UnitResult(retry=retry.message, events=recorded)
     except ApprovalRequired as required:

@@ -102,7 +102,9 @@ async def run_model_command(
             raise
         without = invocation('')
         try:
-            await workspace.run(['true', *([without] if isinstance(without, str) else without)], env=env, timeout=timeout)
+            await workspace.run(
+                ['true', *([without] if isinstance(without, str) else without)], env=env, timeout=timeout
+            )
         except OSError:
             raise error from None
         raise ModelRetry(COMMAND_TOO_LONG) from error

@@ -348,9 +348,16 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         In a Temporal activity, where events cannot reach the run, the `shell` tool's events are
         recorded and carried out on the result, for workflow code to emit (`durable/_carried.py`).
         """
+        from pydantic_ai_harness_rs.checkpoints._units import command as checkpointed
+
         parent = super()
+
+        def call(unit: RunContext[AgentDepsT]) -> Awaitable[Any]:
+            # `Checkpoints` inside the unit (a Temporal activity, a DBOS step): snapshot, call, record.
+            return checkpointed(unit, lambda: parent.call_tool(name, tool_args, unit, tool))
+
         with recording() as recorded:
-            result = await call_in_unit('Shell', name, ctx, lambda unit: parent.call_tool(name, tool_args, unit, tool))
+            result = await call_in_unit('Shell', name, ctx, call)
         if isinstance(result, str):
             result = truncate_tail(result, self._max_output_chars)
         return carry(result, recorded)
