@@ -4,8 +4,10 @@
 //! For each path the checkpoints from `to` on changed, the target is its before-state in the
 //! first of them and the expected current state its after-state in the last. A path whose
 //! current state is neither the target nor the expected one was changed by someone else: a
-//! conflict. The commit re-makes the plan, compares each path's current hash with the one
-//! the caller's plan saw, refuses on any conflict unless forced, then works path by path:
+//! conflict; so is one where a checkpoint's before-state is not the after-state of the
+//! previous checkpoint of that path (changed by someone else between two calls). The commit
+//! re-makes the plan, compares each path's current hash with the one the caller's plan saw,
+//! refuses on any conflict unless forced, then works path by path:
 //! removals deepest first, then creations and restores in path order. Each file is written
 //! whole to a temporary file (the store's `tmp/`, or beside it on another file system) and
 //! renamed over its path, so a kill leaves each file old or new; a rewind killed midway is
@@ -183,13 +185,20 @@ pub(crate) fn plan(
     paths: Option<Vec<Vec<u8>>>,
 ) -> Result<Plan> {
     let pos = find(&inner.log, to)?;
-    let mut states: BTreeMap<Vec<u8>, (State, State)> = BTreeMap::new();
+    // Per path: the target, the last after-state, and whether each entry's before-state was
+    // the previous entry's after-state (else someone else changed the path in between).
+    let mut states: BTreeMap<Vec<u8>, (State, State, bool)> = BTreeMap::new();
     for cp in &inner.log.checkpoints[pos..] {
         for c in cp.changes.iter().filter(|c| covered(&c.path, &paths)) {
-            states
-                .entry(c.path.clone())
-                .or_insert_with(|| (c.before.clone(), c.after.clone()))
-                .1 = c.after.clone();
+            match states.get_mut(&c.path) {
+                Some((_, last, chained)) => {
+                    *chained &= c.before.same(last);
+                    *last = c.after.clone();
+                }
+                None => {
+                    states.insert(c.path.clone(), (c.before.clone(), c.after.clone(), true));
+                }
+            }
         }
     }
     let mut plan = Plan {
@@ -199,7 +208,7 @@ pub(crate) fn plan(
         conflicts: Vec::new(),
         unrestorable: Vec::new(),
     };
-    for (path, (target, expected)) in states {
+    for (path, (target, expected, chained)) in states {
         let (_, current, _) = capture(beneath, objects, Some(&inner.index), &path, Bytes::HashOnly)
             .map_err(|e| checkpoint_error(format!("Cannot read {}: {}", shown(&path), e.kind())))?;
         let Some(act) = action(&current, &target) else {
@@ -211,7 +220,7 @@ pub(crate) fn plan(
                 continue;
             }
         }
-        if !current.same(&expected) {
+        if !chained || !current.same(&expected) {
             plan.conflicts.push(path.clone());
         }
         plan.files.push(PlanFile {

@@ -415,3 +415,37 @@ fn a_kill_after_a_file_tools_record_leaves_a_usable_store() {
     rewind(&store, "cp-000001", false).unwrap();
     assert_eq!(std::fs::read_to_string(r.join("a")).unwrap(), "one");
 }
+
+#[test]
+fn a_person_between_two_calls_is_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("a"), "one\n").unwrap();
+    let store = open(r, Settings::default());
+    let h = store.keep(&[b"a".to_vec()]).unwrap();
+    std::fs::write(r.join("a"), "agent\n").unwrap();
+    store.record(h, call("write_file")).unwrap().unwrap();
+    std::fs::write(r.join("a"), "agent\nperson\n").unwrap();
+    let h = store.keep(&[b"a".to_vec()]).unwrap();
+    std::fs::write(r.join("a"), "agent again\n").unwrap();
+    store.record(h, call("write_file")).unwrap().unwrap();
+    // The current file is what the last call left, but the person's line came in between.
+    let plan = store.plan_rewind("cp-000001", None).unwrap();
+    assert_eq!(strs(&plan.conflicts), ["a"]);
+    assert!(rewind(&store, "cp-000001", false)
+        .unwrap_err()
+        .message
+        .contains("changed since the checkpoint by someone else: a."));
+    assert_eq!(
+        std::fs::read_to_string(r.join("a")).unwrap(),
+        "agent again\n"
+    );
+    // The last call alone is no conflict; forced, the whole rewind goes through.
+    assert!(store
+        .plan_rewind("cp-000002", None)
+        .unwrap()
+        .conflicts
+        .is_empty());
+    rewind(&store, "cp-000001", true).unwrap();
+    assert_eq!(std::fs::read_to_string(r.join("a")).unwrap(), "one\n");
+}
