@@ -10,7 +10,9 @@
 //! refuses on any conflict unless forced, then works path by path:
 //! removals deepest first, then creations and restores in path order. Each file is written
 //! whole to a temporary file (the store's `tmp/`, or beside it on another file system) and
-//! renamed over its path, so a kill leaves each file old or new; a rewind killed midway is
+//! renamed over its path, so a kill leaves each file old or new (except a file with other
+//! hard links: written in place, so every link sees the old bytes, and a kill midway leaves
+//! it partly written, as an in-place edit would); a rewind killed midway is
 //! finished by running it again (paths already back are no conflict and need nothing).
 //! Every directory is opened beneath the root with symlinks refused: a rewind never writes
 //! through a symlinked parent.
@@ -257,7 +259,8 @@ fn remove(dir: RawFd, name: &[u8], is_dir: bool) -> std::io::Result<()> {
 }
 
 /// Puts `target` at `name` in `dir`: a file or symlink made under a temporary name and
-/// renamed over; a directory made (the path is free by then) or its mode set.
+/// renamed over (a file with other hard links: written in place); a directory made (the path
+/// is free by then) or its mode set.
 fn put(
     objects: &Objects,
     tmp: &OwnedFd,
@@ -280,6 +283,11 @@ fn put(
             cvt(unsafe { libc::fchmodat(dir, c.as_ptr(), *mode as libc::mode_t, 0) })
         }
         State::File { .. } | State::Symlink { .. } => {
+            if let State::File { hash, mode, .. } = target {
+                if let Some(file) = linked_file(dir, &c)? {
+                    return objects.write_object_into(hash, &file, *mode);
+                }
+            }
             let seq = SEQ.fetch_add(1, Ordering::Relaxed);
             let tmp_name = format!("rewind-{}-{seq}", std::process::id());
             write_temp(objects, tmp.as_raw_fd(), tmp_name.as_bytes(), target)?;
@@ -313,6 +321,27 @@ fn put(
             }
         }
     }
+}
+
+/// The regular file `name` in `dir` opened for writing when it has other hard links (a
+/// restore then writes it in place, so every link sees the old bytes); `None` otherwise.
+fn linked_file(dir: RawFd, name: &CString) -> std::io::Result<Option<std::fs::File>> {
+    // SAFETY: dir is open; name is NUL-terminated. No O_CREAT: the file must be there.
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name.as_ptr(),
+            libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Ok(None); // missing, a symlink, a directory, unwritable: replaced as usual
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let meta = file.metadata()?;
+    use std::os::unix::fs::MetadataExt;
+    Ok((meta.file_type().is_file() && meta.nlink() > 1).then_some(file))
 }
 
 fn write_temp(objects: &Objects, dir: RawFd, name: &[u8], target: &State) -> std::io::Result<()> {

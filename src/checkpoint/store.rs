@@ -331,6 +331,46 @@ impl Objects {
         }
         result
     }
+
+    /// Writes object `hash` over the open regular file `dst` in place (from offset 0, then
+    /// truncated to the object's length) and sets `mode`: every hard link of the file sees the
+    /// old bytes. The new length is reserved first where the file system can
+    /// (`fallocate(FALLOC_FL_KEEP_SIZE)`), so a full disk mostly fails before any byte is
+    /// written; a kill midway leaves the file partly written.
+    ///
+    /// Errors: the object's read, the write's (a full disk).
+    pub fn write_object_into(&self, hash: &str, dst: &File, mode: u32) -> io::Result<()> {
+        let mut src = self.open_object(hash)?;
+        let len = src.metadata()?.len();
+        #[cfg(target_os = "linux")]
+        // SAFETY: dst is an open descriptor; a refusal (EOPNOTSUPP) only skips the reservation.
+        unsafe {
+            if libc::fallocate(
+                dst.as_raw_fd(),
+                libc::FALLOC_FL_KEEP_SIZE,
+                0,
+                len as libc::off_t,
+            ) != 0
+            {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    return Err(e);
+                }
+            }
+        }
+        let mut offset = 0u64;
+        read_all(&mut src, |chunk| {
+            std::os::unix::fs::FileExt::write_all_at(dst, chunk, offset)?;
+            offset += chunk.len() as u64;
+            Ok(())
+        })?;
+        dst.set_len(offset)?;
+        // SAFETY: dst is an open descriptor.
+        if unsafe { libc::fchmod(dst.as_raw_fd(), mode as libc::mode_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

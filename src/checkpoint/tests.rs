@@ -449,3 +449,43 @@ fn a_person_between_two_calls_is_a_conflict() {
     rewind(&store, "cp-000001", true).unwrap();
     assert_eq!(std::fs::read_to_string(r.join("a")).unwrap(), "one\n");
 }
+
+#[test]
+fn hard_linked_files_are_restored_in_place() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("h1"), "hard\n").unwrap();
+    std::fs::hard_link(r.join("h1"), r.join("h2")).unwrap();
+    let ino = std::fs::metadata(r.join("h1")).unwrap().ino();
+    let store = open(r, Settings::default());
+    // A file tool's in-place write (through one name).
+    let h = store.keep(&[b"h1".to_vec()]).unwrap();
+    std::fs::write(r.join("h1"), "agent, longer\n").unwrap();
+    store.record(h, call("write_file")).unwrap().unwrap();
+    // A shell command's append (both names change).
+    let h = store.snapshot().unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(r.join("h1"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"x\n").unwrap();
+    drop(f);
+    let cp = store.record(h, call("run_command")).unwrap().unwrap();
+    assert_eq!(strs(&cp.paths), ["h1", "h2"]);
+    rewind(&store, "cp-000002", false).unwrap();
+    for name in ["h1", "h2"] {
+        let meta = std::fs::metadata(r.join(name)).unwrap();
+        assert_eq!((meta.ino(), meta.nlink()), (ino, 2));
+        assert_eq!(
+            std::fs::read_to_string(r.join(name)).unwrap(),
+            "agent, longer\n"
+        );
+    }
+    rewind(&store, "cp-000001", false).unwrap();
+    for name in ["h1", "h2"] {
+        let meta = std::fs::metadata(r.join(name)).unwrap();
+        assert_eq!((meta.ino(), meta.nlink()), (ino, 2));
+        assert_eq!(std::fs::read_to_string(r.join(name)).unwrap(), "hard\n");
+    }
+}
