@@ -317,6 +317,8 @@ async def test_line_editing_and_history_cannot_smuggle_a_refused_line(ws: Path, 
             write('1', '!!:1-2\n'),
             write('1', 'echo ok \x1b[D\n'),
             write('1', 'echo ok; [ 1 != 2 ] && ! false && echo fine!\n'),
+            # Tab completion would type what the policy never saw (`r\t` could complete to a refused name).
+            write('1', 'r\t v6\n'),
             write('1', '\x04'),
         ],
     )
@@ -330,7 +332,8 @@ async def test_line_editing_and_history_cannot_smuggle_a_refused_line(ws: Path, 
     assert results[4][0] == 'retry' and results[4][1].startswith("'!!:1-2' refused")
     assert results[5][0] == 'retry' and results[5][1].startswith("'\\x1b' refused")
     assert results[6] == ('return', 'echo ok; [ 1 != 2 ] && ! false && echo fine!\nok\nfine!\n$ ')
-    assert results[7][0] == 'return' and results[7][1].endswith('[session ended, exit code: 0]')
+    assert results[7][0] == 'retry' and results[7][1].startswith("'\\t' refused")
+    assert results[8][0] == 'return' and results[8][1].endswith('[session ended, exit code: 0]')
     assert (ws / 'v3').read_text() == (ws / 'v6').read_text() == 'keep'
 
 

@@ -229,7 +229,8 @@ def refused_keys(pending: str, text: str) -> str | None:
     The policy judges a line as `typed_lines` reads it; keys that let the shell run something else
     are refused: line editing and escape sequences (C-a, arrows, C-d inside a line, ...), and lines
     the shell rewrites before running them (history expansion: `!!`, `!rm`, `^old^new`). Allowed:
-    printable text, Enter (`\\n`, `\\r`), Tab, C-c and C-d at the start of an empty line.
+    printable text, Enter (`\\n`, `\\r`), C-c and C-d at the start of an empty line. Tab is refused too:
+    completion would type text the policy never sees (`shre<Tab>` runs `shred`).
     """
     at_start = not pending
     for ch in text:
@@ -237,13 +238,14 @@ def refused_keys(pending: str, text: str) -> str | None:
             at_start = True
         elif ch == '\x04' and at_start:
             pass
-        elif ch == '\t' or (ch >= ' ' and not ('\x7f' <= ch <= '\x9f')):
+        elif ch >= ' ' and not ('\x7f' <= ch <= '\x9f'):
             at_start = False
         else:
             return (
                 f'{ch!r} refused: in a shell session whose lines are judged by the command policy, write_stdin takes '
-                'printable text, \\n (Enter), \\t, \\x03 (C-c) and \\x04 (C-d, on an empty line) only; line-editing '
-                'keys could change a line after it is judged. Type each command in full; C-c clears a line.'
+                'printable text, \\n (Enter), \\x03 (C-c) and \\x04 (C-d, on an empty line) only; line-editing '
+                'keys and Tab completion could change a line after it is judged. Type each command in full (spaces, '
+                'not tabs); C-c clears a line.'
             )
     for line in typed_lines(pending, text)[0]:
         if line.lstrip().startswith('^') or _HISTORY_DESIGNATOR.search(line):
