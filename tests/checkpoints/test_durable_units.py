@@ -86,6 +86,7 @@ async def test_outside_a_unit_nothing_is_recorded_here(ws: Path) -> None:
 
 async def test_the_rewind_tool_refuses_in_a_temporal_activity(ws: Path) -> None:
     """Loud, not silent: in a Temporal activity the tool reaches neither the run's messages nor its listeners."""
+    pytest.importorskip('temporalio')  # pydantic_ai's module raises a plain ImportError without it
     temporal = pytest.importorskip('pydantic_ai.durable_exec.temporal')
     from pydantic_ai.exceptions import UserError
     from pydantic_ai.models.test import TestModel
