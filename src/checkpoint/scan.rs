@@ -7,7 +7,9 @@
 //! file systems (procfs, sysfs, ...), as the walkers do. Symlinks are recorded, never
 //! followed: the top directory is opened beneath the root with symlinks refused, and each
 //! directory below it relative to its parent's descriptor with `O_NOFOLLOW`, so a directory
-//! swapped for a symlink mid-walk is passed over, not followed out of the root.
+//! swapped for a symlink mid-walk is passed over, not followed out of the root. A directory's
+//! descriptor stays open until its subdirectories are opened (depth first: about as many at a
+//! time as the tree is deep, per thread).
 //!
 //! How it stays cheap (one `lstat` per entry, as `git status`):
 //! - each directory's entries are sorted by name (a directory's own entries at `name`, the
