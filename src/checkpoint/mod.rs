@@ -36,7 +36,7 @@ use crate::fs::root::path::{Beneath, Root};
 use capture::{capture_all, Bytes};
 use index::Index;
 use log::{Change, Checkpoint, Log};
-use scan::{scan, Excludes, Scanned};
+use scan::{rescan, scan, Excludes, Scanned};
 use state::{Kind, State};
 use store::Objects;
 
@@ -157,6 +157,8 @@ pub(crate) struct Inner {
     pending: HashMap<u64, Pending>,
     next_handle: u64,
     index_dirty: bool,
+    /// The last record's walk, whose unchanged directories the next snapshot need not list.
+    last_walk: Option<Scanned>,
 }
 
 impl Inner {
@@ -240,6 +242,7 @@ impl CheckpointStore {
                 pending: HashMap::new(),
                 next_handle: 0,
                 index_dirty: false,
+                last_walk: None,
             }),
         })
     }
@@ -349,8 +352,8 @@ impl CheckpointStore {
 
     fn scan_below(&self, beneath: &Beneath, rel: &[u8]) -> Result<Vec<Vec<u8>>> {
         Ok(scan(beneath, rel, &self.excludes, scan::threads())?
-            .into_iter()
-            .map(|(p, _)| p)
+            .iter()
+            .map(|(p, _)| p.to_vec())
             .collect())
     }
 
@@ -363,7 +366,14 @@ impl CheckpointStore {
         let beneath = self.beneath()?;
         let mut inner = self.lock();
         let since = state::now_ns() - state::RACY_NS;
-        let walk = scan(&beneath, b"", &self.excludes, scan::threads())?;
+        let prev = inner.last_walk.take();
+        let walk = rescan(
+            &beneath,
+            b"",
+            &self.excludes,
+            scan::threads(),
+            prev.as_ref(),
+        )?;
         let found = self.settle_walk(&mut inner, &beneath, &walk)?;
         Ok(Self::new_handle(
             &mut inner,
@@ -383,9 +393,9 @@ impl CheckpointStore {
         let mut gone: Vec<Vec<u8>> = Vec::new();
         {
             let mut idx = inner.index.iter().peekable();
-            for (p, m) in walk {
+            for (p, m) in walk.iter() {
                 while let Some((ip, _)) = idx.peek() {
-                    if ip.as_slice() < p.as_slice() {
+                    if ip.as_slice() < p {
                         gone.push((*ip).clone());
                         idx.next();
                     } else {
@@ -393,13 +403,13 @@ impl CheckpointStore {
                     }
                 }
                 match idx.peek() {
-                    Some((ip, (im, _))) if ip.as_slice() == p.as_slice() => {
+                    Some((ip, (im, _))) if ip.as_slice() == p => {
                         if !im.same(m) {
-                            differ.push(p.clone());
+                            differ.push(p.to_vec());
                         }
                         idx.next();
                     }
-                    _ => differ.push(p.clone()),
+                    _ => differ.push(p.to_vec()),
                 }
             }
             gone.extend(idx.map(|(p, _)| p.clone()));
@@ -522,34 +532,10 @@ impl CheckpointStore {
         since: i64,
     ) -> Result<Vec<Change>> {
         let settle_since = state::now_ns() - state::RACY_NS;
-        let after = scan(beneath, b"", &self.excludes, scan::threads())?;
-        let mut differ: Vec<Vec<u8>> = Vec::new();
-        let (mut i, mut j) = (0, 0);
-        while i < walk.len() || j < after.len() {
-            let ord = match (walk.get(i), after.get(j)) {
-                (Some(a), Some(b)) => a.0.cmp(&b.0),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                _ => std::cmp::Ordering::Greater,
-            };
-            match ord {
-                std::cmp::Ordering::Less => {
-                    differ.push(walk[i].0.clone());
-                    i += 1;
-                }
-                std::cmp::Ordering::Greater => {
-                    differ.push(after[j].0.clone());
-                    j += 1;
-                }
-                std::cmp::Ordering::Equal => {
-                    // A racy entry may have changed within the tick of the first look.
-                    if !walk[i].1.same(&after[j].1) || walk[i].1.is_racy(since) {
-                        differ.push(walk[i].0.clone());
-                    }
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
+        let after = rescan(beneath, b"", &self.excludes, scan::threads(), Some(&walk))?;
+        let differ = after.differs_from(&walk, since);
+        drop(walk);
+        inner.last_walk = Some(after);
         let befores: Vec<State> = differ
             .iter()
             .map(|p| inner.index.get(p).map_or(State::Absent, |(_, s)| s.clone()))
