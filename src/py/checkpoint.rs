@@ -112,6 +112,21 @@ fn rewound_dict<'py>(py: Python<'py>, r: &Rewound) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
+/// The call a keep or snapshot is for: `None` without a tool call id.
+fn call_of(
+    run_id: Option<String>,
+    tool_call_id: Option<String>,
+    tool_name: String,
+    created_at: f64,
+) -> Option<CallInfo> {
+    tool_call_id.is_some().then_some(CallInfo {
+        run_id,
+        tool_call_id,
+        tool_name,
+        created_at,
+    })
+}
+
 /// The checkpoints of one workspace root, kept in `<root>/.pydantic-ai-harness/checkpoints/`.
 #[pyclass(
     name = "CheckpointStore",
@@ -143,15 +158,36 @@ impl PyCheckpointStore {
     }
 
     /// Captures the current state of `paths` before a file tool's change; returns a handle.
-    fn keep(&self, py: Python<'_>, paths: Vec<Bound<'_, PyString>>) -> PyResult<u64> {
+    /// With `tool_call_id` (a durable unit's call): the call's record on disk, and the store's
+    /// lock held until its record or release (see `CheckpointStore::keep_call`).
+    #[pyo3(signature = (paths, *, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    fn keep(
+        &self,
+        py: Python<'_>,
+        paths: Vec<Bound<'_, PyString>>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<u64> {
         let paths = paths_of(paths)?;
-        run(py, || self.store.keep(&paths))
+        let call = call_of(run_id, tool_call_id, tool_name, created_at);
+        run(py, || self.store.keep_call(&paths, call.as_ref()))
     }
 
     /// Walks the tree before a shell command, keeping what differs from the index; returns a
-    /// handle.
-    fn snapshot(&self, py: Python<'_>) -> PyResult<u64> {
-        run(py, || self.store.snapshot())
+    /// handle. With `tool_call_id`: as `keep` (see `CheckpointStore::snapshot_call`).
+    #[pyo3(signature = (*, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    fn snapshot(
+        &self,
+        py: Python<'_>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<u64> {
+        let call = call_of(run_id, tool_call_id, tool_name, created_at);
+        run(py, || self.store.snapshot_call(call.as_ref()))
     }
 
     /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.
