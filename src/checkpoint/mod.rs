@@ -131,6 +131,20 @@ pub struct CallInfo {
     pub created_at: f64,
 }
 
+/// What a keep or snapshot is taken for.
+#[derive(Debug, Clone, Copy)]
+pub enum For<'a> {
+    /// A look only (a background job's, an extension's): the store's lock is held for the
+    /// operation alone.
+    Look,
+    /// A tool call: the handle holds the store's lock until its record or release, so no
+    /// other process's operation or call interleaves with the call.
+    Call,
+    /// A durable unit's call (one an engine runs again when its worker dies): as `Call`, and
+    /// the call's record on disk (see [`calls`]) while it is in progress.
+    Durable(&'a CallInfo),
+}
+
 /// How a change reaches the log file.
 enum LogWrite {
     /// It does not change.
@@ -309,10 +323,17 @@ impl CheckpointStore {
         Bytes::Keep(self.settings.max_file_bytes)
     }
 
-    /// A handle for `pending`; with `record` (a call's record on disk), the handle holds the
-    /// store's lock until its record or release (the caller holds it now).
-    fn new_handle(&self, inner: &mut Inner, pending: Pending, record: Option<PathBuf>) -> u64 {
-        let holds = record.is_some();
+    /// A handle for `pending` (`record`: its call's record on disk); unless `purpose` is a
+    /// look, the handle holds the store's lock until its record or release (the caller holds
+    /// it now).
+    fn new_handle(
+        &self,
+        inner: &mut Inner,
+        pending: Pending,
+        purpose: For<'_>,
+        record: Option<PathBuf>,
+    ) -> u64 {
+        let holds = !matches!(purpose, For::Look);
         if holds {
             // Already held by this operation: counted, never waits.
             let _ = self.coord.enter();
@@ -388,17 +409,17 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an absolute path or one with `..`; `Io` for a full disk.
     pub fn keep(&self, paths: &[Vec<u8>]) -> Result<u64> {
-        self.keep_call(paths, None)
+        self.keep_call(paths, For::Call)
     }
 
-    /// [`CheckpointStore::keep`] for `call`: with a tool call id, the call's before states are
-    /// written to a record on disk (removed at its record or release) and the handle holds the
-    /// store's lock until then. A record of the same call already there is an earlier attempt's
+    /// [`CheckpointStore::keep`] for `purpose` (`keep` is for a call). For a durable unit's
+    /// call with a tool call id, its before states are written to a record on disk (removed at
+    /// its record or release); a record of the same call already there is an earlier attempt's
     /// that died (between its commit and its record, say): its before states are the call's,
     /// so the record finds what that attempt changed too.
     ///
     /// Errors: as `keep`.
-    pub fn keep_call(&self, paths: &[Vec<u8>], call: Option<&CallInfo>) -> Result<u64> {
+    pub fn keep_call(&self, paths: &[Vec<u8>], purpose: For<'_>) -> Result<u64> {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = self.begin()?;
         let mut tops = Vec::new();
@@ -432,6 +453,10 @@ impl CheckpointStore {
             }
             before.insert(rel, state);
         }
+        let call = match purpose {
+            For::Durable(call) => Some(call),
+            _ => None,
+        };
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
             if let Some(CallRecord {
@@ -449,7 +474,7 @@ impl CheckpointStore {
             let kept = Some((tops.clone(), before.clone()));
             calls::write(path, &CallRecord::of(call, kept)).map_err(|e| io_error(&e))?;
         }
-        Ok(self.new_handle(&mut inner, Pending::Keep { tops, before }, record))
+        Ok(self.new_handle(&mut inner, Pending::Keep { tops, before }, purpose, record))
     }
 
     fn scan_below(&self, beneath: &Beneath, rel: &[u8]) -> Result<Vec<Vec<u8>>> {
@@ -465,23 +490,27 @@ impl CheckpointStore {
     ///
     /// Errors: `Io` for a full disk.
     pub fn snapshot(&self) -> Result<u64> {
-        self.snapshot_call(None)
+        self.snapshot_call(For::Look)
     }
 
-    /// [`CheckpointStore::snapshot`] for `call`: with a tool call id, the index (brought up to
-    /// the tree) is written and a record that the call started is written after it (removed at
-    /// its record or release); the handle holds the store's lock until then. A record of the
-    /// same call already there is an earlier attempt's that died mid-command: what differs
-    /// from the index is that attempt's change, added to the call's checkpoint (appended when
-    /// it has none yet) instead of being taken into the baseline.
+    /// [`CheckpointStore::snapshot`] for `purpose` (`snapshot` is a look). For a durable
+    /// unit's call with a tool call id, the index (brought up to the tree) is written and a
+    /// record that the call started is written after it (removed at its record or release). A
+    /// record of the same call already there is an earlier attempt's that died mid-command:
+    /// what differs from the index is that attempt's change, added to the call's checkpoint
+    /// (appended when it has none yet) instead of being taken into the baseline.
     ///
     /// Errors: `Io` for a full disk.
-    pub fn snapshot_call(&self, call: Option<&CallInfo>) -> Result<u64> {
+    pub fn snapshot_call(&self, purpose: For<'_>) -> Result<u64> {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = self.begin()?;
         let since = state::now_ns() - state::RACY_NS;
         let walk = scan(&beneath, b"", &self.excludes, scan::threads())?;
         let found = self.settle_walk(&mut inner, &beneath, &walk)?;
+        let call = match purpose {
+            For::Durable(call) => Some(call),
+            _ => None,
+        };
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
             let earlier = calls::read(path).filter(|r| r.is_of(call) && r.kept.is_none());
@@ -493,7 +522,12 @@ impl CheckpointStore {
             self.persist(&mut inner, log, true)?;
             calls::write(path, &CallRecord::of(call, None)).map_err(|e| io_error(&e))?;
         }
-        Ok(self.new_handle(&mut inner, Pending::Snapshot { walk, found, since }, record))
+        Ok(self.new_handle(
+            &mut inner,
+            Pending::Snapshot { walk, found, since },
+            purpose,
+            record,
+        ))
     }
 
     /// Adds `changes` to the checkpoint of `record`'s call (by run and tool call id), or

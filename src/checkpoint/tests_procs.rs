@@ -45,7 +45,9 @@ fn a_dead_commands_changes_go_to_its_checkpoint_not_the_baseline() {
     let r = dir.path();
     std::fs::write(r.join("a.txt"), "one").unwrap();
     let first = open(r);
-    let _ = first.snapshot_call(Some(&call("run_command"))).unwrap();
+    let _ = first
+        .snapshot_call(For::Durable(&call("run_command")))
+        .unwrap();
     assert_eq!(records(r), 1);
     // The command changes a.txt and creates c.txt; its worker dies before the record.
     std::fs::write(r.join("a.txt"), "two!").unwrap();
@@ -53,7 +55,9 @@ fn a_dead_commands_changes_go_to_its_checkpoint_not_the_baseline() {
     drop(first);
     // The attempt run again finds them: its call's checkpoint.
     let again = open(r);
-    let h = again.snapshot_call(Some(&call("run_command"))).unwrap();
+    let h = again
+        .snapshot_call(For::Durable(&call("run_command")))
+        .unwrap();
     let [cp] = again.list(None).try_into().unwrap();
     assert_eq!(cp.tool_call_id.as_deref(), Some("run_command-call"));
     assert_eq!(strs(&cp.paths), ["a.txt", "c.txt"]);
@@ -64,7 +68,9 @@ fn a_dead_commands_changes_go_to_its_checkpoint_not_the_baseline() {
     assert!(!r.join("c.txt").exists());
     // Without a record (a plain snapshot, or a call recorded), a change is the baseline's.
     std::fs::write(r.join("a.txt"), "person").unwrap();
-    let h = again.snapshot_call(Some(&call("run_command"))).unwrap();
+    let h = again
+        .snapshot_call(For::Durable(&call("run_command")))
+        .unwrap();
     assert!(again.list(None).is_empty());
     assert_eq!(again.record(h, call("run_command")).unwrap(), None);
 }
@@ -78,7 +84,7 @@ fn a_dead_commits_before_states_are_recorded_by_the_retry() {
     let _ = first
         .keep_call(
             &[b"a.txt".to_vec(), b"new/b.txt".to_vec()],
-            Some(&call("write_file")),
+            For::Durable(&call("write_file")),
         )
         .unwrap();
     std::fs::write(r.join("a.txt"), "two").unwrap();
@@ -88,7 +94,7 @@ fn a_dead_commits_before_states_are_recorded_by_the_retry() {
     let again = open(r);
     // The retried commit finds its files written already and changes nothing.
     let h = again
-        .keep_call(&[b"a.txt".to_vec()], Some(&call("write_file")))
+        .keep_call(&[b"a.txt".to_vec()], For::Durable(&call("write_file")))
         .unwrap();
     let cp = again.record(h, call("write_file")).unwrap().unwrap();
     assert_eq!(strs(&cp.paths), ["a.txt", "new", "new/b.txt"]);
@@ -128,11 +134,16 @@ fn two_stores_on_one_root_share_ids_and_baseline() {
     assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "one");
     assert_eq!(std::fs::read_to_string(r.join("b.txt")).unwrap(), "one");
     assert!(p1.list(None).is_empty());
-    // A call's lock is held from its snapshot to its record.
-    let h = p1.snapshot_call(Some(&call("run_command"))).unwrap();
+    // A call's lock is held from its snapshot or keep to its record or release; a look's is not.
     let other = coord::Coord::open(&r.join(STORE_DIR)).unwrap();
+    let h = p1.snapshot_call(For::Call).unwrap();
     assert_eq!(other.try_enter(), None);
     p1.record(h, call("run_command")).unwrap();
+    let h = p1.keep(&[b"a.txt".to_vec()]).unwrap();
+    assert_eq!(other.try_enter(), None);
+    p1.release(h).unwrap();
+    let look = p1.snapshot().unwrap();
     assert!(other.try_enter().is_some());
     other.leave();
+    p1.release(look).unwrap();
 }

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use crate::checkpoint::rewind::{Plan, Rewound};
-use crate::checkpoint::{CallInfo, CheckpointStore, Listing, Settings};
+use crate::checkpoint::{CallInfo, CheckpointStore, For, Listing, Settings};
 use crate::error::{Error, ErrorKind};
 
 create_exception!(
@@ -157,9 +157,9 @@ impl PyCheckpointStore {
         Ok(PyCheckpointStore { store })
     }
 
-    /// Captures the current state of `paths` before a file tool's change; returns a handle.
-    /// With `tool_call_id` (a durable unit's call): the call's record on disk, and the store's
-    /// lock held until its record or release (see `CheckpointStore::keep_call`).
+    /// Captures the current state of `paths` before a file tool's change; returns a handle (the
+    /// store's lock held until its record or release). With `tool_call_id` (a durable unit's
+    /// call): the call's record on disk (see `CheckpointStore::keep_call`).
     #[pyo3(signature = (paths, *, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
     fn keep(
         &self,
@@ -172,22 +172,30 @@ impl PyCheckpointStore {
     ) -> PyResult<u64> {
         let paths = paths_of(paths)?;
         let call = call_of(run_id, tool_call_id, tool_name, created_at);
-        run(py, || self.store.keep_call(&paths, call.as_ref()))
+        let purpose = call.as_ref().map_or(For::Call, For::Durable);
+        run(py, || self.store.keep_call(&paths, purpose))
     }
 
-    /// Walks the tree before a shell command, keeping what differs from the index; returns a
-    /// handle. With `tool_call_id`: as `keep` (see `CheckpointStore::snapshot_call`).
-    #[pyo3(signature = (*, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    /// Walks the tree, keeping what differs from the index; returns a handle. `call`: before a
+    /// shell command (the store's lock held until its record or release); with `tool_call_id`
+    /// as well: as `keep` (see `CheckpointStore::snapshot_call`).
+    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
     fn snapshot(
         &self,
         py: Python<'_>,
+        call: bool,
         run_id: Option<String>,
         tool_call_id: Option<String>,
         tool_name: String,
         created_at: f64,
     ) -> PyResult<u64> {
-        let call = call_of(run_id, tool_call_id, tool_name, created_at);
-        run(py, || self.store.snapshot_call(call.as_ref()))
+        let durable = call_of(run_id, tool_call_id, tool_name, created_at);
+        let purpose = match (&durable, call) {
+            (Some(c), _) => For::Durable(c),
+            (None, true) => For::Call,
+            (None, false) => For::Look,
+        };
+        run(py, || self.store.snapshot_call(purpose))
     }
 
     /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.
