@@ -216,6 +216,9 @@ pub struct CheckpointStore {
     inner: Mutex<Inner>,
 }
 
+/// A generation no store has: the state in memory is none yet (loaded by the next operation).
+const UNSEEN: u64 = u64::MAX - 1;
+
 /// The log, the index and the object sizes stored in `dir`.
 fn load_state(
     dir: &std::path::Path,
@@ -252,7 +255,8 @@ fn load_state(
 
 impl CheckpointStore {
     /// Opens (or creates) the store of the workspace at `root_dir` (an existing directory).
-    /// State written before (the log, the index, the objects) is loaded; a half-written state
+    /// State written before (the log, the index, the objects) is loaded (by the first operation
+    /// when another process holds the store's lock: opening never waits); a half-written state
     /// (temporary files of a killed process) is cleared.
     ///
     /// Errors: `InvalidArgument` for a missing root, `InvalidPattern` for a bad `exclude`,
@@ -270,10 +274,17 @@ impl CheckpointStore {
         let dir = root.real_root().join(STORE_DIR);
         let objects = Objects::open(&dir).map_err(|e| io_error(&e))?;
         let coord = Coord::open(&dir).map_err(|e| io_error(&e))?;
-        let generation = coord.enter().map_err(|e| io_error(&e))?;
-        let hold = Hold(&coord);
-        let (log, index, sizes) = load_state(&dir, &objects)?;
-        drop(hold);
+        // Opening never waits (it may run where nothing should block): while another process
+        // holds the lock, the state is loaded by the first operation instead.
+        let (generation, log, index, sizes) = match coord.try_enter() {
+            Some(generation) => {
+                let hold = Hold(&coord);
+                let (log, index, sizes) = load_state(&dir, &objects)?;
+                drop(hold);
+                (generation, log, index, sizes)
+            }
+            None => (UNSEEN, Log::default(), Index::new(), HashMap::new()),
+        };
         Ok(CheckpointStore {
             root,
             dir,

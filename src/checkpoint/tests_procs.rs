@@ -147,3 +147,18 @@ fn two_stores_on_one_root_share_ids_and_baseline() {
     other.leave();
     p1.release(look).unwrap();
 }
+
+#[test]
+fn opening_does_not_wait_for_another_processs_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("a.txt"), "one").unwrap();
+    let p1 = open(r);
+    let h = p1.keep_call(&[b"a.txt".to_vec()], For::Call).unwrap();
+    std::fs::write(r.join("a.txt"), "two").unwrap();
+    let p2 = open(r); // p1's call holds the lock: p2 opens without loading
+    p1.record(h, call("write_file")).unwrap().unwrap();
+    // p2's first operation loads what p1 recorded meanwhile.
+    assert_eq!(p2.list(None), p1.list(None));
+    assert_eq!(p2.list(None).len(), 1);
+}
