@@ -624,7 +624,7 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
     pub fn record(&self, handle: u64, call: CallInfo) -> Result<Option<Listing>> {
-        let beneath = self.beneath()?;
+        // The handle's call holds the lock: nothing to wait for, nothing to reload.
         let (_hold, mut inner) = self.begin()?;
         let open = inner
             .pending
@@ -635,7 +635,10 @@ impl CheckpointStore {
             record,
             holds,
         } = open;
-        let result = self.record_open(&mut inner, &beneath, what, call);
+        // Whatever fails, the handle is consumed and its hold given back.
+        let result = self
+            .beneath()
+            .and_then(|beneath| self.record_open(&mut inner, &beneath, what, call));
         // After the log: a kill before this leaves the record, and the call's next attempt
         // finds its checkpoint.
         self.close(record.as_deref(), holds);

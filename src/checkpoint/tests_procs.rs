@@ -162,3 +162,17 @@ fn opening_does_not_wait_for_another_processs_call() {
     assert_eq!(p2.list(None), p1.list(None));
     assert_eq!(p2.list(None).len(), 1);
 }
+
+#[test]
+fn a_failed_record_gives_the_lock_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("ws");
+    std::fs::create_dir(&r).unwrap();
+    let store = open(&r);
+    let h = store.snapshot_call(For::Call).unwrap();
+    let other = coord::Coord::open(&r.join(STORE_DIR)).unwrap();
+    std::fs::rename(&r, dir.path().join("moved")).unwrap(); // the root is gone
+    assert!(store.record(h, call("run_command")).is_err());
+    assert!(other.try_enter().is_some());
+    other.leave();
+}
