@@ -124,6 +124,18 @@ pub fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
 
+/// Whether `<dir>/calls/` holds a record other than `own`: a call in progress elsewhere, or a
+/// dead attempt's (whose retry compares the tree with the index on disk, so the index must not
+/// lag behind what other calls recorded meanwhile).
+pub fn any_besides(dir: &Path, own: Option<&Path>) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir.join("calls")) else {
+        return false;
+    };
+    entries
+        .flatten()
+        .any(|e| Some(e.path().as_path()) != own && e.path().extension().is_none())
+}
+
 /// The objects the records in `<dir>/calls/` need (a dead attempt's before states, which
 /// nothing else may refer to until the call is run again).
 pub fn objects(dir: &Path) -> HashSet<String> {
@@ -187,6 +199,8 @@ mod tests {
         assert_eq!(read(&path), Some(record.clone()));
         assert!(record.is_of(&call));
         assert_eq!(objects(dir.path()), HashSet::from(["h1".to_string()]));
+        assert!(!any_besides(dir.path(), Some(&path)));
+        assert!(any_besides(dir.path(), None));
         let shell = CallRecord::of(&call, None);
         write(&path, &shell).unwrap();
         assert_eq!(read(&path), Some(shell));

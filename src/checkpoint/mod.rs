@@ -636,9 +636,9 @@ impl CheckpointStore {
             holds,
         } = open;
         // Whatever fails, the handle is consumed and its hold given back.
-        let result = self
-            .beneath()
-            .and_then(|beneath| self.record_open(&mut inner, &beneath, what, call));
+        let result = self.beneath().and_then(|beneath| {
+            self.record_open(&mut inner, &beneath, what, call, record.as_deref())
+        });
         // After the log: a kill before this leaves the record, and the call's next attempt
         // finds its checkpoint.
         self.close(record.as_deref(), holds);
@@ -651,6 +651,7 @@ impl CheckpointStore {
         beneath: &Beneath,
         pending: Pending,
         call: CallInfo,
+        own: Option<&std::path::Path>,
     ) -> Result<Option<Listing>> {
         let is_snapshot = matches!(pending, Pending::Snapshot { .. });
         let changes = match pending {
@@ -686,7 +687,10 @@ impl CheckpointStore {
             (false, true) => LogWrite::Append,
             (false, false) => LogWrite::None,
         };
-        self.persist(inner, log, is_snapshot)?;
+        // A file tool's record leaves the index to the next snapshot's record, unless a dead
+        // attempt's retry will compare the tree with the index on disk.
+        let index = is_snapshot || calls::any_besides(&self.dir, own);
+        self.persist(inner, log, index)?;
         Ok(listing)
     }
 

@@ -176,3 +176,38 @@ fn a_failed_record_gives_the_lock_back() {
     assert!(other.try_enter().is_some());
     other.leave();
 }
+
+#[test]
+fn another_calls_change_meanwhile_is_not_the_dead_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("a.txt"), "one").unwrap();
+    std::fs::write(r.join("b.txt"), "one").unwrap();
+    let first = open(r);
+    let _ = first
+        .snapshot_call(For::Durable(&call("run_command")))
+        .unwrap();
+    std::fs::write(r.join("a.txt"), "two").unwrap();
+    drop(first); // died mid-command
+                 // Another process's file tool call before the retry: its own checkpoint, not the command's.
+    let other = open(r);
+    let h = other.keep(&[b"b.txt".to_vec()]).unwrap();
+    std::fs::write(r.join("b.txt"), "two").unwrap();
+    other.record(h, call("write_file")).unwrap().unwrap();
+    let again = open(r);
+    let h = again
+        .snapshot_call(For::Durable(&call("run_command")))
+        .unwrap();
+    let listed = again.list(None);
+    assert_eq!(
+        listed
+            .iter()
+            .map(|c| (c.tool_name.as_str(), strs(&c.paths)))
+            .collect::<Vec<_>>(),
+        [
+            ("write_file", vec!["b.txt".to_string()]),
+            ("run_command", vec!["a.txt".to_string()])
+        ]
+    );
+    again.release(h).unwrap();
+}
