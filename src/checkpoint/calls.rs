@@ -16,6 +16,9 @@ use super::index::write_whole;
 use super::state::{esc, unesc, State};
 use super::CallInfo;
 
+/// A file tool's call's paths and the state of each before the call.
+pub type Kept = (Vec<Vec<u8>>, BTreeMap<Vec<u8>, State>);
+
 /// A call in progress as its record says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
@@ -29,7 +32,7 @@ pub struct CallRecord {
     pub created_at: f64,
     /// A file tool's call: the paths it changes and the state of each before the call (its
     /// bytes in the store). `None` for a shell command (the index on disk is its before).
-    pub kept: Option<(Vec<Vec<u8>>, BTreeMap<Vec<u8>, State>)>,
+    pub kept: Option<Kept>,
 }
 
 /// Where the record of `call` lives; `None` for a call without a tool call id.
@@ -43,10 +46,7 @@ pub fn path_of(dir: &Path, call: &CallInfo) -> Option<PathBuf> {
 
 impl CallRecord {
     /// The record of `call`.
-    pub fn of(
-        call: &CallInfo,
-        kept: Option<(Vec<Vec<u8>>, BTreeMap<Vec<u8>, State>)>,
-    ) -> CallRecord {
+    pub fn of(call: &CallInfo, kept: Option<Kept>) -> CallRecord {
         CallRecord {
             run_id: call.run_id.clone(),
             tool_call_id: call.tool_call_id.clone().unwrap_or_default(),
