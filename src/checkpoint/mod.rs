@@ -9,15 +9,22 @@
 //! - [`capture`]: one path's state beneath the root, its bytes kept;
 //! - [`rewind`]: the plan of a rewind and its crash-safe commit;
 //! - [`prune`]: keeping the store within its byte budget, oldest checkpoints first;
-//! - [`shown`]: the per-file diff texts.
+//! - [`shown`]: the per-file diff texts;
+//! - [`coord`]: the lock the processes sharing a store take turns with, and its generation;
+//! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
+//!   worker dies).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
 //! [`CheckpointStore::record`]; a shell command's is [`CheckpointStore::snapshot`] (a walk, and
 //! the bytes of whatever differs from the index) then `record` (a second walk: what differs
 //! from the first is the command's change). Every method takes the store's lock for its whole
-//! run, so calls from several threads are serialised.
+//! run, so calls from several threads are serialised; across processes, each operation and each
+//! call (from its keep or snapshot to its record or release) holds the store's `flock`
+//! ([`coord`]), and a process taking it reloads the log and the index when another wrote them.
 
+pub mod calls;
 pub mod capture;
+pub mod coord;
 pub mod index;
 pub mod log;
 pub mod prune;
@@ -29,11 +36,13 @@ pub mod store;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::root::path::{Beneath, Root};
+use calls::CallRecord;
 use capture::{capture_all, Bytes};
+use coord::{Coord, Hold};
 use index::Index;
 use log::{Change, Checkpoint, Log};
 use scan::{rescan, scan, Excludes, Scanned};
@@ -122,6 +131,20 @@ pub struct CallInfo {
     pub created_at: f64,
 }
 
+/// What a keep or snapshot is taken for.
+#[derive(Debug, Clone, Copy)]
+pub enum For<'a> {
+    /// A look only (a background job's, an extension's): the store's lock is held for the
+    /// operation alone.
+    Look,
+    /// A tool call: the handle holds the store's lock until its record or release, so no
+    /// other process's operation or call interleaves with the call.
+    Call,
+    /// A durable unit's call (one an engine runs again when its worker dies): as `Call`, and
+    /// the call's record on disk (see [`calls`]) while it is in progress.
+    Durable(&'a CallInfo),
+}
+
 /// How a change reaches the log file.
 enum LogWrite {
     /// It does not change.
@@ -148,17 +171,27 @@ enum Pending {
     },
 }
 
+/// An open handle: the call in progress, its record on disk (a call with a tool call id) and
+/// whether it holds the store's lock until its record or release.
+struct Open {
+    what: Pending,
+    record: Option<PathBuf>,
+    holds: bool,
+}
+
 /// The mutable part of a store.
 pub(crate) struct Inner {
     pub(crate) index: Index,
     pub(crate) log: Log,
     /// Object hash to size in bytes: everything in `objects/`.
     pub(crate) sizes: HashMap<String, u64>,
-    pending: HashMap<u64, Pending>,
+    pending: HashMap<u64, Open>,
     next_handle: u64,
     index_dirty: bool,
     /// The last record's walk, whose unchanged directories the next snapshot need not list.
     last_walk: Option<Scanned>,
+    /// The store's generation the log and the index in memory are of (see [`coord`]).
+    generation: u64,
 }
 
 impl Inner {
@@ -181,12 +214,51 @@ pub struct CheckpointStore {
     excludes: Excludes,
     settings: Settings,
     objects: Objects,
+    coord: Coord,
     inner: Mutex<Inner>,
+}
+
+/// A generation no store has: the state in memory is none yet (loaded by the next operation).
+const UNSEEN: u64 = u64::MAX - 1;
+
+/// The log, the index and the object sizes stored in `dir`.
+fn load_state(
+    dir: &std::path::Path,
+    objects: &Objects,
+) -> Result<(Log, Index, HashMap<String, u64>)> {
+    let _ = std::fs::remove_file(dir.join("log.tmp"));
+    let _ = std::fs::remove_file(dir.join("index.tmp"));
+    let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
+    let index = index::load(&dir.join("index"));
+    let mut known: HashMap<String, u64> = HashMap::new();
+    let states = index.values().map(|(_, s)| s).chain(
+        log.checkpoints
+            .iter()
+            .flat_map(|c| c.changes.iter().flat_map(|ch| [&ch.before, &ch.after])),
+    );
+    for state in states {
+        if let State::File {
+            hash,
+            size,
+            stored: true,
+            ..
+        } = state
+        {
+            known.insert(hash.clone(), *size);
+        }
+    }
+    let sizes = objects
+        .all(&known)
+        .map_err(|e| io_error(&e))?
+        .into_iter()
+        .collect();
+    Ok((log, index, sizes))
 }
 
 impl CheckpointStore {
     /// Opens (or creates) the store of the workspace at `root_dir` (an existing directory).
-    /// State written before (the log, the index, the objects) is loaded; a half-written state
+    /// State written before (the log, the index, the objects) is loaded (by the first operation
+    /// when another process holds the store's lock: opening never waits); a half-written state
     /// (temporary files of a killed process) is cleared.
     ///
     /// Errors: `InvalidArgument` for a missing root, `InvalidPattern` for a bad `exclude`,
@@ -203,38 +275,25 @@ impl CheckpointStore {
         let excludes = Excludes::new(&settings.exclude)?;
         let dir = root.real_root().join(STORE_DIR);
         let objects = Objects::open(&dir).map_err(|e| io_error(&e))?;
-        let _ = std::fs::remove_file(dir.join("log.tmp"));
-        let _ = std::fs::remove_file(dir.join("index.tmp"));
-        let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
-        let index = index::load(&dir.join("index"));
-        let mut known: HashMap<String, u64> = HashMap::new();
-        let states = index.values().map(|(_, s)| s).chain(
-            log.checkpoints
-                .iter()
-                .flat_map(|c| c.changes.iter().flat_map(|ch| [&ch.before, &ch.after])),
-        );
-        for state in states {
-            if let State::File {
-                hash,
-                size,
-                stored: true,
-                ..
-            } = state
-            {
-                known.insert(hash.clone(), *size);
+        let coord = Coord::open(&dir).map_err(|e| io_error(&e))?;
+        // Opening never waits (it may run where nothing should block): while another process
+        // holds the lock, the state is loaded by the first operation instead.
+        let (generation, log, index, sizes) = match coord.try_enter() {
+            Some(generation) => {
+                let hold = Hold(&coord);
+                let (log, index, sizes) = load_state(&dir, &objects)?;
+                drop(hold);
+                (generation, log, index, sizes)
             }
-        }
-        let sizes = objects
-            .all(&known)
-            .map_err(|e| io_error(&e))?
-            .into_iter()
-            .collect();
+            None => (UNSEEN, Log::default(), Index::new(), HashMap::new()),
+        };
         Ok(CheckpointStore {
             root,
             dir,
             excludes,
             settings,
             objects,
+            coord,
             inner: Mutex::new(Inner {
                 index,
                 log,
@@ -243,8 +302,27 @@ impl CheckpointStore {
                 next_handle: 0,
                 index_dirty: false,
                 last_walk: None,
+                generation,
             }),
         })
+    }
+
+    /// Takes a hold of the store's lock (waiting for another process's operation or call to
+    /// end), then the store's mutex; reloads the log and the index when another process wrote
+    /// them since this one last looked.
+    fn begin(&self) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
+        let generation = self.coord.enter().map_err(|e| io_error(&e))?;
+        let hold = Hold(&self.coord);
+        let mut inner = self.lock();
+        if inner.generation != generation {
+            let (log, index, sizes) = load_state(&self.dir, &self.objects)?;
+            inner.log = log;
+            inner.index = index;
+            inner.sizes = sizes;
+            inner.index_dirty = false;
+            inner.generation = generation;
+        }
+        Ok((hold, inner))
     }
 
     fn beneath(&self) -> Result<Beneath> {
@@ -259,10 +337,41 @@ impl CheckpointStore {
         Bytes::Keep(self.settings.max_file_bytes)
     }
 
-    fn new_handle(inner: &mut Inner, pending: Pending) -> u64 {
+    /// A handle for `pending` (`record`: its call's record on disk); unless `purpose` is a
+    /// look, the handle holds the store's lock until its record or release (the caller holds
+    /// it now).
+    fn new_handle(
+        &self,
+        inner: &mut Inner,
+        pending: Pending,
+        purpose: For<'_>,
+        record: Option<PathBuf>,
+    ) -> u64 {
+        let holds = !matches!(purpose, For::Look);
+        if holds {
+            // Already held by this operation: counted, never waits.
+            let _ = self.coord.enter();
+        }
         inner.next_handle += 1;
-        inner.pending.insert(inner.next_handle, pending);
+        inner.pending.insert(
+            inner.next_handle,
+            Open {
+                what: pending,
+                record,
+                holds,
+            },
+        );
         inner.next_handle
+    }
+
+    /// Ends a handle's call: its record (at `record`) removed, its hold of the lock given back.
+    fn close(&self, record: Option<&std::path::Path>, holds: bool) {
+        if let Some(path) = record {
+            calls::remove(path);
+        }
+        if holds {
+            self.coord.leave();
+        }
     }
 
     /// Captures `rels` and updates the index with what was seen; returns their states.
@@ -314,8 +423,19 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an absolute path or one with `..`; `Io` for a full disk.
     pub fn keep(&self, paths: &[Vec<u8>]) -> Result<u64> {
+        self.keep_call(paths, For::Call)
+    }
+
+    /// [`CheckpointStore::keep`] for `purpose` (`keep` is for a call). For a durable unit's
+    /// call with a tool call id, its before states are written to a record on disk (removed at
+    /// its record or release); a record of the same call already there is an earlier attempt's
+    /// that died (between its commit and its record, say): its before states are the call's,
+    /// so the record finds what that attempt changed too.
+    ///
+    /// Errors: as `keep`.
+    pub fn keep_call(&self, paths: &[Vec<u8>], purpose: For<'_>) -> Result<u64> {
         let beneath = self.beneath()?;
-        let mut inner = self.lock();
+        let (_hold, mut inner) = self.begin()?;
         let mut tops = Vec::new();
         let mut wanted: Vec<Vec<u8>> = Vec::new();
         for p in paths {
@@ -347,7 +467,28 @@ impl CheckpointStore {
             }
             before.insert(rel, state);
         }
-        Ok(Self::new_handle(&mut inner, Pending::Keep { tops, before }))
+        let call = match purpose {
+            For::Durable(call) => Some(call),
+            _ => None,
+        };
+        let record = call.and_then(|c| calls::path_of(&self.dir, c));
+        if let (Some(path), Some(call)) = (&record, call) {
+            if let Some(CallRecord {
+                kept: Some((earlier_tops, earlier_before)),
+                ..
+            }) = calls::read(path).filter(|r| r.is_of(call))
+            {
+                before.extend(earlier_before);
+                for t in earlier_tops {
+                    if !tops.contains(&t) {
+                        tops.push(t);
+                    }
+                }
+            }
+            let kept = Some((tops.clone(), before.clone()));
+            calls::write(path, &CallRecord::of(call, kept)).map_err(|e| io_error(&e))?;
+        }
+        Ok(self.new_handle(&mut inner, Pending::Keep { tops, before }, purpose, record))
     }
 
     fn scan_below(&self, beneath: &Beneath, rel: &[u8]) -> Result<Vec<Vec<u8>>> {
@@ -363,8 +504,20 @@ impl CheckpointStore {
     ///
     /// Errors: `Io` for a full disk.
     pub fn snapshot(&self) -> Result<u64> {
+        self.snapshot_call(For::Look)
+    }
+
+    /// [`CheckpointStore::snapshot`] for `purpose` (`snapshot` is a look). For a durable
+    /// unit's call with a tool call id, the index (brought up to the tree) is written and a
+    /// record that the call started is written after it (removed at its record or release). A
+    /// record of the same call already there is an earlier attempt's that died mid-command:
+    /// what differs from the index is that attempt's change, added to the call's checkpoint
+    /// (appended when it has none yet) instead of being taken into the baseline.
+    ///
+    /// Errors: `Io` for a full disk.
+    pub fn snapshot_call(&self, purpose: For<'_>) -> Result<u64> {
         let beneath = self.beneath()?;
-        let mut inner = self.lock();
+        let (_hold, mut inner) = self.begin()?;
         let since = state::now_ns() - state::RACY_NS;
         let prev = inner.last_walk.take();
         let walk = rescan(
@@ -375,10 +528,49 @@ impl CheckpointStore {
             prev.as_ref(),
         )?;
         let found = self.settle_walk(&mut inner, &beneath, &walk)?;
-        Ok(Self::new_handle(
+        let call = match purpose {
+            For::Durable(call) => Some(call),
+            _ => None,
+        };
+        let record = call.and_then(|c| calls::path_of(&self.dir, c));
+        if let (Some(path), Some(call)) = (&record, call) {
+            let earlier = calls::read(path).filter(|r| r.is_of(call) && r.kept.is_none());
+            let log = match earlier {
+                Some(r) if !found.is_empty() => Self::attribute(&mut inner, &r, found.clone()),
+                _ => LogWrite::None,
+            };
+            // The record says the call started from the index on disk: it must be there first.
+            self.persist(&mut inner, log, true)?;
+            calls::write(path, &CallRecord::of(call, None)).map_err(|e| io_error(&e))?;
+        }
+        Ok(self.new_handle(
             &mut inner,
             Pending::Snapshot { walk, found, since },
+            purpose,
+            record,
         ))
+    }
+
+    /// Adds `changes` to the checkpoint of `record`'s call (by run and tool call id), or
+    /// appends one for it; returns how the log changes.
+    fn attribute(inner: &mut Inner, record: &CallRecord, changes: Vec<Change>) -> LogWrite {
+        let existing = inner.log.checkpoints.iter().position(|c| {
+            c.run_id == record.run_id && c.tool_call_id.as_deref() == Some(&record.tool_call_id)
+        });
+        if let Some(pos) = existing {
+            inner.log.checkpoints[pos].merge(changes);
+            return LogWrite::Whole;
+        }
+        let id = inner.log.new_id();
+        inner.log.checkpoints.push(Checkpoint {
+            id,
+            run_id: record.run_id.clone(),
+            tool_call_id: Some(record.tool_call_id.clone()),
+            tool_name: record.tool_name.clone(),
+            created_at: record.created_at,
+            changes,
+        });
+        LogWrite::Append
     }
 
     /// Brings the index up to `walk`: captures what differs, drops what is gone; returns the
@@ -442,19 +634,40 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
     pub fn record(&self, handle: u64, call: CallInfo) -> Result<Option<Listing>> {
-        let beneath = self.beneath()?;
-        let mut inner = self.lock();
-        let pending = inner
+        // The handle's call holds the lock: nothing to wait for, nothing to reload.
+        let (_hold, mut inner) = self.begin()?;
+        let open = inner
             .pending
             .remove(&handle)
             .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let Open {
+            what,
+            record,
+            holds,
+        } = open;
+        // Whatever fails, the handle is consumed and its hold given back.
+        let result = self.beneath().and_then(|beneath| {
+            self.record_open(&mut inner, &beneath, what, call, record.as_deref())
+        });
+        // After the log: a kill before this leaves the record, and the call's next attempt
+        // finds its checkpoint.
+        self.close(record.as_deref(), holds);
+        result
+    }
+
+    fn record_open(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        pending: Pending,
+        call: CallInfo,
+        own: Option<&std::path::Path>,
+    ) -> Result<Option<Listing>> {
         let is_snapshot = matches!(pending, Pending::Snapshot { .. });
         let changes = match pending {
-            Pending::Keep { tops, before } => {
-                self.keep_changes(&mut inner, &beneath, tops, before)?
-            }
+            Pending::Keep { tops, before } => self.keep_changes(inner, beneath, tops, before)?,
             Pending::Snapshot { walk, since, .. } => {
-                self.walk_changes(&mut inner, &beneath, walk, since)?
+                self.walk_changes(inner, beneath, walk, since)?
             }
         };
         let listing = if changes.is_empty() {
@@ -475,15 +688,19 @@ impl CheckpointStore {
         };
         if inner.store_bytes() > self.settings.budget_bytes {
             // The index on disk must not name objects the pruning may remove.
-            self.persist(&mut inner, LogWrite::None, true)?;
+            self.persist(inner, LogWrite::None, true)?;
         }
-        let pruned = prune::prune(&mut inner, &self.objects, self.settings.budget_bytes);
+        let protect = calls::objects(&self.dir);
+        let pruned = prune::prune(inner, &self.objects, self.settings.budget_bytes, &protect);
         let log = match (pruned, listing.is_some()) {
             (true, _) => LogWrite::Whole,
             (false, true) => LogWrite::Append,
             (false, false) => LogWrite::None,
         };
-        self.persist(&mut inner, log, is_snapshot)?;
+        // A file tool's record leaves the index to the next snapshot's record, unless a dead
+        // attempt's retry will compare the tree with the index on disk.
+        let index = is_snapshot || calls::any_besides(&self.dir, own);
+        self.persist(inner, log, index)?;
         Ok(listing)
     }
 
@@ -579,8 +796,8 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an unknown handle or a keep handle.
     pub fn extend(&self, checkpoint_id: &str, handle: u64) -> Result<Option<Listing>> {
-        let mut inner = self.lock();
-        let found = match inner.pending.get_mut(&handle) {
+        let (_hold, mut inner) = self.begin()?;
+        let found = match inner.pending.get_mut(&handle).map(|o| &mut o.what) {
             Some(Pending::Snapshot { found, .. }) => std::mem::take(found),
             _ => {
                 return Err(Error::new(
@@ -602,17 +819,32 @@ impl CheckpointStore {
     /// Drops `handle` without recording (the call failed before it ran). Unknown handles are
     /// ignored.
     pub fn release(&self, handle: u64) -> Result<()> {
-        let mut inner = self.lock();
-        inner.pending.remove(&handle);
-        if inner.index_dirty {
-            self.persist(&mut inner, LogWrite::None, true)?;
+        let (_hold, mut inner) = self.begin()?;
+        let open = inner.pending.remove(&handle);
+        let result = if inner.index_dirty {
+            self.persist(&mut inner, LogWrite::None, true)
+        } else {
+            Ok(())
+        };
+        if let Some(open) = open {
+            self.close(open.record.as_deref(), open.holds);
         }
-        Ok(())
+        result
     }
 
-    /// The checkpoints, oldest first; with `run_id`, only that run's.
+    /// The store's state for a read: current (after another process's operation or call in
+    /// progress ends), or, when the lock or the files cannot be read, as this process last saw it.
+    fn read(&self) -> (Option<Hold<'_>>, MutexGuard<'_, Inner>) {
+        match self.begin() {
+            Ok((hold, inner)) => (Some(hold), inner),
+            Err(_) => (None, self.lock()),
+        }
+    }
+
+    /// The checkpoints, oldest first; with `run_id`, only that run's. Waits while another
+    /// process's call on the store is in progress.
     pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
-        let inner = self.lock();
+        let (_hold, inner) = self.read();
         inner
             .log
             .checkpoints
@@ -622,20 +854,20 @@ impl CheckpointStore {
             .collect()
     }
 
-    /// The ids pruned to keep the store within its budget, oldest first.
+    /// The ids pruned to keep the store within its budget, oldest first (as `list`).
     pub fn pruned(&self) -> Vec<String> {
-        self.lock().log.pruned.clone()
+        let (_hold, inner) = self.read();
+        inner.log.pruned.clone()
     }
 
     /// Per path changed by checkpoint `checkpoint_id`: the path and its diff (see [`shown`]).
     ///
     /// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
-        let cp = {
-            let inner = self.lock();
-            let pos = rewind::find(&inner.log, checkpoint_id)?;
-            inner.log.checkpoints[pos].clone()
-        };
+        let (_hold, inner) = self.begin()?;
+        let pos = rewind::find(&inner.log, checkpoint_id)?;
+        let cp = inner.log.checkpoints[pos].clone();
+        drop(inner); // the objects stay while the hold keeps other processes from pruning
         Ok(cp
             .changes
             .iter()
@@ -654,7 +886,7 @@ impl CheckpointStore {
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
         let beneath = self.beneath()?;
-        let inner = self.lock();
+        let (_hold, inner) = self.begin()?;
         let paths = paths
             .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
             .transpose()?;
@@ -674,7 +906,7 @@ impl CheckpointStore {
         force: bool,
     ) -> Result<rewind::Rewound> {
         let beneath = self.beneath()?;
-        let mut inner = self.lock();
+        let (_hold, mut inner) = self.begin()?;
         let paths = paths
             .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
             .transpose()?;
@@ -698,16 +930,26 @@ impl CheckpointStore {
     /// shell command's record, a rewind or the store's drop (after a kill, an older index only
     /// makes the next snapshot read the files changed since again; every object it names is
     /// on disk, since objects are written before anything refers to them).
+    ///
+    /// The log goes first: a kill between the two leaves an older index, never an index that
+    /// took a call's change into the baseline without the log holding the call. Every write
+    /// bumps the store's generation, so the other processes reload. The caller holds the
+    /// store's lock.
     fn persist(&self, inner: &mut Inner, log: LogWrite, index: bool) -> Result<()> {
+        let path = self.dir.join("log.jsonl");
+        let mut wrote = true;
+        match log {
+            LogWrite::None => wrote = false,
+            LogWrite::Append => inner.log.append_last(&path).map_err(|e| io_error(&e))?,
+            LogWrite::Whole => inner.log.save(&path).map_err(|e| io_error(&e))?,
+        }
         if index && inner.index_dirty {
             index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
             inner.index_dirty = false;
+            wrote = true;
         }
-        let path = self.dir.join("log.jsonl");
-        match log {
-            LogWrite::None => {}
-            LogWrite::Append => inner.log.append_last(&path).map_err(|e| io_error(&e))?,
-            LogWrite::Whole => inner.log.save(&path).map_err(|e| io_error(&e))?,
+        if wrote {
+            inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
         }
         Ok(())
     }
@@ -719,12 +961,21 @@ impl CheckpointStore {
 }
 
 impl Drop for CheckpointStore {
-    /// Writes the index if a file tool's record left it changed.
+    /// Writes the index if a file tool's record left it changed, unless another process holds
+    /// the store's lock or wrote the store since (the index is a cache: an older one on disk
+    /// only makes the next snapshot read more).
     fn drop(&mut self) {
+        let Some(generation) = self.coord.try_enter() else {
+            return;
+        };
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
-        if inner.index_dirty {
-            let _ = index::save(&self.dir.join("index"), &inner.index);
+        if inner.index_dirty
+            && inner.generation == generation
+            && index::save(&self.dir.join("index"), &inner.index).is_ok()
+        {
+            let _ = self.coord.bump();
         }
+        self.coord.leave();
     }
 }
 
@@ -761,3 +1012,5 @@ pub fn normalize(path: &[u8]) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_procs;

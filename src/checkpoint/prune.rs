@@ -7,9 +7,10 @@ use std::collections::HashSet;
 use super::store::Objects;
 use super::Inner;
 
-/// Removes every object neither the index nor a checkpoint refers to.
-pub(crate) fn collect_garbage(inner: &mut Inner, objects: &Objects) {
-    let mut used: HashSet<&str> = HashSet::new();
+/// Removes every object neither the index, a checkpoint nor `protect` (the before states of
+/// calls in progress) refers to.
+pub(crate) fn collect_garbage(inner: &mut Inner, objects: &Objects, protect: &HashSet<String>) {
+    let mut used: HashSet<&str> = protect.iter().map(String::as_str).collect();
     for (_, state) in inner.index.values() {
         used.extend(state.object());
     }
@@ -33,18 +34,24 @@ pub(crate) fn collect_garbage(inner: &mut Inner, objects: &Objects) {
 
 /// Brings the store within `budget_bytes` (see the module doc). The baseline the index refers
 /// to is never pruned: a store whose baseline alone is over the budget keeps it.
+/// `protect`: objects kept whatever the budget (see [`collect_garbage`]).
 /// Returns whether a checkpoint was pruned.
-pub(crate) fn prune(inner: &mut Inner, objects: &Objects, budget_bytes: u64) -> bool {
+pub(crate) fn prune(
+    inner: &mut Inner,
+    objects: &Objects,
+    budget_bytes: u64,
+    protect: &HashSet<String>,
+) -> bool {
     if inner.store_bytes() <= budget_bytes {
         return false;
     }
-    collect_garbage(inner, objects);
+    collect_garbage(inner, objects, protect);
     let mut pruned = false;
     while inner.store_bytes() > budget_bytes && !inner.log.checkpoints.is_empty() {
         let cp = inner.log.checkpoints.remove(0);
         inner.log.pruned.push(cp.id);
         pruned = true;
-        collect_garbage(inner, objects);
+        collect_garbage(inner, objects, protect);
     }
     pruned
 }

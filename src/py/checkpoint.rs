@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use crate::checkpoint::rewind::{Plan, Rewound};
-use crate::checkpoint::{CallInfo, CheckpointStore, Listing, Settings};
+use crate::checkpoint::{CallInfo, CheckpointStore, For, Listing, Settings};
 use crate::error::{Error, ErrorKind};
 
 create_exception!(
@@ -112,6 +112,21 @@ fn rewound_dict<'py>(py: Python<'py>, r: &Rewound) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
+/// The call a keep or snapshot is for: `None` without a tool call id.
+fn call_of(
+    run_id: Option<String>,
+    tool_call_id: Option<String>,
+    tool_name: String,
+    created_at: f64,
+) -> Option<CallInfo> {
+    tool_call_id.is_some().then_some(CallInfo {
+        run_id,
+        tool_call_id,
+        tool_name,
+        created_at,
+    })
+}
+
 /// The checkpoints of one workspace root, kept in `<root>/.pydantic-ai-harness/checkpoints/`.
 #[pyclass(
     name = "CheckpointStore",
@@ -142,16 +157,45 @@ impl PyCheckpointStore {
         Ok(PyCheckpointStore { store })
     }
 
-    /// Captures the current state of `paths` before a file tool's change; returns a handle.
-    fn keep(&self, py: Python<'_>, paths: Vec<Bound<'_, PyString>>) -> PyResult<u64> {
+    /// Captures the current state of `paths` before a file tool's change; returns a handle (the
+    /// store's lock held until its record or release). With `tool_call_id` (a durable unit's
+    /// call): the call's record on disk (see `CheckpointStore::keep_call`).
+    #[pyo3(signature = (paths, *, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    fn keep(
+        &self,
+        py: Python<'_>,
+        paths: Vec<Bound<'_, PyString>>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<u64> {
         let paths = paths_of(paths)?;
-        run(py, || self.store.keep(&paths))
+        let call = call_of(run_id, tool_call_id, tool_name, created_at);
+        let purpose = call.as_ref().map_or(For::Call, For::Durable);
+        run(py, || self.store.keep_call(&paths, purpose))
     }
 
-    /// Walks the tree before a shell command, keeping what differs from the index; returns a
-    /// handle.
-    fn snapshot(&self, py: Python<'_>) -> PyResult<u64> {
-        run(py, || self.store.snapshot())
+    /// Walks the tree, keeping what differs from the index; returns a handle. `call`: before a
+    /// shell command (the store's lock held until its record or release); with `tool_call_id`
+    /// as well: as `keep` (see `CheckpointStore::snapshot_call`).
+    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    fn snapshot(
+        &self,
+        py: Python<'_>,
+        call: bool,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<u64> {
+        let durable = call_of(run_id, tool_call_id, tool_name, created_at);
+        let purpose = match (&durable, call) {
+            (Some(c), _) => For::Durable(c),
+            (None, true) => For::Call,
+            (None, false) => For::Look,
+        };
+        run(py, || self.store.snapshot_call(purpose))
     }
 
     /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.

@@ -79,3 +79,42 @@ async def test_a_killed_rewind_leaves_each_file_old_or_new(ws: Path) -> None:
     if again.list():
         await again.rewind(to=again.list()[0]['id'], force=True)
     assert all((ws / f'f{i:03d}.bin').read_bytes() == content(i, b'o') for i in range(FILES))
+
+
+KEEP_THEN_DIE = """
+import os, signal, sys
+from pydantic_ai_harness_rs import _core
+
+store = _core.CheckpointStore(sys.argv[1])
+store.keep(['a.txt', 'new/b.txt'], run_id='run', tool_call_id='call-1', tool_name='write_file', created_at=1.0)
+# The commit, then the worker dies before the record.
+with open(os.path.join(sys.argv[1], 'a.txt'), 'w') as f:
+    f.write('written\\n')
+os.makedirs(os.path.join(sys.argv[1], 'new'))
+with open(os.path.join(sys.argv[1], 'new', 'b.txt'), 'w') as f:
+    f.write('b\\n')
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+async def test_a_commit_whose_worker_died_before_its_record_is_checkpointed_by_the_retry(ws: Path) -> None:
+    """A durable unit's file tool call: killed between its commit and its record, then run again (the
+    retried commit finds its files written and changes nothing): the checkpoint has the first
+    attempt's before states, so a rewind puts the files back."""
+    from pydantic_ai_harness_rs import _core
+
+    (ws / 'a.txt').write_text('original\n')
+    package_dir = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([package_dir, os.environ.get('PYTHONPATH', '')])}
+    process = subprocess.run([sys.executable, '-c', KEEP_THEN_DIE, str(ws)], env=env, cwd=ws, check=False)
+    assert process.returncode == -signal.SIGKILL
+    assert (ws / 'a.txt').read_text() == 'written\n'
+    store = _core.CheckpointStore(str(ws))
+    identity = {'run_id': 'run', 'tool_call_id': 'call-1', 'tool_name': 'write_file', 'created_at': 1.0}
+    handle = store.keep(['a.txt', 'new/b.txt'], **identity)
+    listing = store.record(handle, **identity)
+    assert listing is not None and listing['paths'] == ['a.txt', 'new', 'new/b.txt']
+    result = await Checkpoints[None](root=ws).rewind(to=listing['id'])
+    assert result['failed'] == [] and result['unrestorable'] == []
+    assert sorted(p.name for p in ws.iterdir() if not p.name.startswith('.')) == ['a.txt']
+    assert (ws / 'a.txt').read_text() == 'original\n'

@@ -149,6 +149,19 @@ CHECKPOINTS = [
 ]
 """`(tool_call_id, tool_name, paths)` of the `checkpoints` scenario's checkpoints, oldest first."""
 
+SCRIPTS['checkpoints_midway'] = [
+    # the first attempt changes two files, then sleeps until the test kills its worker; the recovered
+    # step finds `started` and goes on
+    (
+        'run_command',
+        {
+            'command': 'echo partial >> edited.txt; rm -f gone.txt; '
+            f'if [ ! -e started ]; then touch started; sleep 600; fi; echo rest > rest.txt  # {MARK}'
+        },
+    ),
+]
+"""With `Checkpoints`: a command killed midway (its worker with it), run again by the recovery."""
+
 CRASH_AT = {'files': 5, 'checkpoints': 2}
 """The model step at which `crash` mode hangs (the `command` scenario is killed by the test instead)."""
 
@@ -160,6 +173,7 @@ TOOLS = {
     'patch_veto': ['run_command'],
     'patch_pause': ['run_command'],
     'checkpoints': ['run_command', 'shell'],
+    'checkpoints_midway': ['run_command'],
 }
 
 
@@ -276,7 +290,7 @@ def build(
                 await asyncio.sleep(3600)
 
         listeners.append(hooks)
-    if scenario == 'checkpoints':
+    if scenario in ('checkpoints', 'checkpoints_midway'):
         listeners.append(Checkpoints(root=workspace))
     agent: Agent[None, str] = Agent(
         FunctionModel(model, stream_function=stream),

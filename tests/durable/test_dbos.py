@@ -292,3 +292,33 @@ def test_checkpoints_once_after_a_recovery(tmp: Path) -> None:
     assert not any('RETRY' in r or 'Error' in r for r in outcome['results']), outcome['results']
     assert (ws / 'count.log').read_text() == 'x\ny\n'
     _checkpoints_undone(ws, before)
+
+
+def test_a_command_killed_midway_is_undone_whole(tmp: Path) -> None:
+    """Killed while `run_command` runs, after the command changed files: the recovered step's checkpoint
+    holds what the dead attempt changed too (not the baseline), so a rewind undoes it all."""
+    from pydantic_ai_harness_rs import Checkpoints
+
+    from tests.checkpoints.conftest import tree
+    from tests.durable._scripted_run import marked_processes
+
+    ws = tmp / 'ws'
+    (ws / 'gone.txt').write_text('to be deleted\n')
+    before = tree(ws)
+    worker = _start(tmp, 'checkpoints_midway', 'root_dir', 'crash')
+    try:
+        _await(lambda: (ws / 'started').exists(), 'the command to start')
+    finally:
+        _kill(worker)
+    outcome = _outcome(_start(tmp, 'checkpoints_midway', 'root_dir', 'recover'))
+    assert outcome['results'] == ['(no output)']
+    _await(lambda: not marked_processes(), 'no command left running')
+    assert (ws / 'edited.txt').read_text() == 'x=a;\npartial\npartial\n'
+    checkpoints = Checkpoints(root=ws)
+    listed = checkpoints.list()
+    assert [(c['tool_call_id'], c['tool_name'], c['paths']) for c in listed] == [
+        ('call-0', 'run_command', ['edited.txt', 'gone.txt', 'rest.txt', 'started'])
+    ]
+    result = asyncio.run(checkpoints.rewind(to=listed[0]['id']))
+    assert result['failed'] == [] and result['unrestorable'] == []
+    assert tree(ws) == before

@@ -8,6 +8,8 @@ rewinds it. A replayed workflow (a new worker after a crash) records none again.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -21,7 +23,7 @@ from pydantic_ai_harness_rs import Checkpoints  # noqa: E402
 
 from tests.checkpoints.conftest import tree  # noqa: E402
 from tests.durable import _temporal_app as app  # noqa: E402
-from tests.durable.test_temporal import crash_and_resume  # noqa: E402
+from tests.durable.test_temporal import crash_and_resume, gone, processes_with  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -115,3 +117,33 @@ async def test_a_replayed_workflow_records_no_checkpoint_twice(temporal_address:
     assert (ws / 'a.txt').read_text() == 'written once\n' and not (ws / 'count.log').exists()
     await Checkpoints(root=ws).rewind(to=listed[0]['id'])
     assert tree(ws) == before
+
+
+async def test_a_command_killed_midway_is_undone_whole(temporal_address: str, ws: Path) -> None:
+    """Killed while `run_command` runs, after the command changed files: the retried activity's
+    checkpoint holds what the dead attempt changed too (not the baseline), so a rewind undoes it all."""
+    _seed(ws)
+    before = tree(ws)
+    marker = f'midway-{uuid.uuid4().hex}'
+    # The first attempt changes two files, then sleeps until stopped; the retry finds `started` and goes on.
+    command = (
+        'echo partial >> keep.txt; rm -f gone.txt; '
+        f'if [ ! -e started ]; then touch started; sleep 600; fi; echo rest > rest.txt # {marker}'
+    )
+    script: list[Any] = [['run_command', {'command': command}]]
+    try:
+        answer = await crash_and_resume(temporal_address, script, 'started', workflow=app.CheckpointedWorkflow)
+        assert answer['results'] == ['(no output)']
+        assert gone(marker) == []
+    finally:
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
+    assert (ws / 'keep.txt').read_text() == 'kept\npartial\npartial\n'
+    listed = Checkpoints(root=ws).list()
+    assert [(c['tool_call_id'], c['tool_name'], c['paths']) for c in listed] == [
+        ('call-0-0', 'run_command', ['gone.txt', 'keep.txt', 'rest.txt', 'started']),
+    ]
+    result = await Checkpoints(root=ws).rewind(to=listed[0]['id'])
+    assert result['failed'] == [] and result['unrestorable'] == []
+    assert tree(ws) == before
+    assert not list((ws / '.pydantic-ai-harness' / 'checkpoints' / 'calls').iterdir())

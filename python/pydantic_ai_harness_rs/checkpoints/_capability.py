@@ -185,7 +185,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         leaves running stays open against its checkpoint."""
         async with state.turn():
             await state.sweep_jobs()
-            handle = await state.call('snapshot')
+            handle = await state.call('snapshot', call=True, **recorder.identity())
             token = RECORDING.set(recorder)  # a unit the call runs in (a Prefect task) records nothing again
             try:
                 return await handler(args)
@@ -233,7 +233,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Each is `{'id': str, 'run_id': str | None, 'tool_call_id': str | None, 'tool_name': str,
         'paths': list[str] (root-relative, sorted), 'created_at': float (epoch seconds),
         'bytes_kept': int}`. A running background job's latest changes are counted at the next
-        tool call, `diff` or `rewind`.
+        tool call, `diff` or `rewind`. While another process's checkpointed call on the root is in
+        progress, waits for it to end (the GIL released; from async code, call it in a thread).
 
         Raises:
             UserError: no root yet (see `root`).
@@ -242,7 +243,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
     def pruned(self) -> list[str]:
         """The ids of the checkpoints pruned to keep the store within `budget_bytes`, oldest first
-        (their old bytes are gone: a rewind to one of them is refused).
+        (their old bytes are gone: a rewind to one of them is refused). Waits as `list` does.
 
         Raises:
             UserError: no root yet (see `root`).

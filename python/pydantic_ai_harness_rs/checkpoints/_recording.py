@@ -34,7 +34,21 @@ class CallRecorder:
     """The listings of the checkpoints this call appended."""
     once: bool = False
     """Inside a durable unit (`_units.py`): an attempt of a call that already has a checkpoint (an
-    earlier attempt recorded it, then its worker died) adds to that one instead of appending another."""
+    earlier attempt recorded it, then its worker died) adds to that one instead of appending another;
+    and the store keeps a record of the call in progress on disk (`identity`), so an attempt run again
+    after its worker died mid-call counts what the dead attempt changed too."""
+
+    def identity(self) -> dict[str, Any]:
+        """The keyword arguments of the store's `keep`/`snapshot` for this call: its identity in a
+        durable unit (the store writes the call-in-progress record), none elsewhere."""
+        if not self.once or self.tool_call_id is None:
+            return {}
+        return {
+            'run_id': self.run_id,
+            'tool_call_id': self.tool_call_id,
+            'tool_name': self.tool_name,
+            'created_at': self.created_at,
+        }
 
     @asynccontextmanager
     async def change(self, root: str, paths: Sequence[str]) -> AsyncIterator[None]:
@@ -46,7 +60,7 @@ class CallRecorder:
         state = await self.state_for(root)
         async with state.turn():
             await state.sweep_jobs()
-            handle = await state.call('keep', sorted(set(paths)))
+            handle = await state.call('keep', sorted(set(paths)), **self.identity())
             try:
                 yield
             finally:

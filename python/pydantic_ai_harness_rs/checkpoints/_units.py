@@ -12,7 +12,10 @@ agent, `ctx.agent`: its settings), takes the call's identity from the unit's run
   and records nothing again;
 - a unit run again after its worker died (after the record, before the engine kept its result)
   finds its call's checkpoint already there (by run and tool call id) and adds to it instead of
-  appending another (`CallRecorder.once`, `RootState.record`).
+  appending another (`CallRecorder.once`, `RootState.record`);
+- a unit run again after its worker died mid-call (before the record) finds the record of the call in
+  progress the store wrote at its keep or snapshot (`CallRecorder.identity`, the store's `calls/`): what
+  the dead attempt changed is counted against the call, not taken into the baseline.
 
 Where the hook itself runs (a plain run, a Prefect flow) it has made a recorder current already,
 and nothing here runs.

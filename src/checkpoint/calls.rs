@@ -1,0 +1,210 @@
+//! Calls in progress, on disk: a small record per call with a tool call id (a durable unit's
+//! call, which an engine runs again when its worker dies), written when its keep or snapshot
+//! starts and removed at its record or release, in `<store>/calls/`. A record still there when
+//! a keep or snapshot of the same call starts is an earlier attempt's that died: what that
+//! attempt changed is the call's change, not the baseline (see `CheckpointStore::snapshot_call`
+//! and `CheckpointStore::keep_call`).
+
+use std::collections::{BTreeMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::index::write_whole;
+use super::state::{esc, unesc, State};
+use super::CallInfo;
+
+/// A file tool's call's paths and the state of each before the call.
+pub type Kept = (Vec<Vec<u8>>, BTreeMap<Vec<u8>, State>);
+
+/// A call in progress as its record says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRecord {
+    /// Who the call is.
+    pub run_id: Option<String>,
+    /// Its tool call id.
+    pub tool_call_id: String,
+    /// The tool's name.
+    pub tool_name: String,
+    /// When the call started, epoch seconds.
+    pub created_at: f64,
+    /// A file tool's call: the paths it changes and the state of each before the call (its
+    /// bytes in the store). `None` for a shell command (the index on disk is its before).
+    pub kept: Option<Kept>,
+}
+
+/// Where the record of `call` lives; `None` for a call without a tool call id.
+pub fn path_of(dir: &Path, call: &CallInfo) -> Option<PathBuf> {
+    let id = call.tool_call_id.as_deref()?;
+    let key = json!([call.run_id, id]).to_string();
+    let hash = Sha256::digest(key.as_bytes());
+    let name: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+    Some(dir.join("calls").join(name))
+}
+
+impl CallRecord {
+    /// The record of `call`.
+    pub fn of(call: &CallInfo, kept: Option<Kept>) -> CallRecord {
+        CallRecord {
+            run_id: call.run_id.clone(),
+            tool_call_id: call.tool_call_id.clone().unwrap_or_default(),
+            tool_name: call.tool_name.clone(),
+            created_at: call.created_at,
+            kept,
+        }
+    }
+
+    /// Whether this is the record of `call`'s tool call (a hash collision is not).
+    pub fn is_of(&self, call: &CallInfo) -> bool {
+        self.run_id == call.run_id && Some(&self.tool_call_id) == call.tool_call_id.as_ref()
+    }
+
+    fn to_json(&self) -> Value {
+        let kept = self.kept.as_ref().map(|(tops, before)| {
+            json!({
+                "tops": tops.iter().map(|t| esc(t)).collect::<Vec<_>>(),
+                "before": before.iter().map(|(p, s)| json!([esc(p), s.to_json()])).collect::<Vec<_>>(),
+            })
+        });
+        json!({
+            "run_id": self.run_id,
+            "tool_call_id": self.tool_call_id,
+            "tool_name": self.tool_name,
+            "created_at": self.created_at,
+            "kept": kept,
+        })
+    }
+
+    fn from_json(v: &Value) -> Option<CallRecord> {
+        let kept = match v.get("kept")? {
+            Value::Null => None,
+            k => {
+                let mut tops = Vec::new();
+                for t in k.get("tops")?.as_array()? {
+                    tops.push(unesc(t.as_str()?)?);
+                }
+                let mut before = BTreeMap::new();
+                for pair in k.get("before")?.as_array()? {
+                    before.insert(
+                        unesc(pair.get(0)?.as_str()?)?,
+                        State::from_json(pair.get(1)?)?,
+                    );
+                }
+                Some((tops, before))
+            }
+        };
+        Some(CallRecord {
+            run_id: v.get("run_id")?.as_str().map(str::to_string),
+            tool_call_id: v.get("tool_call_id")?.as_str()?.to_string(),
+            tool_name: v.get("tool_name")?.as_str()?.to_string(),
+            created_at: v.get("created_at")?.as_f64()?,
+            kept,
+        })
+    }
+}
+
+/// Writes `record` at `path` (whole: a kill leaves the old record or the new one).
+pub fn write(path: &Path, record: &CallRecord) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    write_whole(path, record.to_json().to_string().as_bytes())
+}
+
+/// The record at `path`, if there is a readable one.
+pub fn read(path: &Path) -> Option<CallRecord> {
+    let text = std::fs::read(path).ok()?;
+    CallRecord::from_json(&serde_json::from_slice(&text).ok()?)
+}
+
+/// Removes the record at `path` (gone already is fine).
+pub fn remove(path: &Path) {
+    let _ = std::fs::remove_file(path);
+}
+
+/// Whether `<dir>/calls/` holds a record other than `own`: a call in progress elsewhere, or a
+/// dead attempt's (whose retry compares the tree with the index on disk, so the index must not
+/// lag behind what other calls recorded meanwhile).
+pub fn any_besides(dir: &Path, own: Option<&Path>) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir.join("calls")) else {
+        return false;
+    };
+    entries
+        .flatten()
+        .any(|e| Some(e.path().as_path()) != own && e.path().extension().is_none())
+}
+
+/// The objects the records in `<dir>/calls/` need (a dead attempt's before states, which
+/// nothing else may refer to until the call is run again).
+pub fn objects(dir: &Path) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let Ok(entries) = std::fs::read_dir(dir.join("calls")) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        if let Some(CallRecord {
+            kept: Some((_, before)),
+            ..
+        }) = read(&e.path())
+        {
+            out.extend(
+                before
+                    .values()
+                    .filter_map(|s| s.object().map(str::to_string)),
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_name_their_objects() {
+        let dir = tempfile::tempdir().unwrap();
+        let call = CallInfo {
+            run_id: Some("r".into()),
+            tool_call_id: Some("t\n1".into()),
+            tool_name: "write_file".into(),
+            created_at: 2.5,
+        };
+        assert_eq!(
+            path_of(
+                dir.path(),
+                &CallInfo {
+                    tool_call_id: None,
+                    ..call.clone()
+                }
+            ),
+            None
+        );
+        let path = path_of(dir.path(), &call).unwrap();
+        let mut before = BTreeMap::new();
+        before.insert(
+            b"a\xff".to_vec(),
+            State::File {
+                hash: "h1".into(),
+                size: 2,
+                mode: 0o644,
+                stored: true,
+            },
+        );
+        before.insert(b"d".to_vec(), State::Absent);
+        let record = CallRecord::of(&call, Some((vec![b"a\xff".to_vec()], before)));
+        write(&path, &record).unwrap();
+        assert_eq!(read(&path), Some(record.clone()));
+        assert!(record.is_of(&call));
+        assert_eq!(objects(dir.path()), HashSet::from(["h1".to_string()]));
+        assert!(!any_besides(dir.path(), Some(&path)));
+        assert!(any_besides(dir.path(), None));
+        let shell = CallRecord::of(&call, None);
+        write(&path, &shell).unwrap();
+        assert_eq!(read(&path), Some(shell));
+        remove(&path);
+        assert_eq!(read(&path), None);
+    }
+}

@@ -1,0 +1,152 @@
+//! The processes sharing one store take turns: an advisory `flock` on `<store>/lock`, held for
+//! each operation (a listing, a diff, a rewind) and for a call from its keep or snapshot to its
+//! record or release, so that no other process's walk or write interleaves. The lock file
+//! also holds the store's generation (a counter, 8 bytes little-endian), bumped by every write
+//! of the log or the index: a process that takes the lock and finds another generation than
+//! the one it last saw reloads the log and the index.
+//!
+//! Within a process the lock is counted: threads of one store share it (they are serialised
+//! by the store's own mutex). A process killed while holding it releases it (the kernel drops
+//! an `flock` with the last descriptor of its open file).
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// The lock of a store directory and the generation seen through it.
+pub struct Coord {
+    file: File,
+    /// How many holds this process has (operations and open calls), and the generation read
+    /// when the lock was taken (or written since).
+    held: Mutex<(usize, u64)>,
+}
+
+fn flock(file: &File, op: libc::c_int) -> io::Result<()> {
+    loop {
+        // SAFETY: the descriptor is open for the life of `file`.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+impl Coord {
+    /// Opens (or creates) `<dir>/lock`.
+    ///
+    /// Errors: the file cannot be created (a read-only or full disk).
+    pub fn open(dir: &Path) -> io::Result<Coord> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(dir.join("lock"))?;
+        Ok(Coord {
+            file,
+            held: Mutex::new((0, 0)),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, (usize, u64)> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn read_generation(&self) -> u64 {
+        let mut b = [0u8; 8];
+        match self.file.read_at(&mut b, 0) {
+            Ok(8) => u64::from_le_bytes(b),
+            // A new store (or a torn write of a killed process): not one anybody saw.
+            Ok(0) => 0,
+            _ => u64::MAX,
+        }
+    }
+
+    /// Takes a hold, waiting for the lock when this process has none (the caller must not hold
+    /// the GIL or an event loop). Returns the store's generation. Each hold is given back with
+    /// [`Coord::leave`].
+    ///
+    /// Errors: `flock` failed (never for a lock another process holds: that is waited for).
+    pub fn enter(&self) -> io::Result<u64> {
+        let mut s = self.state();
+        if s.0 == 0 {
+            flock(&self.file, libc::LOCK_EX)?;
+            s.1 = self.read_generation();
+        }
+        s.0 += 1;
+        Ok(s.1)
+    }
+
+    /// Like [`Coord::enter`] without waiting: `None` when another process holds the lock.
+    pub fn try_enter(&self) -> Option<u64> {
+        let mut s = self.state();
+        if s.0 == 0 {
+            flock(&self.file, libc::LOCK_EX | libc::LOCK_NB).ok()?;
+            s.1 = self.read_generation();
+        }
+        s.0 += 1;
+        Some(s.1)
+    }
+
+    /// Gives back a hold; the last one unlocks.
+    pub fn leave(&self) {
+        let mut s = self.state();
+        s.0 = s.0.saturating_sub(1);
+        if s.0 == 0 {
+            let _ = flock(&self.file, libc::LOCK_UN);
+        }
+    }
+
+    /// After a write of the log or the index (a hold taken): the next generation, written to
+    /// the lock file; returns it.
+    pub fn bump(&self) -> io::Result<u64> {
+        let mut s = self.state();
+        let next = self
+            .read_generation()
+            .wrapping_add(1)
+            .max(s.1.wrapping_add(1));
+        self.file.write_at(&next.to_le_bytes(), 0)?;
+        s.1 = next;
+        Ok(next)
+    }
+}
+
+/// A hold for the length of one operation, given back on drop.
+pub struct Hold<'a>(pub &'a Coord);
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_holds_and_bumps_the_generation() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Coord::open(dir.path()).unwrap();
+        let b = Coord::open(dir.path()).unwrap();
+        assert_eq!(a.enter().unwrap(), 0);
+        assert_eq!(a.enter().unwrap(), 0); // a second hold of the same process
+        assert_eq!(b.try_enter(), None); // another open file: another process as far as flock goes
+        assert_eq!(a.bump().unwrap(), 1);
+        a.leave();
+        assert_eq!(b.try_enter(), None);
+        a.leave();
+        assert_eq!(b.try_enter(), Some(1));
+        assert_eq!(b.bump().unwrap(), 2);
+        b.leave();
+        assert_eq!(a.enter().unwrap(), 2);
+        a.leave();
+    }
+}

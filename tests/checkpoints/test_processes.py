@@ -1,0 +1,156 @@
+"""Two processes on one root: each records in its turn (the store's lock), ids stay unique, both
+list the same checkpoints, a rewind in one undoes the other's, and a listing waits for a call in
+progress in the other process. The other process is a child running an agent (`CHILD`), driven
+line by line over its stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pydantic_ai_harness_rs
+import pytest
+from pydantic_ai_harness_rs import Checkpoints
+
+from tests.checkpoints.conftest import agent_tools, tree
+from tests.scripted import run_tools
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parents[2]
+
+CHILD = """
+import anyio, json, sys
+from pydantic_ai_harness_rs import Checkpoints
+from tests.checkpoints.conftest import agent_tools
+from tests.scripted import run_tools
+
+ws = sys.argv[1]
+cp = Checkpoints(root=ws)
+
+async def main() -> None:
+    for line in sys.stdin:
+        calls = [tuple(c) for c in json.loads(line)]
+        await run_tools(agent_tools(__import__('pathlib').Path(ws), cp), calls)
+        print(json.dumps(await anyio.to_thread.run_sync(cp.list)), flush=True)
+
+anyio.run(main)
+"""
+
+
+class Child:
+    """The other process: runs the tool calls it is sent with an agent on `ws`, answers its listing."""
+
+    def __init__(self, ws: Path) -> None:
+        package_dir = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
+        # The package this test imports and the repository (for `tests.scripted`), not `tests/` itself.
+        env = {**os.environ, 'PYTHONPATH': os.pathsep.join([package_dir, str(REPO)])}
+        self.process = subprocess.Popen(
+            [sys.executable, '-c', CHILD, str(ws)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=REPO,
+            text=True,
+        )
+
+    def send(self, calls: list[Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(calls) + '\n')
+        self.process.stdin.flush()
+
+    def listing(self) -> list[dict[str, Any]]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line, f'the child exited ({self.process.wait()})'
+        return json.loads(line)
+
+    def run(self, calls: list[Any]) -> list[dict[str, Any]]:
+        self.send(calls)
+        return self.listing()
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        assert self.process.wait(timeout=60) == 0
+
+
+def summary(listed: list[dict[str, Any]]) -> list[tuple[str, str, list[str]]]:
+    return [(c['id'], c['tool_name'], c['paths']) for c in listed]
+
+
+async def test_two_processes_record_in_turn_on_one_root(ws: Path) -> None:
+    (ws / 'shared.txt').write_text('original\n')
+    before = tree(ws)
+    cp = Checkpoints[None](root=ws)
+    child = Child(ws)
+    try:
+        await run_tools(agent_tools(ws, cp), [('write_file', {'path': 'mine.txt', 'content': 'one\n'})])
+        child.run([('run_command', {'command': 'echo child >> shared.txt'})])
+        await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo parent >> shared.txt'})])
+        theirs = child.run([('write_file', {'path': 'theirs.txt', 'content': 'two\n'})])
+        mine = cp.list()
+        assert (
+            summary(mine)
+            == summary(theirs)
+            == [
+                ('cp-000001', 'write_file', ['mine.txt']),
+                ('cp-000002', 'run_command', ['shared.txt']),
+                ('cp-000003', 'run_command', ['shared.txt']),
+                ('cp-000004', 'write_file', ['theirs.txt']),
+            ]
+        )
+        assert mine == theirs
+        # Each command's checkpoint holds its own line: the baseline was the other's last state.
+        assert (await cp.diff('cp-000003'))[0][1].endswith('@@ -1,2 +1,3 @@\n original\n child\n+parent')
+        # A rewind here undoes the child's checkpoints too; the child sees them gone.
+        result = await cp.rewind(to='cp-000002')
+        assert result['failed'] == [] and result['unrestorable'] == []
+        assert summary(child.run([])) == [('cp-000001', 'write_file', ['mine.txt'])]
+        assert (ws / 'shared.txt').read_text() == 'original\n' and not (ws / 'theirs.txt').exists()
+        await cp.rewind(to='cp-000001')
+        assert tree(ws) == before
+    finally:
+        child.close()
+
+
+def _blocked_on(lock: Path) -> bool:
+    """Whether some process waits for an `flock` on `lock` (`/proc/locks` lists waiters with `->`)."""
+    ino = lock.stat().st_ino
+    for line in Path('/proc/locks').read_text().splitlines():
+        fields = line.split()
+        if '->' in fields and 'FLOCK' in fields and any(f.endswith(f':{ino}') for f in fields):
+            return True
+    return False
+
+
+async def test_a_listing_waits_for_the_other_processs_command(ws: Path, tmp_path: Path) -> None:
+    started, go = tmp_path / 'started', tmp_path / 'go'
+    command = f'echo x > mid.txt; touch {started}; while [ ! -e {go} ]; do sleep 0.01; done; echo y >> mid.txt'
+    cp = Checkpoints[None](root=ws)
+    assert cp.list() == []  # the store is open here before the child's command
+    child = Child(ws)
+    try:
+        child.send([('run_command', {'command': command})])
+        while not started.exists():
+            assert child.process.poll() is None
+            await __import__('anyio').sleep(0.01)
+        listed: list[list[dict[str, Any]]] = []
+        lister = threading.Thread(target=lambda: listed.append(cp.list()))
+        lister.start()
+        lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
+        while lister.is_alive() and not _blocked_on(lock):
+            await __import__('anyio').sleep(0.01)
+        go.touch()  # the command ends; the child records, then the listing goes on
+        lister.join()
+        assert summary(child.listing()) == [('cp-000001', 'run_command', ['mid.txt'])]
+        assert summary(listed[0]) == [('cp-000001', 'run_command', ['mid.txt'])]
+        assert (await cp.diff('cp-000001'))[0][1] == 'created file (4 bytes)'
+    finally:
+        go.touch()
+        child.close()
