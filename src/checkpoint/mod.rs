@@ -9,7 +9,8 @@
 //! - [`capture`]: one path's state beneath the root, its bytes kept;
 //! - [`rewind`]: the plan of a rewind and its crash-safe commit;
 //! - [`prune`]: keeping the store within its byte budget, oldest checkpoints first;
-//! - [`shown`]: the per-file diff texts.
+//! - [`shown`]: the per-file diff texts;
+//! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
 //! [`CheckpointStore::record`]; a shell command's is [`CheckpointStore::snapshot`] (a walk, and
@@ -21,6 +22,7 @@ pub mod capture;
 pub mod index;
 pub mod log;
 pub mod prune;
+pub mod remote;
 pub mod rewind;
 pub mod scan;
 pub mod shown;

@@ -64,6 +64,7 @@ def _unit_recorder(ctx: RunContext[Any]) -> tuple[Checkpoints[Any], CallRecorder
         ctx.tool_name,
         time.time(),
         once=True,
+        remote_for=checkpoints._remote_for,  # pyright: ignore[reportPrivateUsage]
     )
     return checkpoints, recorder
 
