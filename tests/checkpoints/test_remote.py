@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import Workspace
-from pydantic_ai_harness_rs import Checkpoints, FileSystem
+from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
 from pydantic_ai_harness_rs.checkpoints import CheckpointError
 
+from tests.backends import ShellSandbox
 from tests.memory_workspace import MemoryWorkspace
 from tests.scripted import RETRY, run_tools
 
@@ -202,3 +203,53 @@ async def test_a_store_dir_belongs_to_one_workspace_root(backend: MemoryWorkspac
     other = MemoryWorkspace({'a.txt': 'x'}, cwd='/elsewhere')
     with pytest.raises(CheckpointError, match='give each workspace its own store_dir'):
         await run(other, Checkpoints(store_dir=store), [('write_file', {'path': 'a.txt', 'content': 'y'})])
+
+
+async def test_a_rewind_limited_to_paths_keeps_the_other_changes(backend: MemoryWorkspace) -> None:
+    cp = Checkpoints()
+    await run(
+        backend,
+        cp,
+        [('write_file', {'path': 'a.txt', 'content': 'A\n'}), ('write_file', {'path': 'b.txt', 'content': 'B\n'})],
+    )
+    first, second = cp.list()
+    result = await cp.rewind(to=first['id'], paths=['b.txt'])
+    assert result['deleted'] == ['b.txt'] and result['restored'] == []
+    assert backend.files['/ws/a.txt'] == b'A\n' and '/ws/b.txt' not in backend.files
+    assert cp.list() == [first]
+
+
+async def test_a_file_above_max_file_bytes_is_said_unrestorable(backend: MemoryWorkspace) -> None:
+    cp = Checkpoints(max_file_bytes=3)
+    await run(backend, cp, [('write_file', {'path': 'a.txt', 'content': 'xy'})])
+    [checkpoint] = cp.list()
+    assert checkpoint['bytes_kept'] == 0
+    result = await cp.rewind(to=checkpoint['id'])
+    assert result == {'restored': [], 'deleted': [], 'removed_dirs': [], 'failed': [], 'unrestorable': ['a.txt']}
+    assert backend.files['/ws/a.txt'] == b'xy'
+
+
+async def test_on_a_backend_with_commands_only_file_tools_are_checkpointed(tmp_path: Path) -> None:
+    """A backend reached by commands alone (`Workspace` derives the file methods through its shell):
+    the file tools' changes are undone through it; its shell commands are not checkpointed (README)."""
+    root = tmp_path / 'box'
+    root.mkdir()
+    (root / 'a.txt').write_bytes(b'one\n')
+    sandbox = ShellSandbox(root)
+    cp = Checkpoints()
+    t = await run_tools(
+        [FileSystem(tools=TOOLS), Shell(denied_commands=[]), cp],
+        [
+            ('write_file', {'path': 'a.txt', 'content': 'two\n'}),
+            ('run_command', {'command': 'echo three > a.txt; echo new > n.txt'}),
+        ],
+        workspace=Workspace(sandbox),
+    )
+    assert t.results[0].startswith('Wrote 4 chars'), t.results
+    [checkpoint] = cp.list()
+    assert (checkpoint['tool_name'], checkpoint['paths']) == ('write_file', ['a.txt'])
+    (root / 'a.txt').write_bytes(b'two\n')  # the command's change put aside: it is not recorded
+    result = await cp.rewind(to=checkpoint['id'], workspace=sandbox)
+    assert result['restored'] == ['a.txt']
+    assert (root / 'a.txt').read_bytes() == b'one\n'
+    assert (root / 'n.txt').read_bytes() == b'new\n'
