@@ -9,7 +9,7 @@ Model-facing messages never contain an absolute host path outside the root (`<ou
 import builtins
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, NoReturn, Self, final
+from typing import Any, ClassVar, Literal, NoReturn, Self, final
 
 # Every name the extension adds (PyO3 lists them in the module's `__all__`, which stubtest compares).
 __all__ = [
@@ -874,3 +874,25 @@ class RemoteCheckpointStore:
         files changed by someone else (unless `force`) or since the plan."""
     def finish_rewind(self, plan: dict[str, Any]) -> None:
         """After every step succeeded: drop the rewound checkpoints."""
+    listing_command: ClassVar[str]
+    """The shell command that prints a listing (GNU `date` and `find`), run in the workspace root."""
+    def snapshot(self, listing: bytes) -> tuple[int, builtins.list[str]]:
+        """Before a shell command: its listing against the index. A handle and the files to read now
+        (`settle`). Raises `CheckpointError` for a listing cut short or not in the format."""
+    def settle(self, handle: int, states: builtins.list[tuple[str, bytes | str | None]]) -> None:
+        """The files `snapshot` asked for, as read (`'?'`: could not be read): kept, into the index."""
+    def changed(self, handle: int, listing: bytes) -> builtins.list[str]:
+        """After the command: its second listing; the files to read for `record_command`."""
+    def record_command(
+        self,
+        handle: int,
+        states: builtins.list[tuple[str, bytes | str | None]],
+        *,
+        run_id: str | None,
+        tool_call_id: str | None,
+        tool_name: str,
+        created_at: float,
+    ) -> dict[str, Any] | None:
+        """Record the command (the handle consumed): the listing, or None when nothing changed."""
+    def release(self, handle: int) -> None:
+        """Drop a command's handle without recording."""

@@ -1,6 +1,7 @@
 //! Bindings of the store of a non-local workspace ([`crate::checkpoint::remote`]):
 //! `RemoteCheckpointStore`. Python reads and writes the workspace through its protocol and
-//! hands states over: `None` (nothing there), `'dir'`, or the file's `bytes`. Every method
+//! hands states over: `None` (nothing there), `'dir'`, `'?'` (a file it could not read), or the
+//! file's `bytes`. Every method
 //! releases the GIL.
 
 use pyo3::exceptions::PyValueError;
@@ -8,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
 use super::checkpoint::{listing, path_bytes, paths_of, plan_dict, py_str, run};
+use crate::checkpoint::remote::listing::LISTING_COMMAND;
 use crate::checkpoint::remote::{RemoteStore, Seen};
 use crate::checkpoint::{CallInfo, Settings};
 
@@ -21,8 +23,9 @@ fn seen(value: &Bound<'_, PyAny>) -> PyResult<Seen> {
     }
     match value.extract::<String>() {
         Ok(s) if s == "dir" => Ok(Seen::Dir),
+        Ok(s) if s == "?" => Ok(Seen::Unreadable),
         _ => Err(PyValueError::new_err(
-            "A state is None (nothing there), 'dir' or the file's bytes.",
+            "A state is None (nothing there), 'dir', '?' (unreadable) or the file's bytes.",
         )),
     }
 }
@@ -211,6 +214,78 @@ impl PyRemoteCheckpointStore {
             .into_iter()
             .map(|s| Ok((py_str(py, &s.path)?, s.op, s.hash, s.reported, s.may_stay)))
             .collect()
+    }
+
+    /// The command that prints a listing in the workspace root (`snapshot`, `changed`).
+    #[classattr]
+    fn listing_command() -> &'static str {
+        LISTING_COMMAND
+    }
+
+    /// Before a shell command: its listing's output compared with the index. Returns a handle
+    /// and the files to read now (`settle`).
+    fn snapshot<'py>(
+        &self,
+        py: Python<'py>,
+        listing: Vec<u8>,
+    ) -> PyResult<(u64, Vec<Bound<'py, PyString>>)> {
+        let (handle, need) = run(py, || self.store.snapshot(&listing))?;
+        let need = need
+            .iter()
+            .map(|p| py_str(py, p))
+            .collect::<PyResult<_>>()?;
+        Ok((handle, need))
+    }
+
+    /// The files `snapshot` asked for, as read: `[(path, state), ...]`.
+    fn settle(
+        &self,
+        py: Python<'_>,
+        handle: u64,
+        states: Vec<(Bound<'_, PyString>, Bound<'_, PyAny>)>,
+    ) -> PyResult<()> {
+        let states = path_states(states)?;
+        run(py, || self.store.settle(handle, states))
+    }
+
+    /// After the command: its second listing; returns the files to read for `record_command`.
+    fn changed<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        listing: Vec<u8>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
+        let read = run(py, || self.store.changed(handle, &listing))?;
+        read.iter().map(|p| py_str(py, p)).collect()
+    }
+
+    /// Records the command of `handle` from the files `changed` asked for, as read.
+    #[pyo3(signature = (handle, states, *, run_id, tool_call_id, tool_name, created_at))]
+    #[allow(clippy::too_many_arguments)]
+    fn record_command<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        states: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let states = path_states(states)?;
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let l = run(py, || self.store.record_command(handle, states, call))?;
+        l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// Drops a command's handle without recording.
+    fn release(&self, py: Python<'_>, handle: u64) -> PyResult<()> {
+        run(py, || self.store.release(handle))
     }
 
     /// After every step of `plan` succeeded: drops the rewound checkpoints.

@@ -229,27 +229,96 @@ async def test_a_file_above_max_file_bytes_is_said_unrestorable(backend: MemoryW
     assert backend.files['/ws/a.txt'] == b'xy'
 
 
-async def test_on_a_backend_with_commands_only_file_tools_are_checkpointed(tmp_path: Path) -> None:
-    """A backend reached by commands alone (`Workspace` derives the file methods through its shell):
-    the file tools' changes are undone through it; its shell commands are not checkpointed (README)."""
+def host_tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and directory (`None`) under `root`, root-relative."""
+    return {
+        path.relative_to(root).as_posix(): (None if path.is_dir() else path.read_bytes())
+        for path in sorted(root.rglob('*'))
+    }
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Path:
     root = tmp_path / 'box'
-    root.mkdir()
+    (root / 'src').mkdir(parents=True)
     (root / 'a.txt').write_bytes(b'one\n')
-    sandbox = ShellSandbox(root)
+    (root / 'src' / 'm.py').write_bytes(b'x = 1\n')
+    (root / 'old').mkdir()
+    (root / 'old' / 'f').write_bytes(b'f\n')
+    return root
+
+
+async def run_box(sandbox: ShellSandbox, cp: Checkpoints[Any], calls: list[Any]) -> list[str]:
+    t = await run_tools([FileSystem(tools=TOOLS), Shell(denied_commands=[]), cp], calls, workspace=Workspace(sandbox))
+    return t.results
+
+
+async def test_shell_commands_on_a_backend_with_commands_are_undone_through_the_protocol(box: Path) -> None:
+    """A backend reached by commands alone (`Workspace` derives the file methods through its shell):
+    each command's changes (`sed -i`, `rm -rf`, `mv`, a new directory) found by two listings and undone."""
+    before = host_tree(box)
+    sandbox = ShellSandbox(box)
     cp = Checkpoints()
-    t = await run_tools(
-        [FileSystem(tools=TOOLS), Shell(denied_commands=[]), cp],
+    results = await run_box(
+        sandbox,
+        cp,
         [
-            ('write_file', {'path': 'a.txt', 'content': 'two\n'}),
-            ('run_command', {'command': 'echo three > a.txt; echo new > n.txt'}),
+            ('run_command', {'command': "sed -i 's/one/two/' a.txt"}),
+            ('run_command', {'command': 'rm -rf old && mv src/m.py src/n.py && mkdir -p gen/x && echo g > gen/x/g'}),
+            ('run_command', {'command': 'true'}),
         ],
-        workspace=Workspace(sandbox),
     )
-    assert t.results[0].startswith('Wrote 4 chars'), t.results
-    [checkpoint] = cp.list()
-    assert (checkpoint['tool_name'], checkpoint['paths']) == ('write_file', ['a.txt'])
-    (root / 'a.txt').write_bytes(b'two\n')  # the command's change put aside: it is not recorded
-    result = await cp.rewind(to=checkpoint['id'], workspace=sandbox)
+    assert 'exit code' not in results[0] or 'exit code: 0' in results[0], results
+    assert (box / 'a.txt').read_bytes() == b'two\n'
+    sed, script = cp.list()
+    assert (sed['tool_name'], sed['paths'], sed['bytes_kept']) == ('run_command', ['a.txt'], 4)
+    assert script['paths'] == ['gen', 'gen/x', 'gen/x/g', 'old', 'old/f', 'src/m.py', 'src/n.py']
+    assert await cp.diff(sed['id']) == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two')]
+    result = await cp.rewind(to=script['id'])
+    assert result == {
+        'restored': ['old', 'old/f', 'src/m.py'],
+        'deleted': ['gen/x/g', 'src/n.py'],
+        'removed_dirs': ['gen', 'gen/x'],
+        'failed': [],
+        'unrestorable': [],
+    }
+    result = await cp.rewind(to=sed['id'])
     assert result['restored'] == ['a.txt']
-    assert (root / 'a.txt').read_bytes() == b'one\n'
-    assert (root / 'n.txt').read_bytes() == b'new\n'
+    assert host_tree(box) == before
+    assert cp.list() == []
+
+
+async def test_a_file_tool_then_a_command_on_one_file_rewind_as_a_chain(box: Path) -> None:
+    sandbox = ShellSandbox(box)
+    cp = Checkpoints()
+    await run_box(
+        sandbox,
+        cp,
+        [
+            ('write_file', {'path': 'a.txt', 'content': 'agent\n'}),
+            ('run_command', {'command': 'echo more >> a.txt'}),
+        ],
+    )
+    wrote, appended = cp.list()
+    assert (wrote['tool_name'], appended['tool_name'], appended['paths']) == ('write_file', 'run_command', ['a.txt'])
+    (box / 'a.txt').write_bytes(b'person\n')
+    with pytest.raises(CheckpointError, match='changed since the checkpoint by someone else: a.txt'):
+        await cp.rewind(to=wrote['id'])
+    (box / 'a.txt').write_bytes(b'agent\nmore\n')
+    await cp.rewind(to=wrote['id'])
+    assert (box / 'a.txt').read_bytes() == b'one\n'
+
+
+async def test_without_gnu_find_a_command_runs_unrecorded_with_a_warning(box: Path, tmp_path: Path) -> None:
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    for where in ('/usr/bin', '/bin'):
+        for tool in Path(where).iterdir():
+            if tool.name != 'find' and not (bin_dir / tool.name).exists():
+                (bin_dir / tool.name).symlink_to(tool)
+    sandbox = ShellSandbox(box, path=str(bin_dir))
+    cp = Checkpoints()
+    with pytest.warns(UserWarning, match='could not list the workspace'):
+        await run_box(sandbox, cp, [('run_command', {'command': 'echo new > n.txt'})])
+    assert (box / 'n.txt').read_bytes() == b'new\n'
+    assert cp.list() == []

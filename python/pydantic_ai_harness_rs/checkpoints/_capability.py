@@ -13,6 +13,8 @@ opt-in `rewind` tool (`_rewind.py`) read and undo them.
 
 from __future__ import annotations
 
+import posixpath
+import shutil
 import tempfile
 import threading
 import time
@@ -28,7 +30,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import AgentDepsT, RunContext, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
-from pydantic_ai.workspaces import WorkspaceBackend
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
@@ -58,6 +60,9 @@ SHELL_TOOL_NAMES = (
 `Shell(interactive=True)` let the session's program run (and act on what is typed) while they wait,
 so what it changes during such a call counts against that call."""
 
+REMOTE_COMMAND_TOOLS = ('run_command', 'start_command', 'shell')
+"""The `Shell` tools checkpointed on a workspace whose files are not on this host (`_remote.py`)."""
+
 _OPEN: weakref.WeakValueDictionary[tuple[str, tuple[str, ...], int, int], RootState] = weakref.WeakValueDictionary()
 """The stores open in this process, by root and settings: two `Checkpoints` on one root share one store
 (its baseline is written back lazily, so two stores of one root would overwrite each other's)."""
@@ -80,8 +85,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
     that started it until it ends. Old bytes live content-addressed under
     `<root>/.pydantic-ai-harness/checkpoints/`, so the checkpoints survive a restart.
     On a workspace whose files are not on this host (a sandbox, a remote machine), the file tools'
-    changes are read through the workspace protocol and kept on this host (`store_dir`); shell
-    commands there are not checkpointed.
+    changes are read through the workspace protocol and kept on this host (`store_dir`); on one that
+    runs commands, `run_command`, `start_command` and `shell` are compared through metadata listings
+    taken there (GNU `find`), the first one reading the whole tree.
 
     Args:
         tools: Opt-in model tools: `['rewind']` lets the model undo its own last steps.
@@ -109,7 +115,6 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
     store_dir: str | Path | None = None
 
     _remote: RemoteState | None = field(default=None, init=False, repr=False, compare=False)
-    _remote_dir: tempfile.TemporaryDirectory[str] | None = field(default=None, init=False, repr=False, compare=False)
     _states: dict[str, RootState] = field(default_factory=dict[str, RootState], init=False, repr=False, compare=False)
     _first_root: str | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -158,8 +163,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             if self.store_dir is not None:
                 directory = str(self.store_dir)
             else:
-                self._remote_dir = tempfile.TemporaryDirectory(prefix='harness-checkpoints-')
-                directory = self._remote_dir.name
+                directory = tempfile.mkdtemp(prefix='harness-checkpoints-')
+                weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)  # also at exit
             store = _core.RemoteCheckpointStore(
                 directory,
                 root=root,
@@ -240,6 +245,14 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         root = await shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
         if root is not None:
             return await self._command(ctx, recorder, await self._state_for(root), args, handler)
+        remote = await self._remote_commands(ctx) if call.tool_name in REMOTE_COMMAND_TOOLS else None
+        if remote is not None:
+            state, workspace = remote
+            token = RECORDING.set(recorder)
+            try:
+                return await state.command(recorder, workspace, lambda: handler(args))
+            finally:
+                RECORDING.reset(token)
         token = RECORDING.set(recorder)
         try:
             return await handler(args)
@@ -271,6 +284,25 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                         recorder.recorded.append(listing)
                     if job is not None:
                         await state.open_job(job, listing)
+
+    async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
+        """The store and workspace of a shell command on a workspace whose files are not on this host
+        and that runs commands; `None` otherwise. The root is the non-local root already recorded
+        when the working directory is in it, else the working directory (symlinks resolved)."""
+        from pydantic_ai_harness_rs._workspace import local_backend, supports_commands
+
+        workspace = getattr(ctx, 'workspace', None)
+        if workspace is None:
+            return None
+        workspace = beneath_durable(workspace)
+        if not supports_commands(workspace) or local_backend(workspace) is not None:
+            return None
+        cwd = posixpath.normpath(await workspace.working_dir())
+        known = self._remote
+        if known is not None and (cwd == known.root or cwd.startswith(known.root.rstrip('/') + '/')):
+            return known, workspace
+        root = cwd if cwd == '/' else await workspace.realpath(cwd)
+        return await self._remote_for(root), workspace
 
     async def _started_job(self, ctx: RunContext[AgentDepsT], recorder: CallRecorder, root: str) -> OpenJob | None:
         """The background job `recorder`'s call left running, if any."""
@@ -364,8 +396,6 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
         state = await self._api_state_async()
         if workspace is not None and isinstance(state, RemoteState):
-            from pydantic_ai.workspaces import Workspace
-
             from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
 
             state.files = SaneFiles(workspace if isinstance(workspace, Workspace) else Workspace(workspace))

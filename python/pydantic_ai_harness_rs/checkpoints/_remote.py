@@ -9,6 +9,14 @@ the commit, their new states; the store records what differs as the call's check
 reads the current states, has the store plan and check them, and carries out its steps through
 `remove`, `write_bytes` and `make_dir`.
 
+On a backend that runs commands, `run_command`, `start_command` and `shell` are bracketed by two
+metadata listings of the tree, each one `run` of GNU `find` in the workspace
+(`RemoteCheckpointStore.listing_command`): before the command, whatever differs from the store's
+index (the first time: every file) is read through the protocol, so the old bytes of whatever the
+command changes are on this host before it runs; after it, what moved between the two listings is
+read and recorded. A listing that fails (no GNU `find`, a timeout, an output cut short) leaves that
+command unrecorded, with a warning.
+
 The protocol carries no permission bits and follows symlinks: a file's mode is not recorded (a
 rewound file gets the mode the backend gives a write), and a write through a symlink is recorded
 (and rewound) as the bytes of the file it leads to, at the link's path.
@@ -18,24 +26,32 @@ from __future__ import annotations
 
 import errno
 import posixpath
-from collections.abc import AsyncIterator, Sequence
+import shlex
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.workspaces import FileEntry, WorkspaceError, WorkspaceUnavailableError
+from pydantic_ai.workspaces import FileEntry, Workspace, WorkspaceError, WorkspaceUnavailableError
 
+from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.checkpoints._stores import RootState
 
 if TYPE_CHECKING:
-    from pydantic_ai_harness_rs import _core
     from pydantic_ai_harness_rs.checkpoints._recording import CallRecorder
+
+T = TypeVar('T')
+
+LISTING_TIMEOUT = 300.0
+"""Seconds a listing may take before the command runs unrecorded."""
 
 __all__ = ('RemoteFiles', 'RemoteState', 'read_state')
 
 SeenState = bytes | str | None
-"""A path's state as the store takes it: the file's bytes, `'dir'`, or `None` (nothing there)."""
+"""A path's state as the store takes it: the file's bytes, `'dir'`, `'?'` (a file that could not
+be read), or `None` (nothing there)."""
 
 
 class RemoteFiles(Protocol):
@@ -72,8 +88,91 @@ class RemoteState(RootState):
     def _path(self, relative: str) -> str:
         return posixpath.join(self.root, relative)
 
-    async def _states(self, files: RemoteFiles, relatives: Sequence[str]) -> list[tuple[str, SeenState]]:
-        return [(relative, await read_state(files, self._path(relative))) for relative in relatives]
+    async def _states(
+        self, files: RemoteFiles, relatives: Sequence[str], *, lenient: bool = False
+    ) -> list[tuple[str, SeenState]]:
+        """The states of `relatives`; `lenient`: a file that cannot be read is `'?'` (a listing
+        named it: recorded by hash `?`, not restorable) instead of an error."""
+        out: list[tuple[str, SeenState]] = []
+        for relative in relatives:
+            try:
+                out.append((relative, await read_state(files, self._path(relative))))
+            except WorkspaceUnavailableError:
+                raise
+            except (OSError, WorkspaceError):
+                if not lenient:
+                    raise
+                out.append((relative, '?'))
+        return out
+
+    async def _listing(self, workspace: Workspace) -> bytes | None:
+        """The tree's metadata listing, taken in the workspace; `None` when it could not be taken."""
+        command = f'cd {shlex.quote(self.root)} && {_core.RemoteCheckpointStore.listing_command}'
+        try:
+            result = await workspace.run(command, shell=True, timeout=LISTING_TIMEOUT)
+        except WorkspaceUnavailableError:
+            raise
+        except (WorkspaceError, OSError):
+            return None
+        if result.exit_code != 0:
+            return None
+        return result.stdout.encode('utf-8', 'surrogateescape')
+
+    def _unrecorded(self) -> None:
+        warnings.warn(
+            '`Checkpoints` could not list the workspace (it needs GNU `find` and `date`): '
+            'this shell command is not checkpointed.',
+            stacklevel=2,
+        )
+
+    async def command(self, recorder: CallRecorder, workspace: Workspace, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()`, a shell command on the workspace, between two listings under the root's turn;
+        what it changed recorded as `recorder`'s call (module docstring)."""
+        files = self.files = _sane(workspace)
+        async with self.turn():
+            first = await self._listing(workspace)
+            handle: int | None = None
+            if first is not None:
+                try:
+                    handle, need = await self.call('snapshot', first)
+                    await self.call('settle', handle, await self._states(files, need, lenient=True))
+                except _core.CheckpointError:
+                    if handle is not None:
+                        await self.call('release', handle)
+                    handle = None
+            if handle is None:
+                self._unrecorded()
+                return await call()
+            try:
+                return await call()
+            finally:
+                with anyio.CancelScope(shield=True):  # a cancelled command's changes are still recorded
+                    await self._record_command(recorder, workspace, files, handle)
+
+    async def _record_command(
+        self, recorder: CallRecorder, workspace: Workspace, files: RemoteFiles, handle: int
+    ) -> None:
+        second = await self._listing(workspace)
+        try:
+            read = None if second is None else await self.call('changed', handle, second)
+        except _core.CheckpointError:
+            read = None
+        if read is None or (recorder.once and await self.recorded_for(recorder) is not None):
+            if read is None:
+                self._unrecorded()
+            await self.call('release', handle)
+            return
+        listing = await self.call(
+            'record_command',
+            handle,
+            await self._states(files, read, lenient=True),
+            run_id=recorder.run_id,
+            tool_call_id=recorder.tool_call_id,
+            tool_name=recorder.tool_name,
+            created_at=recorder.created_at,
+        )
+        if listing is not None:
+            recorder.recorded.append(listing)
 
     @asynccontextmanager
     async def change(self, recorder: CallRecorder, files: RemoteFiles, paths: Sequence[str]) -> AsyncIterator[None]:
@@ -155,3 +254,9 @@ class RemoteState(RootState):
                 raise OSError(errno.ENOTEMPTY, 'Directory not empty')
             await files.remove(target)
         return True
+
+
+def _sane(workspace: Workspace) -> RemoteFiles:
+    from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
+
+    return SaneFiles(workspace)

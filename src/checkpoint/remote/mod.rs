@@ -8,23 +8,28 @@
 //! caller carries out through the protocol, then [`RemoteStore::finish_rewind`] drops the
 //! rewound checkpoints.
 //!
+//! Shell commands are compared through metadata listings taken in the workspace ([`listing`]).
+//!
 //! The protocol carries no permission bits and follows symlinks: every state here is a file
 //! (bytes), a directory or nothing, recorded with mode 0 ("not known").
+
+pub mod listing;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
-use super::log::{Change, Checkpoint, Log};
+use super::log::{Change, Log};
 use super::rewind::{self, Action, Plan, PlanFile};
 use super::scan::Excludes;
 use super::shown::change_text;
 use super::state::State;
 use super::store::Objects;
-use super::{checkpoint_error, normalize, prune, CallInfo, Inner, Listing, Settings};
+use super::{checkpoint_error, index, normalize, CallInfo, Inner, Listing, Settings};
 use crate::error::{Error, Result};
 
 /// The mode recorded for every remote state: the protocol does not carry one.
@@ -39,6 +44,8 @@ pub enum Seen {
     Dir,
     /// A file and its bytes.
     File(Vec<u8>),
+    /// A file whose bytes could not be read (recorded by hash `?`: not restorable).
+    Unreadable,
 }
 
 /// One step of a rewind, carried out by the caller through the protocol, in order.
@@ -77,6 +84,9 @@ pub struct RemoteStore {
     settings: Settings,
     objects: Objects,
     inner: Mutex<Inner>,
+    /// Shell commands between their two listings ([`listing`]).
+    snaps: Mutex<HashMap<u64, listing::Snap>>,
+    next_snap: AtomicU64,
 }
 
 impl RemoteStore {
@@ -108,19 +118,23 @@ impl RemoteStore {
             }
             (None, None) => None,
         };
+        let _ = std::fs::remove_file(dir.join("index.tmp"));
         let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
+        let index = index::load(&dir.join("index"));
         let mut known: HashMap<String, u64> = HashMap::new();
-        for c in log.checkpoints.iter().flat_map(|c| c.changes.iter()) {
-            for s in [&c.before, &c.after] {
-                if let State::File {
-                    hash,
-                    size,
-                    stored: true,
-                    ..
-                } = s
-                {
-                    known.insert(hash.clone(), *size);
-                }
+        let changes = log.checkpoints.iter().flat_map(|c| c.changes.iter());
+        for s in changes
+            .flat_map(|c| [&c.before, &c.after])
+            .chain(index.values().map(|(_, s)| s))
+        {
+            if let State::File {
+                hash,
+                size,
+                stored: true,
+                ..
+            } = s
+            {
+                known.insert(hash.clone(), *size);
             }
         }
         let sizes = objects
@@ -134,8 +148,10 @@ impl RemoteStore {
             excludes,
             settings,
             objects,
+            snaps: Mutex::new(HashMap::new()),
+            next_snap: AtomicU64::new(0),
             inner: Mutex::new(Inner {
-                index: BTreeMap::new(),
+                index,
                 log,
                 sizes,
                 pending: HashMap::new(),
@@ -182,6 +198,12 @@ impl RemoteStore {
         Ok(match seen {
             Seen::Absent => State::Absent,
             Seen::Dir => State::Dir { mode: NO_MODE },
+            Seen::Unreadable => State::File {
+                hash: "?".into(),
+                size: 0,
+                mode: NO_MODE,
+                stored: false,
+            },
             Seen::File(data) => {
                 let size = data.len() as u64;
                 if keep && size <= self.settings.max_file_bytes {
@@ -239,29 +261,7 @@ impl RemoteStore {
                 );
             }
         }
-        let listing = if found.is_empty() {
-            None
-        } else {
-            let id = inner.log.new_id();
-            let cp = Checkpoint {
-                id,
-                run_id: call.run_id,
-                tool_call_id: call.tool_call_id,
-                tool_name: call.tool_name,
-                created_at: call.created_at,
-                changes: found.into_values().collect(),
-            };
-            let listing = Listing::of(&cp);
-            inner.log.checkpoints.push(cp);
-            Some(listing)
-        };
-        let path = self.dir.join("log.jsonl");
-        if prune::prune(&mut inner, &self.objects, self.settings.budget_bytes) {
-            inner.log.save(&path).map_err(|e| io_error(&e))?;
-        } else if listing.is_some() {
-            inner.log.append_last(&path).map_err(|e| io_error(&e))?;
-        }
-        Ok(listing)
+        self.append(&mut inner, found.into_values().collect(), call)
     }
 
     /// The checkpoints, oldest first; with `run_id`, only that run's.
