@@ -322,3 +322,15 @@ async def test_without_gnu_find_a_command_runs_unrecorded_with_a_warning(box: Pa
         await run_box(sandbox, cp, [('run_command', {'command': 'echo new > n.txt'})])
     assert (box / 'n.txt').read_bytes() == b'new\n'
     assert cp.list() == []
+
+
+async def test_a_second_non_local_root_is_not_checkpointed_with_a_warning(backend: MemoryWorkspace) -> None:
+    cp = Checkpoints()
+    await run(backend, cp, [('write_file', {'path': 'a.txt', 'content': 'two\n'})])
+    other = MemoryWorkspace({'a.txt': 'x'}, cwd='/elsewhere')
+    with pytest.warns(UserWarning, match=r"records the workspace root '/ws'.*'/elsewhere' is not checkpointed"):
+        results = await run(other, cp, [('write_file', {'path': 'a.txt', 'content': 'y'})])
+    assert results[0].startswith('Wrote 1 chars')
+    assert other.files['/elsewhere/a.txt'] == b'y'
+    [checkpoint] = cp.list()
+    assert checkpoint['paths'] == ['a.txt'] and checkpoint['tool_call_id'] == 'call-1'

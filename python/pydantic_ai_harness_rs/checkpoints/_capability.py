@@ -18,6 +18,7 @@ import shutil
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -180,9 +181,19 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             self._remote = RemoteState(store.root, store)
             return self._remote
 
-    async def _remote_for(self, root: str) -> RemoteState:
-        if self._remote is not None and self._remote.root == root:
-            return self._remote
+    async def _remote_for(self, root: str) -> RemoteState | None:
+        """The store of the non-local root `root`; `None` (with a warning) when this capability
+        records another non-local root already: one per capability (its store holds one root)."""
+        known = self._remote
+        if known is not None and known.root != root:
+            warnings.warn(
+                f'`Checkpoints` records the workspace root {known.root!r} (its files are not on this host); '
+                f'a change under {root!r} is not checkpointed.',
+                stacklevel=2,
+            )
+            return None
+        if known is not None:
+            return known
         return await anyio.to_thread.run_sync(self._open_remote, root)
 
     async def _state_for(self, root: str) -> RootState:
@@ -287,8 +298,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
     async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
         """The store and workspace of a shell command on a workspace whose files are not on this host
-        and that runs commands; `None` otherwise. The root is the non-local root already recorded
-        when the working directory is in it, else the working directory (symlinks resolved)."""
+        and that runs commands; `None` otherwise. Its root is the working directory (symlinks
+        resolved), listed whole before and after the command."""
         from pydantic_ai_harness_rs._workspace import local_backend, supports_commands
 
         workspace = getattr(ctx, 'workspace', None)
@@ -298,11 +309,12 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         if not supports_commands(workspace) or local_backend(workspace) is not None:
             return None
         cwd = posixpath.normpath(await workspace.working_dir())
-        known = self._remote
-        if known is not None and (cwd == known.root or cwd.startswith(known.root.rstrip('/') + '/')):
-            return known, workspace
         root = cwd if cwd == '/' else await workspace.realpath(cwd)
-        return await self._remote_for(root), workspace
+        if root == '/':  # a listing of the whole file system: not taken
+            warnings.warn('`Checkpoints` does not list a workspace whose root is /: commands are not checkpointed.')
+            return None
+        state = await self._remote_for(root)
+        return None if state is None else (state, workspace)
 
     async def _started_job(self, ctx: RunContext[AgentDepsT], recorder: CallRecorder, root: str) -> OpenJob | None:
         """The background job `recorder`'s call left running, if any."""

@@ -36,8 +36,9 @@ class CallRecorder:
     once: bool = False
     """Inside a durable unit (`_units.py`): an attempt of a call that already has a checkpoint (an
     earlier attempt recorded it, then its worker died) adds to that one instead of appending another."""
-    remote_for: Callable[[str], Awaitable[RemoteState]] | None = None
-    """The (opened once) store state of a non-local workspace root, by workspace path (`_remote.py`)."""
+    remote_for: Callable[[str], Awaitable[RemoteState | None]] | None = None
+    """The (opened once) store state of a non-local workspace root, by workspace path (`_remote.py`);
+    `None` for a root other than the one the capability records."""
 
     @asynccontextmanager
     async def change(self, root: str, paths: Sequence[str]) -> AsyncIterator[None]:
@@ -66,6 +67,9 @@ class CallRecorder:
             yield
             return
         state = await self.remote_for(root)
+        if state is None:  # another non-local root is recorded (a warning said so)
+            yield
+            return
         async with state.change(self, files, paths):
             yield
 
