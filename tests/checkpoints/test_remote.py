@@ -334,3 +334,8 @@ async def test_a_second_non_local_root_is_not_checkpointed_with_a_warning(backen
     assert other.files['/elsewhere/a.txt'] == b'y'
     [checkpoint] = cp.list()
     assert checkpoint['paths'] == ['a.txt'] and checkpoint['tool_call_id'] == 'call-1'
+
+
+def test_an_empty_store_dir_has_no_root_yet(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match='`store_dir` holds no checkpoints; run the agent'):
+        Checkpoints(store_dir=tmp_path / 'empty').list()

@@ -6,8 +6,9 @@ the old state of the files they are about to change and record the new one (`Loc
 around `run_command`, `start_command` and `shell` this module takes a snapshot of the tree before
 the command and records what differs after it. Both go to the Rust store of the root
 (`_core.CheckpointStore`, state on disk under `.pydantic-ai-harness/checkpoints/`). On a workspace
-whose files are not on this host, the file tools' changes go to a store on this host instead
-(`_remote.py`: `store_dir`, or a temporary directory). The API (`list`, `diff`, `rewind`) and the
+whose files are not on this host, the file tools' changes, and shell commands on a backend that runs
+them, go through the workspace protocol to a store on this host instead (`_remote.py`: `store_dir`,
+or a temporary directory). The API (`list`, `diff`, `rewind`) and the
 opt-in `rewind` tool (`_rewind.py`) read and undo them.
 """
 
@@ -175,8 +176,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             )
             if store.root is None:
                 raise UserError(
-                    '`Checkpoints` has no workspace root yet: run the agent with a `FileSystem` or `Shell` first, '
-                    'or pass `Checkpoints(root=...)`.'
+                    '`Checkpoints` has no workspace root yet: `store_dir` holds no checkpoints; run the agent '
+                    'with a `FileSystem` or `Shell` first.'
                 )
             self._remote = RemoteState(store.root, store)
             return self._remote
