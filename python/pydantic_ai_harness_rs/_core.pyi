@@ -9,7 +9,7 @@ Model-facing messages never contain an absolute host path outside the root (`<ou
 import builtins
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, NoReturn, Self, final
+from typing import Any, ClassVar, Literal, NoReturn, Self, final
 
 # Every name the extension adds (PyO3 lists them in the module's `__all__`, which stubtest compares).
 __all__ = [
@@ -816,3 +816,83 @@ class CheckpointStore:
     def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
         """Commit a plan: `{'restored', 'deleted', 'removed_dirs', 'failed'}`. Raises `CheckpointError`
         naming the files changed by someone else (unless `force`) or since the plan."""
+
+class RemoteCheckpointStore:
+    """The checkpoints of one workspace root whose files are not on this host, kept in a host directory.
+
+    The caller moves the bytes through the workspace protocol and hands states over: `None` (nothing
+    there), `'dir'`, or the file's `bytes`. Paths are root-relative `str`. Every method releases the GIL.
+    OS failures of the store raise `OSError`; the rest raise `CheckpointError`."""
+
+    def __new__(
+        cls,
+        store_dir: str,
+        *,
+        root: str | None = None,
+        exclude: builtins.list[str] | None = None,
+        max_file_bytes: int = 67108864,
+        budget_bytes: int = 1073741824,
+    ) -> Self:
+        """Open (or create) the store in `store_dir` for the workspace root `root` (a workspace path;
+        None: the root the store was made for). Raises `CheckpointError` when it holds another root's."""
+    @property
+    def root(self) -> str | None:
+        """The workspace root the store belongs to (None: none yet)."""
+    def observed(self, paths: builtins.list[str]) -> builtins.list[str]:
+        """The paths whose states a change of `paths` needs: each (not excluded) and its ancestors, sorted."""
+    def record(
+        self,
+        changes: builtins.list[tuple[str, bytes | str | None, bytes | str | None]],
+        *,
+        run_id: str | None,
+        tool_call_id: str | None,
+        tool_name: str,
+        created_at: float,
+    ) -> dict[str, Any] | None:
+        """Record `[(path, before, after), ...]`: the listing, or None when nothing changed. Prunes to the budget."""
+    def list(self, run_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """As `CheckpointStore.list`."""
+    def pruned(self) -> builtins.list[str]:
+        """As `CheckpointStore.pruned`."""
+    def store_bytes(self) -> int:
+        """Bytes the store's objects hold."""
+    def diff(self, checkpoint_id: str) -> builtins.list[tuple[str, str]]:
+        """As `CheckpointStore.diff`."""
+    def object(self, hash: str) -> bytes:
+        """The kept bytes of object `hash` (a plan's `new_hash`)."""
+    def rewind_paths(self, to: str, paths: builtins.list[str] | None = None) -> builtins.list[str]:
+        """The paths a rewind to `to` puts back: read their states for `plan_rewind`."""
+    def plan_rewind(
+        self, to: str, paths: builtins.list[str] | None, current: builtins.list[tuple[str, bytes | str | None]]
+    ) -> dict[str, Any]:
+        """As `CheckpointStore.plan_rewind`, from the current states given."""
+    def rewind_steps(
+        self, plan: dict[str, Any], current: builtins.list[tuple[str, bytes | str | None]], *, force: bool = False
+    ) -> builtins.list[tuple[str, str, str | None, str | None, bool]]:
+        """`[(path, op, hash, reported, may_stay), ...]` in order (`op`: `remove`, `rmdir`, `write`, `mkdir`;
+        `reported`: `restored`, `deleted`, `removed_dirs` or None). Raises `CheckpointError` naming the
+        files changed by someone else (unless `force`) or since the plan."""
+    def finish_rewind(self, plan: dict[str, Any]) -> None:
+        """After every step succeeded: drop the rewound checkpoints."""
+    listing_command: ClassVar[str]
+    """The shell command that prints a listing (GNU `date` and `find`), run in the workspace root."""
+    def snapshot(self, listing: bytes) -> tuple[int, builtins.list[str]]:
+        """Before a shell command: its listing against the index. A handle and the files to read now
+        (`settle`). Raises `CheckpointError` for a listing cut short or not in the format."""
+    def settle(self, handle: int, states: builtins.list[tuple[str, bytes | str | None]]) -> None:
+        """The files `snapshot` asked for, as read (`'?'`: could not be read): kept, into the index."""
+    def changed(self, handle: int, listing: bytes) -> builtins.list[str]:
+        """After the command: its second listing; the files to read for `record_command`."""
+    def record_command(
+        self,
+        handle: int,
+        states: builtins.list[tuple[str, bytes | str | None]],
+        *,
+        run_id: str | None,
+        tool_call_id: str | None,
+        tool_name: str,
+        created_at: float,
+    ) -> dict[str, Any] | None:
+        """Record the command (the handle consumed): the listing, or None when nothing changed."""
+    def release(self, handle: int) -> None:
+        """Drop a command's handle without recording."""

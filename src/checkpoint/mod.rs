@@ -13,6 +13,7 @@
 //! - [`coord`]: the lock the processes sharing a store take turns with, and its generation;
 //! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
 //!   worker dies).
+//! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
 //! [`CheckpointStore::record`]; a shell command's is [`CheckpointStore::snapshot`] (a walk, and
@@ -28,6 +29,7 @@ pub mod coord;
 pub mod index;
 pub mod log;
 pub mod prune;
+pub mod remote;
 pub mod rewind;
 pub mod scan;
 pub mod shown;

@@ -75,8 +75,8 @@ pub struct PlanFile {
     pub new_hash: Option<String>,
     /// Current -> restored, as [`change_text`] shows it.
     pub diff: String,
-    current: State,
-    target: State,
+    pub(crate) current: State,
+    pub(crate) target: State,
 }
 
 /// A rewind's plan.
@@ -133,7 +133,7 @@ pub fn find(log: &Log, id: &str) -> Result<usize> {
     Err(checkpoint_error(format!("No checkpoint {id}.")))
 }
 
-fn covered(path: &[u8], filter: &Option<Vec<Vec<u8>>>) -> bool {
+pub(crate) fn covered(path: &[u8], filter: &Option<Vec<Vec<u8>>>) -> bool {
     match filter {
         None => true,
         Some(fs) => fs.iter().any(|f| {
@@ -148,7 +148,7 @@ fn is_dir(s: &State) -> bool {
     matches!(s, State::Dir { .. })
 }
 
-fn action(current: &State, target: &State) -> Option<Action> {
+pub(crate) fn action(current: &State, target: &State) -> Option<Action> {
     Some(match (current, target) {
         (State::Absent, State::Absent) => return None,
         (State::Dir { .. }, State::Absent) => Action::Rmdir,

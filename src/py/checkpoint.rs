@@ -20,14 +20,14 @@ create_exception!(
 
 /// The core's error as Python sees it: OS failures (a full disk) as `OSError`, the rest as
 /// `CheckpointError`.
-fn to_py(err: Error) -> PyErr {
+pub(crate) fn to_py(err: Error) -> PyErr {
     match err.kind {
         ErrorKind::Io(_) | ErrorKind::Cancelled => err.into(),
         _ => CheckpointError::new_err(err.message),
     }
 }
 
-fn run<T: Send>(
+pub(crate) fn run<T: Send>(
     py: Python<'_>,
     op: impl FnOnce() -> crate::error::Result<T> + Send,
 ) -> PyResult<T> {
@@ -35,7 +35,7 @@ fn run<T: Send>(
 }
 
 /// A `str` path as bytes (`surrogateescape`).
-fn path_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+pub(crate) fn path_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
     match s.to_str() {
         Ok(t) => Ok(t.as_bytes().to_vec()),
         Err(_) => Ok(s
@@ -46,12 +46,12 @@ fn path_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
     }
 }
 
-fn paths_of(list: Vec<Bound<'_, PyString>>) -> PyResult<Vec<Vec<u8>>> {
+pub(crate) fn paths_of(list: Vec<Bound<'_, PyString>>) -> PyResult<Vec<Vec<u8>>> {
     list.iter().map(path_bytes).collect()
 }
 
 /// Path bytes as `str` (`surrogateescape`).
-fn py_str<'py>(py: Python<'py>, p: &[u8]) -> PyResult<Bound<'py, PyString>> {
+pub(crate) fn py_str<'py>(py: Python<'py>, p: &[u8]) -> PyResult<Bound<'py, PyString>> {
     match std::str::from_utf8(p) {
         Ok(t) => Ok(PyString::new(py, t)),
         Err(_) => Ok(PyBytes::new(py, p)
@@ -60,7 +60,7 @@ fn py_str<'py>(py: Python<'py>, p: &[u8]) -> PyResult<Bound<'py, PyString>> {
     }
 }
 
-fn py_paths<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Bound<'py, PyList>> {
+pub(crate) fn py_paths<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Bound<'py, PyList>> {
     let items = ps
         .iter()
         .map(|p| py_str(py, p))
@@ -68,7 +68,7 @@ fn py_paths<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Bound<'py, PyList>
     PyList::new(py, items)
 }
 
-fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("id", &l.id)?;
     d.set_item("run_id", &l.run_id)?;
@@ -80,7 +80,7 @@ fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
-fn plan_dict<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn plan_dict<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("to", &plan.to)?;
     match &plan.paths {

@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 pub mod checkpoint;
+pub mod checkpoint_remote;
 pub mod errors;
 pub mod fs;
 pub mod paths;
@@ -55,5 +56,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shell::register(m)?;
     session::register(m)?;
     checkpoint::register(m)?;
+    checkpoint_remote::register(m)?;
     Ok(())
 }

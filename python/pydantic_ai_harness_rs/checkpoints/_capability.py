@@ -1,18 +1,25 @@
-"""`Checkpoints`: every change the agent makes to a local workspace, undoable (issue 23).
+"""`Checkpoints`: every change the agent makes to a workspace, undoable (issue 23).
 
 A capability beside `FileSystem` and/or `Shell`. Its `wrap_tool_execute` hook makes a
 `CallRecorder` current for each tool call (`_recording.py`): the FileSystem change tools keep
 the old state of the files they are about to change and record the new one (`LocalEngine.commit`);
 around `run_command`, `start_command` and `shell` this module takes a snapshot of the tree before
 the command and records what differs after it. Both go to the Rust store of the root
-(`_core.CheckpointStore`, state on disk under `.pydantic-ai-harness/checkpoints/`). The API
-(`list`, `diff`, `rewind`) and the opt-in `rewind` tool (`_rewind.py`) read and undo them.
+(`_core.CheckpointStore`, state on disk under `.pydantic-ai-harness/checkpoints/`). On a workspace
+whose files are not on this host, the file tools' changes, and shell commands on a backend that runs
+them, go through the workspace protocol to a store on this host instead (`_remote.py`: `store_dir`,
+or a temporary directory). The API (`list`, `diff`, `rewind`) and the
+opt-in `rewind` tool (`_rewind.py`) read and undo them.
 """
 
 from __future__ import annotations
 
+import posixpath
+import shutil
+import tempfile
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,10 +32,12 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import AgentDepsT, RunContext, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
 from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, CallRecorder
+from pydantic_ai_harness_rs.checkpoints._remote import RemoteState
 from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState, job_directory_of, real_root
 from pydantic_ai_harness_rs.durable._events import beneath_durable
 
@@ -53,6 +62,9 @@ SHELL_TOOL_NAMES = (
 `Shell(interactive=True)` let the session's program run (and act on what is typed) while they wait,
 so what it changes during such a call counts against that call."""
 
+REMOTE_COMMAND_TOOLS = ('run_command', 'start_command', 'shell')
+"""The `Shell` tools checkpointed on a workspace whose files are not on this host (`_remote.py`)."""
+
 _OPEN: weakref.WeakValueDictionary[tuple[str, tuple[str, ...], int, int], RootState] = weakref.WeakValueDictionary()
 """The stores open in this process, by root and settings: two `Checkpoints` on one root share one store
 (its baseline is written back lazily, so two stores of one root would overwrite each other's)."""
@@ -74,6 +86,10 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
     and keeps the old bytes of whatever changed. A background job's changes count against the call
     that started it until it ends. Old bytes live content-addressed under
     `<root>/.pydantic-ai-harness/checkpoints/`, so the checkpoints survive a restart.
+    On a workspace whose files are not on this host (a sandbox, a remote machine), the file tools'
+    changes are read through the workspace protocol and kept on this host (`store_dir`); on one that
+    runs commands, `run_command`, `start_command` and `shell` are compared through metadata listings
+    taken there (GNU `find`), the first one reading the whole tree.
 
     Args:
         tools: Opt-in model tools: `['rewind']` lets the model undo its own last steps.
@@ -84,6 +100,10 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         root: The workspace root the API (`list`, `diff`, `rewind`) works on before any run used
             the capability; by default the directory of the first run's local workspace, else the root of
             the first `FileSystem` call it saw.
+        store_dir: The host directory that keeps the checkpoints of a workspace whose files are not on
+            this host (one workspace root per directory). `None`: a temporary directory removed
+            when the capability is garbage-collected or the process exits, so those checkpoints do not
+            survive a restart.
 
     Raises:
         ValueError: `tools` names an unknown tool.
@@ -94,7 +114,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
     max_file_bytes: int = 64 * 2**20
     budget_bytes: int = 2**30
     root: str | Path | None = None
+    store_dir: str | Path | None = None
 
+    _remote: RemoteState | None = field(default=None, init=False, repr=False, compare=False)
     _states: dict[str, RootState] = field(default_factory=dict[str, RootState], init=False, repr=False, compare=False)
     _first_root: str | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -124,20 +146,86 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                 self._first_root = root
             return state
 
+    def _open_remote(self, root: str | None) -> RemoteState:
+        """The store of the non-local workspace root `root` (a workspace path; `None`: the one
+        `store_dir` holds), opened the first time.
+
+        Raises:
+            UserError: a second non-local root, or nothing recorded in `store_dir` yet.
+            CheckpointError: `store_dir` holds another root's checkpoints.
+        """
+        with _OPENING:
+            if self._remote is not None:
+                if root is not None and root != self._remote.root:
+                    raise UserError(
+                        f'`Checkpoints` records one workspace whose files are not on this host, at {self._remote.root!r}: '
+                        f'use another `Checkpoints(store_dir=...)` for {root!r}.'
+                    )
+                return self._remote
+            if self.store_dir is not None:
+                directory = str(self.store_dir)
+            else:
+                directory = tempfile.mkdtemp(prefix='harness-checkpoints-')
+                weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)  # also at exit
+            store = _core.RemoteCheckpointStore(
+                directory,
+                root=root,
+                exclude=list(self.exclude),
+                max_file_bytes=self.max_file_bytes,
+                budget_bytes=self.budget_bytes,
+            )
+            if store.root is None:
+                raise UserError(
+                    '`Checkpoints` has no workspace root yet: `store_dir` holds no checkpoints; run the agent '
+                    'with a `FileSystem` or `Shell` first.'
+                )
+            self._remote = RemoteState(store.root, store)
+            return self._remote
+
+    async def _remote_for(self, root: str) -> RemoteState | None:
+        """The store of the non-local root `root`; `None` (with a warning) when this capability
+        records another non-local root already: one per capability (its store holds one root)."""
+        known = self._remote
+        if known is not None and known.root != root:
+            warnings.warn(
+                f'`Checkpoints` records the workspace root {known.root!r} (its files are not on this host); '
+                f'a change under {root!r} is not checkpointed.',
+                stacklevel=2,
+            )
+            return None
+        if known is not None:
+            return known
+        return await anyio.to_thread.run_sync(self._open_remote, root)
+
     async def _state_for(self, root: str) -> RootState:
         if root in self._states:
             return self._open(root)
         return await anyio.to_thread.run_sync(self._open, root)  # opening may recover a half-written state
 
-    def _api_root(self) -> str:
+    def _api_state(self) -> RootState:
+        """The store the API works on: `root`'s, else the first local root's, else the non-local
+        workspace's (`store_dir`'s after a restart).
+
+        Raises:
+            UserError: no root yet (see `root`, `store_dir`).
+        """
         if self.root is not None:
-            return real_root(str(self.root))
-        if self._first_root is None:
-            raise UserError(
-                '`Checkpoints` has no workspace root yet: run the agent with a `FileSystem` or `Shell` first, '
-                'or pass `Checkpoints(root=...)`.'
-            )
-        return self._first_root
+            return self._open(real_root(str(self.root)))
+        if self._first_root is not None:
+            return self._open(self._first_root)
+        if self._remote is not None:
+            return self._remote
+        if self.store_dir is not None:
+            return self._open_remote(None)
+        raise UserError(
+            '`Checkpoints` has no workspace root yet: run the agent with a `FileSystem` or `Shell` first, '
+            'or pass `Checkpoints(root=...)`.'
+        )
+
+    async def _api_state_async(self) -> RootState:
+        if self.root is None and self._first_root is None and self._remote is not None:
+            return self._remote
+        return await anyio.to_thread.run_sync(self._api_state)  # opening may recover a half-written state
 
     # --- the hooks ---------------------------------------------------------------------------
 
@@ -163,10 +251,20 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         if _in_workflow_code():
             return await handler(args)
         await self._sweep_all()
-        recorder = CallRecorder(self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time())
+        recorder = CallRecorder(
+            self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time(), remote_for=self._remote_for
+        )
         root = await shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
         if root is not None:
             return await self._command(ctx, recorder, await self._state_for(root), args, handler)
+        remote = await self._remote_commands(ctx) if call.tool_name in REMOTE_COMMAND_TOOLS else None
+        if remote is not None:
+            state, workspace = remote
+            token = RECORDING.set(recorder)
+            try:
+                return await state.command(recorder, workspace, lambda: handler(args))
+            finally:
+                RECORDING.reset(token)
         token = RECORDING.set(recorder)
         try:
             return await handler(args)
@@ -198,6 +296,26 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                         recorder.recorded.append(listing)
                     if job is not None:
                         await state.open_job(job, listing)
+
+    async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
+        """The store and workspace of a shell command on a workspace whose files are not on this host
+        and that runs commands; `None` otherwise. Its root is the working directory (symlinks
+        resolved), listed whole before and after the command."""
+        from pydantic_ai_harness_rs._workspace import local_backend, supports_commands
+
+        workspace = getattr(ctx, 'workspace', None)
+        if workspace is None:
+            return None
+        workspace = beneath_durable(workspace)
+        if not supports_commands(workspace) or local_backend(workspace) is not None:
+            return None
+        cwd = posixpath.normpath(await workspace.working_dir())
+        root = cwd if cwd == '/' else await workspace.realpath(cwd)
+        if root == '/':  # a listing of the whole file system: not taken
+            warnings.warn('`Checkpoints` does not list a workspace whose root is /: commands are not checkpointed.')
+            return None
+        state = await self._remote_for(root)
+        return None if state is None else (state, workspace)
 
     async def _started_job(self, ctx: RunContext[AgentDepsT], recorder: CallRecorder, root: str) -> OpenJob | None:
         """The background job `recorder`'s call left running, if any."""
@@ -239,7 +357,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Raises:
             UserError: no root yet (see `root`).
         """
-        return self._open(self._api_root()).store.list(run_id)
+        return self._api_state().store.list(run_id)
 
     def pruned(self) -> list[str]:
         """The ids of the checkpoints pruned to keep the store within `budget_bytes`, oldest first
@@ -248,7 +366,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Raises:
             UserError: no root yet (see `root`).
         """
-        return self._open(self._api_root()).store.pruned()
+        return self._api_state().store.pruned()
 
     async def diff(self, checkpoint_id: str) -> list[tuple[str, str]]:
         """Per path that call changed: `(path, unified diff from before to after)`; a one-line note for
@@ -257,15 +375,25 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Raises:
             UserError: no root yet. CheckpointError: unknown or pruned `checkpoint_id`.
         """
-        state = await self._state_for(self._api_root())
+        state = await self._api_state_async()
         await self._sweep_all()
         return await state.call('diff', checkpoint_id)
 
-    async def rewind(self, to: str, paths: Sequence[str] | None = None, force: bool = False) -> dict[str, Any]:
+    async def rewind(
+        self,
+        to: str,
+        paths: Sequence[str] | None = None,
+        force: bool = False,
+        *,
+        workspace: WorkspaceBackend | None = None,
+    ) -> dict[str, Any]:
         """Put the workspace back as it was before checkpoint `to` (and every later one): file
         contents, modes, deleted files and directories back, created ones removed (a directory the
         agent made and left empty too), each file replaced atomically. `paths` (root-relative):
-        only those files. The rewound checkpoints are dropped.
+        only those files. The rewound checkpoints are dropped. On a workspace whose files are not on
+        this host the files are read and written through the workspace protocol (no modes, no
+        symlinks, no atomic replace: see the README); `workspace` (a backend or `Workspace`) is the
+        one to write to when no run used it in this process (after a restart).
 
         Returns `{'restored': [...], 'deleted': [...], 'removed_dirs': [...], 'failed': [...],
         'unrestorable': [...]}` (root-relative paths; `restored` includes recreated directories;
@@ -280,7 +408,11 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         """
         from pydantic_ai_harness_rs.checkpoints._rewind import rewind
 
-        state = await self._state_for(self._api_root())
+        state = await self._api_state_async()
+        if workspace is not None and isinstance(state, RemoteState):
+            from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
+
+            state.files = SaneFiles(workspace if isinstance(workspace, Workspace) else Workspace(workspace))
         await self._sweep_all()
         result = await rewind(state, to, paths, force=force)
         assert not isinstance(result, str)  # only a listener refuses, and outside a run there is none

@@ -2,7 +2,7 @@
 
 `Checkpoints.wrap_tool_execute` makes a `CallRecorder` current (a ContextVar) for each tool call.
 `LocalEngine.commit` / `commit_patch` (`filesystem/_engine.py`) run their commit inside
-`recorder.change(root, paths)`: the store keeps those paths' current state (`keep`), the commit
+`recorder.change(root, paths)` (`RemoteEngine`'s: `recorder.remote_change`, `_remote.py`): the store keeps those paths' current state (`keep`), the commit
 runs, the store records the after-states as one checkpoint of the call (`record`), all under the
 root's turn (`_stores.RootState.turn`) so that nothing another checkpointed call does in between
 is counted against this one. Without `Checkpoints` the ContextVar is `None` and nothing happens.
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pydantic_ai_harness_rs.checkpoints._remote import RemoteFiles, RemoteState
     from pydantic_ai_harness_rs.checkpoints._stores import RootState
 
 
@@ -37,6 +38,9 @@ class CallRecorder:
     earlier attempt recorded it, then its worker died) adds to that one instead of appending another;
     and the store keeps a record of the call in progress on disk (`identity`), so an attempt run again
     after its worker died mid-call counts what the dead attempt changed too."""
+    remote_for: Callable[[str], Awaitable[RemoteState | None]] | None = None
+    """The (opened once) store state of a non-local workspace root, by workspace path (`_remote.py`);
+    `None` for a root other than the one the capability records."""
 
     def identity(self) -> dict[str, Any]:
         """The keyword arguments of the store's `keep`/`snapshot` for this call: its identity in a
@@ -67,6 +71,21 @@ class CallRecorder:
                 listing = await state.record(handle, self, kept=True)
                 if listing is not None:
                     self.recorded.append(listing)
+
+    @asynccontextmanager
+    async def remote_change(self, root: str, files: RemoteFiles, paths: Sequence[str]) -> AsyncIterator[None]:
+        """On a workspace whose files are not on this host (`RemoteEngine`): read `paths`
+        (root-relative) through `files` before the body, again after it, and record the difference
+        in the store on this host (`_remote.RemoteState.change`)."""
+        if self.remote_for is None:
+            yield
+            return
+        state = await self.remote_for(root)
+        if state is None:  # another non-local root is recorded (a warning said so)
+            yield
+            return
+        async with state.change(self, files, paths):
+            yield
 
 
 RECORDING: ContextVar[CallRecorder | None] = ContextVar('pydantic_ai_harness_rs.checkpoints', default=None)

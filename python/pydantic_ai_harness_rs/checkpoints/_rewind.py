@@ -72,7 +72,7 @@ async def rewind(
             paths = [str(p) for p in paths]
             _check_paths(await state.call('list', None), to, paths)
         try:
-            plan = await state.call('plan_rewind', to, paths)
+            plan = await state.plan_rewind(to, paths)
         except _core.CheckpointError as error:
             if str(error) != f'No checkpoint {to}.':
                 raise
@@ -92,7 +92,7 @@ async def rewind(
                 )
                 if (refusal := await announce(ctx, announcement)) is not None:
                     return f'Nothing was rewound: {refusal}'
-        result = dict(await state.call('commit_rewind', plan, force=force))
+        result = dict(await state.commit_rewind(plan, force=force))
     result['unrestorable'] = list(plan.get('unrestorable', []))
     return result
 
@@ -185,8 +185,8 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
             )
         if steps < 1:
             raise ModelRetry('steps must be at least 1.')
-        root = checkpoints._api_root()  # pyright: ignore[reportPrivateUsage]
-        state = await checkpoints._state_for(root)  # pyright: ignore[reportPrivateUsage]
+        state = await checkpoints._api_state_async()  # pyright: ignore[reportPrivateUsage]
+        root = state.root
         await checkpoints._sweep_all()  # pyright: ignore[reportPrivateUsage]
         listing = await state.call('list', None)
         own = _own_checkpoints(listing, ctx)

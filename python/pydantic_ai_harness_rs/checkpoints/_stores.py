@@ -98,6 +98,14 @@ class RootState:
         """
         return await anyio.to_thread.run_sync(functools.partial(getattr(self.store, method), *args, **kwargs))
 
+    async def plan_rewind(self, to: str, paths: list[str] | None) -> dict[str, Any]:
+        """What rewinding to before `to` would do (`store.plan_rewind`); nothing changed."""
+        return await self.call('plan_rewind', to, paths)
+
+    async def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
+        """Commit `plan` (`store.commit_rewind`)."""
+        return await self.call('commit_rewind', plan, force=force)
+
     async def record(self, handle: int, recorder: CallRecorder, *, kept: bool = False) -> dict[str, Any] | None:
         """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still recorded).
 

@@ -67,6 +67,7 @@ def _unit_recorder(ctx: RunContext[Any]) -> tuple[Checkpoints[Any], CallRecorder
         ctx.tool_name,
         time.time(),
         once=True,
+        remote_for=checkpoints._remote_for,  # pyright: ignore[reportPrivateUsage]
     )
     return checkpoints, recorder
 
@@ -92,7 +93,7 @@ async def command(ctx: RunContext[Any], call: Callable[[], Awaitable[T]]) -> T:
     """`call()`, a `Shell` tool call; inside a durable unit with `Checkpoints` on the agent, between
     a snapshot and its record when it is a command on a local workspace (`run_command`,
     `start_command`, `shell`), a job it leaves running counted against it."""
-    from pydantic_ai_harness_rs.checkpoints._capability import SHELL_TOOL_NAMES, shell_root
+    from pydantic_ai_harness_rs.checkpoints._capability import REMOTE_COMMAND_TOOLS, SHELL_TOOL_NAMES, shell_root
 
     found = _unit_recorder(ctx)
     if found is None:
@@ -101,7 +102,11 @@ async def command(ctx: RunContext[Any], call: Callable[[], Awaitable[T]]) -> T:
     await checkpoints._sweep_all()  # pyright: ignore[reportPrivateUsage]
     root = await shell_root(ctx) if recorder.tool_name in SHELL_TOOL_NAMES else None
     if root is None:
-        return await call()
+        remote = await checkpoints._remote_commands(ctx) if recorder.tool_name in REMOTE_COMMAND_TOOLS else None  # pyright: ignore[reportPrivateUsage]
+        if remote is None:
+            return await call()
+        state, workspace = remote
+        return await state.command(recorder, workspace, call)
     state = await checkpoints._state_for(root)  # pyright: ignore[reportPrivateUsage]
 
     async def handler(_: Any) -> Any:

@@ -44,6 +44,7 @@ from pydantic_ai.workspaces import (
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import single_error
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
+from pydantic_ai_harness_rs.checkpoints._recording import RECORDING
 from pydantic_ai_harness_rs.filesystem import _ranged
 from pydantic_ai_harness_rs.filesystem._locks import storage_of
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT as ABSENT_HASH
@@ -946,6 +947,18 @@ class RemoteEngine:
         size = sum(len(raw or b'') for _, _, raw, _ in files)
         return await run_sized(lambda cancel: core.plan_patch(input, files), inline=size <= INLINE_MAX_BYTES)
 
+    def _checkpointed(
+        self, core: _core.RemoteCore, targets: Sequence[str]
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """With `Checkpoints`, the commit of `targets` (absolute workspace paths) between reads of
+        their states through the workspace, recorded on this host (`checkpoints/_remote.py`)."""
+        recorder = RECORDING.get()
+        if recorder is None:
+            return contextlib.nullcontext()
+        root = core.root_dir
+        relatives = [posixpath.relpath(target, root) for target in targets]
+        return recorder.remote_change(root, self._fs, [r for r in relatives if not r.startswith('..')])
+
     @_os_errors
     async def commit_patch(self, plan: _core.PatchPlan) -> str:
         """Write a planned patch through the workspace: every path checked again and every file
@@ -953,6 +966,10 @@ class RemoteEngine:
         file written (missing directories made) or removed. A write that fails puts back the files
         already written (no journal across files here: see the README)."""
         core = await self._core()
+        async with self._checkpointed(core, [file.target for file in plan.files]):
+            return await self._commit_patch(core, plan)
+
+    async def _commit_patch(self, core: _core.RemoteCore, plan: _core.PatchPlan) -> str:
         for file in plan.files:
             await self._resolve(file.path_argument, write=True)
             current = await self._read(file.target)
@@ -997,6 +1014,10 @@ class RemoteEngine:
         """
         core = await self._core()
         target = core.plan_target(plan)
+        async with self._checkpointed(core, [target]):
+            return await self._commit(core, plan, target)
+
+    async def _commit(self, core: _core.RemoteCore, plan: _core.ChangePlan, target: str) -> _core.Outcome:
         # Checked again, as 0.62.0 does after an announcement: a listener may have taken a while.
         await self._resolve(target, write=True)
         if plan.operation == 'create_directory':

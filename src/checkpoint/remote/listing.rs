@@ -1,0 +1,450 @@
+//! Shell commands on a non-local workspace: a metadata listing of the tree, taken through one
+//! command in the workspace before and after each checkpointed command, compared here.
+//!
+//! The listing is what [`LISTING_COMMAND`] prints: the workspace's clock (`date +%s%N`), then
+//! per entry `%y %D %i %s %T@ %C@ %m %P` and a NUL, then [`DONE`] (a listing cut short by the
+//! backend is refused, never read as deletions). The index (the baseline: every tracked
+//! file's metadata and state as last read) is kept up to date the same way as the local
+//! store's: before a command, whatever differs from it is read through the protocol by the
+//! caller ([`RemoteStore::snapshot`], [`RemoteStore::settle`]), so the old bytes of whatever
+//! the command changes are on this host before it runs; after it, the entries whose metadata
+//! moved between the two listings are read and recorded ([`RemoteStore::changed`],
+//! [`RemoteStore::record_command`]). Symlinks are not tracked (the protocol follows them).
+
+use std::collections::BTreeMap;
+
+use super::{io_error, RemoteStore, Seen};
+use crate::checkpoint::log::{Change, Checkpoint};
+use crate::checkpoint::scan::Excludes;
+
+/// A listing's entries: root-relative paths sorted by bytes, each with its metadata.
+pub type Scanned = Vec<(Vec<u8>, Meta)>;
+use crate::checkpoint::state::{Kind, Meta, State, RACY_NS};
+use crate::checkpoint::{index, prune, CallInfo, Inner, Listing};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The command that prints a listing, run in the workspace root (GNU `find` and `date`).
+pub const LISTING_COMMAND: &str = "date +%s%N && find . -xdev \\( -path ./.git -prune \\) -o -printf '%y %D %i %s %T@ %C@ %m %P\\0' && echo harness-listing-done";
+
+/// The last line of a complete listing.
+pub const DONE: &[u8] = b"harness-listing-done\n";
+
+/// A command between its two listings.
+pub(super) struct Snap {
+    walk: Scanned,
+    since: i64,
+    /// After [`RemoteStore::changed`]: the second listing, its start, and the paths that moved.
+    after: Option<(Scanned, i64, Vec<Vec<u8>>)>,
+}
+
+fn refused() -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        "The workspace's listing is incomplete or not in the expected format.",
+    )
+}
+
+/// `1700000000.123456789` as nanoseconds.
+fn seconds_ns(text: &str) -> Option<i64> {
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    let mut digits: String = frac.chars().take(9).collect();
+    while digits.len() < 9 {
+        digits.push('0');
+    }
+    Some(whole.parse::<i64>().ok()? * 1_000_000_000 + digits.parse::<i64>().ok()?)
+}
+
+fn entry(record: &[u8]) -> Option<(Vec<u8>, Option<Meta>)> {
+    let mut fields = record.splitn(8, |&b| b == b' ');
+    let mut next = || std::str::from_utf8(fields.next()?).ok();
+    let kind = match next()? {
+        "f" => Some(Kind::File),
+        "d" => Some(Kind::Dir),
+        _ => None, // symlinks (the protocol follows them), FIFOs, sockets, devices
+    };
+    let dev = next()?.parse().ok()?;
+    let ino = next()?.parse().ok()?;
+    let size = next()?.parse().ok()?;
+    let mtime_ns = seconds_ns(next()?)?;
+    let ctime_ns = seconds_ns(next()?)?;
+    let mode = u32::from_str_radix(next()?, 8).ok()?;
+    let path = fields.next()?.to_vec();
+    Some((
+        path,
+        kind.map(|kind| Meta {
+            kind,
+            dev,
+            ino,
+            size,
+            mtime_ns,
+            ctime_ns,
+            mode,
+        }),
+    ))
+}
+
+/// The entries of a listing (sorted, excluded ones left out) and the workspace clock then.
+///
+/// Errors: `InvalidArgument` for a listing cut short or not in the format.
+pub fn parse(text: &[u8], excludes: &Excludes) -> Result<(Scanned, i64)> {
+    let text = text.strip_suffix(DONE).ok_or_else(refused)?;
+    let newline = text.iter().position(|&b| b == b'\n').ok_or_else(refused)?;
+    let clock = std::str::from_utf8(&text[..newline]).map_err(|_| refused())?;
+    let now: i64 = clock.trim().parse().map_err(|_| refused())?;
+    let mut out: Scanned = Vec::new();
+    for record in text[newline + 1..].split(|&b| b == 0) {
+        if record.is_empty() {
+            continue;
+        }
+        let (path, meta) = entry(record).ok_or_else(refused)?;
+        let Some(meta) = meta else { continue };
+        // A name the backend could not decode (U+FFFD in its output) cannot be read back: untracked.
+        let undecoded = path.windows(3).any(|w| w == "\u{FFFD}".as_bytes());
+        if path.is_empty() || undecoded || excluded(excludes, &path, meta.kind == Kind::Dir) {
+            continue;
+        }
+        out.push((path, meta));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((out, now))
+}
+
+fn excluded(excludes: &Excludes, rel: &[u8], is_dir: bool) -> bool {
+    let parents = rel
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'/')
+        .any(|(i, _)| excludes.excludes(&rel[..i], true));
+    parents || excludes.excludes(rel, is_dir)
+}
+
+fn find(walk: &Scanned, path: &[u8]) -> Option<Meta> {
+    walk.binary_search_by(|(p, _)| p.as_slice().cmp(path))
+        .ok()
+        .map(|i| walk[i].1)
+}
+
+fn unknown_handle() -> Error {
+    Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle.")
+}
+
+impl RemoteStore {
+    /// Before a command: the listing `text` compared with the index. Directories and
+    /// vanished entries update the index at once; returns a handle and the files whose bytes
+    /// the caller must read now (new or changed since the index: [`RemoteStore::settle`]).
+    ///
+    /// Errors: `InvalidArgument` for an incomplete listing.
+    pub fn snapshot(&self, text: &[u8]) -> Result<(u64, Vec<Vec<u8>>)> {
+        let (walk, now) = parse(text, &self.excludes)?;
+        let since = now - RACY_NS;
+        let mut inner = self.lock();
+        let mut need = Vec::new();
+        let gone: Vec<Vec<u8>> = inner
+            .index
+            .keys()
+            .filter(|p| find(&walk, p).is_none())
+            .cloned()
+            .collect();
+        for p in gone {
+            inner.index.remove(&p);
+            inner.index_dirty = true;
+        }
+        for (path, meta) in &walk {
+            let same = inner.index.get(path).is_some_and(|(m, _)| m.same(meta));
+            if same {
+                continue;
+            }
+            if meta.kind == Kind::Dir {
+                let state = State::Dir {
+                    mode: super::NO_MODE,
+                };
+                inner.index.insert(path.clone(), (*meta, state));
+                inner.index_dirty = true;
+            } else {
+                need.push(path.clone());
+            }
+        }
+        let handle = self.new_snap(Snap {
+            walk,
+            since,
+            after: None,
+        });
+        Ok((handle, need))
+    }
+
+    fn new_snap(&self, snap: Snap) -> u64 {
+        let mut snaps = self.snaps.lock().unwrap_or_else(|p| p.into_inner());
+        let handle = self
+            .next_snap
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        snaps.insert(handle, snap);
+        handle
+    }
+
+    /// The files [`RemoteStore::snapshot`] asked for, as read (`states`): kept, into the index.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
+    pub fn settle(&self, handle: u64, states: Vec<(Vec<u8>, Seen)>) -> Result<()> {
+        let snaps = self.snaps.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = snaps.get(&handle).ok_or_else(unknown_handle)?;
+        let mut inner = self.lock();
+        for (path, seen) in states {
+            let meta = find(&snap.walk, &path);
+            self.put_index(&mut inner, path, meta, &seen, snap.since)?;
+        }
+        Ok(())
+    }
+
+    fn put_index(
+        &self,
+        inner: &mut Inner,
+        path: Vec<u8>,
+        meta: Option<Meta>,
+        seen: &Seen,
+        since: i64,
+    ) -> Result<State> {
+        let state = self.state_of(inner, seen, true)?;
+        match (meta, &state) {
+            (Some(m), State::File { .. } | State::Dir { .. }) => {
+                inner.index.insert(path, (m.settled(since), state.clone()));
+            }
+            _ => {
+                inner.index.remove(&path);
+            }
+        }
+        inner.index_dirty = true;
+        Ok(state)
+    }
+
+    /// After the command: the second listing `text` against the first. Returns the files the
+    /// caller must read (what moved between the two, or was changed within the first
+    /// listing's clock tick, and is a file now).
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle or an incomplete listing.
+    pub fn changed(&self, handle: u64, text: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let (after, now) = parse(text, &self.excludes)?;
+        let mut snaps = self.snaps.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = snaps.get_mut(&handle).ok_or_else(unknown_handle)?;
+        let mut moved: Vec<Vec<u8>> = Vec::new();
+        let mut all: BTreeMap<&[u8], (Option<&Meta>, Option<&Meta>)> = BTreeMap::new();
+        for (p, m) in &snap.walk {
+            all.entry(p).or_default().0 = Some(m);
+        }
+        for (p, m) in &after {
+            all.entry(p).or_default().1 = Some(m);
+        }
+        for (p, (a, b)) in all {
+            let differ = match (a, b) {
+                (Some(a), Some(b)) => !a.same(b) || a.is_racy(snap.since),
+                _ => true,
+            };
+            if differ {
+                moved.push(p.to_vec());
+            }
+        }
+        let read: Vec<Vec<u8>> = moved
+            .iter()
+            .filter(|p| find(&after, p).is_some_and(|m| m.kind == Kind::File))
+            .cloned()
+            .collect();
+        snap.after = Some((after, now - RACY_NS, moved));
+        Ok(read)
+    }
+
+    /// Records the command of `handle` (consumed): the files [`RemoteStore::changed`] asked
+    /// for as read now (`states`), every moved path's state before from the index. Returns
+    /// the listing, or `None` when nothing changed; the index learns the new states.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle or one `changed` has not seen; `Io`.
+    pub fn record_command(
+        &self,
+        handle: u64,
+        states: Vec<(Vec<u8>, Seen)>,
+        call: CallInfo,
+    ) -> Result<Option<Listing>> {
+        let snap = self
+            .snaps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&handle)
+            .ok_or_else(unknown_handle)?;
+        let (after, since, moved) = snap.after.ok_or_else(unknown_handle)?;
+        let read: BTreeMap<Vec<u8>, Seen> = states.into_iter().collect();
+        let mut inner = self.lock();
+        let mut changes = Vec::new();
+        for path in moved {
+            let before = inner
+                .index
+                .get(&path)
+                .map_or(State::Absent, |(_, s)| s.clone());
+            let meta = find(&after, &path);
+            let seen = match (meta, read.get(&path)) {
+                (None, _) => Seen::Absent,
+                (Some(m), _) if m.kind == Kind::Dir => Seen::Dir,
+                (Some(_), Some(seen)) => seen.clone(),
+                (Some(_), None) => continue, // not read: left to the next look
+            };
+            let after_state = self.put_index(&mut inner, path.clone(), meta, &seen, since)?;
+            if !before.same(&after_state) {
+                changes.push(Change {
+                    path,
+                    before,
+                    after: after_state,
+                });
+            }
+        }
+        let listing = self.append(&mut inner, changes, call)?;
+        index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
+        inner.index_dirty = false;
+        Ok(listing)
+    }
+
+    /// Drops `handle` without recording; the index is saved.
+    ///
+    /// Errors: `Io` for a full disk.
+    pub fn release(&self, handle: u64) -> Result<()> {
+        self.snaps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&handle);
+        let mut inner = self.lock();
+        if inner.index_dirty {
+            index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
+            inner.index_dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Appends a checkpoint of `changes` (sorted here) when there are any; prunes; writes the log.
+    pub(super) fn append(
+        &self,
+        inner: &mut Inner,
+        mut changes: Vec<Change>,
+        call: CallInfo,
+    ) -> Result<Option<Listing>> {
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        let listing = if changes.is_empty() {
+            None
+        } else {
+            let id = inner.log.new_id();
+            let cp = Checkpoint {
+                id,
+                run_id: call.run_id,
+                tool_call_id: call.tool_call_id,
+                tool_name: call.tool_name,
+                created_at: call.created_at,
+                changes,
+            };
+            let listing = Listing::of(&cp);
+            inner.log.checkpoints.push(cp);
+            Some(listing)
+        };
+        let path = self.dir.join("log.jsonl");
+        if inner.store_bytes() > self.settings.budget_bytes {
+            // The index on disk must not name objects the pruning may remove.
+            index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
+            inner.index_dirty = false;
+        }
+        if prune::prune(
+            inner,
+            &self.objects,
+            self.settings.budget_bytes,
+            &std::collections::HashSet::new(),
+        ) {
+            inner.log.save(&path).map_err(|e| io_error(&e))?;
+        } else if listing.is_some() {
+            inner.log.append_last(&path).map_err(|e| io_error(&e))?;
+        }
+        Ok(listing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::Settings;
+
+    fn listing(now: &str, entries: &[&str]) -> Vec<u8> {
+        let mut out = format!("{now}\n").into_bytes();
+        for e in entries {
+            out.extend_from_slice(e.as_bytes());
+            out.push(0);
+        }
+        out.extend_from_slice(DONE);
+        out
+    }
+
+    #[test]
+    fn a_command_between_two_listings() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RemoteStore::open(
+            dir.path().to_str().unwrap(),
+            Some("/ws"),
+            Settings::default(),
+        )
+        .unwrap();
+        let first = listing(
+            "2000000000000000000",
+            &[
+                "d 1 1 0 1000.5 1000.5 755 ",
+                "f 1 2 4 1000.5 1000.5 644 a b.txt",
+                "d 1 3 0 1000.5 1000.5 755 .git",
+                "f 1 4 4 1000.5 1000.5 644 .git/HEAD",
+                "l 1 5 4 1000.5 1000.5 777 link",
+                "f 1 6 1 1000.5 1000.5 644 gone",
+            ],
+        );
+        let (h, need) = store.snapshot(&first).unwrap();
+        assert_eq!(need, vec![b"a b.txt".to_vec(), b"gone".to_vec()]);
+        store
+            .settle(
+                h,
+                vec![
+                    (b"a b.txt".to_vec(), Seen::File(b"one\n".to_vec())),
+                    (b"gone".to_vec(), Seen::File(b"x".to_vec())),
+                ],
+            )
+            .unwrap();
+        let second = listing(
+            "2000000000000000001",
+            &[
+                "d 1 1 0 1000.5 1000.5 755 ",
+                "f 1 2 4 1001.25 1001.25 644 a b.txt",
+                "d 1 7 0 1001.25 1001.25 755 new",
+                "f 1 8 1 1001.25 1001.25 644 new/f",
+            ],
+        );
+        let read = store.changed(h, &second).unwrap();
+        assert_eq!(read, vec![b"a b.txt".to_vec(), b"new/f".to_vec()]);
+        let call = CallInfo {
+            tool_name: "run_command".into(),
+            ..CallInfo::default()
+        };
+        let l = store
+            .record_command(
+                h,
+                vec![
+                    (b"a b.txt".to_vec(), Seen::File(b"two\n".to_vec())),
+                    (b"new/f".to_vec(), Seen::File(b"f".to_vec())),
+                ],
+                call,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            l.paths,
+            vec![
+                b"a b.txt".to_vec(),
+                b"gone".to_vec(),
+                b"new".to_vec(),
+                b"new/f".to_vec()
+            ]
+        );
+        assert_eq!(l.bytes_kept, 5);
+        // A listing cut short is refused.
+        let mut cut = second.clone();
+        cut.truncate(cut.len() - 3);
+        assert!(store.snapshot(&cut).is_err());
+    }
+}

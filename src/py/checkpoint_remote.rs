@@ -1,0 +1,325 @@
+//! Bindings of the store of a non-local workspace ([`crate::checkpoint::remote`]):
+//! `RemoteCheckpointStore`. Python reads and writes the workspace through its protocol and
+//! hands states over: `None` (nothing there), `'dir'`, `'?'` (a file it could not read), or the
+//! file's `bytes`. Every method
+//! releases the GIL.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+
+use super::checkpoint::{listing, path_bytes, paths_of, plan_dict, py_str, run};
+use crate::checkpoint::remote::listing::LISTING_COMMAND;
+use crate::checkpoint::remote::{RemoteStore, Seen};
+use crate::checkpoint::{CallInfo, Settings};
+
+/// A state as Python gives it: `None`, `'dir'` or `bytes`.
+fn seen(value: &Bound<'_, PyAny>) -> PyResult<Seen> {
+    if value.is_none() {
+        return Ok(Seen::Absent);
+    }
+    if let Ok(b) = value.cast::<PyBytes>() {
+        return Ok(Seen::File(b.as_bytes().to_vec()));
+    }
+    match value.extract::<String>() {
+        Ok(s) if s == "dir" => Ok(Seen::Dir),
+        Ok(s) if s == "?" => Ok(Seen::Unreadable),
+        _ => Err(PyValueError::new_err(
+            "A state is None (nothing there), 'dir', '?' (unreadable) or the file's bytes.",
+        )),
+    }
+}
+
+/// `[(path, state), ...]` from Python.
+fn path_states(
+    items: Vec<(Bound<'_, PyString>, Bound<'_, PyAny>)>,
+) -> PyResult<Vec<(Vec<u8>, Seen)>> {
+    items
+        .iter()
+        .map(|(p, s)| Ok((path_bytes(p)?, seen(s)?)))
+        .collect()
+}
+
+/// The checkpoints of one non-local workspace root, kept in a host directory (`store_dir`).
+#[pyclass(
+    name = "RemoteCheckpointStore",
+    module = "pydantic_ai_harness_rs._core",
+    frozen
+)]
+pub struct PyRemoteCheckpointStore {
+    store: RemoteStore,
+}
+
+#[pymethods]
+impl PyRemoteCheckpointStore {
+    #[new]
+    #[pyo3(signature = (store_dir, *, root = None, exclude = None, max_file_bytes = 67_108_864, budget_bytes = 1_073_741_824))]
+    fn new(
+        py: Python<'_>,
+        store_dir: String,
+        root: Option<String>,
+        exclude: Option<Vec<String>>,
+        max_file_bytes: u64,
+        budget_bytes: u64,
+    ) -> PyResult<Self> {
+        let settings = Settings {
+            exclude: exclude.unwrap_or_else(|| vec![".git/".into()]),
+            max_file_bytes,
+            budget_bytes,
+        };
+        let store = run(py, move || {
+            RemoteStore::open(&store_dir, root.as_deref(), settings)
+        })?;
+        Ok(PyRemoteCheckpointStore { store })
+    }
+
+    /// The workspace root the store belongs to (`None`: none yet).
+    #[getter]
+    fn root(&self) -> Option<String> {
+        self.store.root().map(str::to_string)
+    }
+
+    /// The paths (root-relative) whose states a change of `paths` needs: each and its ancestors.
+    fn observed<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<Bound<'py, PyString>>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
+        let paths = paths_of(paths)?;
+        let out = run(py, || self.store.observed(&paths))?;
+        out.iter().map(|p| py_str(py, p)).collect()
+    }
+
+    /// Records a call's `[(path, before, after), ...]`: its listing, or `None` when nothing changed.
+    #[pyo3(signature = (changes, *, run_id, tool_call_id, tool_name, created_at))]
+    fn record<'py>(
+        &self,
+        py: Python<'py>,
+        changes: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let changes = changes
+            .iter()
+            .map(|(p, b, a)| Ok((path_bytes(p)?, seen(b)?, seen(a)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let l = run(py, || self.store.record(changes, call))?;
+        l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// The checkpoints, oldest first (with `run_id`: that run's).
+    #[pyo3(signature = (run_id = None))]
+    fn list<'py>(
+        &self,
+        py: Python<'py>,
+        run_id: Option<String>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let ls = py.detach(|| self.store.list(run_id.as_deref()));
+        ls.iter().map(|l| listing(py, l)).collect()
+    }
+
+    /// The ids pruned to keep the store within `budget_bytes`, oldest first.
+    fn pruned(&self, py: Python<'_>) -> Vec<String> {
+        py.detach(|| self.store.pruned())
+    }
+
+    /// Bytes the store's objects hold.
+    fn store_bytes(&self, py: Python<'_>) -> u64 {
+        py.detach(|| self.store.store_bytes())
+    }
+
+    /// Per changed path: `(path, diff text)`.
+    fn diff<'py>(
+        &self,
+        py: Python<'py>,
+        checkpoint_id: String,
+    ) -> PyResult<Vec<(Bound<'py, PyString>, String)>> {
+        let d = run(py, || self.store.diff(&checkpoint_id))?;
+        d.into_iter()
+            .map(|(p, t)| Ok((py_str(py, &p)?, t)))
+            .collect()
+    }
+
+    /// The kept bytes of object `hash`.
+    fn object<'py>(&self, py: Python<'py>, hash: String) -> PyResult<Bound<'py, PyBytes>> {
+        let data = run(py, || self.store.object(&hash))?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// The root-relative paths a rewind to `to` (limited to `paths`) puts back.
+    #[pyo3(signature = (to, paths = None))]
+    fn rewind_paths<'py>(
+        &self,
+        py: Python<'py>,
+        to: String,
+        paths: Option<Vec<Bound<'py, PyString>>>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
+        let paths = paths.map(paths_of).transpose()?;
+        let out = run(py, || self.store.rewind_paths(&to, paths.as_deref()))?;
+        out.iter().map(|p| py_str(py, p)).collect()
+    }
+
+    /// The rewind's plan from `current` (`[(path, state now), ...]`), as `CheckpointStore.plan_rewind`.
+    #[pyo3(signature = (to, paths, current))]
+    fn plan_rewind<'py>(
+        &self,
+        py: Python<'py>,
+        to: String,
+        paths: Option<Vec<Bound<'py, PyString>>>,
+        current: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let paths = paths.map(paths_of).transpose()?;
+        let current = path_states(current)?;
+        let plan = run(py, || {
+            self.store.plan_rewind(&to, paths.as_deref(), &current)
+        })?;
+        plan_dict(py, &plan)
+    }
+
+    /// The steps of `plan` (from `plan_rewind`), checked against `current` (read again):
+    /// `[(path, op, hash, reported, may_stay), ...]` in order (`op`: `remove`, `rmdir`,
+    /// `write`, `mkdir`). Raises `CheckpointError` on a conflict without `force`.
+    #[pyo3(signature = (plan, current, *, force = false))]
+    #[allow(clippy::type_complexity)]
+    fn rewind_steps<'py>(
+        &self,
+        py: Python<'py>,
+        plan: &Bound<'py, PyDict>,
+        current: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+        force: bool,
+    ) -> PyResult<
+        Vec<(
+            Bound<'py, PyString>,
+            &'static str,
+            Option<String>,
+            Option<&'static str>,
+            bool,
+        )>,
+    > {
+        let (to, paths, pinned) = plan_parts(plan)?;
+        let current = path_states(current)?;
+        let steps = run(py, || {
+            self.store
+                .rewind_steps(&to, paths.as_deref(), &pinned, &current, force)
+        })?;
+        steps
+            .into_iter()
+            .map(|s| Ok((py_str(py, &s.path)?, s.op, s.hash, s.reported, s.may_stay)))
+            .collect()
+    }
+
+    /// The command that prints a listing in the workspace root (`snapshot`, `changed`).
+    #[classattr]
+    fn listing_command() -> &'static str {
+        LISTING_COMMAND
+    }
+
+    /// Before a shell command: its listing's output compared with the index. Returns a handle
+    /// and the files to read now (`settle`).
+    fn snapshot<'py>(
+        &self,
+        py: Python<'py>,
+        listing: Vec<u8>,
+    ) -> PyResult<(u64, Vec<Bound<'py, PyString>>)> {
+        let (handle, need) = run(py, || self.store.snapshot(&listing))?;
+        let need = need
+            .iter()
+            .map(|p| py_str(py, p))
+            .collect::<PyResult<_>>()?;
+        Ok((handle, need))
+    }
+
+    /// The files `snapshot` asked for, as read: `[(path, state), ...]`.
+    fn settle(
+        &self,
+        py: Python<'_>,
+        handle: u64,
+        states: Vec<(Bound<'_, PyString>, Bound<'_, PyAny>)>,
+    ) -> PyResult<()> {
+        let states = path_states(states)?;
+        run(py, || self.store.settle(handle, states))
+    }
+
+    /// After the command: its second listing; returns the files to read for `record_command`.
+    fn changed<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        listing: Vec<u8>,
+    ) -> PyResult<Vec<Bound<'py, PyString>>> {
+        let read = run(py, || self.store.changed(handle, &listing))?;
+        read.iter().map(|p| py_str(py, p)).collect()
+    }
+
+    /// Records the command of `handle` from the files `changed` asked for, as read.
+    #[pyo3(signature = (handle, states, *, run_id, tool_call_id, tool_name, created_at))]
+    #[allow(clippy::too_many_arguments)]
+    fn record_command<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        states: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let states = path_states(states)?;
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let l = run(py, || self.store.record_command(handle, states, call))?;
+        l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// Drops a command's handle without recording.
+    fn release(&self, py: Python<'_>, handle: u64) -> PyResult<()> {
+        run(py, || self.store.release(handle))
+    }
+
+    /// After every step of `plan` succeeded: drops the rewound checkpoints.
+    fn finish_rewind(&self, py: Python<'_>, plan: &Bound<'_, PyDict>) -> PyResult<()> {
+        let (to, paths, _) = plan_parts(plan)?;
+        run(py, || self.store.finish_rewind(&to, paths.as_deref()))
+    }
+}
+
+/// `to`, `paths` and the pinned `(path, old_hash)` of a plan dict.
+#[allow(clippy::type_complexity)]
+fn plan_parts(
+    plan: &Bound<'_, PyDict>,
+) -> PyResult<(String, Option<Vec<Vec<u8>>>, Vec<(Vec<u8>, Option<String>)>)> {
+    let bad = || super::checkpoint::CheckpointError::new_err("Not a plan from plan_rewind().");
+    let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
+    let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
+        Some(p) if !p.is_none() => Some(p.extract()?),
+        _ => None,
+    };
+    let paths = paths.map(paths_of).transpose()?;
+    let mut pinned = Vec::new();
+    for f in plan.get_item("files")?.ok_or_else(bad)?.try_iter()? {
+        let f = f?;
+        let path = f.get_item("path")?;
+        pinned.push((
+            path_bytes(path.cast::<PyString>()?)?,
+            f.get_item("old_hash")?.extract()?,
+        ));
+    }
+    Ok((to, paths, pinned))
+}
+
+/// Adds `RemoteCheckpointStore` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRemoteCheckpointStore>()
+}
