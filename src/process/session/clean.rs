@@ -1,9 +1,9 @@
 //! A session's transcript as the model reads it: `clean_output`'s rules and a terminal's
 //! treatment of control characters, applied as the bytes arrive, in bounded memory.
 //!
-//! Fed a window's bytes in chunks of any size, [`Cleaner`] produces what Python's
-//! `terminal_text(clean_text(window))` (`shell/_modes.py`, `shell/_sessions.py`) gives for the
-//! whole window:
+//! Fed a window's bytes in chunks of any size, [`Cleaner`] produces for the whole window what
+//! Python's `clean_text` (`shell/_modes.py`, `clean_output`) gives, then what a terminal shows of
+//! the control characters left (the expected texts of the tests are Python's):
 //! - bytes that are not UTF-8 as `\xNN` (each byte of an invalid or cut-off sequence);
 //! - escape sequences removed: OSC (`ESC ]` ... `BEL` or `ESC \`), CSI (`ESC [` ...), DCS, PM
 //!   and APC strings (`ESC P`/`^`/`_` ... `ESC \`), two-character escapes, 8-bit CSI (U+009B);

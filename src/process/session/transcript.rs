@@ -369,3 +369,40 @@ mod tests {
         assert!(std::str::from_utf8(&taken.tail).is_ok());
     }
 }
+
+#[cfg(test)]
+mod speed {
+    /// `cargo test --release --lib transcript_speed -- --ignored --nocapture`: cleaning and
+    /// spilling cost per 64 MiB of terminal lines.
+    #[test]
+    #[ignore]
+    fn transcript_speed() {
+        let line = b"\x1b[32mline of forty characters\x1b[0m, over and over\r\n";
+        let chunk: Vec<u8> = line.iter().copied().cycle().take(256 * 1024).collect();
+        let dir = tempfile::tempdir().unwrap();
+        for (name, spill) in [
+            ("kept in memory", None),
+            (
+                "spilled",
+                Some(super::SpillSpec {
+                    dir: dir.path().to_path_buf(),
+                    after: 1000,
+                    limit: None,
+                }),
+            ),
+        ] {
+            let mut t = super::Transcript::new(200_000, 200_000, spill);
+            let start = std::time::Instant::now();
+            for _ in 0..(64 << 20) / chunk.len() {
+                t.push(&chunk);
+            }
+            let taken = t.take(Some(1000));
+            eprintln!(
+                "{name}: 64 MiB in {:?} ({} bytes of text)",
+                start.elapsed(),
+                taken.total
+            );
+            t.remove_files();
+        }
+    }
+}
