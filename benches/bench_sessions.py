@@ -13,6 +13,8 @@ Workloads:
   Target: core within 1.5x of the baseline.
 - Flood: a session printing `--flood-bytes` (default 1 GiB) of lines; time to its exit and how
   much this process grew (peak RSS delta): the screen and the transcript between reads are bounded.
+  Run twice: without a spill directory, and with one (the whole cleaned transcript written to a
+  spill file as it arrives, as `start_session` does; the file's size is reported).
 
 A full run writes the table to `benches/results/sessions-latest.md`.
 """
@@ -75,7 +77,7 @@ def round_trips(rounds: int) -> tuple[float, float]:
         assert session.wait(pattern, False, 5.0) == 'matched'
         out = session.take_output()
         core.append(time.perf_counter() - start)
-        assert out[0] == ECHO, out
+        assert out[0] == ECHO.replace(b'\r\n', b'\n'), out  # the transcript is the cleaned text
     session.stop(0.0)
     os.kill(pid, 9)
     os.waitpid(pid, 0)
@@ -119,19 +121,33 @@ async def tool_round_trip(rounds: int) -> float:
     return median_ms(samples)
 
 
-def flood(total: int) -> tuple[float, float, str]:
-    """Seconds until a session printing `total` bytes exits, our peak RSS growth in MiB, and its last output's end."""
+def flood(total: int, spill_dir: str | None = None) -> tuple[float, float, str, int]:
+    """Seconds until a session printing `total` bytes exits, our peak RSS growth in MiB, its last
+    output's end, and the bytes of its spill file (0 without `spill_dir`)."""
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     command = f'yes "line of forty characters, over and over" | head -c {total}; echo; echo done'
-    session = _core.Session.start(command.encode(), '/', ENV, cols=120, rows=40, head_bytes=200_016, tail_bytes=200_016)
+    session = _core.Session.start(
+        command.encode(),
+        '/',
+        ENV,
+        cols=120,
+        rows=40,
+        head_bytes=200_016,
+        tail_bytes=200_016,
+        spill_dir=spill_dir,
+        spill_after=49_880,
+    )
     start = time.perf_counter()
     while session.wait(None, False, 600.0) != 'exited':
         pass
     elapsed = time.perf_counter() - start
-    head, tail, size, *_ = session.take_output()
+    head, tail, size, _, _, _, _, _, spill, _ = session.take_output(49_880)
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
-    assert size >= total, size
-    return elapsed, grown, (head + tail)[-6:].decode(errors='replace')
+    spilled = 0 if spill is None else os.path.getsize(spill)
+    session.remove_files()
+    assert size >= total * 40 // 41, size  # the cleaned text: no carriage returns
+    assert spill_dir is None or spilled == size, (spilled, size)
+    return elapsed, grown, (head + tail)[-6:].decode(errors='replace'), spilled
 
 
 def main() -> None:
@@ -143,7 +159,9 @@ def main() -> None:
 
     core, base = round_trips(args.rounds)
     tool = asyncio.run(tool_round_trip(max(20, args.rounds // 5)))
-    seconds, grown, end = flood(args.flood_bytes)
+    seconds, grown, end, _ = flood(args.flood_bytes)
+    with tempfile.TemporaryDirectory() as spill_dir:
+        spill_seconds, spill_grown, _, spilled = flood(args.flood_bytes, spill_dir)
     mib = args.flood_bytes / (1 << 20)
     rows = [
         '| workload | ours | Python `pty` loop | ratio |',
@@ -152,6 +170,8 @@ def main() -> None:
         f'| keystroke round trip, `write_stdin` tool (until `cat` reads again) | {tool:.3f} ms | {base:.3f} ms | {tool / base:.2f}x |',
         f'| session printing {mib:.0f} MiB: time to exit | {seconds:.2f} s ({mib / seconds:.0f} MiB/s) | | |',
         f'| session printing {mib:.0f} MiB: peak RSS growth of this process | {grown:.1f} MiB | | |',
+        f'| same, spilled to a file ({spilled / (1 << 20):.0f} MiB written): time to exit | {spill_seconds:.2f} s ({mib / spill_seconds:.0f} MiB/s) | | |',
+        f'| same, spilled: peak RSS growth of this process | {spill_grown:.1f} MiB | | |',
     ]
     table = '\n'.join(rows)
     header = (

@@ -8,6 +8,7 @@ Model-facing messages never contain an absolute host path outside the root (`<ou
 
 import builtins
 import os
+import pathlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal, NoReturn, Self, final
 
@@ -738,8 +739,15 @@ class Session:
         head_bytes: int,
         tail_bytes: int,
         sandbox: tuple[bool, list[str], bool] | None = None,
+        spill_dir: str | os.PathLike[str] | None = None,
+        spill_after: int = 0,
+        max_log_bytes: int | None = None,
     ) -> Session:
-        """`/bin/sh -c command` on a new `cols` x `rows` terminal; raises `OSError` when it cannot start."""
+        """`/bin/sh -c command` on a new `cols` x `rows` terminal; raises `OSError` when it cannot start.
+
+        The transcript between reads is the cleaned text; with `spill_dir`, one past `spill_after` bytes is
+        written whole to `spill_dir/output-<32 hex>-stdout.log` as it arrives, under `max_log_bytes`.
+        """
     def write(self, data: bytes) -> None:
         """Send keys; `InvalidArgumentError` when the program exited or does not read its input for 5 s."""
     def wait(
@@ -750,9 +758,13 @@ class Session:
         Raises `InvalidPatternError` for a pattern that does not compile, `CancelledError` once `cancel` is cancelled.
         """
     def take_output(
-        self,
-    ) -> tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int]]:
-        """`(head, tail, total_bytes, total_lines, truncated, screen, (row, col), (cols, rows))` since the last read."""
+        self, room: int | None = None
+    ) -> tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int], pathlib.Path | None, bool]:
+        """`(head, tail, total_bytes, total_lines, truncated, screen, (row, col), (cols, rows), spill_path,
+        spill_cleared)` since the last read; `spill_path` holds the whole text when it was cut or is longer
+        than `room` chars (else `None`), `spill_cleared` whether `max_log_bytes` emptied it to the notice."""
+    def remove_files(self) -> int:
+        """Remove the spill files this session's reads kept; how many were removed."""
     def stop(self, grace: float) -> bool:
         """`SIGTERM` to the session's tree, `grace` seconds, then `SIGKILL`; whether it had to be killed."""
     @property
@@ -763,6 +775,7 @@ class Session:
     def output_bytes(self) -> int: ...
     @property
     def runtime(self) -> float: ...
+
 # --- checkpoints --------------------------------------------------------------------------------
 
 class CheckpointError(Exception):

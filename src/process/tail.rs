@@ -112,6 +112,11 @@ impl HeadTail {
         self.tail.push(rest);
     }
 
+    /// The first bytes pushed (up to the head's size).
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
     /// Bytes pushed in total.
     pub fn total(&self) -> u64 {
         self.head.len() as u64 + self.tail.total()

@@ -8,12 +8,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::error::{Error, ErrorKind};
-use crate::process::session::{Session, SessionSpec, Woke};
+use crate::process::session::{Session, SessionSpec, SpillSpec, Woke};
 use crate::py::shell::{env_pairs, sandbox_spec, seconds, PySandbox};
 use crate::py::PyCancelToken;
 
 /// `take_output()`'s result: `(head, tail, total_bytes, total_lines, truncated, screen,
-/// cursor, size)`.
+/// cursor, size, spill_path, spill_cleared)`.
 type PyOutput<'py> = (
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,
@@ -23,6 +23,8 @@ type PyOutput<'py> = (
     Option<String>,
     (u16, u16),
     (u16, u16),
+    Option<PathBuf>,
+    bool,
 );
 
 /// A program running on a pseudo-terminal in its own session; dropping the handle kills it.
@@ -39,10 +41,13 @@ impl PySession {
     /// `env`, in its own session with the terminal as its controlling terminal.
     ///
     /// `sandbox` is `None` or `(restrict_fs, writable_dirs, network)`; between two reads the
-    /// transcript keeps its first `head_bytes` and last `tail_bytes`. Raises `OSError` when
-    /// the terminal, the sandbox or the spawn fails.
+    /// transcript (cleaned text) keeps its first `head_bytes` and last `tail_bytes`. With
+    /// `spill_dir`, a transcript past `spill_after` bytes (at most `head_bytes`) is written
+    /// whole to `spill_dir/output-<32 hex>-stdout.log` as it arrives, each file kept under
+    /// `max_log_bytes` (emptied to the jobs' notice). Raises `OSError` when the terminal, the
+    /// sandbox or the spawn fails.
     #[staticmethod]
-    #[pyo3(signature = (command, cwd, env, *, cols, rows, head_bytes, tail_bytes, sandbox=None))]
+    #[pyo3(signature = (command, cwd, env, *, cols, rows, head_bytes, tail_bytes, sandbox=None, spill_dir=None, spill_after=0, max_log_bytes=None))]
     #[allow(clippy::too_many_arguments)]
     fn start<'py>(
         py: Python<'py>,
@@ -54,6 +59,9 @@ impl PySession {
         head_bytes: usize,
         tail_bytes: usize,
         sandbox: Option<PySandbox>,
+        spill_dir: Option<PathBuf>,
+        spill_after: u64,
+        max_log_bytes: Option<u64>,
     ) -> PyResult<PySession> {
         let spec = SessionSpec {
             command: command.to_vec(),
@@ -64,6 +72,11 @@ impl PySession {
             sandbox: sandbox_spec(sandbox),
             head_bytes,
             tail_bytes,
+            spill: spill_dir.map(|dir| SpillSpec {
+                dir,
+                after: spill_after,
+                limit: max_log_bytes,
+            }),
         };
         let inner = py.detach(move || Session::start(spec))?;
         Ok(PySession {
@@ -111,12 +124,20 @@ impl PySession {
     }
 
     /// The output since the last read, which starts a new one: `(head, tail, total_bytes,
-    /// total_lines, truncated, screen, cursor, size)`; the transcript is `head + tail` (bytes
-    /// between them dropped when `truncated`), `screen` the screen's text while a full-screen
-    /// program has the alternate screen up (else `None`), `cursor` 1-based `(row, col)`,
-    /// `size` `(cols, rows)`.
-    fn take_output<'py>(&self, py: Python<'py>) -> PyOutput<'py> {
-        let out = self.inner.take_output();
+    /// total_lines, truncated, screen, cursor, size, spill_path, spill_cleared)`; the
+    /// transcript (UTF-8 text, cleaned) is `head + tail` (bytes between them dropped when
+    /// `truncated`), `screen` the screen's text while a full-screen program has the alternate
+    /// screen up (else `None`), `cursor` 1-based `(row, col)`, `size` `(cols, rows)`.
+    /// `spill_path` is the file holding the whole transcript when it was cut or is longer than
+    /// `room` chars (else `None`; the file is removed), `spill_cleared` whether `max_log_bytes`
+    /// emptied it to the notice.
+    #[pyo3(signature = (room=None))]
+    fn take_output<'py>(&self, py: Python<'py>, room: Option<usize>) -> PyOutput<'py> {
+        let out = py.detach(|| self.inner.take_output(room));
+        let (spill_path, spill_cleared) = match out.spill {
+            Some(s) => (Some(s.path), s.cleared),
+            None => (None, false),
+        };
         (
             PyBytes::new(py, &out.head),
             PyBytes::new(py, &out.tail),
@@ -126,7 +147,14 @@ impl PySession {
             out.screen,
             out.cursor,
             out.size,
+            spill_path,
+            spill_cleared,
         )
+    }
+
+    /// Removes the spill files this session's reads kept; returns how many.
+    fn remove_files(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.inner.remove_files())
     }
 
     /// Stops the program and every descendant (`SIGTERM`, up to `grace` seconds, `SIGKILL`);

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -399,3 +400,106 @@ async def test_control_characters_do_not_reach_the_model(ws: Path) -> None:
     command = r"printf 'ab\b \bc\035\030\004d\tx\n'"
     results = await drive(ws, [start(command)])
     assert results[0] == f'Session 1 started: {command!r}\nacd\tx\n\n[session ended, exit code: 0]'
+
+
+_SPILL_MARKER = re.compile(
+    r'\[\.\.\. output truncated: (\d+) lines, (\d+) bytes in total; '
+    r'the full output is in (\.pydantic-ai-harness/shell/output-[0-9a-f]{32}-stdout\.log) \.\.\.\]'
+)
+
+
+async def run_reading_spills(
+    ws: Path, calls: list[Any], shell: Shell, events: list[Any]
+) -> tuple[list[str], list[list[str]], dict[str, bytes]]:
+    """Run `calls`; before each model turn, note the spill files on disk and read those the results name.
+
+    Returns the results, the spill files present before each turn, and each named file's bytes as read
+    while the run was live.
+    """
+    script = Script(calls)
+    present: list[list[str]] = []
+    contents: dict[str, bytes] = {}
+
+    def note(messages: list[ModelMessage]) -> None:
+        present.append(sorted(p.name for p in (ws / '.pydantic-ai-harness' / 'shell').glob('output-*')))
+        for _, text in tool_results(messages):
+            for found in _SPILL_MARKER.finditer(text):
+                contents.setdefault(found[3], (ws / found[3]).read_bytes())
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        note(messages)
+        async for part in script.stream(messages, info):
+            yield part
+
+    async def handler(ctx: Any, stream: Any) -> None:
+        async for event in stream:
+            if getattr(event, 'event_kind', None) == 'capability':
+                events.append(event)
+
+    agent = Agent(FunctionModel(stream_function=stream), capabilities=[LocalWorkspace(ws), shell], retries=100)
+    result = await agent.run('go', event_stream_handler=handler)
+    results = tool_results(result.all_messages())
+    assert [kind for kind, _ in results] == ['return'] * len(results), results
+    return [text for _, text in results], present, contents
+
+
+# Colours around each number: the transcript on disk is the cleaned text, as the model reads it.
+_COLOURED = "read x; printf '\\033[32m%s\\033[0m\\n' $(seq 1 2000); echo end"
+_CLEANED = '\n' + ''.join(f'{i}\n' for i in range(1, 2001)) + 'end\n'
+
+
+async def test_long_output_is_spilled_whole_cleaned_and_removed_with_the_run(ws: Path) -> None:
+    events: list[Any] = []
+    results, present, contents = await run_reading_spills(
+        ws,
+        [start(_COLOURED), write('1', '\n', yield_seconds=30)],
+        interactive(max_output_chars=600),
+        events,
+    )
+    # A result that shows all of its output keeps no file.
+    assert results[0] == f'Session 1 started: {_COLOURED!r}\n(no output yet)'
+    assert present[1] == []
+    text = results[1]
+    assert (
+        len(text) <= 600
+        and text.startswith('\n1\n2\n3\n')
+        and text.endswith('2000\nend\n\n[session ended, exit code: 0]')
+    )
+    [marker] = _SPILL_MARKER.findall(text)
+    lines, size, path = marker
+    assert contents[path].decode() == _CLEANED
+    assert (int(lines), int(size)) == (_CLEANED.count('\n'), len(_CLEANED))
+    assert present[2] == [Path(path).name]
+    # The finished event names the file; the run is over and the file is gone.
+    [finished] = [e for e in events if isinstance(e, CommandFinishedEvent)]
+    assert Path(finished.output_path).resolve() == (ws / path).resolve()
+    assert (finished.truncated, finished.exit_code) == (False, 0)
+    assert not (ws / path).exists()
+    assert list((ws / '.pydantic-ai-harness' / 'shell').glob('output-*')) == []
+
+
+async def test_max_log_bytes_bounds_a_spill_file_with_the_notice(ws: Path) -> None:
+    events: list[Any] = []
+    results, _, contents = await run_reading_spills(
+        ws,
+        [start(_COLOURED), write('1', '\n', yield_seconds=30), ('stop_session', {'id': '1'})],
+        interactive(max_output_chars=600, max_log_bytes=1000),
+        events,
+    )
+    [(_, _, path)] = _SPILL_MARKER.findall(results[1])
+    notice = '[Log exceeded max_log_bytes=1000; earlier output was cleared.]\n'
+    data = contents[path].decode()
+    assert data.startswith(notice) and len(data) <= 1000, data
+    assert data[len(notice) :] in _CLEANED
+    [finished] = [e for e in events if isinstance(e, CommandFinishedEvent)]
+    assert Path(finished.output_path).resolve() == (ws / path).resolve()
+    assert (finished.truncated, finished.total_lines) == (True, None)
+    # A stopped session's files stay for the rest of the run, then go with it.
+    assert not (ws / path).exists()
+
+
+async def test_output_longer_than_the_kept_head_shows_its_real_end(ws: Path) -> None:
+    # 2,692 bytes of text: more than the head kept in memory (2,416 bytes for 600 chars), less than
+    # head and tail together, so nothing was cut in memory and the result's end is the output's end.
+    results = await drive(ws, [start('seq 1 700')], shell=interactive(max_output_chars=600))
+    assert results[0].endswith('\n699\n700\n\n[session ended, exit code: 0]'), results[0]

@@ -1,14 +1,15 @@
 """Interactive sessions (`Shell(interactive=True)`): programs on a pseudo-terminal, driven by the model.
 
-The Rust core (`_core.Session`) runs the program, keeps its screen and a bounded transcript and
-tells when it waits for input; this module keeps the sessions of each run, renders what the model
-reads, judges the lines typed into a shell, and ends every session when its run or the Python
-process ends.
+The Rust core (`_core.Session`) runs the program, keeps its screen and a bounded transcript (the
+cleaned text, written whole to a spill file when long) and tells when it waits for input; this
+module keeps the sessions of each run, renders what the model reads, judges the lines typed into a
+shell, and ends every session (and removes its spill files) when its run or the Python process ends.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import posixpath
 import re
 import shlex
@@ -20,7 +21,7 @@ import anyio
 import anyio.to_thread
 
 from pydantic_ai_harness_rs import _core
-from pydantic_ai_harness_rs.shell._modes import clean_text, head_tail
+from pydantic_ai_harness_rs.shell._modes import head_tail
 
 SESSION_TOOL_NAMES: tuple[str, ...] = (
     'start_session',
@@ -53,6 +54,7 @@ _LIVE: set[_core.Session] = set()
 def _end_all() -> None:
     for handle in list(_LIVE):
         handle.stop(0.0)
+        handle.remove_files()
     _LIVE.clear()
 
 
@@ -104,6 +106,8 @@ class SessionTable:
 
     runs: dict[str, dict[str, LiveSession]] = field(default_factory=dict[str, dict[str, LiveSession]])
     counters: dict[str, int] = field(default_factory=dict[str, int])
+    stopped: dict[str, list[_core.Session]] = field(default_factory=dict[str, list[_core.Session]])
+    """Sessions of each run already stopped, whose spill files stay until the run ends."""
 
     def add(self, run: str, command: str, handle: _core.Session) -> LiveSession:
         number = self.counters.get(run, 0) + 1
@@ -121,16 +125,21 @@ class SessionTable:
 
     def remove(self, run: str, live: LiveSession) -> None:
         self.runs.get(run, {}).pop(live.id, None)
+        self.stopped.setdefault(run, []).append(live.handle)
         _LIVE.discard(live.handle)
 
     async def end_run(self, run: str) -> None:
-        """Stop every session of `run` (no grace: the run is over) and forget them."""
+        """Stop every session of `run` (no grace: the run is over), remove the spill files of all
+        its sessions, and forget them."""
         sessions = self.runs.pop(run, {})
+        stopped = self.stopped.pop(run, [])
         self.counters.pop(run, None)
         with anyio.CancelScope(shield=True):
             for live in sessions.values():
                 await anyio.to_thread.run_sync(live.handle.stop, 0.0)
                 _LIVE.discard(live.handle)
+            for handle in [*(live.handle for live in sessions.values()), *stopped]:
+                await anyio.to_thread.run_sync(handle.remove_files)
 
 
 async def wait(handle: _core.Session, pattern: str | None, until_input: bool, timeout: float) -> Woke:
@@ -144,40 +153,27 @@ async def wait(handle: _core.Session, pattern: str | None, until_input: bool, ti
         token.cancel()
 
 
-_CONTROLS = re.compile(r'[\x00-\x07\x0b-\x1f\x7f]')
-"""C0 controls a terminal does not show (all but backspace, tab and newline), and DEL."""
+Output = tuple[
+    bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int], os.PathLike[str] | str | None, bool
+]
+"""`_core.Session.take_output()`: `(head, tail, total_bytes, total_lines, truncated, screen, cursor, size,
+spill_path, spill_cleared)`."""
 
 
-def terminal_text(text: str) -> str:
-    """`text` without the control characters a terminal does not show, each backspace taking back
-    the character before it on its line (`ab\\b \\b` is `a`, as a shell's erase echo reads)."""
-    text = _CONTROLS.sub('', text)
-    if '\b' not in text:
-        return text
-    out: list[str] = []
-    for ch in text:
-        if ch != '\b':
-            out.append(ch)
-        elif out and out[-1] != '\n':
-            out.pop()
-    return ''.join(out)
-
-
-def render(
-    output: tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int]], max_chars: int
-) -> str:
-    """What the model reads of `take_output()`: the transcript with `clean_output`'s rules and
-    `terminal_text`'s (cut in the middle when the core kept only its ends or it is longer than
-    `max_chars`), then, while a full-screen program has the alternate screen up, the screen and
-    `[screen COLSxROWS, cursor at ROW,COL]`."""
-    head, tail, size, lines, truncated, screen, (row, col), (cols, rows) = output
-    text = terminal_text(clean_text(head))
+def render(output: Output, max_chars: int, path: str | None = None) -> str:
+    """What the model reads of `take_output()`: the transcript (already cleaned by the core:
+    `clean_output`'s rules, no control characters but newline and tab, backspaces applied), cut in
+    the middle with `head_tail`'s marker naming `path` (the spill file) when the core kept only its
+    ends or it is longer than `max_chars`; then, while a full-screen program has the alternate
+    screen up, the screen and `[screen COLSxROWS, cursor at ROW,COL]`."""
+    head, tail, size, lines, truncated, screen, (row, col), (cols, rows), *_ = output
+    text = head.decode('utf-8', errors='replace')
     if truncated:
         text = head_tail(
-            text + terminal_text(clean_text(tail)), max_chars, lines=lines, size=size, path=None, gap=len(text)
+            text + tail.decode('utf-8', errors='replace'), max_chars, lines=lines, size=size, path=path, gap=len(text)
         )
     elif len(text) > max_chars:
-        text = head_tail(text, max_chars, lines=lines, size=size, path=None)
+        text = head_tail(text, max_chars, lines=lines, size=size, path=path)
     if screen is None:
         return text if text.strip() else ''
     parts = [text.rstrip('\n')] if text.strip() else []

@@ -984,7 +984,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         after it, so the result is never cut again (`call_tool`).
         """
         room = max(self._max_output_chars - len(header) - _SESSION_STATUS_ROOM, 1)
-        text = render(live.handle.take_output(), room)
+        output = live.handle.take_output(room)
+        spill_path, cleared = output[8], output[9]
+        path = None if spill_path is None else os.fspath(spill_path)
+        shown = None if path is None else posixpath.relpath(path, await ctx.workspace.working_dir())
+        text = render(output, room, shown)
         live.lines += text.count('\n')
         if text:
             await self._emit(ctx, CommandOutputEvent(text=text))
@@ -995,11 +999,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 ctx,
                 CommandFinishedEvent(
                     pid=live.handle.pid,
-                    output_path='',
+                    output_path=path or '',
                     status_path='',
                     exit_code=code,
-                    truncated=False,
-                    total_lines=live.lines,
+                    truncated=cleared,
+                    total_lines=None if cleared else live.lines,
                 ),
             )
         return (text or empty) + status_line(live)
@@ -1047,6 +1051,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         extra = {**(self._resolve_env() or {}), 'TERM': (self._env or {}).get('TERM', SESSION_TERM)}
         env = env_bytes(local._env, extra)  # pyright: ignore[reportPrivateUsage]
         tail_bytes = (self._max_output_chars + 4) * _BYTES_PER_CHAR
+        spill_dir = await self._jobs_base(ctx)
         handle = await anyio.to_thread.run_sync(
             lambda: _core.Session.start(
                 os.fsencode(command),
@@ -1057,6 +1062,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 head_bytes=tail_bytes,
                 tail_bytes=tail_bytes,
                 sandbox=sandbox,
+                spill_dir=spill_dir,
+                spill_after=max(self._max_output_chars - _SESSION_STATUS_ROOM, 1),
+                max_log_bytes=self._max_log_bytes,
             )
         )
         live = self._sessions.add(ctx.run_id or '', command, handle)

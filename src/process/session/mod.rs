@@ -10,9 +10,11 @@
 //! ended (`TERM`, grace, `KILL`, descendants that left the group included); dropping a session
 //! kills it.
 
+pub mod clean;
 pub mod idle;
 pub mod pty;
 pub mod screen;
+pub mod transcript;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -32,6 +34,7 @@ use crate::process::sandbox::{Prepared, SandboxSpec};
 use crate::process::spawn::{shell_command, ShellArgs};
 
 pub use screen::Output;
+pub use transcript::{SpillSpec, Spilled};
 
 /// Bytes read from the terminal at most before they are fed to the emulator.
 const READ_CHUNK: usize = 256 * 1024;
@@ -70,6 +73,8 @@ pub struct SessionSpec {
     pub head_bytes: usize,
     /// Bytes of a transcript kept from its end between two reads.
     pub tail_bytes: usize,
+    /// Where long transcripts are written whole, if anywhere.
+    pub spill: Option<SpillSpec>,
 }
 
 /// What waiting stopped for.
@@ -230,6 +235,7 @@ impl Session {
                     spec.rows,
                     spec.head_bytes,
                     spec.tail_bytes,
+                    spec.spill.clone(),
                 ),
                 exit_code: None,
                 closed: false,
@@ -413,12 +419,18 @@ impl Session {
         }
     }
 
-    /// The output since the last read (which starts a new one).
-    pub fn take_output(&self) -> Output {
+    /// The output since the last read (which starts a new one); its spill file is kept when
+    /// the text is longer than `room` chars (`None`: only when cut in memory).
+    pub fn take_output(&self, room: Option<usize>) -> Output {
         let mut state = self.shared.state.lock().unwrap();
         state.drain(self.master.as_raw_fd());
         state.recent.clear();
-        state.terminal.take()
+        state.terminal.take(room)
+    }
+
+    /// Removes the spill files this session's reads kept; returns how many.
+    pub fn remove_files(&self) -> usize {
+        self.shared.state.lock().unwrap().terminal.remove_files()
     }
 
     /// Stops the program: the descendants that left its group are killed, its group gets
@@ -546,6 +558,7 @@ mod tests {
             sandbox: None,
             head_bytes: 1 << 16,
             tail_bytes: 1 << 16,
+            spill: None,
         })
         .unwrap()
     }
@@ -568,7 +581,7 @@ mod tests {
                 .unwrap(),
             Woke::Matched
         );
-        assert_eq!(text(&s.take_output()), "hello\r\nhello\r\n");
+        assert_eq!(text(&s.take_output(None)), "hello\nhello\n");
         s.write(b"\x04").unwrap();
         assert_eq!(
             s.wait(None, false, Duration::from_secs(5), None).unwrap(),
@@ -581,7 +594,7 @@ mod tests {
     fn has_a_controlling_terminal_in_its_own_session() {
         let s = start("tty >/dev/null && ps -o sid= -p $$ | tr -d ' ' && echo $$");
         s.wait(None, false, Duration::from_secs(5), None).unwrap();
-        let out = text(&s.take_output());
+        let out = text(&s.take_output(None));
         let lines: Vec<&str> = out.lines().map(str::trim).collect();
         assert_eq!(lines.len(), 2, "{out}");
         assert_eq!(lines[0], lines[1]);

@@ -1,14 +1,14 @@
 //! What a person would see of a session: a terminal emulator (`vt100`) keeps the screen, and the
-//! bytes a line program printed since the last read are kept apart, bounded, for its transcript.
+//! text a line program printed since the last read is kept apart, bounded, as its transcript.
 //!
-//! A line program's output is its scrolled text (the bytes, cleaned later with `clean_output`'s
-//! rules); a full-screen program (one on the alternate screen) is shown as its screen. Bytes
-//! printed while the alternate screen was up never reach the transcript, so a pager's redraws
-//! do not show up once it has ended.
+//! A line program's output is its scrolled text (cleaned as it arrives, see
+//! [`transcript`](super::transcript)); a full-screen program (one on the alternate screen) is
+//! shown as its screen. Bytes printed while the alternate screen was up never reach the
+//! transcript, so a pager's redraws do not show up once it has ended.
 
 use std::num::NonZeroU16;
 
-use crate::process::tail::HeadTail;
+use super::transcript::{SpillSpec, Spilled, Transcript};
 
 /// Rows of scrollback the emulator keeps (bounded memory whatever the program prints).
 pub const SCROLLBACK_ROWS: usize = 200;
@@ -16,7 +16,7 @@ pub const SCROLLBACK_ROWS: usize = 200;
 /// The output since the last read.
 #[derive(Debug)]
 pub struct Output {
-    /// The transcript's first bytes (all of it unless `truncated`).
+    /// The transcript's first bytes, cleaned text (all of it unless `truncated`).
     pub head: Vec<u8>,
     /// The transcript's last bytes (empty unless `truncated`).
     pub tail: Vec<u8>,
@@ -26,6 +26,8 @@ pub struct Output {
     pub lines: u64,
     /// Whether bytes between `head` and `tail` were dropped.
     pub truncated: bool,
+    /// The file holding the whole transcript when a result cannot show all of it.
+    pub spill: Option<Spilled>,
     /// The screen as text when the alternate screen is up: rows with trailing blanks removed,
     /// trailing blank rows dropped.
     pub screen: Option<String>,
@@ -38,9 +40,7 @@ pub struct Output {
 /// The emulator and the transcript since the last read.
 pub struct Terminal {
     parser: vt100::Parser,
-    pending: HeadTail,
-    head_bytes: usize,
-    tail_bytes: usize,
+    transcript: Transcript,
 }
 
 /// Where in `chunk` a private mode sequence (`ESC [ ?`) starts: the alternate screen can only
@@ -51,15 +51,19 @@ fn private_modes(chunk: &[u8]) -> impl Iterator<Item = usize> + '_ {
 
 impl Terminal {
     /// A `cols` x `rows` screen; the transcript keeps its first `head_bytes` and last
-    /// `tail_bytes` between two reads.
-    pub fn new(cols: u16, rows: u16, head_bytes: usize, tail_bytes: usize) -> Terminal {
+    /// `tail_bytes` between two reads, and spills long ones as `spill` says.
+    pub fn new(
+        cols: u16,
+        rows: u16,
+        head_bytes: usize,
+        tail_bytes: usize,
+        spill: Option<SpillSpec>,
+    ) -> Terminal {
         let cols = NonZeroU16::new(cols.max(1)).unwrap_or(NonZeroU16::MIN);
         let rows = NonZeroU16::new(rows.max(1)).unwrap_or(NonZeroU16::MIN);
         Terminal {
             parser: vt100::Parser::new(rows, cols, SCROLLBACK_ROWS),
-            pending: HeadTail::new(head_bytes, tail_bytes, None),
-            head_bytes,
-            tail_bytes,
+            transcript: Transcript::new(head_bytes, tail_bytes, spill),
         }
     }
 
@@ -74,10 +78,10 @@ impl Terminal {
             self.parser.process(self.visible_part(segment, before));
             let after = self.parser.screen().alternate_screen();
             if !before && !after {
-                self.pending.push(segment);
+                self.transcript.push(segment);
             } else if before && !after {
                 // Leaving the alternate screen: what follows the switch is line output again.
-                self.pending.push(segment);
+                self.transcript.push(segment);
             }
             start = end;
         }
@@ -100,29 +104,31 @@ impl Terminal {
         }
     }
 
+    /// Removes the spill files reads kept; returns how many.
+    pub fn remove_files(&mut self) -> usize {
+        self.transcript.remove_files()
+    }
+
     /// Whether a full-screen program has the alternate screen up.
     pub fn is_full_screen(&self) -> bool {
         self.parser.screen().alternate_screen()
     }
 
-    /// The output since the last read, which starts a new transcript.
-    pub fn take(&mut self) -> Output {
-        let pending = std::mem::replace(
-            &mut self.pending,
-            HeadTail::new(self.head_bytes, self.tail_bytes, None),
-        );
-        let (total, lines, truncated) = (pending.total(), pending.lines(), pending.is_truncated());
-        let (head, tail) = pending.into_parts();
+    /// The output since the last read, which starts a new transcript; its spill file is kept
+    /// when the text is longer than `room` chars (see [`Transcript::take`]).
+    pub fn take(&mut self, room: Option<usize>) -> Output {
+        let taken = self.transcript.take(room);
         let screen = self.parser.screen();
         let (rows, cols) = screen.size();
         let (row, col) = screen.cursor_position();
         let text = screen.alternate_screen().then(|| self.screen_text());
         Output {
-            head,
-            tail,
-            total,
-            lines,
-            truncated,
+            head: taken.head,
+            tail: taken.tail,
+            total: taken.total,
+            lines: taken.lines,
+            truncated: taken.truncated,
+            spill: taken.spill,
             screen: text,
             cursor: (row + 1, col + 1),
             size: (cols.get(), rows.get()),
@@ -151,27 +157,27 @@ mod tests {
 
     #[test]
     fn line_output_is_kept_and_a_read_starts_anew() {
-        let mut t = Terminal::new(80, 24, 1024, 1024);
+        let mut t = Terminal::new(80, 24, 1024, 1024, None);
         t.feed(b"hello\r\nworld\r\n");
-        let out = t.take();
-        assert_eq!(out.head, b"hello\r\nworld\r\n");
-        assert_eq!((out.total, out.lines, out.truncated), (14, 2, false));
+        let out = t.take(None);
+        assert_eq!(out.head, b"hello\nworld\n");
+        assert_eq!((out.total, out.lines, out.truncated), (12, 2, false));
         assert!(out.screen.is_none());
         assert_eq!(out.cursor, (3, 1));
-        assert_eq!(t.take().total, 0);
+        assert_eq!(t.take(None).total, 0);
     }
 
     #[test]
     fn the_alternate_screen_is_shown_as_a_screen_and_kept_out_of_the_transcript() {
-        let mut t = Terminal::new(20, 5, 1024, 1024);
+        let mut t = Terminal::new(20, 5, 1024, 1024, None);
         t.feed(b"before\r\n\x1b[?1049h\x1b[H\x1b[2Jpage one\r\npage two");
-        let out = t.take();
-        assert_eq!(out.head, b"before\r\n");
+        let out = t.take(None);
+        assert_eq!(out.head, b"before\n");
         assert_eq!(out.screen.as_deref(), Some("page one\npage two"));
         assert_eq!((out.cursor, out.size), ((2, 9), (20, 5)));
         t.feed(b"\x1b[Hredraw\x1b[?1049lafter\r\n");
-        let out = t.take();
-        assert_eq!(out.head, b"\x1b[?1049lafter\r\n");
+        let out = t.take(None);
+        assert_eq!(out.head, b"after\n");
         assert!(out.screen.is_none());
     }
 
@@ -181,7 +187,7 @@ mod tests {
             .flat_map(|i| format!("line {i} with some text\r\n").into_bytes())
             .chain(b"\x1b[2Aup two\r\nlast".iter().copied())
             .collect();
-        let mut fast = Terminal::new(40, 6, 64, 64);
+        let mut fast = Terminal::new(40, 6, 64, 64, None);
         fast.feed(&flood);
         let mut slow =
             vt100::Parser::new(NonZeroU16::new(6).unwrap(), NonZeroU16::new(40).unwrap(), 0);
@@ -193,16 +199,18 @@ mod tests {
             fast.parser.screen().cursor_position(),
             slow.screen().cursor_position()
         );
-        assert_eq!(fast.take().total, flood.len() as u64);
+        // The transcript is the cleaned text: no carriage returns, no escape sequence.
+        let cleaned = flood.len() - 5001 - b"\x1b[2A".len();
+        assert_eq!(fast.take(None).total, cleaned as u64);
     }
 
     #[test]
     fn a_long_transcript_keeps_its_head_and_tail() {
-        let mut t = Terminal::new(80, 24, 8, 8);
+        let mut t = Terminal::new(80, 24, 8, 8, None);
         for _ in 0..1000 {
             t.feed(b"0123456789\n");
         }
-        let out = t.take();
+        let out = t.take(None);
         assert!(out.truncated);
         assert_eq!((out.total, out.lines), (11_000, 1000));
         assert_eq!((out.head.len(), out.tail.len()), (8, 8));
@@ -218,7 +226,7 @@ mod speed {
         let line = b"line of forty characters, over and over\r\n";
         let chunk: Vec<u8> = line.iter().copied().cycle().take(4096).collect();
         for (name, rows) in [("40 rows", 40u16)] {
-            let mut t = super::Terminal::new(120, rows, 200_000, 200_000);
+            let mut t = super::Terminal::new(120, rows, 200_000, 200_000, None);
             let start = std::time::Instant::now();
             for _ in 0..(64 << 20) / 4096 {
                 t.feed(&chunk);
