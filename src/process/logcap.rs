@@ -11,8 +11,14 @@
 //! `max(limit, notice)` bytes, however fast the command writes, and a command that reads its own
 //! log cannot grow it. The copier exits once every writer has closed its FIFO.
 //!
+//! The wrapper waits for the copier without polling: it holds the write end of `done.fifo`
+//! until the command has ended, and then reads `ack.fifo` to its end. The copier closes its end
+//! of `ack.fifo` once every log writer has closed (all output is in the logs), or
+//! [`DRAIN_GRACE`] after `done.fifo` hung up (a background process still writing), whichever
+//! comes first; it goes on copying after that until its last writer closes.
+//!
 //! The forked child runs only async-signal-safe calls (`poll`, `read`, `write`, `fstat`,
-//! `ftruncate`, `open`, `close`, `_exit`) on data prepared before the fork.
+//! `ftruncate`, `open`, `close`, `clock_gettime`, `_exit`) on data prepared before the fork.
 
 use std::ffi::CString;
 use std::io;
@@ -22,6 +28,11 @@ use std::path::{Path, PathBuf};
 
 /// Bytes read from a FIFO at a time (the pipe buffer's default size).
 pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// How long after the wrapper's command has ended (`done.fifo` hung up) the copier still keeps
+/// the wrapper waiting for output that a background process writes, before it lets the wrapper
+/// publish the exit status.
+pub const DRAIN_GRACE_MS: i64 = 250;
 
 /// The notice a cleared log is left holding (without its newline).
 pub fn notice(limit: u64) -> String {
@@ -35,7 +46,12 @@ pub struct Copier {
     pub pid: i32,
     /// The FIFOs the command writes to: stdout's, then stderr's unless the logs are combined.
     pub fifos: Vec<PathBuf>,
-    /// Write ends held until the wrapper has opened the FIFOs, so the copier sees no early EOF.
+    /// `done.fifo`: the wrapper holds its write end while the command runs.
+    pub done: PathBuf,
+    /// `ack.fifo`: the wrapper reads it to its end, which comes once the logs hold the output.
+    pub ack: PathBuf,
+    /// Ends held until the wrapper has opened the FIFOs, so the copier sees no early EOF (and
+    /// the copier's open of `ack.fifo` for writing found a reader).
     keepers: Vec<OwnedFd>,
 }
 
@@ -44,7 +60,7 @@ impl Copier {
     /// (the open ends stay valid), so the job directory holds the reference's files only.
     pub fn release(self) {
         drop(self.keepers);
-        for fifo in &self.fifos {
+        for fifo in self.fifos.iter().chain([&self.done, &self.ack]) {
             let _ = std::fs::remove_file(fifo);
         }
     }
@@ -113,6 +129,37 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
             }
         }
     }
+    let mut made = fifos.clone();
+    let mut handshake = |name: &str| -> io::Result<(PathBuf, CString)> {
+        let path = dir.join(name);
+        let c_path = cstring(&path)?;
+        // SAFETY: mkfifo with a NUL-terminated path.
+        if unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) } == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        made.push(path.clone());
+        Ok((path, c_path))
+    };
+    let handshake = (|| {
+        let (done, c_done) = handshake("done.fifo")?;
+        let (ack, c_ack) = handshake("ack.fifo")?;
+        let done_read = open(&c_done, libc::O_RDONLY | libc::O_NONBLOCK)?;
+        let done_keeper = open(&c_done, libc::O_WRONLY | libc::O_NONBLOCK)?;
+        // Our read end first, so the copier's non-blocking open for writing finds a reader.
+        let ack_keeper = open(&c_ack, libc::O_RDONLY | libc::O_NONBLOCK)?;
+        let ack_write = open(&c_ack, libc::O_WRONLY | libc::O_NONBLOCK)?;
+        Ok::<_, io::Error>((done, ack, done_read, done_keeper, ack_keeper, ack_write))
+    })();
+    let (done, ack, done_read, done_keeper, ack_keeper, ack_write) = match handshake {
+        Ok(opened) => opened,
+        Err(e) => {
+            cleanup(&made);
+            return Err(e);
+        }
+    };
+    let fifos_made = made;
+    keepers.push(done_keeper);
+    keepers.push(ack_keeper);
     let clears = cstring(&dir.join("log_clears"))?;
     let notice = format!("{}\n", notice(limit)).into_bytes();
     let streams: Vec<Stream> = reads
@@ -123,16 +170,27 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
             log: l.as_raw_fd(),
         })
         .collect();
+    // The streams, then `done.fifo` (its hang-up is the only event looked for).
     let mut polls: Vec<libc::pollfd> = streams
         .iter()
-        .map(|s| libc::pollfd {
-            fd: s.read,
+        .map(|s| s.read)
+        .chain([done_read.as_raw_fd()])
+        .map(|fd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
         })
         .collect();
     let mut buffer = vec![0u8; CHUNK_BYTES];
-    let keep: Vec<RawFd> = streams.iter().flat_map(|s| [s.read, s.log]).collect();
+    let ends = Handshake {
+        done: done_read.as_raw_fd(),
+        ack: ack_write.as_raw_fd(),
+    };
+    let keep: Vec<RawFd> = streams
+        .iter()
+        .flat_map(|s| [s.read, s.log])
+        .chain([ends.done, ends.ack])
+        .collect();
     // SAFETY: the child runs only async-signal-safe calls on memory prepared above (a copy of
     // this process's, after fork) and leaves by `_exit`; every signal is blocked around the fork
     // so no handler of this process runs in the child before its dispositions are reset.
@@ -145,6 +203,7 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
         if pid == 0 {
             child(
                 &streams,
+                ends,
                 &mut polls,
                 &mut buffer,
                 &keep,
@@ -156,13 +215,15 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
         let fork_error = io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         if pid == -1 {
-            cleanup(&fifos);
+            cleanup(&fifos_made);
             return Err(fork_error);
         }
         pid
     };
     drop(reads);
     drop(log_fds);
+    drop(done_read);
+    drop(ack_write);
     let _ = std::thread::Builder::new()
         .name("harness-log-copier".into())
         .stack_size(64 * 1024)
@@ -177,13 +238,31 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
     Ok(Copier {
         pid,
         fifos,
+        done,
+        ack,
         keepers,
     })
+}
+
+/// The copier's ends of its handshake with the wrapper: `done.fifo`'s read end and
+/// `ack.fifo`'s write end.
+#[derive(Clone, Copy)]
+struct Handshake {
+    done: RawFd,
+    ack: RawFd,
+}
+
+/// Milliseconds on the monotonic clock (async-signal-safe).
+unsafe fn now_ms() -> i64 {
+    let mut ts: libc::timespec = std::mem::zeroed();
+    libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
 }
 
 /// The copier's body; never returns.
 unsafe fn child(
     streams: &[Stream],
+    ends: Handshake,
     polls: &mut [libc::pollfd],
     buffer: &mut [u8],
     keep: &[RawFd],
@@ -258,12 +337,33 @@ unsafe fn child(
         fd += 1;
     }
     let mut open_streams = streams.len();
+    let done = streams.len();
+    // When the wrapper's command ended (`done.fifo` hung up), plus the grace; `None` before.
+    let mut deadline: Option<i64> = None;
+    let mut acked = false;
     while open_streams > 0 {
         for p in polls.iter_mut() {
             p.revents = 0;
         }
-        if libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) == -1 {
+        let mut timeout = -1;
+        if let (Some(at), false) = (deadline, acked) {
+            let left = at - now_ms();
+            if left <= 0 {
+                // The grace is over: the wrapper publishes while a background process writes on.
+                libc::close(ends.ack);
+                acked = true;
+            } else {
+                timeout = left.min(i32::MAX as i64) as libc::c_int;
+            }
+        }
+        let ready = libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout);
+        if ready == -1 {
             continue;
+        }
+        if polls[done].fd >= 0 && polls[done].revents != 0 {
+            // Every writer of `done.fifo` is gone: the wrapper's command has ended.
+            polls[done].fd = -1;
+            deadline = Some(now_ms() + DRAIN_GRACE_MS);
         }
         for (i, stream) in streams.iter().enumerate() {
             if polls[i].fd < 0 || polls[i].revents == 0 {
