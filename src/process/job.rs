@@ -91,7 +91,8 @@ pub const LOG_CHECK_INTERVAL: &str = "1";
 /// and `ack.fifo`, `${10}` and `${11}` the host's `sleep` and `mv`.
 ///
 /// Nothing it runs is looked up on the command's `PATH`: the final status is written beside the
-/// file and renamed over it with the host's `mv`, so a reader never sees it half written
+/// file and renamed over it (by the log copier when there is one, else with the host's `mv`),
+/// so a reader never sees it half written
 /// (without any `mv` on the host, written in place: readers retry the instant it is empty,
 /// see [`status_text`]); the command starts under `/bin/sh`; `mv` and `sleep` are absolute
 /// paths the supervisor found on its own `PATH` ([`host_tool`]).
@@ -109,9 +110,11 @@ pub const LOG_CHECK_INTERVAL: &str = "1";
 /// signal covers a `SIGTERM` landing before the command's `exec`. `wait` returns early when the
 /// trap runs, so it is repeated until the command is gone and its real status is known. Before
 /// publishing, the wrapper gives the copier up to a quarter of a second to write out what the
-/// command wrote: it closes `done.fifo` and reads `ack.fifo` to its end, which the copier
-/// closes once no process holds the log FIFOs, or a quarter of a second later while a
-/// background process still writes ([`crate::process::logcap`]; no polling). The
+/// command wrote: it writes `status.tmp`, closes `done.fifo` and reads `ack.fifo` to its end;
+/// the copier renames `status.tmp` over `status.json` and closes `ack.fifo` once no process
+/// holds the log FIFOs, or a quarter of a second later while a background process still writes
+/// ([`crate::process::logcap`]; no polling, no `mv`; the wrapper renames it itself if the
+/// copier did not). The
 /// command runs as `sh -c` with `$0` `sh`, so the shell's messages read as the reference's
 /// (`sh: 1: nosuch: not found`). With a log limit, `watch.stop` is left at the end, as the
 /// reference's watcher leaves it.
@@ -125,17 +128,25 @@ publish() {
     "$__harness_mv" -f "$dir/status.tmp" "$dir/status.json" 2> /dev/null ||
     printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.json"
 }
-drained() {
-  exec 3>&- 4>&-
-  if [ -n "$__harness_done" ]; then exec 5>&-; read -r __harness_ack <&6; exec 6<&-; fi
+finish() {
   [ -z "$__harness_log_limit" ] || true 2> /dev/null > "$dir/watch.stop"
+  if [ -n "$__harness_done" ]; then
+    printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp"
+    exec 3>&- 4>&- 5>&-
+    read -r __harness_ack <&6
+    exec 6<&-
+    [ ! -e "$dir/status.tmp" ] || publish "$1"
+  else
+    exec 3>&- 4>&-
+    publish "$1"
+  fi
 }
 trap : TERM
 if [ "$2" = combined ]; then out="$dir/output.log"; err="$dir/output.log"; else out="$dir/stdout.log"; err="$dir/stderr.log"; fi
 if [ -n "$6" ]; then exec 3> "$6"; if [ -n "$7" ]; then exec 4> "$7"; else exec 4>&3; fi
 else exec 3>> "$out" 4>> "$err"; fi
 [ -z "$__harness_done" ] || exec 5> "$8" 6< "$9"
-if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >&4; exec > /dev/null; drained; publish 1; exit 1; fi
+if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >&4; exec > /dev/null; finish 1; exit 1; fi
 (
   [ ! -e "$dir/stop" ] || exit 143
   exec /bin/sh -c "$3" sh
@@ -147,8 +158,7 @@ while :; do
   code=$?
   kill -0 "$child" 2>/dev/null || break
 done
-drained
-publish $code
+finish $code
 # A subreaper wrapper stays while it has adopted descendants, so a stop can still find them.
 while kids=; read -r kids < "/proc/$$/task/$$/children"; [ -n "$kids" ]; do "${__harness_sleep:-sleep}" 1 & wait $!; done
 "#;

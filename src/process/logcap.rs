@@ -11,14 +11,15 @@
 //! `max(limit, notice)` bytes, however fast the command writes, and a command that reads its own
 //! log cannot grow it. The copier exits once every writer has closed its FIFO.
 //!
-//! The wrapper waits for the copier without polling: it holds the write end of `done.fifo`
-//! until the command has ended, and then reads `ack.fifo` to its end. The copier closes its end
-//! of `ack.fifo` once every log writer has closed (all output is in the logs), or
-//! [`DRAIN_GRACE`] after `done.fifo` hung up (a background process still writing), whichever
-//! comes first; it goes on copying after that until its last writer closes.
+//! The copier also publishes the job's final status, so the wrapper waits for it without polling
+//! and forks no `mv`: the wrapper writes `status.tmp`, closes its log FIFOs and `done.fifo`, and
+//! reads `ack.fifo` to its end. Once every log writer has closed (all output is in the logs), or
+//! [`DRAIN_GRACE_MS`] after `done.fifo` hung up (a background process still writing), whichever
+//! comes first, the copier renames `status.tmp` over `status.json` and closes its end of
+//! `ack.fifo`; it goes on copying after that until its last writer closes.
 //!
 //! The forked child runs only async-signal-safe calls (`poll`, `read`, `write`, `fstat`,
-//! `ftruncate`, `open`, `close`, `clock_gettime`, `_exit`) on data prepared before the fork.
+//! `ftruncate`, `open`, `close`, `rename`, `clock_gettime`, `_exit`) on data prepared before the fork.
 
 use std::ffi::CString;
 use std::io;
@@ -160,6 +161,10 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
     let fifos_made = made;
     keepers.push(done_keeper);
     keepers.push(ack_keeper);
+    let status = [
+        cstring(&dir.join("status.tmp"))?,
+        cstring(&dir.join("status.json"))?,
+    ];
     let clears = cstring(&dir.join("log_clears"))?;
     let notice = format!("{}\n", notice(limit)).into_bytes();
     let streams: Vec<Stream> = reads
@@ -185,6 +190,7 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
     let ends = Handshake {
         done: done_read.as_raw_fd(),
         ack: ack_write.as_raw_fd(),
+        status: &status,
     };
     let keep: Vec<RawFd> = streams
         .iter()
@@ -244,12 +250,23 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
     })
 }
 
-/// The copier's ends of its handshake with the wrapper: `done.fifo`'s read end and
-/// `ack.fifo`'s write end.
+/// The copier's ends of its handshake with the wrapper: `done.fifo`'s read end, `ack.fifo`'s
+/// write end, and the wrapper's final status (`status.tmp`) with the name it is published under
+/// (`status.json`).
 #[derive(Clone, Copy)]
-struct Handshake {
+struct Handshake<'a> {
     done: RawFd,
     ack: RawFd,
+    status: &'a [CString; 2],
+}
+
+impl Handshake<'_> {
+    /// Publishes the status the wrapper wrote before it closed its FIFOs (a rename, so the wrapper
+    /// forks no `mv`; nothing when there is none), then lets the wrapper go on.
+    unsafe fn ack(&self) {
+        libc::rename(self.status[0].as_ptr(), self.status[1].as_ptr());
+        libc::close(self.ack);
+    }
 }
 
 /// Milliseconds on the monotonic clock (async-signal-safe).
@@ -349,8 +366,8 @@ unsafe fn child(
         if let (Some(at), false) = (deadline, acked) {
             let left = at - now_ms();
             if left <= 0 {
-                // The grace is over: the wrapper publishes while a background process writes on.
-                libc::close(ends.ack);
+                // The grace is over: the status is published while a background process writes on.
+                ends.ack();
                 acked = true;
             } else {
                 timeout = left.min(i32::MAX as i64) as libc::c_int;
@@ -382,6 +399,9 @@ unsafe fn child(
             polls[i].fd = -1;
             open_streams -= 1;
         }
+    }
+    if !acked {
+        ends.ack();
     }
     libc::_exit(0)
 }
