@@ -30,9 +30,9 @@ use std::path::{Path, PathBuf};
 /// Bytes read from a FIFO at a time (the pipe buffer's default size).
 pub const CHUNK_BYTES: usize = 64 * 1024;
 
-/// How long after the wrapper's command has ended (`done.fifo` hung up) the copier still keeps
-/// the wrapper waiting for output that a background process writes, before it lets the wrapper
-/// publish the exit status.
+/// Milliseconds after the wrapper's command has ended (`done.fifo` hung up) that the copier
+/// still waits for output a background process writes before it publishes the exit status
+/// (and lets the wrapper go on); it copies what comes later all the same.
 pub const DRAIN_GRACE_MS: i64 = 250;
 
 /// The notice a cleared log is left holding (without its newline).
