@@ -353,6 +353,7 @@ unsafe fn now_ms() -> i64 {
 }
 
 /// The copier's body; never returns.
+#[allow(clippy::too_many_arguments)]
 unsafe fn child(
     streams: &[Stream],
     ends: Handshake,
