@@ -788,6 +788,44 @@ mod tests {
     }
 
     #[test]
+    fn without_its_copier_the_wrapper_publishes_the_status_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut job = spec(tmp.path(), "sleep 1; exit 6");
+        job.max_log_bytes = Some(1000);
+        let Launch::Started(handle) = launch(job).unwrap() else {
+            panic!()
+        };
+        // The copier: the child of this process that holds the job's log open.
+        let dir = tmp.path().join("job");
+        let log = dir.join("stdout.log");
+        let me = std::process::id();
+        let copiers: Vec<i32> = fs::read_dir(format!("/proc/{me}/task"))
+            .unwrap()
+            .flatten()
+            .filter_map(|t| fs::read_to_string(t.path().join("children")).ok())
+            .flat_map(|text| {
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|&pid| pid != handle.pid)
+            .filter(|&pid| {
+                fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                    fds.flatten()
+                        .any(|fd| fs::read_link(fd.path()).is_ok_and(|target| target == log))
+                })
+            })
+            .collect();
+        assert!(!copiers.is_empty());
+        for pid in copiers {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        assert!(wait_exit(handle.pid, Duration::from_secs(20)));
+        assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(6));
+        assert!(!dir.join("status.tmp").exists());
+    }
+
+    #[test]
     fn log_over_the_limit_is_emptied_and_the_command_runs_on() {
         let tmp = tempfile::tempdir().unwrap();
         let mut chatty = spec(
