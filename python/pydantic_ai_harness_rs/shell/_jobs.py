@@ -137,6 +137,12 @@ class Job:
         running, code = await self.status()
         return running, code, await self.tail(self.output_path, max_bytes), await self.tail(self.stderr_path, max_bytes)
 
+    async def stop_and_read(self, max_bytes: int) -> tuple[bool, int | None, bytes, bytes]:
+        """`kill()`, then `snapshot(max_bytes)`: `(killed, exit_code, stdout_tail, stderr_tail)`."""
+        killed = await self.kill()
+        _, code, stdout, stderr = await self.snapshot(max_bytes)
+        return killed, code, stdout, stderr
+
     def _note_status(self, text: str | None) -> tuple[bool, int | None]:
         """`(running, exit_code)` of a status text just read; a final one is cached."""
         if self._final_status is not None:
@@ -225,6 +231,20 @@ class LocalJob(Job):
     async def kill(self) -> bool:
         how = await anyio.to_thread.run_sync(_core.job_kill, self.directory, self.pid, self.pgid, KILL_GRACE_PERIOD)
         return how == 'killed'
+
+    async def stop_and_read(self, max_bytes: int) -> tuple[bool, int | None, bytes, bytes]:
+        # One trip to a worker thread for the stop and the reads after it.
+        def stop_read() -> tuple[str, str | None, bytes, bytes]:
+            how = _core.job_kill(self.directory, self.pid, self.pgid, KILL_GRACE_PERIOD)
+            return (
+                how,
+                _core.job_status(self.directory),
+                _core.job_tail(self.output_path, max_bytes),
+                _core.job_tail(self.stderr_path, max_bytes),
+            )
+
+        how, text, stdout, stderr = await anyio.to_thread.run_sync(stop_read)
+        return how == 'killed', self._note_status(text)[1], stdout, stderr
 
     async def wait(self, timeout: float) -> None:
         await anyio.to_thread.run_sync(_core.job_wait, self.pid, timeout, abandon_on_cancel=True)

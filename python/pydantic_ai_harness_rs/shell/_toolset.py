@@ -892,11 +892,13 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     async def _stop(self, job: Job) -> str:
         # A job with a group is always signalled (what is left of it), so its status is read after.
         running = job.pgid is not None or (await job.status())[0]
-        killed = False
+        max_bytes = self._max_output_chars * _BYTES_PER_CHAR
         if running:
             with anyio.CancelScope(shield=True):
-                killed = await job.kill()
-        _, exit_code, raw_out, raw_err = await job.snapshot(self._max_output_chars * _BYTES_PER_CHAR)
+                killed, exit_code, raw_out, raw_err = await job.stop_and_read(max_bytes)
+        else:
+            killed = False
+            _, exit_code, raw_out, raw_err = await job.snapshot(max_bytes)
         stdout, stderr = self._decode_tails(raw_out, raw_err)
         await job.cleanup()
         self._started_jobs.pop(posixpath.basename(job.directory), None)
