@@ -87,16 +87,19 @@ pub const LOG_CHECK_INTERVAL: &str = "1";
 /// the command, `$4` non-empty when the per-file limit could not be applied, `$5` the log
 /// limit in bytes (empty: none), `$6` and `$7` the FIFOs of stdout and stderr when a log copier
 /// ([`crate::process::logcap`]) writes the logs (empty: the command appends to the logs itself;
-/// `$7` empty with `$6` set: both streams share `$6`), `$8` the copier's PID, `$9` and `${10}`
-/// the host's `sleep` and `mv`.
+/// `$7` empty with `$6` set: both streams share `$6`), `$8` and `$9` the copier's `done.fifo`
+/// and `ack.fifo`, `${10}` and `${11}` the host's `sleep` and `mv`.
 ///
-/// Nothing it runs is looked up on the command's `PATH`: the status is written beside the
-/// file and renamed over it with the host's `mv`, so a reader never sees it half written
+/// Nothing it runs is looked up on the command's `PATH`: the final status is written beside the
+/// file and renamed over it (by the log copier when there is one, else with the host's `mv`),
+/// so a reader never sees it half written
 /// (without any `mv` on the host, written in place: readers retry the instant it is empty,
 /// see [`status_text`]); the command starts under `/bin/sh`; `mv` and `sleep` are absolute
 /// paths the supervisor found on its own `PATH` ([`host_tool`]).
 ///
-/// The wrapper publishes the running status, opens the FIFOs (before its stdout closes, so the
+/// The launcher publishes the running status (`{"pid": <wrapper>, "exit_code": null}`, unless
+/// the wrapper's final one is there already) while the wrapper starts. The wrapper opens the
+/// FIFOs (before its stdout closes, so the
 /// launcher can drop its own write ends once it has read the handshake), forks the command's
 /// process, and only then closes its stdout, a pipe the launcher reads to its end: once the
 /// launcher returns, the status exists and the command's process is in the group, so a
@@ -106,40 +109,48 @@ pub const LOG_CHECK_INTERVAL: &str = "1";
 /// stop); the command itself keeps default `TERM` handling. A `stop` file created before the
 /// signal covers a `SIGTERM` landing before the command's `exec`. `wait` returns early when the
 /// trap runs, so it is repeated until the command is gone and its real status is known. Before
-/// publishing, the wrapper gives the copier up to a quarter of a second to write out what the command wrote
-/// (it ends once no process holds the FIFOs; a background process still writing keeps it). The
+/// publishing, the wrapper gives the copier up to a quarter of a second to write out what the
+/// command wrote: it writes `status.tmp`, closes `done.fifo` and reads `ack.fifo` to its end;
+/// the copier renames `status.tmp` over `status.json` and closes `ack.fifo` once no process
+/// holds the log FIFOs, or a quarter of a second later while a background process still writes
+/// ([`crate::process::logcap`]; no polling, no `mv`; the wrapper renames it itself if the
+/// copier did not). The
 /// command runs as `sh -c` with `$0` `sh`, so the shell's messages read as the reference's
 /// (`sh: 1: nosuch: not found`). With a log limit, `watch.stop` is left at the end, as the
 /// reference's watcher leaves it.
 pub const WRAPPER_BODY: &str = r#"dir=$1
 __harness_log_limit=$5
-__harness_copier=$8
-__harness_sleep=$9
-__harness_mv=${10}
+__harness_done=$8
+__harness_sleep=${10}
+__harness_mv=${11}
 publish() {
   printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp" &&
     "$__harness_mv" -f "$dir/status.tmp" "$dir/status.json" 2> /dev/null ||
     printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.json"
 }
-drained() {
-  exec 3>&- 4>&-
-  __harness_waits=0
-  while [ -n "$__harness_copier" ] && [ -e "/proc/$__harness_copier" ] && [ "$__harness_waits" -lt 25 ]; do
-    "$__harness_sleep" 0.01 2> /dev/null || break
-    __harness_waits=$(( __harness_waits + 1 ))
-  done
+finish() {
   [ -z "$__harness_log_limit" ] || true 2> /dev/null > "$dir/watch.stop"
+  if [ -n "$__harness_done" ]; then
+    printf '{"pid": %s, "exit_code": %s}' "$$" "$1" > "$dir/status.tmp"
+    exec 3>&- 4>&- 5>&-
+    read -r __harness_ack <&6
+    exec 6<&-
+    [ ! -e "$dir/status.tmp" ] || publish "$1"
+  else
+    exec 3>&- 4>&-
+    publish "$1"
+  fi
 }
 trap : TERM
-publish null
 if [ "$2" = combined ]; then out="$dir/output.log"; err="$dir/output.log"; else out="$dir/stdout.log"; err="$dir/stderr.log"; fi
 if [ -n "$6" ]; then exec 3> "$6"; if [ -n "$7" ]; then exec 4> "$7"; else exec 4>&3; fi
 else exec 3>> "$out" 4>> "$err"; fi
-if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >&4; exec > /dev/null; drained; publish 1; exit 1; fi
+[ -z "$__harness_done" ] || exec 5> "$8" 6< "$9"
+if [ -n "$4" ]; then echo 'Unable to apply max_file_bytes.' >&4; exec > /dev/null; finish 1; exit 1; fi
 (
   [ ! -e "$dir/stop" ] || exit 143
   exec /bin/sh -c "$3" sh
-) < /dev/null >&3 2>&4 3>&- 4>&- &
+) < /dev/null >&3 2>&4 3>&- 4>&- 5>&- 6<&- &
 child=$!
 exec > /dev/null 3>&- 4>&-
 while :; do
@@ -147,8 +158,7 @@ while :; do
   code=$?
   kill -0 "$child" 2>/dev/null || break
 done
-drained
-publish $code
+finish $code
 # A subreaper wrapper stays while it has adopted descendants, so a stop can still find them.
 while kids=; read -r kids < "/proc/$$/task/$$/children"; [ -n "$kids" ]; do "${__harness_sleep:-sleep}" 1 & wait $!; done
 "#;
@@ -273,9 +283,11 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
     let capped = spec
         .max_log_bytes
         .filter(|&log| limit.is_none_or(|file| file > log));
-    let copier = match capped {
-        Some(log_limit) => match crate::process::logcap::start(&spec.dir, logs, log_limit) {
-            Ok(copier) => Some(copier),
+    // The FIFOs now; the copier itself is forked once the wrapper is on its way (the fork of
+    // this process is the launch's slowest step; the wrapper starts meanwhile).
+    let mut pending = match capped {
+        Some(log_limit) => match crate::process::logcap::prepare(&spec.dir, logs, log_limit) {
+            Ok(pending) => Some(pending),
             Err(e) => {
                 let _ = fs::remove_dir_all(&spec.dir);
                 return Err(io_err(&e, "Unable to start the job's log copier"));
@@ -284,10 +296,13 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         None => None,
     };
     let fifo = |i: usize| {
-        copier
+        pending
             .as_ref()
             .and_then(|c| c.fifos.get(i))
             .map_or_else(Vec::new, |p| p.as_os_str().as_encoded_bytes().to_vec())
+    };
+    let handshake = |path: Option<&PathBuf>| {
+        path.map_or_else(Vec::new, |p| p.as_os_str().as_encoded_bytes().to_vec())
     };
     let mut args: Vec<Vec<u8>> = vec![
         b"-c".to_vec(),
@@ -305,9 +320,8 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             .map_or_else(Vec::new, |n| n.to_string().into_bytes()),
         fifo(0),
         fifo(1),
-        copier
-            .as_ref()
-            .map_or_else(Vec::new, |c| c.pid.to_string().into_bytes()),
+        handshake(pending.as_ref().map(|c| &c.done)),
+        handshake(pending.as_ref().map(|c| &c.ack)),
         tools[0].clone(),
         tools[1].clone(),
     ];
@@ -330,6 +344,17 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         };
         let mut child = spawned.child;
         let pid = child.id();
+        let copier = match pending.take().map(crate::process::logcap::Pending::start) {
+            Some(Ok(copier)) => Some(copier),
+            Some(Err(e)) => {
+                // Nothing would empty the FIFOs: the wrapper goes (reaped as `child` drops).
+                let _ = signal_group(pid, Some(Signal::SIGKILL));
+                return Err(io_err(&e, "Unable to start the job's log copier"));
+            }
+            None => None,
+        };
+        // Written while the wrapper starts (no `mv` to fork for it); the handshake follows.
+        let published = publish_running(&spec.dir, pid);
         if let Some(mut ready) = spawned.stdout {
             let mut sink = Vec::new();
             let _ = tokio::io::AsyncReadExt::read_to_end(&mut ready, &mut sink).await;
@@ -341,17 +366,21 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             let _ = tx.send(true);
             exits().lock().unwrap().remove(&pid);
         });
-        Ok::<_, Error>(JobHandle {
+        let handle = JobHandle {
             pid,
             pgid: Some(pid),
-        })
+        };
+        Ok::<_, Error>((handle, published, copier))
     });
-    if let Some(copier) = copier {
-        // The wrapper holds its write ends now (or never will): the copier ends with them.
-        copier.release();
-    }
     let handle = match handle {
-        Ok(handle) => handle,
+        Ok((handle, published, copier)) => {
+            if let Some(copier) = copier {
+                // The wrapper holds its write ends now (or never will): the copier ends with them.
+                copier.release();
+            }
+            published.map_err(|e| io_err(&e, "Unable to write the job status"))?;
+            handle
+        }
         Err(e) => {
             // Nothing started: the directory this call created goes too, as if never claimed.
             let _ = fs::remove_dir_all(&spec.dir);
@@ -363,6 +392,31 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         .map_err(|e| io_err(&e, "Unable to write the job files"))?;
     write_handle(&spec.dir, handle).map_err(|e| io_err(&e, "Unable to write the job handle"))?;
     Ok(Launch::Started(handle))
+}
+
+/// Publishes `{"pid": PID, "exit_code": null}` as `status.json` in one step (a hard link of a
+/// complete file), unless the wrapper's final status is there already; without hard links on
+/// the file system, created exclusively and written.
+fn publish_running(dir: &Path, pid: i32) -> std::io::Result<()> {
+    let text = format!("{{\"pid\": {pid}, \"exit_code\": null}}");
+    let status = dir.join("status.json");
+    let init = dir.join("status.init");
+    fs::write(&init, &text)?;
+    let linked = fs::hard_link(&init, &status);
+    let _ = fs::remove_file(&init);
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) => match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&status)
+        {
+            Ok(mut file) => file.write_all(text.as_bytes()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(e),
+        },
+    }
 }
 
 fn write_handle(dir: &Path, handle: JobHandle) -> std::io::Result<()> {
@@ -540,23 +594,51 @@ fn stop(dir: &Path, handle: JobHandle, grace: Duration, members: &Tree) -> Resul
     if !members_ended {
         return end_rest(handle, pgid, Stopped::Killed);
     }
-    // Then, in what is left of it, for the group to go or for the command to end (the wrapper
-    // then publishes its status, and stays while it has adopted descendants).
+    // Then, in what is left of it, for the command to end (the wrapper then publishes its
+    // status, and stays while it has adopted descendants) or the group to go. A wrapper this
+    // process started is waited for by its exit, which follows the publication at once unless
+    // it adopted descendants; a status read between two steps catches that case (and a wrapper
+    // started elsewhere).
+    let exited = exits().lock().unwrap().get(&handle.pid).cloned();
     let mut interval = Duration::from_millis(1);
     loop {
+        if finished() {
+            if let Some(rx) = &exited {
+                wait_exited(rx.clone(), WRAPPER_EXIT_GRACE);
+            }
+            return end_rest(handle, pgid, Stopped::Ended);
+        }
         if !crate::process::group::group_alive(pgid) {
             return Ok(Stopped::Ended);
-        }
-        if finished() {
-            return end_rest(handle, pgid, Stopped::Ended);
         }
         let now = std::time::Instant::now();
         if now >= deadline {
             return end_rest(handle, pgid, Stopped::Killed);
         }
-        std::thread::sleep(interval.min(deadline - now));
+        let step = interval.min(deadline - now);
+        match &exited {
+            Some(rx) => {
+                wait_exited(rx.clone(), step);
+            }
+            None => std::thread::sleep(step),
+        }
         interval = (interval * 2).min(Duration::from_millis(50));
     }
+}
+
+/// How long a stop waits for a wrapper (of this process) that has published the command's
+/// status to exit before the rest of its group is killed: it exits at once unless it has
+/// adopted descendants, which the stop then ends.
+const WRAPPER_EXIT_GRACE: Duration = Duration::from_millis(20);
+
+/// Waits up to `timeout` for the wrapper behind `rx` (see [`exits`]) to have been reaped;
+/// returns whether it has.
+fn wait_exited(mut rx: watch::Receiver<bool>, timeout: Duration) -> bool {
+    crate::process::block_on(async move {
+        tokio::time::timeout(timeout, rx.wait_for(|done| *done))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    })
 }
 
 /// The second walk (what a `SIGTERM` handler started outside the group), then `SIGKILL` to
@@ -668,6 +750,79 @@ mod tests {
                 "watch.stop"
             ]
         );
+    }
+
+    #[test]
+    fn a_command_that_ends_at_once_keeps_its_exit_code() {
+        // The launcher publishes the running status while the wrapper starts; a wrapper that
+        // published the exit code first keeps it (and no temporary file is left).
+        let tmp = tempfile::tempdir().unwrap();
+        for round in 0..20 {
+            let mut quick = spec(tmp.path(), "exit 3");
+            quick.dir = tmp.path().join(format!("job{round}"));
+            quick.max_log_bytes = (round % 2 == 0).then_some(1000);
+            let (code, dir) = exited(quick, Duration::from_secs(20));
+            assert_eq!(code, Some(3));
+            assert!(!dir.join("status.init").exists());
+        }
+    }
+
+    #[test]
+    fn a_background_writer_delays_the_status_a_moment_and_its_output_still_lands() {
+        // The copier lets the wrapper publish while a background process still writes the log,
+        // and copies what it writes later.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut job = spec(tmp.path(), "(sleep 5; echo late) & echo now; exit 2");
+        job.max_log_bytes = Some(1000);
+        let Launch::Started(handle) = launch(job).unwrap() else {
+            panic!()
+        };
+        let dir = tmp.path().join("job");
+        while exit_code(&status_text(&dir).unwrap()) != Some(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(tail(&dir.join("stdout.log"), 100).unwrap(), b"now\n");
+        until_in_log(&dir, b"late");
+        assert_eq!(tail(&dir.join("stdout.log"), 100).unwrap(), b"now\nlate\n");
+        assert!(wait_exit(handle.pid, Duration::from_secs(20)));
+    }
+
+    #[test]
+    fn without_its_copier_the_wrapper_publishes_the_status_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut job = spec(tmp.path(), "sleep 1; exit 6");
+        job.max_log_bytes = Some(1000);
+        let Launch::Started(handle) = launch(job).unwrap() else {
+            panic!()
+        };
+        // The copier: the child of this process that holds the job's log open.
+        let dir = tmp.path().join("job");
+        let log = dir.join("stdout.log");
+        let me = std::process::id();
+        let copiers: Vec<i32> = fs::read_dir(format!("/proc/{me}/task"))
+            .unwrap()
+            .flatten()
+            .filter_map(|t| fs::read_to_string(t.path().join("children")).ok())
+            .flat_map(|text| {
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|&pid| pid != handle.pid)
+            .filter(|&pid| {
+                fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                    fds.flatten()
+                        .any(|fd| fs::read_link(fd.path()).is_ok_and(|target| target == log))
+                })
+            })
+            .collect();
+        assert!(!copiers.is_empty());
+        for pid in copiers {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        assert!(wait_exit(handle.pid, Duration::from_secs(20)));
+        assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(6));
+        assert!(!dir.join("status.tmp").exists());
     }
 
     #[test]

@@ -11,8 +11,15 @@
 //! `max(limit, notice)` bytes, however fast the command writes, and a command that reads its own
 //! log cannot grow it. The copier exits once every writer has closed its FIFO.
 //!
+//! The copier also publishes the job's final status, so the wrapper waits for it without polling
+//! and forks no `mv`: the wrapper writes `status.tmp`, closes its log FIFOs and `done.fifo`, and
+//! reads `ack.fifo` to its end. Once every log writer has closed (all output is in the logs), or
+//! [`DRAIN_GRACE_MS`] after `done.fifo` hung up (a background process still writing), whichever
+//! comes first, the copier renames `status.tmp` over `status.json` and closes its end of
+//! `ack.fifo`; it goes on copying after that until its last writer closes.
+//!
 //! The forked child runs only async-signal-safe calls (`poll`, `read`, `write`, `fstat`,
-//! `ftruncate`, `open`, `close`, `_exit`) on data prepared before the fork.
+//! `ftruncate`, `open`, `close`, `rename`, `clock_gettime`, `_exit`) on data prepared before the fork.
 
 use std::ffi::CString;
 use std::io;
@@ -22,6 +29,11 @@ use std::path::{Path, PathBuf};
 
 /// Bytes read from a FIFO at a time (the pipe buffer's default size).
 pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Milliseconds after the wrapper's command has ended (`done.fifo` hung up) that the copier
+/// still waits for output a background process writes before it publishes the exit status
+/// (and lets the wrapper go on); it copies what comes later all the same.
+pub const DRAIN_GRACE_MS: i64 = 250;
 
 /// The notice a cleared log is left holding (without its newline).
 pub fn notice(limit: u64) -> String {
@@ -35,7 +47,12 @@ pub struct Copier {
     pub pid: i32,
     /// The FIFOs the command writes to: stdout's, then stderr's unless the logs are combined.
     pub fifos: Vec<PathBuf>,
-    /// Write ends held until the wrapper has opened the FIFOs, so the copier sees no early EOF.
+    /// `done.fifo`: the wrapper holds its write end while the command runs.
+    pub done: PathBuf,
+    /// `ack.fifo`: the wrapper reads it to its end, which comes once the logs hold the output.
+    pub ack: PathBuf,
+    /// Ends held until the wrapper has opened the FIFOs, so the copier sees no early EOF (and
+    /// the copier's open of `ack.fifo` for writing found a reader).
     keepers: Vec<OwnedFd>,
 }
 
@@ -44,7 +61,7 @@ impl Copier {
     /// (the open ends stay valid), so the job directory holds the reference's files only.
     pub fn release(self) {
         drop(self.keepers);
-        for fifo in &self.fifos {
+        for fifo in self.fifos.iter().chain([&self.done, &self.ack]) {
             let _ = std::fs::remove_file(fifo);
         }
     }
@@ -70,11 +87,38 @@ fn open(path: &CString, flags: libc::c_int) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// A copier whose FIFOs exist and are open (every read end, and our keepers), not yet forked:
+/// the wrapper may start and open its ends meanwhile, what it writes waits in the FIFOs.
+pub struct Pending {
+    /// The log FIFOs, as [`Copier::fifos`].
+    pub fifos: Vec<PathBuf>,
+    /// `done.fifo`, as [`Copier::done`].
+    pub done: PathBuf,
+    /// `ack.fifo`, as [`Copier::ack`].
+    pub ack: PathBuf,
+    keepers: Vec<OwnedFd>,
+    reads: Vec<OwnedFd>,
+    log_fds: Vec<OwnedFd>,
+    done_read: OwnedFd,
+    ack_write: OwnedFd,
+    status: [CString; 2],
+    clears: CString,
+    notice: Vec<u8>,
+    limit: u64,
+}
+
 /// Starts the copier for the job in `dir`: `logs` are the log files (created already) it appends
 /// to, one FIFO each (`<log>.fifo`), each kept at or under `limit` bytes.
 ///
 /// Errors: the OS errors of creating the FIFOs, opening the logs, or forking.
 pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
+    prepare(dir, logs, limit)?.start()
+}
+
+/// [`start`]'s first half: the FIFOs made and opened, the copier not yet forked ([`Pending::start`]).
+///
+/// Errors: the OS errors of creating the FIFOs or opening them and the logs (nothing is left).
+pub fn prepare(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Pending> {
     let mut fifos = Vec::new();
     let mut keepers = Vec::new();
     let mut reads = Vec::new();
@@ -113,77 +157,206 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
             }
         }
     }
-    let clears = cstring(&dir.join("log_clears"))?;
-    let notice = format!("{}\n", notice(limit)).into_bytes();
-    let streams: Vec<Stream> = reads
-        .iter()
-        .zip(&log_fds)
-        .map(|(r, l)| Stream {
-            read: r.as_raw_fd(),
-            log: l.as_raw_fd(),
-        })
-        .collect();
-    let mut polls: Vec<libc::pollfd> = streams
-        .iter()
-        .map(|s| libc::pollfd {
-            fd: s.read,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let mut buffer = vec![0u8; CHUNK_BYTES];
-    let keep: Vec<RawFd> = streams.iter().flat_map(|s| [s.read, s.log]).collect();
-    // SAFETY: the child runs only async-signal-safe calls on memory prepared above (a copy of
-    // this process's, after fork) and leaves by `_exit`; every signal is blocked around the fork
-    // so no handler of this process runs in the child before its dispositions are reset.
-    let pid = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        let pid = libc::fork();
-        if pid == 0 {
-            child(
-                &streams,
-                &mut polls,
-                &mut buffer,
-                &keep,
-                &clears,
-                &notice,
-                limit,
-            );
+    let mut made = fifos.clone();
+    let mut handshake = |name: &str| -> io::Result<(PathBuf, CString)> {
+        let path = dir.join(name);
+        let c_path = cstring(&path)?;
+        // SAFETY: mkfifo with a NUL-terminated path.
+        if unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) } == -1 {
+            return Err(io::Error::last_os_error());
         }
-        let fork_error = io::Error::last_os_error();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        if pid == -1 {
-            cleanup(&fifos);
-            return Err(fork_error);
-        }
-        pid
+        made.push(path.clone());
+        Ok((path, c_path))
     };
-    drop(reads);
-    drop(log_fds);
-    let _ = std::thread::Builder::new()
-        .name("harness-log-copier".into())
-        .stack_size(64 * 1024)
-        .spawn(move || loop {
-            let mut status = 0;
-            // SAFETY: reaping our own child.
-            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-            if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                break;
-            }
-        });
-    Ok(Copier {
-        pid,
+    let handshake = (|| {
+        let (done, c_done) = handshake("done.fifo")?;
+        let (ack, c_ack) = handshake("ack.fifo")?;
+        let done_read = open(&c_done, libc::O_RDONLY | libc::O_NONBLOCK)?;
+        let done_keeper = open(&c_done, libc::O_WRONLY | libc::O_NONBLOCK)?;
+        // Our read end first, so the copier's non-blocking open for writing finds a reader.
+        let ack_keeper = open(&c_ack, libc::O_RDONLY | libc::O_NONBLOCK)?;
+        let ack_write = open(&c_ack, libc::O_WRONLY | libc::O_NONBLOCK)?;
+        Ok::<_, io::Error>((done, ack, done_read, done_keeper, ack_keeper, ack_write))
+    })();
+    let (done, ack, done_read, done_keeper, ack_keeper, ack_write) = match handshake {
+        Ok(opened) => opened,
+        Err(e) => {
+            cleanup(&made);
+            return Err(e);
+        }
+    };
+    keepers.push(done_keeper);
+    keepers.push(ack_keeper);
+    let names = (|| {
+        Ok::<_, io::Error>((
+            [
+                cstring(&dir.join("status.tmp"))?,
+                cstring(&dir.join("status.json"))?,
+            ],
+            cstring(&dir.join("log_clears"))?,
+        ))
+    })();
+    let (status, clears) = match names {
+        Ok(names) => names,
+        Err(e) => {
+            cleanup(&made);
+            return Err(e);
+        }
+    };
+    Ok(Pending {
         fifos,
+        done,
+        ack,
         keepers,
+        reads,
+        log_fds,
+        done_read,
+        ack_write,
+        status,
+        clears,
+        notice: format!("{}\n", notice(limit)).into_bytes(),
+        limit,
     })
 }
 
+impl Pending {
+    /// Forks the copier. Errors: the fork's (the FIFOs' names are then removed).
+    pub fn start(self) -> io::Result<Copier> {
+        let Pending {
+            fifos,
+            done,
+            ack,
+            keepers,
+            reads,
+            log_fds,
+            done_read,
+            ack_write,
+            status,
+            clears,
+            notice,
+            limit,
+        } = self;
+        let fifos_made: Vec<PathBuf> = fifos.iter().chain([&done, &ack]).cloned().collect();
+        let cleanup = |fifos: &[PathBuf]| {
+            for f in fifos {
+                let _ = std::fs::remove_file(f);
+            }
+        };
+        let streams: Vec<Stream> = reads
+            .iter()
+            .zip(&log_fds)
+            .map(|(r, l)| Stream {
+                read: r.as_raw_fd(),
+                log: l.as_raw_fd(),
+            })
+            .collect();
+        // The streams, then `done.fifo` (its hang-up is the only event looked for).
+        let mut polls: Vec<libc::pollfd> = streams
+            .iter()
+            .map(|s| s.read)
+            .chain([done_read.as_raw_fd()])
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let mut buffer = vec![0u8; CHUNK_BYTES];
+        let ends = Handshake {
+            done: done_read.as_raw_fd(),
+            ack: ack_write.as_raw_fd(),
+            status: &status,
+        };
+        let keep: Vec<RawFd> = streams
+            .iter()
+            .flat_map(|s| [s.read, s.log])
+            .chain([ends.done, ends.ack])
+            .collect();
+        // SAFETY: the child runs only async-signal-safe calls on memory prepared above (a copy of
+        // this process's, after fork) and leaves by `_exit`; every signal is blocked around the fork
+        // so no handler of this process runs in the child before its dispositions are reset.
+        let pid = unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            let pid = libc::fork();
+            if pid == 0 {
+                child(
+                    &streams,
+                    ends,
+                    &mut polls,
+                    &mut buffer,
+                    &keep,
+                    &clears,
+                    &notice,
+                    limit,
+                );
+            }
+            let fork_error = io::Error::last_os_error();
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            if pid == -1 {
+                cleanup(&fifos_made);
+                return Err(fork_error);
+            }
+            pid
+        };
+        drop(reads);
+        drop(log_fds);
+        drop(done_read);
+        drop(ack_write);
+        let _ = std::thread::Builder::new()
+            .name("harness-log-copier".into())
+            .stack_size(64 * 1024)
+            .spawn(move || loop {
+                let mut status = 0;
+                // SAFETY: reaping our own child.
+                let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+                if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                    break;
+                }
+            });
+        Ok(Copier {
+            pid,
+            fifos,
+            done,
+            ack,
+            keepers,
+        })
+    }
+}
+
+/// The copier's ends of its handshake with the wrapper: `done.fifo`'s read end, `ack.fifo`'s
+/// write end, and the wrapper's final status (`status.tmp`) with the name it is published under
+/// (`status.json`).
+#[derive(Clone, Copy)]
+struct Handshake<'a> {
+    done: RawFd,
+    ack: RawFd,
+    status: &'a [CString; 2],
+}
+
+impl Handshake<'_> {
+    /// Publishes the status the wrapper wrote before it closed its FIFOs (a rename, so the wrapper
+    /// forks no `mv`; nothing when there is none), then lets the wrapper go on.
+    unsafe fn ack(&self) {
+        libc::rename(self.status[0].as_ptr(), self.status[1].as_ptr());
+        libc::close(self.ack);
+    }
+}
+
+/// Milliseconds on the monotonic clock (async-signal-safe).
+unsafe fn now_ms() -> i64 {
+    let mut ts: libc::timespec = std::mem::zeroed();
+    libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
+}
+
 /// The copier's body; never returns.
+#[allow(clippy::too_many_arguments)]
 unsafe fn child(
     streams: &[Stream],
+    ends: Handshake,
     polls: &mut [libc::pollfd],
     buffer: &mut [u8],
     keep: &[RawFd],
@@ -258,12 +431,33 @@ unsafe fn child(
         fd += 1;
     }
     let mut open_streams = streams.len();
+    let done = streams.len();
+    // When the wrapper's command ended (`done.fifo` hung up), plus the grace; `None` before.
+    let mut deadline: Option<i64> = None;
+    let mut acked = false;
     while open_streams > 0 {
         for p in polls.iter_mut() {
             p.revents = 0;
         }
-        if libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) == -1 {
+        let mut timeout = -1;
+        if let (Some(at), false) = (deadline, acked) {
+            let left = at - now_ms();
+            if left <= 0 {
+                // The grace is over: the status is published while a background process writes on.
+                ends.ack();
+                acked = true;
+            } else {
+                timeout = left.min(i32::MAX as i64) as libc::c_int;
+            }
+        }
+        let ready = libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout);
+        if ready == -1 {
             continue;
+        }
+        if polls[done].fd >= 0 && polls[done].revents != 0 {
+            // Every writer of `done.fifo` is gone: the wrapper's command has ended.
+            polls[done].fd = -1;
+            deadline = Some(now_ms() + DRAIN_GRACE_MS);
         }
         for (i, stream) in streams.iter().enumerate() {
             if polls[i].fd < 0 || polls[i].revents == 0 {
@@ -282,6 +476,9 @@ unsafe fn child(
             polls[i].fd = -1;
             open_streams -= 1;
         }
+    }
+    if !acked {
+        ends.ack();
     }
     libc::_exit(0)
 }

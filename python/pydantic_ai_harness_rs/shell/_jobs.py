@@ -131,6 +131,27 @@ class Job:
         stderr = await self.tail(self.stderr_path, max_bytes)
         return stdout.decode('utf-8', errors='replace'), stderr.decode('utf-8', errors='replace')
 
+    async def snapshot(self, max_bytes: int) -> tuple[bool, int | None, bytes, bytes]:
+        """`(running, exit_code, stdout_tail, stderr_tail)`: `status()` and the raw last `max_bytes`
+        bytes of both logs (the same log twice when they are combined)."""
+        running, code = await self.status()
+        return running, code, await self.tail(self.output_path, max_bytes), await self.tail(self.stderr_path, max_bytes)
+
+    async def stop_and_read(self, max_bytes: int) -> tuple[bool, int | None, bytes, bytes]:
+        """`kill()`, then `snapshot(max_bytes)`: `(killed, exit_code, stdout_tail, stderr_tail)`."""
+        killed = await self.kill()
+        _, code, stdout, stderr = await self.snapshot(max_bytes)
+        return killed, code, stdout, stderr
+
+    def _note_status(self, text: str | None) -> tuple[bool, int | None]:
+        """`(running, exit_code)` of a status text just read; a final one is cached."""
+        if self._final_status is not None:
+            text = self._final_status
+        code = None if text is None else _exit_code(text)
+        if code is not None:
+            self._final_status = text
+        return code is None, code
+
     async def kill(self) -> bool:
         """Stop the process group: `SIGTERM`, then `SIGKILL` after the grace period if it lingers.
 
@@ -194,9 +215,36 @@ class LocalJob(Job):
         stdout, stderr = await anyio.to_thread.run_sync(both)
         return stdout.decode('utf-8', errors='replace'), stderr.decode('utf-8', errors='replace')
 
+    async def snapshot(self, max_bytes: int) -> tuple[bool, int | None, bytes, bytes]:
+        # One trip to a worker thread for the three reads.
+        def read() -> tuple[str | None, bytes, bytes]:
+            return (
+                _core.job_status(self.directory),
+                _core.job_tail(self.output_path, max_bytes),
+                _core.job_tail(self.stderr_path, max_bytes),
+            )
+
+        text, stdout, stderr = await anyio.to_thread.run_sync(read)
+        running, code = self._note_status(text)
+        return running, code, stdout, stderr
+
     async def kill(self) -> bool:
         how = await anyio.to_thread.run_sync(_core.job_kill, self.directory, self.pid, self.pgid, KILL_GRACE_PERIOD)
         return how == 'killed'
+
+    async def stop_and_read(self, max_bytes: int) -> tuple[bool, int | None, bytes, bytes]:
+        # One trip to a worker thread for the stop and the reads after it.
+        def stop_read() -> tuple[str, str | None, bytes, bytes]:
+            how = _core.job_kill(self.directory, self.pid, self.pgid, KILL_GRACE_PERIOD)
+            return (
+                how,
+                _core.job_status(self.directory),
+                _core.job_tail(self.output_path, max_bytes),
+                _core.job_tail(self.stderr_path, max_bytes),
+            )
+
+        how, text, stdout, stderr = await anyio.to_thread.run_sync(stop_read)
+        return how == 'killed', self._note_status(text)[1], stdout, stderr
 
     async def wait(self, timeout: float) -> None:
         await anyio.to_thread.run_sync(_core.job_wait, self.pid, timeout, abandon_on_cancel=True)

@@ -238,7 +238,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         self._env = dict(env) if env is not None else None
         self._denied_env_patterns = list(denied_env_patterns)
         self._tools = tuple(tools)
-        self._jobs_dirs: weakref.WeakKeyDictionary[Workspace, str] = weakref.WeakKeyDictionary()
+        self._jobs_dirs: weakref.WeakKeyDictionary[Workspace | LocalWorkspaceBackend, str] = weakref.WeakKeyDictionary()
         validate_sandbox(sandbox, network)
         self._sandbox = SandboxDirs(sandbox, network)
         self._sandboxed_jobs: dict[str, Job] = {}
@@ -487,8 +487,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
     # --- working directory ------------------------------------------------------------
 
     async def _jobs_base(self, ctx: RunContext[AgentDepsT]) -> str:
-        if (jobs_dir := self._jobs_dirs.get(ctx.workspace)) is None:
-            jobs_dir = self._jobs_dirs[ctx.workspace] = await metadata_dir(ctx.workspace, 'shell')
+        # Keyed by the local backend when there is one: each `Workspace` facade over it (one per
+        # call in some callers) finds the directory made for the first.
+        key = local_backend(ctx.workspace) or ctx.workspace
+        if (jobs_dir := self._jobs_dirs.get(key)) is None:
+            jobs_dir = self._jobs_dirs[key] = await metadata_dir(ctx.workspace, 'shell')
         return jobs_dir
 
     async def _cwd_state_path(self, ctx: RunContext[AgentDepsT]) -> str:
@@ -872,22 +875,31 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             return f'[Error: unknown command ID {command_id!r}]'
         return await then(job)
 
+    def _decode_tails(self, stdout: bytes, stderr: bytes) -> tuple[str, str]:
+        """Log tails as text, cleaned with `clean_output` (as `_tails`)."""
+        if self._clean_output:
+            return clean_text(stdout), clean_text(stderr)
+        return stdout.decode('utf-8', errors='replace'), stderr.decode('utf-8', errors='replace')
+
     async def _check(self, job: Job) -> str:
-        running, exit_code = await job.status()
-        stdout, stderr = await self._tails(job)
+        running, exit_code, raw_out, raw_err = await job.snapshot(self._max_output_chars * _BYTES_PER_CHAR)
+        stdout, stderr = self._decode_tails(raw_out, raw_err)
         parts = [labelled(stdout, stderr, empty='(no output yet)'), f'[status: {"running" if running else "finished"}]']
         if exit_code is not None:
             parts.append(f'[exit code: {exit_code}]' + file_limit_status(exit_code, self._max_file_bytes))
         return '\n'.join(parts)
 
     async def _stop(self, job: Job) -> str:
-        running, exit_code = await job.status()
-        killed = False
-        if running or job.pgid is not None:
+        # A job with a group is always signalled (what is left of it), so its status is read after.
+        running = job.pgid is not None or (await job.status())[0]
+        max_bytes = self._max_output_chars * _BYTES_PER_CHAR
+        if running:
             with anyio.CancelScope(shield=True):
-                killed = await job.kill()
-                _, exit_code = await job.status()
-        stdout, stderr = await self._tails(job)
+                killed, exit_code, raw_out, raw_err = await job.stop_and_read(max_bytes)
+        else:
+            killed = False
+            _, exit_code, raw_out, raw_err = await job.snapshot(max_bytes)
+        stdout, stderr = self._decode_tails(raw_out, raw_err)
         await job.cleanup()
         self._started_jobs.pop(posixpath.basename(job.directory), None)
         stopped = (

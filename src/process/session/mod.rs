@@ -19,7 +19,7 @@ pub mod transcript;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,11 @@ const READ_CHUNK: usize = 256 * 1024;
 
 /// How often the reader checks that its session is still wanted while nothing arrives.
 const READER_POLL: Duration = Duration::from_millis(200);
+
+/// How long after the last write or wait the reader thread keeps resting: callers driving the
+/// session read the terminal themselves, and a write is followed by a wait, so the reader does
+/// not wake with them on every keystroke's echo (nor take the state lock from them).
+const ATTENDED: Duration = Duration::from_millis(100);
 
 /// Quiet time after the call began before a program in a read is taken to wait for input, when it
 /// printed nothing since: keys written to the terminal reach the program through the kernel's
@@ -171,6 +176,30 @@ struct Shared {
     /// Callers in [`Session::wait`]: while there are any, they read the terminal themselves (no
     /// hand-over from the reader thread on the way to them) and the reader thread rests.
     waiters: AtomicUsize,
+    /// When a caller last wrote or waited, in nanoseconds since `epoch`: the reader thread rests
+    /// until [`ATTENDED`] after it.
+    touched: AtomicU64,
+    epoch: Instant,
+}
+
+impl Shared {
+    /// Marks the session as driven by a caller now.
+    fn touch(&self) {
+        self.touched
+            .store(self.epoch.elapsed().as_nanos() as u64, Ordering::SeqCst);
+    }
+
+    /// How much longer the reader thread rests (zero: it reads the terminal).
+    fn attended_for(&self) -> Duration {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            return ATTENDED;
+        }
+        let since = Duration::from_nanos(
+            (self.epoch.elapsed().as_nanos() as u64)
+                .saturating_sub(self.touched.load(Ordering::SeqCst)),
+        );
+        ATTENDED.saturating_sub(since)
+    }
 }
 
 /// A running (or ended) interactive session.
@@ -248,6 +277,11 @@ impl Session {
             changed: Condvar::new(),
             ended: AtomicBool::new(false),
             waiters: AtomicUsize::new(0),
+            touched: AtomicU64::new(0),
+            // Unattended from the start: the reader reads what the program prints at once.
+            epoch: Instant::now()
+                .checked_sub(ATTENDED)
+                .unwrap_or_else(Instant::now),
         });
         let master = Arc::new(master);
         {
@@ -304,6 +338,7 @@ impl Session {
     pub fn write(&self, data: &[u8]) -> Result<()> {
         let deadline = Instant::now() + WRITE_TIMEOUT;
         let fd = self.master.as_raw_fd();
+        self.shared.touch();
         let mut rest = data;
         while !rest.is_empty() {
             if self.exit_code().is_some() {
@@ -493,25 +528,26 @@ impl<'a> Waiting<'a> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
+        // The reader resumes by itself once the session has gone [`ATTENDED`] unattended.
+        self.0.touch();
         self.0.waiters.fetch_sub(1, Ordering::SeqCst);
-        self.0.changed.notify_all();
     }
 }
 
-/// The reader thread: feeds what the program prints to the emulator while nobody waits in
-/// [`Session::wait`] (so a program printing with no reader still runs), until the terminal
-/// closes or the session is dropped.
+/// The reader thread: feeds what the program prints to the emulator while nobody drives the
+/// session (nobody waits in [`Session::wait`], and no write or wait for [`ATTENDED`]; so a
+/// program printing with no reader still runs), until the terminal closes or the session is
+/// dropped.
 fn read_loop(shared: &Shared, master: &OwnedFd) {
     let fd = master.as_raw_fd();
     loop {
         if shared.ended.load(Ordering::SeqCst) {
             break;
         }
-        if shared.waiters.load(Ordering::SeqCst) > 0 {
+        let rest = shared.attended_for();
+        if !rest.is_zero() {
             let state = shared.state.lock().unwrap();
-            let _ = shared.changed.wait_timeout_while(state, READER_POLL, |_| {
-                shared.waiters.load(Ordering::SeqCst) > 0
-            });
+            let _ = shared.changed.wait_timeout(state, rest.min(READER_POLL));
             continue;
         }
         let mut pfd = libc::pollfd {
@@ -525,7 +561,7 @@ fn read_loop(shared: &Shared, master: &OwnedFd) {
             continue;
         }
         let mut state = shared.state.lock().unwrap();
-        if shared.waiters.load(Ordering::SeqCst) > 0 {
+        if !shared.attended_for().is_zero() {
             continue;
         }
         let read = state.drain(fd);
@@ -588,6 +624,19 @@ mod tests {
             Woke::Exited
         );
         assert_eq!(s.exit_code(), Some(0));
+    }
+
+    #[test]
+    fn a_program_printing_after_a_write_runs_on_with_nobody_waiting() {
+        // The reader rests while callers drive the session, then reads again by itself: the
+        // program's 300 kB (far past the terminal's buffer) all arrive with no wait called.
+        let s = start("read go; head -c 300000 /dev/zero | tr '\\0' x; echo; echo end");
+        s.write(b"go\n").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while s.bytes() < 300_000 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(s.bytes() >= 300_000, "{}", s.bytes());
     }
 
     #[test]
