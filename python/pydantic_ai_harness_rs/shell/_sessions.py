@@ -96,6 +96,8 @@ class LiveSession:
     """Whether `CommandFinishedEvent` was emitted."""
     lines: int = 0
     """Lines of output the model has read."""
+    relayed: bool = False
+    """Whether a relay process holds its terminal (started in a durable unit, `_relayed`): it outlives this process."""
 
 
 @dataclass
@@ -104,13 +106,21 @@ class SessionTable:
 
     runs: dict[str, dict[str, LiveSession]] = field(default_factory=dict[str, dict[str, LiveSession]])
     counters: dict[str, int] = field(default_factory=dict[str, int])
+    relayed_runs: set[str] = field(default_factory=set[str])
+    """Runs that started or found relayed sessions in this process."""
 
-    def add(self, run: str, command: str, handle: _core.Session) -> LiveSession:
-        number = self.counters.get(run, 0) + 1
-        self.counters[run] = number
-        live = LiveSession(str(number), command, handle, is_shell_program(command))
+    def add(
+        self, run: str, command: str, handle: _core.Session, *, number: int | None = None, relayed: bool = False
+    ) -> LiveSession:
+        """Add a session as ID `number` (default: the next one); a relayed session is left running at exit."""
+        number = self.counters.get(run, 0) + 1 if number is None else number
+        self.counters[run] = max(number, self.counters.get(run, 0))
+        live = LiveSession(str(number), command, handle, is_shell_program(command), relayed=relayed)
         self.runs.setdefault(run, {})[live.id] = live
-        _LIVE.add(handle)
+        if relayed:
+            self.relayed_runs.add(run)
+        else:
+            _LIVE.add(handle)
         return live
 
     def get(self, run: str, session_id: str) -> LiveSession | None:
@@ -127,6 +137,7 @@ class SessionTable:
         """Stop every session of `run` (no grace: the run is over) and forget them."""
         sessions = self.runs.pop(run, {})
         self.counters.pop(run, None)
+        self.relayed_runs.discard(run)
         with anyio.CancelScope(shield=True):
             for live in sessions.values():
                 await anyio.to_thread.run_sync(live.handle.stop, 0.0)
