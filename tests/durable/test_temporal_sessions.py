@@ -61,3 +61,27 @@ async def test_a_session_ends_with_its_workflow(temporal_address: str, ws: Path)
     answer = await run_workflow(temporal_address, app.InteractiveWorkflow, script)
     assert answer['results'][1] == '(no new output)'
     assert gone(marker) == []
+
+
+async def test_a_start_session_cut_short_answers_with_the_session_it_started(temporal_address: str, ws: Path) -> None:
+    """Killed while `start_session` waits for the program's first output: the retried call finds the session
+    its first attempt started (by the tool call) instead of starting a second program."""
+    marker = f'sess{uuid.uuid4().hex[:12]}'
+    command = f'echo x >> runs.log; touch started; sleep 3; exec python3 -i -q -c "{marker} = 41"'
+    script: list[Any] = [
+        ['start_session', {'command': command}],
+        ['write_stdin', {'id': '1', 'text': f'print({marker} + 1)\n'}],
+        ['list_sessions', {}],
+    ]
+    try:
+        answer = await crash_and_resume(temporal_address, script, 'started', workflow=app.InteractiveWorkflow)
+        results = answer['results']
+        assert results[0].startswith(f'Session 1 started: {command!r}\n')
+        assert results[1].endswith('\n42\n>>> ')
+        assert results[2].startswith(f'session 1: {command!r} | running |')
+        assert '\nsession 2' not in results[2]
+        assert (ws / 'runs.log').read_text() == 'x\n'
+        assert gone(marker) == []
+    finally:
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)

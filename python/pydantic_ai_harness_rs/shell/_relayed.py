@@ -53,12 +53,15 @@ async def start(
     command: str,
     cwd: str,
     env: list[tuple[bytes, bytes]],
+    *,
+    call: str | None,
     **options: object,
 ) -> _core.Session:
-    """Start `command` as relayed session `session_id` of the run (see `_core.Session.start_relayed`;
-    `options`: `cols`, `rows`, `head_bytes`, `tail_bytes`, `sandbox`). Raises `OSError` as `start` does."""
+    """Start `command` as relayed session `session_id` of the run for tool call `call` (see
+    `_core.Session.start_relayed`; `options`: `cols`, `rows`, `head_bytes`, `tail_bytes`, `sandbox`).
+    Raises `OSError` as `start` does."""
     directory = posixpath.join(run_dir(base, run_id), session_id)
-    note = json.dumps({'command': command})
+    note = json.dumps({'command': command, 'call': call})
     return await anyio.to_thread.run_sync(
         lambda: _core.Session.start_relayed(
             directory,
@@ -75,9 +78,10 @@ async def start(
 
 async def find(
     base: str, run_id: str, session_id: str, head_bytes: int, tail_bytes: int
-) -> tuple[_core.Session, str] | int | None:
-    """Relayed session `session_id` of the run, driven from this process: `(handle, command)`; the
-    exit code its relay published when its program has ended; `None` when there is no such session."""
+) -> tuple[_core.Session, str, str | None] | int | None:
+    """Relayed session `session_id` of the run, driven from this process: `(handle, command, tool call
+    that started it)`; the exit code its relay published when its program has ended; `None` when there
+    is no such session."""
     if not session_id.isdigit():
         return None
     directory = posixpath.join(run_dir(base, run_id), str(int(session_id)))
@@ -87,10 +91,11 @@ async def find(
     if handle is None:
         return _core.Session.published_exit_code(directory)
     try:
-        command = str(json.loads(handle.note)['command'])
-    except (ValueError, KeyError, TypeError):
-        command = ''
-    return handle, command
+        note = json.loads(handle.note)
+        command, call = str(note['command']), note.get('call')
+    except (ValueError, KeyError, TypeError, AttributeError):
+        command, call = '', None
+    return handle, command, call if isinstance(call, str) else None
 
 
 async def forget(base: str, run_id: str, session_id: str) -> None:

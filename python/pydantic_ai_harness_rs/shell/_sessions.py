@@ -98,6 +98,8 @@ class LiveSession:
     """Lines of output the model has read."""
     relayed: bool = False
     """Whether a relay process holds its terminal (started in a durable unit, `_relayed`): it outlives this process."""
+    call: str | None = None
+    """The tool call that started a relayed session (a retried `start_session` answers with its session)."""
 
 
 @dataclass

@@ -972,8 +972,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
                 f'Session {session_id} ended (exit code {found}) while its worker was restarted; what it printed '
                 'last was not read. Start a new session.'
             )
-        handle, command = found
+        handle, command, call = found
         live = self._sessions.add(ctx.run_id, command, handle, number=int(session_id), relayed=True)
+        live.call = call
         if live.is_shell and self._judges_lines():
             # A half-typed line the previous worker judged is not known here: clear it.
             await anyio.to_thread.run_sync(handle.write, b'\x15')
@@ -1100,10 +1101,20 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             # In a durable unit: a relay holds the terminal, so a new worker finds the session again.
             assert ctx.run_id is not None
             base = await self._jobs_base(ctx)
-            taken = [int(i) for i in relayed.session_ids(base, ctx.run_id)]
-            number = max([self._sessions.counters.get(ctx.run_id, 0), *taken]) + 1
-            handle = await relayed.start(base, ctx.run_id, str(number), command, directory, env, **options)
-            live = self._sessions.add(ctx.run_id, command, handle, number=number, relayed=True)
+            await self._find_all_relayed(ctx)
+            sessions = self._sessions.of_run(ctx.run_id)
+            again = [s for s in sessions if s.relayed and ctx.tool_call_id and s.call == ctx.tool_call_id]
+            if again:  # this call started it before its worker died: the retried call answers with it
+                live = again[0]
+                handle = live.handle
+            else:
+                taken = [int(i) for i in relayed.session_ids(base, ctx.run_id)]
+                number = max([self._sessions.counters.get(ctx.run_id, 0), *taken]) + 1
+                handle = await relayed.start(
+                    base, ctx.run_id, str(number), command, directory, env, call=ctx.tool_call_id, **options
+                )
+                live = self._sessions.add(ctx.run_id, command, handle, number=number, relayed=True)
+                live.call = ctx.tool_call_id
         else:
             handle = await anyio.to_thread.run_sync(
                 lambda: _core.Session.start(os.fsencode(command), directory, env, **options)  # pyright: ignore[reportArgumentType]
