@@ -740,6 +740,33 @@ class Session:
         sandbox: tuple[bool, list[str], bool] | None = None,
     ) -> Session:
         """`/bin/sh -c command` on a new `cols` x `rows` terminal; raises `OSError` when it cannot start."""
+    @staticmethod
+    def start_relayed(
+        directory: str | os.PathLike[str],
+        python: str | os.PathLike[str],
+        core: str | os.PathLike[str],
+        note: str,
+        command: bytes,
+        cwd: str | os.PathLike[str],
+        env: list[tuple[bytes, bytes]],
+        *,
+        cols: int,
+        rows: int,
+        head_bytes: int,
+        tail_bytes: int,
+        sandbox: tuple[bool, list[str], bool] | None = None,
+    ) -> Session:
+        """As `start`, on a terminal a relay process (`python -I -S` loading `core`) holds: the program outlives this
+        process, found again with `attach(directory)`; dropping the handle leaves it running. Raises `OSError`."""
+    @staticmethod
+    def attach(directory: str | os.PathLike[str], *, head_bytes: int, tail_bytes: int) -> Session | None:
+        """The relayed session served in `directory`, or `None` when no relay answers there."""
+    @staticmethod
+    def published_exit_code(directory: str | os.PathLike[str]) -> int | None:
+        """The exit code a relayed session's relay published in `directory` once its program ended."""
+    @property
+    def note(self) -> str:
+        """The `note` a relayed session was started with; `''` for one started by `start`."""
     def write(self, data: bytes) -> None:
         """Send keys; `InvalidArgumentError` when the program exited or does not read its input for 5 s."""
     def wait(
@@ -763,6 +790,10 @@ class Session:
     def output_bytes(self) -> int: ...
     @property
     def runtime(self) -> float: ...
+
+def _session_relay(directory: str | os.PathLike[str]) -> None:
+    """A relayed session's relay process body (`Session.start_relayed` starts it); not for direct use."""
+
 # --- checkpoints --------------------------------------------------------------------------------
 
 class CheckpointError(Exception):

@@ -562,3 +562,42 @@ fn start_relay(dir: &Path, input: &str) -> Result<Started> {
     };
     Ok((listener, master, child, hello, dirfd))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_crosses_to_the_relay_unchanged() {
+        let spec = SessionSpec {
+            command: b"printf '\xff'; cat".to_vec(),
+            cwd: path_of(b"/tmp/\xfe dir".to_vec()),
+            env: vec![
+                (b"A".to_vec(), b"\x00\xff=".to_vec()),
+                (b"B".to_vec(), Vec::new()),
+            ],
+            cols: 132,
+            rows: 43,
+            sandbox: Some(SandboxSpec {
+                restrict_fs: true,
+                writable: vec![PathBuf::from("/w"), path_of(b"/\xfa".to_vec())],
+                network: false,
+            }),
+            head_bytes: 7,
+            tail_bytes: 9,
+        };
+        let (back, note) = spec_from_json(&spec_json(&spec, "n \u{e9}")).unwrap();
+        assert_eq!(note, "n \u{e9}");
+        assert_eq!(
+            (back.command, back.cwd, back.env),
+            (spec.command, spec.cwd, spec.env)
+        );
+        assert_eq!((back.cols, back.rows), (132, 43));
+        let (a, b) = (back.sandbox.unwrap(), spec.sandbox.unwrap());
+        assert_eq!(
+            (a.restrict_fs, a.writable, a.network),
+            (b.restrict_fs, b.writable, b.network)
+        );
+        assert!(spec_from_json("{}").is_none());
+    }
+}
