@@ -200,7 +200,7 @@ pub fn launch(
     if answer != "ok\n" {
         let e = match written {
             Some(Err(e)) => e,
-            _ => std::io::Error::new(std::io::ErrorKind::Other, "no answer"),
+            _ => std::io::Error::other("no answer"),
         };
         return Err(Error::io(
             &e,
