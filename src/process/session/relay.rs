@@ -162,7 +162,8 @@ pub fn launch(
     cmd.args(["-I", "-S", "-c", BOOT])
         .arg(core)
         .arg(dir)
-        .env_clear()
+        // This process's environment (a `LD_LIBRARY_PATH` the interpreter needs); `-I` ignores
+        // `PYTHON*`, and the program gets exactly `spec.env`.
         .current_dir("/")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
