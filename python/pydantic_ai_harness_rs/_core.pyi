@@ -748,6 +748,33 @@ class Session:
         The transcript between reads is the cleaned text; with `spill_dir`, one past `spill_after` bytes is
         written whole to `spill_dir/output-<32 hex>-stdout.log` as it arrives, under `max_log_bytes`.
         """
+    @staticmethod
+    def start_relayed(
+        directory: str | os.PathLike[str],
+        python: str | os.PathLike[str],
+        core: str | os.PathLike[str],
+        note: str,
+        command: bytes,
+        cwd: str | os.PathLike[str],
+        env: list[tuple[bytes, bytes]],
+        *,
+        cols: int,
+        rows: int,
+        head_bytes: int,
+        tail_bytes: int,
+        sandbox: tuple[bool, list[str], bool] | None = None,
+    ) -> Session:
+        """As `start`, on a terminal a relay process (`python -I -S` loading `core`) holds: the program outlives this
+        process, found again with `attach(directory)`; dropping the handle leaves it running. Raises `OSError`."""
+    @staticmethod
+    def attach(directory: str | os.PathLike[str], *, head_bytes: int, tail_bytes: int) -> Session | None:
+        """The relayed session served in `directory`, or `None` when no relay answers there."""
+    @staticmethod
+    def published_exit_code(directory: str | os.PathLike[str]) -> int | None:
+        """The exit code a relayed session's relay published in `directory` once its program ended."""
+    @property
+    def note(self) -> str:
+        """The `note` a relayed session was started with; `''` for one started by `start`."""
     def write(self, data: bytes) -> None:
         """Send keys; `InvalidArgumentError` when the program exited or does not read its input for 5 s."""
     def wait(
@@ -775,6 +802,8 @@ class Session:
     def output_bytes(self) -> int: ...
     @property
     def runtime(self) -> float: ...
+
+    """A relayed session's relay process body (`Session.start_relayed` starts it); not for direct use."""
 
 # --- checkpoints --------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::error::{Error, ErrorKind};
-use crate::process::session::{Session, SessionSpec, SpillSpec, Woke};
+use crate::process::session::{relay, Session, SessionSpec, SpillSpec, Woke};
 use crate::py::shell::{env_pairs, sandbox_spec, seconds, PySandbox};
 use crate::py::PyCancelToken;
 
@@ -33,6 +33,8 @@ pub struct PySession {
     inner: Session,
     /// The last `wait` pattern, compiled (a caller polling with one pattern compiles it once).
     pattern: std::sync::Mutex<Option<(String, regex::bytes::Regex)>>,
+    /// The note a relayed session was started with (`''` for one in this process).
+    note: String,
 }
 
 #[pymethods]
@@ -79,10 +81,85 @@ impl PySession {
             }),
         };
         let inner = py.detach(move || Session::start(spec))?;
-        Ok(PySession {
-            inner,
-            pattern: std::sync::Mutex::new(None),
-        })
+        Ok(PySession::wrap(inner, String::new()))
+    }
+
+    /// Starts the session as `start` does, but on a terminal that a relay process holds, so it
+    /// outlives this process: the relay (`python -I -S` loading the extension module `core`)
+    /// runs in its own session and serves `directory` (created owner-only), where any process
+    /// of this user finds the session again with `attach`. `note` (text) is handed back by
+    /// `attach`. Dropping the handle leaves the program running; `stop` ends it, and so does
+    /// removing `directory/sock`, or 15 minutes with no handle connected. Raises `OSError` when
+    /// the directory, the relay, the terminal, the sandbox or the spawn fails.
+    #[staticmethod]
+    #[pyo3(signature = (directory, python, core, note, command, cwd, env, *, cols, rows, head_bytes, tail_bytes, sandbox=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn start_relayed<'py>(
+        py: Python<'py>,
+        directory: PathBuf,
+        python: PathBuf,
+        core: PathBuf,
+        note: String,
+        command: &[u8],
+        cwd: PathBuf,
+        env: Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+        cols: u16,
+        rows: u16,
+        head_bytes: usize,
+        tail_bytes: usize,
+        sandbox: Option<PySandbox>,
+    ) -> PyResult<PySession> {
+        let spec = SessionSpec {
+            command: command.to_vec(),
+            cwd,
+            env: env_pairs(env)?,
+            cols,
+            rows,
+            sandbox: sandbox_spec(sandbox),
+            head_bytes,
+            tail_bytes,
+            spill: None,
+        };
+        let found = py.detach(move || {
+            relay::launch(&directory, &python, &core, &spec, &note)?;
+            relay::attach(&directory, head_bytes, tail_bytes)
+        })?;
+        match found {
+            Some((inner, note)) => Ok(PySession::wrap(inner, note)),
+            None => Err(Error::new(
+                ErrorKind::Io(std::io::ErrorKind::Other),
+                "The session's program ended before it could be reached.",
+            )
+            .into()),
+        }
+    }
+
+    /// The relayed session served in `directory` (`start_relayed`), driven from this process;
+    /// `None` when no relay answers there (no such session, or its program has ended: then
+    /// `published_exit_code(directory)` tells how). `head_bytes` and `tail_bytes` as for `start`.
+    #[staticmethod]
+    #[pyo3(signature = (directory, *, head_bytes, tail_bytes))]
+    fn attach(
+        py: Python<'_>,
+        directory: PathBuf,
+        head_bytes: usize,
+        tail_bytes: usize,
+    ) -> PyResult<Option<PySession>> {
+        let found = py.detach(move || relay::attach(&directory, head_bytes, tail_bytes))?;
+        Ok(found.map(|(inner, note)| PySession::wrap(inner, note)))
+    }
+
+    /// The exit code a relayed session's relay published in `directory` once its program
+    /// ended, else `None`.
+    #[staticmethod]
+    fn published_exit_code(directory: PathBuf) -> Option<i32> {
+        relay::published_exit(&directory)
+    }
+
+    /// The `note` a relayed session was started with; `''` for one started by `start`.
+    #[getter]
+    fn note(&self) -> &str {
+        &self.note
     }
 
     /// Sends `data` as typed keys. Raises `InvalidArgumentError` when the program has exited
@@ -190,6 +267,14 @@ impl PySession {
 }
 
 impl PySession {
+    fn wrap(inner: Session, note: String) -> PySession {
+        PySession {
+            inner,
+            pattern: std::sync::Mutex::new(None),
+            note,
+        }
+    }
+
     /// `pattern` compiled, from the one-entry cache when it was the last one.
     fn compiled(&self, pattern: &str) -> PyResult<regex::bytes::Regex> {
         let mut cached = self.pattern.lock().unwrap();
@@ -209,8 +294,16 @@ impl PySession {
     }
 }
 
+/// A relayed session's relay process (`Session.start_relayed` starts it): serves `directory`
+/// until the program ends. Not for direct use.
+#[pyfunction]
+fn _session_relay(directory: PathBuf) -> PyResult<()> {
+    Ok(relay::serve(&directory)?)
+}
+
 /// Adds `Session` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySession>()?;
+    m.add_function(wrap_pyfunction!(_session_relay, m)?)?;
     Ok(())
 }

@@ -319,8 +319,31 @@ class CheckpointedWorkflow:
         return (await checkpointed_agent.run(script)).output
 
 
+interactive_agent = Agent(
+    FunctionModel(scripted),
+    name='interactive_agent',
+    retries=20,
+    capabilities=[
+        LocalWorkspace(WS),
+        Shell(interactive=True),
+        TemporalDurability(activity_config=FAST_RETRY, model_activity_config=FAST_RETRY),
+    ],
+)
+"""`Shell(interactive=True)`: its sessions are relayed, so they outlive a worker."""
+
+
+@workflow.defn
+class InteractiveWorkflow:
+    __pydantic_ai_agents__ = [interactive_agent]
+
+    @workflow.run
+    async def run(self, script: str) -> str:
+        return (await interactive_agent.run(script)).output
+
+
 WORKFLOWS = [
     RootWorkflow,
+    InteractiveWorkflow,
     WorkspaceWorkflow,
     ListenedRootWorkflow,
     ListenedWorkspaceWorkflow,

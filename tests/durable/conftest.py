@@ -28,7 +28,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 ENGINE_TEST_FILES = frozenset(
-    {'test_temporal.py', 'test_temporal_dropin.py', 'test_temporal_checkpoints.py', 'test_dbos.py', 'test_prefect.py'}
+    {
+        'test_temporal.py',
+        'test_temporal_dropin.py',
+        'test_temporal_checkpoints.py',
+        'test_temporal_sessions.py',
+        'test_dbos.py',
+        'test_prefect.py',
+    }
 )
 """The modules here that start engines; the rest (unit tests of the durable plumbing) run in the suite."""
 

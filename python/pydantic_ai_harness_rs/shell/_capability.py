@@ -233,7 +233,7 @@ class Shell(AbstractCapability[AgentDepsT]):
             result = await handler()
         finally:
             if self.interactive:
-                await self.get_toolset().end_sessions(ctx)
+                await self.get_toolset().end_sessions(ctx, in_workflow=in_workflow_sandbox())
         if self.persist_cwd and ctx.run_id is not None:
             with anyio.move_on_after(CONTROL_TIMEOUT, shield=True):
                 await self.get_toolset().clear_run_cwd(ctx)

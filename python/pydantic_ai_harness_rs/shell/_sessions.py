@@ -98,6 +98,10 @@ class LiveSession:
     """Whether `CommandFinishedEvent` was emitted."""
     lines: int = 0
     """Lines of output the model has read."""
+    relayed: bool = False
+    """Whether a relay process holds its terminal (started in a durable unit, `_relayed`): it outlives this process."""
+    call: str | None = None
+    """The tool call that started a relayed session (a retried `start_session` answers with its session)."""
 
 
 @dataclass
@@ -108,13 +112,21 @@ class SessionTable:
     counters: dict[str, int] = field(default_factory=dict[str, int])
     stopped: dict[str, list[_core.Session]] = field(default_factory=dict[str, list[_core.Session]])
     """Sessions of each run already stopped, whose spill files stay until the run ends."""
+    relayed_runs: set[str] = field(default_factory=set[str])
+    """Runs that started or found relayed sessions in this process."""
 
-    def add(self, run: str, command: str, handle: _core.Session) -> LiveSession:
-        number = self.counters.get(run, 0) + 1
-        self.counters[run] = number
-        live = LiveSession(str(number), command, handle, is_shell_program(command))
+    def add(
+        self, run: str, command: str, handle: _core.Session, *, number: int | None = None, relayed: bool = False
+    ) -> LiveSession:
+        """Add a session as ID `number` (default: the next one); a relayed session is left running at exit."""
+        number = self.counters.get(run, 0) + 1 if number is None else number
+        self.counters[run] = max(number, self.counters.get(run, 0))
+        live = LiveSession(str(number), command, handle, is_shell_program(command), relayed=relayed)
         self.runs.setdefault(run, {})[live.id] = live
-        _LIVE.add(handle)
+        if relayed:
+            self.relayed_runs.add(run)
+        else:
+            _LIVE.add(handle)
         return live
 
     def get(self, run: str, session_id: str) -> LiveSession | None:
@@ -134,6 +146,7 @@ class SessionTable:
         sessions = self.runs.pop(run, {})
         stopped = self.stopped.pop(run, [])
         self.counters.pop(run, None)
+        self.relayed_runs.discard(run)
         with anyio.CancelScope(shield=True):
             for live in sessions.values():
                 await anyio.to_thread.run_sync(live.handle.stop, 0.0)

@@ -37,8 +37,10 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._approvals import Call, with_note
 from pydantic_ai_harness_rs.durable._carried import EventsDelivered, carry, recording
 from pydantic_ai_harness_rs.durable._commands import CommandGuard, call_job_id
+from pydantic_ai_harness_rs.durable._events import beneath_durable
 from pydantic_ai_harness_rs.durable._units import call_in_unit
 from pydantic_ai_harness_rs.shell import _foreground as foreground
+from pydantic_ai_harness_rs.shell import _relayed as relayed
 from pydantic_ai_harness_rs.shell._approval import CommandPredicate
 from pydantic_ai_harness_rs.shell._approval import checked as checked_approvals
 from pydantic_ai_harness_rs.shell._approval import gate as approval_gate
@@ -334,8 +336,9 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if not supports_commands(ctx.workspace):
             return {}
         tools = await super().get_tools(ctx)
-        if self._interactive and local_backend(ctx.workspace) is None:
+        if self._interactive and local_backend(beneath_durable(ctx.workspace)) is None:
             # Sessions need a terminal on the host; a workspace reached by protocol offers none.
+            # (A durable engine's wrapper is looked through: the tools run in its units, on the plain workspace.)
             tools = {name: tool for name, tool in tools.items() if name not in SESSION_TOOL_NAMES}
         return tools
 
@@ -938,9 +941,21 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
 
     # --- interactive sessions (`interactive=True`) -------------------------------------
 
-    async def end_sessions(self, ctx: RunContext[AgentDepsT]) -> None:
-        """Stop every session of the run `ctx` belongs to (called when the run ends)."""
-        await self._sessions.end_run(ctx.run_id or '')
+    async def end_sessions(self, ctx: RunContext[AgentDepsT], *, in_workflow: bool = False) -> None:
+        """Stop every session of the run `ctx` belongs to (called when the run ends).
+
+        Relayed sessions (started in durable units, possibly by other workers) end when the run's
+        session directory is removed: done here when this process drove some, or `in_workflow`
+        (workflow code of a durable engine, where the activities' sessions are not in this table).
+        """
+        run = ctx.run_id or ''
+        relayed_here = run in self._sessions.relayed_runs
+        await self._sessions.end_run(run)
+        if ctx.run_id is not None and (relayed_here or in_workflow):
+            try:
+                await ctx.workspace.remove(relayed.run_dir(await self._jobs_base(ctx), ctx.run_id))
+            except FileNotFoundError:
+                pass
 
     async def _emit(self, ctx: RunContext[AgentDepsT], event: Any) -> None:
         """`ctx.emit(event)`; nothing for a direct call outside a run (no event stream to emit into)."""
@@ -949,11 +964,45 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         except UserError:
             pass
 
-    def _session(self, ctx: RunContext[AgentDepsT], session_id: str) -> LiveSession:
+    async def _session(self, ctx: RunContext[AgentDepsT], session_id: str) -> LiveSession:
         live = self._sessions.get(ctx.run_id or '', session_id)
+        if live is None and relayed.relays_sessions(ctx.run_id):
+            live = await self._find_relayed(ctx, str(session_id).strip())
         if live is None:
             raise ModelRetry(f'Unknown session ID {session_id!r}; `list_sessions` shows the sessions of this run.')
         return live
+
+    async def _find_relayed(self, ctx: RunContext[AgentDepsT], session_id: str) -> LiveSession | None:
+        """Relayed session `session_id` of the run, started by another process (a worker before a restart)."""
+        assert ctx.run_id is not None
+        size = (self._max_output_chars + 4) * _BYTES_PER_CHAR
+        found = await relayed.find(await self._jobs_base(ctx), ctx.run_id, session_id, size, size)
+        if found is None:
+            return None
+        if isinstance(found, int):
+            raise ModelRetry(
+                f'Session {session_id} ended (exit code {found}) while its worker was restarted; what it printed '
+                'last was not read. Start a new session.'
+            )
+        handle, command, call = found
+        live = self._sessions.add(ctx.run_id, command, handle, number=int(session_id), relayed=True)
+        live.call = call
+        if live.is_shell and self._judges_lines():
+            # A half-typed line the previous worker judged is not known here: clear it.
+            await anyio.to_thread.run_sync(handle.write, b'\x15')
+        return live
+
+    async def _find_all_relayed(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Find the run's relayed sessions this process does not drive yet (for the lists)."""
+        if not relayed.relays_sessions(ctx.run_id):
+            return
+        assert ctx.run_id is not None
+        for session_id in relayed.session_ids(await self._jobs_base(ctx), ctx.run_id):
+            if self._sessions.get(ctx.run_id, session_id) is None:
+                try:
+                    await self._find_relayed(ctx, session_id)
+                except ModelRetry:
+                    pass
 
     def _judges_lines(self) -> bool:
         """Whether a policy judges the lines typed into a shell session (some list or `strict_policy` is set)."""
@@ -1063,23 +1112,41 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         extra = {**(self._resolve_env() or {}), 'TERM': (self._env or {}).get('TERM', SESSION_TERM)}
         env = env_bytes(local._env, extra)  # pyright: ignore[reportPrivateUsage]
         tail_bytes = (self._max_output_chars + 4) * _BYTES_PER_CHAR
-        spill_dir = await self._jobs_base(ctx)
-        handle = await anyio.to_thread.run_sync(
-            lambda: _core.Session.start(
-                os.fsencode(command),
-                directory,
-                env,
-                cols=cols,
-                rows=rows,
-                head_bytes=tail_bytes,
-                tail_bytes=tail_bytes,
-                sandbox=sandbox,
-                spill_dir=spill_dir,
-                spill_after=max(self._max_output_chars - _SESSION_STATUS_ROOM, 1),
-                max_log_bytes=self._max_log_bytes,
+        options = {'cols': cols, 'rows': rows, 'head_bytes': tail_bytes, 'tail_bytes': tail_bytes, 'sandbox': sandbox}
+        if relayed.relays_sessions(ctx.run_id):
+            # In a durable unit: a relay holds the terminal, so a new worker finds the session again.
+            assert ctx.run_id is not None
+            base = await self._jobs_base(ctx)
+            await self._find_all_relayed(ctx)
+            sessions = self._sessions.of_run(ctx.run_id)
+            again = [s for s in sessions if s.relayed and ctx.tool_call_id and s.call == ctx.tool_call_id]
+            if again:  # this call started it before its worker died: the retried call answers with it
+                live = again[0]
+                handle = live.handle
+            else:
+                taken = [int(i) for i in relayed.session_ids(base, ctx.run_id)]
+                number = max([self._sessions.counters.get(ctx.run_id, 0), *taken]) + 1
+                handle = await relayed.start(
+                    base, ctx.run_id, str(number), command, directory, env, call=ctx.tool_call_id, **options
+                )
+                live = self._sessions.add(ctx.run_id, command, handle, number=number, relayed=True)
+                live.call = ctx.tool_call_id
+        else:
+            # In-process: long output is spilled to a file as the shell tools' is (a relayed session keeps none).
+            spill_dir = await self._jobs_base(ctx)
+            spill_after = max(self._max_output_chars - _SESSION_STATUS_ROOM, 1)
+            handle = await anyio.to_thread.run_sync(
+                lambda: _core.Session.start(
+                    os.fsencode(command),
+                    directory,
+                    env,
+                    **options,  # pyright: ignore[reportArgumentType]
+                    spill_dir=spill_dir,
+                    spill_after=spill_after,
+                    max_log_bytes=self._max_log_bytes,
+                )
             )
-        )
-        live = self._sessions.add(ctx.run_id or '', command, handle)
+            live = self._sessions.add(ctx.run_id or '', command, handle)
         await self._emit(ctx, CommandStartedEvent(tool_call_id=ctx.tool_call_id, command=command, pid=handle.pid))
         await wait_session(handle, None, True, DEFAULT_YIELD_SECONDS)
         header = f'Session {live.id} started: {command!r}\n'
@@ -1107,7 +1174,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             The output since the last read.
         """
-        live = self._session(ctx, id)
+        live = await self._session(ctx, id)
         if not (isinstance(yield_seconds, (int, float)) and math.isfinite(yield_seconds) and 0 <= yield_seconds <= 300):
             raise ModelRetry('yield_seconds must be 0 to 300 seconds.')
         if '\x00' in text:
@@ -1148,7 +1215,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             The output since the last read.
         """
-        live = self._session(ctx, id)
+        live = await self._session(ctx, id)
         note = ''
         if wait_for is not None:
             if not (
@@ -1170,6 +1237,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Args:
             ctx: The current agent run context.
         """
+        await self._find_all_relayed(ctx)
         rows = [session_row(live) for live in self._sessions.of_run(ctx.run_id or '')]
         return '\n'.join(rows) or 'No sessions.'
 
@@ -1181,6 +1249,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Args:
             ctx: The current agent run context.
         """
+        await self._find_all_relayed(ctx)
         rows = [session_row(live) for live in self._sessions.of_run(ctx.run_id or '')]
         base = await self._jobs_base(ctx)
         local = local_backend(ctx.workspace) is not None
@@ -1205,13 +1274,15 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         Returns:
             The output since the last read and how the program ended.
         """
-        live = self._session(ctx, id)
+        live = await self._session(ctx, id)
         exited = live.handle.exit_code is not None
         killed, output = False, ''
         with anyio.CancelScope(shield=True):
             killed = await anyio.to_thread.run_sync(live.handle.stop, KILL_GRACE_PERIOD)
             output = await self._session_output(ctx, live, '(no new output)')
             self._sessions.remove(ctx.run_id or '', live)
+            if live.relayed and ctx.run_id is not None:
+                await relayed.forget(await self._jobs_base(ctx), ctx.run_id, live.id)
         if exited:
             stopped = '[had already exited]'
         elif killed:

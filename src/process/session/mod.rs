@@ -13,6 +13,7 @@
 pub mod clean;
 pub mod idle;
 pub mod pty;
+pub mod relay;
 pub mod screen;
 pub mod transcript;
 
@@ -208,64 +209,46 @@ pub struct Session {
     master: Arc<OwnedFd>,
     pid: i32,
     started: Instant,
+    /// Dropping leaves the program running (a relay holds the terminal).
+    detached: bool,
+    /// The connection to the relay of a relayed session ([`relay::attach`]), shut down on drop.
+    link: Option<Arc<OwnedFd>>,
 }
 
 impl Session {
     /// Starts `spec.command` on a new terminal. Errors: the sandbox's preparation or the spawn,
     /// as OS errors (the run aborts), worded without host paths.
     pub fn start(spec: SessionSpec) -> Result<Session> {
-        let (master, slave) = pty::open(spec.cols, spec.rows)
-            .map_err(|e| Error::io(&e, format!("Unable to open a terminal: {}", os_reason(&e))))?;
-        let sandbox = match &spec.sandbox {
-            Some(s) => Some(Prepared::new(s).map_err(|e| {
-                Error::io(
-                    &e,
-                    format!("Unable to prepare the sandbox: {}", os_reason(&e)),
-                )
-            })?),
-            None => None,
-        };
-        let args = vec![b"-c".to_vec(), spec.command.clone()];
-        let dup = |fd: &OwnedFd| {
-            fd.try_clone()
-                .map(Stdio::from)
-                .map_err(|e| Error::io(&e, format!("Unable to open a terminal: {}", os_reason(&e))))
-        };
-        let shell = ShellArgs {
-            args: &args,
-            cwd: &spec.cwd,
-            env: &spec.env,
-            file_limit: None,
-            sandbox: sandbox.as_ref(),
-            subreaper: true,
-        };
-        let mut cmd = shell_command(shell, dup(&slave)?, dup(&slave)?);
-        cmd.stdin(dup(&slave)?);
-        // SAFETY: one async-signal-safe ioctl, after `shell_command`'s `setsid`.
-        unsafe {
-            cmd.pre_exec(|| pty::take_controlling_terminal());
-        }
-        let child = {
-            let _entered = crate::process::runtime().enter();
-            cmd.spawn()
-        };
-        drop(slave);
-        let mut child = child.map_err(|e| {
-            Error::io(
-                &e,
-                format!("Unable to start the command: {}", os_reason(&e)),
-            )
-        })?;
+        let (master, mut child) = spawn(&spec)?;
         let pid = child.id().map(|p| p as i32).unwrap_or(0);
+        let exit = Box::new(move || {
+            crate::process::block_on(child.wait())
+                .map(shell_exit_code)
+                .unwrap_or(-1)
+        });
+        let size = (spec.cols, spec.rows, spec.head_bytes, spec.tail_bytes);
+        Session::adopt(master, pid, Instant::now(), size, spec.spill, exit, false)
+    }
+
+    /// A session over a terminal's `master` side whose program (`pid`) another party started at
+    /// `started`: reader and waiter threads as [`Session::start`] gives, `exit` blocking until
+    /// the program's exit code is known. `size` is `(cols, rows, head_bytes, tail_bytes)`; `spill`
+    /// where long output goes (a relayed session's worker keeps none). A
+    /// `detached` session leaves the program running when dropped (its relay ends it, see
+    /// [`relay`]). Errors: a thread that cannot start.
+    pub fn adopt(
+        master: OwnedFd,
+        pid: i32,
+        started: Instant,
+        size: (u16, u16, usize, usize),
+        spill: Option<SpillSpec>,
+        exit: Box<dyn FnOnce() -> i32 + Send>,
+        detached: bool,
+    ) -> Result<Session> {
+        let (cols, rows, head_bytes, tail_bytes) = size;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                terminal: screen::Terminal::new(
-                    spec.cols,
-                    spec.rows,
-                    spec.head_bytes,
-                    spec.tail_bytes,
-                    spec.spill.clone(),
-                ),
+                terminal: screen::Terminal::new(cols, rows, head_bytes, tail_bytes, spill),
                 exit_code: None,
                 closed: false,
                 last_output: Instant::now(),
@@ -296,9 +279,7 @@ impl Session {
             std::thread::Builder::new()
                 .name("harness-session-waiter".into())
                 .spawn(move || {
-                    let code = crate::process::block_on(child.wait())
-                        .map(shell_exit_code)
-                        .unwrap_or(-1);
+                    let code = exit();
                     let mut state = shared.state.lock().unwrap();
                     state.exit_code = Some(code);
                     shared.changed.notify_all();
@@ -309,7 +290,9 @@ impl Session {
             shared,
             master,
             pid,
-            started: Instant::now(),
+            started,
+            detached,
+            link: None,
         })
     }
 
@@ -472,21 +455,7 @@ impl Session {
     /// `SIGTERM` and up to `grace` to end, then `SIGKILL` (descendants outside looked for again).
     /// Returns whether it had to be killed. Blocks; call with the GIL released.
     pub fn stop(&self, grace: Duration) -> bool {
-        let pid = self.pid;
-        let killed = if pid > 1 && group_alive(pid) {
-            crate::process::block_on(Tree::end_outside(pid, REAP_GRACE));
-            let _ = signal_group(pid, Some(Signal::SIGTERM));
-            let _ = signal_group(pid, Some(Signal::SIGCONT));
-            let gone = crate::process::block_on(wait_group_gone(pid, grace));
-            if !gone {
-                crate::process::block_on(Tree::end_outside(pid, REAP_GRACE));
-                let _ = signal_group(pid, Some(Signal::SIGKILL));
-                crate::process::block_on(wait_group_gone(pid, Duration::from_secs(1)));
-            }
-            !gone
-        } else {
-            false
-        };
+        let killed = end_program(self.pid, grace);
         // The waiter reaps the leader; wait briefly so the exit code is known.
         let state = self.shared.state.lock().unwrap();
         let _ = self
@@ -510,10 +479,86 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.shared.ended.store(true, Ordering::SeqCst);
-        if self.exit_code().is_none() {
+        if !self.detached && self.exit_code().is_none() {
             self.stop(Duration::ZERO);
         }
+        if let Some(link) = &self.link {
+            // SAFETY: shutting down our own socket; the waiter's read on it returns.
+            unsafe { libc::shutdown(link.as_raw_fd(), libc::SHUT_RDWR) };
+        }
     }
+}
+
+/// Ends the program `pid` leads: the descendants that left its group are killed, its group
+/// gets `SIGTERM` and up to `grace` to end, then `SIGKILL` (descendants outside looked for
+/// again); a zero `grace` is `SIGKILL` at once. Returns whether it had to be killed. Blocks.
+pub(crate) fn end_program(pid: i32, grace: Duration) -> bool {
+    if pid > 1 && group_alive(pid) {
+        crate::process::block_on(Tree::end_outside(pid, REAP_GRACE));
+        // No grace (the run is over): `SIGKILL` at once, so the program cannot die of a
+        // `SIGTERM` first and report 143 instead.
+        let gone = !grace.is_zero() && {
+            let _ = signal_group(pid, Some(Signal::SIGTERM));
+            let _ = signal_group(pid, Some(Signal::SIGCONT));
+            crate::process::block_on(wait_group_gone(pid, grace))
+        };
+        if !gone {
+            crate::process::block_on(Tree::end_outside(pid, REAP_GRACE));
+            let _ = signal_group(pid, Some(Signal::SIGKILL));
+            crate::process::block_on(wait_group_gone(pid, Duration::from_secs(1)));
+        }
+        !gone
+    } else {
+        false
+    }
+}
+
+/// Opens a terminal and starts `spec.command` on it: `(master, child)`. Errors: the terminal,
+/// the sandbox's preparation or the spawn, as OS errors worded without host paths.
+pub(crate) fn spawn(spec: &SessionSpec) -> Result<(OwnedFd, tokio::process::Child)> {
+    let (master, slave) = pty::open(spec.cols, spec.rows)
+        .map_err(|e| Error::io(&e, format!("Unable to open a terminal: {}", os_reason(&e))))?;
+    let sandbox = match &spec.sandbox {
+        Some(s) => Some(Prepared::new(s).map_err(|e| {
+            Error::io(
+                &e,
+                format!("Unable to prepare the sandbox: {}", os_reason(&e)),
+            )
+        })?),
+        None => None,
+    };
+    let args = vec![b"-c".to_vec(), spec.command.clone()];
+    let dup = |fd: &OwnedFd| {
+        fd.try_clone()
+            .map(Stdio::from)
+            .map_err(|e| Error::io(&e, format!("Unable to open a terminal: {}", os_reason(&e))))
+    };
+    let shell = ShellArgs {
+        args: &args,
+        cwd: &spec.cwd,
+        env: &spec.env,
+        file_limit: None,
+        sandbox: sandbox.as_ref(),
+        subreaper: true,
+    };
+    let mut cmd = shell_command(shell, dup(&slave)?, dup(&slave)?);
+    cmd.stdin(dup(&slave)?);
+    // SAFETY: one async-signal-safe ioctl, after `shell_command`'s `setsid`.
+    unsafe {
+        cmd.pre_exec(|| pty::take_controlling_terminal());
+    }
+    let child = {
+        let _entered = crate::process::runtime().enter();
+        cmd.spawn()
+    };
+    drop(slave);
+    let child = child.map_err(|e| {
+        Error::io(
+            &e,
+            format!("Unable to start the command: {}", os_reason(&e)),
+        )
+    })?;
+    Ok((master, child))
 }
 
 /// Counts a caller in [`Session::wait`] while it lives; the reader thread resumes after.
