@@ -69,7 +69,10 @@ __all__ = [
     'NOT_REGULAR_FILE',
     # Checkpoints
     'CheckpointStore',
+    'RemoteCheckpointStore',
     'CheckpointError',
+    # Interactive sessions held by a relay process
+    '_session_relay',
 ]
 
 __version__: str
@@ -805,6 +808,9 @@ class Session:
 
     """A relayed session's relay process body (`Session.start_relayed` starts it); not for direct use."""
 
+def _session_relay(directory: str | os.PathLike[str]) -> None:
+    """A relayed session's relay process body (`Session.start_relayed` starts it); not for direct use."""
+
 # --- checkpoints --------------------------------------------------------------------------------
 
 class CheckpointError(Exception):
@@ -828,12 +834,31 @@ class CheckpointStore:
         """Open (or create) the store of the existing directory `root`. `exclude`: gitignore-style
         patterns the snapshots leave out (None: `['.git/']`); files above `max_file_bytes` are kept by
         hash only; the oldest checkpoints are pruned beyond `budget_bytes` of objects."""
-    def keep(self, paths: builtins.list[str]) -> int:
+    def keep(
+        self,
+        paths: builtins.list[str],
+        *,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str = ...,
+        created_at: float = 0.0,
+    ) -> int:
         """Before a file tool's change: capture `paths` (a directory with its subtree, missing
-        parents too). Returns a handle for `record`/`release`."""
-    def snapshot(self) -> int:
-        """Before a shell command: walk the tree's metadata, keep what differs from the index.
-        Returns a handle for `record`/`extend`/`release`."""
+        parents too). Returns a handle for `record`/`release`; the store's lock (shared with other
+        processes) is held until then. With `tool_call_id` (a durable unit's call) the call's record
+        is written on disk, and an earlier attempt's before states are taken over."""
+    def snapshot(
+        self,
+        *,
+        call: bool = False,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str = ...,
+        created_at: float = 0.0,
+    ) -> int:
+        """Walk the tree's metadata, keep what differs from the index. Returns a handle for
+        `record`/`extend`/`release`. `call`: before a shell command (the lock held until its record
+        or release); with `tool_call_id`, what a dead earlier attempt of that call changed is its."""
     def record(
         self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
     ) -> dict[str, Any] | None:
@@ -859,6 +884,7 @@ class CheckpointStore:
         """Commit a plan: `{'restored', 'deleted', 'removed_dirs', 'failed'}`. Raises `CheckpointError`
         naming the files changed by someone else (unless `force`) or since the plan."""
 
+@final
 class RemoteCheckpointStore:
     """The checkpoints of one workspace root whose files are not on this host, kept in a host directory.
 
