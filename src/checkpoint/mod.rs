@@ -223,8 +223,9 @@ pub struct CheckpointStore {
 /// A generation no store has: the state in memory is none yet (loaded by the next operation).
 const UNSEEN: u64 = u64::MAX - 1;
 
-/// The log, the index and the object sizes stored in `dir`.
-fn load_state(
+/// The log, the index and the object sizes stored in `dir` (a temporary file a killed process
+/// left is removed first). Errors: `Conflict` for a log this version cannot read, `Io`.
+pub(crate) fn load_state(
     dir: &std::path::Path,
     objects: &Objects,
 ) -> Result<(Log, Index, HashMap<String, u64>)> {

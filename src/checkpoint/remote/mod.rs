@@ -23,13 +23,13 @@ use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
-use super::log::{Change, Log};
+use super::log::Change;
 use super::rewind::{self, Action, Plan, PlanFile};
 use super::scan::Excludes;
 use super::shown::change_text;
 use super::state::State;
 use super::store::Objects;
-use super::{checkpoint_error, index, normalize, CallInfo, Inner, Listing, Settings};
+use super::{checkpoint_error, normalize, CallInfo, Inner, Listing, Settings};
 use crate::error::{Error, Result};
 
 /// The mode recorded for every remote state: the protocol does not carry one.
@@ -100,7 +100,6 @@ impl RemoteStore {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir).map_err(|e| io_error(&e))?;
         let objects = Objects::open(&dir).map_err(|e| io_error(&e))?;
-        let _ = std::fs::remove_file(dir.join("log.tmp"));
         let root_file = dir.join("root");
         let known = std::fs::read(&root_file)
             .ok()
@@ -118,30 +117,7 @@ impl RemoteStore {
             }
             (None, None) => None,
         };
-        let _ = std::fs::remove_file(dir.join("index.tmp"));
-        let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
-        let index = index::load(&dir.join("index"));
-        let mut known: HashMap<String, u64> = HashMap::new();
-        let changes = log.checkpoints.iter().flat_map(|c| c.changes.iter());
-        for s in changes
-            .flat_map(|c| [&c.before, &c.after])
-            .chain(index.values().map(|(_, s)| s))
-        {
-            if let State::File {
-                hash,
-                size,
-                stored: true,
-                ..
-            } = s
-            {
-                known.insert(hash.clone(), *size);
-            }
-        }
-        let sizes = objects
-            .all(&known)
-            .map_err(|e| io_error(&e))?
-            .into_iter()
-            .collect();
+        let (log, index, sizes) = super::load_state(&dir, &objects)?;
         Ok(RemoteStore {
             dir,
             root,
