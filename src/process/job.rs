@@ -283,11 +283,9 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
     let capped = spec
         .max_log_bytes
         .filter(|&log| limit.is_none_or(|file| file > log));
-    // The FIFOs now; the copier itself is forked once the wrapper is on its way (the fork of
-    // this process is the launch's slowest step; the wrapper starts meanwhile).
-    let mut pending = match capped {
-        Some(log_limit) => match crate::process::logcap::prepare(&spec.dir, logs, log_limit) {
-            Ok(pending) => Some(pending),
+    let copier = match capped {
+        Some(log_limit) => match crate::process::logcap::start(&spec.dir, logs, log_limit) {
+            Ok(copier) => Some(copier),
             Err(e) => {
                 let _ = fs::remove_dir_all(&spec.dir);
                 return Err(io_err(&e, "Unable to start the job's log copier"));
@@ -296,7 +294,7 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         None => None,
     };
     let fifo = |i: usize| {
-        pending
+        copier
             .as_ref()
             .and_then(|c| c.fifos.get(i))
             .map_or_else(Vec::new, |p| p.as_os_str().as_encoded_bytes().to_vec())
@@ -320,8 +318,8 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             .map_or_else(Vec::new, |n| n.to_string().into_bytes()),
         fifo(0),
         fifo(1),
-        handshake(pending.as_ref().map(|c| &c.done)),
-        handshake(pending.as_ref().map(|c| &c.ack)),
+        handshake(copier.as_ref().map(|c| &c.done)),
+        handshake(copier.as_ref().map(|c| &c.ack)),
         tools[0].clone(),
         tools[1].clone(),
     ];
@@ -344,15 +342,6 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
         };
         let mut child = spawned.child;
         let pid = child.id();
-        let copier = match pending.take().map(crate::process::logcap::Pending::start) {
-            Some(Ok(copier)) => Some(copier),
-            Some(Err(e)) => {
-                // Nothing would empty the FIFOs: the wrapper goes (reaped as `child` drops).
-                let _ = signal_group(pid, Some(Signal::SIGKILL));
-                return Err(io_err(&e, "Unable to start the job's log copier"));
-            }
-            None => None,
-        };
         // Written while the wrapper starts (no `mv` to fork for it); the handshake follows.
         let published = publish_running(&spec.dir, pid);
         if let Some(mut ready) = spawned.stdout {
@@ -370,14 +359,14 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             pid,
             pgid: Some(pid),
         };
-        Ok::<_, Error>((handle, published, copier))
+        Ok::<_, Error>((handle, published))
     });
+    if let Some(copier) = copier {
+        // The wrapper holds its write ends now (or never will): the copier ends with them.
+        copier.release();
+    }
     let handle = match handle {
-        Ok((handle, published, copier)) => {
-            if let Some(copier) = copier {
-                // The wrapper holds its write ends now (or never will): the copier ends with them.
-                copier.release();
-            }
+        Ok((handle, published)) => {
             published.map_err(|e| io_err(&e, "Unable to write the job status"))?;
             handle
         }

@@ -87,38 +87,11 @@ fn open(path: &CString, flags: libc::c_int) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// A copier whose FIFOs exist and are open (every read end, and our keepers), not yet forked:
-/// the wrapper may start and open its ends meanwhile, what it writes waits in the FIFOs.
-pub struct Pending {
-    /// The log FIFOs, as [`Copier::fifos`].
-    pub fifos: Vec<PathBuf>,
-    /// `done.fifo`, as [`Copier::done`].
-    pub done: PathBuf,
-    /// `ack.fifo`, as [`Copier::ack`].
-    pub ack: PathBuf,
-    keepers: Vec<OwnedFd>,
-    reads: Vec<OwnedFd>,
-    log_fds: Vec<OwnedFd>,
-    done_read: OwnedFd,
-    ack_write: OwnedFd,
-    status: [CString; 2],
-    clears: CString,
-    notice: Vec<u8>,
-    limit: u64,
-}
-
 /// Starts the copier for the job in `dir`: `logs` are the log files (created already) it appends
 /// to, one FIFO each (`<log>.fifo`), each kept at or under `limit` bytes.
 ///
 /// Errors: the OS errors of creating the FIFOs, opening the logs, or forking.
 pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
-    prepare(dir, logs, limit)?.start()
-}
-
-/// [`start`]'s first half: the FIFOs made and opened, the copier not yet forked ([`Pending::start`]).
-///
-/// Errors: the OS errors of creating the FIFOs or opening them and the logs (nothing is left).
-pub fn prepare(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Pending> {
     let mut fifos = Vec::new();
     let mut keepers = Vec::new();
     let mut reads = Vec::new();
@@ -185,145 +158,96 @@ pub fn prepare(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Pending> {
             return Err(e);
         }
     };
+    let fifos_made = made;
     keepers.push(done_keeper);
     keepers.push(ack_keeper);
-    let names = (|| {
-        Ok::<_, io::Error>((
-            [
-                cstring(&dir.join("status.tmp"))?,
-                cstring(&dir.join("status.json"))?,
-            ],
-            cstring(&dir.join("log_clears"))?,
-        ))
-    })();
-    let (status, clears) = match names {
-        Ok(names) => names,
-        Err(e) => {
-            cleanup(&made);
-            return Err(e);
-        }
+    let status = [
+        cstring(&dir.join("status.tmp"))?,
+        cstring(&dir.join("status.json"))?,
+    ];
+    let clears = cstring(&dir.join("log_clears"))?;
+    let notice = format!("{}\n", notice(limit)).into_bytes();
+    let streams: Vec<Stream> = reads
+        .iter()
+        .zip(&log_fds)
+        .map(|(r, l)| Stream {
+            read: r.as_raw_fd(),
+            log: l.as_raw_fd(),
+        })
+        .collect();
+    // The streams, then `done.fifo` (its hang-up is the only event looked for).
+    let mut polls: Vec<libc::pollfd> = streams
+        .iter()
+        .map(|s| s.read)
+        .chain([done_read.as_raw_fd()])
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let mut buffer = vec![0u8; CHUNK_BYTES];
+    let ends = Handshake {
+        done: done_read.as_raw_fd(),
+        ack: ack_write.as_raw_fd(),
+        status: &status,
     };
-    Ok(Pending {
+    let keep: Vec<RawFd> = streams
+        .iter()
+        .flat_map(|s| [s.read, s.log])
+        .chain([ends.done, ends.ack])
+        .collect();
+    // SAFETY: the child runs only async-signal-safe calls on memory prepared above (a copy of
+    // this process's, after fork) and leaves by `_exit`; every signal is blocked around the fork
+    // so no handler of this process runs in the child before its dispositions are reset.
+    let pid = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = libc::fork();
+        if pid == 0 {
+            child(
+                &streams,
+                ends,
+                &mut polls,
+                &mut buffer,
+                &keep,
+                &clears,
+                &notice,
+                limit,
+            );
+        }
+        let fork_error = io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        if pid == -1 {
+            cleanup(&fifos_made);
+            return Err(fork_error);
+        }
+        pid
+    };
+    drop(reads);
+    drop(log_fds);
+    drop(done_read);
+    drop(ack_write);
+    let _ = std::thread::Builder::new()
+        .name("harness-log-copier".into())
+        .stack_size(64 * 1024)
+        .spawn(move || loop {
+            let mut status = 0;
+            // SAFETY: reaping our own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break;
+            }
+        });
+    Ok(Copier {
+        pid,
         fifos,
         done,
         ack,
         keepers,
-        reads,
-        log_fds,
-        done_read,
-        ack_write,
-        status,
-        clears,
-        notice: format!("{}\n", notice(limit)).into_bytes(),
-        limit,
     })
-}
-
-impl Pending {
-    /// Forks the copier. Errors: the fork's (the FIFOs' names are then removed).
-    pub fn start(self) -> io::Result<Copier> {
-        let Pending {
-            fifos,
-            done,
-            ack,
-            keepers,
-            reads,
-            log_fds,
-            done_read,
-            ack_write,
-            status,
-            clears,
-            notice,
-            limit,
-        } = self;
-        let fifos_made: Vec<PathBuf> = fifos.iter().chain([&done, &ack]).cloned().collect();
-        let cleanup = |fifos: &[PathBuf]| {
-            for f in fifos {
-                let _ = std::fs::remove_file(f);
-            }
-        };
-        let streams: Vec<Stream> = reads
-            .iter()
-            .zip(&log_fds)
-            .map(|(r, l)| Stream {
-                read: r.as_raw_fd(),
-                log: l.as_raw_fd(),
-            })
-            .collect();
-        // The streams, then `done.fifo` (its hang-up is the only event looked for).
-        let mut polls: Vec<libc::pollfd> = streams
-            .iter()
-            .map(|s| s.read)
-            .chain([done_read.as_raw_fd()])
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        let mut buffer = vec![0u8; CHUNK_BYTES];
-        let ends = Handshake {
-            done: done_read.as_raw_fd(),
-            ack: ack_write.as_raw_fd(),
-            status: &status,
-        };
-        let keep: Vec<RawFd> = streams
-            .iter()
-            .flat_map(|s| [s.read, s.log])
-            .chain([ends.done, ends.ack])
-            .collect();
-        // SAFETY: the child runs only async-signal-safe calls on memory prepared above (a copy of
-        // this process's, after fork) and leaves by `_exit`; every signal is blocked around the fork
-        // so no handler of this process runs in the child before its dispositions are reset.
-        let pid = unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-            let pid = libc::fork();
-            if pid == 0 {
-                child(
-                    &streams,
-                    ends,
-                    &mut polls,
-                    &mut buffer,
-                    &keep,
-                    &clears,
-                    &notice,
-                    limit,
-                );
-            }
-            let fork_error = io::Error::last_os_error();
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            if pid == -1 {
-                cleanup(&fifos_made);
-                return Err(fork_error);
-            }
-            pid
-        };
-        drop(reads);
-        drop(log_fds);
-        drop(done_read);
-        drop(ack_write);
-        let _ = std::thread::Builder::new()
-            .name("harness-log-copier".into())
-            .stack_size(64 * 1024)
-            .spawn(move || loop {
-                let mut status = 0;
-                // SAFETY: reaping our own child.
-                let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-                if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                    break;
-                }
-            });
-        Ok(Copier {
-            pid,
-            fifos,
-            done,
-            ack,
-            keepers,
-        })
-    }
 }
 
 /// The copier's ends of its handshake with the wrapper: `done.fifo`'s read end, `ack.fifo`'s
