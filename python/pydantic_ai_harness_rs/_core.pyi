@@ -797,6 +797,22 @@ class CheckpointStore:
     ) -> dict[str, Any] | None:
         """After the call: append its checkpoint and return the listing, or None when nothing changed.
         Consumes the handle; prunes to the budget."""
+    def commit(
+        self,
+        core: FileSystemCore,
+        plan: ChangePlan,
+        paths: builtins.list[str],
+        *,
+        run_id: str | None,
+        tool_call_id: str | None,
+        tool_name: str,
+        created_at: float,
+        cancel: CancelToken,
+    ) -> tuple[Outcome, dict[str, Any] | None]:
+        """`keep(paths)`, `core.commit(plan)` and `record(...)` in one call: the commit's outcome and the
+        listing (None when nothing changed). The file's new bytes (and an edit's old ones) are taken from
+        the plan, not read again; the new ones reach the store from a writer thread. The commit's errors
+        are raised as `core.commit` raises them, after the record."""
     def extend(self, checkpoint_id: str, handle: int) -> dict[str, Any] | None:
         """Add what snapshot `handle` found against the index to checkpoint `checkpoint_id`; the handle
         stays open. The new listing, or None when that checkpoint is gone (rewound or pruned)."""

@@ -7,18 +7,23 @@
 //! - [`log`]: the checkpoints, each a call's changed paths with their before and after states;
 //! - [`scan`]: the parallel metadata walk a shell command's snapshot compares;
 //! - [`capture`]: one path's state beneath the root, its bytes kept;
+//! - [`around`]: a file tool's keep, commit and record as one call, its bytes from memory;
+//! - [`later`]: the objects a writer thread puts in the store off the call's path;
 //! - [`rewind`]: the plan of a rewind and its crash-safe commit;
 //! - [`prune`]: keeping the store within its byte budget, oldest checkpoints first;
 //! - [`shown`]: the per-file diff texts.
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
-//! [`CheckpointStore::record`]; a shell command's is [`CheckpointStore::snapshot`] (a walk, and
+//! [`CheckpointStore::record`], or both around its commit in one [`CheckpointStore::around`];
+//! a shell command's is [`CheckpointStore::snapshot`] (a walk, and
 //! the bytes of whatever differs from the index) then `record` (a second walk: what differs
 //! from the first is the command's change). Every method takes the store's lock for its whole
 //! run, so calls from several threads are serialised.
 
+pub mod around;
 pub mod capture;
 pub mod index;
+pub mod later;
 pub mod log;
 pub mod prune;
 pub mod rewind;
@@ -157,6 +162,8 @@ pub(crate) struct Inner {
     pending: HashMap<u64, Pending>,
     next_handle: u64,
     index_dirty: bool,
+    /// The bytes file tools wrote last, by path ([`around`]).
+    recent: around::Recent,
 }
 
 impl Inner {
@@ -240,6 +247,7 @@ impl CheckpointStore {
                 pending: HashMap::new(),
                 next_handle: 0,
                 index_dirty: false,
+                recent: around::Recent::default(),
             }),
         })
     }
@@ -270,13 +278,19 @@ impl CheckpointStore {
         rels: &[Vec<u8>],
     ) -> Result<Vec<State>> {
         let since = state::now_ns() - state::RACY_NS;
+        // `scan::threads()` reads the cgroup's CPU quota: not for the few paths of a file tool.
+        let threads = if rels.len() < capture::PARALLEL_MIN {
+            1
+        } else {
+            scan::threads()
+        };
         let captured = capture_all(
             beneath,
             &self.objects,
             Some(&inner.index),
             rels,
             self.keep_bytes(),
-            scan::threads(),
+            threads,
         )
         .map_err(|e| io_error(&e))?;
         let mut states = Vec::with_capacity(rels.len());
@@ -313,6 +327,25 @@ impl CheckpointStore {
     pub fn keep(&self, paths: &[Vec<u8>]) -> Result<u64> {
         let beneath = self.beneath()?;
         let mut inner = self.lock();
+        let (tops, before, _) = self.keep_paths(&mut inner, &beneath, paths, &[])?;
+        Ok(Self::new_handle(&mut inner, Pending::Keep { tops, before }))
+    }
+
+    /// [`CheckpointStore::keep`]'s work: the tops (normalized, not excluded) and the states
+    /// before. A file among `defer` that the index cannot vouch for is not read: it is returned
+    /// with its metadata instead (its bytes are known to the caller, see [`around`]).
+    #[allow(clippy::type_complexity)]
+    fn keep_paths(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        paths: &[Vec<u8>],
+        defer: &[Vec<u8>],
+    ) -> Result<(
+        Vec<Vec<u8>>,
+        BTreeMap<Vec<u8>, State>,
+        BTreeMap<Vec<u8>, state::Meta>,
+    )> {
         let mut tops = Vec::new();
         let mut wanted: Vec<Vec<u8>> = Vec::new();
         for p in paths {
@@ -329,7 +362,22 @@ impl CheckpointStore {
         }
         wanted.sort();
         wanted.dedup();
-        let states = self.capture_into_index(&mut inner, &beneath, &wanted)?;
+        let mut deferred = BTreeMap::new();
+        if !defer.is_empty() {
+            wanted.retain(|rel| {
+                if !defer.contains(rel) {
+                    return true;
+                }
+                match capture::look(beneath, Some(&inner.index), rel) {
+                    capture::Looked::File(meta, ..) => {
+                        deferred.insert(rel.clone(), meta);
+                        false
+                    }
+                    capture::Looked::Known(_) => true,
+                }
+            });
+        }
+        let states = self.capture_into_index(inner, beneath, &wanted)?;
         let mut before = BTreeMap::new();
         for (rel, state) in wanted.into_iter().zip(states) {
             let is_top = tops.contains(&rel);
@@ -338,13 +386,13 @@ impl CheckpointStore {
                 continue;
             }
             if is_top && matches!(state, State::Dir { .. }) {
-                let below = self.scan_below(&beneath, &rel)?;
-                let below_states = self.capture_into_index(&mut inner, &beneath, &below)?;
+                let below = self.scan_below(beneath, &rel)?;
+                let below_states = self.capture_into_index(inner, beneath, &below)?;
                 before.extend(below.into_iter().zip(below_states));
             }
             before.insert(rel, state);
         }
-        Ok(Self::new_handle(&mut inner, Pending::Keep { tops, before }))
+        Ok((tops, before, deferred))
     }
 
     fn scan_below(&self, beneath: &Beneath, rel: &[u8]) -> Result<Vec<Vec<u8>>> {
@@ -441,12 +489,26 @@ impl CheckpointStore {
         let is_snapshot = matches!(pending, Pending::Snapshot { .. });
         let changes = match pending {
             Pending::Keep { tops, before } => {
-                self.keep_changes(&mut inner, &beneath, tops, before)?
+                self.keep_changes(&mut inner, &beneath, tops, before, BTreeMap::new())?
             }
             Pending::Snapshot { walk, since, .. } => {
                 self.walk_changes(&mut inner, &beneath, walk, since)?
             }
         };
+        self.append(&mut inner, changes, call, is_snapshot, false)
+    }
+
+    /// Appends a checkpoint of `changes` (none: nothing) as `call`'s, prunes to the budget and
+    /// persists the log (and with `index`, the index). `later`: the log line is appended by
+    /// the writer thread, after the objects queued before it ([`later`]).
+    fn append(
+        &self,
+        inner: &mut Inner,
+        changes: Vec<Change>,
+        call: CallInfo,
+        index: bool,
+        later: bool,
+    ) -> Result<Option<Listing>> {
         let listing = if changes.is_empty() {
             None
         } else {
@@ -464,25 +526,39 @@ impl CheckpointStore {
             Some(listing)
         };
         if inner.store_bytes() > self.settings.budget_bytes {
-            // The index on disk must not name objects the pruning may remove.
-            self.persist(&mut inner, LogWrite::None, true)?;
+            // The index on disk must not name objects the pruning may remove (and the objects
+            // queued must be on disk before any is removed).
+            self.objects.flush().map_err(|e| io_error(&e))?;
+            self.persist(inner, LogWrite::None, true)?;
         }
-        let pruned = prune::prune(&mut inner, &self.objects, self.settings.budget_bytes);
+        let pruned = prune::prune(inner, &self.objects, self.settings.budget_bytes);
+        let path = self.dir.join("log.jsonl");
         let log = match (pruned, listing.is_some()) {
             (true, _) => LogWrite::Whole,
+            (false, true) if later && path.exists() => {
+                if let Some(cp) = inner.log.checkpoints.last().cloned() {
+                    self.objects
+                        .append_later(path, Box::new(move || log::line_of(&cp)));
+                }
+                LogWrite::None
+            }
             (false, true) => LogWrite::Append,
             (false, false) => LogWrite::None,
         };
-        self.persist(&mut inner, log, is_snapshot)?;
+        self.persist(inner, log, index)?;
         Ok(listing)
     }
 
+    /// The changes of a keep: each path of `before` (and below a top that is a directory now)
+    /// from its state before to its state now, captured (or taken from `given`, the after-states
+    /// the caller knows).
     fn keep_changes(
         &self,
         inner: &mut Inner,
         beneath: &Beneath,
         tops: Vec<Vec<u8>>,
         mut before: BTreeMap<Vec<u8>, State>,
+        mut given: BTreeMap<Vec<u8>, State>,
     ) -> Result<Vec<Change>> {
         let mut rels: Vec<Vec<u8>> = before.keys().cloned().collect();
         for top in &tops {
@@ -497,9 +573,24 @@ impl CheckpointStore {
                 rels.extend(self.scan_below(beneath, top)?);
             }
         }
+        rels.extend(given.keys().cloned());
         rels.sort();
         rels.dedup();
-        let afters = self.capture_into_index(inner, beneath, &rels)?;
+        let captured: Vec<Vec<u8>> = rels
+            .iter()
+            .filter(|r| !given.contains_key(*r))
+            .cloned()
+            .collect();
+        let mut captured = captured
+            .iter()
+            .zip(self.capture_into_index(inner, beneath, &captured)?);
+        let afters: Vec<State> = rels
+            .iter()
+            .map(|r| match given.remove(r) {
+                Some(s) => s,
+                None => captured.next().expect("one capture per path").1,
+            })
+            .collect();
         Ok(rels
             .into_iter()
             .zip(afters)
@@ -645,6 +736,7 @@ impl CheckpointStore {
     ///
     /// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
+        self.objects.flush().map_err(|e| io_error(&e))?;
         let cp = {
             let inner = self.lock();
             let pos = rewind::find(&inner.log, checkpoint_id)?;
@@ -667,6 +759,7 @@ impl CheckpointStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
+        self.objects.flush().map_err(|e| io_error(&e))?;
         let beneath = self.beneath()?;
         let inner = self.lock();
         let paths = paths
@@ -687,6 +780,7 @@ impl CheckpointStore {
         pinned: &[(Vec<u8>, Option<String>)],
         force: bool,
     ) -> Result<rewind::Rewound> {
+        self.objects.flush().map_err(|e| io_error(&e))?;
         let beneath = self.beneath()?;
         let mut inner = self.lock();
         let paths = paths
@@ -713,7 +807,12 @@ impl CheckpointStore {
     /// makes the next snapshot read the files changed since again; every object it names is
     /// on disk, since objects are written before anything refers to them).
     fn persist(&self, inner: &mut Inner, log: LogWrite, index: bool) -> Result<()> {
-        if index && inner.index_dirty {
+        let index = index && inner.index_dirty;
+        if index || !matches!(log, LogWrite::None) {
+            // Nothing on disk may name an object not written yet, nor a line queued after it.
+            self.objects.flush().map_err(|e| io_error(&e))?;
+        }
+        if index {
             index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
             inner.index_dirty = false;
         }
@@ -736,7 +835,7 @@ impl Drop for CheckpointStore {
     /// Writes the index if a file tool's record left it changed.
     fn drop(&mut self) {
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
-        if inner.index_dirty {
+        if inner.index_dirty && self.objects.flush().is_ok() {
             let _ = index::save(&self.dir.join("index"), &inner.index);
         }
     }

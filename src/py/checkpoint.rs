@@ -7,9 +7,16 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
+use std::sync::Arc;
+
+use crate::checkpoint::around::Known;
 use crate::checkpoint::rewind::{Plan, Rewound};
 use crate::checkpoint::{CallInfo, CheckpointStore, Listing, Settings};
 use crate::error::{Error, ErrorKind};
+use crate::fs::change::write::{Operation, Plan as ChangePlan};
+
+use super::fs::{PyChangePlan, PyFileSystemCore, PyOutcome};
+use super::PyCancelToken;
 
 create_exception!(
     _core,
@@ -43,6 +50,24 @@ fn path_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
             .cast::<PyBytes>()?
             .as_bytes()
             .to_vec()),
+    }
+}
+
+/// The bytes a change plan writes, shared with the plan.
+struct NewBytes(Arc<ChangePlan>);
+
+impl AsRef<[u8]> for NewBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
+/// The bytes an edit's plan read, which its commit checks the file still holds.
+struct OldBytes(Arc<ChangePlan>);
+
+impl AsRef<[u8]> for OldBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.old.as_deref().unwrap_or_default()
     }
 }
 
@@ -173,6 +198,55 @@ impl PyCheckpointStore {
         };
         let l = run(py, || self.store.record(handle, call))?;
         l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// Commits `plan` (a change plan of `core`) and records it as one call's checkpoint, in one
+    /// native call: keeps `paths` (root-relative: the plan's path), commits, records
+    /// ([`CheckpointStore::around`]). Returns `(outcome, listing or None)`; the commit's errors
+    /// are raised as `core.commit` raises them, after the record.
+    #[pyo3(signature = (core, plan, paths, *, run_id, tool_call_id, tool_name, created_at, cancel))]
+    #[allow(clippy::too_many_arguments)]
+    fn commit<'py>(
+        &self,
+        py: Python<'py>,
+        core: PyRef<'_, PyFileSystemCore>,
+        plan: PyRef<'_, PyChangePlan>,
+        paths: Vec<Bound<'_, PyString>>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+        cancel: PyRef<'_, PyCancelToken>,
+    ) -> PyResult<(PyOutcome, Option<Bound<'py, PyDict>>)> {
+        let paths = paths_of(paths)?;
+        let (fs, plan, flag) = (core.inner.clone(), plan.plan.clone(), cancel.flag.clone());
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let known = match (plan.operation, paths.first()) {
+            (Operation::CreateDirectory, _) | (_, None) => Vec::new(),
+            (op, Some(path)) => vec![Known {
+                path: path.clone(),
+                old: (op == Operation::Edit && plan.old.is_some())
+                    .then(|| Arc::new(OldBytes(plan.clone())) as _),
+                new: Arc::new(NewBytes(plan.clone())),
+                new_hash: None,
+            }],
+        };
+        let (outcome, l) = run(py, || {
+            self.store.around(&paths, known, call, |known| {
+                let (outcome, digest) = fs.commit_hashed(&plan, &flag)?;
+                if let Some(k) = known.first_mut() {
+                    k.new_hash = digest;
+                }
+                Ok(outcome)
+            })
+        })?;
+        let outcome = outcome.map_err(PyErr::from)?;
+        Ok((outcome.into(), l.map(|l| listing(py, &l)).transpose()?))
     }
 
     /// Adds what snapshot `handle` found against the index to checkpoint `checkpoint_id`.

@@ -125,8 +125,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             return state
 
     async def _state_for(self, root: str) -> RootState:
-        if root in self._states:
-            return self._open(root)
+        state = self._states.get(root)
+        if state is not None:
+            return state  # opened before (so `_first_root` is set)
         return await anyio.to_thread.run_sync(self._open, root)  # opening may recover a half-written state
 
     def _api_root(self) -> str:
@@ -162,7 +163,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         (`_units.py`)."""
         if _in_workflow_code():
             return await handler(args)
-        await self._sweep_all()
+        if any(state.jobs for state in self._states.values()):
+            await self._sweep_all()
         recorder = CallRecorder(self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time())
         root = await shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
         if root is not None:

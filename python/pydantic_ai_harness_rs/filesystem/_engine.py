@@ -11,7 +11,7 @@ protocol while the core keeps matching, hashing, windows and texts.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Awaitable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -248,8 +248,15 @@ class LocalEngine:
         recorder = RECORDING.get()
         if recorder is None:
             return await self._commit(plan)
-        async with recorder.change(self.core.root_dir, [plan.path]):  # `Checkpoints`
-            return await self._commit(plan)
+        if plan.operation == 'create_directory':
+            async with recorder.change(self.core.root_dir, [plan.path]):  # `Checkpoints`
+                return await self._commit(plan)
+
+        def fused(store: Any, call: dict[str, Any]) -> Awaitable[tuple[Outcome, dict[str, Any] | None]]:
+            # `Checkpoints`: keep, commit and record in one native call, inline as the commit alone.
+            return run_sized(store.commit, self.core, plan.plan, [plan.path], inline=plan.inline, **call)
+
+        return await recorder.commit(self.core.root_dir, fused, lambda: self._commit(plan))
 
     async def _commit(self, plan: LocalPlan) -> Outcome:
         if plan.operation == 'create_directory':
