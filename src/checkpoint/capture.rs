@@ -31,7 +31,16 @@ pub type Captured = (Option<Meta>, State, Vec<(String, u64)>);
 pub fn parent(beneath: &Beneath, rel: &[u8]) -> std::io::Result<(OwnedFd, Vec<u8>)> {
     let (dir, name) = match rel.iter().rposition(|&b| b == b'/') {
         Some(i) => (&rel[..i], &rel[i + 1..]),
-        None => (&b""[..], rel),
+        None => {
+            // The root itself: its descriptor again, not a lookup.
+            // SAFETY: the root's descriptor is open; the duplicate returned is ours.
+            let fd = unsafe { libc::fcntl(beneath.raw(), libc::F_DUPFD_CLOEXEC, 0) };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: fd is fresh.
+            return Ok((unsafe { OwnedFd::from_raw_fd(fd) }, rel.to_vec()));
+        }
     };
     let fd = beneath.open(
         Path::new(OsStr::from_bytes(dir)),

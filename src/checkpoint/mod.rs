@@ -164,6 +164,8 @@ pub(crate) struct Inner {
     index_dirty: bool,
     /// The bytes file tools wrote last, by path ([`around`]).
     recent: around::Recent,
+    /// Whether `log.jsonl` was there at the last look (a line can be appended to it).
+    log_on_disk: bool,
 }
 
 impl Inner {
@@ -211,6 +213,7 @@ impl CheckpointStore {
         let _ = std::fs::remove_file(dir.join("log.tmp"));
         let _ = std::fs::remove_file(dir.join("index.tmp"));
         let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
+        let log_on_disk = dir.join("log.jsonl").exists();
         let index = index::load(&dir.join("index"));
         let mut known: HashMap<String, u64> = HashMap::new();
         let states = index.values().map(|(_, s)| s).chain(
@@ -248,6 +251,7 @@ impl CheckpointStore {
                 next_handle: 0,
                 index_dirty: false,
                 recent: around::Recent::default(),
+                log_on_disk,
             }),
         })
     }
@@ -535,7 +539,7 @@ impl CheckpointStore {
         let path = self.dir.join("log.jsonl");
         let log = match (pruned, listing.is_some()) {
             (true, _) => LogWrite::Whole,
-            (false, true) if later && path.exists() => {
+            (false, true) if later && inner.log_on_disk => {
                 if let Some(cp) = inner.log.checkpoints.last().cloned() {
                     self.objects
                         .append_later(path, Box::new(move || log::line_of(&cp)));
@@ -821,6 +825,9 @@ impl CheckpointStore {
             LogWrite::None => {}
             LogWrite::Append => inner.log.append_last(&path).map_err(|e| io_error(&e))?,
             LogWrite::Whole => inner.log.save(&path).map_err(|e| io_error(&e))?,
+        }
+        if !matches!(log, LogWrite::None) {
+            inner.log_on_disk = true;
         }
         Ok(())
     }
