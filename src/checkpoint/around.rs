@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use sha2::{Digest, Sha256};
 
-use super::capture::parent;
+use super::capture::parent_dir;
 use super::later::Shared;
 use super::state::{lstat_at, Kind, Meta, State};
 use super::store::hex;
@@ -168,8 +168,8 @@ impl CheckpointStore {
     /// the path is not (or no longer) a regular file of that size, then it is captured.
     fn written(&self, inner: &mut Inner, beneath: &Beneath, k: &mut Known) -> Option<State> {
         let data = (*k.new).as_ref();
-        let (dir, name) = parent(beneath, &k.path).ok()?;
-        let st = lstat_at(std::os::fd::AsRawFd::as_raw_fd(&dir), &name).ok()?;
+        let (dir, name) = parent_dir(beneath, &k.path).ok()?;
+        let st = lstat_at(dir.raw(beneath), &name).ok()?;
         let meta = Meta::of(&st)?;
         if meta.kind != Kind::File || meta.size != data.len() as u64 {
             return None;

@@ -31,16 +31,7 @@ pub type Captured = (Option<Meta>, State, Vec<(String, u64)>);
 pub fn parent(beneath: &Beneath, rel: &[u8]) -> std::io::Result<(OwnedFd, Vec<u8>)> {
     let (dir, name) = match rel.iter().rposition(|&b| b == b'/') {
         Some(i) => (&rel[..i], &rel[i + 1..]),
-        None => {
-            // The root itself: its descriptor again, not a lookup.
-            // SAFETY: the root's descriptor is open; the duplicate returned is ours.
-            let fd = unsafe { libc::fcntl(beneath.raw(), libc::F_DUPFD_CLOEXEC, 0) };
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // SAFETY: fd is fresh.
-            return Ok((unsafe { OwnedFd::from_raw_fd(fd) }, rel.to_vec()));
-        }
+        None => (&b""[..], rel),
     };
     let fd = beneath.open(
         Path::new(OsStr::from_bytes(dir)),
@@ -48,6 +39,34 @@ pub fn parent(beneath: &Beneath, rel: &[u8]) -> std::io::Result<(OwnedFd, Vec<u8
         0,
     )?;
     Ok((fd, name.to_vec()))
+}
+
+/// The directory a path is in: the root itself (its descriptor is the `Beneath`'s), or one
+/// opened beneath it.
+pub enum Dir {
+    /// The root: no lookup, no descriptor of its own.
+    Root,
+    /// A directory below the root.
+    Open(OwnedFd),
+}
+
+impl Dir {
+    /// Its descriptor (the root's for [`Dir::Root`]).
+    pub fn raw(&self, beneath: &Beneath) -> RawFd {
+        match self {
+            Dir::Root => beneath.raw(),
+            Dir::Open(fd) => fd.as_raw_fd(),
+        }
+    }
+}
+
+/// [`parent`], the root itself not opened again (a file tool's path is often at the top).
+pub fn parent_dir(beneath: &Beneath, rel: &[u8]) -> std::io::Result<(Dir, Vec<u8>)> {
+    if rel.contains(&b'/') {
+        let (fd, name) = parent(beneath, rel)?;
+        return Ok((Dir::Open(fd), name));
+    }
+    Ok((Dir::Root, rel.to_vec()))
 }
 
 fn open_at(dir: RawFd, name: &[u8]) -> std::io::Result<OwnedFd> {
@@ -96,16 +115,16 @@ pub enum Looked {
     /// symlink, or a file whose metadata equals the index's.
     Known(Captured),
     /// A regular file to read: its metadata, its parent directory and name.
-    File(Meta, OwnedFd, Vec<u8>),
+    File(Meta, Dir, Vec<u8>),
 }
 
 /// Looks at `rel` (`lstat`, a symlink's `readlink`; see the module doc) without reading a file.
 pub fn look(beneath: &Beneath, index: Option<&Index>, rel: &[u8]) -> Looked {
     let nothing = || Looked::Known((None, State::Absent, Vec::new()));
-    let Ok((dir, name)) = parent(beneath, rel) else {
+    let Ok((dir, name)) = parent_dir(beneath, rel) else {
         return nothing();
     };
-    let Ok(st) = lstat_at(dir.as_raw_fd(), &name) else {
+    let Ok(st) = lstat_at(dir.raw(beneath), &name) else {
         return nothing();
     };
     let Some(meta) = Meta::of(&st) else {
@@ -118,7 +137,7 @@ pub fn look(beneath: &Beneath, index: Option<&Index>, rel: &[u8]) -> Looked {
     }
     match meta.kind {
         Kind::Dir => Looked::Known((Some(meta), State::Dir { mode: meta.mode }, Vec::new())),
-        Kind::Symlink => match read_link_at(dir.as_raw_fd(), &name) {
+        Kind::Symlink => match read_link_at(dir.raw(beneath), &name) {
             Ok(target) => Looked::Known((Some(meta), State::Symlink { target }, Vec::new())),
             Err(_) => nothing(),
         },
@@ -139,7 +158,7 @@ pub fn capture(
         Looked::Known(captured) => return Ok(captured),
         Looked::File(meta, dir, name) => (meta, dir, name),
     };
-    let Ok(fd) = open_at(dir.as_raw_fd(), &name) else {
+    let Ok(fd) = open_at(dir.raw(beneath), &name) else {
         return Ok((Some(meta), unreadable(&meta), Vec::new()));
     };
     // The open file's own metadata: what was read.

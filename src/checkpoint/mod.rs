@@ -566,10 +566,13 @@ impl CheckpointStore {
     ) -> Result<Vec<Change>> {
         let mut rels: Vec<Vec<u8>> = before.keys().cloned().collect();
         for top in &tops {
+            if matches!(given.get(top), Some(State::File { .. })) {
+                continue; // a file now, as the caller saw
+            }
             let is_dir = matches!(
-                capture::parent(beneath, top)
+                capture::parent_dir(beneath, top)
                     .ok()
-                    .and_then(|(d, n)| state::lstat_at(std::os::fd::AsRawFd::as_raw_fd(&d), &n).ok())
+                    .and_then(|(d, n)| state::lstat_at(d.raw(beneath), &n).ok())
                     .and_then(|st| state::Meta::of(&st)),
                 Some(m) if m.kind == Kind::Dir
             );
