@@ -5,7 +5,8 @@
 //!   descriptor it writes by, that the file still holds them. So a file the index cannot vouch
 //!   for is only `lstat`ed before the commit; once the commit succeeded, its before-state is
 //!   those bytes: recognised by comparing them with the bytes a file tool wrote there last
-//!   ([`Recent`]), else hashed, and on disk in the store before the checkpoint names them.
+//!   ([`Recent`]), else hashed (beside the commit when big), and kept in the store before the
+//!   checkpoint names them.
 //! - after: the bytes the commit wrote, hashed by the commit (or here), kept by the store's
 //!   writer thread ([`super::later`]). The index takes the file's metadata as racy, so the next
 //!   look reads the file again: a change by someone else right after the commit is never
@@ -25,6 +26,9 @@ use super::store::hex;
 use super::{normalize, CallInfo, CheckpointStore, Inner, Listing};
 use crate::error::Result;
 use crate::fs::root::path::Beneath;
+
+/// Old bytes from this size on are hashed on a second thread while the commit runs.
+const BESIDE_BYTES: usize = 1 << 20;
 
 /// The bytes [`Recent`] holds at most.
 const RECENT_BYTES: u64 = 32 << 20;
@@ -113,7 +117,31 @@ impl CheckpointStore {
             .map(|k| k.path.clone())
             .collect();
         let (tops, mut before, deferred) = self.keep_paths(&mut inner, &beneath, paths, &defer)?;
-        let result = body(&mut known);
+        // Old bytes not recognised (new to the store) are hashed beside the commit when big.
+        let mut hashes: HashMap<Vec<u8>, String> = HashMap::new();
+        let mut big: Vec<(Vec<u8>, Shared)> = Vec::new();
+        for k in &known {
+            if let (true, Some(old)) = (deferred.contains_key(&k.path), &k.old) {
+                let data = (**old).as_ref();
+                if let Some(h) = inner.recent.hash_of(&k.path, data) {
+                    hashes.insert(k.path.clone(), h);
+                } else if data.len() >= BESIDE_BYTES {
+                    big.push((k.path.clone(), old.clone()));
+                }
+            }
+        }
+        let result = std::thread::scope(|s| {
+            let hashing: Vec<_> = big
+                .into_iter()
+                .map(|(path, old)| s.spawn(move || (path, sha256_hex((*old).as_ref()))))
+                .collect();
+            let result = body(&mut known);
+            for h in hashing {
+                let (path, hash) = h.join().expect("hashing does not panic");
+                hashes.insert(path, hash);
+            }
+            result
+        });
         let mut given = BTreeMap::new();
         if result.is_ok() {
             for k in &mut known {
@@ -121,7 +149,8 @@ impl CheckpointStore {
                     continue; // excluded
                 }
                 if let (Some(meta), Some(old)) = (deferred.get(&k.path), &k.old) {
-                    let state = self.kept_old(&mut inner, &k.path, old, meta.mode);
+                    let hash = hashes.remove(&k.path);
+                    let state = self.kept_old(&mut inner, old, hash, meta.mode);
                     before.insert(k.path.clone(), state);
                 }
                 if let Some(after) = self.written(&mut inner, &beneath, k) {
@@ -139,16 +168,14 @@ impl CheckpointStore {
         Ok((result, listing))
     }
 
-    /// The before-state of a file that held `old` (mode `mode`): its object kept by the writer
-    /// thread (before the checkpoint's log line) unless above `max_file_bytes`.
-    fn kept_old(&self, inner: &mut Inner, path: &[u8], old: &Shared, mode: u32) -> State {
+    /// The before-state of a file that held `old` (its SHA-256 `hash` when known; mode `mode`):
+    /// its object kept by the writer thread (before the checkpoint's log line) unless above
+    /// `max_file_bytes`.
+    fn kept_old(&self, inner: &mut Inner, old: &Shared, hash: Option<String>, mode: u32) -> State {
         let data = (**old).as_ref();
         let size = data.len() as u64;
         let stored = size <= self.settings.max_file_bytes;
-        let hash = match stored.then(|| inner.recent.hash_of(path, data)).flatten() {
-            Some(h) => h,
-            None => sha256_hex(data),
-        };
+        let hash = hash.unwrap_or_else(|| sha256_hex(data));
         // An object the store counts is on disk (or queued): no `stat` for it.
         if stored && !inner.sizes.contains_key(&hash) {
             let added = self.objects.later(&hash, old.clone());
