@@ -50,9 +50,11 @@ pub struct Objects {
 
 /// The 64 hex chars of a SHA-256 digest: an object's name.
 pub fn hex(digest: &[u8]) -> String {
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * digest.len());
+    for &b in digest {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
     }
     s
 }
