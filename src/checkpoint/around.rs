@@ -30,8 +30,9 @@ use crate::fs::root::path::Beneath;
 /// Old bytes from this size on are hashed on a second thread while the commit runs.
 const BESIDE_BYTES: usize = 1 << 20;
 
-/// The bytes [`Recent`] holds at most.
-const RECENT_BYTES: u64 = 32 << 20;
+/// The new bytes [`Recent`] holds at most (each shared with its plan, which also holds the
+/// edit's old bytes: about twice this in memory).
+const RECENT_BYTES: u64 = 16 << 20;
 
 /// A path a file tool's commit writes, with the bytes the tool holds.
 pub struct Known {
