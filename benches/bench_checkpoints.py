@@ -166,24 +166,26 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
         text = ''.join(f'line {i:05d} of the file being edited.....\n'[:31] + '\n' for i in range(lines))
         middle = text.splitlines(keepends=True)[lines // 2]
         for person in (False, True):
-            trees: dict[str, tuple[Path, Any, Any]] = {}
+            # One directory, one file each: the file system allocates both calls' new files alike
+            # (ext4's inode search varies a lot from one directory to another).
+            tree = work / f'edit-{lines}-{person}'
+            tree.mkdir()
+            toolset = FileSystem(root_dir=tree).get_toolset()
+            files: dict[str, tuple[str, Any]] = {}
             for mode in ('alone', 'checkpoints'):
-                tree = work / f'edit-{lines}-{person}-{mode}'
-                tree.mkdir()
-                (tree / 'one.py').write_text(text)
-                checkpoints = Checkpoints[None](root=tree) if mode == 'checkpoints' else None
-                trees[mode] = (tree, FileSystem(root_dir=tree).get_toolset(), checkpoints)
+                (tree / f'{mode}.py').write_text(text)
+                files[mode] = (f'{mode}.py', Checkpoints[None](root=tree) if mode == 'checkpoints' else None)
             times: dict[str, list[float]] = {'alone': [], 'checkpoints': []}
             for n in range(2 * repeat + 2):
                 old, new = (middle, 'changed\n') if n % 2 == 0 else ('changed\n', middle)
                 for mode in ('alone', 'checkpoints') if n % 4 < 2 else ('checkpoints', 'alone'):
-                    tree, toolset, checkpoints = trees[mode]
+                    name, checkpoints = files[mode]
                     if person:  # someone else changes the first line before the call: old bytes new to the store
-                        current = (tree / 'one.py').read_text()
-                        (tree / 'one.py').write_text(current.swapcase()[:1] + current[1:])
+                        current = (tree / name).read_text()
+                        (tree / name).write_text(current.swapcase()[:1] + current[1:])
 
-                    async def call(args: Any, toolset: Any = toolset, old: str = old, new: str = new) -> Any:
-                        return await toolset.edit_file('one.py', old, new)
+                    async def call(args: Any, name: str = name, old: str = old, new: str = new) -> Any:
+                        return await toolset.edit_file(name, old, new)
 
                     part = ToolCallPart(tool_name='edit_file', args={}, tool_call_id=f'call-{n}')
                     start = time.perf_counter()
@@ -194,9 +196,9 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
                             ctx, call=part, tool_def=Any, args={}, handler=call
                         )
                     times[mode].append(time.perf_counter() - start)
-                    assert result.startswith('Edited one.py.'), result
-            checkpoints = trees['checkpoints'][2]
-            assert len(checkpoints.list()) == 2 * repeat + 2
+                    assert result.startswith(f'Edited {name}.'), result
+            checkpoints = files['checkpoints'][1]
+            assert [c['paths'] for c in checkpoints.list()] == [['checkpoints.py']] * (2 * repeat + 2)
             alone, kept = times['alone'][2:], times['checkpoints'][2:]  # the first pair warms up
             ms = lambda s: f'{s * 1000:.2f} ms'  # noqa: E731
             case = 'after a change by someone else' if person else 'consecutive edits'
