@@ -350,9 +350,10 @@ mod tests {
             new_hash: None,
         }];
         let (written, listing) = store
-            .around(&[b"a.txt".to_vec()], known, call(), |_| {
+            .around(&[b"a.txt".to_vec()], known, call(), false, true, |_| {
                 std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
             })
+            .unwrap()
             .unwrap();
         written.unwrap();
         listing
@@ -429,9 +430,15 @@ mod tests {
             new_hash: None,
         }];
         let (result, listing) = store
-            .around(&[b"a.txt".to_vec()], known, call(), |_| -> Result<()> {
-                Err(Error::new(ErrorKind::Conflict, "changed"))
-            })
+            .around(
+                &[b"a.txt".to_vec()],
+                known,
+                call(),
+                false,
+                true,
+                |_| -> Result<()> { Err(Error::new(ErrorKind::Conflict, "changed")) },
+            )
+            .unwrap()
             .unwrap();
         assert!(result.is_err());
         assert_eq!(listing, None);

@@ -1165,4 +1165,6 @@ pub fn normalize(path: &[u8]) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_later;
+#[cfg(test)]
 mod tests_procs;
