@@ -235,10 +235,10 @@ impl CheckpointStore {
             // The index on disk must not name objects the pruning may remove.
             self.persist(inner, LogWrite::None, true)?;
         }
-        let protect = calls::objects(&self.dir);
+        // A dead attempt's retry compares the tree with the index on disk (`index`: it must be
+        // current); its before states' objects stay.
+        let (protect, index) = calls::objects_and_others(&self.dir, own);
         let pruned = prune::prune(inner, &self.objects, self.settings.budget_bytes, &protect);
-        // A dead attempt's retry compares the tree with the index on disk: it must be current.
-        let index = calls::any_besides(&self.dir, own);
         let later = listing.is_some() && !pruned && !index && own.is_none() && inner.log_on_disk;
         if !later {
             let log = match (pruned, listing.is_some()) {
