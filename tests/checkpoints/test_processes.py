@@ -233,3 +233,43 @@ async def test_a_process_killed_amid_file_tool_edits_leaves_a_consistent_store(w
     assert cp.list()[-1]['id'] == f'cp-{n + 1:06d}'
     await cp.rewind(to='cp-000001')
     assert (ws / 'a.txt').read_text() == 'head\nv0\n'
+
+
+async def test_an_edit_while_the_other_process_holds_the_store_leaves_the_event_loop_free(
+    ws: Path, tmp_path: Path
+) -> None:
+    # A small file's edit is checkpointed inline on the event loop; when another process holds the
+    # store's lock, it waits in a worker thread instead (this loop must go on to let that process go).
+    import anyio
+
+    (ws / 'a.txt').write_text('one\n')
+    started, go = tmp_path / 'started', tmp_path / 'go'
+    command = f'echo x > mid.txt; touch {started}; while [ ! -e {go} ]; do sleep 0.01; done'
+    cp = Checkpoints[None](root=ws)
+    child = Child(ws)
+    try:
+        child.send([('run_command', {'command': command})])
+        while not started.exists():
+            assert child.process.poll() is None
+            await anyio.sleep(0.01)
+        lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
+        results: list[Any] = []
+
+        async def edit() -> None:
+            results.append(await run_tools(agent_tools(ws, cp), [_edit('one', 'two')]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(edit)
+            while not _blocked_on(lock):  # runs only while the edit leaves the loop free
+                await anyio.sleep(0.01)
+            go.touch()
+        # The child lists after its record (the edit's checkpoint may be in by then).
+        assert summary(child.listing())[0] == ('cp-000001', 'run_command', ['mid.txt'])
+        assert summary(cp.list()) == [
+            ('cp-000001', 'run_command', ['mid.txt']),
+            ('cp-000002', 'edit_file', ['a.txt']),
+        ]
+        assert (ws / 'a.txt').read_text() == 'two\n'
+    finally:
+        go.touch()
+        child.close()
