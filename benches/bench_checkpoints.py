@@ -1,6 +1,6 @@
 """Checkpoints (issue 23): the cost the core's `CheckpointStore` adds to a tool call, in one run.
 
-Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edits 100]`
+Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edits 100] [--only-edits]`
 
 - `stdlib` (this machine's CPython standard library, copied to a temporary directory) and `gen48k`
   (`--files` generated small files, 100 to a directory): a shell command's checkpoint is a
@@ -13,13 +13,18 @@ Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edi
   around git's) is shown too, as load does not change it much. The first snapshot (the whole tree copied into the store) is shown
   once, with the store's size, beside git's first `git add -A` of the same tree.
 - `edit_file`: one `edit_file` call (the toolset's direct method, `root_dir` given, no Agent) on a
-  file of 2,000 lines and on a 1 MiB file, alone and wrapped in `keep([path])` + `record(...)`, as the
-  Checkpoints capability does; the tree put back before each call (untimed).
+  file of 2,000 lines and on a 1 MiB file, alone and through the `Checkpoints` capability's own hook
+  (`wrap_tool_execute`, as an agent's run calls it: the root's turn, the recorder, the native call that
+  keeps, commits and records), so the figure is what a user's agent pays. Consecutive edits of the
+  file (each undoing the previous one), the calls alone and with checkpoints interleaved so both see
+  the same machine; a second row has the file's first line changed by someone else (untimed) before
+  each call, so its old bytes are new to the store (hashed and kept).
 - `store_after_edits`: `--edits` one-line edits of one 1 MiB file, each kept and recorded; the
   store's size in bytes (`store_bytes()`, and `du` of the store directory) after them.
 
 Each time is the best (and the median) of `--repeat` calls. The table goes to stdout and to
-`benches/results/checkpoints-latest.md`.
+`benches/results/checkpoints-latest.md` (with `--only-edits`, only the `edit_file` and store lines run
+and are replaced there, from `A file tool:` on).
 """
 
 from __future__ import annotations
@@ -169,42 +174,59 @@ def edited(text: str, n: int) -> str:
 
 
 async def edit_rows(work: Path, repeat: int) -> list[str]:
-    from pydantic_ai_harness_rs import FileSystem
-    from pydantic_ai_harness_rs._core import CheckpointStore
+    import types
+
+    from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai_harness_rs import Checkpoints, FileSystem
 
     rows: list[str] = []
-    tree = work / 'edit'
-    tree.mkdir()
-    toolset: Any = FileSystem(root_dir=tree).get_toolset()
-    store = CheckpointStore(str(tree))
+    ctx: Any = types.SimpleNamespace(run_id='bench', workspace=None)
     for label, lines in (('2,000 lines', 2000), ('1 MiB', 1 << 20 >> 5)):
         text = ''.join(f'line {i:05d} of the file being edited.....\n'[:31] + '\n' for i in range(lines))
-        path = tree / 'one.py'
-        old_line = text.splitlines(keepends=True)[lines // 2]
+        middle = text.splitlines(keepends=True)[lines // 2]
+        for person in (False, True):
+            # One directory, one file each: the file system allocates both calls' new files alike
+            # (ext4's inode search varies a lot from one directory to another).
+            tree = work / f'edit-{lines}-{person}'
+            tree.mkdir()
+            toolset = FileSystem(root_dir=tree).get_toolset()
+            files: dict[str, tuple[str, Any]] = {}
+            for mode in ('alone', 'checkpoints'):
+                (tree / f'{mode}.py').write_text(text)
+                files[mode] = (f'{mode}.py', Checkpoints[None](root=tree) if mode == 'checkpoints' else None)
+            times: dict[str, list[float]] = {'alone': [], 'checkpoints': []}
+            for n in range(2 * repeat + 2):
+                old, new = (middle, 'changed\n') if n % 2 == 0 else ('changed\n', middle)
+                for mode in ('alone', 'checkpoints') if n % 4 < 2 else ('checkpoints', 'alone'):
+                    name, checkpoints = files[mode]
+                    if person:  # someone else changes the first line before the call: old bytes new to the store
+                        current = (tree / name).read_text()
+                        (tree / name).write_text(current.swapcase()[:1] + current[1:])
 
-        def reset() -> None:
-            path.write_text(text)
+                    async def call(args: Any, name: str = name, old: str = old, new: str = new) -> Any:
+                        return await toolset.edit_file(name, old, new)
 
-        async def plain() -> None:
-            await toolset.edit_file('one.py', old_line, 'changed\n')
-
-        async def wrapped() -> None:
-            handle = await asyncio.to_thread(store.keep, ['one.py'])
-            await toolset.edit_file('one.py', old_line, 'changed\n')
-            await asyncio.to_thread(
-                store.record, handle, run_id=None, tool_call_id=None, tool_name='edit_file', created_at=0.0
+                    part = ToolCallPart(tool_name='edit_file', args={}, tool_call_id=f'call-{n}')
+                    start = time.perf_counter()
+                    if checkpoints is None:
+                        result = await call(None)
+                    else:
+                        result = await checkpoints.wrap_tool_execute(
+                            ctx, call=part, tool_def=Any, args={}, handler=call
+                        )
+                    times[mode].append(time.perf_counter() - start)
+                    assert result.startswith(f'Edited {name}.'), result
+            checkpoints = files['checkpoints'][1]
+            assert [c['paths'] for c in checkpoints.list()] == [['checkpoints.py']] * (2 * repeat + 2)
+            alone, kept = times['alone'][2:], times['checkpoints'][2:]  # the first pair warms up
+            ms = lambda s: f'{s * 1000:.2f} ms'  # noqa: E731
+            case = 'after a change by someone else' if person else 'consecutive edits'
+            rows.append(
+                f'| `edit_file` ({label}, {len(text):,} bytes), {case} | {ms(min(alone))} | {ms(min(kept))} | '
+                f'+{ms(min(kept) - min(alone))} | {min(kept) / min(alone):.2f}x | '
+                f'{ms(statistics.median(alone))} | {ms(statistics.median(kept))} | '
+                f'{statistics.median(kept) / statistics.median(alone):.2f}x |'
             )
-
-        # The file's first version is in the index already (as after an earlier call), as in a run.
-        reset()
-        store.record(store.keep(['one.py']), run_id=None, tool_call_id=None, tool_name='seed', created_at=0.0)
-        alone = await atimed(repeat, plain, reset)
-        kept = await atimed(repeat, wrapped, reset)
-        ms = lambda s: f'{s * 1000:.2f} ms'  # noqa: E731
-        rows.append(
-            f'| `edit_file` ({label}, {len(text):,} bytes) | {ms(alone[0])} | {ms(kept[0])} | '
-            f'+{ms(kept[0] - alone[0])} | {kept[0] / alone[0]:.2f}x |'
-        )
     return rows
 
 
@@ -231,12 +253,43 @@ def store_after_edits(work: Path, edits: int) -> str:
     )
 
 
+FILE_TOOL_MARK = 'A file tool:'
+
+
+def file_tool_lines(options: argparse.Namespace, edits: list[str], store_line: str) -> list[str]:
+    return [
+        f'{FILE_TOOL_MARK} `edit_file` alone vs through the `Checkpoints` hook (`wrap_tool_execute`: keep, '
+        f'commit and record in one native call), best and median of {options.repeat * 2} calls each, '
+        f'interleaved (load {os.getloadavg()[0]:.1f} at the end).',
+        '',
+        '| call | alone best | with checkpoint best | added | ratio | alone median | with checkpoint median | ratio |',
+        '|---|---|---|---|---|---|---|---|',
+        *edits,
+        '',
+        store_line,
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--files', type=int, default=48_000)
     parser.add_argument('--repeat', type=int, default=15)
     parser.add_argument('--edits', type=int, default=100)
+    parser.add_argument('--only-edits', action='store_true', help='run the edit_file part only')
     options = parser.parse_args()
+
+    if options.only_edits:
+        work = Path(tempfile.mkdtemp(prefix='bench-checkpoints-'))
+        try:
+            edits = asyncio.run(edit_rows(work, options.repeat))
+            store_line = store_after_edits(work, options.edits)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        kept = RESULTS.read_text().split(FILE_TOOL_MARK)[0] if RESULTS.exists() else ''
+        text = kept + '\n'.join(file_tool_lines(options, edits, store_line)) + '\n'
+        print(text)
+        RESULTS.write_text(text)
+        return
 
     work = Path(tempfile.mkdtemp(prefix='bench-checkpoints-'))
     try:
@@ -280,13 +333,7 @@ def main() -> None:
         '',
         *notes,
         '',
-        'A file tool: `edit_file` alone vs `keep` + `edit_file` + `record` (the file already in the index).',
-        '',
-        '| call | alone | with checkpoint | added | ratio |',
-        '|---|---|---|---|---|',
-        *edits,
-        '',
-        store_line,
+        *file_tool_lines(options, edits, store_line),
     ]
     text = '\n'.join(table) + '\n'
     print(text)

@@ -864,6 +864,27 @@ class CheckpointStore:
     ) -> dict[str, Any] | None:
         """After the call: append its checkpoint and return the listing, or None when nothing changed.
         Consumes the handle; prunes to the budget."""
+    def commit(
+        self,
+        core: FileSystemCore,
+        plan: ChangePlan,
+        paths: builtins.list[str],
+        *,
+        run_id: str | None,
+        tool_call_id: str | None,
+        tool_name: str,
+        created_at: float,
+        cancel: CancelToken,
+        durable: bool = False,
+        wait: bool = True,
+    ) -> tuple[Outcome, dict[str, Any] | None] | None:
+        """`keep(paths)`, `core.commit(plan)` and `record(...)` in one call: the commit's outcome and the
+        listing (None when nothing changed). The file's new bytes (and an edit's old ones) are taken from
+        the plan, not read again; they and the checkpoint's log line reach the store from a writer thread
+        (the store's lock held until they are on disk). The commit's errors are raised as `core.commit`
+        raises them, after the record. `durable`: a durable unit's call (its record on disk while it runs,
+        as `keep` with `tool_call_id`). `wait=False`: None, nothing done, when another process holds the
+        store's lock."""
     def extend(self, checkpoint_id: str, handle: int) -> dict[str, Any] | None:
         """Add what snapshot `handle` found against the index to checkpoint `checkpoint_id`; the handle
         stays open. The new listing, or None when that checkpoint is gone (rewound or pruned)."""

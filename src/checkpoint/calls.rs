@@ -159,6 +159,32 @@ pub fn objects(dir: &Path) -> HashSet<String> {
     out
 }
 
+/// [`objects`] and [`any_besides`] in one read of `<dir>/calls/` (a file tool's record: one
+/// directory read, none of its records when there are none).
+pub fn objects_and_others(dir: &Path, own: Option<&Path>) -> (HashSet<String>, bool) {
+    let mut out = HashSet::new();
+    let mut others = false;
+    let Ok(entries) = std::fs::read_dir(dir.join("calls")) else {
+        return (out, false);
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        others |= Some(path.as_path()) != own && path.extension().is_none();
+        if let Some(CallRecord {
+            kept: Some((_, before)),
+            ..
+        }) = read(&path)
+        {
+            out.extend(
+                before
+                    .values()
+                    .filter_map(|s| s.object().map(str::to_string)),
+            );
+        }
+    }
+    (out, others)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +227,11 @@ mod tests {
         assert_eq!(objects(dir.path()), HashSet::from(["h1".to_string()]));
         assert!(!any_besides(dir.path(), Some(&path)));
         assert!(any_besides(dir.path(), None));
+        assert_eq!(
+            objects_and_others(dir.path(), Some(&path)),
+            (HashSet::from(["h1".to_string()]), false)
+        );
+        assert!(objects_and_others(dir.path(), None).1);
         let shell = CallRecord::of(&call, None);
         write(&path, &shell).unwrap();
         assert_eq!(read(&path), Some(shell));

@@ -41,6 +41,34 @@ pub fn parent(beneath: &Beneath, rel: &[u8]) -> std::io::Result<(OwnedFd, Vec<u8
     Ok((fd, name.to_vec()))
 }
 
+/// The directory a path is in: the root itself (its descriptor is the `Beneath`'s), or one
+/// opened beneath it.
+pub enum Dir {
+    /// The root: no lookup, no descriptor of its own.
+    Root,
+    /// A directory below the root.
+    Open(OwnedFd),
+}
+
+impl Dir {
+    /// Its descriptor (the root's for [`Dir::Root`]).
+    pub fn raw(&self, beneath: &Beneath) -> RawFd {
+        match self {
+            Dir::Root => beneath.raw(),
+            Dir::Open(fd) => fd.as_raw_fd(),
+        }
+    }
+}
+
+/// [`parent`], the root itself not opened again (a file tool's path is often at the top).
+pub fn parent_dir(beneath: &Beneath, rel: &[u8]) -> std::io::Result<(Dir, Vec<u8>)> {
+    if rel.contains(&b'/') {
+        let (fd, name) = parent(beneath, rel)?;
+        return Ok((Dir::Open(fd), name));
+    }
+    Ok((Dir::Root, rel.to_vec()))
+}
+
 fn open_at(dir: RawFd, name: &[u8]) -> std::io::Result<OwnedFd> {
     let c = CString::new(name).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: dir is open; c is NUL-terminated; the descriptor returned is ours.
@@ -81,6 +109,42 @@ fn unreadable(meta: &Meta) -> State {
     }
 }
 
+/// What looking at `rel` without reading a file found.
+pub enum Looked {
+    /// Its state is known: nothing there (or an entry kind checkpoints skip), a directory, a
+    /// symlink, or a file whose metadata equals the index's.
+    Known(Captured),
+    /// A regular file to read: its metadata, its parent directory and name.
+    File(Meta, Dir, Vec<u8>),
+}
+
+/// Looks at `rel` (`lstat`, a symlink's `readlink`; see the module doc) without reading a file.
+pub fn look(beneath: &Beneath, index: Option<&Index>, rel: &[u8]) -> Looked {
+    let nothing = || Looked::Known((None, State::Absent, Vec::new()));
+    let Ok((dir, name)) = parent_dir(beneath, rel) else {
+        return nothing();
+    };
+    let Ok(st) = lstat_at(dir.raw(beneath), &name) else {
+        return nothing();
+    };
+    let Some(meta) = Meta::of(&st) else {
+        return nothing(); // a FIFO, socket or device: not tracked
+    };
+    if let Some((m, s)) = index.and_then(|i| i.get(rel)) {
+        if *m == meta && !matches!(s, State::File { hash, .. } if hash == "?") {
+            return Looked::Known((Some(meta), s.clone(), Vec::new()));
+        }
+    }
+    match meta.kind {
+        Kind::Dir => Looked::Known((Some(meta), State::Dir { mode: meta.mode }, Vec::new())),
+        Kind::Symlink => match read_link_at(dir.raw(beneath), &name) {
+            Ok(target) => Looked::Known((Some(meta), State::Symlink { target }, Vec::new())),
+            Err(_) => nothing(),
+        },
+        Kind::File => Looked::File(meta, dir, name),
+    }
+}
+
 /// Captures the state of `rel` (see the module doc). Errors of the store (a full disk) are
 /// returned; a file that cannot be read is recorded as unrestorable (hash `?`).
 pub fn capture(
@@ -90,59 +154,39 @@ pub fn capture(
     rel: &[u8],
     bytes: Bytes,
 ) -> std::io::Result<Captured> {
-    let Ok((dir, name)) = parent(beneath, rel) else {
-        return Ok((None, State::Absent, Vec::new()));
+    let (meta, dir, name) = match look(beneath, index, rel) {
+        Looked::Known(captured) => return Ok(captured),
+        Looked::File(meta, dir, name) => (meta, dir, name),
     };
-    let st = match lstat_at(dir.as_raw_fd(), &name) {
-        Ok(st) => st,
-        Err(_) => return Ok((None, State::Absent, Vec::new())),
+    let Ok(fd) = open_at(dir.raw(beneath), &name) else {
+        return Ok((Some(meta), unreadable(&meta), Vec::new()));
     };
-    let Some(meta) = Meta::of(&st) else {
-        return Ok((None, State::Absent, Vec::new())); // a FIFO, socket or device: not tracked
+    // The open file's own metadata: what was read.
+    let meta = crate::fs::root::path::fstat(fd.as_raw_fd())
+        .ok()
+        .and_then(|st| Meta::of(&st))
+        .unwrap_or(meta);
+    let max = match bytes {
+        Bytes::Keep(max) => max,
+        Bytes::HashOnly => 0,
     };
-    if let Some((m, s)) = index.and_then(|i| i.get(rel)) {
-        if *m == meta && !matches!(s, State::File { hash, .. } if hash == "?") {
-            return Ok((Some(meta), s.clone(), Vec::new()));
-        }
-    }
-    match meta.kind {
-        Kind::Dir => Ok((Some(meta), State::Dir { mode: meta.mode }, Vec::new())),
-        Kind::Symlink => match read_link_at(dir.as_raw_fd(), &name) {
-            Ok(target) => Ok((Some(meta), State::Symlink { target }, Vec::new())),
-            Err(_) => Ok((None, State::Absent, Vec::new())),
-        },
-        Kind::File => {
-            let Ok(fd) = open_at(dir.as_raw_fd(), &name) else {
-                return Ok((Some(meta), unreadable(&meta), Vec::new()));
+    match objects.keep_fd(&fd, meta.size, max) {
+        Ok(kept) => {
+            let added = if kept.added > 0 {
+                vec![(kept.hash.clone(), kept.added)]
+            } else {
+                Vec::new()
             };
-            // The open file's own metadata: what was read.
-            let meta = crate::fs::root::path::fstat(fd.as_raw_fd())
-                .ok()
-                .and_then(|st| Meta::of(&st))
-                .unwrap_or(meta);
-            let max = match bytes {
-                Bytes::Keep(max) => max,
-                Bytes::HashOnly => 0,
+            let state = State::File {
+                hash: kept.hash,
+                size: kept.size,
+                mode: meta.mode,
+                stored: kept.stored,
             };
-            match objects.keep_fd(&fd, meta.size, max) {
-                Ok(kept) => {
-                    let added = if kept.added > 0 {
-                        vec![(kept.hash.clone(), kept.added)]
-                    } else {
-                        Vec::new()
-                    };
-                    let state = State::File {
-                        hash: kept.hash,
-                        size: kept.size,
-                        mode: meta.mode,
-                        stored: kept.stored,
-                    };
-                    Ok((Some(meta), state, added))
-                }
-                Err(e) if is_store_error(&e) => Err(e),
-                Err(_) => Ok((Some(meta), unreadable(&meta), Vec::new())),
-            }
+            Ok((Some(meta), state, added))
         }
+        Err(e) if is_store_error(&e) => Err(e),
+        Err(_) => Ok((Some(meta), unreadable(&meta), Vec::new())),
     }
 }
 
@@ -154,6 +198,9 @@ fn is_store_error(e: &std::io::Error) -> bool {
     )
 }
 
+/// Paths from this many on are captured on several threads.
+pub const PARALLEL_MIN: usize = 64;
+
 /// Captures every path of `rels` (on several threads when there are many), in order.
 pub fn capture_all(
     beneath: &Beneath,
@@ -163,7 +210,7 @@ pub fn capture_all(
     bytes: Bytes,
     threads: usize,
 ) -> std::io::Result<Vec<Captured>> {
-    if rels.len() < 64 || threads <= 1 {
+    if rels.len() < PARALLEL_MIN || threads <= 1 {
         return rels
             .iter()
             .map(|r| capture(beneath, objects, index, r, bytes))

@@ -84,9 +84,14 @@ impl Coord {
         Ok(s.1)
     }
 
-    /// Like [`Coord::enter`] without waiting: `None` when another process holds the lock.
+    /// Like [`Coord::enter`] without waiting: `None` when another process holds the lock (or
+    /// another thread of this one is waiting for it).
     pub fn try_enter(&self) -> Option<u64> {
-        let mut s = self.state();
+        let mut s = match self.held.try_lock() {
+            Ok(s) => s,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
         if s.0 == 0 {
             flock(&self.file, libc::LOCK_EX | libc::LOCK_NB).ok()?;
             s.1 = self.read_generation();
@@ -148,5 +153,36 @@ mod tests {
         b.leave();
         assert_eq!(a.enter().unwrap(), 2);
         a.leave();
+    }
+
+    /// Whether some process waits for an `flock` (`/proc/locks` lists waiters with `->`).
+    fn someone_waits() -> bool {
+        std::fs::read_to_string("/proc/locks")
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains("->") && l.contains("FLOCK"))
+    }
+
+    #[test]
+    fn try_enter_does_not_wait_behind_a_thread_waiting_for_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = std::sync::Arc::new(Coord::open(dir.path()).unwrap());
+        let b = Coord::open(dir.path()).unwrap();
+        b.enter().unwrap(); // another process holds the lock
+        let waiter = {
+            let a = std::sync::Arc::clone(&a);
+            std::thread::spawn(move || {
+                a.enter().unwrap();
+                a.leave();
+            })
+        };
+        while !someone_waits() {
+            std::thread::yield_now();
+        }
+        // The event loop's inline call: told to go elsewhere, not held up (it used to wait on
+        // the waiting thread's state, so until the other process let go).
+        assert_eq!(a.try_enter(), None);
+        b.leave();
+        waiter.join().unwrap();
     }
 }

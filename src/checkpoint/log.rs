@@ -180,17 +180,27 @@ impl Log {
     /// is no file yet).
     pub fn append_last(&self, path: &Path) -> std::io::Result<()> {
         use std::io::Write;
-        let Some(cp) = self.checkpoints.last() else {
+        let Some(line) = self.last_line() else {
             return self.save(path);
         };
         if !path.exists() {
             return self.save(path);
         }
-        let mut line = checkpoint_to_json(cp).to_string();
-        line.push('\n');
         let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
-        f.write_all(line.as_bytes())
+        f.write_all(&line)
     }
+
+    /// The last checkpoint's line as [`Log::append_last`] appends it (newline included).
+    pub fn last_line(&self) -> Option<Vec<u8>> {
+        Some(line_of(self.checkpoints.last()?))
+    }
+}
+
+/// The line of `cp` in the log file (newline included).
+pub fn line_of(cp: &Checkpoint) -> Vec<u8> {
+    let mut line = checkpoint_to_json(cp).to_string();
+    line.push('\n');
+    line.into_bytes()
 }
 
 fn checkpoint_to_json(c: &Checkpoint) -> Value {

@@ -7,6 +7,9 @@
 //! - [`log`]: the checkpoints, each a call's changed paths with their before and after states;
 //! - [`scan`]: the parallel metadata walk a shell command's snapshot compares;
 //! - [`capture`]: one path's state beneath the root, its bytes kept;
+//! - [`around`]: a file tool's keep, commit and record as one call, its bytes from memory;
+//! - [`later`]: the objects and log lines a writer thread puts in the store off the call's
+//!   path (the store's lock held until they are on disk);
 //! - [`rewind`]: the plan of a rewind and its crash-safe commit;
 //! - [`prune`]: keeping the store within its byte budget, oldest checkpoints first;
 //! - [`shown`]: the per-file diff texts;
@@ -16,17 +19,20 @@
 //! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
-//! [`CheckpointStore::record`]; a shell command's is [`CheckpointStore::snapshot`] (a walk, and
+//! [`CheckpointStore::record`], or both around its commit in one [`CheckpointStore::around`];
+//! a shell command's is [`CheckpointStore::snapshot`] (a walk, and
 //! the bytes of whatever differs from the index) then `record` (a second walk: what differs
 //! from the first is the command's change). Every method takes the store's lock for its whole
 //! run, so calls from several threads are serialised; across processes, each operation and each
 //! call (from its keep or snapshot to its record or release) holds the store's `flock`
 //! ([`coord`]), and a process taking it reloads the log and the index when another wrote them.
 
+pub mod around;
 pub mod calls;
 pub mod capture;
 pub mod coord;
 pub mod index;
+pub mod later;
 pub mod log;
 pub mod prune;
 pub mod remote;
@@ -38,7 +44,7 @@ pub mod store;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::root::path::{Beneath, Root};
@@ -59,7 +65,7 @@ pub fn checkpoint_error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::Conflict, message)
 }
 
-fn io_error(e: &std::io::Error) -> Error {
+pub(crate) fn io_error(e: &std::io::Error) -> Error {
     Error::io(
         e,
         "The checkpoint store could not be written (is the disk full?).",
@@ -148,7 +154,7 @@ pub enum For<'a> {
 }
 
 /// How a change reaches the log file.
-enum LogWrite {
+pub(crate) enum LogWrite {
     /// It does not change.
     None,
     /// The last checkpoint is new: appended.
@@ -194,9 +200,35 @@ pub(crate) struct Inner {
     last_walk: Option<Scanned>,
     /// The store's generation the log and the index in memory are of (see [`coord`]).
     generation: u64,
+    /// The bytes file tools wrote last, by path ([`around`]).
+    recent: around::Recent,
+    /// Whether `log.jsonl` was there at the last look (a line can be appended to it).
+    log_on_disk: bool,
 }
 
 impl Inner {
+    /// The state of a store whose log, index and object sizes are these, as of `generation`.
+    pub(crate) fn new(
+        log: Log,
+        index: Index,
+        sizes: HashMap<String, u64>,
+        generation: u64,
+        log_on_disk: bool,
+    ) -> Inner {
+        Inner {
+            index,
+            log,
+            sizes,
+            pending: HashMap::new(),
+            next_handle: 0,
+            index_dirty: false,
+            last_walk: None,
+            generation,
+            recent: around::Recent::default(),
+            log_on_disk,
+        }
+    }
+
     fn add_sizes(&mut self, added: Vec<(String, u64)>) {
         for (h, n) in added {
             self.sizes.insert(h, n);
@@ -216,7 +248,9 @@ pub struct CheckpointStore {
     excludes: Excludes,
     settings: Settings,
     objects: Objects,
-    coord: Coord,
+    /// Shared with the writer thread ([`later`]), which gives back the hold a call's queued
+    /// writes keep.
+    coord: Arc<Coord>,
     inner: Mutex<Inner>,
 }
 
@@ -258,6 +292,11 @@ pub(crate) fn load_state(
     Ok((log, index, sizes))
 }
 
+/// Whether the store in `dir` has a log file (a line can be appended to it).
+fn log_on_disk(dir: &std::path::Path) -> bool {
+    dir.join("log.jsonl").exists()
+}
+
 impl CheckpointStore {
     /// Opens (or creates) the store of the workspace at `root_dir` (an existing directory).
     /// State written before (the log, the index, the objects) is loaded (by the first operation
@@ -278,7 +317,7 @@ impl CheckpointStore {
         let excludes = Excludes::new(&settings.exclude)?;
         let dir = root.real_root().join(STORE_DIR);
         let objects = Objects::open(&dir).map_err(|e| io_error(&e))?;
-        let coord = Coord::open(&dir).map_err(|e| io_error(&e))?;
+        let coord = Arc::new(Coord::open(&dir).map_err(|e| io_error(&e))?);
         // Opening never waits (it may run where nothing should block): while another process
         // holds the lock, the state is loaded by the first operation instead.
         let (generation, log, index, sizes) = match coord.try_enter() {
@@ -290,6 +329,7 @@ impl CheckpointStore {
             }
             None => (UNSEEN, Log::default(), Index::new(), HashMap::new()),
         };
+        let on_disk = log_on_disk(&dir);
         Ok(CheckpointStore {
             root,
             dir,
@@ -297,16 +337,7 @@ impl CheckpointStore {
             settings,
             objects,
             coord,
-            inner: Mutex::new(Inner {
-                index,
-                log,
-                sizes,
-                pending: HashMap::new(),
-                next_handle: 0,
-                index_dirty: false,
-                last_walk: None,
-                generation,
-            }),
+            inner: Mutex::new(Inner::new(log, index, sizes, generation, on_disk)),
         })
     }
 
@@ -315,6 +346,20 @@ impl CheckpointStore {
     /// them since this one last looked.
     fn begin(&self) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
         let generation = self.coord.enter().map_err(|e| io_error(&e))?;
+        self.begun(generation)
+    }
+
+    /// [`CheckpointStore::begin`] without waiting: `None` while another process holds the
+    /// store's lock.
+    fn try_begin(&self) -> Result<Option<(Hold<'_>, MutexGuard<'_, Inner>)>> {
+        match self.coord.try_enter() {
+            Some(generation) => self.begun(generation).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The rest of a begin, a hold taken that saw `generation`.
+    fn begun(&self, generation: u64) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
         let hold = Hold(&self.coord);
         let mut inner = self.lock();
         if inner.generation != generation {
@@ -324,6 +369,7 @@ impl CheckpointStore {
             inner.sizes = sizes;
             inner.index_dirty = false;
             inner.generation = generation;
+            inner.log_on_disk = log_on_disk(&self.dir);
         }
         Ok((hold, inner))
     }
@@ -385,13 +431,19 @@ impl CheckpointStore {
         rels: &[Vec<u8>],
     ) -> Result<Vec<State>> {
         let since = state::now_ns() - state::RACY_NS;
+        // `scan::threads()` reads the cgroup's CPU quota: not for the few paths of a file tool.
+        let threads = if rels.len() < capture::PARALLEL_MIN {
+            1
+        } else {
+            scan::threads()
+        };
         let captured = capture_all(
             beneath,
             &self.objects,
             Some(&inner.index),
             rels,
             self.keep_bytes(),
-            scan::threads(),
+            threads,
         )
         .map_err(|e| io_error(&e))?;
         let mut states = Vec::with_capacity(rels.len());
@@ -439,41 +491,26 @@ impl CheckpointStore {
     pub fn keep_call(&self, paths: &[Vec<u8>], purpose: For<'_>) -> Result<u64> {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = self.begin()?;
-        let mut tops = Vec::new();
-        let mut wanted: Vec<Vec<u8>> = Vec::new();
-        for p in paths {
-            let p = normalize(p)?;
-            if p.is_empty() || self.excludes.excludes_path(&p) {
-                continue;
-            }
-            // Missing ancestors: a rewind removes the directories the call makes.
-            for (i, _) in p.iter().enumerate().filter(|(_, b)| **b == b'/') {
-                wanted.push(p[..i].to_vec());
-            }
-            wanted.push(p.clone());
-            tops.push(p);
-        }
-        wanted.sort();
-        wanted.dedup();
-        let states = self.capture_into_index(&mut inner, &beneath, &wanted)?;
-        let mut before = BTreeMap::new();
-        for (rel, state) in wanted.into_iter().zip(states) {
-            let is_top = tops.contains(&rel);
-            // An ancestor that exists is not the call's business: only a missing one is.
-            if !is_top && state != State::Absent {
-                continue;
-            }
-            if is_top && matches!(state, State::Dir { .. }) {
-                let below = self.scan_below(&beneath, &rel)?;
-                let below_states = self.capture_into_index(&mut inner, &beneath, &below)?;
-                before.extend(below.into_iter().zip(below_states));
-            }
-            before.insert(rel, state);
-        }
+        let (mut tops, mut before, _) = self.keep_paths(&mut inner, &beneath, paths, &[])?;
         let call = match purpose {
             For::Durable(call) => Some(call),
             _ => None,
         };
+        let record = self.write_call_record(call, &mut tops, &mut before)?;
+        Ok(self.new_handle(&mut inner, Pending::Keep { tops, before }, purpose, record))
+    }
+
+    /// For a durable unit's call with a tool call id (`call`): the path of its record on disk,
+    /// written with `tops` and `before`; a record of the same call already there (an earlier
+    /// attempt's that died) adds its tops and before states to them first. `None` otherwise.
+    ///
+    /// Errors: `Io` when the record cannot be written.
+    fn write_call_record(
+        &self,
+        call: Option<&CallInfo>,
+        tops: &mut Vec<Vec<u8>>,
+        before: &mut BTreeMap<Vec<u8>, State>,
+    ) -> Result<Option<PathBuf>> {
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
             if let Some(CallRecord {
@@ -491,7 +528,71 @@ impl CheckpointStore {
             let kept = Some((tops.clone(), before.clone()));
             calls::write(path, &CallRecord::of(call, kept)).map_err(|e| io_error(&e))?;
         }
-        Ok(self.new_handle(&mut inner, Pending::Keep { tops, before }, purpose, record))
+        Ok(record)
+    }
+
+    /// [`CheckpointStore::keep`]'s work: the tops (normalized, not excluded) and the states
+    /// before. A file among `defer` that the index cannot vouch for is not read: it is returned
+    /// with its metadata instead (its bytes are known to the caller, see [`around`]).
+    #[allow(clippy::type_complexity)]
+    fn keep_paths(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        paths: &[Vec<u8>],
+        defer: &[Vec<u8>],
+    ) -> Result<(
+        Vec<Vec<u8>>,
+        BTreeMap<Vec<u8>, State>,
+        BTreeMap<Vec<u8>, state::Meta>,
+    )> {
+        let mut tops = Vec::new();
+        let mut wanted: Vec<Vec<u8>> = Vec::new();
+        for p in paths {
+            let p = normalize(p)?;
+            if p.is_empty() || self.excludes.excludes_path(&p) {
+                continue;
+            }
+            // Missing ancestors: a rewind removes the directories the call makes.
+            for (i, _) in p.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                wanted.push(p[..i].to_vec());
+            }
+            wanted.push(p.clone());
+            tops.push(p);
+        }
+        wanted.sort();
+        wanted.dedup();
+        let mut deferred = BTreeMap::new();
+        if !defer.is_empty() {
+            wanted.retain(|rel| {
+                if !defer.contains(rel) {
+                    return true;
+                }
+                match capture::look(beneath, Some(&inner.index), rel) {
+                    capture::Looked::File(meta, ..) => {
+                        deferred.insert(rel.clone(), meta);
+                        false
+                    }
+                    capture::Looked::Known(_) => true,
+                }
+            });
+        }
+        let states = self.capture_into_index(inner, beneath, &wanted)?;
+        let mut before = BTreeMap::new();
+        for (rel, state) in wanted.into_iter().zip(states) {
+            let is_top = tops.contains(&rel);
+            // An ancestor that exists is not the call's business: only a missing one is.
+            if !is_top && state != State::Absent {
+                continue;
+            }
+            if is_top && matches!(state, State::Dir { .. }) {
+                let below = self.scan_below(beneath, &rel)?;
+                let below_states = self.capture_into_index(inner, beneath, &below)?;
+                before.extend(below.into_iter().zip(below_states));
+            }
+            before.insert(rel, state);
+        }
+        Ok((tops, before, deferred))
     }
 
     fn scan_below(&self, beneath: &Beneath, rel: &[u8]) -> Result<Vec<Vec<u8>>> {
@@ -712,14 +813,31 @@ impl CheckpointStore {
         inner: &mut Inner,
         beneath: &Beneath,
         tops: Vec<Vec<u8>>,
+        before: BTreeMap<Vec<u8>, State>,
+    ) -> Result<Vec<Change>> {
+        self.keep_changes_given(inner, beneath, tops, before, BTreeMap::new())
+    }
+
+    /// The changes of a keep: each path of `before` (and below a top that is a directory now)
+    /// from its state before to its state now, captured (or taken from `given`, the after-states
+    /// the caller knows).
+    fn keep_changes_given(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        tops: Vec<Vec<u8>>,
         mut before: BTreeMap<Vec<u8>, State>,
+        mut given: BTreeMap<Vec<u8>, State>,
     ) -> Result<Vec<Change>> {
         let mut rels: Vec<Vec<u8>> = before.keys().cloned().collect();
         for top in &tops {
+            if matches!(given.get(top), Some(State::File { .. })) {
+                continue; // a file now, as the caller saw
+            }
             let is_dir = matches!(
-                capture::parent(beneath, top)
+                capture::parent_dir(beneath, top)
                     .ok()
-                    .and_then(|(d, n)| state::lstat_at(std::os::fd::AsRawFd::as_raw_fd(&d), &n).ok())
+                    .and_then(|(d, n)| state::lstat_at(d.raw(beneath), &n).ok())
                     .and_then(|st| state::Meta::of(&st)),
                 Some(m) if m.kind == Kind::Dir
             );
@@ -727,9 +845,24 @@ impl CheckpointStore {
                 rels.extend(self.scan_below(beneath, top)?);
             }
         }
+        rels.extend(given.keys().cloned());
         rels.sort();
         rels.dedup();
-        let afters = self.capture_into_index(inner, beneath, &rels)?;
+        let captured: Vec<Vec<u8>> = rels
+            .iter()
+            .filter(|r| !given.contains_key(*r))
+            .cloned()
+            .collect();
+        let mut captured = captured
+            .iter()
+            .zip(self.capture_into_index(inner, beneath, &captured)?);
+        let afters: Vec<State> = rels
+            .iter()
+            .map(|r| match given.remove(r) {
+                Some(s) => s,
+                None => captured.next().expect("one capture per path").1,
+            })
+            .collect();
         Ok(rels
             .into_iter()
             .zip(afters)
@@ -868,6 +1001,7 @@ impl CheckpointStore {
     /// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
         let (_hold, inner) = self.begin()?;
+        self.objects.flush().map_err(|e| io_error(&e))?;
         let pos = rewind::find(&inner.log, checkpoint_id)?;
         let cp = inner.log.checkpoints[pos].clone();
         drop(inner); // the objects stay while the hold keeps other processes from pruning
@@ -890,6 +1024,7 @@ impl CheckpointStore {
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
         let beneath = self.beneath()?;
         let (_hold, inner) = self.begin()?;
+        self.objects.flush().map_err(|e| io_error(&e))?;
         let paths = paths
             .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
             .transpose()?;
@@ -910,6 +1045,7 @@ impl CheckpointStore {
     ) -> Result<rewind::Rewound> {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = self.begin()?;
+        self.objects.flush().map_err(|e| io_error(&e))?;
         let paths = paths
             .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
             .transpose()?;
@@ -937,14 +1073,24 @@ impl CheckpointStore {
     /// The log goes first: a kill between the two leaves an older index, never an index that
     /// took a call's change into the baseline without the log holding the call. Every write
     /// bumps the store's generation, so the other processes reload. The caller holds the
-    /// store's lock.
+    /// store's lock. Whatever the writer thread has queued ([`later`]) is written first:
+    /// nothing on disk names an object not there yet, and no line queued lands after a log
+    /// replaced (pruning, which may follow, removes objects only once all are written).
     fn persist(&self, inner: &mut Inner, log: LogWrite, index: bool) -> Result<()> {
+        self.objects.flush().map_err(|e| {
+            // A line the writer dropped (see `later`): what is on disk is reloaded next time.
+            inner.generation = UNSEEN;
+            io_error(&e)
+        })?;
         let path = self.dir.join("log.jsonl");
         let mut wrote = true;
         match log {
             LogWrite::None => wrote = false,
             LogWrite::Append => inner.log.append_last(&path).map_err(|e| io_error(&e))?,
             LogWrite::Whole => inner.log.save(&path).map_err(|e| io_error(&e))?,
+        }
+        if wrote {
+            inner.log_on_disk = true;
         }
         if index && inner.index_dirty {
             index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
@@ -971,8 +1117,11 @@ impl Drop for CheckpointStore {
         let Some(generation) = self.coord.try_enter() else {
             return;
         };
+        // What the writer thread queued goes first (its hold given back as it finishes).
+        let flushed = self.objects.flush().is_ok();
         let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
-        if inner.index_dirty
+        if flushed
+            && inner.index_dirty
             && inner.generation == generation
             && index::save(&self.dir.join("index"), &inner.index).is_ok()
         {
@@ -1015,5 +1164,7 @@ pub fn normalize(path: &[u8]) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_later;
 #[cfg(test)]
 mod tests_procs;

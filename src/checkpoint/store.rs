@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
+use super::later::{Later, Line, Shared};
+
 /// Files up to this size are read whole, hashed, and written only when new.
 const SMALL: u64 = 1 << 20;
 /// Read size for big files.
@@ -40,16 +42,19 @@ pub struct Kept {
 }
 
 /// The content-addressed objects of one checkpoint store.
-#[derive(Debug)]
 pub struct Objects {
     dir: PathBuf,
     tmp: PathBuf,
+    later: Later,
 }
 
-fn hex(digest: &[u8]) -> String {
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
+/// The 64 hex chars of a SHA-256 digest: an object's name.
+pub fn hex(digest: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * digest.len());
+    for &b in digest {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
     }
     s
 }
@@ -85,6 +90,48 @@ fn read_all(file: &mut File, mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::
     }
 }
 
+fn object_path(dir: &Path, hash: &str) -> PathBuf {
+    let (a, b) = hash.split_at(2.min(hash.len()));
+    dir.join(a).join(b)
+}
+
+/// A fresh temporary file in `tmp`.
+fn temp_in(tmp: &Path) -> io::Result<(File, PathBuf)> {
+    let name = format!(
+        "{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let path = tmp.join(name);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .read(true)
+        .create_new(true)
+        .open(&path)?;
+    Ok((file, path))
+}
+
+/// Writes `data` as the new object `hash` in `dir` through a temporary file in `tmp` (nothing
+/// left there on failure). Returns true (it was added).
+fn write_new(dir: &Path, tmp: &Path, hash: &str, data: &[u8]) -> io::Result<bool> {
+    let (mut file, tmp_path) = temp_in(tmp)?;
+    let result = file
+        .write_all(data)
+        .and_then(|()| std::fs::rename(&tmp_path, object_path(dir, hash)));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp_path);
+    }
+    result.map(|()| true)
+}
+
+/// [`write_new`] unless object `hash` is there: what the writer thread does.
+fn write_object(dir: &Path, tmp: &Path, hash: &str, data: &[u8]) -> io::Result<()> {
+    if object_path(dir, hash).exists() {
+        return Ok(());
+    }
+    write_new(dir, tmp, hash, data).map(|_| ())
+}
+
 impl Objects {
     /// The store in `dir` (created, with `objects/` and `tmp/`, if missing); a leftover
     /// temporary file of a killed process is removed.
@@ -105,18 +152,62 @@ impl Objects {
         for entry in std::fs::read_dir(&tmp)? {
             let _ = std::fs::remove_file(entry?.path());
         }
-        Ok(Objects { dir: objects, tmp })
+        let later = Later::new(objects.clone(), tmp.clone(), write_object);
+        Ok(Objects {
+            dir: objects,
+            tmp,
+            later,
+        })
     }
 
     /// The path of object `hash`.
     pub fn path(&self, hash: &str) -> PathBuf {
-        let (a, b) = hash.split_at(2.min(hash.len()));
-        self.dir.join(a).join(b)
+        object_path(&self.dir, hash)
     }
 
-    /// Whether object `hash` is in the store.
+    /// Whether object `hash` is in the store (or queued to be written, see [`Objects::later`]).
     pub fn has(&self, hash: &str) -> bool {
-        hash.len() == 64 && self.path(hash).exists()
+        hash.len() == 64 && (self.later.is_pending(hash) || self.path(hash).exists())
+    }
+
+    /// Keeps `data`, whose SHA-256 is `hash` (64 hex chars), off the call's path: written by the
+    /// store's writer thread ([`super::later`]). Returns the bytes this adds to the store (0 when
+    /// the object is there or queued already).
+    pub fn later(&self, hash: &str, data: Shared) -> u64 {
+        if self.path(hash).exists() {
+            return 0;
+        }
+        let size = (*data).as_ref().len() as u64;
+        if self.later.queue_object(hash.to_string(), data) {
+            size
+        } else {
+            0
+        }
+    }
+
+    /// Appends the line `line()` makes to the file at `path` (existing) once everything queued before it by
+    /// [`Objects::later`] is written, off the call's path (see [`super::later`]).
+    pub fn append_later(&self, path: PathBuf, line: Line) {
+        self.later.queue_append(path, line);
+    }
+
+    /// Whether a write of the writer thread failed since the last flush.
+    pub fn later_failed(&self) -> bool {
+        self.later.failed()
+    }
+
+    /// Runs `then` on the writer thread once everything queued before it is done (see
+    /// [`super::later`]).
+    pub fn then_later(&self, then: Box<dyn FnOnce() + Send>) {
+        self.later.queue_then(then);
+    }
+
+    /// Waits until everything queued by [`Objects::later`] and [`Objects::append_later`] is
+    /// written.
+    ///
+    /// Errors: the first write that failed since the last flush (a full disk).
+    pub fn flush(&self) -> io::Result<()> {
+        self.later.flush()
     }
 
     /// Opens object `hash` for reading.
@@ -126,18 +217,7 @@ impl Objects {
 
     /// A fresh temporary file in `tmp/`.
     fn temp(&self) -> io::Result<(File, PathBuf)> {
-        let name = format!(
-            "{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = self.tmp.join(name);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .read(true)
-            .create_new(true)
-            .open(&path)?;
-        Ok((file, path))
+        temp_in(&self.tmp)
     }
 
     /// Moves the complete temporary file `tmp` into place as object `hash` (dropping it when
@@ -235,22 +315,13 @@ impl Objects {
                 added: 0,
             });
         }
-        let (mut tmp, tmp_path) = self.temp()?;
-        let result = tmp
-            .write_all(data)
-            .and_then(|()| self.settle(&tmp_path, &hash, true));
-        match result {
-            Ok(added) => Ok(Kept {
-                hash,
-                size,
-                stored: true,
-                added: if added { size } else { 0 },
-            }),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp_path);
-                Err(e)
-            }
-        }
+        let added = write_new(&self.dir, &self.tmp, &hash, data)?;
+        Ok(Kept {
+            hash,
+            size,
+            stored: true,
+            added: if added { size } else { 0 },
+        })
     }
 
     /// Removes object `hash`; returns the bytes freed.

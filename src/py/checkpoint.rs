@@ -7,9 +7,16 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
+use std::sync::Arc;
+
+use crate::checkpoint::around::Known;
 use crate::checkpoint::rewind::{Plan, Rewound};
 use crate::checkpoint::{CallInfo, CheckpointStore, For, Listing, Settings};
 use crate::error::{Error, ErrorKind};
+use crate::fs::change::write::{Operation, Plan as ChangePlan};
+
+use super::fs::{PyChangePlan, PyFileSystemCore, PyOutcome};
+use super::PyCancelToken;
 
 create_exception!(
     _core,
@@ -43,6 +50,24 @@ pub(crate) fn path_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
             .cast::<PyBytes>()?
             .as_bytes()
             .to_vec()),
+    }
+}
+
+/// The bytes a change plan writes, shared with the plan.
+struct NewBytes(Arc<ChangePlan>);
+
+impl AsRef<[u8]> for NewBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
+/// The bytes an edit's plan read, which its commit checks the file still holds.
+struct OldBytes(Arc<ChangePlan>);
+
+impl AsRef<[u8]> for OldBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.old.as_deref().unwrap_or_default()
     }
 }
 
@@ -196,6 +221,67 @@ impl PyCheckpointStore {
             (None, false) => For::Look,
         };
         run(py, || self.store.snapshot_call(purpose))
+    }
+
+    /// Commits `plan` (a change plan of `core`) and records it as one call's checkpoint, in one
+    /// native call: keeps `paths` (root-relative: the plan's path), commits, records
+    /// ([`CheckpointStore::around`]). Returns `(outcome, listing or None)`; the commit's errors
+    /// are raised as `core.commit` raises them, after the record. `durable`: a durable unit's
+    /// call (its record on disk while it runs, as `keep` with `tool_call_id`). Without `wait`:
+    /// `None` when another process holds the store's lock (nothing done; call again with
+    /// `wait` off the event loop).
+    #[pyo3(signature = (core, plan, paths, *, run_id, tool_call_id, tool_name, created_at, cancel, durable = false, wait = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn commit<'py>(
+        &self,
+        py: Python<'py>,
+        core: PyRef<'_, PyFileSystemCore>,
+        plan: PyRef<'_, PyChangePlan>,
+        paths: Vec<Bound<'_, PyString>>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+        cancel: PyRef<'_, PyCancelToken>,
+        durable: bool,
+        wait: bool,
+    ) -> PyResult<Option<(PyOutcome, Option<Bound<'py, PyDict>>)>> {
+        let paths = paths_of(paths)?;
+        let (fs, plan, flag) = (core.inner.clone(), plan.plan.clone(), cancel.flag.clone());
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let known = match (plan.operation, paths.first()) {
+            (Operation::CreateDirectory, _) | (_, None) => Vec::new(),
+            (op, Some(path)) => vec![Known {
+                path: path.clone(),
+                old: (op == Operation::Edit && plan.old.is_some())
+                    .then(|| Arc::new(OldBytes(plan.clone())) as _),
+                new: Arc::new(NewBytes(plan.clone())),
+                new_hash: None,
+            }],
+        };
+        let done = run(py, || {
+            self.store
+                .around(&paths, known, call, durable, wait, |known| {
+                    let (outcome, digest) = fs.commit_hashed(&plan, &flag)?;
+                    if let Some(k) = known.first_mut() {
+                        k.new_hash = digest;
+                    }
+                    Ok(outcome)
+                })
+        })?;
+        let Some((outcome, l)) = done else {
+            return Ok(None);
+        };
+        let outcome = outcome.map_err(PyErr::from)?;
+        Ok(Some((
+            outcome.into(),
+            l.map(|l| listing(py, &l)).transpose()?,
+        )))
     }
 
     /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.

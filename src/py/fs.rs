@@ -365,7 +365,7 @@ pub(crate) fn run<T: Send>(py: Python<'_>, op: impl FnOnce() -> Result<T> + Send
     frozen
 )]
 pub struct PyFileSystemCore {
-    inner: Arc<FileSystem>,
+    pub(crate) inner: Arc<FileSystem>,
 }
 
 /// `match=`'s value as the core takes it.

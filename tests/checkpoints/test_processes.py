@@ -154,3 +154,122 @@ async def test_a_listing_waits_for_the_other_processs_command(ws: Path, tmp_path
     finally:
         go.touch()
         child.close()
+
+
+def _edit(old: str, new: str) -> tuple[str, dict[str, Any]]:
+    return ('edit_file', {'path': 'a.txt', 'old_text': old, 'new_text': new})
+
+
+async def test_two_processes_alternate_file_tool_edits(ws: Path) -> None:
+    # `write_file` and `edit_file` keep, commit and record in one native call whose log line and
+    # objects a writer thread writes after the call returns: the other process, taking its turn
+    # right after, must find them (unique ids, each diff exactly its edit).
+    (ws / 'a.txt').write_text('head\nv0\n')
+    cp = Checkpoints[None](root=ws)
+    child = Child(ws)
+    try:
+        tools = agent_tools(ws, cp)
+        theirs: list[dict[str, Any]] = []
+        for i in range(0, 8, 2):
+            await run_tools(tools, [_edit(f'v{i}', f'v{i + 1}')])
+            theirs = child.run([_edit(f'v{i + 1}', f'v{i + 2}')])
+        await run_tools(tools, [('write_file', {'path': 'b.txt', 'content': 'parent\n'})])
+        theirs = child.run([('write_file', {'path': 'b.txt', 'content': 'child\n'})])
+        mine = cp.list()
+        assert mine == theirs
+        assert summary(mine) == [(f'cp-{n:06d}', 'edit_file', ['a.txt']) for n in range(1, 9)] + [
+            ('cp-000009', 'write_file', ['b.txt']),
+            ('cp-000010', 'write_file', ['b.txt']),
+        ]
+        for n in range(1, 9):
+            assert (await cp.diff(f'cp-{n:06d}')) == [
+                ('a.txt', f'--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n head\n-v{n - 1}\n+v{n}')
+            ]
+        assert (await cp.diff('cp-000010')) == [('b.txt', '--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-parent\n+child')]
+        # A rewind here undoes the child's edits too.
+        result = await cp.rewind(to='cp-000002')
+        assert result['failed'] == [] and result['unrestorable'] == []
+        assert (ws / 'a.txt').read_text() == 'head\nv1\n' and not (ws / 'b.txt').exists()
+        assert summary(child.run([])) == [('cp-000001', 'edit_file', ['a.txt'])]
+    finally:
+        child.close()
+
+
+async def test_a_process_killed_amid_file_tool_edits_leaves_a_consistent_store(ws: Path) -> None:
+    # Killed while its writer thread may still hold objects and log lines: the log on disk names no
+    # missing object, every checkpoint it holds diffs exactly, and the next process goes on from it.
+    (ws / 'a.txt').write_text('head\nv0\n')
+    log = ws / '.pydantic-ai-harness' / 'checkpoints' / 'log.jsonl'
+    child = Child(ws)
+    try:
+        child.send([_edit(f'v{i}', f'v{i + 1}') for i in range(400)])
+        while not log.exists() or log.read_bytes().count(b'\n') < 41:  # the header and 40 lines
+            assert child.process.poll() is None
+            await __import__('anyio').sleep(0.001)
+        child.process.kill()
+        child.process.wait()
+    finally:
+        assert child.process.stdin is not None
+        child.process.stdin.close()
+    objects = ws / '.pydantic-ai-harness' / 'checkpoints' / 'objects'
+    header, *lines = log.read_text().splitlines()
+    assert 'next' in json.loads(header)
+    for line in lines:
+        for change in json.loads(line)['changes']:
+            for state in (change['before'], change['after']):
+                if state.get('st'):  # a stored file's object, by hash
+                    h = state['h']
+                    assert (objects / h[:2] / h[2:]).is_file(), h
+    cp = Checkpoints[None](root=ws)
+    listed = cp.list()
+    n = len(listed)
+    assert n >= 40 and [c['id'] for c in listed] == [f'cp-{i:06d}' for i in range(1, n + 1)]
+    for i in (1, n):
+        assert (await cp.diff(f'cp-{i:06d}')) == [
+            ('a.txt', f'--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n head\n-v{i - 1}\n+v{i}')
+        ]
+    current = (ws / 'a.txt').read_text().split('\n')[1]
+    await run_tools(agent_tools(ws, cp), [_edit(current, 'last')])
+    assert cp.list()[-1]['id'] == f'cp-{n + 1:06d}'
+    await cp.rewind(to='cp-000001')
+    assert (ws / 'a.txt').read_text() == 'head\nv0\n'
+
+
+async def test_an_edit_while_the_other_process_holds_the_store_leaves_the_event_loop_free(
+    ws: Path, tmp_path: Path
+) -> None:
+    # A small file's edit is checkpointed inline on the event loop; when another process holds the
+    # store's lock, it waits in a worker thread instead (this loop must go on to let that process go).
+    import anyio
+
+    (ws / 'a.txt').write_text('one\n')
+    started, go = tmp_path / 'started', tmp_path / 'go'
+    command = f'echo x > mid.txt; touch {started}; while [ ! -e {go} ]; do sleep 0.01; done'
+    cp = Checkpoints[None](root=ws)
+    child = Child(ws)
+    try:
+        child.send([('run_command', {'command': command})])
+        while not started.exists():
+            assert child.process.poll() is None
+            await anyio.sleep(0.01)
+        lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
+        results: list[Any] = []
+
+        async def edit() -> None:
+            results.append(await run_tools(agent_tools(ws, cp), [_edit('one', 'two')]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(edit)
+            while not _blocked_on(lock):  # runs only while the edit leaves the loop free
+                await anyio.sleep(0.01)
+            go.touch()
+        # The child lists after its record (the edit's checkpoint may be in by then).
+        assert summary(child.listing())[0] == ('cp-000001', 'run_command', ['mid.txt'])
+        assert summary(cp.list()) == [
+            ('cp-000001', 'run_command', ['mid.txt']),
+            ('cp-000002', 'edit_file', ['a.txt']),
+        ]
+        assert (ws / 'a.txt').read_text() == 'two\n'
+    finally:
+        go.touch()
+        child.close()

@@ -1,11 +1,14 @@
 """The hook the change tools call: keep what a change is about to replace, record what it made.
 
 `Checkpoints.wrap_tool_execute` makes a `CallRecorder` current (a ContextVar) for each tool call.
-`LocalEngine.commit` / `commit_patch` (`filesystem/_engine.py`) run their commit inside
-`recorder.change(root, paths)` (`RemoteEngine`'s: `recorder.remote_change`, `_remote.py`): the store keeps those paths' current state (`keep`), the commit
-runs, the store records the after-states as one checkpoint of the call (`record`), all under the
-root's turn (`_stores.RootState.turn`) so that nothing another checkpointed call does in between
-is counted against this one. Without `Checkpoints` the ContextVar is `None` and nothing happens.
+`LocalEngine.commit` (`filesystem/_engine.py`) commits through `recorder.commit(root, fused, plain)`:
+one native call keeps the plan's path, commits and records the call's checkpoint
+(`CheckpointStore.commit`, on the event loop for a small file, as the commit alone would run),
+under the root's turn (`_stores.RootState.turn`) so that nothing another checkpointed call does in
+between is counted against this one. `commit_patch` (and a `create_directory`) runs its commit
+inside `recorder.change(root, paths)` (`RemoteEngine`'s: `recorder.remote_change`, `_remote.py`):
+the store keeps those paths' current state (`keep`), the commit runs, the store records the
+after-states (`record`). Without `Checkpoints` the ContextVar is `None` and nothing happens.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+T = TypeVar('T')
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.checkpoints._remote import RemoteFiles, RemoteState
@@ -53,6 +58,40 @@ class CallRecorder:
             'tool_name': self.tool_name,
             'created_at': self.created_at,
         }
+
+    def call_info(self) -> dict[str, Any]:
+        """The call as the store records it (`CheckpointStore.record`'s keywords)."""
+        return {
+            'run_id': self.run_id,
+            'tool_call_id': self.tool_call_id,
+            'tool_name': self.tool_name,
+            'created_at': self.created_at,
+        }
+
+    async def commit(
+        self,
+        root: str,
+        fused: Callable[[Any, dict[str, Any]], Awaitable[tuple[T, dict[str, Any] | None]]],
+        plain: Callable[[], Awaitable[T]],
+    ) -> T:
+        """`fused(store, call)`: the commit, kept and recorded by the store in one native call
+        (`CheckpointStore.commit(..., **call)`; `call` as `call_info`, with `durable`), under the
+        root's turn; its result.
+
+        `plain()`: the commit alone, for an attempt of a call whose checkpoint an earlier attempt
+        recorded (`once`: a retried commit finds the file already written, so it changes nothing again).
+        """
+        state = await self.state_for(root)
+        async with state.turn():
+            if state.jobs:
+                await state.sweep_jobs()
+            if self.once and await state.recorded_for(self) is not None:
+                return await plain()
+            # A durable unit's call: the store keeps its record on disk while it runs (`identity`).
+            result, listing = await fused(state.store, {**self.call_info(), 'durable': bool(self.identity())})
+            if listing is not None:
+                self.recorded.append(listing)
+            return result
 
     @asynccontextmanager
     async def change(self, root: str, paths: Sequence[str]) -> AsyncIterator[None]:

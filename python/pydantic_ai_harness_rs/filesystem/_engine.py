@@ -248,8 +248,21 @@ class LocalEngine:
         recorder = RECORDING.get()
         if recorder is None:
             return await self._commit(plan)
-        async with recorder.change(self.core.root_dir, [plan.path]):  # `Checkpoints`
-            return await self._commit(plan)
+        if plan.operation == 'create_directory':
+            async with recorder.change(self.core.root_dir, [plan.path]):  # `Checkpoints`
+                return await self._commit(plan)
+
+        async def fused(store: Any, call: dict[str, Any]) -> tuple[Outcome, dict[str, Any] | None]:
+            # `Checkpoints`: keep, commit and record in one native call, inline as the commit alone
+            # (unless another process holds the store's lock: that is waited for in a worker thread).
+            args = (self.core, plan.plan, [plan.path])
+            if plan.inline:
+                done = run_inline(store.commit, *args, wait=False, **call)
+                if done is not None:
+                    return done
+            return await run_native(store.commit, *args, **call)
+
+        return await recorder.commit(self.core.root_dir, fused, lambda: self._commit(plan))
 
     async def _commit(self, plan: LocalPlan) -> Outcome:
         if plan.operation == 'create_directory':

@@ -126,17 +126,8 @@ impl RemoteStore {
             objects,
             snaps: Mutex::new(HashMap::new()),
             next_snap: AtomicU64::new(0),
-            inner: Mutex::new(Inner {
-                index,
-                log,
-                sizes,
-                pending: HashMap::new(),
-                next_handle: 0,
-                index_dirty: false,
-                // One process records on a host-side store: no walk to reuse, no generation.
-                last_walk: None,
-                generation: 0,
-            }),
+            // One process records on a host-side store: no walk to reuse, no generation.
+            inner: Mutex::new(Inner::new(log, index, sizes, 0, false)),
         })
     }
 

@@ -574,6 +574,26 @@ pub(crate) fn written_text(
 /// The content hash of what a plan writes and, for a write, the chars and lines its result
 /// counts (`None` for an edit, whose result has none): hashed and counted in one pass.
 fn written_tally(plan: &Plan, contract: Contract) -> (String, Option<(usize, usize)>) {
+    let (hash, counts, _) = written_digest(plan, contract);
+    (hash, counts)
+}
+
+/// [`written_tally`], and the whole SHA-256 (64 hex chars) of the bytes written when the hash
+/// is theirs (an edit that keeps UTF-8): a checkpoint's object name, not computed twice.
+fn written_digest(
+    plan: &Plan,
+    contract: Contract,
+) -> (String, Option<(usize, usize)>, Option<String>) {
+    if plan.operation == Operation::Edit && plan.encoded.is_none() {
+        use sha2::{Digest, Sha256};
+        let full = crate::checkpoint::store::hex(&Sha256::digest(plan.content.as_bytes()));
+        return (full[..12].to_string(), None, Some(full));
+    }
+    let (hash, counts) = written_tally_of(plan, contract);
+    (hash, counts, None)
+}
+
+fn written_tally_of(plan: &Plan, contract: Contract) -> (String, Option<(usize, usize)>) {
     if plan.operation == Operation::Edit {
         let hash = match &plan.encoded {
             Some(bytes) => disk_hash(bytes, contract),
@@ -1156,6 +1176,16 @@ impl FileSystem {
     /// Results: `Wrote N chars (L lines) to p. [hash:H]`, `Edited p. [hash:H]`,
     /// `Created directory: p`. Source: `_request`, `_open_for_write`, `_write_content`.
     pub fn commit(&self, plan: &Plan, cancel: &CancelFlag) -> Result<Outcome> {
+        self.commit_hashed(plan, cancel).map(|(outcome, _)| outcome)
+    }
+
+    /// [`FileSystem::commit`], and the SHA-256 (64 hex chars) of the bytes written when the
+    /// commit hashed them whole (an edit that keeps UTF-8; else `None`).
+    pub fn commit_hashed(
+        &self,
+        plan: &Plan,
+        cancel: &CancelFlag,
+    ) -> Result<(Outcome, Option<String>)> {
         let path = plan.path.as_str();
         if plan.announced {
             let again = self.safe_resolve(path, true, true)?;
@@ -1178,18 +1208,15 @@ impl FileSystem {
             );
             let (beneath, root_created) = self.root.create_root(path)?;
             return match beneath.mkdir_all(rel).map(|made| made || root_created) {
-                Ok(true) => Ok(Outcome {
-                    text,
-                    path: plan.event_path(),
-                    emit: true,
-                    ..Default::default()
-                }),
-                Ok(false) => Ok(Outcome {
-                    text,
-                    path: plan.event_path(),
-                    emit: false,
-                    ..Default::default()
-                }),
+                Ok(made) => Ok((
+                    Outcome {
+                        text,
+                        path: plan.event_path(),
+                        emit: made,
+                        ..Default::default()
+                    },
+                    None,
+                )),
                 Err(e) => Err(match e.raw_os_error() {
                     Some(libc::EEXIST) => retry(
                         ErrorKind::NotFound,
@@ -1208,32 +1235,34 @@ impl FileSystem {
         }
         let beneath = self.root.open_root()?;
         let contract = self.limits.contract;
-        let (hash, counts) = if plan.bytes().len() < PARALLEL_BYTES || plan.tally.is_some() {
+        let (hash, counts, digest) = if plan.bytes().len() < PARALLEL_BYTES || plan.tally.is_some()
+        {
             self.write_content(&beneath, plan, cancel)?;
-            written_tally(plan, contract)
+            written_digest(plan, contract)
         } else if plan.operation == Operation::Write {
             // A big content is hashed on a second core while it is written; both count it.
             let write = || self.write_content(&beneath, plan, cancel);
             let (written, hash, lines) = tally::beside(&plan.content, contract, write);
             written?;
-            (hash, Some((plan.content.chars(), lines)))
+            (hash, Some((plan.content.chars(), lines)), None)
         } else {
             // A big edit's content is hashed on a second core while it is written.
             std::thread::scope(|s| {
-                let tally = s.spawn(|| written_tally(plan, contract));
+                let tally = s.spawn(|| written_digest(plan, contract));
                 let written = self.write_content(&beneath, plan, cancel);
                 let tally = tally.join().expect("hashing does not panic");
                 written.map(|()| tally)
             })?
         };
         let text = written_summary(path, self.limits.content_hashes, counts, &hash) + &plan.trailer;
-        Ok(Outcome {
+        let outcome = Outcome {
             text,
             path: plan.event_path(),
             content_hash: Some(hash),
             emit: true,
             ..Default::default()
-        })
+        };
+        Ok((outcome, digest))
     }
 
     /// Writes a plan's content: a new file is created complete and create-only, an existing

@@ -1,0 +1,449 @@
+//! A file tool's checkpoint in the same call as its commit: [`CheckpointStore::around`] keeps
+//! the paths' states, runs the commit, and records what it changed, taking what it can from
+//! the bytes the tool holds instead of reading the files again:
+//! - before: an edit's plan holds the bytes the file had, and its commit checks, through the
+//!   descriptor it writes by, that the file still holds them. So a file the index cannot vouch
+//!   for is only `lstat`ed before the commit; once the commit succeeded, its before-state is
+//!   those bytes: recognised by comparing them with the bytes a file tool wrote there last
+//!   ([`Recent`]), else hashed (beside the commit when big), and kept in the store before the
+//!   checkpoint names them.
+//! - after: the bytes the commit wrote, hashed by the commit (or here), kept by the store's
+//!   writer thread ([`super::later`]). The index takes the file's metadata as racy, so the next
+//!   look reads the file again: a change by someone else right after the commit is never
+//!   hidden behind the bytes in memory.
+//!
+//! A commit that fails changed nothing (the replacement is atomic): the paths are captured as
+//! they are, and no checkpoint is appended.
+//!
+//! The checkpoint's log line is appended by the writer thread after the objects it names; the
+//! store's generation is bumped at once, and the call's hold of the store's lock is given back
+//! by the writer once the line is on disk ([`super::later`]), so another process that takes
+//! the lock reloads and finds the line and its objects. Where the log or the index must be
+//! written whole, and for a durable unit's call (whose record on disk is removed only once its
+//! line is there), everything is written before the call returns.
+
+use std::collections::{BTreeMap, HashMap};
+
+use sha2::{Digest, Sha256};
+
+use super::calls;
+use super::capture::parent_dir;
+use super::later::Shared;
+use super::log::{line_of, Change, Checkpoint};
+use super::state::{lstat_at, Kind, Meta, State};
+use super::store::hex;
+use super::{io_error, normalize, prune, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
+use crate::error::Result;
+use crate::fs::root::path::Beneath;
+
+/// Old bytes from this size on are hashed on a second thread while the commit runs.
+const BESIDE_BYTES: usize = 1 << 20;
+
+/// The new bytes [`Recent`] holds at most (each shared with its plan, which also holds the
+/// edit's old bytes: about twice this in memory).
+const RECENT_BYTES: u64 = 16 << 20;
+
+/// A path a file tool's commit writes, with the bytes the tool holds.
+pub struct Known {
+    /// Root-relative, as the store names it ([`normalize`]d by [`CheckpointStore::around`]).
+    pub path: Vec<u8>,
+    /// The bytes the commit checks the file still holds before it writes (an edit's), if any.
+    pub old: Option<Shared>,
+    /// The bytes the commit writes.
+    pub new: Shared,
+    /// SHA-256 of `new`, 64 hex chars, when the commit computed it (the body may set it).
+    pub new_hash: Option<String>,
+}
+
+fn len(data: &Shared) -> u64 {
+    (**data).as_ref().len() as u64
+}
+
+/// The bytes file tools wrote last, by path, with their SHA-256 (at most [`RECENT_BYTES`]):
+/// the next edit of a path recognises its old bytes by comparing, not hashing. A memo of
+/// content to hash only; whether the object is still stored is checked when it is used.
+#[derive(Default)]
+pub struct Recent {
+    by_path: HashMap<Vec<u8>, (String, Shared)>,
+    bytes: u64,
+}
+
+impl Recent {
+    fn insert(&mut self, path: Vec<u8>, hash: String, data: Shared) {
+        if let Some((_, old)) = self.by_path.remove(&path) {
+            self.bytes -= len(&old);
+        }
+        let n = len(&data);
+        if n > RECENT_BYTES {
+            return;
+        }
+        while self.bytes + n > RECENT_BYTES {
+            let Some(k) = self.by_path.keys().next().cloned() else {
+                break;
+            };
+            if let Some((_, d)) = self.by_path.remove(&k) {
+                self.bytes -= len(&d);
+            }
+        }
+        self.bytes += n;
+        self.by_path.insert(path, (hash, data));
+    }
+
+    /// The hash of `data` when it is what a file tool wrote at `path` last.
+    fn hash_of(&self, path: &[u8], data: &[u8]) -> Option<String> {
+        let (hash, d) = self.by_path.get(path)?;
+        ((**d).as_ref() == data).then(|| hash.clone())
+    }
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    hex(&Sha256::digest(data))
+}
+
+impl CheckpointStore {
+    /// A file tool's call in one: keeps the state of `paths` (as [`CheckpointStore::keep`]),
+    /// runs `body` (the commit), records what changed as `call`'s checkpoint (as
+    /// [`CheckpointStore::record`]). `known`: the paths the commit writes with the bytes the
+    /// tool holds (see the module doc); `body` may fill in their `new_hash`. `durable`: a
+    /// durable unit's call, whose record is on disk while it runs (see [`calls`]; as
+    /// [`super::For::Durable`]). The store's lock is held throughout (and, for writes left to
+    /// the writer thread, until they are done). Returns the body's result and the listing
+    /// (`None`: nothing changed); `None` without `wait` when another process holds the store's
+    /// lock (nothing done: call again with `wait`, off the event loop).
+    ///
+    /// Errors (the outer result): `InvalidArgument` for an absolute path or one with `..`
+    /// (the body does not run); `Io` for a full disk (before the body: it does not run).
+    #[allow(clippy::type_complexity)]
+    pub fn around<T>(
+        &self,
+        paths: &[Vec<u8>],
+        mut known: Vec<Known>,
+        call: CallInfo,
+        durable: bool,
+        wait: bool,
+        body: impl FnOnce(&mut [Known]) -> Result<T>,
+    ) -> Result<Option<(Result<T>, Option<Listing>)>> {
+        for k in &mut known {
+            k.path = normalize(&k.path)?;
+        }
+        let beneath = self.beneath()?;
+        let (_hold, mut inner) = if wait {
+            self.begin()?
+        } else {
+            match self.try_begin()? {
+                Some(begun) => begun,
+                None => return Ok(None),
+            }
+        };
+        if self.objects.later_failed() {
+            // A write left to the writer failed (a full disk): said now, the log reloaded next.
+            self.persist(&mut inner, LogWrite::None, false)?;
+        }
+        let durable = (durable && call.tool_call_id.is_some()).then_some(&call);
+        // A durable call's record names its before states: their objects are written first.
+        let defer: Vec<Vec<u8>> = known
+            .iter()
+            .filter(|k| k.old.is_some() && durable.is_none())
+            .map(|k| k.path.clone())
+            .collect();
+        let (mut tops, mut before, deferred) =
+            self.keep_paths(&mut inner, &beneath, paths, &defer)?;
+        let record = self.write_call_record(durable, &mut tops, &mut before)?;
+        // Old bytes not recognised (new to the store) are hashed beside the commit when big.
+        let mut hashes: HashMap<Vec<u8>, String> = HashMap::new();
+        let mut big: Vec<(Vec<u8>, Shared)> = Vec::new();
+        for k in &known {
+            if let (true, Some(old)) = (deferred.contains_key(&k.path), &k.old) {
+                let data = (**old).as_ref();
+                if let Some(h) = inner.recent.hash_of(&k.path, data) {
+                    hashes.insert(k.path.clone(), h);
+                } else if data.len() >= BESIDE_BYTES {
+                    big.push((k.path.clone(), old.clone()));
+                }
+            }
+        }
+        let result = std::thread::scope(|s| {
+            let hashing: Vec<_> = big
+                .into_iter()
+                .map(|(path, old)| s.spawn(move || (path, sha256_hex((*old).as_ref()))))
+                .collect();
+            let result = body(&mut known);
+            for h in hashing {
+                let (path, hash) = h.join().expect("hashing does not panic");
+                hashes.insert(path, hash);
+            }
+            result
+        });
+        let mut given = BTreeMap::new();
+        if result.is_ok() {
+            for k in &mut known {
+                if !tops.contains(&k.path) {
+                    continue; // excluded
+                }
+                if let (Some(meta), Some(old)) = (deferred.get(&k.path), &k.old) {
+                    let hash = hashes.remove(&k.path);
+                    let state = self.kept_old(&mut inner, old, hash, meta.mode);
+                    before.insert(k.path.clone(), state);
+                }
+                if let Some(after) = self.written(&mut inner, &beneath, k) {
+                    given.insert(k.path.clone(), after);
+                }
+            }
+        } else {
+            // Nothing was written: the deferred paths are as they were.
+            let rels: Vec<Vec<u8>> = deferred.into_keys().collect();
+            let states = self.capture_into_index(&mut inner, &beneath, &rels)?;
+            before.extend(rels.into_iter().zip(states));
+        }
+        let recorded = self
+            .keep_changes_given(&mut inner, &beneath, tops, before, given)
+            .and_then(|changes| self.append_fused(&mut inner, changes, call, record.as_deref()));
+        // After the log: a kill before this leaves the record, and the call's next attempt
+        // finds its checkpoint (the call's own hold is given back by `_hold`).
+        self.close(record.as_deref(), false);
+        Ok(Some((result, recorded?)))
+    }
+
+    /// Appends a checkpoint of `changes` (none: nothing) as `call`'s and prunes to the budget.
+    /// The line goes to the writer thread after the objects queued before it, with a hold of
+    /// the store's lock it gives back when done, unless the log or the index must be written
+    /// now (pruning, no log file yet, another call's record on disk, `own`: this call's).
+    fn append_fused(
+        &self,
+        inner: &mut Inner,
+        changes: Vec<Change>,
+        call: CallInfo,
+        own: Option<&std::path::Path>,
+    ) -> Result<Option<Listing>> {
+        let listing = if changes.is_empty() {
+            None
+        } else {
+            let id = inner.log.new_id();
+            let cp = Checkpoint {
+                id,
+                run_id: call.run_id,
+                tool_call_id: call.tool_call_id,
+                tool_name: call.tool_name,
+                created_at: call.created_at,
+                changes,
+            };
+            let listing = Listing::of(&cp);
+            inner.log.checkpoints.push(cp);
+            Some(listing)
+        };
+        if inner.store_bytes() > self.settings.budget_bytes {
+            // The index on disk must not name objects the pruning may remove.
+            self.persist(inner, LogWrite::None, true)?;
+        }
+        // A dead attempt's retry compares the tree with the index on disk (`index`: it must be
+        // current); its before states' objects stay.
+        let (protect, index) = calls::objects_and_others(&self.dir, own);
+        let pruned = prune::prune(inner, &self.objects, self.settings.budget_bytes, &protect);
+        let later = listing.is_some() && !pruned && !index && own.is_none() && inner.log_on_disk;
+        if !later {
+            let log = match (pruned, listing.is_some()) {
+                (true, _) => LogWrite::Whole,
+                (false, true) => LogWrite::Append,
+                (false, false) => LogWrite::None,
+            };
+            self.persist(inner, log, index)?;
+            return Ok(listing);
+        }
+        if let Some(cp) = inner.log.checkpoints.last().cloned() {
+            self.objects
+                .append_later(self.dir.join("log.jsonl"), Box::new(move || line_of(&cp)));
+        }
+        // Already held by this call: counted, never waits; given back after the line.
+        let _ = self.coord.enter();
+        let coord = std::sync::Arc::clone(&self.coord);
+        self.objects.then_later(Box::new(move || coord.leave()));
+        // Other processes see the new generation only once the writer gave the lock back.
+        inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
+        Ok(listing)
+    }
+
+    /// The before-state of a file that held `old` (its SHA-256 `hash` when known; mode `mode`):
+    /// its object kept by the writer thread (before the checkpoint's log line) unless above
+    /// `max_file_bytes`.
+    fn kept_old(&self, inner: &mut Inner, old: &Shared, hash: Option<String>, mode: u32) -> State {
+        let data = (**old).as_ref();
+        let size = data.len() as u64;
+        let stored = size <= self.settings.max_file_bytes;
+        let hash = hash.unwrap_or_else(|| sha256_hex(data));
+        // An object the store counts is on disk (or queued): no `stat` for it.
+        if stored && !inner.sizes.contains_key(&hash) {
+            let added = self.objects.later(&hash, old.clone());
+            if added > 0 {
+                inner.add_sizes(vec![(hash.clone(), added)]);
+            }
+        }
+        State::File {
+            hash,
+            size,
+            mode,
+            stored,
+        }
+    }
+
+    /// The after-state of `k`'s path once its commit wrote `k.new`, from memory: `None` when
+    /// the path is not (or no longer) a regular file of that size, then it is captured.
+    fn written(&self, inner: &mut Inner, beneath: &Beneath, k: &mut Known) -> Option<State> {
+        let data = (*k.new).as_ref();
+        let (dir, name) = parent_dir(beneath, &k.path).ok()?;
+        let st = lstat_at(dir.raw(beneath), &name).ok()?;
+        let meta = Meta::of(&st)?;
+        if meta.kind != Kind::File || meta.size != data.len() as u64 {
+            return None;
+        }
+        let hash = k.new_hash.take().unwrap_or_else(|| sha256_hex(data));
+        let stored = meta.size <= self.settings.max_file_bytes;
+        if stored && !inner.sizes.contains_key(&hash) {
+            let added = self.objects.later(&hash, k.new.clone());
+            if added > 0 {
+                inner.add_sizes(vec![(hash.clone(), added)]);
+            }
+        }
+        if stored {
+            inner
+                .recent
+                .insert(k.path.clone(), hash.clone(), k.new.clone());
+        }
+        let state = State::File {
+            hash,
+            size: meta.size,
+            mode: meta.mode,
+            stored,
+        };
+        // Racy whatever its times say: the bytes are the commit's, the metadata a later look's.
+        let racy = Meta {
+            mtime_ns: i64::MIN,
+            ..meta
+        };
+        inner.index.insert(k.path.clone(), (racy, state.clone()));
+        inner.index_dirty = true;
+        Some(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::checkpoint::Settings;
+    use crate::error::{Error, ErrorKind};
+
+    fn call() -> CallInfo {
+        CallInfo {
+            tool_name: "edit_file".into(),
+            ..Default::default()
+        }
+    }
+
+    /// An edit of `a.txt` from `old` to `new`, its commit a plain write.
+    fn edit(store: &CheckpointStore, root: &Path, old: &str, new: &str) -> Option<Listing> {
+        let known = vec![Known {
+            path: b"a.txt".to_vec(),
+            old: Some(Arc::new(old.as_bytes().to_vec())),
+            new: Arc::new(new.as_bytes().to_vec()),
+            new_hash: None,
+        }];
+        let (written, listing) = store
+            .around(&[b"a.txt".to_vec()], known, call(), false, true, |_| {
+                std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
+            })
+            .unwrap()
+            .unwrap();
+        written.unwrap();
+        listing
+    }
+
+    fn rewind(store: &CheckpointStore, to: &str, force: bool) -> Result<()> {
+        let plan = store.plan_rewind(to, None)?;
+        let pinned: Vec<_> = plan
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), f.old_hash.clone()))
+            .collect();
+        store.commit_rewind(to, None, &pinned, force).map(|_| ())
+    }
+
+    #[test]
+    fn edits_recorded_from_memory_diff_and_rewind_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::write(r.join("a.txt"), "one\n").unwrap();
+        let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        let first = edit(&store, r, "one\n", "two\n").unwrap();
+        let second = edit(&store, r, "two\n", "three\n").unwrap();
+        assert_eq!((first.bytes_kept, second.bytes_kept), (4, 4));
+        let diff = |id: &str| store.diff(id).unwrap()[0].1.clone();
+        assert_eq!(
+            diff(&first.id),
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two"
+        );
+        assert_eq!(
+            diff(&second.id),
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+three"
+        );
+        // Every object is on disk and the log names both, as a restart reads them.
+        drop(store);
+        let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        assert_eq!(store.list(None), vec![first.clone(), second]);
+        rewind(&store, &first.id, false).unwrap();
+        assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"one\n");
+    }
+
+    #[test]
+    fn a_change_right_after_the_commit_is_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::write(r.join("a.txt"), "one\n").unwrap();
+        let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        let first = edit(&store, r, "one\n", "two\n").unwrap();
+        // Same size, same clock tick: only the content tells.
+        std::fs::write(r.join("a.txt"), "tw0\n").unwrap();
+        let err = rewind(&store, &first.id, false).unwrap_err();
+        assert!(
+            err.message.contains("someone else: a.txt"),
+            "{}",
+            err.message
+        );
+        // The next edit's old bytes are the person's: the chain is broken, the person's change kept.
+        let second = edit(&store, r, "tw0\n", "two\n").unwrap();
+        assert!(rewind(&store, &first.id, false).is_err());
+        rewind(&store, &second.id, false).unwrap();
+        assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"tw0\n");
+    }
+
+    #[test]
+    fn a_failed_commit_records_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::write(r.join("a.txt"), "one\n").unwrap();
+        let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        let known = vec![Known {
+            path: b"a.txt".to_vec(),
+            old: Some(Arc::new(b"one\n".to_vec())),
+            new: Arc::new(b"two\n".to_vec()),
+            new_hash: None,
+        }];
+        let (result, listing) = store
+            .around(
+                &[b"a.txt".to_vec()],
+                known,
+                call(),
+                false,
+                true,
+                |_| -> Result<()> { Err(Error::new(ErrorKind::Conflict, "changed")) },
+            )
+            .unwrap()
+            .unwrap();
+        assert!(result.is_err());
+        assert_eq!(listing, None);
+        assert!(store.list(None).is_empty());
+        let first = edit(&store, r, "one\n", "two\n").unwrap();
+        assert_eq!(first.id, "cp-000001");
+    }
+}

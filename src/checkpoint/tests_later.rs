@@ -1,0 +1,184 @@
+//! A file tool's fused call ([`CheckpointStore::around`]) under the store's coordination: the
+//! writer thread's objects and log line are on disk before another process (a second store on
+//! the root, with its own open lock file) can take the lock; what is on disk while they are
+//! queued (what a kill leaves) names no missing object; a durable call's record still gives a
+//! dead attempt's change to its retry.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use super::around::Known;
+use super::*;
+
+fn open(root: &Path) -> CheckpointStore {
+    CheckpointStore::open(root.to_str().unwrap(), Settings::default()).unwrap()
+}
+
+fn call(name: &str, id: Option<&str>) -> CallInfo {
+    CallInfo {
+        run_id: Some("run".into()),
+        tool_call_id: id.map(str::to_string),
+        tool_name: name.into(),
+        created_at: 1.0,
+    }
+}
+
+/// A fused edit (`old`: an edit's bytes before; `None`: a write) of `a.txt` to `new`.
+fn fused(
+    store: &CheckpointStore,
+    root: &Path,
+    old: Option<&str>,
+    new: &str,
+    call: CallInfo,
+    durable: bool,
+) -> Option<Listing> {
+    let known = vec![Known {
+        path: b"a.txt".to_vec(),
+        old: old.map(|o| Arc::new(o.as_bytes().to_vec()) as _),
+        new: Arc::new(new.as_bytes().to_vec()),
+        new_hash: None,
+    }];
+    let (written, listing) = store
+        .around(&[b"a.txt".to_vec()], known, call, durable, true, |_| {
+            std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
+        })
+        .unwrap()
+        .unwrap();
+    written.unwrap();
+    listing
+}
+
+/// Every stored object the log and the index on disk name is there.
+fn names_no_missing_object(dir: &Path) {
+    let objects = store::Objects::open(dir).unwrap();
+    let log = Log::load(&dir.join("log.jsonl")).unwrap();
+    let index = index::load(&dir.join("index"));
+    let states = index.values().map(|(_, s)| s).chain(
+        log.checkpoints
+            .iter()
+            .flat_map(|c| c.changes.iter().flat_map(|ch| [&ch.before, &ch.after])),
+    );
+    for s in states {
+        if let Some(h) = s.object() {
+            assert!(objects.path(h).exists(), "object {h} missing");
+        }
+    }
+}
+
+#[test]
+fn another_process_waits_for_the_writer_and_finds_the_line_and_its_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let store_dir = r.join(STORE_DIR);
+    std::fs::write(r.join("a.txt"), "one\n").unwrap();
+    let store = open(r);
+    let first = fused(
+        &store,
+        r,
+        Some("one\n"),
+        "two\n",
+        call("edit_file", None),
+        false,
+    )
+    .unwrap();
+    store.objects.flush().unwrap();
+    // The writer is held up: the next edit's objects and line stay queued.
+    let (go, wait) = mpsc::channel::<()>();
+    store.objects.then_later(Box::new(move || {
+        let _ = wait.recv();
+    }));
+    let second = fused(
+        &store,
+        r,
+        Some("two\n"),
+        "three\n",
+        call("edit_file", None),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        (first.id.as_str(), second.id.as_str()),
+        ("cp-000001", "cp-000002")
+    );
+    // The call has returned; its hold of the lock has not been given back.
+    let other = coord::Coord::open(&store_dir).unwrap();
+    assert_eq!(other.try_enter(), None);
+    let log = std::fs::read_to_string(store_dir.join("log.jsonl")).unwrap();
+    assert!(log.contains("cp-000001") && !log.contains("cp-000002"));
+    // What a kill now would leave names no missing object.
+    names_no_missing_object(&store_dir);
+    go.send(()).unwrap();
+    // Taken once the writer is done: the line and its objects are there, the generation new.
+    assert!(other.enter().unwrap() > 0);
+    other.leave();
+    names_no_missing_object(&store_dir);
+    let theirs = open(r);
+    assert_eq!(theirs.list(None), vec![first, second.clone()]);
+    assert_eq!(
+        theirs.diff(&second.id).unwrap()[0].1,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+three"
+    );
+    // Its own fused edit follows under the next id, and this store sees it.
+    let third = fused(
+        &theirs,
+        r,
+        Some("three\n"),
+        "four\n",
+        call("edit_file", None),
+        false,
+    )
+    .unwrap();
+    assert_eq!(third.id, "cp-000003");
+    assert_eq!(store.list(None), theirs.list(None));
+    assert_eq!(
+        store.diff(&third.id).unwrap()[0].1,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-three\n+four"
+    );
+}
+
+#[test]
+fn a_durable_fused_call_dead_after_its_commit_is_recorded_by_its_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let calls_dir = r.join(STORE_DIR).join("calls");
+    std::fs::write(r.join("a.txt"), "one\n").unwrap();
+    let first = open(r);
+    let c = call("write_file", Some("w1"));
+    // The worker dies right after the commit (the body's panic stands for it).
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let known = vec![Known {
+            path: b"a.txt".to_vec(),
+            old: None,
+            new: Arc::new(b"two\n".to_vec()),
+            new_hash: None,
+        }];
+        let _ = first.around(
+            &[b"a.txt".to_vec()],
+            known,
+            c.clone(),
+            true,
+            true,
+            |_| -> Result<()> {
+                std::fs::write(r.join("a.txt"), "two\n").unwrap();
+                panic!("the worker dies");
+            },
+        );
+    }));
+    assert!(died.is_err());
+    assert_eq!(std::fs::read_dir(&calls_dir).unwrap().count(), 1);
+    drop(first);
+    // The retry writes the same bytes: its checkpoint holds the first attempt's before state.
+    let again = open(r);
+    let cp = fused(&again, r, None, "two\n", c, true).unwrap();
+    assert_eq!(std::fs::read_dir(&calls_dir).unwrap().count(), 0);
+    assert_eq!(
+        again.diff(&cp.id).unwrap()[0].1,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two"
+    );
+    // Written before the call returned: another store finds it at once.
+    let other = coord::Coord::open(&r.join(STORE_DIR)).unwrap();
+    assert!(other.try_enter().is_some());
+    other.leave();
+    assert_eq!(open(r).list(None), vec![cp]);
+}
