@@ -319,7 +319,9 @@ impl PyRemoteCheckpointStore {
             tool_name,
             created_at,
         };
-        let l = run(py, || self.store.record_command(handle, states, call, merge))?;
+        let l = run(py, || {
+            self.store.record_command(handle, states, call, merge)
+        })?;
         l.map(|l| listing(py, &l)).transpose()
     }
 

@@ -3,18 +3,25 @@ undone through the workspace protocol (the in-memory backend), the store kept on
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from pydantic_ai import Agent
+from pydantic_ai.durable_exec._operation_backend import durable_unit_scope
 from pydantic_ai.exceptions import UserError
+from pydantic_ai.tools import RunContext
 from pydantic_ai.workspaces import Workspace
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
-from pydantic_ai_harness_rs.checkpoints import CheckpointError
+from pydantic_ai_harness_rs.checkpoints import CheckpointError, _units
+from pydantic_ai_harness_rs.checkpoints._recording import RECORDING
 
 from tests.backends import ShellSandbox
+from tests.checkpoints.test_processes import Child
 from tests.memory_workspace import MemoryWorkspace
-from tests.scripted import RETRY, run_tools
+from tests.scripted import RETRY, run_agent, run_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -339,3 +346,118 @@ async def test_a_second_non_local_root_is_not_checkpointed_with_a_warning(backen
 def test_an_empty_store_dir_has_no_root_yet(tmp_path: Path) -> None:
     with pytest.raises(UserError, match='`store_dir` holds no checkpoints; run the agent'):
         Checkpoints(store_dir=tmp_path / 'empty').list()
+
+
+async def test_two_objects_on_one_store_dir_record_in_turn(backend: MemoryWorkspace, tmp_path: Path) -> None:
+    """Two `Checkpoints` of one process on one `store_dir` (the second through a symlink to it) share its
+    store: ids unique, one list, and a rewind through either undoes both's checkpoints."""
+    before = contents(backend)
+    store = tmp_path / 'store'
+    (tmp_path / 'link').symlink_to(store)
+    first, second = Checkpoints[Any](store_dir=store), Checkpoints[Any](store_dir=tmp_path / 'link')
+    await run(backend, first, [('write_file', {'path': 'a.txt', 'content': 'two\n'})])
+    await run(backend, second, [('write_file', {'path': 'b.txt', 'content': 'B\n'})])
+    await run(backend, first, [('write_file', {'path': 'a.txt', 'content': 'three\n'})])
+    listed = [(c['id'], c['paths']) for c in first.list()]
+    assert listed == [('cp-000001', ['a.txt']), ('cp-000002', ['b.txt']), ('cp-000003', ['a.txt'])]
+    assert second.list() == first.list()
+    assert await second.diff('cp-000003') == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+three')]
+    result = await second.rewind(to='cp-000001')
+    assert (result['restored'], result['deleted'], result['failed']) == (['a.txt'], ['b.txt'], [])
+    assert contents(backend) == before
+    assert first.list() == second.list() == []
+
+
+REMOTE_CHILD = """
+import anyio, json, sys
+from pydantic_ai.workspaces import Workspace
+from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
+from tests.backends import ShellSandbox
+from tests.scripted import run_tools
+
+box, store = sys.argv[1], sys.argv[2]
+cp = Checkpoints(store_dir=store)
+
+async def main() -> None:
+    for line in sys.stdin:
+        calls = [tuple(c) for c in json.loads(line)]
+        capabilities = [FileSystem(tools=['write_file']), Shell(denied_commands=[]), cp]
+        await run_tools(capabilities, calls, workspace=Workspace(ShellSandbox(box)))
+        print(json.dumps(await anyio.to_thread.run_sync(cp.list)), flush=True)
+
+anyio.run(main)
+"""
+
+
+async def test_two_processes_record_in_turn_into_one_store_dir(box: Path, tmp_path: Path) -> None:
+    """A host directory reached by commands alone (file tools through the protocol, commands listed), recorded
+    into one `store_dir` by this process and a child, alternating: ids unique, both list the same
+    checkpoints, each command's diff is its own change, and a rewind here undoes the child's too."""
+    (box / 'shared.txt').write_bytes(b'original\n')
+    before = host_tree(box)
+    store = tmp_path / 'store'
+    cp = Checkpoints[Any](store_dir=store)
+    parent = Workspace(ShellSandbox(box))
+    tools: list[Any] = [FileSystem(tools=['write_file']), Shell(denied_commands=[]), cp]
+    child = Child(box, store, code=REMOTE_CHILD)
+    try:
+        await run_tools(tools, [('write_file', {'path': 'mine.txt', 'content': 'one\n'})], workspace=parent)
+        child.run([('run_command', {'command': 'echo child >> shared.txt'})])
+        await run_tools(tools, [('run_command', {'command': 'echo parent >> shared.txt'})], workspace=parent)
+        theirs = child.run([('write_file', {'path': 'theirs.txt', 'content': 'two\n'})])
+        mine = cp.list()
+        assert [(c['id'], c['tool_name'], c['paths']) for c in mine] == [
+            ('cp-000001', 'write_file', ['mine.txt']),
+            ('cp-000002', 'run_command', ['shared.txt']),
+            ('cp-000003', 'run_command', ['shared.txt']),
+            ('cp-000004', 'write_file', ['theirs.txt']),
+        ]
+        assert mine == theirs
+        assert await cp.diff('cp-000002') == [
+            ('shared.txt', '--- a/shared.txt\n+++ b/shared.txt\n@@ -1 +1,2 @@\n original\n+child')
+        ]
+        assert await cp.diff('cp-000003') == [
+            ('shared.txt', '--- a/shared.txt\n+++ b/shared.txt\n@@ -1,2 +1,3 @@\n original\n child\n+parent')
+        ]
+        result = await cp.rewind(to='cp-000002')
+        assert (result['restored'], result['deleted'], result['failed']) == (['shared.txt'], ['theirs.txt'], [])
+        assert [c['id'] for c in child.run([])] == ['cp-000001']
+        await cp.rewind(to='cp-000001')
+        assert host_tree(box) == before
+        assert child.run([]) == cp.list() == []
+    finally:
+        child.close()
+
+
+async def test_a_durable_unit_run_again_adds_to_its_calls_checkpoint(box: Path) -> None:
+    """A `run_command` unit run twice for one tool call (as after a worker died once its checkpoint was
+    recorded): the second attempt's changes join the call's checkpoint, not dropped, not a second one."""
+    before = host_tree(box)
+    cp = Checkpoints[None]()
+
+    async def sh(command: str) -> str:
+        await anyio.run_process(['sh', '-c', command], cwd=box)
+        return 'ran'
+
+    async def unit_attempts(ctx: RunContext[None]) -> str:
+        unit = dataclasses.replace(ctx, tool_name='run_command', tool_call_id='call-in-unit')
+        token = RECORDING.set(None)  # as in an activity: no hook made a recorder current
+        try:
+            with durable_unit_scope():
+                for command in ['echo first >> a.txt', 'echo again >> a.txt && echo b > b.txt']:
+                    await _units.command(unit, lambda c=command: sh(c))
+        finally:
+            RECORDING.reset(token)
+        return 'done'
+
+    agent: Agent[None, Any] = Agent(capabilities=[Shell(denied_commands=[]), cp], tools=[unit_attempts], retries=1000)
+    transcript = await run_agent(agent, [('unit_attempts', {})], workspace=Workspace(ShellSandbox(box)))
+    assert transcript.results == ['done']
+    [checkpoint] = cp.list()
+    assert (checkpoint['tool_call_id'], checkpoint['paths']) == ('call-in-unit', ['a.txt', 'b.txt'])
+    assert await cp.diff(checkpoint['id']) == [
+        ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,3 @@\n one\n+first\n+again'),
+        ('b.txt', 'created file (2 bytes)'),
+    ]
+    await cp.rewind(to=checkpoint['id'])
+    assert host_tree(box) == before

@@ -136,11 +136,7 @@ impl RemoteStore {
     /// `durable`: a durable unit's call (see `settle`).
     ///
     /// Errors: `InvalidArgument` for an incomplete listing.
-    pub fn snapshot(
-        &self,
-        text: &[u8],
-        durable: Option<&CallInfo>,
-    ) -> Result<(u64, Vec<Vec<u8>>)> {
+    pub fn snapshot(&self, text: &[u8], durable: Option<&CallInfo>) -> Result<(u64, Vec<Vec<u8>>)> {
         let (walk, now) = parse(text, &self.excludes)?;
         let since = now - RACY_NS;
         let (_hold, mut inner) = self.begin()?;
@@ -244,7 +240,12 @@ impl RemoteStore {
     }
 
     /// Adds `changes` to the checkpoint of `record`'s call, or appends one for it; writes the log.
-    fn attribute(&self, inner: &mut Inner, record: &CallRecord, changes: Vec<Change>) -> Result<()> {
+    fn attribute(
+        &self,
+        inner: &mut Inner,
+        record: &CallRecord,
+        changes: Vec<Change>,
+    ) -> Result<()> {
         let path = self.dir().join("log.jsonl");
         match CheckpointStore::attribute(inner, record, changes) {
             LogWrite::None => return Ok(()),
@@ -399,7 +400,10 @@ impl RemoteStore {
     ) -> Result<Option<Listing>> {
         changes.sort_by(|a, b| a.path.cmp(&b.path));
         let existing = inner.log.checkpoints.iter().position(|c| {
-            merge && call.tool_call_id.is_some() && c.run_id == call.run_id && c.tool_call_id == call.tool_call_id
+            merge
+                && call.tool_call_id.is_some()
+                && c.run_id == call.run_id
+                && c.tool_call_id == call.tool_call_id
         });
         if let Some(pos) = existing {
             if changes.is_empty() {
@@ -407,7 +411,10 @@ impl RemoteStore {
             }
             inner.log.checkpoints[pos].merge(changes);
             let listing = Listing::of(&inner.log.checkpoints[pos]);
-            inner.log.save(&self.dir().join("log.jsonl")).map_err(|e| io_error(&e))?;
+            inner
+                .log
+                .save(&self.dir().join("log.jsonl"))
+                .map_err(|e| io_error(&e))?;
             self.wrote(inner)?;
             return Ok(Some(listing));
         }
@@ -517,5 +524,57 @@ mod tests {
         let mut cut = second.clone();
         cut.truncate(cut.len() - 3);
         assert!(store.snapshot(&cut, None).is_err());
+    }
+
+    #[test]
+    fn a_dead_attempts_command_is_the_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            RemoteStore::open(
+                dir.path().to_str().unwrap(),
+                Some("/ws"),
+                Settings::default(),
+            )
+            .unwrap()
+        };
+        let call = CallInfo {
+            run_id: Some("r".into()),
+            tool_call_id: Some("c1".into()),
+            tool_name: "run_command".into(),
+            created_at: 1.0,
+        };
+        let first = listing("2000000000000000000", &["f 1 2 4 1000.5 1000.5 644 a"]);
+        let dead = open();
+        let (h, need) = dead.snapshot(&first, Some(&call)).unwrap();
+        assert_eq!(need, vec![b"a".to_vec()]);
+        dead.settle(h, vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))])
+            .unwrap();
+        drop(dead); // killed mid-command, after it changed `a` and made `b`
+        let second = listing(
+            "2000000000000000009",
+            &["f 1 2 8 1001.5 1001.5 644 a", "f 1 3 2 1001.5 1001.5 644 b"],
+        );
+        let store = open();
+        let (h, need) = store.snapshot(&second, Some(&call)).unwrap();
+        assert_eq!(need, vec![b"a".to_vec(), b"b".to_vec()]);
+        store
+            .settle(
+                h,
+                vec![
+                    (b"a".to_vec(), Seen::File(b"one\ntwo\n".to_vec())),
+                    (b"b".to_vec(), Seen::File(b"b\n".to_vec())),
+                ],
+            )
+            .unwrap();
+        // The retry changes nothing more: its record adds nothing, the dead attempt's stays the call's.
+        assert_eq!(store.changed(h, &second).unwrap(), Vec::<Vec<u8>>::new());
+        assert_eq!(store.record_command(h, vec![], call, true).unwrap(), None);
+        let [l] = &store.list(None)[..] else {
+            panic!("one checkpoint")
+        };
+        assert_eq!(
+            (l.tool_call_id.as_deref(), &l.paths, l.bytes_kept),
+            (Some("c1"), &vec![b"a".to_vec(), b"b".to_vec()], 4)
+        );
     }
 }

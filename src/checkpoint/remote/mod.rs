@@ -743,4 +743,76 @@ mod tests {
         )
         .is_err());
     }
+
+    fn open(dir: &Path) -> RemoteStore {
+        RemoteStore::open(dir.to_str().unwrap(), Some("/ws"), Settings::default()).unwrap()
+    }
+
+    fn write(store: &RemoteStore, path: &[u8], old: &[u8], new: &[u8], c: &str) -> Listing {
+        let (h, _) = store
+            .keep(vec![(path.to_vec(), Seen::File(old.to_vec()))], None)
+            .unwrap();
+        store
+            .record(h, vec![(path.to_vec(), Seen::File(new.to_vec()))], call(c))
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn two_stores_of_one_directory_take_turns_and_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (open(dir.path()), open(dir.path()));
+        assert_eq!(write(&a, b"f", b"1", b"2", "c1").id, "cp-000001");
+        assert_eq!(write(&b, b"g", b"1", b"2", "c2").id, "cp-000002");
+        assert_eq!(write(&a, b"f", b"2", b"3", "c3").id, "cp-000003");
+        assert_eq!(a.list(None), b.list(None));
+        // A call's handle holds the lock: the other store waits until its record.
+        let (h, _) = a
+            .keep(vec![(b"f".to_vec(), Seen::File(b"3".to_vec()))], None)
+            .unwrap();
+        assert_eq!(b.coord.try_enter(), None);
+        a.record(
+            h,
+            vec![(b"f".to_vec(), Seen::File(b"4".to_vec()))],
+            call("c4"),
+        )
+        .unwrap();
+        assert!(b.coord.try_enter().is_some());
+        b.coord.leave();
+        // A rewind in one drops the checkpoints for the other too.
+        b.finish_rewind("cp-000002", None).unwrap();
+        let ids: Vec<String> = a.list(None).into_iter().map(|l| l.id).collect();
+        assert_eq!(ids, vec!["cp-000001".to_string()]);
+    }
+
+    #[test]
+    fn a_dead_attempts_before_states_are_the_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let durable = call("c1");
+        let dead = open(dir.path());
+        dead.keep(
+            vec![(b"f".to_vec(), Seen::File(b"one".to_vec()))],
+            Some(&durable),
+        )
+        .unwrap();
+        drop(dead); // killed after its commit, before its record: the lock goes with it
+        let store = open(dir.path());
+        let (h, paths) = store
+            .keep(
+                vec![(b"f".to_vec(), Seen::File(b"two".to_vec()))],
+                Some(&durable),
+            )
+            .unwrap();
+        assert_eq!(paths, vec![b"f".to_vec()]);
+        let l = store
+            .record(
+                h,
+                vec![(b"f".to_vec(), Seen::File(b"two".to_vec()))],
+                durable,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!((l.paths, l.bytes_kept), (vec![b"f".to_vec()], 3));
+        assert!(!calls::any_besides(dir.path(), None)); // the record is gone with the call
+    }
 }
