@@ -917,7 +917,7 @@ class RemoteCheckpointStore:
         *,
         run_id: str | None = None,
         tool_call_id: str | None = None,
-        tool_name: str = '',
+        tool_name: str = ...,
         created_at: float = 0.0,
     ) -> tuple[int, builtins.list[str]]:
         """Before a file tool's change: `[(path, state), ...]` of the `observed` paths, read now. A handle
@@ -970,7 +970,7 @@ class RemoteCheckpointStore:
         *,
         run_id: str | None = None,
         tool_call_id: str | None = None,
-        tool_name: str = '',
+        tool_name: str = ...,
         created_at: float = 0.0,
     ) -> tuple[int, builtins.list[str]]:
         """Before a shell command: its listing against the index. A handle (the lock held until its

@@ -450,7 +450,8 @@ async def test_a_durable_unit_run_again_adds_to_its_calls_checkpoint(box: Path) 
             RECORDING.reset(token)
         return 'done'
 
-    agent: Agent[None, Any] = Agent(capabilities=[Shell(denied_commands=[]), cp], tools=[unit_attempts], retries=1000)
+    capabilities: list[Any] = [Shell(denied_commands=[]), cp]
+    agent: Agent[None, Any] = Agent(capabilities=capabilities, tools=[unit_attempts], retries=1000)
     transcript = await run_agent(agent, [('unit_attempts', {})], workspace=Workspace(ShellSandbox(box)))
     assert transcript.results == ['done']
     [checkpoint] = cp.list()
