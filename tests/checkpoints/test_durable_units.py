@@ -29,8 +29,16 @@ from tests.scripted import run_agent
 pytestmark = pytest.mark.anyio
 
 
-async def attempts(ws: Path, cp: Checkpoints[None], commands: Sequence[str]) -> list[str]:
-    """Run each of `commands` as one attempt of the same `run_command` call's unit; the results."""
+async def attempts(
+    ws: Path,
+    cp: Checkpoints[None],
+    commands: Sequence[str],
+    *,
+    capabilities: list[Any] | None = None,
+    **run_kwargs: Any,
+) -> list[str]:
+    """Run each of `commands` (in `ws`) as one attempt of the same `run_command` call's unit; the
+    results. The agent's `capabilities` default to `agent_tools(ws, cp)`; `run_kwargs` go to the run."""
     results: list[str] = []
 
     async def sh(command: str) -> str:
@@ -48,8 +56,9 @@ async def attempts(ws: Path, cp: Checkpoints[None], commands: Sequence[str]) -> 
             RECORDING.reset(token)
         return 'done'
 
-    agent: Agent[None, Any] = Agent(capabilities=agent_tools(ws, cp), tools=[unit_attempts], retries=1000)
-    transcript = await run_agent(agent, [('unit_attempts', {})])
+    capabilities = agent_tools(ws, cp) if capabilities is None else capabilities
+    agent: Agent[None, Any] = Agent(capabilities=capabilities, tools=[unit_attempts], retries=1000)
+    transcript = await run_agent(agent, [('unit_attempts', {})], **run_kwargs)
     assert transcript.results == ['done']
     return results
 

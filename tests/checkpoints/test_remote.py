@@ -3,25 +3,20 @@ undone through the workspace protocol (the in-memory backend), the store kept on
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from pydantic_ai import Agent
-from pydantic_ai.durable_exec._operation_backend import durable_unit_scope
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.tools import RunContext
 from pydantic_ai.workspaces import Workspace
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
-from pydantic_ai_harness_rs.checkpoints import CheckpointError, _units
-from pydantic_ai_harness_rs.checkpoints._recording import RECORDING
+from pydantic_ai_harness_rs.checkpoints import CheckpointError
 
 from tests.backends import ShellSandbox
+from tests.checkpoints.test_durable_units import attempts
 from tests.checkpoints.test_processes import Child
 from tests.memory_workspace import MemoryWorkspace
-from tests.scripted import RETRY, run_agent, run_tools
+from tests.scripted import RETRY, run_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -434,26 +429,10 @@ async def test_a_durable_unit_run_again_adds_to_its_calls_checkpoint(box: Path) 
     recorded): the second attempt's changes join the call's checkpoint, not dropped, not a second one."""
     before = host_tree(box)
     cp = Checkpoints[None]()
-
-    async def sh(command: str) -> str:
-        await anyio.run_process(['sh', '-c', command], cwd=box)
-        return 'ran'
-
-    async def unit_attempts(ctx: RunContext[None]) -> str:
-        unit = dataclasses.replace(ctx, tool_name='run_command', tool_call_id='call-in-unit')
-        token = RECORDING.set(None)  # as in an activity: no hook made a recorder current
-        try:
-            with durable_unit_scope():
-                for command in ['echo first >> a.txt', 'echo again >> a.txt && echo b > b.txt']:
-                    await _units.command(unit, lambda c=command: sh(c))
-        finally:
-            RECORDING.reset(token)
-        return 'done'
-
+    commands = ['echo first >> a.txt', 'echo again >> a.txt && echo b > b.txt']
+    workspace = Workspace(ShellSandbox(box))
     capabilities: list[Any] = [Shell(denied_commands=[]), cp]
-    agent: Agent[None, Any] = Agent(capabilities=capabilities, tools=[unit_attempts], retries=1000)
-    transcript = await run_agent(agent, [('unit_attempts', {})], workspace=Workspace(ShellSandbox(box)))
-    assert transcript.results == ['done']
+    assert await attempts(box, cp, commands, capabilities=capabilities, workspace=workspace) == ['ran', 'ran']
     [checkpoint] = cp.list()
     assert (checkpoint['tool_call_id'], checkpoint['paths']) == ('call-in-unit', ['a.txt', 'b.txt'])
     assert await cp.diff(checkpoint['id']) == [

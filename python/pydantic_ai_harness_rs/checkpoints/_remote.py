@@ -177,24 +177,9 @@ class RemoteState(RootState):
             self._unrecorded()
             await self.call('release', handle)
             return
-        try:
-            states = await self._states(files, read, lenient=True)
-        except BaseException:
-            await self.call('release', handle)
-            raise
         # A durable unit's call run again adds to the checkpoint an earlier attempt recorded.
-        listing = await self.call(
-            'record_command',
-            handle,
-            states,
-            run_id=recorder.run_id,
-            tool_call_id=recorder.tool_call_id,
-            tool_name=recorder.tool_name,
-            created_at=recorder.created_at,
-            merge=recorder.once,
-        )
-        if listing is not None:
-            recorder.recorded.append(listing)
+        states = self._states(files, read, lenient=True)
+        await self._recorded(recorder, 'record_command', handle, states, merge=recorder.once)
 
     @asynccontextmanager
     async def change(self, recorder: CallRecorder, files: RemoteFiles, paths: Sequence[str]) -> AsyncIterator[None]:
@@ -214,23 +199,37 @@ class RemoteState(RootState):
 
     async def _record(self, recorder: CallRecorder, files: RemoteFiles, handle: int, paths: list[str]) -> None:
         """Record the `keep` handle `handle` from the states of `paths` now (released instead when
-        they cannot be read, or when the call has a checkpoint already)."""
+        the call has a checkpoint already: a retried commit finds its files written, so it changes
+        nothing again)."""
+        if recorder.once and await self.recorded_for(recorder) is not None:
+            await self.call('release', handle)
+            return
+        await self._recorded(recorder, 'record', handle, self._states(files, paths))
+
+    async def _recorded(
+        self,
+        recorder: CallRecorder,
+        method: str,
+        handle: int,
+        states: Awaitable[list[tuple[str, SeenState]]],
+        **extra: Any,
+    ) -> None:
+        """`store.<method>(handle, states)` as `recorder`'s call, its listing kept on `recorder`; the
+        handle released instead when the states cannot be read."""
         try:
-            after = await self._states(files, paths)
-            if recorder.once and await self.recorded_for(recorder) is not None:
-                await self.call('release', handle)
-                return
+            read = await states
         except BaseException:
             await self.call('release', handle)
             raise
         listing = await self.call(
-            'record',
+            method,
             handle,
-            after,
+            read,
             run_id=recorder.run_id,
             tool_call_id=recorder.tool_call_id,
             tool_name=recorder.tool_name,
             created_at=recorder.created_at,
+            **extra,
         )
         if listing is not None:
             recorder.recorded.append(listing)
