@@ -328,16 +328,12 @@ impl RemoteStore {
         call: CallInfo,
         merge: bool,
     ) -> Result<Option<Listing>> {
-        let (_hold, mut inner) = self.begin()?;
-        let open = self.handles().remove(&handle).ok_or_else(unknown_handle)?;
-        let result = match open.what {
+        self.finish(handle, |inner, what| match what {
             What::Snap(Snap {
                 after: Some(after), ..
-            }) => self.command_changes(&mut inner, after, states, call, merge),
+            }) => self.command_changes(inner, after, states, call, merge),
             _ => Err(unknown_handle()),
-        };
-        self.close(open.record.as_deref());
-        result
+        })
     }
 
     fn command_changes(

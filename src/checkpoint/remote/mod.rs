@@ -367,16 +367,24 @@ impl RemoteStore {
         after: Vec<(Vec<u8>, Seen)>,
         call: CallInfo,
     ) -> Result<Option<Listing>> {
+        self.finish(handle, |inner, what| match what {
+            What::Keep(before) => {
+                let changes = self.kept_changes(inner, &before, after)?;
+                self.append(inner, changes, call, false)
+            }
+            _ => Err(unknown_handle()),
+        })
+    }
+
+    /// Consumes `handle`: `f` runs on what it is for (the lock held, the state current); whatever
+    /// `f` returns, the call's record is removed then (after the log: a kill before leaves the
+    /// record, and the next attempt finds it) and its hold given back.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle; what `f` returns.
+    fn finish<T>(&self, handle: u64, f: impl FnOnce(&mut Inner, What) -> Result<T>) -> Result<T> {
         let (_hold, mut inner) = self.begin()?;
         let open = self.handles().remove(&handle).ok_or_else(unknown_handle)?;
-        // Whatever fails, the handle is consumed and its hold given back.
-        let result = match &open.what {
-            What::Keep(before) => self
-                .kept_changes(&mut inner, before, after)
-                .and_then(|changes| self.append(&mut inner, changes, call, false)),
-            _ => Err(unknown_handle()),
-        };
-        // After the log: a kill before this leaves the record, and the next attempt finds it.
+        let result = f(&mut inner, open.what);
         self.close(open.record.as_deref());
         result
     }
