@@ -108,7 +108,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             the capability; by default the directory of the first run's local workspace, else the root of
             the first `FileSystem` call it saw.
         store_dir: The host directory that keeps the checkpoints of a workspace whose files are not on
-            this host (one workspace root per directory). `None`: a temporary directory removed
+            this host (one workspace root per directory; `Checkpoints` objects and processes naming one
+            directory share its checkpoints, taking turns through its lock). `None`: a temporary directory removed
             when the capability is garbage-collected or the process exits, so those checkpoints do not
             survive a restart.
 
