@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use super::coord::{Coord, Hold};
+use super::index::Index;
 use super::log::{Change, Checkpoint};
 use super::store::Objects;
 use super::{io_error, load_state, CallInfo, Inner, Listing};
@@ -19,7 +20,8 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 
 /// Takes a hold of the lock of the store in `dir` (waiting for another process's operation or
 /// call to end; the caller must not hold the GIL), then `inner`; reloads the log, the index and
-/// the object sizes when another process wrote them since this one last looked.
+/// the object sizes when another process wrote them since this one last looked (the index
+/// passed through `loaded` first).
 ///
 /// Errors: `Io` when the lock cannot be taken; as [`load_state`] for a reload.
 pub(crate) fn begin<'a>(
@@ -27,12 +29,14 @@ pub(crate) fn begin<'a>(
     inner: &'a Mutex<Inner>,
     dir: &Path,
     objects: &Objects,
+    loaded: fn(&mut Index),
 ) -> Result<(Hold<'a>, MutexGuard<'a, Inner>)> {
     let generation = coord.enter().map_err(|e| io_error(&e))?;
     let hold = Hold(coord);
     let mut guard = lock(inner);
     if guard.generation != generation {
-        let (log, index, sizes) = load_state(dir, objects)?;
+        let (log, mut index, sizes) = load_state(dir, objects)?;
+        loaded(&mut index);
         guard.log = log;
         guard.index = index;
         guard.sizes = sizes;
@@ -49,8 +53,9 @@ pub(crate) fn read<'a>(
     inner: &'a Mutex<Inner>,
     dir: &Path,
     objects: &Objects,
+    loaded: fn(&mut Index),
 ) -> (Option<Hold<'a>>, MutexGuard<'a, Inner>) {
-    match begin(coord, inner, dir, objects) {
+    match begin(coord, inner, dir, objects, loaded) {
         Ok((hold, guard)) => (Some(hold), guard),
         Err(_) => (None, lock(inner)),
     }

@@ -35,10 +35,12 @@ async def attempts(
     commands: Sequence[str],
     *,
     capabilities: list[Any] | None = None,
+    run_id: str | None = None,
     **run_kwargs: Any,
 ) -> list[str]:
     """Run each of `commands` (in `ws`) as one attempt of the same `run_command` call's unit; the
-    results. The agent's `capabilities` default to `agent_tools(ws, cp)`; `run_kwargs` go to the run."""
+    results. The agent's `capabilities` default to `agent_tools(ws, cp)`; `run_id`: the unit's (as a
+    worker of the same run sees it; default the run's); `run_kwargs` go to the run."""
     results: list[str] = []
 
     async def sh(command: str) -> str:
@@ -46,7 +48,9 @@ async def attempts(
         return 'ran'
 
     async def unit_attempts(ctx: RunContext[None]) -> str:
-        unit = dataclasses.replace(ctx, tool_name='run_command', tool_call_id='call-in-unit')
+        unit = dataclasses.replace(
+            ctx, tool_name='run_command', tool_call_id='call-in-unit', run_id=run_id or ctx.run_id
+        )
         token = RECORDING.set(None)  # as in an activity: no hook made a recorder current
         try:
             with durable_unit_scope():

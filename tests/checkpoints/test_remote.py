@@ -441,3 +441,49 @@ async def test_a_durable_unit_run_again_adds_to_its_calls_checkpoint(box: Path) 
     ]
     await cp.rewind(to=checkpoint['id'])
     assert host_tree(box) == before
+
+
+DYING_CHILD = """
+import anyio, sys
+from pathlib import Path
+from pydantic_ai.workspaces import Workspace
+from pydantic_ai_harness_rs import Checkpoints, Shell
+from tests.backends import ShellSandbox
+from tests.checkpoints.test_durable_units import attempts
+
+box, store = Path(sys.argv[1]), sys.argv[2]
+cp = Checkpoints(store_dir=store)
+capabilities = [Shell(denied_commands=[]), cp]
+workspace = Workspace(ShellSandbox(box))
+# The command kills this process (its parent) mid-call: after the first listing, before the record.
+command = 'echo dead >> a.txt && echo d > d.txt && kill -9 $PPID'
+anyio.run(lambda: attempts(box, cp, [command], capabilities=capabilities, workspace=workspace, run_id='run-1'))
+"""
+
+
+async def test_a_durable_units_worker_killed_mid_command_leaves_its_changes_to_the_call(
+    box: Path, tmp_path: Path
+) -> None:
+    """A worker (a child process) killed in the middle of a `run_command` unit on a non-local workspace;
+    the unit run again here, into the same `store_dir`: what the dead attempt changed is the call's
+    (the record of the call in progress), not taken into the baseline."""
+    before = host_tree(box)
+    store = tmp_path / 'store'
+    child = Child(box, store, code=DYING_CHILD)
+    assert child.process.wait(timeout=120) == -9
+    assert (box / 'a.txt').read_bytes() == b'one\ndead\n'
+    cp = Checkpoints[None](store_dir=store)
+    workspace = Workspace(ShellSandbox(box))
+    capabilities: list[Any] = [Shell(denied_commands=[]), cp]
+    results = await attempts(
+        box, cp, ['echo retry >> a.txt'], capabilities=capabilities, workspace=workspace, run_id='run-1'
+    )
+    assert results == ['ran']
+    [checkpoint] = cp.list()
+    assert (checkpoint['tool_call_id'], checkpoint['paths']) == ('call-in-unit', ['a.txt', 'd.txt'])
+    assert await cp.diff(checkpoint['id']) == [
+        ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,3 @@\n one\n+dead\n+retry'),
+        ('d.txt', 'created file (2 bytes)'),
+    ]
+    await cp.rewind(to=checkpoint['id'], workspace=workspace)
+    assert host_tree(box) == before

@@ -573,4 +573,34 @@ mod tests {
             (Some("c1"), &vec![b"a".to_vec(), b"b".to_vec()], 4)
         );
     }
+
+    #[test]
+    fn a_reloaded_index_has_no_modes_the_protocol_does_not_carry() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            RemoteStore::open(
+                dir.path().to_str().unwrap(),
+                Some("/ws"),
+                Settings::default(),
+            )
+            .unwrap()
+        };
+        let first = listing("2000000000000000000", &["f 1 2 4 1000.5 1000.5 644 a"]);
+        let store = open();
+        let (h, _) = store.snapshot(&first, None).unwrap();
+        store
+            .settle(h, vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))])
+            .unwrap();
+        store.release(h).unwrap(); // the index written, with the listing's metadata
+        drop(store);
+        // Another process (a restart): a command that only touches `a` changes nothing.
+        let store = open();
+        let (h, need) = store.snapshot(&first, None).unwrap();
+        assert!(need.is_empty());
+        let touched = listing("2000000000000000009", &["f 1 2 4 1001.5 1001.5 644 a"]);
+        assert_eq!(store.changed(h, &touched).unwrap(), vec![b"a".to_vec()]);
+        let states = vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))];
+        let call = CallInfo::default();
+        assert_eq!(store.record_command(h, states, call, false).unwrap(), None);
+    }
 }

@@ -99,6 +99,16 @@ fn unknown_handle() -> Error {
     Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle.")
 }
 
+/// An index as loaded (its states' modes taken from the listings' metadata) made as recorded
+/// here: every state with mode 0, like the states read through the protocol.
+fn without_modes(index: &mut super::index::Index) {
+    for (_, state) in index.values_mut() {
+        if let State::File { mode, .. } | State::Dir { mode } = state {
+            *mode = NO_MODE;
+        }
+    }
+}
+
 fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -151,7 +161,8 @@ impl RemoteStore {
         let (generation, log, index, sizes) = match coord.try_enter() {
             Some(generation) => {
                 let hold = Hold(&coord);
-                let (log, index, sizes) = super::load_state(&dir, &objects)?;
+                let (log, mut index, sizes) = super::load_state(&dir, &objects)?;
+                without_modes(&mut index);
                 drop(hold);
                 (generation, log, index, sizes)
             }
@@ -187,12 +198,24 @@ impl RemoteStore {
 
     /// A hold of the lock and the state, current ([`locked::begin`]).
     fn begin(&self) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
-        locked::begin(&self.coord, &self.inner, &self.dir, &self.objects)
+        locked::begin(
+            &self.coord,
+            &self.inner,
+            &self.dir,
+            &self.objects,
+            without_modes,
+        )
     }
 
     /// The state for a read ([`locked::read`]).
     fn read(&self) -> (Option<Hold<'_>>, MutexGuard<'_, Inner>) {
-        locked::read(&self.coord, &self.inner, &self.dir, &self.objects)
+        locked::read(
+            &self.coord,
+            &self.inner,
+            &self.dir,
+            &self.objects,
+            without_modes,
+        )
     }
 
     fn handles(&self) -> MutexGuard<'_, HashMap<u64, Open>> {
