@@ -39,7 +39,7 @@ use super::scan::Excludes;
 use super::shown::change_text;
 use super::state::State;
 use super::store::Objects;
-use super::{checkpoint_error, normalize, CallInfo, Inner, Listing, Settings, UNSEEN};
+use super::{checkpoint_error, io_error, normalize, CallInfo, Inner, Listing, Settings, UNSEEN};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The mode recorded for every remote state: the protocol does not carry one.
@@ -74,8 +74,6 @@ pub struct Step {
     /// A `rmdir` of a directory the calls made: left without failing when no longer empty.
     pub may_stay: bool,
 }
-
-use super::io_error;
 
 /// What an open handle is for.
 enum What {
@@ -158,22 +156,7 @@ impl RemoteStore {
             (None, None) => None,
         };
         let coord = Coord::open(&dir).map_err(|e| io_error(&e))?;
-        let (generation, log, index, sizes) = match coord.try_enter() {
-            Some(generation) => {
-                let hold = Hold(&coord);
-                let (log, mut index, sizes) = super::load_state(&dir, &objects)?;
-                without_modes(&mut index);
-                drop(hold);
-                (generation, log, index, sizes)
-            }
-            None => (
-                UNSEEN,
-                super::log::Log::default(),
-                super::index::Index::new(),
-                HashMap::new(),
-            ),
-        };
-        Ok(RemoteStore {
+        let store = RemoteStore {
             dir,
             root,
             excludes,
@@ -182,18 +165,25 @@ impl RemoteStore {
             coord,
             open: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(0),
+            // Loaded under the lock ([`locked::begin`]): now, unless another process holds it.
             inner: Mutex::new(Inner {
-                index,
-                log,
-                sizes,
+                index: super::index::Index::new(),
+                log: super::log::Log::default(),
+                sizes: HashMap::new(),
                 pending: HashMap::new(),
                 next_handle: 0,
                 index_dirty: false,
                 // No walk of this host to reuse: the listings come from the workspace.
                 last_walk: None,
-                generation,
+                generation: UNSEEN,
             }),
-        })
+        };
+        if store.coord.try_enter().is_some() {
+            let hold = Hold(&store.coord);
+            drop(store.begin()?);
+            drop(hold);
+        }
+        Ok(store)
     }
 
     /// A hold of the lock and the state, current ([`locked::begin`]).
@@ -270,10 +260,6 @@ impl RemoteStore {
     /// The workspace root the store belongs to (`None`: nothing recorded yet, none given).
     pub fn root(&self) -> Option<&str> {
         self.root.as_deref()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The paths whose states a change of `paths` (root-relative) needs, before and after:
@@ -456,7 +442,8 @@ impl RemoteStore {
 
     /// Bytes the store's objects hold.
     pub fn store_bytes(&self) -> u64 {
-        self.lock().store_bytes()
+        let (_hold, inner) = self.read();
+        inner.store_bytes()
     }
 
     /// Per path changed by checkpoint `checkpoint_id`: the path and its diff.
