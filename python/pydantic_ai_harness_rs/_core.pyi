@@ -911,7 +911,10 @@ class RemoteCheckpointStore:
 
     The caller moves the bytes through the workspace protocol and hands states over: `None` (nothing
     there), `'dir'`, or the file's `bytes`. Paths are root-relative `str`. Every method releases the GIL.
-    OS failures of the store raise `OSError`; the rest raise `CheckpointError`."""
+    OS failures of the store raise `OSError`; the rest raise `CheckpointError`. Stores of one `store_dir`
+    (other processes') take turns through its lock: each method, and each handle from its `keep`,
+    `snapshot` or `hold` to its `record`, `record_command` or `release`, holds it (waiting while another
+    process holds it), and what another process wrote is reloaded."""
 
     def __new__(
         cls,
@@ -929,16 +932,33 @@ class RemoteCheckpointStore:
         """The workspace root the store belongs to (None: none yet)."""
     def observed(self, paths: builtins.list[str]) -> builtins.list[str]:
         """The paths whose states a change of `paths` needs: each (not excluded) and its ancestors, sorted."""
+    def keep(
+        self,
+        before: builtins.list[tuple[str, bytes | str | None]],
+        *,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str = ...,
+        created_at: float = 0.0,
+    ) -> tuple[int, builtins.list[str]]:
+        """Before a file tool's change: `[(path, state), ...]` of the `observed` paths, read now. A handle
+        (the lock held until its `record` or `release`) and the paths to read after the change. With
+        `tool_call_id` (a durable unit's call): the call's record on disk; an earlier attempt's before
+        states are the call's."""
     def record(
         self,
-        changes: builtins.list[tuple[str, bytes | str | None, bytes | str | None]],
+        handle: int,
+        after: builtins.list[tuple[str, bytes | str | None]],
         *,
         run_id: str | None,
         tool_call_id: str | None,
         tool_name: str,
         created_at: float,
     ) -> dict[str, Any] | None:
-        """Record `[(path, before, after), ...]`: the listing, or None when nothing changed. Prunes to the budget."""
+        """Record a `keep` handle (consumed) from the states of its paths after the change: the listing,
+        or None when nothing changed. Prunes to the budget."""
+    def hold(self) -> int:
+        """Hold the store's lock until `release` of the returned handle (a rewind's steps)."""
     def list(self, run_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """As `CheckpointStore.list`."""
     def pruned(self) -> builtins.list[str]:
@@ -965,9 +985,19 @@ class RemoteCheckpointStore:
         """After every step succeeded: drop the rewound checkpoints."""
     listing_command: ClassVar[str]
     """The shell command that prints a listing (GNU `date` and `find`), run in the workspace root."""
-    def snapshot(self, listing: bytes) -> tuple[int, builtins.list[str]]:
-        """Before a shell command: its listing against the index. A handle and the files to read now
-        (`settle`). Raises `CheckpointError` for a listing cut short or not in the format."""
+    def snapshot(
+        self,
+        listing: bytes,
+        *,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str = ...,
+        created_at: float = 0.0,
+    ) -> tuple[int, builtins.list[str]]:
+        """Before a shell command: its listing against the index. A handle (the lock held until its
+        `record_command` or `release`) and the files to read now (`settle`). With `tool_call_id` (a durable
+        unit's call): `settle` writes the call's record; an earlier attempt's changes are the call's.
+        Raises `CheckpointError` for a listing cut short or not in the format."""
     def settle(self, handle: int, states: builtins.list[tuple[str, bytes | str | None]]) -> None:
         """The files `snapshot` asked for, as read (`'?'`: could not be read): kept, into the index."""
     def changed(self, handle: int, listing: bytes) -> builtins.list[str]:
@@ -981,7 +1011,9 @@ class RemoteCheckpointStore:
         tool_call_id: str | None,
         tool_name: str,
         created_at: float,
+        merge: bool = False,
     ) -> dict[str, Any] | None:
-        """Record the command (the handle consumed): the listing, or None when nothing changed."""
+        """Record the command (the handle consumed): the listing, or None when nothing changed. `merge`:
+        added to the checkpoint the call has already, if any."""
     def release(self, handle: int) -> None:
-        """Drop a command's handle without recording."""
+        """Drop a handle (`keep`, `snapshot`, `hold`) without recording; its hold of the lock given back."""

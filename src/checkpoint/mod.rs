@@ -16,6 +16,8 @@
 //! - [`coord`]: the lock the processes sharing a store take turns with, and its generation;
 //! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
 //!   worker dies).
+//! - [`locked`]: the steps any store takes under its lock (a hold, a reload, an appended
+//!   checkpoint).
 //! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
@@ -33,6 +35,7 @@ pub mod capture;
 pub mod coord;
 pub mod index;
 pub mod later;
+pub(crate) mod locked;
 pub mod log;
 pub mod prune;
 pub mod remote;

@@ -138,7 +138,7 @@ fn rewound_dict<'py>(py: Python<'py>, r: &Rewound) -> PyResult<Bound<'py, PyDict
 }
 
 /// The call a keep or snapshot is for: `None` without a tool call id.
-fn call_of(
+pub(crate) fn call_of(
     run_id: Option<String>,
     tool_call_id: Option<String>,
     tool_name: String,

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
-use super::checkpoint::{listing, path_bytes, paths_of, plan_dict, py_str, run};
+use super::checkpoint::{call_of, listing, path_bytes, paths_of, plan_dict, py_str, run};
 use crate::checkpoint::remote::listing::LISTING_COMMAND;
 use crate::checkpoint::remote::{RemoteStore, Seen};
 use crate::checkpoint::{CallInfo, Settings};
@@ -90,29 +90,59 @@ impl PyRemoteCheckpointStore {
         out.iter().map(|p| py_str(py, p)).collect()
     }
 
-    /// Records a call's `[(path, before, after), ...]`: its listing, or `None` when nothing changed.
-    #[pyo3(signature = (changes, *, run_id, tool_call_id, tool_name, created_at))]
+    /// Before a file tool's change: `[(path, state), ...]` of the paths `observed` gave, read
+    /// now. Returns a handle (the store's lock held until its `record` or `release`) and the
+    /// paths to read again after the change. With `tool_call_id` (a durable unit's call): the
+    /// call's record on disk (an earlier attempt's before states are the call's).
+    #[pyo3(signature = (before, *, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    fn keep<'py>(
+        &self,
+        py: Python<'py>,
+        before: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<(u64, Vec<Bound<'py, PyString>>)> {
+        let before = path_states(before)?;
+        let durable = call_of(run_id, tool_call_id, tool_name, created_at);
+        let (handle, paths) = run(py, || self.store.keep(before, durable.as_ref()))?;
+        let paths = paths
+            .iter()
+            .map(|p| py_str(py, p))
+            .collect::<PyResult<_>>()?;
+        Ok((handle, paths))
+    }
+
+    /// Records the call of a `keep` handle (consumed) from `after`, `[(path, state), ...]` of
+    /// the paths `keep` gave, read after the change: its listing, or `None` when nothing changed.
+    #[pyo3(signature = (handle, after, *, run_id, tool_call_id, tool_name, created_at))]
+    #[allow(clippy::too_many_arguments)]
     fn record<'py>(
         &self,
         py: Python<'py>,
-        changes: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        handle: u64,
+        after: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>,
         run_id: Option<String>,
         tool_call_id: Option<String>,
         tool_name: String,
         created_at: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let changes = changes
-            .iter()
-            .map(|(p, b, a)| Ok((path_bytes(p)?, seen(b)?, seen(a)?)))
-            .collect::<PyResult<Vec<_>>>()?;
+        let after = path_states(after)?;
         let call = CallInfo {
             run_id,
             tool_call_id,
             tool_name,
             created_at,
         };
-        let l = run(py, || self.store.record(changes, call))?;
+        let l = run(py, || self.store.record(handle, after, call))?;
         l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// Takes a hold of the store's lock (no other process's call or rewind runs meanwhile)
+    /// until `release` of the returned handle.
+    fn hold(&self, py: Python<'_>) -> PyResult<u64> {
+        run(py, || self.store.hold())
     }
 
     /// The checkpoints, oldest first (with `run_id`: that run's).
@@ -223,13 +253,21 @@ impl PyRemoteCheckpointStore {
     }
 
     /// Before a shell command: its listing's output compared with the index. Returns a handle
-    /// and the files to read now (`settle`).
+    /// (the store's lock held until its `record_command` or `release`) and the files to read
+    /// now (`settle`). With `tool_call_id` (a durable unit's call): the call's record on disk,
+    /// written by `settle` (an earlier attempt's changes are the call's).
+    #[pyo3(signature = (listing, *, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
     fn snapshot<'py>(
         &self,
         py: Python<'py>,
         listing: Vec<u8>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
     ) -> PyResult<(u64, Vec<Bound<'py, PyString>>)> {
-        let (handle, need) = run(py, || self.store.snapshot(&listing))?;
+        let durable = call_of(run_id, tool_call_id, tool_name, created_at);
+        let (handle, need) = run(py, || self.store.snapshot(&listing, durable.as_ref()))?;
         let need = need
             .iter()
             .map(|p| py_str(py, p))
@@ -259,8 +297,9 @@ impl PyRemoteCheckpointStore {
         read.iter().map(|p| py_str(py, p)).collect()
     }
 
-    /// Records the command of `handle` from the files `changed` asked for, as read.
-    #[pyo3(signature = (handle, states, *, run_id, tool_call_id, tool_name, created_at))]
+    /// Records the command of `handle` from the files `changed` asked for, as read. `merge`:
+    /// added to the checkpoint the call has already, if any (a durable unit's call run again).
+    #[pyo3(signature = (handle, states, *, run_id, tool_call_id, tool_name, created_at, merge = false))]
     #[allow(clippy::too_many_arguments)]
     fn record_command<'py>(
         &self,
@@ -271,6 +310,7 @@ impl PyRemoteCheckpointStore {
         tool_call_id: Option<String>,
         tool_name: String,
         created_at: f64,
+        merge: bool,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let states = path_states(states)?;
         let call = CallInfo {
@@ -279,11 +319,13 @@ impl PyRemoteCheckpointStore {
             tool_name,
             created_at,
         };
-        let l = run(py, || self.store.record_command(handle, states, call))?;
+        let l = run(py, || {
+            self.store.record_command(handle, states, call, merge)
+        })?;
         l.map(|l| listing(py, &l)).transpose()
     }
 
-    /// Drops a command's handle without recording.
+    /// Drops a handle (`keep`, `snapshot`, `hold`) without recording; its hold of the lock given back.
     fn release(&self, py: Python<'_>, handle: u64) -> PyResult<()> {
         run(py, || self.store.release(handle))
     }

@@ -29,8 +29,18 @@ from tests.scripted import run_agent
 pytestmark = pytest.mark.anyio
 
 
-async def attempts(ws: Path, cp: Checkpoints[None], commands: Sequence[str]) -> list[str]:
-    """Run each of `commands` as one attempt of the same `run_command` call's unit; the results."""
+async def attempts(
+    ws: Path,
+    cp: Checkpoints[None],
+    commands: Sequence[str],
+    *,
+    capabilities: list[Any] | None = None,
+    run_id: str | None = None,
+    **run_kwargs: Any,
+) -> list[str]:
+    """Run each of `commands` (in `ws`) as one attempt of the same `run_command` call's unit; the
+    results. The agent's `capabilities` default to `agent_tools(ws, cp)`; `run_id`: the unit's (as a
+    worker of the same run sees it; default the run's); `run_kwargs` go to the run."""
     results: list[str] = []
 
     async def sh(command: str) -> str:
@@ -38,7 +48,9 @@ async def attempts(ws: Path, cp: Checkpoints[None], commands: Sequence[str]) -> 
         return 'ran'
 
     async def unit_attempts(ctx: RunContext[None]) -> str:
-        unit = dataclasses.replace(ctx, tool_name='run_command', tool_call_id='call-in-unit')
+        unit = dataclasses.replace(
+            ctx, tool_name='run_command', tool_call_id='call-in-unit', run_id=run_id or ctx.run_id
+        )
         token = RECORDING.set(None)  # as in an activity: no hook made a recorder current
         try:
             with durable_unit_scope():
@@ -48,8 +60,9 @@ async def attempts(ws: Path, cp: Checkpoints[None], commands: Sequence[str]) -> 
             RECORDING.reset(token)
         return 'done'
 
-    agent: Agent[None, Any] = Agent(capabilities=agent_tools(ws, cp), tools=[unit_attempts], retries=1000)
-    transcript = await run_agent(agent, [('unit_attempts', {})])
+    capabilities = agent_tools(ws, cp) if capabilities is None else capabilities
+    agent: Agent[None, Any] = Agent(capabilities=capabilities, tools=[unit_attempts], retries=1000)
+    transcript = await run_agent(agent, [('unit_attempts', {})], **run_kwargs)
     assert transcript.results == ['done']
     return results
 

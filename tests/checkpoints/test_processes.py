@@ -44,14 +44,15 @@ anyio.run(main)
 
 
 class Child:
-    """The other process: runs the tool calls it is sent with an agent on `ws`, answers its listing."""
+    """The other process: runs the tool calls it is sent with an agent on `ws`, answers its listing.
+    `code`: another child program, given `args` (default: `CHILD` on `ws`)."""
 
-    def __init__(self, ws: Path) -> None:
+    def __init__(self, ws: Path, *args: str | Path, code: str = CHILD) -> None:
         package_dir = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
         # The package this test imports and the repository (for `tests.scripted`), not `tests/` itself.
         env = {**os.environ, 'PYTHONPATH': os.pathsep.join([package_dir, str(REPO)])}
         self.process = subprocess.Popen(
-            [sys.executable, '-c', CHILD, str(ws)],
+            [sys.executable, '-c', code, str(ws), *map(str, args)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,

@@ -13,6 +13,8 @@ from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
 from pydantic_ai_harness_rs.checkpoints import CheckpointError
 
 from tests.backends import ShellSandbox
+from tests.checkpoints.test_durable_units import attempts
+from tests.checkpoints.test_processes import Child
 from tests.memory_workspace import MemoryWorkspace
 from tests.scripted import RETRY, run_tools
 
@@ -339,3 +341,149 @@ async def test_a_second_non_local_root_is_not_checkpointed_with_a_warning(backen
 def test_an_empty_store_dir_has_no_root_yet(tmp_path: Path) -> None:
     with pytest.raises(UserError, match='`store_dir` holds no checkpoints; run the agent'):
         Checkpoints(store_dir=tmp_path / 'empty').list()
+
+
+async def test_two_objects_on_one_store_dir_record_in_turn(backend: MemoryWorkspace, tmp_path: Path) -> None:
+    """Two `Checkpoints` of one process on one `store_dir` (the second through a symlink to it) share its
+    store: ids unique, one list, and a rewind through either undoes both's checkpoints."""
+    before = contents(backend)
+    store = tmp_path / 'store'
+    (tmp_path / 'link').symlink_to(store)
+    first, second = Checkpoints[Any](store_dir=store), Checkpoints[Any](store_dir=tmp_path / 'link')
+    await run(backend, first, [('write_file', {'path': 'a.txt', 'content': 'two\n'})])
+    await run(backend, second, [('write_file', {'path': 'b.txt', 'content': 'B\n'})])
+    await run(backend, first, [('write_file', {'path': 'a.txt', 'content': 'three\n'})])
+    listed = [(c['id'], c['paths']) for c in first.list()]
+    assert listed == [('cp-000001', ['a.txt']), ('cp-000002', ['b.txt']), ('cp-000003', ['a.txt'])]
+    assert second.list() == first.list()
+    assert await second.diff('cp-000003') == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+three')]
+    result = await second.rewind(to='cp-000001')
+    assert (result['restored'], result['deleted'], result['failed']) == (['a.txt'], ['b.txt'], [])
+    assert contents(backend) == before
+    assert first.list() == second.list() == []
+
+
+REMOTE_CHILD = """
+import anyio, json, sys
+from pydantic_ai.workspaces import Workspace
+from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
+from tests.backends import ShellSandbox
+from tests.scripted import run_tools
+
+box, store = sys.argv[1], sys.argv[2]
+cp = Checkpoints(store_dir=store)
+
+async def main() -> None:
+    for line in sys.stdin:
+        calls = [tuple(c) for c in json.loads(line)]
+        capabilities = [FileSystem(tools=['write_file']), Shell(denied_commands=[]), cp]
+        await run_tools(capabilities, calls, workspace=Workspace(ShellSandbox(box)))
+        print(json.dumps(await anyio.to_thread.run_sync(cp.list)), flush=True)
+
+anyio.run(main)
+"""
+
+
+async def test_two_processes_record_in_turn_into_one_store_dir(box: Path, tmp_path: Path) -> None:
+    """A host directory reached by commands alone (file tools through the protocol, commands listed), recorded
+    into one `store_dir` by this process and a child, alternating: ids unique, both list the same
+    checkpoints, each command's diff is its own change, and a rewind here undoes the child's too."""
+    (box / 'shared.txt').write_bytes(b'original\n')
+    before = host_tree(box)
+    store = tmp_path / 'store'
+    cp = Checkpoints[Any](store_dir=store)
+    parent = Workspace(ShellSandbox(box))
+    tools: list[Any] = [FileSystem(tools=['write_file']), Shell(denied_commands=[]), cp]
+    child = Child(box, store, code=REMOTE_CHILD)
+    try:
+        await run_tools(tools, [('write_file', {'path': 'mine.txt', 'content': 'one\n'})], workspace=parent)
+        child.run([('run_command', {'command': 'echo child >> shared.txt'})])
+        await run_tools(tools, [('run_command', {'command': 'echo parent >> shared.txt'})], workspace=parent)
+        theirs = child.run([('write_file', {'path': 'theirs.txt', 'content': 'two\n'})])
+        mine = cp.list()
+        assert [(c['id'], c['tool_name'], c['paths']) for c in mine] == [
+            ('cp-000001', 'write_file', ['mine.txt']),
+            ('cp-000002', 'run_command', ['shared.txt']),
+            ('cp-000003', 'run_command', ['shared.txt']),
+            ('cp-000004', 'write_file', ['theirs.txt']),
+        ]
+        assert mine == theirs
+        assert await cp.diff('cp-000002') == [
+            ('shared.txt', '--- a/shared.txt\n+++ b/shared.txt\n@@ -1 +1,2 @@\n original\n+child')
+        ]
+        assert await cp.diff('cp-000003') == [
+            ('shared.txt', '--- a/shared.txt\n+++ b/shared.txt\n@@ -1,2 +1,3 @@\n original\n child\n+parent')
+        ]
+        result = await cp.rewind(to='cp-000002')
+        assert (result['restored'], result['deleted'], result['failed']) == (['shared.txt'], ['theirs.txt'], [])
+        assert [c['id'] for c in child.run([])] == ['cp-000001']
+        await cp.rewind(to='cp-000001')
+        assert host_tree(box) == before
+        assert child.run([]) == cp.list() == []
+    finally:
+        child.close()
+
+
+async def test_a_durable_unit_run_again_adds_to_its_calls_checkpoint(box: Path) -> None:
+    """A `run_command` unit run twice for one tool call (as after a worker died once its checkpoint was
+    recorded): the second attempt's changes join the call's checkpoint, not dropped, not a second one."""
+    before = host_tree(box)
+    cp = Checkpoints[None]()
+    commands = ['echo first >> a.txt', 'echo again >> a.txt && echo b > b.txt']
+    workspace = Workspace(ShellSandbox(box))
+    capabilities: list[Any] = [Shell(denied_commands=[]), cp]
+    assert await attempts(box, cp, commands, capabilities=capabilities, workspace=workspace) == ['ran', 'ran']
+    [checkpoint] = cp.list()
+    assert (checkpoint['tool_call_id'], checkpoint['paths']) == ('call-in-unit', ['a.txt', 'b.txt'])
+    assert await cp.diff(checkpoint['id']) == [
+        ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,3 @@\n one\n+first\n+again'),
+        ('b.txt', 'created file (2 bytes)'),
+    ]
+    await cp.rewind(to=checkpoint['id'])
+    assert host_tree(box) == before
+
+
+DYING_CHILD = """
+import anyio, sys
+from pathlib import Path
+from pydantic_ai.workspaces import Workspace
+from pydantic_ai_harness_rs import Checkpoints, Shell
+from tests.backends import ShellSandbox
+from tests.checkpoints.test_durable_units import attempts
+
+box, store = Path(sys.argv[1]), sys.argv[2]
+cp = Checkpoints(store_dir=store)
+capabilities = [Shell(denied_commands=[]), cp]
+workspace = Workspace(ShellSandbox(box))
+# The command kills this process (its parent) mid-call: after the first listing, before the record.
+command = 'echo dead >> a.txt && echo d > d.txt && kill -9 $PPID'
+anyio.run(lambda: attempts(box, cp, [command], capabilities=capabilities, workspace=workspace, run_id='run-1'))
+"""
+
+
+async def test_a_durable_units_worker_killed_mid_command_leaves_its_changes_to_the_call(
+    box: Path, tmp_path: Path
+) -> None:
+    """A worker (a child process) killed in the middle of a `run_command` unit on a non-local workspace;
+    the unit run again here, into the same `store_dir`: what the dead attempt changed is the call's
+    (the record of the call in progress), not taken into the baseline."""
+    before = host_tree(box)
+    store = tmp_path / 'store'
+    child = Child(box, store, code=DYING_CHILD)
+    assert child.process.wait(timeout=120) == -9
+    assert (box / 'a.txt').read_bytes() == b'one\ndead\n'
+    cp = Checkpoints[None](store_dir=store)
+    workspace = Workspace(ShellSandbox(box))
+    capabilities: list[Any] = [Shell(denied_commands=[]), cp]
+    results = await attempts(
+        box, cp, ['echo retry >> a.txt'], capabilities=capabilities, workspace=workspace, run_id='run-1'
+    )
+    assert results == ['ran']
+    [checkpoint] = cp.list()
+    assert (checkpoint['tool_call_id'], checkpoint['paths']) == ('call-in-unit', ['a.txt', 'd.txt'])
+    assert await cp.diff(checkpoint['id']) == [
+        ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,3 @@\n one\n+dead\n+retry'),
+        ('d.txt', 'created file (2 bytes)'),
+    ]
+    await cp.rewind(to=checkpoint['id'], workspace=workspace)
+    assert host_tree(box) == before

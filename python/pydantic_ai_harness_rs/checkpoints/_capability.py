@@ -69,6 +69,13 @@ _OPEN: weakref.WeakValueDictionary[tuple[str, tuple[str, ...], int, int], RootSt
 """The stores open in this process, by root and settings: two `Checkpoints` on one root share one store
 (its baseline is written back lazily, so two stores of one root would overwrite each other's)."""
 
+_OPEN_REMOTE: weakref.WeakValueDictionary[tuple[str, tuple[str, ...], int, int], RemoteState] = (
+    weakref.WeakValueDictionary()
+)
+"""The host-side stores of non-local workspaces open in this process, by `store_dir` (symlinks resolved)
+and settings: two `Checkpoints` on one `store_dir` share one store (and its turn), as on one local root;
+other processes take turns with it through the store's lock."""
+
 _OPENING = threading.Lock()
 
 _JOB_TOOLS = {'start_command': False, 'shell': True}
@@ -101,7 +108,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             the capability; by default the directory of the first run's local workspace, else the root of
             the first `FileSystem` call it saw.
         store_dir: The host directory that keeps the checkpoints of a workspace whose files are not on
-            this host (one workspace root per directory). `None`: a temporary directory removed
+            this host (one workspace root per directory; `Checkpoints` objects and processes naming one
+            directory share its checkpoints, taking turns through its lock). `None`: a temporary directory removed
             when the capability is garbage-collected or the process exits, so those checkpoints do not
             survive a restart.
 
@@ -163,23 +171,28 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                     )
                 return self._remote
             if self.store_dir is not None:
-                directory = str(self.store_dir)
+                directory = real_root(str(self.store_dir))
             else:
                 directory = tempfile.mkdtemp(prefix='harness-checkpoints-')
                 weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)  # also at exit
-            store = _core.RemoteCheckpointStore(
-                directory,
-                root=root,
-                exclude=list(self.exclude),
-                max_file_bytes=self.max_file_bytes,
-                budget_bytes=self.budget_bytes,
-            )
-            if store.root is None:
-                raise UserError(
-                    '`Checkpoints` has no workspace root yet: `store_dir` holds no checkpoints; run the agent '
-                    'with a `FileSystem` or `Shell` first.'
+            key = (directory, tuple(self.exclude), self.max_file_bytes, self.budget_bytes)
+            shared = _OPEN_REMOTE.get(key)
+            if shared is None or (root is not None and root != shared.root):
+                # Another root's `store_dir` is refused here (a `CheckpointError` from the core).
+                store = _core.RemoteCheckpointStore(
+                    directory,
+                    root=root,
+                    exclude=list(self.exclude),
+                    max_file_bytes=self.max_file_bytes,
+                    budget_bytes=self.budget_bytes,
                 )
-            self._remote = RemoteState(store.root, store)
+                if store.root is None:
+                    raise UserError(
+                        '`Checkpoints` has no workspace root yet: `store_dir` holds no checkpoints; run the agent '
+                        'with a `FileSystem` or `Shell` first.'
+                    )
+                shared = _OPEN_REMOTE[key] = RemoteState(store.root, store)
+            self._remote = shared
             return self._remote
 
     async def _remote_for(self, root: str) -> RemoteState | None:

@@ -17,6 +17,11 @@ command changes are on this host before it runs; after it, what moved between th
 read and recorded. A listing that fails (no GNU `find`, a timeout, an output cut short) leaves that
 command unrecorded, with a warning.
 
+Several `Checkpoints` objects of this process on one `store_dir` share one store (`_capability`);
+other processes may record into it too: each call, from its first read to its record, and each
+rewind's steps hold the store's lock (`held`, the core's `hold`), and the core reloads what another
+process wrote, so ids stay unique and every process lists and rewinds the same checkpoints.
+
 The protocol carries no permission bits and follows symlinks: a file's mode is not recorded (a
 rewound file gets the mode the backend gives a write), and a write through a symlink is recorded
 (and rewound) as the bytes of the file it leads to, at the link's path.
@@ -85,6 +90,17 @@ class RemoteState(RootState):
         self.files: RemoteFiles | None = None
         """The files of the last run's workspace (or the one given to `Checkpoints.rewind`)."""
 
+    @asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        """Hold the store's lock (waited for in a worker thread while another process's call or
+        rewind on it is in progress): nothing another process records interleaves with the body."""
+        handle = await self.call('hold')
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.call('release', handle)
+
     def _path(self, relative: str) -> str:
         return posixpath.join(self.root, relative)
 
@@ -129,12 +145,12 @@ class RemoteState(RootState):
         """`call()`, a shell command on the workspace, between two listings under the root's turn;
         what it changed recorded as `recorder`'s call (module docstring)."""
         files = self.files = _sane(workspace)
-        async with self.turn():
+        async with self.turn(), self.held():
             first = await self._listing(workspace)
             handle: int | None = None
             if first is not None:
                 try:
-                    handle, need = await self.call('snapshot', first)
+                    handle, need = await self.call('snapshot', first, **recorder.identity())
                     await self.call('settle', handle, await self._states(files, need, lenient=True))
                 except _core.CheckpointError:
                     if handle is not None:
@@ -157,47 +173,66 @@ class RemoteState(RootState):
             read = None if second is None else await self.call('changed', handle, second)
         except _core.CheckpointError:
             read = None
-        if read is None or (recorder.once and await self.recorded_for(recorder) is not None):
-            if read is None:
-                self._unrecorded()
+        if read is None:
+            self._unrecorded()
             await self.call('release', handle)
             return
-        listing = await self.call(
-            'record_command',
-            handle,
-            await self._states(files, read, lenient=True),
-            run_id=recorder.run_id,
-            tool_call_id=recorder.tool_call_id,
-            tool_name=recorder.tool_name,
-            created_at=recorder.created_at,
-        )
-        if listing is not None:
-            recorder.recorded.append(listing)
+        # A durable unit's call run again adds to the checkpoint an earlier attempt recorded.
+        states = self._states(files, read, lenient=True)
+        await self._recorded(recorder, 'record_command', handle, states, merge=recorder.once)
 
     @asynccontextmanager
     async def change(self, recorder: CallRecorder, files: RemoteFiles, paths: Sequence[str]) -> AsyncIterator[None]:
         """Read `paths` (root-relative) and the directories above them before the body (the commit),
-        again after it, and record what differs as `recorder`'s call, under the root's turn."""
+        again after it, and record what differs as `recorder`'s call, under the root's turn and the
+        store's lock. In a durable unit the store keeps a record of the call in progress (`keep`);
+        an attempt of a call that has a checkpoint already records nothing again."""
         self.files = files
-        async with self.turn():
+        async with self.turn(), self.held():
             observed: list[str] = self.store.observed(list(paths))  # pyright: ignore[reportAttributeAccessIssue]
-            before = await self._states(files, observed)
+            handle, again = await self.call('keep', await self._states(files, observed), **recorder.identity())
             try:
                 yield
             finally:
                 with anyio.CancelScope(shield=True):  # a cancelled commit's writes are still recorded
-                    after = await self._states(files, observed)
-                    if not (recorder.once and await self.recorded_for(recorder) is not None):
-                        listing = await self.call(
-                            'record',
-                            [(path, old, new) for (path, old), (_, new) in zip(before, after)],
-                            run_id=recorder.run_id,
-                            tool_call_id=recorder.tool_call_id,
-                            tool_name=recorder.tool_name,
-                            created_at=recorder.created_at,
-                        )
-                        if listing is not None:
-                            recorder.recorded.append(listing)
+                    await self._record(recorder, files, handle, again)
+
+    async def _record(self, recorder: CallRecorder, files: RemoteFiles, handle: int, paths: list[str]) -> None:
+        """Record the `keep` handle `handle` from the states of `paths` now (released instead when
+        the call has a checkpoint already: a retried commit finds its files written, so it changes
+        nothing again)."""
+        if recorder.once and await self.recorded_for(recorder) is not None:
+            await self.call('release', handle)
+            return
+        await self._recorded(recorder, 'record', handle, self._states(files, paths))
+
+    async def _recorded(
+        self,
+        recorder: CallRecorder,
+        method: str,
+        handle: int,
+        states: Awaitable[list[tuple[str, SeenState]]],
+        **extra: Any,
+    ) -> None:
+        """`store.<method>(handle, states)` as `recorder`'s call, its listing kept on `recorder`; the
+        handle released instead when the states cannot be read."""
+        try:
+            read = await states
+        except BaseException:
+            await self.call('release', handle)
+            raise
+        listing = await self.call(
+            method,
+            handle,
+            read,
+            run_id=recorder.run_id,
+            tool_call_id=recorder.tool_call_id,
+            tool_name=recorder.tool_name,
+            created_at=recorder.created_at,
+            **extra,
+        )
+        if listing is not None:
+            recorder.recorded.append(listing)
 
     def _files(self) -> RemoteFiles:
         if self.files is None:
@@ -215,9 +250,14 @@ class RemoteState(RootState):
 
     async def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
         """Read the current states again, have the store check them against `plan` (a conflict is a
-        `CheckpointError` unless `force`), then carry out its steps through the protocol. The
-        rewound checkpoints are dropped when every step succeeded (else they stay, to run it again)."""
+        `CheckpointError` unless `force`), then carry out its steps through the protocol, all under
+        the store's lock. The rewound checkpoints are dropped when every step succeeded (else they
+        stay, to run it again)."""
         files = self._files()
+        async with self.held():
+            return await self._commit_rewind(files, plan, force)
+
+    async def _commit_rewind(self, files: RemoteFiles, plan: dict[str, Any], force: bool) -> dict[str, Any]:
         current = await self._states(files, await self.call('rewind_paths', plan['to'], plan['paths']))
         steps = await self.call('rewind_steps', plan, current, force=force)
         result: dict[str, list[str]] = {'restored': [], 'deleted': [], 'removed_dirs': [], 'failed': []}

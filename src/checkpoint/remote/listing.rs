@@ -13,14 +13,16 @@
 
 use std::collections::BTreeMap;
 
-use super::{io_error, RemoteStore, Seen};
-use crate::checkpoint::log::{Change, Checkpoint};
+use super::{io_error, unknown_handle, RemoteStore, Seen, What};
+use crate::checkpoint::calls::{self, CallRecord};
+use crate::checkpoint::log::Change;
 use crate::checkpoint::scan::Excludes;
+use crate::checkpoint::{locked, CheckpointStore, LogWrite};
 
 /// A listing's entries: root-relative paths sorted by bytes, each with its metadata.
 pub type Scanned = Vec<(Vec<u8>, Meta)>;
 use crate::checkpoint::state::{Kind, Meta, State, RACY_NS};
-use crate::checkpoint::{index, prune, CallInfo, Inner, Listing};
+use crate::checkpoint::{prune, CallInfo, Inner, Listing};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The command that prints a listing, run in the workspace root (GNU `find` and `date`).
@@ -33,6 +35,8 @@ pub const DONE: &[u8] = b"harness-listing-done\n";
 pub(super) struct Snap {
     walk: Scanned,
     since: i64,
+    /// What the first listing (and the reads it asked for) found against the index.
+    found: Vec<Change>,
     /// After [`RemoteStore::changed`]: the second listing, its start, and the paths that moved.
     after: Option<(Scanned, i64, Vec<Vec<u8>>)>,
 }
@@ -124,21 +128,20 @@ fn find(walk: &Scanned, path: &[u8]) -> Option<Meta> {
         .map(|i| walk[i].1)
 }
 
-fn unknown_handle() -> Error {
-    Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle.")
-}
-
 impl RemoteStore {
     /// Before a command: the listing `text` compared with the index. Directories and
-    /// vanished entries update the index at once; returns a handle and the files whose bytes
-    /// the caller must read now (new or changed since the index: [`RemoteStore::settle`]).
+    /// vanished entries update the index at once; returns a handle (holding the store's lock
+    /// until [`RemoteStore::record_command`] or [`RemoteStore::release`]) and the files whose
+    /// bytes the caller must read now (new or changed since the index: [`RemoteStore::settle`]).
+    /// `durable`: a durable unit's call (see `settle`).
     ///
     /// Errors: `InvalidArgument` for an incomplete listing.
-    pub fn snapshot(&self, text: &[u8]) -> Result<(u64, Vec<Vec<u8>>)> {
+    pub fn snapshot(&self, text: &[u8], durable: Option<&CallInfo>) -> Result<(u64, Vec<Vec<u8>>)> {
         let (walk, now) = parse(text, &self.excludes)?;
         let since = now - RACY_NS;
-        let mut inner = self.lock();
+        let (_hold, mut inner) = self.begin()?;
         let mut need = Vec::new();
+        let mut found = Vec::new();
         let gone: Vec<Vec<u8>> = inner
             .index
             .keys()
@@ -146,54 +149,111 @@ impl RemoteStore {
             .cloned()
             .collect();
         for p in gone {
-            inner.index.remove(&p);
+            if let Some((_, before)) = inner.index.remove(&p) {
+                found.push(Change {
+                    path: p,
+                    before,
+                    after: State::Absent,
+                });
+            }
             inner.index_dirty = true;
         }
         for (path, meta) in &walk {
-            let same = inner.index.get(path).is_some_and(|(m, _)| m.same(meta));
-            if same {
+            let known = inner.index.get(path);
+            if known.is_some_and(|(m, _)| m.same(meta)) {
                 continue;
             }
             if meta.kind == Kind::Dir {
+                let before = known.map_or(State::Absent, |(_, s)| s.clone());
                 let state = State::Dir {
                     mode: super::NO_MODE,
                 };
+                if !before.same(&state) {
+                    found.push(Change {
+                        path: path.clone(),
+                        before,
+                        after: state.clone(),
+                    });
+                }
                 inner.index.insert(path.clone(), (*meta, state));
                 inner.index_dirty = true;
             } else {
                 need.push(path.clone());
             }
         }
-        let handle = self.new_snap(Snap {
+        drop(inner);
+        let record = durable.and_then(|c| calls::path_of(self.dir(), c));
+        let snap = Snap {
             walk,
             since,
+            found,
             after: None,
-        });
+        };
+        let handle = self.new_handle(What::Snap(snap), durable.cloned(), record);
         Ok((handle, need))
     }
 
-    fn new_snap(&self, snap: Snap) -> u64 {
-        let mut snaps = self.snaps.lock().unwrap_or_else(|p| p.into_inner());
-        let handle = self
-            .next_snap
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1;
-        snaps.insert(handle, snap);
-        handle
-    }
-
     /// The files [`RemoteStore::snapshot`] asked for, as read (`states`): kept, into the index.
+    /// For a durable unit's call with a tool call id, the index is then written and a record
+    /// that the call started after it; a record of the same call already there is an earlier
+    /// attempt's that died mid-command: what differs from the index is that attempt's change,
+    /// added to the call's checkpoint (appended when it has none yet) instead of being taken
+    /// into the baseline.
     ///
     /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
     pub fn settle(&self, handle: u64, states: Vec<(Vec<u8>, Seen)>) -> Result<()> {
-        let snaps = self.snaps.lock().unwrap_or_else(|p| p.into_inner());
-        let snap = snaps.get(&handle).ok_or_else(unknown_handle)?;
-        let mut inner = self.lock();
+        let (_hold, mut inner) = self.begin()?;
+        let mut handles = self.handles();
+        let open = handles.get_mut(&handle).ok_or_else(unknown_handle)?;
+        let What::Snap(snap) = &mut open.what else {
+            return Err(unknown_handle());
+        };
         for (path, seen) in states {
             let meta = find(&snap.walk, &path);
-            self.put_index(&mut inner, path, meta, &seen, snap.since)?;
+            let before = inner
+                .index
+                .get(&path)
+                .map_or(State::Absent, |(_, s)| s.clone());
+            let after = self.put_index(&mut inner, path.clone(), meta, &seen, snap.since)?;
+            if !before.same(&after) {
+                snap.found.push(Change {
+                    path,
+                    before,
+                    after,
+                });
+            }
         }
-        Ok(())
+        let found = std::mem::take(&mut snap.found);
+        let (Some(path), Some(call)) = (open.record.clone(), open.call.clone()) else {
+            return Ok(());
+        };
+        drop(handles);
+        let earlier = calls::read(&path).filter(|r| r.is_of(&call) && r.kept.is_none());
+        if let Some(r) = earlier.filter(|_| !found.is_empty()) {
+            let mut changes = found;
+            changes.sort_by(|a, b| a.path.cmp(&b.path));
+            self.attribute(&mut inner, &r, changes)?;
+        }
+        // The record says the call started from the index on disk: it must be there first.
+        self.save_index(&mut inner)?;
+        calls::write(&path, &CallRecord::of(&call, None)).map_err(|e| io_error(&e))
+    }
+
+    /// Adds `changes` to the checkpoint of `record`'s call, or appends one for it; writes the log.
+    fn attribute(
+        &self,
+        inner: &mut Inner,
+        record: &CallRecord,
+        changes: Vec<Change>,
+    ) -> Result<()> {
+        let path = self.dir().join("log.jsonl");
+        match CheckpointStore::attribute(inner, record, changes) {
+            LogWrite::None => return Ok(()),
+            LogWrite::Append => inner.log.append_last(&path),
+            LogWrite::Whole => inner.log.save(&path),
+        }
+        .map_err(|e| io_error(&e))?;
+        self.wrote(inner)
     }
 
     fn put_index(
@@ -224,8 +284,10 @@ impl RemoteStore {
     /// Errors: `InvalidArgument` for an unknown handle or an incomplete listing.
     pub fn changed(&self, handle: u64, text: &[u8]) -> Result<Vec<Vec<u8>>> {
         let (after, now) = parse(text, &self.excludes)?;
-        let mut snaps = self.snaps.lock().unwrap_or_else(|p| p.into_inner());
-        let snap = snaps.get_mut(&handle).ok_or_else(unknown_handle)?;
+        let mut handles = self.handles();
+        let Some(What::Snap(snap)) = handles.get_mut(&handle).map(|o| &mut o.what) else {
+            return Err(unknown_handle());
+        };
         let mut moved: Vec<Vec<u8>> = Vec::new();
         let mut all: BTreeMap<&[u8], (Option<&Meta>, Option<&Meta>)> = BTreeMap::new();
         for (p, m) in &snap.walk {
@@ -254,7 +316,9 @@ impl RemoteStore {
 
     /// Records the command of `handle` (consumed): the files [`RemoteStore::changed`] asked
     /// for as read now (`states`), every moved path's state before from the index. Returns
-    /// the listing, or `None` when nothing changed; the index learns the new states.
+    /// the listing, or `None` when nothing changed; the index learns the new states. `merge`:
+    /// the changes go to the checkpoint `call` has already, if any (a durable unit's call run
+    /// again), instead of a new one.
     ///
     /// Errors: `InvalidArgument` for an unknown handle or one `changed` has not seen; `Io`.
     pub fn record_command(
@@ -262,16 +326,25 @@ impl RemoteStore {
         handle: u64,
         states: Vec<(Vec<u8>, Seen)>,
         call: CallInfo,
+        merge: bool,
     ) -> Result<Option<Listing>> {
-        let snap = self
-            .snaps
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&handle)
-            .ok_or_else(unknown_handle)?;
-        let (after, since, moved) = snap.after.ok_or_else(unknown_handle)?;
+        self.finish(handle, |inner, what| match what {
+            What::Snap(Snap {
+                after: Some(after), ..
+            }) => self.command_changes(inner, after, states, call, merge),
+            _ => Err(unknown_handle()),
+        })
+    }
+
+    fn command_changes(
+        &self,
+        inner: &mut Inner,
+        (after, since, moved): (Scanned, i64, Vec<Vec<u8>>),
+        states: Vec<(Vec<u8>, Seen)>,
+        call: CallInfo,
+        merge: bool,
+    ) -> Result<Option<Listing>> {
         let read: BTreeMap<Vec<u8>, Seen> = states.into_iter().collect();
-        let mut inner = self.lock();
         let mut changes = Vec::new();
         for path in moved {
             let before = inner
@@ -285,7 +358,7 @@ impl RemoteStore {
                 (Some(_), Some(seen)) => seen.clone(),
                 (Some(_), None) => continue, // not read: left to the next look
             };
-            let after_state = self.put_index(&mut inner, path.clone(), meta, &seen, since)?;
+            let after_state = self.put_index(inner, path.clone(), meta, &seen, since)?;
             if !before.same(&after_state) {
                 changes.push(Change {
                     path,
@@ -294,68 +367,68 @@ impl RemoteStore {
                 });
             }
         }
-        let listing = self.append(&mut inner, changes, call)?;
-        index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
-        inner.index_dirty = false;
+        let listing = self.append(inner, changes, call, merge)?;
+        self.save_index(inner)?;
         Ok(listing)
     }
 
-    /// Drops `handle` without recording; the index is saved.
+    /// Drops `handle` without recording (unknown handles are ignored); the index is saved.
     ///
     /// Errors: `Io` for a full disk.
     pub fn release(&self, handle: u64) -> Result<()> {
-        self.snaps
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&handle);
-        let mut inner = self.lock();
-        if inner.index_dirty {
-            index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
-            inner.index_dirty = false;
+        let (_hold, mut inner) = self.begin()?;
+        let open = self.handles().remove(&handle);
+        let result = self.save_index(&mut inner);
+        if let Some(open) = open {
+            self.close(open.record.as_deref());
         }
-        Ok(())
+        result
     }
 
-    /// Appends a checkpoint of `changes` (sorted here) when there are any; prunes; writes the log.
+    /// Appends a checkpoint of `changes` (sorted here) when there are any (`merge`: added to
+    /// the checkpoint `call` has already, if any); prunes; writes the log.
     pub(super) fn append(
         &self,
         inner: &mut Inner,
         mut changes: Vec<Change>,
         call: CallInfo,
+        merge: bool,
     ) -> Result<Option<Listing>> {
         changes.sort_by(|a, b| a.path.cmp(&b.path));
-        let listing = if changes.is_empty() {
-            None
-        } else {
-            let id = inner.log.new_id();
-            let cp = Checkpoint {
-                id,
-                run_id: call.run_id,
-                tool_call_id: call.tool_call_id,
-                tool_name: call.tool_name,
-                created_at: call.created_at,
-                changes,
-            };
-            let listing = Listing::of(&cp);
-            inner.log.checkpoints.push(cp);
-            Some(listing)
-        };
-        let path = self.dir.join("log.jsonl");
+        let existing = inner.log.checkpoints.iter().position(|c| {
+            merge
+                && call.tool_call_id.is_some()
+                && c.run_id == call.run_id
+                && c.tool_call_id == call.tool_call_id
+        });
+        if let Some(pos) = existing {
+            if changes.is_empty() {
+                return Ok(None);
+            }
+            inner.log.checkpoints[pos].merge(changes);
+            let listing = Listing::of(&inner.log.checkpoints[pos]);
+            inner
+                .log
+                .save(&self.dir().join("log.jsonl"))
+                .map_err(|e| io_error(&e))?;
+            self.wrote(inner)?;
+            return Ok(Some(listing));
+        }
+        let listing = locked::new_checkpoint(inner, changes, call);
+        let path = self.dir().join("log.jsonl");
         if inner.store_bytes() > self.settings.budget_bytes {
             // The index on disk must not name objects the pruning may remove.
-            index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
-            inner.index_dirty = false;
+            self.save_index(inner)?;
         }
-        if prune::prune(
-            inner,
-            &self.objects,
-            self.settings.budget_bytes,
-            &std::collections::HashSet::new(),
-        ) {
+        let protect = calls::objects(self.dir());
+        if prune::prune(inner, &self.objects, self.settings.budget_bytes, &protect) {
             inner.log.save(&path).map_err(|e| io_error(&e))?;
         } else if listing.is_some() {
             inner.log.append_last(&path).map_err(|e| io_error(&e))?;
+        } else {
+            return Ok(None);
         }
+        self.wrote(inner)?;
         Ok(listing)
     }
 }
@@ -395,7 +468,7 @@ mod tests {
                 "f 1 6 1 1000.5 1000.5 644 gone",
             ],
         );
-        let (h, need) = store.snapshot(&first).unwrap();
+        let (h, need) = store.snapshot(&first, None).unwrap();
         assert_eq!(need, vec![b"a b.txt".to_vec(), b"gone".to_vec()]);
         store
             .settle(
@@ -429,6 +502,7 @@ mod tests {
                     (b"new/f".to_vec(), Seen::File(b"f".to_vec())),
                 ],
                 call,
+                false,
             )
             .unwrap()
             .unwrap();
@@ -445,6 +519,88 @@ mod tests {
         // A listing cut short is refused.
         let mut cut = second.clone();
         cut.truncate(cut.len() - 3);
-        assert!(store.snapshot(&cut).is_err());
+        assert!(store.snapshot(&cut, None).is_err());
+    }
+
+    #[test]
+    fn a_dead_attempts_command_is_the_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            RemoteStore::open(
+                dir.path().to_str().unwrap(),
+                Some("/ws"),
+                Settings::default(),
+            )
+            .unwrap()
+        };
+        let call = CallInfo {
+            run_id: Some("r".into()),
+            tool_call_id: Some("c1".into()),
+            tool_name: "run_command".into(),
+            created_at: 1.0,
+        };
+        let first = listing("2000000000000000000", &["f 1 2 4 1000.5 1000.5 644 a"]);
+        let dead = open();
+        let (h, need) = dead.snapshot(&first, Some(&call)).unwrap();
+        assert_eq!(need, vec![b"a".to_vec()]);
+        dead.settle(h, vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))])
+            .unwrap();
+        drop(dead); // killed mid-command, after it changed `a` and made `b`
+        let second = listing(
+            "2000000000000000009",
+            &["f 1 2 8 1001.5 1001.5 644 a", "f 1 3 2 1001.5 1001.5 644 b"],
+        );
+        let store = open();
+        let (h, need) = store.snapshot(&second, Some(&call)).unwrap();
+        assert_eq!(need, vec![b"a".to_vec(), b"b".to_vec()]);
+        store
+            .settle(
+                h,
+                vec![
+                    (b"a".to_vec(), Seen::File(b"one\ntwo\n".to_vec())),
+                    (b"b".to_vec(), Seen::File(b"b\n".to_vec())),
+                ],
+            )
+            .unwrap();
+        // The retry changes nothing more: its record adds nothing, the dead attempt's stays the call's.
+        assert_eq!(store.changed(h, &second).unwrap(), Vec::<Vec<u8>>::new());
+        assert_eq!(store.record_command(h, vec![], call, true).unwrap(), None);
+        let [l] = &store.list(None)[..] else {
+            panic!("one checkpoint")
+        };
+        assert_eq!(
+            (l.tool_call_id.as_deref(), &l.paths, l.bytes_kept),
+            (Some("c1"), &vec![b"a".to_vec(), b"b".to_vec()], 4)
+        );
+    }
+
+    #[test]
+    fn a_reloaded_index_has_no_modes_the_protocol_does_not_carry() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            RemoteStore::open(
+                dir.path().to_str().unwrap(),
+                Some("/ws"),
+                Settings::default(),
+            )
+            .unwrap()
+        };
+        let first = listing("2000000000000000000", &["f 1 2 4 1000.5 1000.5 644 a"]);
+        let store = open();
+        let (h, _) = store.snapshot(&first, None).unwrap();
+        store
+            .settle(h, vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))])
+            .unwrap();
+        store.release(h).unwrap(); // the index written, with the listing's metadata
+        drop(store);
+        // Another process (a restart): a command that only touches `a` changes nothing.
+        let store = open();
+        let (h, need) = store.snapshot(&first, None).unwrap();
+        assert!(need.is_empty());
+        let touched = listing("2000000000000000009", &["f 1 2 4 1001.5 1001.5 644 a"]);
+        assert_eq!(store.changed(h, &touched).unwrap(), vec![b"a".to_vec()]);
+        let states = vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))];
+        let call = CallInfo::default();
+        assert_eq!(store.record_command(h, states, call, false).unwrap(), None);
     }
 }

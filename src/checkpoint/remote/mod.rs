@@ -10,6 +10,13 @@
 //!
 //! Shell commands are compared through metadata listings taken in the workspace ([`listing`]).
 //!
+//! Like a local store, the host directory may be shared by several stores (objects of one
+//! process share one store through the Python layer; other processes have their own): each
+//! operation, and each call from its keep or snapshot to its record or release, holds the
+//! directory's lock ([`super::coord`]), and a store reloads the log and the index when another
+//! wrote them ([`super::locked`]). A durable unit's call leaves a record on disk while it is in
+//! progress ([`super::calls`]), so a retry after its worker died counts what the dead attempt did.
+//!
 //! The protocol carries no permission bits and follows symlinks: every state here is a file
 //! (bytes), a directory or nothing, recorded with mode 0 ("not known").
 
@@ -18,19 +25,22 @@ pub mod listing;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use sha2::{Digest, Sha256};
 
+use super::calls::{self, CallRecord};
+use super::coord::{Coord, Hold};
+use super::locked;
 use super::log::Change;
 use super::rewind::{self, Action, Plan, PlanFile};
 use super::scan::Excludes;
 use super::shown::change_text;
 use super::state::State;
 use super::store::Objects;
-use super::{checkpoint_error, normalize, CallInfo, Inner, Listing, Settings};
-use crate::error::{Error, Result};
+use super::{checkpoint_error, io_error, normalize, CallInfo, Inner, Listing, Settings, UNSEEN};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The mode recorded for every remote state: the protocol does not carry one.
 const NO_MODE: u32 = 0;
@@ -65,11 +75,36 @@ pub struct Step {
     pub may_stay: bool,
 }
 
-fn io_error(e: &std::io::Error) -> Error {
-    Error::io(
-        e,
-        "The checkpoint store could not be written (is the disk full?).",
-    )
+/// What an open handle is for.
+enum What {
+    /// A file tool's call: the state of each path it observes, before ([`RemoteStore::keep`]).
+    Keep(BTreeMap<Vec<u8>, State>),
+    /// A shell command between its two listings ([`listing`]).
+    Snap(listing::Snap),
+    /// A hold only ([`RemoteStore::hold`]: a rewind's steps and the call around its handles).
+    Hold,
+}
+
+/// An open handle: it holds the store's lock until its record or release; a durable unit's
+/// call has its record on disk ([`calls`]) meanwhile.
+struct Open {
+    what: What,
+    call: Option<CallInfo>,
+    record: Option<PathBuf>,
+}
+
+fn unknown_handle() -> Error {
+    Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle.")
+}
+
+/// An index as loaded (its states' modes taken from the listings' metadata) made as recorded
+/// here: every state with mode 0, like the states read through the protocol.
+fn without_modes(index: &mut super::index::Index) {
+    for (_, state) in index.values_mut() {
+        if let State::File { mode, .. } | State::Dir { mode } = state {
+            *mode = NO_MODE;
+        }
+    }
 }
 
 fn hex(digest: &[u8]) -> String {
@@ -83,15 +118,18 @@ pub struct RemoteStore {
     excludes: Excludes,
     settings: Settings,
     objects: Objects,
+    coord: Coord,
     inner: Mutex<Inner>,
-    /// Shell commands between their two listings ([`listing`]).
-    snaps: Mutex<HashMap<u64, listing::Snap>>,
-    next_snap: AtomicU64,
+    /// The calls in progress (each holding the lock), by handle.
+    open: Mutex<HashMap<u64, Open>>,
+    next_handle: AtomicU64,
 }
 
 impl RemoteStore {
     /// Opens (or creates) the store in the host directory `dir` for the workspace root `root`
-    /// (a workspace path; `None`: whichever root the store was made for, if any).
+    /// (a workspace path; `None`: whichever root the store was made for, if any). Opening never
+    /// waits: while another process holds the directory's lock, the state is loaded by the
+    /// first operation.
     ///
     /// Errors: `Conflict` when the store belongs to another root or its log is unreadable;
     /// `InvalidPattern` for a bad `exclude`; `Io` when it cannot be created.
@@ -117,27 +155,108 @@ impl RemoteStore {
             }
             (None, None) => None,
         };
-        let (log, index, sizes) = super::load_state(&dir, &objects)?;
-        Ok(RemoteStore {
+        let coord = Coord::open(&dir).map_err(|e| io_error(&e))?;
+        let store = RemoteStore {
             dir,
             root,
             excludes,
             settings,
             objects,
-            snaps: Mutex::new(HashMap::new()),
-            next_snap: AtomicU64::new(0),
-            // One process records on a host-side store: no walk to reuse, no generation.
-            inner: Mutex::new(Inner::new(log, index, sizes, 0, false)),
-        })
+            coord,
+            open: Mutex::new(HashMap::new()),
+            next_handle: AtomicU64::new(0),
+            // Loaded under the lock ([`locked::begin`]): now, unless another process holds it.
+            // No walk of this host to reuse: the listings come from the workspace.
+            inner: Mutex::new(Inner::new(
+                super::log::Log::default(),
+                super::index::Index::new(),
+                HashMap::new(),
+                UNSEEN,
+                false,
+            )),
+        };
+        if store.coord.try_enter().is_some() {
+            let hold = Hold(&store.coord);
+            drop(store.begin()?);
+            drop(hold);
+        }
+        Ok(store)
+    }
+
+    /// A hold of the lock and the state, current ([`locked::begin`]).
+    fn begin(&self) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
+        locked::begin(
+            &self.coord,
+            &self.inner,
+            &self.dir,
+            &self.objects,
+            without_modes,
+        )
+    }
+
+    /// The state for a read ([`locked::read`]).
+    fn read(&self) -> (Option<Hold<'_>>, MutexGuard<'_, Inner>) {
+        locked::read(
+            &self.coord,
+            &self.inner,
+            &self.dir,
+            &self.objects,
+            without_modes,
+        )
+    }
+
+    fn handles(&self) -> MutexGuard<'_, HashMap<u64, Open>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A handle for `what`, holding the lock until its record or release (the caller holds it
+    /// now: counted, never waits).
+    fn new_handle(&self, what: What, call: Option<CallInfo>, record: Option<PathBuf>) -> u64 {
+        let _ = self.coord.enter();
+        let handle = self.next_handle.fetch_add(1, Ordering::Relaxed) + 1;
+        self.handles().insert(handle, Open { what, call, record });
+        handle
+    }
+
+    /// Ends a handle's call: its record removed, its hold given back.
+    fn close(&self, record: Option<&Path>) {
+        if let Some(path) = record {
+            calls::remove(path);
+        }
+        self.coord.leave();
+    }
+
+    /// After a write of the log or the index (the lock held): the next generation, so that the
+    /// other stores of the directory reload.
+    fn wrote(&self, inner: &mut Inner) -> Result<()> {
+        inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
+        Ok(())
+    }
+
+    /// Writes the index when it changed (the lock held).
+    fn save_index(&self, inner: &mut Inner) -> Result<()> {
+        if inner.index_dirty {
+            super::index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
+            inner.index_dirty = false;
+            self.wrote(inner)?;
+        }
+        Ok(())
+    }
+
+    /// Takes a hold of the store's lock until [`RemoteStore::release`] of the returned handle:
+    /// no other process's call or rewind interleaves meanwhile (a rewind's steps, or a call's
+    /// reads before its keep or snapshot).
+    ///
+    /// Errors: `Io` when the lock cannot be taken.
+    pub fn hold(&self) -> Result<u64> {
+        let (_hold, inner) = self.begin()?;
+        drop(inner);
+        Ok(self.new_handle(What::Hold, None, None))
     }
 
     /// The workspace root the store belongs to (`None`: nothing recorded yet, none given).
     pub fn root(&self) -> Option<&str> {
         self.root.as_deref()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The paths whose states a change of `paths` (root-relative) needs, before and after:
@@ -201,42 +320,108 @@ impl RemoteStore {
         })
     }
 
-    /// Records a file tool's call: `changes` are `(path, before, after)`; the paths whose
-    /// state differs become its checkpoint (their before and after bytes kept). Returns the
-    /// listing, or `None` when nothing changed; prunes to the budget.
+    /// Before a file tool's change: the states of the paths it observes ([`RemoteStore::observed`]),
+    /// as read now (`before`), their bytes kept. For a durable unit's call (`durable`, with a
+    /// tool call id) the states are written to a record on disk; a record of the same call
+    /// already there is an earlier attempt's that died: its before states are the call's.
+    /// Returns a handle for [`RemoteStore::record`] (holding the lock until then) and the paths
+    /// to read after the change.
     ///
     /// Errors: `InvalidArgument` for a bad path; `Io` for a full disk.
-    pub fn record(
+    pub fn keep(
         &self,
-        changes: Vec<(Vec<u8>, Seen, Seen)>,
-        call: CallInfo,
-    ) -> Result<Option<Listing>> {
-        let mut inner = self.lock();
-        let mut found: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
-        for (path, before, after) in changes {
+        before: Vec<(Vec<u8>, Seen)>,
+        durable: Option<&CallInfo>,
+    ) -> Result<(u64, Vec<Vec<u8>>)> {
+        let (_hold, mut inner) = self.begin()?;
+        let mut states = BTreeMap::new();
+        for (path, seen) in before {
             let path = normalize(&path)?;
-            if path.is_empty() || self.excludes.excludes_path(&path) || before == after {
+            if path.is_empty() || self.excludes.excludes_path(&path) {
                 continue;
             }
-            let before = self.state_of(&mut inner, &before, true)?;
-            let after = self.state_of(&mut inner, &after, true)?;
+            let state = self.state_of(&mut inner, &seen, true)?;
+            states.insert(path, state);
+        }
+        let record = durable.and_then(|c| calls::path_of(&self.dir, c));
+        if let (Some(path), Some(call)) = (&record, durable) {
+            if let Some(CallRecord {
+                kept: Some((_, earlier)),
+                ..
+            }) = calls::read(path).filter(|r| r.is_of(call))
+            {
+                states.extend(earlier);
+            }
+            let kept = Some((states.keys().cloned().collect(), states.clone()));
+            calls::write(path, &CallRecord::of(call, kept)).map_err(|e| io_error(&e))?;
+        }
+        drop(inner);
+        let paths = states.keys().cloned().collect();
+        let handle = self.new_handle(What::Keep(states), durable.cloned(), record);
+        Ok((handle, paths))
+    }
+
+    /// Records the file tool's call of `handle` (consumed): `after` is the state of each path
+    /// [`RemoteStore::keep`] returned, read after the change; the paths whose state differs
+    /// become its checkpoint (their bytes kept). Returns the listing, or `None` when nothing
+    /// changed; prunes to the budget.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle or a bad path; `Io` for a full disk.
+    pub fn record(
+        &self,
+        handle: u64,
+        after: Vec<(Vec<u8>, Seen)>,
+        call: CallInfo,
+    ) -> Result<Option<Listing>> {
+        self.finish(handle, |inner, what| match what {
+            What::Keep(before) => {
+                let changes = self.kept_changes(inner, &before, after)?;
+                self.append(inner, changes, call, false)
+            }
+            _ => Err(unknown_handle()),
+        })
+    }
+
+    /// Consumes `handle`: `f` runs on what it is for (the lock held, the state current); whatever
+    /// `f` returns, the call's record is removed then (after the log: a kill before leaves the
+    /// record, and the next attempt finds it) and its hold given back.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle; what `f` returns.
+    fn finish<T>(&self, handle: u64, f: impl FnOnce(&mut Inner, What) -> Result<T>) -> Result<T> {
+        let (_hold, mut inner) = self.begin()?;
+        let open = self.handles().remove(&handle).ok_or_else(unknown_handle)?;
+        let result = f(&mut inner, open.what);
+        self.close(open.record.as_deref());
+        result
+    }
+
+    fn kept_changes(
+        &self,
+        inner: &mut Inner,
+        before: &BTreeMap<Vec<u8>, State>,
+        after: Vec<(Vec<u8>, Seen)>,
+    ) -> Result<Vec<Change>> {
+        let mut found = Vec::new();
+        for (path, seen) in after {
+            let path = normalize(&path)?;
+            let Some(before) = before.get(&path) else {
+                continue; // not observed before: not this call's
+            };
+            let after = self.state_of(inner, &seen, true)?;
             if !before.same(&after) {
-                found.insert(
-                    path.clone(),
-                    Change {
-                        path,
-                        before,
-                        after,
-                    },
-                );
+                found.push(Change {
+                    path,
+                    before: before.clone(),
+                    after,
+                });
             }
         }
-        self.append(&mut inner, found.into_values().collect(), call)
+        Ok(found)
     }
 
     /// The checkpoints, oldest first; with `run_id`, only that run's.
     pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
-        let inner = self.lock();
+        let (_hold, inner) = self.read();
         inner
             .log
             .checkpoints
@@ -248,19 +433,21 @@ impl RemoteStore {
 
     /// The ids pruned to keep the store within its budget, oldest first.
     pub fn pruned(&self) -> Vec<String> {
-        self.lock().log.pruned.clone()
+        let (_hold, inner) = self.read();
+        inner.log.pruned.clone()
     }
 
     /// Bytes the store's objects hold.
     pub fn store_bytes(&self) -> u64 {
-        self.lock().store_bytes()
+        let (_hold, inner) = self.read();
+        inner.store_bytes()
     }
 
     /// Per path changed by checkpoint `checkpoint_id`: the path and its diff.
     ///
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
-        let inner = self.lock();
+        let (_hold, inner) = self.begin()?;
         let cp = &inner.log.checkpoints[rewind::find(&inner.log, checkpoint_id)?];
         Ok(cp
             .changes
@@ -276,6 +463,9 @@ impl RemoteStore {
     ///
     /// Errors: `Conflict` when the store no longer has it.
     pub fn object(&self, hash: &str) -> Result<Vec<u8>> {
+        // Held: another process's prune does not remove it meanwhile.
+        let (_hold, inner) = self.begin()?;
+        drop(inner);
         let mut data = Vec::new();
         self.objects
             .open_object(hash)
@@ -290,7 +480,7 @@ impl RemoteStore {
     /// Errors: `Conflict` for an unknown or pruned id; `InvalidArgument` for a bad path.
     pub fn rewind_paths(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<Vec<Vec<u8>>> {
         let filter = normalized(paths)?;
-        let inner = self.lock();
+        let (_hold, inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         let mut out: Vec<Vec<u8>> = inner.log.checkpoints[pos..]
             .iter()
@@ -316,7 +506,7 @@ impl RemoteStore {
         current: &[(Vec<u8>, Seen)],
     ) -> Result<Plan> {
         let filter = normalized(paths)?;
-        let mut inner = self.lock();
+        let (_hold, mut inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         let mut states: BTreeMap<Vec<u8>, (State, State, bool)> = BTreeMap::new();
         for cp in &inner.log.checkpoints[pos..] {
@@ -447,7 +637,7 @@ impl RemoteStore {
     /// Errors: `Conflict` for an unknown id; `Io` for a full disk.
     pub fn finish_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<()> {
         let filter = normalized(paths)?;
-        let mut inner = self.lock();
+        let (_hold, mut inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         match &filter {
             None => inner.log.checkpoints.truncate(pos),
@@ -461,7 +651,8 @@ impl RemoteStore {
         inner
             .log
             .save(&self.dir.join("log.jsonl"))
-            .map_err(|e| io_error(&e))
+            .map_err(|e| io_error(&e))?;
+        self.wrote(&mut inner)
     }
 
     /// The host directory of the store.
@@ -498,17 +689,26 @@ mod tests {
             Settings::default(),
         )
         .unwrap();
+        let (h, paths) = store
+            .keep(
+                vec![
+                    (b"a".to_vec(), Seen::File(b"one".to_vec())),
+                    (b"d".to_vec(), Seen::Absent),
+                    (b"d/n".to_vec(), Seen::Absent),
+                    (b"same".to_vec(), Seen::Dir),
+                ],
+                None,
+            )
+            .unwrap();
+        assert_eq!(paths.len(), 4);
         let l = store
             .record(
+                h,
                 vec![
-                    (
-                        b"a".to_vec(),
-                        Seen::File(b"one".to_vec()),
-                        Seen::File(b"two".to_vec()),
-                    ),
-                    (b"d".to_vec(), Seen::Absent, Seen::Dir),
-                    (b"d/n".to_vec(), Seen::Absent, Seen::File(b"x".to_vec())),
-                    (b"same".to_vec(), Seen::Dir, Seen::Dir),
+                    (b"a".to_vec(), Seen::File(b"two".to_vec())),
+                    (b"d".to_vec(), Seen::Dir),
+                    (b"d/n".to_vec(), Seen::File(b"x".to_vec())),
+                    (b"same".to_vec(), Seen::Dir),
                 ],
                 call("c1"),
             )
@@ -557,5 +757,77 @@ mod tests {
             Settings::default()
         )
         .is_err());
+    }
+
+    fn open(dir: &Path) -> RemoteStore {
+        RemoteStore::open(dir.to_str().unwrap(), Some("/ws"), Settings::default()).unwrap()
+    }
+
+    fn write(store: &RemoteStore, path: &[u8], old: &[u8], new: &[u8], c: &str) -> Listing {
+        let (h, _) = store
+            .keep(vec![(path.to_vec(), Seen::File(old.to_vec()))], None)
+            .unwrap();
+        store
+            .record(h, vec![(path.to_vec(), Seen::File(new.to_vec()))], call(c))
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn two_stores_of_one_directory_take_turns_and_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (open(dir.path()), open(dir.path()));
+        assert_eq!(write(&a, b"f", b"1", b"2", "c1").id, "cp-000001");
+        assert_eq!(write(&b, b"g", b"1", b"2", "c2").id, "cp-000002");
+        assert_eq!(write(&a, b"f", b"2", b"3", "c3").id, "cp-000003");
+        assert_eq!(a.list(None), b.list(None));
+        // A call's handle holds the lock: the other store waits until its record.
+        let (h, _) = a
+            .keep(vec![(b"f".to_vec(), Seen::File(b"3".to_vec()))], None)
+            .unwrap();
+        assert_eq!(b.coord.try_enter(), None);
+        a.record(
+            h,
+            vec![(b"f".to_vec(), Seen::File(b"4".to_vec()))],
+            call("c4"),
+        )
+        .unwrap();
+        assert!(b.coord.try_enter().is_some());
+        b.coord.leave();
+        // A rewind in one drops the checkpoints for the other too.
+        b.finish_rewind("cp-000002", None).unwrap();
+        let ids: Vec<String> = a.list(None).into_iter().map(|l| l.id).collect();
+        assert_eq!(ids, vec!["cp-000001".to_string()]);
+    }
+
+    #[test]
+    fn a_dead_attempts_before_states_are_the_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let durable = call("c1");
+        let dead = open(dir.path());
+        dead.keep(
+            vec![(b"f".to_vec(), Seen::File(b"one".to_vec()))],
+            Some(&durable),
+        )
+        .unwrap();
+        drop(dead); // killed after its commit, before its record: the lock goes with it
+        let store = open(dir.path());
+        let (h, paths) = store
+            .keep(
+                vec![(b"f".to_vec(), Seen::File(b"two".to_vec()))],
+                Some(&durable),
+            )
+            .unwrap();
+        assert_eq!(paths, vec![b"f".to_vec()]);
+        let l = store
+            .record(
+                h,
+                vec![(b"f".to_vec(), Seen::File(b"two".to_vec()))],
+                durable,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!((l.paths, l.bytes_kept), (vec![b"f".to_vec()], 3));
+        assert!(!calls::any_besides(dir.path(), None)); // the record is gone with the call
     }
 }
