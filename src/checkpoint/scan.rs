@@ -443,12 +443,17 @@ impl Scanned {
     }
 }
 
-/// The number of threads a walk uses: the machine's cores, at most 8.
+/// The number of threads a walk uses: the machine's cores (as the process may use them: its
+/// CPU affinity and cgroup quota), at most 8. Found once per process: the standard library reads
+/// the cgroup files each time it is asked.
 pub fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8)
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8)
+    })
 }
 #[cfg(test)]
 mod tests;
