@@ -262,7 +262,8 @@ impl CheckpointStore {
     /// Opens (or creates) the store of the workspace at `root_dir` (an existing directory).
     /// State written before (the log, the index, the objects) is loaded (by the first operation
     /// when another process holds the store's lock: opening never waits); a half-written state
-    /// (temporary files of a killed process) is cleared.
+    /// (temporary files of a killed process) is cleared, and so are the records of calls in
+    /// progress that no attempt will come back for ([`calls::sweep`]).
     ///
     /// Errors: `InvalidArgument` for a missing root, `InvalidPattern` for a bad `exclude`,
     /// `Conflict` for a log in a format this version cannot read, `Io` when the store cannot be
@@ -285,6 +286,9 @@ impl CheckpointStore {
             Some(generation) => {
                 let hold = Hold(&coord);
                 let (log, index, sizes) = load_state(&dir, &objects)?;
+                // No call is in progress anywhere (each holds the lock): what `calls/` holds is
+                // dead attempts'.
+                calls::sweep(&dir, state::now_ns() as f64 / 1e9);
                 drop(hold);
                 (generation, log, index, sizes)
             }
