@@ -883,6 +883,10 @@ class CheckpointStore:
     def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
         """Commit a plan: `{'restored', 'deleted', 'removed_dirs', 'failed'}`. Raises `CheckpointError`
         naming the files changed by someone else (unless `force`) or since the plan."""
+    def rewind(self, to: str, paths: builtins.list[str] | None = None, *, force: bool = False) -> dict[str, Any]:
+        """Plan and commit in one step under the store's lock: `{'restored', 'deleted', 'removed_dirs',
+        'failed', 'unrestorable'}`. Raises `CheckpointError` for an unknown or pruned `to`, or naming the
+        files changed by someone else (unless `force`)."""
 
 @final
 class RemoteCheckpointStore:

@@ -931,6 +931,32 @@ impl CheckpointStore {
         Ok(done)
     }
 
+    /// Plans and commits the rewind to the state before checkpoint `to` (and every later one)
+    /// in one step under the store's lock, the latest log and index loaded first: no other
+    /// process's checkpointed call lands between the plan and the commit, so a change a
+    /// checkpoint records is never taken for someone else's. `paths`: as `plan_rewind`. Returns
+    /// the plan (what was found, its `unrestorable` paths) and what was done.
+    ///
+    /// Errors: `Conflict` for an unknown or pruned id, or naming the files changed by someone
+    /// else (unless `force`); `Io` for a full disk.
+    pub fn rewind(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        force: bool,
+    ) -> Result<(rewind::Plan, rewind::Rewound)> {
+        let beneath = self.beneath()?;
+        let (_hold, mut inner) = self.begin()?;
+        let paths = paths
+            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
+            .transpose()?;
+        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
+        let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
+        inner.index_dirty = true;
+        self.persist(&mut inner, LogWrite::Whole, true)?;
+        Ok((plan, done))
+    }
+
     /// Writes the log (with `log`) and the index (with `index`, when changed).
     ///
     /// The index is a cache of what was last seen: a file tool's record leaves it to the next

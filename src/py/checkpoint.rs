@@ -281,6 +281,23 @@ impl PyCheckpointStore {
         plan_dict(py, &plan)
     }
 
+    /// Plans and commits the rewind to before `to` in one step under the store's lock: the
+    /// commit's result with the plan's `unrestorable` paths.
+    #[pyo3(signature = (to, paths = None, *, force = false))]
+    fn rewind<'py>(
+        &self,
+        py: Python<'py>,
+        to: String,
+        paths: Option<Vec<Bound<'_, PyString>>>,
+        force: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let paths = paths.map(paths_of).transpose()?;
+        let (plan, done) = run(py, || self.store.rewind(&to, paths.as_deref(), force))?;
+        let d = rewound_dict(py, &done)?;
+        d.set_item("unrestorable", py_paths(py, &plan.unrestorable)?)?;
+        Ok(d)
+    }
+
     /// Commits a plan from `plan_rewind`.
     #[pyo3(signature = (plan, *, force = false))]
     fn commit_rewind<'py>(

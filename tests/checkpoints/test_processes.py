@@ -15,7 +15,8 @@ from typing import Any
 
 import pydantic_ai_harness_rs
 import pytest
-from pydantic_ai_harness_rs import Checkpoints
+from pydantic_ai_harness_rs import Checkpoints, _core
+from pydantic_ai_harness_rs.checkpoints import _stores
 
 from tests.checkpoints.conftest import agent_tools, tree
 from tests.scripted import run_tools
@@ -153,4 +154,60 @@ async def test_a_listing_waits_for_the_other_processs_command(ws: Path, tmp_path
         assert (await cp.diff('cp-000001'))[0][1] == 'created file (4 bytes)'
     finally:
         go.touch()
+        child.close()
+
+
+async def test_a_rewind_is_not_refused_for_the_other_processs_recorded_calls(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child's agent keeps changing shared.txt while this process rewinds: its call lands right after
+    this process's store step for the rewind (driven from a hook on the store's calls). The plan, its
+    conflict check and the commit are one step under the store's lock, so the child's call comes before
+    or after the whole rewind; never between (where it was taken for someone else's change)."""
+    (ws / 'shared.txt').write_text('original\n')
+    cp = Checkpoints[None](root=ws)
+    child = Child(ws)
+    try:
+        [first] = child.run([('run_command', {'command': 'echo one >> shared.txt'})])
+        call = _stores.RootState.call
+        landed: list[list[dict[str, Any]]] = []
+
+        async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+            result = await call(self, method, *args, **kwargs)
+            if method in ('plan_rewind', 'rewind') and not landed:
+                landed.append(child.run([('run_command', {'command': 'echo two >> shared.txt'})]))
+            return result
+
+        monkeypatch.setattr(_stores.RootState, 'call', hooked)
+        result = await cp.rewind(to=first['id'])
+        assert (result['restored'], result['failed']) == (['shared.txt'], [])
+        # The rewind came first; the child's command then appended to the restored file.
+        assert (ws / 'shared.txt').read_text() == 'original\ntwo\n'
+        assert summary(landed[0]) == summary(cp.list()) == [('cp-000002', 'run_command', ['shared.txt'])]
+    finally:
+        child.close()
+
+
+async def test_a_call_between_an_announced_plan_and_its_commit_is_not_someone_elses(ws: Path) -> None:
+    """A rewind announced file by file (the `rewind` tool) is planned, then committed: when the other
+    process's checkpointed call changed a planned file in between, the commit refuses (what it would do
+    was not announced) and says it was a recorded call, to rewind again; nothing is changed."""
+    (ws / 'shared.txt').write_text('original\n')
+    store = _core.CheckpointStore(str(ws))
+    child = Child(ws)
+    try:
+        [first] = child.run([('run_command', {'command': 'echo one >> shared.txt'})])
+        plan = store.plan_rewind(first['id'])
+        child.run([('run_command', {'command': 'echo two >> shared.txt'})])
+        with pytest.raises(_core.CheckpointError) as refused:
+            store.commit_rewind(plan)
+        assert str(refused.value) == (
+            'Cannot rewind: a checkpointed tool call changed shared.txt after this rewind was planned '
+            "(a recorded change, not someone else's). Nothing was rewound: rewind again."
+        )
+        assert (ws / 'shared.txt').read_text() == 'original\none\ntwo\n'
+        # Planned again, it goes through: both of the child's calls undone.
+        assert store.rewind(first['id'])['restored'] == ['shared.txt']
+        assert (ws / 'shared.txt').read_text() == 'original\n'
+    finally:
         child.close()

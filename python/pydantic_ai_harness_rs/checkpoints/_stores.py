@@ -106,6 +106,44 @@ class RootState:
         """Commit `plan` (`store.commit_rewind`)."""
         return await self.call('commit_rewind', plan, force=force)
 
+    async def rewind_whole(self, to: str, paths: list[str] | None, *, force: bool = False) -> dict[str, Any]:
+        """Plan and commit the rewind to before `to` in one step under the store's lock
+        (`store.rewind`): no other process's checkpointed call lands between the two. The commit's
+        result with the plan's `unrestorable` paths."""
+        return await self.call('rewind', to, paths, force=force)
+
+    async def record_for_job(self, handle: int, recorder: CallRecorder) -> tuple[dict[str, Any] | None, int | None]:
+        """`record` of the snapshot `handle` of a call that left a background job running: with the
+        listing, a snapshot handle for the job's changes from then on when the call has no checkpoint
+        yet (`None` otherwise). Taken in the same step as the record (`store.record_reopen`), so a
+        change the job makes right after the record is counted, not taken into the baseline."""
+        if recorder.once and (earlier := await self.recorded_for(recorder)) is not None:
+            with anyio.CancelScope(shield=True):  # an earlier attempt's checkpoint: added to (`record`)
+                listing = await self._extend_with_changes(earlier, handle)
+                return listing, None if listing is not None else await self.call('snapshot')
+        return await self._record_reopen(
+            handle, recorder.run_id, recorder.tool_call_id, recorder.tool_name, recorder.created_at
+        )
+
+    async def _record_reopen(
+        self, handle: int, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+    ) -> tuple[dict[str, Any] | None, int | None]:
+        """`store.record_reopen` (shielded): the listing, and the reopened handle while nothing is recorded
+        (released otherwise: a job with a checkpoint is followed through `extend`)."""
+        with anyio.CancelScope(shield=True):
+            listing, reopened = await self.call(
+                'record_reopen',
+                handle,
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                tool_name=tool_name,
+                created_at=created_at,
+            )
+            if listing is not None and reopened is not None:
+                await self.call('release', reopened)
+                reopened = None
+        return listing, reopened
+
     async def record(self, handle: int, recorder: CallRecorder, *, kept: bool = False) -> dict[str, Any] | None:
         """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still recorded).
 
