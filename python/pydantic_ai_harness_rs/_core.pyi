@@ -864,6 +864,11 @@ class CheckpointStore:
     ) -> dict[str, Any] | None:
         """After the call: append its checkpoint and return the listing, or None when nothing changed.
         Consumes the handle; prunes to the budget."""
+    def record_reopen(
+        self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+    ) -> tuple[dict[str, Any] | None, int | None]:
+        """`record`, then the walk after the call kept open as a new snapshot handle in the same step
+        (a snapshot handle only; else None): `(listing or None, handle or None)`."""
     def extend(self, checkpoint_id: str, handle: int) -> dict[str, Any] | None:
         """Add what snapshot `handle` found against the index to checkpoint `checkpoint_id`; the handle
         stays open. The new listing, or None when that checkpoint is gone (rewound or pruned)."""

@@ -662,6 +662,47 @@ impl CheckpointStore {
         result
     }
 
+    /// [`CheckpointStore::record`], then, in the same locked step, the walk the record took
+    /// after the call kept open as a new snapshot handle (a look: it holds no lock and has no
+    /// record on disk), returned with the listing; `None` for a keep handle. What changes
+    /// after that walk is what the new handle's record finds, so nothing falls between the two
+    /// (a background job's changes, followed from one look to the next: one walk per look).
+    ///
+    /// Errors: as `record`.
+    pub fn record_reopen(
+        &self,
+        handle: u64,
+        call: CallInfo,
+    ) -> Result<(Option<Listing>, Option<u64>)> {
+        let (_hold, mut inner) = self.begin()?;
+        // Before the walk after the call: an entry changed since then is looked at again.
+        let since = state::now_ns() - state::RACY_NS;
+        let open = inner
+            .pending
+            .remove(&handle)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let Open {
+            what,
+            record,
+            holds,
+        } = open;
+        let is_snapshot = matches!(what, Pending::Snapshot { .. });
+        let result = self.beneath().and_then(|beneath| {
+            self.record_open(&mut inner, &beneath, what, call, record.as_deref())
+        });
+        let walk = match (&result, is_snapshot) {
+            (Ok(_), true) => inner.last_walk.clone(),
+            _ => None,
+        };
+        let reopened = walk.map(|walk| {
+            let found = Vec::new();
+            let pending = Pending::Snapshot { walk, found, since };
+            self.new_handle(&mut inner, pending, For::Look, None)
+        });
+        self.close(record.as_deref(), holds);
+        result.map(|listing| (listing, reopened))
+    }
+
     fn record_open(
         &self,
         inner: &mut Inner,

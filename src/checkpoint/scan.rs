@@ -44,6 +44,7 @@ use crate::fs::walk::pool::run_jobs;
 
 /// A walk's entries: root-relative paths (bytes, `/`-separated, no leading `./`) sorted by
 /// bytes, each with its metadata; and the directories as listed, for a later [`rescan`].
+#[derive(Clone)]
 pub struct Scanned {
     /// The directory walked beneath (root-relative; empty for the root).
     under: Vec<u8>,
@@ -59,6 +60,7 @@ pub struct Scanned {
 }
 
 /// One directory as a walk listed it.
+#[derive(Clone)]
 struct Listed {
     /// The directory's metadata, when a later walk may take its names from here (it was
     /// settled when listed, on a file system whose directory times follow their entries).

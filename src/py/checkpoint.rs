@@ -219,6 +219,29 @@ impl PyCheckpointStore {
         l.map(|l| listing(py, &l)).transpose()
     }
 
+    /// Records the call of `handle` (consumed) as `record` does; for a snapshot handle, the walk
+    /// after the call is kept open as a new snapshot handle in the same step (nothing changed
+    /// between the two is missed). Returns `(listing or None, new handle or None)`.
+    #[pyo3(signature = (handle, *, run_id, tool_call_id, tool_name, created_at))]
+    fn record_reopen<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<(Option<Bound<'py, PyDict>>, Option<u64>)> {
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let (l, reopened) = run(py, || self.store.record_reopen(handle, call))?;
+        Ok((l.map(|l| listing(py, &l)).transpose()?, reopened))
+    }
+
     /// Adds what snapshot `handle` found against the index to checkpoint `checkpoint_id`.
     fn extend<'py>(
         &self,

@@ -291,11 +291,13 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                 RECORDING.reset(token)
                 with anyio.CancelScope(shield=True):
                     job = await self._started_job(ctx, recorder, state.root)
-                    listing = await state.record(handle, recorder)
+                    if job is None:
+                        listing = await state.record(handle, recorder)
+                    else:
+                        listing, job_handle = await state.record_for_job(handle, recorder)
+                        state.open_job(job, listing, job_handle)
                     if listing is not None:
                         recorder.recorded.append(listing)
-                    if job is not None:
-                        await state.open_job(job, listing)
 
     async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
         """The store and workspace of a shell command on a workspace whose files are not on this host

@@ -192,13 +192,13 @@ class RootState:
         finally:
             await self.call('release', before)
 
-    async def open_job(self, job: OpenJob, listing: dict[str, Any] | None) -> None:
+    def open_job(self, job: OpenJob, listing: dict[str, Any] | None, handle: int | None) -> None:
         """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,
-        then against a snapshot taken now, right after that call was recorded)."""
+        then against `handle`, the snapshot kept open by that call's record: `record_for_job`)."""
         if listing is not None:
             job.checkpoint_id = listing['id']
         else:
-            job.handle = await self.call('snapshot')
+            job.handle = handle
         self.jobs.append(job)
 
     async def sweep_jobs(self) -> None:
@@ -212,21 +212,17 @@ class RootState:
                 finished = await job.finished()
                 if job.checkpoint_id is None:
                     assert job.handle is not None
-                    listing = await self.call(
-                        'record',
-                        job.handle,
-                        run_id=job.run_id,
-                        tool_call_id=job.tool_call_id,
-                        tool_name=job.tool_name,
-                        created_at=job.created_at,
+                    # The walk after the record stays open in the same step: a change the job makes
+                    # right after it is the next look's (a snapshot taken separately would take it
+                    # into the baseline).
+                    listing, job.handle = await self._record_reopen(
+                        job.handle, job.run_id, job.tool_call_id, job.tool_name, job.created_at
                     )
-                    job.handle = None
                     if listing is not None:
                         job.checkpoint_id = listing['id']
-                    elif not finished:
-                        # Right after the record (a snapshot takes what differs from the index into
-                        # it, so taken before, it would hide the job's changes from that record).
-                        job.handle = await self.call('snapshot')
+                    elif finished and job.handle is not None:
+                        await self.call('release', job.handle)
+                        job.handle = None
                 else:
                     handle = await self.call('snapshot')
                     try:
