@@ -211,3 +211,39 @@ async def test_a_call_between_an_announced_plan_and_its_commit_is_not_someone_el
         assert (ws / 'shared.txt').read_text() == 'original\n'
     finally:
         child.close()
+
+
+async def test_the_async_listing_waits_without_blocking_the_event_loop(ws: Path) -> None:
+    """While another process holds the store's lock, `list()` would block the thread it runs on (the event
+    loop, called from async code); `list_async()` and `pruned_async()` wait in a worker thread: the loop
+    keeps running, and they answer once the lock is free."""
+    import fcntl
+
+    import anyio
+
+    cp = Checkpoints[None](root=ws)
+    await run_tools(agent_tools(ws, cp), [('write_file', {'path': 'a.txt', 'content': 'a\n'})])
+    lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
+    answers: list[Any] = []
+    with open(lock, 'rb') as held:  # another open file: another process as far as flock goes
+        fcntl.flock(held, fcntl.LOCK_EX)
+        # Should the listing block the loop after all, the lock is let go of after 10 s (the test fails).
+        safety = threading.Timer(10, fcntl.flock, (held, fcntl.LOCK_UN))
+        safety.start()
+
+        async def ask() -> None:
+            answers.append(await cp.list_async())
+            answers.append(await cp.pruned_async())
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                with anyio.fail_after(30):
+                    while not _blocked_on(lock):  # the loop runs while the listing waits
+                        await anyio.sleep(0.01)
+                assert answers == []
+                fcntl.flock(held, fcntl.LOCK_UN)
+        finally:
+            safety.cancel()
+    assert summary(answers[0]) == [('cp-000001', 'write_file', ['a.txt'])] and answers[1] == []
+    assert answers[0] == cp.list()
