@@ -5,6 +5,7 @@ line by line over its stdin."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pydantic_ai_harness_rs
 import pytest
 from pydantic_ai_harness_rs import Checkpoints, _core
@@ -217,10 +219,6 @@ async def test_the_async_listing_waits_without_blocking_the_event_loop(ws: Path)
     """While another process holds the store's lock, `list()` would block the thread it runs on (the event
     loop, called from async code); `list_async()` and `pruned_async()` wait in a worker thread: the loop
     keeps running, and they answer once the lock is free."""
-    import fcntl
-
-    import anyio
-
     cp = Checkpoints[None](root=ws)
     await run_tools(agent_tools(ws, cp), [('write_file', {'path': 'a.txt', 'content': 'a\n'})])
     lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
