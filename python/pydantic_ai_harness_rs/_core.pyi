@@ -872,6 +872,11 @@ class CheckpointStore:
     def extend(self, checkpoint_id: str, handle: int) -> dict[str, Any] | None:
         """Add what snapshot `handle` found against the index to checkpoint `checkpoint_id`; the handle
         stays open. The new listing, or None when that checkpoint is gone (rewound or pruned)."""
+    def attribute_found(
+        self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+    ) -> dict[str, Any] | None:
+        """Count what snapshot `handle` found against the index against that call's checkpoint (appended
+        when it has none); the handle stays open. The listing, or None when nothing was found."""
     def release(self, handle: int) -> None:
         """Drop a handle without recording."""
     def list(self, run_id: str | None = None) -> builtins.list[dict[str, Any]]:

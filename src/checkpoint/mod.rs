@@ -864,6 +864,45 @@ impl CheckpointStore {
         Ok(Some(listing))
     }
 
+    /// What snapshot `handle` found against the index (the changes made since the last look,
+    /// which the snapshot took into the baseline), counted against `call`'s checkpoint instead:
+    /// added to it (found by run and tool call id), or appended as its checkpoint when it has
+    /// none. The handle stays open. For a background job whose change landed between the look at
+    /// it and the snapshot of the next call. Returns the listing; `None` when nothing was found.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle, a keep handle or a call without a tool
+    /// call id; `Io` for a full disk.
+    pub fn attribute_found(&self, handle: u64, call: &CallInfo) -> Result<Option<Listing>> {
+        if call.tool_call_id.is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "Changes are counted against a call with a tool call id.",
+            ));
+        }
+        let (_hold, mut inner) = self.begin()?;
+        let found = match inner.pending.get_mut(&handle).map(|o| &mut o.what) {
+            Some(Pending::Snapshot { found, .. }) => std::mem::take(found),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "Unknown snapshot handle.",
+                ))
+            }
+        };
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let log = Self::attribute(&mut inner, &CallRecord::of(call, None), found);
+        let listing = inner
+            .log
+            .checkpoints
+            .iter()
+            .rfind(|c| c.run_id == call.run_id && c.tool_call_id == call.tool_call_id)
+            .map(Listing::of);
+        self.persist(&mut inner, log, false)?;
+        Ok(listing)
+    }
+
     /// Drops `handle` without recording (the call failed before it ran). Unknown handles are
     /// ignored.
     pub fn release(&self, handle: u64) -> Result<()> {

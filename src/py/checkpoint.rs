@@ -253,6 +253,29 @@ impl PyCheckpointStore {
         l.map(|l| listing(py, &l)).transpose()
     }
 
+    /// Counts what snapshot `handle` found against the index against the checkpoint of the call
+    /// (appended when it has none); the handle stays open. The listing, or `None` when nothing
+    /// was found.
+    #[pyo3(signature = (handle, *, run_id, tool_call_id, tool_name, created_at))]
+    fn attribute_found<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let l = run(py, || self.store.attribute_found(handle, &call))?;
+        l.map(|l| listing(py, &l)).transpose()
+    }
+
     /// Drops `handle` without recording.
     fn release(&self, py: Python<'_>, handle: u64) -> PyResult<()> {
         run(py, || self.store.release(handle))

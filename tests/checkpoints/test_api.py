@@ -208,6 +208,47 @@ async def test_a_jobs_first_change_right_after_its_calls_record_counts(
     assert (ws / 'log.txt').read_text() == 'start\n'
 
 
+async def test_a_jobs_change_as_the_next_command_starts_counts_against_the_job(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's first change lands between the look at it that starts the next command and that command's
+    snapshot (driven through a FIFO from a hook on the store's calls): what the snapshot finds against the
+    baseline is the job's, so it goes to the job's checkpoint, not into the baseline nor to the command."""
+    (ws / 'log.txt').write_text('start\n')
+    fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
+    os.mkfifo(fifo)
+    cp = Checkpoints[None]()
+    released: list[str] = []
+    call = _stores.RootState.call
+
+    def go() -> None:
+        with open(fifo, 'w') as f:  # waits for the job to be reading
+            f.write('go\n')
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == 'snapshot' and kwargs.get('call') and self.jobs and not released:
+            released.append(method)  # the job was looked at; the command's snapshot comes next
+            await anyio.to_thread.run_sync(go)
+            with anyio.fail_after(30):
+                while not wrote.exists():
+                    await anyio.sleep(0.01)
+        return await call(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
+    assert t.results[0].startswith('Started background command'), t.results
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo cmd > other.txt'})])
+    assert released
+    assert [(c['tool_name'], c['paths']) for c in cp.list()] == [
+        ('start_command', ['log.txt']),
+        ('run_command', ['other.txt']),
+    ]
+    started = cp.list()[0]
+    await cp.rewind(to=started['id'])
+    assert (ws / 'log.txt').read_text() == 'start\n' and not (ws / 'other.txt').exists()
+
+
 async def test_a_file_above_max_file_bytes_is_not_restorable(ws: Path) -> None:
     (ws / 'big.bin').write_bytes(b'b' * 100)
     (ws / 'small.txt').write_text('s\n')

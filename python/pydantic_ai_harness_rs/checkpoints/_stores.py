@@ -233,6 +233,29 @@ class RootState:
                 if finished:
                     self.jobs.remove(job)
 
+    async def count_for_jobs(self, handle: int) -> None:
+        """What the snapshot `handle` of a call starting now (taken right after `sweep_jobs`) found against
+        the baseline: a change an open job made between that look and the snapshot, counted against the
+        oldest open job's checkpoint (appended when it has none yet) instead of taken into the baseline.
+        The caller holds the turn."""
+        if not self.jobs:
+            return
+        job = self.jobs[0]
+        with anyio.CancelScope(shield=True):
+            listing = await self.call(
+                'attribute_found',
+                handle,
+                run_id=job.run_id,
+                tool_call_id=job.tool_call_id,
+                tool_name=job.tool_name,
+                created_at=job.created_at,
+            )
+            if listing is not None and job.checkpoint_id is None:
+                job.checkpoint_id = listing['id']  # followed through `extend` from now on
+                if job.handle is not None:
+                    await self.call('release', job.handle)
+                    job.handle = None
+
 
 def job_directory_of(root: str, run_id: str | None, tool_call_id: str | None) -> str | None:
     """Where the background job of the call `tool_call_id` of `run_id` keeps its files (`None`: no id)."""
