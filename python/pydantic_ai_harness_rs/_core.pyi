@@ -885,9 +885,19 @@ class CheckpointStore:
         raises them, after the record. `durable`: a durable unit's call (its record on disk while it runs,
         as `keep` with `tool_call_id`). `wait=False`: None, nothing done, when another process holds the
         store's lock."""
+    def record_reopen(
+        self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+    ) -> tuple[dict[str, Any] | None, int | None]:
+        """`record`, then the walk after the call kept open as a new snapshot handle in the same step
+        (a snapshot handle only; else None): `(listing or None, handle or None)`."""
     def extend(self, checkpoint_id: str, handle: int) -> dict[str, Any] | None:
         """Add what snapshot `handle` found against the index to checkpoint `checkpoint_id`; the handle
         stays open. The new listing, or None when that checkpoint is gone (rewound or pruned)."""
+    def attribute_found(
+        self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+    ) -> dict[str, Any] | None:
+        """Count what snapshot `handle` found against the index against that call's checkpoint (appended
+        when it has none); the handle stays open. The listing, or None when nothing was found."""
     def release(self, handle: int) -> None:
         """Drop a handle without recording."""
     def list(self, run_id: str | None = None) -> builtins.list[dict[str, Any]]:
@@ -904,6 +914,10 @@ class CheckpointStore:
     def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
         """Commit a plan: `{'restored', 'deleted', 'removed_dirs', 'failed'}`. Raises `CheckpointError`
         naming the files changed by someone else (unless `force`) or since the plan."""
+    def rewind(self, to: str, paths: builtins.list[str] | None = None, *, force: bool = False) -> dict[str, Any]:
+        """Plan and commit in one step under the store's lock: `{'restored', 'deleted', 'removed_dirs',
+        'failed', 'unrestorable'}`. Raises `CheckpointError` for an unknown or pruned `to`, or naming the
+        files changed by someone else (unless `force`)."""
 
 @final
 class RemoteCheckpointStore:

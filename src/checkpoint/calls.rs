@@ -119,9 +119,39 @@ pub fn read(path: &Path) -> Option<CallRecord> {
     CallRecord::from_json(&serde_json::from_slice(&text).ok()?)
 }
 
-/// Removes the record at `path` (gone already is fine).
+/// Removes the record at `path` (gone already is fine), and `calls/` with it when no other
+/// record is left there. The caller holds the store's lock (records are written under it).
 pub fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir); // refused while another record is there
+    }
+}
+
+/// How long a dead attempt's record waits for its call to be run again, in seconds from the
+/// start of its last attempt (a day: an engine retries a unit within minutes, or its run is
+/// over). An older record is removed when a store is opened ([`sweep`]).
+pub const ORPHAN_AFTER_SECS: f64 = 24.0 * 60.0 * 60.0;
+
+/// Clears `<dir>/calls/` of what no call will come back for: the temporary file of a record
+/// write a kill cut short, a record that cannot be read, and the record of a call whose last
+/// attempt started more than [`ORPHAN_AFTER_SECS`] before `now` (epoch seconds; its run is over
+/// or will not run it again); then the directory itself when it is empty. The caller holds the
+/// store's lock with no call of its own open, so no record there is of a call in progress.
+pub fn sweep(dir: &Path, now: f64) {
+    let calls = dir.join("calls");
+    let Ok(entries) = std::fs::read_dir(&calls) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let stale = path.extension().is_some()
+            || read(&path).is_none_or(|r| now - r.created_at > ORPHAN_AFTER_SECS);
+        if stale {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    let _ = std::fs::remove_dir(&calls);
 }
 
 /// Whether `<dir>/calls/` holds a record other than `own`: a call in progress elsewhere, or a
@@ -237,5 +267,36 @@ mod tests {
         assert_eq!(read(&path), Some(shell));
         remove(&path);
         assert_eq!(read(&path), None);
+        assert!(!dir.path().join("calls").exists()); // the last record took the directory
+    }
+
+    /// At open: a record whose call last started over a day ago, a torn write's temporary file
+    /// and an unreadable record are removed; a recent dead attempt's record waits for its retry.
+    #[test]
+    fn sweeping_removes_what_no_call_comes_back_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = 1_000_000.0;
+        let call = |id: &str, created_at: f64| CallInfo {
+            run_id: Some("r".into()),
+            tool_call_id: Some(id.into()),
+            tool_name: "run_command".into(),
+            created_at,
+        };
+        let old = call("old", now - ORPHAN_AFTER_SECS - 1.0);
+        let recent = call("recent", now - 60.0);
+        for c in [&old, &recent] {
+            write(&path_of(dir.path(), c).unwrap(), &CallRecord::of(c, None)).unwrap();
+        }
+        let calls = dir.path().join("calls");
+        std::fs::write(calls.join("0123.tmp"), b"{\"run_id\"").unwrap();
+        std::fs::write(calls.join("4567"), b"not a record").unwrap();
+        sweep(dir.path(), now);
+        let left: Vec<_> = std::fs::read_dir(&calls)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(left, vec![path_of(dir.path(), &recent).unwrap()]);
+        sweep(dir.path(), now + ORPHAN_AFTER_SECS);
+        assert!(!calls.exists());
     }
 }

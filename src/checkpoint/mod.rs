@@ -304,7 +304,8 @@ impl CheckpointStore {
     /// Opens (or creates) the store of the workspace at `root_dir` (an existing directory).
     /// State written before (the log, the index, the objects) is loaded (by the first operation
     /// when another process holds the store's lock: opening never waits); a half-written state
-    /// (temporary files of a killed process) is cleared.
+    /// (temporary files of a killed process) is cleared, and so are the records of calls in
+    /// progress that no attempt will come back for ([`calls::sweep`]).
     ///
     /// Errors: `InvalidArgument` for a missing root, `InvalidPattern` for a bad `exclude`,
     /// `Conflict` for a log in a format this version cannot read, `Io` when the store cannot be
@@ -327,6 +328,9 @@ impl CheckpointStore {
             Some(generation) => {
                 let hold = Hold(&coord);
                 let (log, index, sizes) = load_state(&dir, &objects)?;
+                // No call is in progress anywhere (each holds the lock): what `calls/` holds is
+                // dead attempts'.
+                calls::sweep(&dir, state::now_ns() as f64 / 1e9);
                 drop(hold);
                 (generation, log, index, sizes)
             }
@@ -762,6 +766,47 @@ impl CheckpointStore {
         result
     }
 
+    /// [`CheckpointStore::record`], then, in the same locked step, the walk the record took
+    /// after the call kept open as a new snapshot handle (a look: it holds no lock and has no
+    /// record on disk), returned with the listing; `None` for a keep handle. What changes
+    /// after that walk is what the new handle's record finds, so nothing falls between the two
+    /// (a background job's changes, followed from one look to the next: one walk per look).
+    ///
+    /// Errors: as `record`.
+    pub fn record_reopen(
+        &self,
+        handle: u64,
+        call: CallInfo,
+    ) -> Result<(Option<Listing>, Option<u64>)> {
+        let (_hold, mut inner) = self.begin()?;
+        // Before the walk after the call: an entry changed since then is looked at again.
+        let since = state::now_ns() - state::RACY_NS;
+        let open = inner
+            .pending
+            .remove(&handle)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let Open {
+            what,
+            record,
+            holds,
+        } = open;
+        let is_snapshot = matches!(what, Pending::Snapshot { .. });
+        let result = self.beneath().and_then(|beneath| {
+            self.record_open(&mut inner, &beneath, what, call, record.as_deref())
+        });
+        let walk = match (&result, is_snapshot) {
+            (Ok(_), true) => inner.last_walk.clone(),
+            _ => None,
+        };
+        let reopened = walk.map(|walk| {
+            let found = Vec::new();
+            let pending = Pending::Snapshot { walk, found, since };
+            self.new_handle(&mut inner, pending, For::Look, None)
+        });
+        self.close(record.as_deref(), holds);
+        result.map(|listing| (listing, reopened))
+    }
+
     fn record_open(
         &self,
         inner: &mut Inner,
@@ -955,6 +1000,45 @@ impl CheckpointStore {
         Ok(Some(listing))
     }
 
+    /// What snapshot `handle` found against the index (the changes made since the last look,
+    /// which the snapshot took into the baseline), counted against `call`'s checkpoint instead:
+    /// added to it (found by run and tool call id), or appended as its checkpoint when it has
+    /// none. The handle stays open. For a background job whose change landed between the look at
+    /// it and the snapshot of the next call. Returns the listing; `None` when nothing was found.
+    ///
+    /// Errors: `InvalidArgument` for an unknown handle, a keep handle or a call without a tool
+    /// call id; `Io` for a full disk.
+    pub fn attribute_found(&self, handle: u64, call: &CallInfo) -> Result<Option<Listing>> {
+        if call.tool_call_id.is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "Changes are counted against a call with a tool call id.",
+            ));
+        }
+        let (_hold, mut inner) = self.begin()?;
+        let found = match inner.pending.get_mut(&handle).map(|o| &mut o.what) {
+            Some(Pending::Snapshot { found, .. }) => std::mem::take(found),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "Unknown snapshot handle.",
+                ))
+            }
+        };
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let log = Self::attribute(&mut inner, &CallRecord::of(call, None), found);
+        let listing = inner
+            .log
+            .checkpoints
+            .iter()
+            .rfind(|c| c.run_id == call.run_id && c.tool_call_id == call.tool_call_id)
+            .map(Listing::of);
+        self.persist(&mut inner, log, false)?;
+        Ok(listing)
+    }
+
     /// Drops `handle` without recording (the call failed before it ran). Unknown handles are
     /// ignored.
     pub fn release(&self, handle: u64) -> Result<()> {
@@ -1064,6 +1148,34 @@ impl CheckpointStore {
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
         Ok(done)
+    }
+
+    /// Plans and commits the rewind to the state before checkpoint `to` (and every later one)
+    /// in one step under the store's lock, the latest log and index loaded first: no other
+    /// process's checkpointed call lands between the plan and the commit, so a change a
+    /// checkpoint records is never taken for someone else's. `paths`: as `plan_rewind`. Returns
+    /// the plan (what was found, its `unrestorable` paths) and what was done.
+    ///
+    /// Errors: `Conflict` for an unknown or pruned id, or naming the files changed by someone
+    /// else (unless `force`); `Io` for a full disk.
+    pub fn rewind(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        force: bool,
+    ) -> Result<(rewind::Plan, rewind::Rewound)> {
+        let beneath = self.beneath()?;
+        let (_hold, mut inner) = self.begin()?;
+        // The writer thread's queued objects and lines first (see `later`), as `plan_rewind`.
+        self.objects.flush().map_err(|e| io_error(&e))?;
+        let paths = paths
+            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
+            .transpose()?;
+        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
+        let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
+        inner.index_dirty = true;
+        self.persist(&mut inner, LogWrite::Whole, true)?;
+        Ok((plan, done))
     }
 
     /// Writes the log (with `log`) and the index (with `index`, when changed).

@@ -5,8 +5,11 @@
 //! first of them and the expected current state its after-state in the last. A path whose
 //! current state is neither the target nor the expected one was changed by someone else: a
 //! conflict; so is one where a checkpoint's before-state is not the after-state of the
-//! previous checkpoint of that path (changed by someone else between two calls). The commit
-//! re-makes the plan, compares each path's current hash with the one the caller's plan saw,
+//! previous checkpoint of that path (changed by someone else between two calls). A rewind is
+//! planned and committed in one step under the store's lock ([`apply`]), so no other process's
+//! checkpointed call lands between the two; one announced file by file in between (the model's
+//! tool) is committed by [`commit`], which makes the plan again, compares each path's current
+//! hash with the one the announced plan saw, and refuses a difference unless forced. Either
 //! refuses on any conflict unless forced, then works path by path:
 //! removals deepest first, then creations and restores in path order. Each file is written
 //! whole to a temporary file (the store's `tmp/`, or beside it on another file system) and
@@ -357,10 +360,15 @@ fn write_temp(objects: &Objects, dir: RawFd, name: &[u8], target: &State) -> std
     }
 }
 
-/// Commits the rewind to `to` (see the module doc). `pinned`: each path of the caller's plan
-/// and the current hash it saw.
+/// Commits the rewind to `to` (see the module doc) as planned earlier, in another locked step.
+/// `pinned`: each path of the caller's plan and the current hash it saw. The plan is made again
+/// (under the lock the caller holds); a path whose current state is as the checkpoints expect
+/// but not the one the caller's plan saw was changed by a checkpointed call in between (another
+/// process's): refused, so that nothing is done that was not announced, and said to be no one
+/// else's change.
 ///
-/// Errors: `Conflict` naming the conflicting files (unless `force`).
+/// Errors: `Conflict` naming the files changed by someone else, or by a checkpointed call
+/// since the caller's plan (unless `force`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn commit(
     inner: &mut Inner,
@@ -374,12 +382,37 @@ pub(crate) fn commit(
     let plan = plan(inner, beneath, objects, to, paths)?;
     let pinned: BTreeMap<&[u8], &Option<String>> =
         pinned.iter().map(|(p, h)| (p.as_slice(), h)).collect();
-    let mut conflicts = plan.conflicts.clone();
-    for f in &plan.files {
-        if pinned.get(f.path.as_slice()) != Some(&&f.old_hash) && !conflicts.contains(&f.path) {
-            conflicts.push(f.path.clone());
-        }
+    let moved: Vec<String> = plan
+        .files
+        .iter()
+        .filter(|f| {
+            pinned.get(f.path.as_slice()) != Some(&&f.old_hash) && !plan.conflicts.contains(&f.path)
+        })
+        .map(|f| shown(&f.path))
+        .collect();
+    if !force && plan.conflicts.is_empty() && !moved.is_empty() {
+        return Err(checkpoint_error(format!(
+            "Cannot rewind: a checkpointed tool call changed {} after this rewind was planned (a recorded change, not someone else's). Nothing was rewound: rewind again.",
+            moved.join(", ")
+        )));
     }
+    apply(inner, beneath, objects, &plan, force)
+}
+
+/// Carries out `plan`, made under the lock the caller still holds (see the module doc): refused
+/// when the plan found conflicts, unless `force`. The log loses the rewound checkpoints when
+/// every path was put back.
+///
+/// Errors: `Conflict` naming the files changed by someone else (unless `force`); `Io` when the
+/// store's temporary directory is unavailable.
+pub(crate) fn apply(
+    inner: &mut Inner,
+    beneath: &Beneath,
+    objects: &Objects,
+    plan: &Plan,
+    force: bool,
+) -> Result<Rewound> {
+    let mut conflicts = plan.conflicts.clone();
     conflicts.sort();
     if !conflicts.is_empty() && !force {
         let names: Vec<String> = conflicts.iter().map(|p| shown(p)).collect();
@@ -472,7 +505,7 @@ pub(crate) fn commit(
     done.removed_dirs.sort();
     done.failed.sort();
     if done.failed.is_empty() {
-        let pos = find(&inner.log, to)?;
+        let pos = find(&inner.log, &plan.to)?;
         match &plan.paths {
             None => inner.log.checkpoints.truncate(pos),
             Some(_) => {

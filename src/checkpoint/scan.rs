@@ -44,6 +44,7 @@ use crate::fs::walk::pool::run_jobs;
 
 /// A walk's entries: root-relative paths (bytes, `/`-separated, no leading `./`) sorted by
 /// bytes, each with its metadata; and the directories as listed, for a later [`rescan`].
+#[derive(Clone)]
 pub struct Scanned {
     /// The directory walked beneath (root-relative; empty for the root).
     under: Vec<u8>,
@@ -59,6 +60,7 @@ pub struct Scanned {
 }
 
 /// One directory as a walk listed it.
+#[derive(Clone)]
 struct Listed {
     /// The directory's metadata, when a later walk may take its names from here (it was
     /// settled when listed, on a file system whose directory times follow their entries).
@@ -443,12 +445,17 @@ impl Scanned {
     }
 }
 
-/// The number of threads a walk uses: the machine's cores, at most 8.
+/// The number of threads a walk uses: the machine's cores (as the process may use them: its
+/// CPU affinity and cgroup quota), at most 8. Found once per process: the standard library reads
+/// the cgroup files each time it is asked.
 pub fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8)
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8)
+    })
 }
 #[cfg(test)]
 mod tests;

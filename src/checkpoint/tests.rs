@@ -489,3 +489,45 @@ fn hard_linked_files_are_restored_in_place() {
         assert_eq!(std::fs::read_to_string(r.join(name)).unwrap(), "hard\n");
     }
 }
+
+/// A job followed from look to look: each record keeps its walk as the next snapshot, so a
+/// change made right after a record is the next one's; a change found by another call's
+/// snapshot is counted against the job's checkpoint instead of taken into the baseline.
+#[test]
+fn a_jobs_looks_are_chained_and_a_snapshots_find_goes_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("log.txt"), "start\n").unwrap();
+    let store = open(r, Settings::default());
+    let job = call("start_command");
+    let h = store.snapshot().unwrap();
+    let (listing, h) = store.record_reopen(h, job.clone()).unwrap();
+    assert_eq!(listing, None);
+    std::fs::write(r.join("log.txt"), "start\njob\n").unwrap(); // right after the record
+    let (listing, reopened) = store.record_reopen(h.unwrap(), job.clone()).unwrap();
+    let listing = listing.unwrap();
+    assert_eq!(strs(&listing.paths), ["log.txt"]);
+    store.release(reopened.unwrap()).unwrap();
+    // A change the next call's snapshot finds: the job's, added to its checkpoint.
+    std::fs::write(r.join("out.txt"), "o").unwrap();
+    let next = store.snapshot_call(For::Call).unwrap();
+    let added = store.attribute_found(next, &job).unwrap().unwrap();
+    assert_eq!(
+        (added.id.as_str(), strs(&added.paths)),
+        (
+            listing.id.as_str(),
+            vec!["log.txt".into(), "out.txt".into()]
+        )
+    );
+    assert_eq!(store.record(next, call("run_command")).unwrap(), None);
+    let rewound = store.rewind(&listing.id, None, false).unwrap().1;
+    assert_eq!(
+        (strs(&rewound.restored), strs(&rewound.deleted)),
+        (vec!["log.txt".into()], vec!["out.txt".into()])
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.join("log.txt")).unwrap(),
+        "start\n"
+    );
+    assert!(store.list(None).is_empty());
+}

@@ -15,7 +15,9 @@ fn call(name: &str) -> CallInfo {
         run_id: Some("run".into()),
         tool_call_id: Some(format!("{name}-call")),
         tool_name: name.into(),
-        created_at: 1.0,
+        // Started now: the record of a call whose last attempt started over a day before is
+        // swept when a store is opened.
+        created_at: state::now_ns() as f64 / 1e9,
     }
 }
 
@@ -210,4 +212,38 @@ fn another_calls_change_meanwhile_is_not_the_dead_commands() {
         ]
     );
     again.release(h).unwrap();
+}
+
+#[test]
+fn records_go_with_their_calls_and_old_dead_ones_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let calls_dir = r.join(STORE_DIR).join("calls");
+    let store = open(r);
+    let h = store.keep_call(&[b"a.txt".to_vec()], For::Durable(&call("write_file")));
+    assert_eq!(records(r), 1);
+    std::fs::write(r.join("a.txt"), "a").unwrap();
+    let listing = store.record(h.unwrap(), call("write_file")).unwrap();
+    assert_eq!(listing.unwrap().paths, vec![b"a.txt".to_vec()]);
+    // The last record took its directory.
+    assert!(!calls_dir.exists());
+    // Two attempts die mid-call: one started two days ago, one now.
+    let old = CallInfo {
+        created_at: call("run_command").created_at - 2.0 * calls::ORPHAN_AFTER_SECS,
+        ..call("run_command")
+    };
+    let _ = store.snapshot_call(For::Durable(&old)).unwrap();
+    let _ = store.snapshot_call(For::Durable(&call("shell"))).unwrap();
+    drop(store);
+    assert_eq!(records(r), 2);
+    // Opened with no call in progress: the old one's run is over; the recent one waits.
+    let store = open(r);
+    let left: Vec<_> = std::fs::read_dir(&calls_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        left,
+        vec![calls::path_of(&store.dir, &call("shell")).unwrap()]
+    );
 }

@@ -305,6 +305,29 @@ impl PyCheckpointStore {
         l.map(|l| listing(py, &l)).transpose()
     }
 
+    /// Records the call of `handle` (consumed) as `record` does; for a snapshot handle, the walk
+    /// after the call is kept open as a new snapshot handle in the same step (nothing changed
+    /// between the two is missed). Returns `(listing or None, new handle or None)`.
+    #[pyo3(signature = (handle, *, run_id, tool_call_id, tool_name, created_at))]
+    fn record_reopen<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<(Option<Bound<'py, PyDict>>, Option<u64>)> {
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let (l, reopened) = run(py, || self.store.record_reopen(handle, call))?;
+        Ok((l.map(|l| listing(py, &l)).transpose()?, reopened))
+    }
+
     /// Adds what snapshot `handle` found against the index to checkpoint `checkpoint_id`.
     fn extend<'py>(
         &self,
@@ -313,6 +336,29 @@ impl PyCheckpointStore {
         handle: u64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let l = run(py, || self.store.extend(&checkpoint_id, handle))?;
+        l.map(|l| listing(py, &l)).transpose()
+    }
+
+    /// Counts what snapshot `handle` found against the index against the checkpoint of the call
+    /// (appended when it has none); the handle stays open. The listing, or `None` when nothing
+    /// was found.
+    #[pyo3(signature = (handle, *, run_id, tool_call_id, tool_name, created_at))]
+    fn attribute_found<'py>(
+        &self,
+        py: Python<'py>,
+        handle: u64,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let call = CallInfo {
+            run_id,
+            tool_call_id,
+            tool_name,
+            created_at,
+        };
+        let l = run(py, || self.store.attribute_found(handle, &call))?;
         l.map(|l| listing(py, &l)).transpose()
     }
 
@@ -365,6 +411,23 @@ impl PyCheckpointStore {
         let paths = paths.map(paths_of).transpose()?;
         let plan = run(py, || self.store.plan_rewind(&to, paths.as_deref()))?;
         plan_dict(py, &plan)
+    }
+
+    /// Plans and commits the rewind to before `to` in one step under the store's lock: the
+    /// commit's result with the plan's `unrestorable` paths.
+    #[pyo3(signature = (to, paths = None, *, force = false))]
+    fn rewind<'py>(
+        &self,
+        py: Python<'py>,
+        to: String,
+        paths: Option<Vec<Bound<'_, PyString>>>,
+        force: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let paths = paths.map(paths_of).transpose()?;
+        let (plan, done) = run(py, || self.store.rewind(&to, paths.as_deref(), force))?;
+        let d = rewound_dict(py, &done)?;
+        d.set_item("unrestorable", py_paths(py, &plan.unrestorable)?)?;
+        Ok(d)
     }
 
     /// Commits a plan from `plan_rewind`.

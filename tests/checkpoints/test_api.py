@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.exceptions import UserError
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
-from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability
+from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability, _stores
 
 from tests.checkpoints.conftest import agent_tools, tree
 from tests.conftest import both_backends
@@ -164,6 +166,87 @@ async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path
         ['out'],
     )
     assert tree(ws) == {**before, 'trigger/1': ('file', b'', 0o644), 'trigger/2': ('file', b'', 0o644)}
+
+
+async def test_a_jobs_first_change_right_after_its_calls_record_counts(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's first change lands right after the record of the call that started it (driven through a
+    FIFO from a hook on the store's calls): the walk of that record stays the job's open snapshot, so the
+    change is the job's, not taken into the baseline by a snapshot taken after it."""
+    (ws / 'log.txt').write_text('start\n')
+    fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
+    os.mkfifo(fifo)
+    cp = Checkpoints[None]()
+    released: list[str] = []
+    call = _stores.RootState.call
+
+    def go() -> None:
+        with open(fifo, 'w') as f:  # waits for the job to be reading
+            f.write('go\n')
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        result = await call(self, method, *args, **kwargs)
+        if method.startswith('record') and kwargs.get('tool_name') == 'start_command' and not released:
+            released.append(method)  # the call's record: the job changes log.txt now
+            await anyio.to_thread.run_sync(go)
+            with anyio.fail_after(30):
+                while not wrote.exists():
+                    await anyio.sleep(0.01)
+        return result
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
+    assert t.results[0].startswith('Started background command'), t.results
+    assert released
+    await run_tools(agent_tools(ws, cp), [('read_file', {'path': 'log.txt'})])  # looks at the job first
+    [started] = cp.list()
+    assert (started['tool_name'], started['paths']) == ('start_command', ['log.txt'])
+    assert (await cp.diff(started['id']))[0][1].endswith('@@ -1 +1,2 @@\n start\n+job')
+    await cp.rewind(to=started['id'])
+    assert (ws / 'log.txt').read_text() == 'start\n'
+
+
+async def test_a_jobs_change_as_the_next_command_starts_counts_against_the_job(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's first change lands between the look at it that starts the next command and that command's
+    snapshot (driven through a FIFO from a hook on the store's calls): what the snapshot finds against the
+    baseline is the job's, so it goes to the job's checkpoint, not into the baseline nor to the command."""
+    (ws / 'log.txt').write_text('start\n')
+    fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
+    os.mkfifo(fifo)
+    cp = Checkpoints[None]()
+    released: list[str] = []
+    call = _stores.RootState.call
+
+    def go() -> None:
+        with open(fifo, 'w') as f:  # waits for the job to be reading
+            f.write('go\n')
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == 'snapshot' and kwargs.get('call') and self.jobs and not released:
+            released.append(method)  # the job was looked at; the command's snapshot comes next
+            await anyio.to_thread.run_sync(go)
+            with anyio.fail_after(30):
+                while not wrote.exists():
+                    await anyio.sleep(0.01)
+        return await call(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
+    assert t.results[0].startswith('Started background command'), t.results
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo cmd > other.txt'})])
+    assert released
+    assert [(c['tool_name'], c['paths']) for c in cp.list()] == [
+        ('start_command', ['log.txt']),
+        ('run_command', ['other.txt']),
+    ]
+    started = cp.list()[0]
+    await cp.rewind(to=started['id'])
+    assert (ws / 'log.txt').read_text() == 'start\n' and not (ws / 'other.txt').exists()
 
 
 async def test_a_file_above_max_file_bytes_is_not_restorable(ws: Path) -> None:

@@ -82,11 +82,12 @@ async def test_a_killed_rewind_leaves_each_file_old_or_new(ws: Path) -> None:
 
 
 KEEP_THEN_DIE = """
-import os, signal, sys
+import os, signal, sys, time
 from pydantic_ai_harness_rs import _core
 
 store = _core.CheckpointStore(sys.argv[1])
-store.keep(['a.txt', 'new/b.txt'], run_id='run', tool_call_id='call-1', tool_name='write_file', created_at=1.0)
+# Started now (a dead attempt's record waits a day for its retry).
+store.keep(['a.txt', 'new/b.txt'], run_id='run', tool_call_id='call-1', tool_name='write_file', created_at=time.time())
 # The commit, then the worker dies before the record.
 with open(os.path.join(sys.argv[1], 'a.txt'), 'w') as f:
     f.write('written\\n')
@@ -110,7 +111,7 @@ async def test_a_commit_whose_worker_died_before_its_record_is_checkpointed_by_t
     assert process.returncode == -signal.SIGKILL
     assert (ws / 'a.txt').read_text() == 'written\n'
     store = _core.CheckpointStore(str(ws))
-    identity = {'run_id': 'run', 'tool_call_id': 'call-1', 'tool_name': 'write_file', 'created_at': 1.0}
+    identity = {'run_id': 'run', 'tool_call_id': 'call-1', 'tool_name': 'write_file', 'created_at': time.time()}
     handle = store.keep(['a.txt', 'new/b.txt'], **identity)
     listing = store.record(handle, **identity)
     assert listing is not None and listing['paths'] == ['a.txt', 'new', 'new/b.txt']

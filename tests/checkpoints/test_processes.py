@@ -5,6 +5,7 @@ line by line over its stdin."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -13,9 +14,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pydantic_ai_harness_rs
 import pytest
-from pydantic_ai_harness_rs import Checkpoints
+from pydantic_ai_harness_rs import Checkpoints, _core
+from pydantic_ai_harness_rs.checkpoints import _stores
 
 from tests.checkpoints.conftest import agent_tools, tree
 from tests.scripted import run_tools
@@ -274,3 +277,89 @@ async def test_an_edit_while_the_other_process_holds_the_store_leaves_the_event_
     finally:
         go.touch()
         child.close()
+async def test_a_rewind_is_not_refused_for_the_other_processs_recorded_calls(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child's agent keeps changing shared.txt while this process rewinds: its call lands right after
+    this process's store step for the rewind (driven from a hook on the store's calls). The plan, its
+    conflict check and the commit are one step under the store's lock, so the child's call comes before
+    or after the whole rewind; never between (where it was taken for someone else's change)."""
+    (ws / 'shared.txt').write_text('original\n')
+    cp = Checkpoints[None](root=ws)
+    child = Child(ws)
+    try:
+        [first] = child.run([('run_command', {'command': 'echo one >> shared.txt'})])
+        call = _stores.RootState.call
+        landed: list[list[dict[str, Any]]] = []
+
+        async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+            result = await call(self, method, *args, **kwargs)
+            if method in ('plan_rewind', 'rewind') and not landed:
+                landed.append(child.run([('run_command', {'command': 'echo two >> shared.txt'})]))
+            return result
+
+        monkeypatch.setattr(_stores.RootState, 'call', hooked)
+        result = await cp.rewind(to=first['id'])
+        assert (result['restored'], result['failed']) == (['shared.txt'], [])
+        # The rewind came first; the child's command then appended to the restored file.
+        assert (ws / 'shared.txt').read_text() == 'original\ntwo\n'
+        assert summary(landed[0]) == summary(cp.list()) == [('cp-000002', 'run_command', ['shared.txt'])]
+    finally:
+        child.close()
+
+
+async def test_a_call_between_an_announced_plan_and_its_commit_is_not_someone_elses(ws: Path) -> None:
+    """A rewind announced file by file (the `rewind` tool) is planned, then committed: when the other
+    process's checkpointed call changed a planned file in between, the commit refuses (what it would do
+    was not announced) and says it was a recorded call, to rewind again; nothing is changed."""
+    (ws / 'shared.txt').write_text('original\n')
+    store = _core.CheckpointStore(str(ws))
+    child = Child(ws)
+    try:
+        [first] = child.run([('run_command', {'command': 'echo one >> shared.txt'})])
+        plan = store.plan_rewind(first['id'])
+        child.run([('run_command', {'command': 'echo two >> shared.txt'})])
+        with pytest.raises(_core.CheckpointError) as refused:
+            store.commit_rewind(plan)
+        assert str(refused.value) == (
+            'Cannot rewind: a checkpointed tool call changed shared.txt after this rewind was planned '
+            "(a recorded change, not someone else's). Nothing was rewound: rewind again."
+        )
+        assert (ws / 'shared.txt').read_text() == 'original\none\ntwo\n'
+        # Planned again, it goes through: both of the child's calls undone.
+        assert store.rewind(first['id'])['restored'] == ['shared.txt']
+        assert (ws / 'shared.txt').read_text() == 'original\n'
+    finally:
+        child.close()
+
+
+async def test_the_async_listing_waits_without_blocking_the_event_loop(ws: Path) -> None:
+    """While another process holds the store's lock, `list()` would block the thread it runs on (the event
+    loop, called from async code); `list_async()` and `pruned_async()` wait in a worker thread: the loop
+    keeps running, and they answer once the lock is free."""
+    cp = Checkpoints[None](root=ws)
+    await run_tools(agent_tools(ws, cp), [('write_file', {'path': 'a.txt', 'content': 'a\n'})])
+    lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
+    answers: list[Any] = []
+    with open(lock, 'rb') as held:  # another open file: another process as far as flock goes
+        fcntl.flock(held, fcntl.LOCK_EX)
+        # Should the listing block the loop after all, the lock is let go of after 10 s (the test fails).
+        safety = threading.Timer(10, fcntl.flock, (held, fcntl.LOCK_UN))
+        safety.start()
+
+        async def ask() -> None:
+            answers.append(await cp.list_async())
+            answers.append(await cp.pruned_async())
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                with anyio.fail_after(30):
+                    while not _blocked_on(lock):  # the loop runs while the listing waits
+                        await anyio.sleep(0.01)
+                assert answers == []
+                fcntl.flock(held, fcntl.LOCK_UN)
+        finally:
+            safety.cancel()
+    assert summary(answers[0]) == [('cp-000001', 'write_file', ['a.txt'])] and answers[1] == []
+    assert answers[0] == cp.list()

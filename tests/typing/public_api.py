@@ -222,6 +222,7 @@ async def undo_last(checkpoints: Checkpoints[None]) -> list[str]:
     """The Checkpoints API: list, diff, rewind (a person's change refused, then forced)."""
     listed = checkpoints.list()
     print(len(checkpoints.pruned()))
+    assert await checkpoints.list_async(run_id=None) == listed and await checkpoints.pruned_async() == []
     if not listed:
         return []
     last: str = listed[-1]['id']

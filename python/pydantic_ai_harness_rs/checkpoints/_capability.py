@@ -297,6 +297,8 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         async with state.turn():
             await state.sweep_jobs()
             handle = await state.call('snapshot', call=True, **recorder.identity())
+            if not recorder.identity():  # a durable unit's snapshot may count it as its dead attempt's
+                await state.count_for_jobs(handle)  # a job's change since the look at it is the job's
             token = RECORDING.set(recorder)  # a unit the call runs in (a Prefect task) records nothing again
             try:
                 return await handler(args)
@@ -304,11 +306,13 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                 RECORDING.reset(token)
                 with anyio.CancelScope(shield=True):
                     job = await self._started_job(ctx, recorder, state.root)
-                    listing = await state.record(handle, recorder)
+                    if job is None:
+                        listing = await state.record(handle, recorder)
+                    else:
+                        listing, job_handle = await state.record_for_job(handle, recorder)
+                        state.open_job(job, listing, job_handle)
                     if listing is not None:
                         recorder.recorded.append(listing)
-                    if job is not None:
-                        await state.open_job(job, listing)
 
     async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
         """The store and workspace of a shell command on a workspace whose files are not on this host
@@ -364,22 +368,38 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Each is `{'id': str, 'run_id': str | None, 'tool_call_id': str | None, 'tool_name': str,
         'paths': list[str] (root-relative, sorted), 'created_at': float (epoch seconds),
         'bytes_kept': int}`. A running background job's latest changes are counted at the next
-        tool call, `diff` or `rewind`. While another process's checkpointed call on the root is in
-        progress, waits for it to end (the GIL released; from async code, call it in a thread).
+        tool call, `diff`, `rewind` or `list_async`. While another process's checkpointed call on
+        the root is in progress (or another process holds the store's lock), blocks the calling
+        thread until it ends (the GIL released): from async code, use `await list_async(...)`,
+        which waits in a worker thread instead of blocking the event loop.
 
         Raises:
             UserError: no root yet (see `root`).
         """
         return self._api_state().store.list(run_id)
 
+    async def list_async(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """`list` for async code: a running background job's changes counted first, then the
+        checkpoints read in a worker thread (waiting for another process's call without blocking the
+        event loop). Same values and errors as `list`."""
+        state = await self._api_state_async()
+        await self._sweep_all()
+        return await state.call('list', run_id)
+
     def pruned(self) -> list[str]:
         """The ids of the checkpoints pruned to keep the store within `budget_bytes`, oldest first
-        (their old bytes are gone: a rewind to one of them is refused). Waits as `list` does.
+        (their old bytes are gone: a rewind to one of them is refused). Blocks as `list` does: from
+        async code, use `await pruned_async()`.
 
         Raises:
             UserError: no root yet (see `root`).
         """
         return self._api_state().store.pruned()
+
+    async def pruned_async(self) -> list[str]:
+        """`pruned` for async code: read in a worker thread (see `list_async`)."""
+        state = await self._api_state_async()
+        return await state.call('pruned')
 
     async def diff(self, checkpoint_id: str) -> list[tuple[str, str]]:
         """Per path that call changed: `(path, unified diff from before to after)`; a one-line note for

@@ -248,6 +248,13 @@ class RemoteState(RootState):
         current = await self._states(files, await self.call('rewind_paths', to, paths))
         return await self.call('plan_rewind', to, paths, current)
 
+    async def rewind_whole(self, to: str, paths: list[str] | None, *, force: bool = False) -> dict[str, Any]:
+        """Plan, then commit (this store is one process's: nothing else records between the two)."""
+        plan = await self.plan_rewind(to, paths)
+        result = dict(await self.commit_rewind(plan, force=force))
+        result['unrestorable'] = list(plan.get('unrestorable', []))
+        return result
+
     async def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
         """Read the current states again, have the store check them against `plan` (a conflict is a
         `CheckpointError` unless `force`), then carry out its steps through the protocol, all under

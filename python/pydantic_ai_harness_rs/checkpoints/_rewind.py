@@ -58,8 +58,11 @@ async def rewind(
     ctx: RunContext[Any] | None = None,
 ) -> dict[str, Any] | str:
     """Plan the rewind to before `to`, announce each file to `ctx`'s listeners (a veto of one is the
-    returned refusal text, nothing changed), then commit it. Returns the core's result with
-    `unrestorable` added. Runs under the root's turn: no checkpointed call changes files meanwhile.
+    returned refusal text, nothing changed), then commit it; without `ctx`, plan and commit in one
+    step of the store (`RootState.rewind_whole`). Returns the core's result with `unrestorable`
+    added. Runs under the root's turn: no checkpointed call of this process changes files meanwhile
+    (another process's is kept out by the store's lock during each step; one landing between the
+    announced plan and its commit is refused, to rewind again).
 
     Raises:
         CheckpointError: unknown `to` (pruned, or rewound already), or a conflict without `force`
@@ -72,6 +75,8 @@ async def rewind(
             paths = [str(p) for p in paths]
             _check_paths(await state.call('list', None), to, paths)
         try:
+            if ctx is None:  # nothing to announce: planned and committed in one step of the store
+                return await state.rewind_whole(to, paths, force=force)
             plan = await state.plan_rewind(to, paths)
         except _core.CheckpointError as error:
             if str(error) != f'No checkpoint {to}.':

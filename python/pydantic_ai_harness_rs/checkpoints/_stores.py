@@ -105,6 +105,44 @@ class RootState:
         """Commit `plan` (`store.commit_rewind`)."""
         return await self.call('commit_rewind', plan, force=force)
 
+    async def rewind_whole(self, to: str, paths: list[str] | None, *, force: bool = False) -> dict[str, Any]:
+        """Plan and commit the rewind to before `to` in one step under the store's lock
+        (`store.rewind`): no other process's checkpointed call lands between the two. The commit's
+        result with the plan's `unrestorable` paths."""
+        return await self.call('rewind', to, paths, force=force)
+
+    async def record_for_job(self, handle: int, recorder: CallRecorder) -> tuple[dict[str, Any] | None, int | None]:
+        """`record` of the snapshot `handle` of a call that left a background job running: with the
+        listing, a snapshot handle for the job's changes from then on when the call has no checkpoint
+        yet (`None` otherwise). Taken in the same step as the record (`store.record_reopen`), so a
+        change the job makes right after the record is counted, not taken into the baseline."""
+        if recorder.once and (earlier := await self.recorded_for(recorder)) is not None:
+            with anyio.CancelScope(shield=True):  # an earlier attempt's checkpoint: added to (`record`)
+                listing = await self._extend_with_changes(earlier, handle)
+                return listing, None if listing is not None else await self.call('snapshot')
+        return await self._record_reopen(
+            handle, recorder.run_id, recorder.tool_call_id, recorder.tool_name, recorder.created_at
+        )
+
+    async def _record_reopen(
+        self, handle: int, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+    ) -> tuple[dict[str, Any] | None, int | None]:
+        """`store.record_reopen` (shielded): the listing, and the reopened handle while nothing is recorded
+        (released otherwise: a job with a checkpoint is followed through `extend`)."""
+        with anyio.CancelScope(shield=True):
+            listing, reopened = await self.call(
+                'record_reopen',
+                handle,
+                run_id=run_id,
+                tool_call_id=tool_call_id,
+                tool_name=tool_name,
+                created_at=created_at,
+            )
+            if listing is not None and reopened is not None:
+                await self.call('release', reopened)
+                reopened = None
+        return listing, reopened
+
     async def record(self, handle: int, recorder: CallRecorder, *, kept: bool = False) -> dict[str, Any] | None:
         """Record `handle` as `recorder`'s call (shielded: a cancelled call's changes are still recorded).
 
@@ -153,13 +191,13 @@ class RootState:
         finally:
             await self.call('release', before)
 
-    async def open_job(self, job: OpenJob, listing: dict[str, Any] | None) -> None:
+    def open_job(self, job: OpenJob, listing: dict[str, Any] | None, handle: int | None) -> None:
         """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,
-        then against a snapshot taken now, right after that call was recorded)."""
+        then against `handle`, the snapshot kept open by that call's record: `record_for_job`)."""
         if listing is not None:
             job.checkpoint_id = listing['id']
         else:
-            job.handle = await self.call('snapshot')
+            job.handle = handle
         self.jobs.append(job)
 
     async def sweep_jobs(self) -> None:
@@ -173,21 +211,17 @@ class RootState:
                 finished = await job.finished()
                 if job.checkpoint_id is None:
                     assert job.handle is not None
-                    listing = await self.call(
-                        'record',
-                        job.handle,
-                        run_id=job.run_id,
-                        tool_call_id=job.tool_call_id,
-                        tool_name=job.tool_name,
-                        created_at=job.created_at,
+                    # The walk after the record stays open in the same step: a change the job makes
+                    # right after it is the next look's (a snapshot taken separately would take it
+                    # into the baseline).
+                    listing, job.handle = await self._record_reopen(
+                        job.handle, job.run_id, job.tool_call_id, job.tool_name, job.created_at
                     )
-                    job.handle = None
                     if listing is not None:
                         job.checkpoint_id = listing['id']
-                    elif not finished:
-                        # Right after the record (a snapshot takes what differs from the index into
-                        # it, so taken before, it would hide the job's changes from that record).
-                        job.handle = await self.call('snapshot')
+                    elif finished and job.handle is not None:
+                        await self.call('release', job.handle)
+                        job.handle = None
                 else:
                     handle = await self.call('snapshot')
                     try:
@@ -197,6 +231,29 @@ class RootState:
                         await self.call('release', handle)
                 if finished:
                     self.jobs.remove(job)
+
+    async def count_for_jobs(self, handle: int) -> None:
+        """What the snapshot `handle` of a call starting now (taken right after `sweep_jobs`) found against
+        the baseline: a change an open job made between that look and the snapshot, counted against the
+        oldest open job's checkpoint (appended when it has none yet) instead of taken into the baseline.
+        The caller holds the turn."""
+        if not self.jobs:
+            return
+        job = self.jobs[0]
+        with anyio.CancelScope(shield=True):
+            listing = await self.call(
+                'attribute_found',
+                handle,
+                run_id=job.run_id,
+                tool_call_id=job.tool_call_id,
+                tool_name=job.tool_name,
+                created_at=job.created_at,
+            )
+            if listing is not None and job.checkpoint_id is None:
+                job.checkpoint_id = listing['id']  # followed through `extend` from now on
+                if job.handle is not None:
+                    await self.call('release', job.handle)
+                    job.handle = None
 
 
 def job_directory_of(root: str, run_id: str | None, tool_call_id: str | None) -> str | None:

@@ -112,13 +112,8 @@ const MTIME_TRACKING_MAGICS: [u32; 8] = [
 pub fn times_track_entries(fd: &OwnedFd) -> bool {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: sfs is written by fstatfs before it is read.
-        let mut sfs: libc::statfs = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstatfs(fd.as_raw_fd(), &mut sfs) } != 0 {
-            return false;
-        }
-        #[allow(clippy::unnecessary_cast)] // f_type's type differs between architectures
-        MTIME_TRACKING_MAGICS.contains(&(sfs.f_type as u32))
+        crate::fs::root::pseudo::fs_magic(fd.as_raw_fd())
+            .is_some_and(|m| MTIME_TRACKING_MAGICS.contains(&m))
     }
     #[cfg(not(target_os = "linux"))]
     {

@@ -385,3 +385,30 @@ fn a_store_sees_changes_in_settled_directories() {
         settle();
     }
 }
+
+/// Read syscalls this thread made so far (`/proc/thread-self/io`); `None` without task I/O
+/// accounting.
+fn reads_so_far() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("syscr:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The walkers' thread count is found once per process: asking again reads nothing (the
+/// standard library's count reads `/proc/self/cgroup` and the cgroup's CPU quota each time).
+#[test]
+fn the_thread_count_is_found_once() {
+    let n = threads();
+    let (Some(a), Some(b)) = (reads_so_far(), reads_so_far()) else {
+        return; // no task I/O accounting here
+    };
+    let per_look = b - a;
+    let before = reads_so_far().unwrap();
+    for _ in 0..10 {
+        assert_eq!(threads(), n);
+    }
+    assert_eq!(reads_so_far().unwrap() - before, per_look);
+}

@@ -16,7 +16,7 @@ pub const PSEUDO_MAX_BYTES: u64 = 8 << 20;
 
 /// `statfs` magics of the kernel's virtual file systems, whose files report sizes that are not
 /// their content (`linux/magic.h`).
-const PSEUDO_FS_MAGICS: [i64; 16] = [
+const PSEUDO_FS_MAGICS: [u32; 16] = [
     0x9fa0,      // proc
     0x6265_6572, // sysfs
     0x6462_6720, // debugfs
@@ -45,12 +45,27 @@ pub fn is_pseudo(file: &impl AsRawFd, st: &libc::stat) -> bool {
 /// sysfs, ...): its writes are commands to the kernel, taken by `write(2)` at the file's
 /// start (many refuse `pwrite`, `fallocate` and replacement by rename).
 pub fn on_pseudo_fs(file: &impl AsRawFd) -> bool {
+    fs_magic(file.as_raw_fd()).is_some_and(|m| PSEUDO_FS_MAGICS.contains(&m))
+}
+
+/// The `statfs` magic number of the file system of the open `fd` (`linux/magic.h`), `None`
+/// when `fstatfs` fails.
+pub fn fs_magic(fd: std::os::fd::RawFd) -> Option<u32> {
     // SAFETY: `sfs` is written by fstatfs before it is read.
     let mut sfs: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut sfs) } != 0 {
-        return false;
+    if unsafe { libc::fstatfs(fd, &mut sfs) } != 0 {
+        return None;
     }
-    PSEUDO_FS_MAGICS.contains(&(sfs.f_type as i64))
+    Some(magic_of(&sfs))
+}
+
+/// The magic number in `sfs`: the low 32 bits of `f_type`, whose type libc gives per platform
+/// (a signed 32- or 64-bit word, or an unsigned one). Every magic is 32 bits; a magic with the
+/// top bit set (bpf's `0xcafe4a11`) is negative in a signed 32-bit word, and sign-extended where
+/// such a word is widened, so a comparison in any wider type would miss it.
+#[allow(clippy::unnecessary_cast)] // f_type's type differs between platforms
+pub fn magic_of(sfs: &libc::statfs) -> u32 {
+    sfs.f_type as u32
 }
 
 /// A reader of at most [`PSEUDO_MAX_BYTES`] of `inner`, then the end; [`Bounded::overflow`]
@@ -126,6 +141,21 @@ pub fn check_bound(path: &str, overflow: bool) -> crate::error::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A magic with its top bit set, as a signed 32-bit `f_type` holds it, widened with its
+    /// sign (as a 64-bit comparison of it saw it): still that file system's.
+    #[test]
+    fn magics_with_the_top_bit_set_match() {
+        // SAFETY: statfs is plain data; all zeroes is a valid value.
+        let mut sfs: libc::statfs = unsafe { std::mem::zeroed() };
+        sfs.f_type = 0xcafe_4a11_u32 as i32 as _; // bpf
+        assert_eq!(magic_of(&sfs), 0xcafe_4a11);
+        assert!(PSEUDO_FS_MAGICS.contains(&magic_of(&sfs)));
+        sfs.f_type = 0xcafe_4a11_u32 as _;
+        assert!(PSEUDO_FS_MAGICS.contains(&magic_of(&sfs)));
+        sfs.f_type = 0xef53; // ext4
+        assert!(!PSEUDO_FS_MAGICS.contains(&magic_of(&sfs)));
+    }
 
     #[test]
     fn proc_files_are_pseudo_and_bounded() {

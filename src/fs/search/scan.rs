@@ -127,7 +127,7 @@ pub struct LineSearch<'a> {
 }
 
 /// Filesystems whose files are generated on read (sizes lie, reads may never end).
-const PSEUDO_MAGICS: [i64; 9] = [
+const PSEUDO_MAGICS: [u32; 9] = [
     0x9fa0,      // proc
     0x6265_6572, // sysfs
     0x6462_6720, // debugfs
@@ -141,12 +141,7 @@ const PSEUDO_MAGICS: [i64; 9] = [
 
 /// Whether the open file `fd` lives on a pseudo-filesystem (by `fstatfs` magic).
 pub fn is_pseudo_fs(fd: RawFd) -> bool {
-    // SAFETY: `st` is written by fstatfs before it is read.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
-        return false;
-    }
-    PSEUDO_MAGICS.contains(&(st.f_type as i64))
+    crate::fs::root::pseudo::fs_magic(fd).is_some_and(|m| PSEUDO_MAGICS.contains(&m))
 }
 
 /// Remembers the last device's answer, so a walk asks `fstatfs` once per filesystem met.
