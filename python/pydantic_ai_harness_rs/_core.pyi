@@ -775,6 +775,10 @@ class Session:
     @staticmethod
     def published_exit_code(directory: str | os.PathLike[str]) -> int | None:
         """The exit code a relayed session's relay published in `directory` once its program ended."""
+    @staticmethod
+    def relay_lost_in(directory: str | os.PathLike[str]) -> bool:
+        """Whether the relayed session in `directory` was lost (its relay killed before it published an exit
+        code; `attach` found no relay); ends its program if it still runs."""
     @property
     def note(self) -> str:
         """The `note` a relayed session was started with; `''` for one started by `start`."""
@@ -801,6 +805,9 @@ class Session:
     def pid(self) -> int: ...
     @property
     def exit_code(self) -> int | None: ...
+    @property
+    def relay_lost(self) -> bool:
+        """Whether a relayed session's relay was killed: the program was ended with it, `exit_code` stays `None`."""
     @property
     def output_bytes(self) -> int: ...
     @property

@@ -6,7 +6,9 @@
 //! from one FIFO per log and appends it to the log. A write that would take a log past the limit
 //! empties the log instead, leaving `[Log exceeded max_log_bytes=N; earlier output was cleared.]`,
 //! and the bytes of that read go with the rest; a log holding just the notice is left alone (the
-//! overflowing bytes are dropped), so output past the cap in one stretch costs one clear. Each clear appends one byte to `log_clears` before
+//! overflowing bytes are dropped), so output past the cap in one stretch costs one clear. When a
+//! stream ends right after such a dropped read (nothing appended since), the read's end is
+//! written after the notice, as much as fits, so the log ends as the output did. Each clear appends one byte to `log_clears` before
 //! and one after, as the reference's watcher does. So a log never holds more than
 //! `max(limit, notice)` bytes, however fast the command writes, and a command that reads its own
 //! log cannot grow it. The copier exits once every writer has closed its FIFO.
@@ -187,6 +189,11 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
         })
         .collect();
     let mut buffer = vec![0u8; CHUNK_BYTES];
+    // Per stream, the end of its last dropped read (allocated here: the child never allocates).
+    let mut dropped: Vec<Vec<u8>> = streams
+        .iter()
+        .map(|_| Vec::with_capacity(CHUNK_BYTES))
+        .collect();
     let ends = Handshake {
         done: done_read.as_raw_fd(),
         ack: ack_write.as_raw_fd(),
@@ -212,6 +219,7 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
                 ends,
                 &mut polls,
                 &mut buffer,
+                &mut dropped,
                 &keep,
                 &clears,
                 &notice,
@@ -283,6 +291,7 @@ unsafe fn child(
     ends: Handshake,
     polls: &mut [libc::pollfd],
     buffer: &mut [u8],
+    dropped: &mut [Vec<u8>],
     keep: &[RawFd],
     clears: &CString,
     notice: &[u8],
@@ -389,14 +398,22 @@ unsafe fn child(
             }
             let n = libc::read(stream.read, buffer.as_mut_ptr().cast(), buffer.len());
             if n > 0 {
-                append(stream.log, &buffer[..n as usize], clears, notice, limit);
+                let chunk = &buffer[..n as usize];
+                // Within capacity (a read is at most `CHUNK_BYTES`): no allocation.
+                dropped[i].clear();
+                if !append(stream.log, chunk, clears, notice, limit) {
+                    let room = (limit as usize).saturating_sub(notice.len());
+                    dropped[i].extend_from_slice(&chunk[chunk.len().saturating_sub(room)..]);
+                }
                 continue;
             }
             let errno = *libc::__errno_location();
             if n == -1 && (errno == libc::EAGAIN || errno == libc::EINTR) {
                 continue;
             }
-            // End of file: every writer has closed it.
+            // End of file: every writer has closed it. The log holds just the notice if the last
+            // read was dropped: its end goes after it.
+            write_all(stream.log, &dropped[i]);
             polls[i].fd = -1;
             open_streams -= 1;
         }
@@ -420,8 +437,9 @@ unsafe fn write_all(fd: RawFd, mut data: &[u8]) {
     }
 }
 
-/// Appends `chunk` to `log`, or empties `log` to the notice when it would pass `limit`.
-unsafe fn append(log: RawFd, chunk: &[u8], clears: &CString, notice: &[u8], limit: u64) {
+/// Appends `chunk` to `log`, or empties `log` to the notice when it would pass `limit`. Returns
+/// whether `chunk` was written (else the log holds just the notice).
+unsafe fn append(log: RawFd, chunk: &[u8], clears: &CString, notice: &[u8], limit: u64) -> bool {
     let mut st: libc::stat = std::mem::zeroed();
     let size = if libc::fstat(log, &mut st) == 0 {
         st.st_size as u64
@@ -431,7 +449,7 @@ unsafe fn append(log: RawFd, chunk: &[u8], clears: &CString, notice: &[u8], limi
     let after = size + chunk.len() as u64;
     if after <= limit {
         write_all(log, chunk);
-        return;
+        return true;
     }
     // A log holding just the notice is left alone (the chunk is dropped), so a command that goes
     // on writing past the cap adds no clear per read.
@@ -451,6 +469,7 @@ unsafe fn append(log: RawFd, chunk: &[u8], clears: &CString, notice: &[u8], limi
             libc::close(marks);
         }
     }
+    false
 }
 
 #[cfg(test)]
@@ -502,12 +521,32 @@ mod tests {
     }
 
     #[test]
+    fn a_last_read_past_the_cap_still_ends_the_log() {
+        // The output's last read (64 KiB blocks from `dd`, the last one 40,000 bytes with `done`)
+        // passes the cap and is dropped: once the stream ends, its end follows the notice.
+        let tmp = tempfile::tempdir().unwrap();
+        let job = run(
+            tmp.path(),
+            "(head -c 20028475 /dev/zero; echo done) | dd bs=65536 iflag=fullblock 2>/dev/null",
+            true,
+            100_000,
+        );
+        let log = std::fs::read(job.join("output.log")).unwrap();
+        let head = format!("{}\n", notice(100_000));
+        assert!(log.starts_with(head.as_bytes()) && log.ends_with(b"\0done\n"));
+        assert!(log.len() <= 100_000, "{}", log.len());
+    }
+
+    #[test]
     fn streams_are_capped_apart() {
         let tmp = tempfile::tempdir().unwrap();
         let job = run(tmp.path(), "printf '%200s' x; echo small >&2", false, 100);
+        // The one read passed the cap: the notice, then its end as far as fits.
+        let head = format!("{}\n", notice(100));
+        let tail = format!("{:>width$}", "x", width = 100 - head.len());
         assert_eq!(
             std::fs::read(job.join("stdout.log")).unwrap(),
-            format!("{}\n", notice(100)).as_bytes()
+            format!("{head}{tail}").as_bytes()
         );
         assert_eq!(std::fs::read(job.join("stderr.log")).unwrap(), b"small\n");
     }

@@ -156,6 +156,13 @@ impl PySession {
         relay::published_exit(&directory)
     }
 
+    /// Whether the relayed session in `directory` was lost (no relay answers, and it was killed
+    /// before it published an exit code); its program, if it still runs, is ended (`SIGKILL`).
+    #[staticmethod]
+    fn relay_lost_in(py: Python<'_>, directory: PathBuf) -> bool {
+        py.detach(move || relay::lost(&directory))
+    }
+
     /// The `note` a relayed session was started with; `''` for one started by `start`.
     #[getter]
     fn note(&self) -> &str {
@@ -251,6 +258,13 @@ impl PySession {
     #[getter]
     fn exit_code(&self) -> Option<i32> {
         self.inner.exit_code()
+    }
+
+    /// Whether the relay of a relayed session was killed: the program was ended with it and
+    /// its exit code is unknown (`exit_code` stays `None`; `write` raises `InvalidArgumentError`).
+    #[getter]
+    fn relay_lost(&self) -> bool {
+        self.inner.relay_lost()
     }
 
     /// Bytes the program has printed in all.

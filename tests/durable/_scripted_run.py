@@ -162,7 +162,23 @@ SCRIPTS['checkpoints_midway'] = [
 ]
 """With `Checkpoints`: a command killed midway (its worker with it), run again by the recovery."""
 
-CRASH_AT = {'files': 5, 'checkpoints': 2}
+SCRIPTS['session'] = [
+    ('start_session', {'command': f'python3 -i -q -c "{MARK} = 1"'}),
+    ('write_stdin', {'id': '1', 'text': 'x = 41 + 1\n'}),
+    # crash here (`CRASH_AT['session']`): the session holds x, its relay outlives the worker
+    ('write_stdin', {'id': '1', 'text': 'print(x)\n'}),
+    ('list_sessions', {}),
+]
+"""`Shell(interactive=True)`: a `python3 -i` session defines `x`, the worker is killed, the recovered run reads it back."""
+
+SESSION_RESULTS = [
+    f'Session 1 started: \'python3 -i -q -c "{MARK} = 1"\'\n>>> ',
+    'x = 41 + 1\n>>> ',
+    'print(x)\n42\n>>> ',
+]
+"""The first three results of the `session` scenario (the list's row follows)."""
+
+CRASH_AT = {'files': 5, 'checkpoints': 2, 'session': 2}
 """The model step at which `crash` mode hangs (the `command` scenario is killed by the test instead)."""
 
 TOOLS = {
@@ -174,6 +190,7 @@ TOOLS = {
     'patch_pause': ['run_command'],
     'checkpoints': ['run_command', 'shell'],
     'checkpoints_midway': ['run_command'],
+    'session': ['run_command'],
 }
 
 
@@ -298,7 +315,7 @@ def build(
         capabilities=[
             LocalWorkspace(str(workspace)),
             file_system,
-            Shell(persist_cwd=True, tools=TOOLS[scenario]),
+            Shell(persist_cwd=True, tools=TOOLS[scenario], interactive=scenario == 'session'),
             *listeners,
             durability(handler),
         ],

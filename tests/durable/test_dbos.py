@@ -322,3 +322,29 @@ def test_a_command_killed_midway_is_undone_whole(tmp: Path) -> None:
     result = asyncio.run(checkpoints.rewind(to=listed[0]['id']))
     assert result['failed'] == [] and result['unrestorable'] == []
     assert tree(ws) == before
+
+
+def test_a_session_is_found_again_after_a_crash(tmp: Path) -> None:
+    """`Shell(interactive=True)`: a `python3 -i` session defines `x`, the worker is killed by SIGKILL; the
+    recovering process's `write_stdin` reads 42 back from the same program (its relay outlived the worker),
+    and the session ends with the workflow."""
+    from tests.durable._scripted_run import MARK, SESSION_RESULTS
+
+    ws = tmp / 'ws'
+    worker = _start(tmp, 'session', 'root_dir', 'crash')
+    try:
+        _await_line(worker, 'CRASH-POINT')
+    finally:
+        _kill(worker)
+    survivors = marked_processes()
+    assert survivors, 'the session died with the worker'
+    try:
+        outcome = _outcome(_start(tmp, 'session', 'root_dir', 'recover'))
+        results = outcome['results']
+        assert results[:3] == SESSION_RESULTS
+        assert results[3].startswith(f'session 1: \'python3 -i -q -c "{MARK} = 1"\' | running | exit code - |')
+        _await(lambda: not marked_processes(), 'the session to end with the workflow')
+        assert not list((ws / '.pydantic-ai-harness' / 'shell' / 'sessions').glob('*'))
+    finally:
+        for pid, _, _ in marked_processes():
+            os.kill(pid, signal.SIGKILL)

@@ -2,9 +2,10 @@
 `PREFECT_HOME` in a temporary directory: every tool, in both FileSystem contracts.
 
 All runs go through one worker process (`prefect_worker.py`), so the server starts once.
-No crash test: a flow run whose process died is not resumed by Prefect on its own, and running
-it again (`prefect.flow_engine.run_flow` with the same flow run) replays only some completed
-tool tasks from the result cache (see the README). Skipped when `prefect` is not installed.
+No crash test of the file tools: a flow run whose process died is not resumed by Prefect on its own,
+and running it again (`prefect.flow_engine.run_flow` with the same flow run) replays only some
+completed tool tasks from the result cache (see the README). An interactive session, held by its
+relay, is found again by such a run (`test_a_session_outlives_a_killed_flow_process`). Skipped when `prefect` is not installed.
 """
 
 from __future__ import annotations
@@ -171,3 +172,77 @@ def test_checkpoints_in_a_flow(outcomes: tuple[Path, dict[str, dict[str, Any]]])
     result = asyncio.run(checkpoints.rewind(to=listed[0]['id']))
     assert result['failed'] == [] and result['unrestorable'] == []
     assert {path: entry[1] for path, entry in tree(ws).items()} == {'edited.txt': b'x=a;\n'}
+
+
+def test_a_session_outlives_a_killed_flow_process(tmp_path: Path) -> None:
+    """`Shell(interactive=True)` in a flow: a `python3 -i` session defines `x`, the flow's process is killed
+    by SIGKILL; Prefect resumes nothing by itself, so the flow run is run again in a new process (the same
+    flow run, so the same agent run ID): its `write_stdin` reads 42 back from the same program (its relay
+    outlived the process; a `start_session` task run again finds the session it started), and the session
+    ends with the run."""
+    from tests.durable._scripted_run import MARK, SESSION_RESULTS
+
+    ws = tmp_path / 'session-root_dir'
+    ws.mkdir()
+    env = {
+        **os.environ,
+        'PREFECT_HOME': str(tmp_path / 'prefect-home'),
+        'PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS': '300',
+        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
+        'PREFECT_API_URL': '',
+    }
+    crashing = subprocess.Popen(
+        [sys.executable, str(WORKER), str(tmp_path), 'crash', 'session:root_dir'],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    flow_run, seen = None, []
+    try:
+        assert crashing.stdout is not None
+        deadline = time.monotonic() + LIMIT
+        while time.monotonic() < deadline:
+            line = crashing.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if line.startswith('FLOW-RUN '):
+                flow_run = line.split()[1]
+            if 'CRASH-POINT' in line:
+                break
+        assert flow_run is not None and 'CRASH-POINT' in seen[-1], ''.join(seen[-40:])
+    finally:
+        crashing.kill()
+        crashing.wait(timeout=LIMIT)
+        if crashing.stdout is not None:
+            crashing.stdout.close()
+    try:
+        assert marked_processes(), 'the session died with the flow process'
+        recovery = subprocess.run(
+            [sys.executable, str(WORKER), str(tmp_path), 'recover', 'session:root_dir', flow_run],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT,
+        )
+        line = next((x for x in recovery.stdout.splitlines() if x.startswith('RESULT ')), None)
+        assert line is not None, (recovery.stdout + recovery.stderr)[-6000:]
+        results = json.loads(line.split(' ', 2)[2])['results']
+        # Tasks Prefect does not read back from its cache run again: the retried `start_session` answers
+        # with the session its first attempt started, showing the output since it took it over (the
+        # prompt the killed process had read is gone), and the first `write_stdin` types its line again.
+        assert results[0] in (SESSION_RESULTS[0], SESSION_RESULTS[0].replace('>>> ', '(no output yet)'))
+        assert results[1:3] == SESSION_RESULTS[1:]
+        assert results[3].startswith(f'session 1: \'python3 -i -q -c "{MARK} = 1"\' | running | exit code - |')
+        assert '\nsession 2' not in results[3]
+        deadline = time.monotonic() + 60
+        while marked_processes():
+            assert time.monotonic() < deadline, 'the session was left running'
+            time.sleep(0.05)
+        assert not list((ws / '.pydantic-ai-harness' / 'shell' / 'sessions').glob('*'))
+    finally:
+        for pid, _, _ in marked_processes():
+            os.kill(pid, 9)

@@ -180,3 +180,48 @@ def test_a_program_that_cannot_start_is_an_error_and_leaves_no_relay(tmp_path: P
         )
     assert str(tmp_path) not in str(caught.value)
     assert relays_of(directory) == []
+
+
+def test_a_killed_relay_reads_as_lost_and_ends_the_program(tmp_path: Path) -> None:
+    """A relay killed by SIGKILL publishes no exit code: the handle says the relay was lost (no exit code, not
+    -1), writes are refused saying to start a new session, and the program, which nobody would reap or end
+    with the run now, is ended."""
+    directory = tmp_path / 's'
+    pid = start_and_die(directory, 'trap "" HUP; cat', '')
+    handle = _core.Session.attach(directory, **SIZES)
+    assert handle is not None
+    [relay] = relays_of(directory)
+    os.kill(relay, signal.SIGKILL)
+    assert handle.wait(None, False, 10.0) == 'exited'
+    assert (handle.relay_lost, handle.exit_code) == (True, None)
+    assert until_gone(pid)
+    with pytest.raises(_core.InvalidArgumentError, match='relay process was killed.*Start a new session'):
+        handle.write(b'x\n')
+    # A new process finds no relay and learns the session was lost (not an exit code).
+    assert _core.Session.attach(directory, **SIZES) is None
+    assert _core.Session.published_exit_code(directory) is None
+    assert _core.Session.relay_lost_in(directory) is True
+
+
+def test_a_relay_killed_with_nobody_attached_is_lost_and_its_program_ended(tmp_path: Path) -> None:
+    directory = tmp_path / 's'
+    pid = start_and_die(directory, 'trap "" HUP; sleep 300', '')
+    [relay] = relays_of(directory)
+    os.kill(relay, signal.SIGKILL)
+    assert _core.Session.attach(directory, **SIZES) is None
+    assert alive(pid)  # it ignores the terminal's hang-up
+    assert _core.Session.relay_lost_in(directory) is True
+    assert until_gone(pid)
+
+
+def test_a_dropped_handle_is_not_a_lost_relay(tmp_path: Path) -> None:
+    directory = tmp_path / 's'
+    start_and_die(directory, 'cat', '')
+    assert _core.Session.relay_lost_in(directory) is False  # its relay answers
+    handle = _core.Session.attach(directory, **SIZES)
+    assert handle is not None
+    handle.stop(0.0)
+    deadline = time.monotonic() + 10
+    while relays_of(directory) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _core.Session.relay_lost_in(directory) is False  # ended, with its exit code published

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -490,7 +491,11 @@ async def test_max_log_bytes_bounds_a_spill_file_with_the_notice(ws: Path) -> No
     notice = '[Log exceeded max_log_bytes=1000; earlier output was cleared.]\n'
     data = contents[path].decode()
     assert data.startswith(notice) and len(data) <= 1000, data
-    assert data[len(notice) :] in _CLEANED
+    # The notice, then the output's end as far as it fits: never the notice alone, and it ends as
+    # the result does (the read that passed the cap is not dropped whole).
+    body = data[len(notice) :]
+    assert _CLEANED.endswith(body) and body.endswith('1999\n2000\nend\n'), data
+    assert '1999\n2000\nend\n' in results[1]
     [finished] = [e for e in events if isinstance(e, CommandFinishedEvent)]
     assert Path(finished.output_path).resolve() == (ws / path).resolve()
     assert (finished.truncated, finished.total_lines) == (True, None)
@@ -503,3 +508,54 @@ async def test_output_longer_than_the_kept_head_shows_its_real_end(ws: Path) -> 
     # head and tail together, so nothing was cut in memory and the result's end is the output's end.
     results = await drive(ws, [start('seq 1 700')], shell=interactive(max_output_chars=600))
     assert results[0].endswith('\n699\n700\n\n[session ended, exit code: 0]'), results[0]
+
+
+async def test_a_session_whose_relay_was_killed_reads_as_lost(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relayed session (as in a durable unit) whose relay is SIGKILLed: the results say the relay was lost
+    and to start a new session, not `exit code -1`; the program is gone."""
+    from pydantic_ai.exceptions import ModelRetry
+    from pydantic_ai_harness_rs.shell import _relayed
+
+    from .test_relayed_sessions import relays_of, until_gone
+
+    monkeypatch.setattr(_relayed, 'relays_sessions', lambda run_id: run_id is not None)
+    toolset = interactive().get_toolset()
+    ctx = direct_context(ws)
+    assert await toolset.start_session(ctx, 'cat') == "Session 1 started: 'cat'\n(no output yet)"
+    [directory] = (ws / '.pydantic-ai-harness' / 'shell' / 'sessions').glob('*/1')
+    [relay] = relays_of(directory)
+    pid = int(json.loads((directory / 'status.json').read_text())['pid'])
+    os.kill(relay, 9)
+    lost = (
+        '[session lost: its relay process was killed, and the program was ended with it (exit code unknown); '
+        'start a new session with start_session]'
+    )
+    assert await toolset.read_session(ctx, '1', wait_for='never', timeout_seconds=10) == f'(no new output)\n{lost}'
+    assert until_gone(pid)
+    with pytest.raises(ModelRetry, match=r'relay process was killed, and its program was ended with it; the session'):
+        await toolset.write_stdin(ctx, '1', 'x\n')
+    assert (await toolset.list_sessions(ctx)).startswith("session 1: 'cat' | lost (relay killed) | exit code - | ")
+    assert await toolset.stop_session(ctx, '1') == f'(no new output)\n{lost}'
+    await toolset.end_sessions(ctx)
+
+
+async def test_a_lost_relayed_session_found_by_a_new_worker_says_so(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic_ai.exceptions import ModelRetry
+    from pydantic_ai_harness_rs.shell import _relayed
+
+    from .test_relayed_sessions import relays_of, until_gone
+
+    monkeypatch.setattr(_relayed, 'relays_sessions', lambda run_id: run_id is not None)
+    ctx = direct_context(ws)
+    first = interactive().get_toolset()
+    await first.start_session(ctx, 'trap "" HUP; sleep 300')
+    [directory] = (ws / '.pydantic-ai-harness' / 'shell' / 'sessions').glob('*/1')
+    pid = int(json.loads((directory / 'status.json').read_text())['pid'])
+    first._sessions.runs.clear()  # pyright: ignore[reportPrivateUsage]  # as a restarted worker: no handle
+    [relay] = relays_of(directory)
+    os.kill(relay, 9)
+    second = interactive().get_toolset()
+    with pytest.raises(ModelRetry, match=r'^Session 1 was lost: its relay process was killed, and the program was'):
+        await second.read_session(ctx, '1')
+    assert until_gone(pid)
+    await second.end_sessions(ctx, in_workflow=True)

@@ -76,12 +76,17 @@ async def start(
     )
 
 
+LOST = 'lost'
+"""What `find` returns for a session whose relay was killed before it published an exit code."""
+
+
 async def find(
     base: str, run_id: str, session_id: str, head_bytes: int, tail_bytes: int
-) -> tuple[_core.Session, str, str | None] | int | None:
+) -> tuple[_core.Session, str, str | None] | int | str | None:
     """Relayed session `session_id` of the run, driven from this process: `(handle, command, tool call
-    that started it)`; the exit code its relay published when its program has ended; `None` when there
-    is no such session."""
+    that started it)`; the exit code its relay published when its program has ended; `LOST` when its
+    relay was killed before that (its program, if still running, is ended); `None` when there is no
+    such session."""
     if not session_id.isdigit():
         return None
     directory = posixpath.join(run_dir(base, run_id), str(int(session_id)))
@@ -89,7 +94,10 @@ async def find(
         lambda: _core.Session.attach(directory, head_bytes=head_bytes, tail_bytes=tail_bytes)
     )
     if handle is None:
-        return _core.Session.published_exit_code(directory)
+        code = _core.Session.published_exit_code(directory)
+        if code is None and await anyio.to_thread.run_sync(lambda: _core.Session.relay_lost_in(directory)):
+            return LOST
+        return code
     try:
         note = json.loads(handle.note)
         command, call = str(note['command']), note.get('call')

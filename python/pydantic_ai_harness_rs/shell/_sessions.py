@@ -266,8 +266,18 @@ def refused_keys(pending: str, text: str) -> str | None:
     return None
 
 
+RELAY_LOST_STATUS = (
+    '[session lost: its relay process was killed, and the program was ended with it (exit code unknown); '
+    'start a new session with start_session]'
+)
+"""What ends each result of a relayed session whose relay was killed (`_core.Session.relay_lost`)."""
+
+
 def status_line(live: LiveSession) -> str:
-    """`[session ended, exit code: N]` once the program has exited, else ''."""
+    """`[session ended, exit code: N]` once the program has exited, `RELAY_LOST_STATUS` once its relay was
+    lost, else ''."""
+    if live.handle.relay_lost:
+        return f'\n{RELAY_LOST_STATUS}'
     code = live.handle.exit_code
     return '' if code is None else f'\n[session ended, exit code: {code}]'
 
@@ -275,7 +285,7 @@ def status_line(live: LiveSession) -> str:
 def session_row(live: LiveSession, kind: str = 'session') -> str:
     """One line of `list_sessions` / `list_commands`."""
     handle = live.handle
-    state = 'running' if handle.exit_code is None else 'exited'
+    state = 'lost (relay killed)' if handle.relay_lost else 'running' if handle.exit_code is None else 'exited'
     code = '-' if handle.exit_code is None else str(handle.exit_code)
     return (
         f'{kind} {live.id}: {live.command!r} | {state} | exit code {code} | '

@@ -979,6 +979,11 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         found = await relayed.find(await self._jobs_base(ctx), ctx.run_id, session_id, size, size)
         if found is None:
             return None
+        if found == relayed.LOST:
+            raise ModelRetry(
+                f'Session {session_id} was lost: its relay process was killed, and the program was ended with it '
+                '(exit code unknown). Start a new session with start_session.'
+            )
         if isinstance(found, int):
             raise ModelRetry(
                 f'Session {session_id} ended (exit code {found}) while its worker was restarted; what it printed '
@@ -1054,7 +1059,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         if text:
             await self._emit(ctx, CommandOutputEvent(text=text))
         code = live.handle.exit_code
-        if code is not None and not live.finished:
+        if (code is not None or live.handle.relay_lost) and not live.finished:
             live.finished = True
             await self._emit(
                 ctx,
@@ -1283,6 +1288,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             self._sessions.remove(ctx.run_id or '', live)
             if live.relayed and ctx.run_id is not None:
                 await relayed.forget(await self._jobs_base(ctx), ctx.run_id, live.id)
+        if live.handle.relay_lost:
+            return output  # its status line tells what happened and what to do
         if exited:
             stopped = '[had already exited]'
         elif killed:

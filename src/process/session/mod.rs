@@ -96,10 +96,26 @@ pub enum Woke {
     TimedOut,
 }
 
+/// How the wait for a program's end ended: the `exit` of [`Session::adopt`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The program exited with this code (`128 + N` for signal `N`).
+    Exited(i32),
+    /// A relayed session's relay ended without telling the exit (it was killed): the program is
+    /// ended too (its group `SIGKILL`ed) and its exit code is unknown.
+    RelayLost,
+}
+
+/// What a caller is told when it writes to a session whose relay was lost.
+pub const RELAY_LOST: &str = "The session's relay process was killed, and its program was ended \
+with it; the session is gone. Start a new session with start_session.";
+
 struct State {
     terminal: screen::Terminal,
     /// Exit code once the program was reaped (`128 + N` for a signal).
     exit_code: Option<i32>,
+    /// The relay of a relayed session was lost ([`Ended::RelayLost`]).
+    lost: bool,
     /// The reader saw the terminal close (every slave descriptor gone).
     closed: bool,
     last_output: Instant,
@@ -114,6 +130,11 @@ struct State {
 }
 
 impl State {
+    /// Whether the program is over: exited, or its relay lost.
+    fn over(&self) -> bool {
+        self.exit_code.is_some() || self.lost
+    }
+
     /// Reads what the terminal holds (up to [`READ_CHUNK`], never blocking) and feeds it to the
     /// emulator; marks the terminal closed on end of file or `EIO` (every slave descriptor gone).
     /// Returns whether anything was read. Called under the state lock, so what is read is fed
@@ -222,9 +243,11 @@ impl Session {
         let (master, mut child) = spawn(&spec)?;
         let pid = child.id().map(|p| p as i32).unwrap_or(0);
         let exit = Box::new(move || {
-            crate::process::block_on(child.wait())
-                .map(shell_exit_code)
-                .unwrap_or(-1)
+            Ended::Exited(
+                crate::process::block_on(child.wait())
+                    .map(shell_exit_code)
+                    .unwrap_or(-1),
+            )
         });
         let size = (spec.cols, spec.rows, spec.head_bytes, spec.tail_bytes);
         Session::adopt(master, pid, Instant::now(), size, spec.spill, exit, false)
@@ -232,7 +255,8 @@ impl Session {
 
     /// A session over a terminal's `master` side whose program (`pid`) another party started at
     /// `started`: reader and waiter threads as [`Session::start`] gives, `exit` blocking until
-    /// the program's exit code is known. `size` is `(cols, rows, head_bytes, tail_bytes)`; `spill`
+    /// the program's end is known ([`Ended::RelayLost`] ends the program, unless the session
+    /// was dropped first). `size` is `(cols, rows, head_bytes, tail_bytes)`; `spill`
     /// where long output goes (a relayed session's worker keeps none). A
     /// `detached` session leaves the program running when dropped (its relay ends it, see
     /// [`relay`]). Errors: a thread that cannot start.
@@ -242,7 +266,7 @@ impl Session {
         started: Instant,
         size: (u16, u16, usize, usize),
         spill: Option<SpillSpec>,
-        exit: Box<dyn FnOnce() -> i32 + Send>,
+        exit: Box<dyn FnOnce() -> Ended + Send>,
         detached: bool,
     ) -> Result<Session> {
         let (cols, rows, head_bytes, tail_bytes) = size;
@@ -250,6 +274,7 @@ impl Session {
             state: Mutex::new(State {
                 terminal: screen::Terminal::new(cols, rows, head_bytes, tail_bytes, spill),
                 exit_code: None,
+                lost: false,
                 closed: false,
                 last_output: Instant::now(),
                 last_write: None,
@@ -279,9 +304,16 @@ impl Session {
             std::thread::Builder::new()
                 .name("harness-session-waiter".into())
                 .spawn(move || {
-                    let code = exit();
+                    let ended = exit();
+                    if ended == Ended::RelayLost && !shared.ended.load(Ordering::SeqCst) {
+                        // Nobody reaps the program or ends it with the run now: end it here.
+                        end_program(pid, Duration::ZERO);
+                    }
                     let mut state = shared.state.lock().unwrap();
-                    state.exit_code = Some(code);
+                    match ended {
+                        Ended::Exited(code) => state.exit_code = Some(code),
+                        Ended::RelayLost => state.lost = true,
+                    }
                     shared.changed.notify_all();
                 })
                 .map_err(|e| Error::io(&e, "Unable to start the session's waiter"))?;
@@ -311,6 +343,12 @@ impl Session {
         self.shared.state.lock().unwrap().exit_code
     }
 
+    /// Whether the relay of this relayed session was lost ([`Ended::RelayLost`]): the program
+    /// was ended and its exit code is unknown.
+    pub fn relay_lost(&self) -> bool {
+        self.shared.state.lock().unwrap().lost
+    }
+
     /// Bytes the program printed in all.
     pub fn bytes(&self) -> u64 {
         self.shared.state.lock().unwrap().bytes
@@ -324,6 +362,9 @@ impl Session {
         self.shared.touch();
         let mut rest = data;
         while !rest.is_empty() {
+            if self.relay_lost() {
+                return Err(Error::new(ErrorKind::InvalidArgument, RELAY_LOST));
+            }
             if self.exit_code().is_some() {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
@@ -393,7 +434,7 @@ impl Session {
                     return Ok(Woke::Matched);
                 }
             }
-            if state.exit_code.is_some() {
+            if state.over() {
                 // The last output can trail the exit: the reader drains until the terminal closes.
                 if state.closed || state.last_output.elapsed() >= SETTLE {
                     return Ok(Woke::Exited);
@@ -408,7 +449,7 @@ impl Session {
                 SETTLE
             };
             if until_input
-                && state.exit_code.is_none()
+                && !state.over()
                 && now.duration_since(state.last_output.max(since)) >= settle
                 && idle::waits_for_input(self.master.as_raw_fd())
             {
@@ -461,13 +502,13 @@ impl Session {
         let _ = self
             .shared
             .changed
-            .wait_timeout_while(state, Duration::from_secs(1), |s| s.exit_code.is_none());
+            .wait_timeout_while(state, Duration::from_secs(1), |s| !s.over());
         killed
     }
 
-    /// Whether the program is still running.
+    /// Whether the program is still running (neither exited nor lost with its relay).
     pub fn is_running(&self) -> bool {
-        self.exit_code().is_none()
+        !self.shared.state.lock().unwrap().over()
     }
 
     /// Whether a full-screen program has the alternate screen up.
@@ -479,7 +520,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.shared.ended.store(true, Ordering::SeqCst);
-        if !self.detached && self.exit_code().is_none() {
+        if !self.detached && self.is_running() {
             self.stop(Duration::ZERO);
         }
         if let Some(link) = &self.link {

@@ -35,7 +35,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::process::outcome::{os_reason, shell_exit_code};
 use crate::process::sandbox::SandboxSpec;
 
-use super::{end_program, spawn, Session, SessionSpec};
+use super::{end_program, spawn, Ended, Session, SessionSpec};
 
 /// How long a relay keeps its program with no process connected before it ends it: a worker
 /// restarted by a durable engine connects again well within it.
@@ -283,6 +283,32 @@ pub fn published_exit(dir: &Path) -> Option<i32> {
     crate::process::job::exit_code(&text).and_then(|c| i32::try_from(c).ok())
 }
 
+/// Whether the session in `dir` was lost: its relay ended without publishing the program's exit
+/// (killed), so no process can reach it again. Ends the program if it still runs (it still
+/// leads its own session, so a reused PID is not taken for it). `false` while a relay answers.
+pub fn lost(dir: &Path) -> bool {
+    if connect(dir).is_some() {
+        return false;
+    }
+    let Some(text) = crate::process::job::status_text(dir) else {
+        return false;
+    };
+    if crate::process::job::exit_code(&text).is_some() {
+        return false;
+    }
+    let pid = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v["pid"].as_i64())
+        .and_then(|p| i32::try_from(p).ok());
+    if let Some(pid) = pid.filter(|&p| p > 1) {
+        // SAFETY: getsid only reads.
+        if unsafe { libc::getsid(pid) } == pid {
+            end_program(pid, Duration::ZERO);
+        }
+    }
+    true
+}
+
 /// The session in `dir`, driven from this process: `(session, note)`; `None` when no relay
 /// answers there. `head_bytes` and `tail_bytes` bound the transcript between two reads.
 /// Dropping the session leaves the program running. Errors: a thread that cannot start.
@@ -319,7 +345,11 @@ pub fn attach(
             .flatten()
             .and_then(|s| s.strip_prefix("exit "))
             .and_then(|s| s.trim().parse().ok());
-        told.or_else(|| published_exit(&dir)).unwrap_or(-1)
+        // No `exit N` and none published: the relay died (killed) without reaping the program.
+        match told.or_else(|| published_exit(&dir)) {
+            Some(code) => Ended::Exited(code),
+            None => Ended::RelayLost,
+        }
     });
     let size = (hello.cols, hello.rows, head_bytes, tail_bytes);
     let mut session = Session::adopt(master, hello.pid, started, size, None, exit, true)?;

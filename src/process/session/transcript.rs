@@ -1,7 +1,8 @@
 //! A session's transcript between two reads: the cleaned text ([`clean`](super::clean)), its two
 //! ends kept in memory, and, once it is longer than a result shows, the whole of it in a spill
 //! file beside the shell tools' (`output-<32 hex>-stdout.log`), bounded by `max_log_bytes` as a
-//! job's log is (emptied to the notice).
+//! job's log is (emptied to the notice, then what follows), keeping the output's end (at least
+//! half of what fits under the cap).
 //!
 //! The file is written as the text arrives (by whichever thread reads the terminal), so memory
 //! stays bounded however much the program prints. A read ([`Transcript::take`]) keeps the file
@@ -74,6 +75,7 @@ impl SpillFile {
         let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
         let path = dir.join(format!("output-{hex}-stdout.log"));
         let file = std::fs::OpenOptions::new()
+            .read(true)
             .append(true)
             .create_new(true)
             .open(&path)
@@ -86,8 +88,13 @@ impl SpillFile {
         })
     }
 
-    /// Appends `chunk`, or empties the file to the notice when it would pass `limit` (a file
-    /// holding just the notice drops the chunk), as a job's log copier does.
+    /// Appends `chunk`, or, when that would take the file past `limit`, empties it to the notice
+    /// followed by the output's end: the last `max(chunk, room / 2)` bytes of what the file held
+    /// and `chunk` (`room` being what fits under `limit` after the notice; cut at a character's
+    /// start). As a job's log is emptied and then holds what follows, except that the read which
+    /// passed the cap is not dropped whole, so the file always ends with the latest output and
+    /// holds at least half of what fits; each clear rewrites at most what the next one's input
+    /// will be, so the cost stays linear in the output.
     fn append(&mut self, chunk: &[u8], limit: Option<u64>) -> std::io::Result<()> {
         let after = self.size + chunk.len() as u64;
         let Some(limit) = limit.filter(|&l| after > l) else {
@@ -96,14 +103,35 @@ impl SpillFile {
             return Ok(());
         };
         let notice = format!("{}\n", logcap::notice(limit));
-        if self.size != notice.len() as u64 && after > notice.len() as u64 {
-            self.file.set_len(0)?;
-            self.file.write_all(notice.as_bytes())?;
-            self.size = notice.len() as u64;
-            self.cleared = true;
+        let room = limit.saturating_sub(notice.len() as u64) as usize;
+        let want = chunk.len().max(room / 2).min(room);
+        // What the file holds after its notice (if any), the end of which may precede `chunk`.
+        let body_start = if self.cleared { notice.len() as u64 } else { 0 };
+        let earlier = want.saturating_sub(chunk.len()) as u64;
+        let from = self.size.saturating_sub(earlier).max(body_start);
+        let mut kept = vec![0u8; (self.size - from) as usize];
+        {
+            use std::os::unix::fs::FileExt;
+            self.file.read_exact_at(&mut kept, from)?;
         }
+        kept.extend_from_slice(chunk);
+        let kept = fitting_end(&kept, want);
+        self.file.set_len(0)?;
+        self.file.write_all(notice.as_bytes())?;
+        self.file.write_all(kept)?;
+        self.size = (notice.len() + kept.len()) as u64;
+        self.cleared = true;
         Ok(())
     }
+}
+
+/// The last `room` bytes of `text` at most, starting at a character's first byte.
+fn fitting_end(text: &[u8], room: usize) -> &[u8] {
+    let mut start = text.len().saturating_sub(room);
+    while start < text.len() && text[start] & 0xc0 == 0x80 {
+        start += 1;
+    }
+    &text[start..]
 }
 
 /// The transcript of the current window and the spill files kept so far.
@@ -353,10 +381,40 @@ mod tests {
         t.push(b"end\n");
         let spilled = t.take(Some(40)).spill.unwrap();
         assert!(spilled.cleared);
-        let notice = logcap::notice(100);
+        let notice = format!("{}\n", logcap::notice(100));
         let text = std::fs::read_to_string(&spilled.path).unwrap();
-        assert!(text.starts_with(&format!("{notice}\n")), "{text}");
         assert!(text.len() <= 100, "{text}");
+        // The notice, then the output's end: the line that passed the cap and what followed.
+        let body = text.strip_prefix(&notice).unwrap();
+        assert!(body.ends_with("line 49\nend\n"), "{text}");
+        // Small reads past the cap: the file still holds at least half of what fits.
+        assert!(body.len() >= (100 - notice.len()) / 2, "{text}");
+        let all: String = (0..50).map(|i| format!("line {i}\n")).collect::<String>() + "end\n";
+        assert!(all.ends_with(body), "{text}");
+    }
+
+    #[test]
+    fn a_read_past_the_cap_keeps_what_fits_of_its_end() {
+        // One read far past the cap (the program printed a burst): the file holds the notice and
+        // as much of the read's end as fits, never the notice alone.
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = spilling(dir.path(), 32, Some(200));
+        let text: String = (0..100).map(|i| format!("row {i:03}\n")).collect();
+        t.push(text.as_bytes());
+        let notice = format!("{}\n", logcap::notice(200));
+        let spilled = t.take(Some(40)).spill.unwrap();
+        let data = std::fs::read_to_string(&spilled.path).unwrap();
+        assert_eq!(
+            data,
+            format!("{notice}{}", &text[text.len() - (200 - notice.len())..])
+        );
+        // A character the cap would split is left out whole.
+        let mut t = spilling(dir.path(), 32, Some(200));
+        let wide = "\u{e9}".repeat(150);
+        t.push(wide.as_bytes());
+        let data = std::fs::read(t.take(Some(40)).spill.unwrap().path).unwrap();
+        let body = &data[notice.len()..];
+        assert_eq!(body, "\u{e9}".repeat((200 - notice.len()) / 2).as_bytes());
     }
 
     #[test]
