@@ -3,20 +3,20 @@
 //!
 //! A job outlives the Python process that started it, so the copier cannot be a thread of it:
 //! [`start`] forks a small process (its own session, no exec) that reads the command's output
-//! from one FIFO per log and appends it to the log. A write that would take a log past the limit
+//! from one pipe per log and appends it to the log. A write that would take a log past the limit
 //! empties the log instead, leaving `[Log exceeded max_log_bytes=N; earlier output was cleared.]`,
 //! and the bytes of that read go with the rest; a log holding just the notice is left alone (the
 //! overflowing bytes are dropped), so output past the cap in one stretch costs one clear. Each clear appends one byte to `log_clears` before
 //! and one after, as the reference's watcher does. So a log never holds more than
 //! `max(limit, notice)` bytes, however fast the command writes, and a command that reads its own
-//! log cannot grow it. The copier exits once every writer has closed its FIFO.
+//! log cannot grow it. The copier exits once every writer has closed its pipe.
 //!
 //! The copier also publishes the job's final status, so the wrapper waits for it without polling
-//! and forks no `mv`: the wrapper writes `status.tmp`, closes its log FIFOs and `done.fifo`, and
-//! reads `ack.fifo` to its end. Once every log writer has closed (all output is in the logs), or
-//! [`DRAIN_GRACE_MS`] after `done.fifo` hung up (a background process still writing), whichever
+//! and forks no `mv`: the wrapper writes `status.tmp`, closes its log pipes and `done`, and
+//! reads `ack` to its end. Once every log writer has closed (all output is in the logs), or
+//! [`DRAIN_GRACE_MS`] after `done` hung up (a background process still writing), whichever
 //! comes first, the copier renames `status.tmp` over `status.json` and closes its end of
-//! `ack.fifo`; it goes on copying after that until its last writer closes.
+//! `ack`; it goes on copying after that until its last writer closes.
 //!
 //! The forked child runs only async-signal-safe calls (`poll`, `read`, `write`, `fstat`,
 //! `ftruncate`, `open`, `close`, `rename`, `clock_gettime`, `_exit`) on data prepared before the fork.
@@ -25,12 +25,12 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Bytes read from a FIFO at a time (the pipe buffer's default size).
+/// Bytes read from a pipe at a time (the pipe buffer's default size).
 pub const CHUNK_BYTES: usize = 64 * 1024;
 
-/// Milliseconds after the wrapper's command has ended (`done.fifo` hung up) that the copier
+/// Milliseconds after the wrapper's command has ended (`done` hung up) that the copier
 /// still waits for output a background process writes before it publishes the exit status
 /// (and lets the wrapper go on); it copies what comes later all the same.
 pub const DRAIN_GRACE_MS: i64 = 250;
@@ -40,30 +40,29 @@ pub fn notice(limit: u64) -> String {
     format!("[Log exceeded max_log_bytes={limit}; earlier output was cleared.]")
 }
 
-/// A running copier.
+/// A running copier, and the ends of its pipes the wrapper is to get.
 #[derive(Debug)]
 pub struct Copier {
     /// The copier's PID (reaped by a thread of this process while it lives).
     pub pid: i32,
-    /// The FIFOs the command writes to: stdout's, then stderr's unless the logs are combined.
-    pub fifos: Vec<PathBuf>,
-    /// `done.fifo`: the wrapper holds its write end while the command runs.
-    pub done: PathBuf,
-    /// `ack.fifo`: the wrapper reads it to its end, which comes once the logs hold the output.
-    pub ack: PathBuf,
-    /// Ends held until the wrapper has opened the FIFOs, so the copier sees no early EOF (and
-    /// the copier's open of `ack.fifo` for writing found a reader).
-    keepers: Vec<OwnedFd>,
+    /// The wrapper's descriptors 3 to 6, in order: the write ends of stdout's and stderr's pipes
+    /// (the same pipe twice when the logs are combined), `done`'s write end (held while the
+    /// command runs) and `ack`'s read end (at its end once the logs hold the output).
+    ends: Vec<OwnedFd>,
+    /// Which of `ends` each of the wrapper's descriptors 3 to 6 is.
+    order: [usize; 4],
 }
 
 impl Copier {
-    /// Called once the wrapper holds its own write ends: drops ours and removes the FIFOs' names
-    /// (the open ends stay valid), so the job directory holds the reference's files only.
+    /// The descriptors to hand the wrapper as 3, 4, 5 and 6.
+    pub fn wrapper_fds(&self) -> [RawFd; 4] {
+        self.order.map(|i| self.ends[i].as_raw_fd())
+    }
+
+    /// Called once the wrapper is spawned (holding its own copies) or will never be: drops
+    /// this process's ends, so the copier ends with the wrapper's.
     pub fn release(self) {
-        drop(self.keepers);
-        for fifo in self.fifos.iter().chain([&self.done, &self.ack]) {
-            let _ = std::fs::remove_file(fifo);
-        }
+        drop(self.ends);
     }
 }
 
@@ -87,80 +86,47 @@ fn open(path: &CString, flags: libc::c_int) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Starts the copier for the job in `dir`: `logs` are the log files (created already) it appends
-/// to, one FIFO each (`<log>.fifo`), each kept at or under `limit` bytes.
-///
-/// Errors: the OS errors of creating the FIFOs, opening the logs, or forking.
-pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
-    let mut fifos = Vec::new();
-    let mut keepers = Vec::new();
-    let mut reads = Vec::new();
-    let mut log_fds = Vec::new();
-    let cleanup = |fifos: &[PathBuf]| {
-        for f in fifos {
-            let _ = std::fs::remove_file(f);
-        }
-    };
-    for log in logs {
-        let fifo = dir.join(format!("{log}.fifo"));
-        let c_fifo = cstring(&fifo)?;
-        // SAFETY: mkfifo with a NUL-terminated path.
-        if unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) } == -1 {
-            let e = io::Error::last_os_error();
-            cleanup(&fifos);
-            return Err(e);
-        }
-        fifos.push(fifo);
-        let opened = (|| {
-            // Read end first (a non-blocking open for reading never waits), then our writer.
-            let read = open(&c_fifo, libc::O_RDONLY | libc::O_NONBLOCK)?;
-            let keeper = open(&c_fifo, libc::O_WRONLY | libc::O_NONBLOCK)?;
-            let log = open(&cstring(&dir.join(log))?, libc::O_WRONLY | libc::O_APPEND)?;
-            Ok::<_, io::Error>((read, keeper, log))
-        })();
-        match opened {
-            Ok((read, keeper, log)) => {
-                reads.push(read);
-                keepers.push(keeper);
-                log_fds.push(log);
-            }
-            Err(e) => {
-                cleanup(&fifos);
-                return Err(e);
-            }
+/// A pipe, both ends close-on-exec, the read end non-blocking when `nonblocking_read`:
+/// `(read, write)`.
+fn pipe(nonblocking_read: bool) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two fds we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: just created, owned here.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if nonblocking_read {
+        // SAFETY: fcntl on a fd we own.
+        unsafe {
+            let flags = libc::fcntl(r.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(r.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
         }
     }
-    let mut made = fifos.clone();
-    let mut handshake = |name: &str| -> io::Result<(PathBuf, CString)> {
-        let path = dir.join(name);
-        let c_path = cstring(&path)?;
-        // SAFETY: mkfifo with a NUL-terminated path.
-        if unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) } == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        made.push(path.clone());
-        Ok((path, c_path))
-    };
-    let handshake = (|| {
-        let (done, c_done) = handshake("done.fifo")?;
-        let (ack, c_ack) = handshake("ack.fifo")?;
-        let done_read = open(&c_done, libc::O_RDONLY | libc::O_NONBLOCK)?;
-        let done_keeper = open(&c_done, libc::O_WRONLY | libc::O_NONBLOCK)?;
-        // Our read end first, so the copier's non-blocking open for writing finds a reader.
-        let ack_keeper = open(&c_ack, libc::O_RDONLY | libc::O_NONBLOCK)?;
-        let ack_write = open(&c_ack, libc::O_WRONLY | libc::O_NONBLOCK)?;
-        Ok::<_, io::Error>((done, ack, done_read, done_keeper, ack_keeper, ack_write))
-    })();
-    let (done, ack, done_read, done_keeper, ack_keeper, ack_write) = match handshake {
-        Ok(opened) => opened,
-        Err(e) => {
-            cleanup(&made);
-            return Err(e);
-        }
-    };
-    let fifos_made = made;
-    keepers.push(done_keeper);
-    keepers.push(ack_keeper);
+    Ok((r, w))
+}
+
+/// Starts the copier for the job in `dir`: `logs` are the log files (created already) it appends
+/// to, one pipe each, each kept at or under `limit` bytes. The pipes are anonymous: the wrapper
+/// gets its ends when it is spawned ([`Copier::wrapper_fds`]), so nothing waits on a name and a
+/// launcher that dies at any point leaves no process blocked.
+///
+/// Errors: the OS errors of creating the pipes, opening the logs, or forking.
+pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    let mut log_fds = Vec::new();
+    for log in logs {
+        let (read, write) = pipe(true)?;
+        reads.push(read);
+        writes.push(write);
+        log_fds.push(open(
+            &cstring(&dir.join(log))?,
+            libc::O_WRONLY | libc::O_APPEND,
+        )?);
+    }
+    let (done_read, done_write) = pipe(true)?;
+    let (ack_read, ack_write) = pipe(false)?;
     let status = [
         cstring(&dir.join("status.tmp"))?,
         cstring(&dir.join("status.json"))?,
@@ -175,7 +141,7 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
             log: l.as_raw_fd(),
         })
         .collect();
-    // The streams, then `done.fifo` (its hang-up is the only event looked for).
+    // The streams, then `done` (its hang-up is the only event looked for).
     let mut polls: Vec<libc::pollfd> = streams
         .iter()
         .map(|s| s.read)
@@ -221,7 +187,6 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
         let fork_error = io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         if pid == -1 {
-            cleanup(&fifos_made);
             return Err(fork_error);
         }
         pid
@@ -241,16 +206,19 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
                 break;
             }
         });
+    let err = if writes.len() > 1 { 1 } else { 0 };
+    let n = writes.len();
+    let mut ends = writes;
+    ends.push(done_write);
+    ends.push(ack_read);
     Ok(Copier {
         pid,
-        fifos,
-        done,
-        ack,
-        keepers,
+        ends,
+        order: [0, err, n, n + 1],
     })
 }
 
-/// The copier's ends of its handshake with the wrapper: `done.fifo`'s read end, `ack.fifo`'s
+/// The copier's ends of its handshake with the wrapper: `done`'s read end, `ack`'s
 /// write end, and the wrapper's final status (`status.tmp`) with the name it is published under
 /// (`status.json`).
 #[derive(Clone, Copy)]
@@ -261,7 +229,7 @@ struct Handshake<'a> {
 }
 
 impl Handshake<'_> {
-    /// Publishes the status the wrapper wrote before it closed its FIFOs (a rename, so the wrapper
+    /// Publishes the status the wrapper wrote before it closed its pipes (a rename, so the wrapper
     /// forks no `mv`; nothing when there is none), then lets the wrapper go on.
     unsafe fn ack(&self) {
         libc::rename(self.status[0].as_ptr(), self.status[1].as_ptr());
@@ -313,7 +281,7 @@ unsafe fn child(
     libc::sigemptyset(&mut empty);
     libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
     libc::setsid();
-    // Nothing of this process but our FIFOs and logs: close every other descriptor.
+    // Nothing of this process but our pipes and logs: close every other descriptor.
     let max = {
         let mut rl: libc::rlimit = std::mem::zeroed();
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 {
@@ -356,7 +324,7 @@ unsafe fn child(
     }
     let mut open_streams = streams.len();
     let done = streams.len();
-    // When the wrapper's command ended (`done.fifo` hung up), plus the grace; `None` before.
+    // When the wrapper's command ended (`done` hung up), plus the grace; `None` before.
     let mut deadline: Option<i64> = None;
     let mut acked = false;
     while open_streams > 0 {
@@ -379,7 +347,7 @@ unsafe fn child(
             continue;
         }
         if polls[done].fd >= 0 && polls[done].revents != 0 {
-            // Every writer of `done.fifo` is gone: the wrapper's command has ended.
+            // Every writer of `done` is gone: the wrapper's command has ended.
             polls[done].fd = -1;
             deadline = Some(now_ms() + DRAIN_GRACE_MS);
         }
@@ -459,7 +427,7 @@ mod tests {
     use crate::process::job::{exit_code, launch, status_text, wait_exit, Launch, LaunchSpec};
     use std::time::Duration;
 
-    fn run(dir: &Path, command: &str, combined: bool, limit: u64) -> PathBuf {
+    fn run(dir: &Path, command: &str, combined: bool, limit: u64) -> std::path::PathBuf {
         let spec = LaunchSpec {
             dir: dir.join("job"),
             cwd: dir.to_path_buf(),
@@ -493,12 +461,6 @@ mod tests {
         assert_eq!(log, format!("{}\nend\n", notice(1000)).as_bytes());
         // One stretch past the cap, one clear.
         assert_eq!(std::fs::read(job.join("log_clears")).unwrap(), b"xx");
-        let files: Vec<_> = std::fs::read_dir(&job)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".fifo"))
-            .collect();
-        assert!(files.is_empty());
     }
 
     #[test]
