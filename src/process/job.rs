@@ -901,7 +901,7 @@ mod tests {
     fn fault_spec(base: &Path, capped: bool) -> LaunchSpec {
         let mut job = spec(
             base,
-            "echo ran >> runs; echo up; while [ ! -e release ]; do sleep 0.05; done",
+            "echo ran >> runs; echo up; while [ ! -e release ]; do sleep 0.05; done; echo bye",
         );
         job.max_log_bytes = capped.then_some(1000);
         job
@@ -955,6 +955,9 @@ mod tests {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 assert_eq!(exit_code(&status_text(&dir).unwrap()), Some(0), "{point}");
+                // The log copier (a child of the killed launcher, when it died after starting it)
+                // copied what the command wrote after that death.
+                assert_eq!(tail(&dir.join("stdout.log"), 100).unwrap(), b"up\nbye\n");
                 // Ran once; nothing beside the job directory left behind.
                 assert_eq!(
                     fs::read(tmp.path().join("runs")).unwrap(),
