@@ -351,7 +351,7 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
             Vec::new()
         },
         tools[0].clone(),
-        tools[1].clone(),
+        mv_tool(tools),
     ];
     const COMMAND_ARG: usize = 5;
     let handle = crate::process::block_on(async {
@@ -406,6 +406,15 @@ pub fn launch(spec: LaunchSpec) -> Result<Launch> {
     }
     drop(claim);
     Ok(Launch::Started(handle))
+}
+
+/// The wrapper's `mv`: the host's, or in a test build the one [`tests::MV`] names on this thread.
+fn mv_tool(tools: &[Vec<u8>; 2]) -> Vec<u8> {
+    #[cfg(test)]
+    if let Some(mv) = tests::MV.with(|m| m.borrow().clone()) {
+        return mv;
+    }
+    tools[1].clone()
 }
 
 /// A test hook: in a test build, the process kills itself with `SIGKILL` at launch point
@@ -827,6 +836,30 @@ pub fn cleanup(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// The `mv` the wrapper of a launch from this thread gets, in place of the host's.
+        pub(super) static MV: std::cell::RefCell<Option<Vec<u8>>> = const { std::cell::RefCell::new(None) };
+    }
+
+    #[test]
+    fn the_copier_publishes_the_final_status_so_the_wrapper_needs_no_mv() {
+        // With no `mv` to fall back on, a status the copier did not publish is left in
+        // `status.tmp` (and written in place): the copier must wait for the wrapper's
+        // `status.tmp` even when the command's end closed the log pipes first.
+        MV.with(|m| *m.borrow_mut() = Some(b"/nonexistent/mv".to_vec()));
+        let tmp = tempfile::tempdir().unwrap();
+        for round in 0..5 {
+            let mut job = spec(tmp.path(), "echo hi; exit 4");
+            job.dir = tmp.path().join(format!("job{round}"));
+            job.max_log_bytes = Some(1000);
+            let (code, dir) = exited(job, Duration::from_secs(20));
+            assert_eq!(code, Some(4));
+            assert!(!dir.join("status.tmp").exists(), "round {round}");
+            assert_eq!(tail(&dir.join("stdout.log"), 100).unwrap(), b"hi\n");
+        }
+        MV.with(|m| *m.borrow_mut() = None);
+    }
 
     /// Launches `spec` and waits up to `within` for it to exit: its recorded exit code and
     /// its job directory.

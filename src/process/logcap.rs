@@ -13,9 +13,9 @@
 //!
 //! The copier also publishes the job's final status, so the wrapper waits for it without polling
 //! and forks no `mv`: the wrapper writes `status.tmp`, closes its log pipes and `done`, and
-//! reads `ack` to its end. Once every log writer has closed (all output is in the logs), or
-//! [`DRAIN_GRACE_MS`] after `done` hung up (a background process still writing), whichever
-//! comes first, the copier renames `status.tmp` over `status.json` and closes its end of
+//! reads `ack` to its end. Once `done` has hung up and every log writer has closed (all output
+//! is in the logs), or [`DRAIN_GRACE_MS`] after `done` hung up (a background process still
+//! writing), whichever comes first, the copier renames `status.tmp` over `status.json` and closes its end of
 //! `ack`; it goes on copying after that until its last writer closes.
 //!
 //! The copier is a `clone(CLONE_VM)` child that runs raw system calls only (`ppoll`, `read`,
@@ -371,7 +371,10 @@ unsafe fn body(c: *mut Ctx) -> ! {
     // When the wrapper's command ended (`done` hung up), plus the grace; `None` before.
     let mut deadline: Option<i64> = None;
     let mut acked = false;
-    while open_streams > 0 {
+    // Until every stream is at its end and the wrapper has hung up `done` (it has written
+    // `status.tmp` by then): a command's end closes the streams first, and an ack before the
+    // wrapper's `status.tmp` would leave the wrapper to publish with a forked `mv`.
+    while open_streams > 0 || (*c).polls[nstreams].fd >= 0 {
         let polls = &mut (*c).polls;
         for p in polls.iter_mut() {
             p.revents = 0;
