@@ -2,8 +2,8 @@
 //! file, so `max_log_bytes` holds as the log is written rather than after the fact.
 //!
 //! A job outlives the Python process that started it, so the copier cannot be a thread of it:
-//! [`start`] forks a small process (its own session, no exec) that reads the command's output
-//! from one FIFO per log and appends it to the log. A write that would take a log past the limit
+//! [`start`] clones a small process (its own session, no exec) that reads the command's output
+//! from one pipe per log and appends it to the log. A write that would take a log past the limit
 //! empties the log instead, leaving `[Log exceeded max_log_bytes=N; earlier output was cleared.]`,
 //! and the bytes of that read go with the rest; a log holding just the notice is left alone (the
 //! overflowing bytes are dropped), so output past the cap in one stretch costs one clear. When a
@@ -11,28 +11,31 @@
 //! written after the notice, as much as fits, so the log ends as the output did. Each clear appends one byte to `log_clears` before
 //! and one after, as the reference's watcher does. So a log never holds more than
 //! `max(limit, notice)` bytes, however fast the command writes, and a command that reads its own
-//! log cannot grow it. The copier exits once every writer has closed its FIFO.
+//! log cannot grow it. The copier exits once every writer has closed its pipe.
 //!
 //! The copier also publishes the job's final status, so the wrapper waits for it without polling
-//! and forks no `mv`: the wrapper writes `status.tmp`, closes its log FIFOs and `done.fifo`, and
-//! reads `ack.fifo` to its end. Once every log writer has closed (all output is in the logs), or
-//! [`DRAIN_GRACE_MS`] after `done.fifo` hung up (a background process still writing), whichever
-//! comes first, the copier renames `status.tmp` over `status.json` and closes its end of
-//! `ack.fifo`; it goes on copying after that until its last writer closes.
+//! and forks no `mv`: the wrapper writes `status.tmp`, closes its log pipes and `done`, and
+//! reads `ack` to its end. Once `done` has hung up and every log writer has closed (all output
+//! is in the logs), or [`DRAIN_GRACE_MS`] after `done` hung up (a background process still
+//! writing), whichever comes first, the copier renames `status.tmp` over `status.json` and closes its end of
+//! `ack`; it goes on copying after that until its last writer closes.
 //!
-//! The forked child runs only async-signal-safe calls (`poll`, `read`, `write`, `fstat`,
-//! `ftruncate`, `open`, `close`, `rename`, `clock_gettime`, `_exit`) on data prepared before the fork.
+//! The copier is a `clone(CLONE_VM)` child that runs raw system calls only (`ppoll`, `read`,
+//! `write`, `lseek`, `ftruncate`, `openat`, `close`, `renameat2`, `clock_gettime`, `exit`) on a
+//! mapping prepared for it (see [`start`]).
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Bytes read from a FIFO at a time (the pipe buffer's default size).
+use crate::process::rawsys;
+
+/// Bytes read from a pipe at a time (the pipe buffer's default size).
 pub const CHUNK_BYTES: usize = 64 * 1024;
 
-/// Milliseconds after the wrapper's command has ended (`done.fifo` hung up) that the copier
+/// Milliseconds after the wrapper's command has ended (`done` hung up) that the copier
 /// still waits for output a background process writes before it publishes the exit status
 /// (and lets the wrapper go on); it copies what comes later all the same.
 pub const DRAIN_GRACE_MS: i64 = 250;
@@ -42,36 +45,30 @@ pub fn notice(limit: u64) -> String {
     format!("[Log exceeded max_log_bytes={limit}; earlier output was cleared.]")
 }
 
-/// A running copier.
+/// A running copier, and the ends of its pipes the wrapper is to get.
 #[derive(Debug)]
 pub struct Copier {
     /// The copier's PID (reaped by a thread of this process while it lives).
     pub pid: i32,
-    /// The FIFOs the command writes to: stdout's, then stderr's unless the logs are combined.
-    pub fifos: Vec<PathBuf>,
-    /// `done.fifo`: the wrapper holds its write end while the command runs.
-    pub done: PathBuf,
-    /// `ack.fifo`: the wrapper reads it to its end, which comes once the logs hold the output.
-    pub ack: PathBuf,
-    /// Ends held until the wrapper has opened the FIFOs, so the copier sees no early EOF (and
-    /// the copier's open of `ack.fifo` for writing found a reader).
-    keepers: Vec<OwnedFd>,
+    /// The wrapper's descriptors 3 to 6, in order: the write ends of stdout's and stderr's pipes
+    /// (the same pipe twice when the logs are combined), `done`'s write end (held while the
+    /// command runs) and `ack`'s read end (at its end once the logs hold the output).
+    ends: Vec<OwnedFd>,
+    /// Which of `ends` each of the wrapper's descriptors 3 to 6 is.
+    order: [usize; 4],
 }
 
 impl Copier {
-    /// Called once the wrapper holds its own write ends: drops ours and removes the FIFOs' names
-    /// (the open ends stay valid), so the job directory holds the reference's files only.
-    pub fn release(self) {
-        drop(self.keepers);
-        for fifo in self.fifos.iter().chain([&self.done, &self.ack]) {
-            let _ = std::fs::remove_file(fifo);
-        }
+    /// The descriptors to hand the wrapper as 3, 4, 5 and 6.
+    pub fn wrapper_fds(&self) -> [RawFd; 4] {
+        self.order.map(|i| self.ends[i].as_raw_fd())
     }
-}
 
-struct Stream {
-    read: RawFd,
-    log: RawFd,
+    /// Called once the wrapper is spawned (holding its own copies) or will never be: drops
+    /// this process's ends, so the copier ends with the wrapper's.
+    pub fn release(self) {
+        drop(self.ends);
+    }
 }
 
 fn cstring(path: &Path) -> io::Result<CString> {
@@ -89,148 +86,213 @@ fn open(path: &CString, flags: libc::c_int) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Starts the copier for the job in `dir`: `logs` are the log files (created already) it appends
-/// to, one FIFO each (`<log>.fifo`), each kept at or under `limit` bytes.
-///
-/// Errors: the OS errors of creating the FIFOs, opening the logs, or forking.
-pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
-    let mut fifos = Vec::new();
-    let mut keepers = Vec::new();
-    let mut reads = Vec::new();
-    let mut log_fds = Vec::new();
-    let cleanup = |fifos: &[PathBuf]| {
-        for f in fifos {
-            let _ = std::fs::remove_file(f);
-        }
-    };
-    for log in logs {
-        let fifo = dir.join(format!("{log}.fifo"));
-        let c_fifo = cstring(&fifo)?;
-        // SAFETY: mkfifo with a NUL-terminated path.
-        if unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) } == -1 {
-            let e = io::Error::last_os_error();
-            cleanup(&fifos);
-            return Err(e);
-        }
-        fifos.push(fifo);
-        let opened = (|| {
-            // Read end first (a non-blocking open for reading never waits), then our writer.
-            let read = open(&c_fifo, libc::O_RDONLY | libc::O_NONBLOCK)?;
-            let keeper = open(&c_fifo, libc::O_WRONLY | libc::O_NONBLOCK)?;
-            let log = open(&cstring(&dir.join(log))?, libc::O_WRONLY | libc::O_APPEND)?;
-            Ok::<_, io::Error>((read, keeper, log))
-        })();
-        match opened {
-            Ok((read, keeper, log)) => {
-                reads.push(read);
-                keepers.push(keeper);
-                log_fds.push(log);
-            }
-            Err(e) => {
-                cleanup(&fifos);
-                return Err(e);
-            }
+/// A pipe, both ends close-on-exec, the read end non-blocking when `nonblocking_read`:
+/// `(read, write)`.
+fn pipe(nonblocking_read: bool) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two fds we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: just created, owned here.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if nonblocking_read {
+        // SAFETY: fcntl on a fd we own.
+        unsafe {
+            let flags = libc::fcntl(r.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(r.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
         }
     }
-    let mut made = fifos.clone();
-    let mut handshake = |name: &str| -> io::Result<(PathBuf, CString)> {
-        let path = dir.join(name);
-        let c_path = cstring(&path)?;
-        // SAFETY: mkfifo with a NUL-terminated path.
-        if unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) } == -1 {
+    Ok((r, w))
+}
+
+/// Longest path (with its NUL) the copier can hold: a job directory's file names past it make
+/// [`start`] fail with `InvalidInput`.
+const PATH_CAP: usize = 4096;
+
+/// Bytes of stack the copier runs on.
+const STACK_BYTES: usize = 64 * 1024;
+
+/// Everything the copier uses, in memory it alone touches once started (see [`start`]).
+#[repr(C)]
+struct Ctx {
+    /// `(read end, log)` per stream.
+    streams: [[RawFd; 2]; 2],
+    nstreams: usize,
+    /// `done`'s read end and `ack`'s write end.
+    done: RawFd,
+    ack: RawFd,
+    /// Descriptors to keep open, ascending; the rest are closed.
+    keep: [RawFd; 6],
+    nkeep: usize,
+    limit: u64,
+    notice: [u8; 128],
+    notice_len: usize,
+    /// `status.tmp`, `status.json`, `log_clears`: NUL-terminated.
+    status_tmp: [u8; PATH_CAP],
+    status_json: [u8; PATH_CAP],
+    clears: [u8; PATH_CAP],
+    polls: [libc::pollfd; 3],
+    buffer: [u8; CHUNK_BYTES],
+    /// Per stream, the end of its last read when that read was dropped (nothing appended since):
+    /// written after the notice at the stream's end. `dropped_len[i] == 0`: none.
+    dropped: [[u8; CHUNK_BYTES]; 2],
+    dropped_len: [usize; 2],
+}
+
+/// The copier's memory: a [`Ctx`] and its stack, mapped privately for it and unmapped once it
+/// has been reaped.
+struct Region {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: a raw mapping, handed to the reaping thread to unmap.
+unsafe impl Send for Region {}
+
+impl Region {
+    fn new() -> io::Result<Self> {
+        let len = (std::mem::size_of::<Ctx>() + STACK_BYTES + 4095) & !4095;
+        // SAFETY: an anonymous private mapping of `len` bytes, zeroed by the kernel.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        made.push(path.clone());
-        Ok((path, c_path))
-    };
-    let handshake = (|| {
-        let (done, c_done) = handshake("done.fifo")?;
-        let (ack, c_ack) = handshake("ack.fifo")?;
-        let done_read = open(&c_done, libc::O_RDONLY | libc::O_NONBLOCK)?;
-        let done_keeper = open(&c_done, libc::O_WRONLY | libc::O_NONBLOCK)?;
-        // Our read end first, so the copier's non-blocking open for writing finds a reader.
-        let ack_keeper = open(&c_ack, libc::O_RDONLY | libc::O_NONBLOCK)?;
-        let ack_write = open(&c_ack, libc::O_WRONLY | libc::O_NONBLOCK)?;
-        Ok::<_, io::Error>((done, ack, done_read, done_keeper, ack_keeper, ack_write))
-    })();
-    let (done, ack, done_read, done_keeper, ack_keeper, ack_write) = match handshake {
-        Ok(opened) => opened,
-        Err(e) => {
-            cleanup(&made);
-            return Err(e);
-        }
-    };
-    let fifos_made = made;
-    keepers.push(done_keeper);
-    keepers.push(ack_keeper);
-    let status = [
-        cstring(&dir.join("status.tmp"))?,
-        cstring(&dir.join("status.json"))?,
-    ];
-    let clears = cstring(&dir.join("log_clears"))?;
-    let notice = format!("{}\n", notice(limit)).into_bytes();
-    let streams: Vec<Stream> = reads
+        Ok(Region { base, len })
+    }
+
+    fn ctx(&self) -> *mut Ctx {
+        self.base.cast()
+    }
+
+    /// The top of the stack (16-byte aligned), past the [`Ctx`].
+    fn stack_top(&self) -> *mut libc::c_void {
+        let top = self.base as usize + self.len;
+        (top & !15) as *mut libc::c_void
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: our mapping, no longer used by anyone.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+fn put_path(into: &mut [u8; PATH_CAP], path: &Path) -> io::Result<()> {
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.len() >= PATH_CAP || bytes.contains(&0) {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    into[..bytes.len()].copy_from_slice(bytes);
+    into[bytes.len()] = 0;
+    Ok(())
+}
+
+/// Starts the copier for the job in `dir`: `logs` are the log files (created already) it appends
+/// to, one pipe each, each kept at or under `limit` bytes. The pipes are anonymous: the wrapper
+/// gets its ends when it is spawned ([`Copier::wrapper_fds`]), so nothing waits on a name and a
+/// launcher that dies at any point leaves no process blocked.
+///
+/// The copier is a `clone(CLONE_VM)` of this process, not a `fork`: it shares this process's
+/// memory (no copy of the interpreter's page tables, which made the fork of a large process
+/// cost milliseconds) and touches only a mapping made for it here, through raw system calls
+/// ([`crate::process::rawsys`]), with every signal blocked. It keeps that memory if this process
+/// exits; the mapping is unmapped once the copier has been reaped. Where raw calls are not
+/// available ([`crate::process::rawsys::SUPPORTED`]) it is forked.
+///
+/// Errors: the OS errors of creating the pipes, opening the logs, mapping or cloning;
+/// `InvalidInput` for paths longer than the copier holds.
+pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    let mut log_fds = Vec::new();
+    for log in logs.iter().take(2) {
+        let (read, write) = pipe(true)?;
+        reads.push(read);
+        writes.push(write);
+        log_fds.push(open(
+            &cstring(&dir.join(log))?,
+            libc::O_WRONLY | libc::O_APPEND,
+        )?);
+    }
+    let (done_read, done_write) = pipe(true)?;
+    let (ack_read, ack_write) = pipe(false)?;
+    let region = Region::new()?;
+    // SAFETY: the mapping is ours, zeroed, and large enough for a `Ctx`.
+    let ctx = unsafe { &mut *region.ctx() };
+    put_path(&mut ctx.status_tmp, &dir.join("status.tmp"))?;
+    put_path(&mut ctx.status_json, &dir.join("status.json"))?;
+    put_path(&mut ctx.clears, &dir.join("log_clears"))?;
+    let text = format!("{}\n", notice(limit)).into_bytes();
+    let n = text.len().min(ctx.notice.len());
+    ctx.notice[..n].copy_from_slice(&text[..n]);
+    ctx.notice_len = n;
+    ctx.limit = limit;
+    ctx.nstreams = reads.len();
+    for (i, (r, l)) in reads.iter().zip(&log_fds).enumerate() {
+        ctx.streams[i] = [r.as_raw_fd(), l.as_raw_fd()];
+    }
+    ctx.done = done_read.as_raw_fd();
+    ctx.ack = ack_write.as_raw_fd();
+    let mut keep: Vec<RawFd> = ctx.streams[..ctx.nstreams]
         .iter()
-        .zip(&log_fds)
-        .map(|(r, l)| Stream {
-            read: r.as_raw_fd(),
-            log: l.as_raw_fd(),
-        })
+        .flatten()
+        .copied()
+        .chain([ctx.done, ctx.ack])
         .collect();
-    // The streams, then `done.fifo` (its hang-up is the only event looked for).
-    let mut polls: Vec<libc::pollfd> = streams
-        .iter()
-        .map(|s| s.read)
-        .chain([done_read.as_raw_fd()])
-        .map(|fd| libc::pollfd {
+    keep.sort_unstable();
+    ctx.keep[..keep.len()].copy_from_slice(&keep);
+    ctx.nkeep = keep.len();
+    // The streams, then `done` (its hang-up is the only event looked for).
+    for i in 0..=ctx.nstreams {
+        let fd = if i < ctx.nstreams {
+            ctx.streams[i][0]
+        } else {
+            ctx.done
+        };
+        ctx.polls[i] = libc::pollfd {
             fd,
             events: libc::POLLIN,
             revents: 0,
-        })
-        .collect();
-    let mut buffer = vec![0u8; CHUNK_BYTES];
-    // Per stream, the end of its last dropped read (allocated here: the child never allocates).
-    let mut dropped: Vec<Vec<u8>> = streams
-        .iter()
-        .map(|_| Vec::with_capacity(CHUNK_BYTES))
-        .collect();
-    let ends = Handshake {
-        done: done_read.as_raw_fd(),
-        ack: ack_write.as_raw_fd(),
-        status: &status,
-    };
-    let keep: Vec<RawFd> = streams
-        .iter()
-        .flat_map(|s| [s.read, s.log])
-        .chain([ends.done, ends.ack])
-        .collect();
-    // SAFETY: the child runs only async-signal-safe calls on memory prepared above (a copy of
-    // this process's, after fork) and leaves by `_exit`; every signal is blocked around the fork
-    // so no handler of this process runs in the child before its dispositions are reset.
+        };
+    }
+    let ctx_ptr = region.ctx();
+    // SAFETY: every signal is blocked around the clone (the child keeps them blocked, so no
+    // handler of this process ever runs on its stack); the child runs `body` on the mapping
+    // alone, through raw system calls, and leaves by `exit`.
     let pid = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        let pid = libc::fork();
-        if pid == 0 {
-            child(
-                &streams,
-                ends,
-                &mut polls,
-                &mut buffer,
-                &mut dropped,
-                &keep,
-                &clears,
-                &notice,
-                limit,
-            );
-        }
-        let fork_error = io::Error::last_os_error();
+        let pid = if crate::process::rawsys::SUPPORTED {
+            libc::clone(
+                entry,
+                region.stack_top(),
+                libc::CLONE_VM | libc::SIGCHLD,
+                ctx_ptr.cast(),
+            )
+        } else {
+            let pid = libc::fork();
+            if pid == 0 {
+                body(ctx_ptr)
+            }
+            pid
+        };
+        let error = io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         if pid == -1 {
-            cleanup(&fifos_made);
-            return Err(fork_error);
+            return Err(error);
         }
         pid
     };
@@ -238,198 +300,158 @@ pub fn start(dir: &Path, logs: &[&str], limit: u64) -> io::Result<Copier> {
     drop(log_fds);
     drop(done_read);
     drop(ack_write);
+    // Unmapped only once the copier has been reaped; left mapped if no thread can reap it.
+    let region = std::mem::ManuallyDrop::new(region);
     let _ = std::thread::Builder::new()
         .name("harness-log-copier".into())
         .stack_size(64 * 1024)
-        .spawn(move || loop {
-            let mut status = 0;
-            // SAFETY: reaping our own child.
-            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-            if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                break;
+        .spawn(move || {
+            loop {
+                let mut status = 0;
+                // SAFETY: reaping our own child.
+                let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+                if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                    break;
+                }
             }
+            drop(std::mem::ManuallyDrop::into_inner(region));
         });
+    let err = if writes.len() > 1 { 1 } else { 0 };
+    let n = writes.len();
+    let mut ends = writes;
+    ends.push(done_write);
+    ends.push(ack_read);
     Ok(Copier {
         pid,
-        fifos,
-        done,
-        ack,
-        keepers,
+        ends,
+        order: [0, err, n, n + 1],
     })
 }
 
-/// The copier's ends of its handshake with the wrapper: `done.fifo`'s read end, `ack.fifo`'s
-/// write end, and the wrapper's final status (`status.tmp`) with the name it is published under
-/// (`status.json`).
-#[derive(Clone, Copy)]
-struct Handshake<'a> {
-    done: RawFd,
-    ack: RawFd,
-    status: &'a [CString; 2],
+extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the copier's `Ctx`, which only it uses from here on.
+    unsafe { body(arg.cast()) }
 }
 
-impl Handshake<'_> {
-    /// Publishes the status the wrapper wrote before it closed its FIFOs (a rename, so the wrapper
-    /// forks no `mv`; nothing when there is none), then lets the wrapper go on.
-    unsafe fn ack(&self) {
-        libc::rename(self.status[0].as_ptr(), self.status[1].as_ptr());
-        libc::close(self.ack);
-    }
+/// Publishes the status the wrapper wrote before it closed its pipes (a rename, so the wrapper
+/// forks no `mv`; nothing when there is none), then lets the wrapper go on.
+unsafe fn ack(c: *mut Ctx) {
+    rawsys::rename((*c).status_tmp.as_ptr(), (*c).status_json.as_ptr());
+    rawsys::close((*c).ack);
 }
 
-/// Milliseconds on the monotonic clock (async-signal-safe).
-unsafe fn now_ms() -> i64 {
-    let mut ts: libc::timespec = std::mem::zeroed();
-    libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
-    ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000
-}
-
-/// The copier's body; never returns.
-#[allow(clippy::too_many_arguments)]
-unsafe fn child(
-    streams: &[Stream],
-    ends: Handshake,
-    polls: &mut [libc::pollfd],
-    buffer: &mut [u8],
-    dropped: &mut [Vec<u8>],
-    keep: &[RawFd],
-    clears: &CString,
-    notice: &[u8],
-    limit: u64,
-) -> ! {
-    for sig in 1..libc::SIGRTMAX() {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction != libc::SIG_DFL
-            && old.sa_sigaction != libc::SIG_IGN
-        {
-            let mut new: libc::sigaction = std::mem::zeroed();
-            new.sa_sigaction = libc::SIG_DFL;
-            libc::sigaction(sig, &new, std::ptr::null_mut());
-        }
-    }
-    // Not stopped with the job's group (it has none) nor by a terminal: it ends at EOF.
-    for sig in [
-        libc::SIGINT,
-        libc::SIGHUP,
-        libc::SIGTERM,
-        libc::SIGPIPE,
-        libc::SIGXFSZ,
-    ] {
-        libc::signal(sig, libc::SIG_IGN);
-    }
-    let mut empty: libc::sigset_t = std::mem::zeroed();
-    libc::sigemptyset(&mut empty);
-    libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    libc::setsid();
-    // Nothing of this process but our FIFOs and logs: close every other descriptor.
-    let max = {
-        let mut rl: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 {
-            rl.rlim_cur.min(1 << 20) as RawFd
-        } else {
-            1024
-        }
-    };
-    let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-    for fd in 0..3 {
+/// The copier's body; never returns. Raw system calls only, on `*c` and its own stack; no
+/// indexing that could panic.
+unsafe fn body(c: *mut Ctx) -> ! {
+    rawsys::setsid();
+    // Nothing of this process but our pipes and logs: stdio to /dev/null, the rest closed.
+    let null = rawsys::open(c"/dev/null".as_ptr().cast(), libc::O_RDWR, 0) as RawFd;
+    let mut fd = 0;
+    while fd < 3 {
         if null >= 0 && null != fd {
-            libc::dup2(null, fd);
-        }
-    }
-    let mut fd = 3;
-    while fd < max {
-        if !keep.contains(&fd) {
-            // One close_range for the run of descriptors up to the next kept one.
-            let next = keep
-                .iter()
-                .copied()
-                .filter(|&k| k > fd)
-                .min()
-                .unwrap_or(max);
-            if libc::syscall(
-                libc::SYS_close_range,
-                fd as libc::c_uint,
-                (next - 1) as libc::c_uint,
-                0,
-            ) != 0
-            {
-                for f in fd..next.min(65_536) {
-                    libc::close(f);
-                }
-            }
-            fd = next;
-            continue;
+            rawsys::dup3(null, fd);
         }
         fd += 1;
     }
-    let mut open_streams = streams.len();
-    let done = streams.len();
-    // When the wrapper's command ended (`done.fifo` hung up), plus the grace; `None` before.
+    let keep = &(*c).keep;
+    let nkeep = (*c).nkeep;
+    let mut from: u32 = 3;
+    let mut k = 0;
+    while k <= nkeep {
+        let next = if k < nkeep { keep[k] as u32 } else { u32::MAX };
+        if next > from && rawsys::close_range(from, next - 1) < 0 {
+            let mut f = from;
+            while f < next && f < 65_536 {
+                rawsys::close(f as RawFd);
+                f += 1;
+            }
+        }
+        from = next.wrapping_add(1);
+        k += 1;
+    }
+    if null >= 3 && !keep[..nkeep].contains(&null) {
+        rawsys::close(null);
+    }
+    let nstreams = (*c).nstreams;
+    let mut open_streams = nstreams;
+    // When the wrapper's command ended (`done` hung up), plus the grace; `None` before.
     let mut deadline: Option<i64> = None;
     let mut acked = false;
-    while open_streams > 0 {
+    // Until every stream is at its end and the wrapper has hung up `done` (it has written
+    // `status.tmp` by then): a command's end closes the streams first, and an ack before the
+    // wrapper's `status.tmp` would leave the wrapper to publish with a forked `mv`.
+    while open_streams > 0 || (*c).polls[nstreams].fd >= 0 {
+        let polls = &mut (*c).polls;
         for p in polls.iter_mut() {
             p.revents = 0;
         }
         let mut timeout = -1;
         if let (Some(at), false) = (deadline, acked) {
-            let left = at - now_ms();
+            let left = at - rawsys::now_ms();
             if left <= 0 {
                 // The grace is over: the status is published while a background process writes on.
-                ends.ack();
+                ack(c);
                 acked = true;
             } else {
-                timeout = left.min(i32::MAX as i64) as libc::c_int;
+                timeout = left;
             }
         }
-        let ready = libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout);
-        if ready == -1 {
+        if rawsys::poll(polls.as_mut_ptr(), nstreams + 1, timeout) < 0 {
             continue;
         }
-        if polls[done].fd >= 0 && polls[done].revents != 0 {
-            // Every writer of `done.fifo` is gone: the wrapper's command has ended.
-            polls[done].fd = -1;
-            deadline = Some(now_ms() + DRAIN_GRACE_MS);
+        if polls[nstreams].fd >= 0 && polls[nstreams].revents != 0 {
+            // Every writer of `done` is gone: the wrapper's command has ended.
+            polls[nstreams].fd = -1;
+            deadline = Some(rawsys::now_ms() + DRAIN_GRACE_MS);
         }
-        for (i, stream) in streams.iter().enumerate() {
-            if polls[i].fd < 0 || polls[i].revents == 0 {
+        let mut i = 0;
+        while i < nstreams {
+            let p = &mut (*c).polls[i];
+            if p.fd < 0 || p.revents == 0 {
+                i += 1;
                 continue;
             }
-            let n = libc::read(stream.read, buffer.as_mut_ptr().cast(), buffer.len());
+            let [read, log] = (*c).streams[i];
+            let buffer = &mut (*c).buffer;
+            let n = rawsys::read(read, buffer.as_mut_ptr(), buffer.len());
             if n > 0 {
-                let chunk = &buffer[..n as usize];
-                // Within capacity (a read is at most `CHUNK_BYTES`): no allocation.
-                dropped[i].clear();
-                if !append(stream.log, chunk, clears, notice, limit) {
-                    let room = (limit as usize).saturating_sub(notice.len());
-                    dropped[i].extend_from_slice(&chunk[chunk.len().saturating_sub(room)..]);
+                let n = n as usize;
+                (*c).dropped_len[i] = 0;
+                if !append(c, log, n) {
+                    // Kept (at most what fits after the notice) in case the stream ends here.
+                    let room = ((*c).limit as usize).saturating_sub((*c).notice_len);
+                    let keep = if n < room { n } else { room };
+                    std::ptr::copy_nonoverlapping(
+                        (*c).buffer.as_ptr().add(n - keep),
+                        (*c).dropped[i].as_mut_ptr(),
+                        keep,
+                    );
+                    (*c).dropped_len[i] = keep;
                 }
-                continue;
+            } else if n == -(libc::EAGAIN as isize) || n == -(libc::EINTR as isize) {
+            } else {
+                // End of file: every writer has closed it. The log holds just the notice if the
+                // last read was dropped: its end goes after it.
+                write_all(log, (*c).dropped[i].as_ptr(), (*c).dropped_len[i]);
+                (*c).polls[i].fd = -1;
+                open_streams -= 1;
             }
-            let errno = *libc::__errno_location();
-            if n == -1 && (errno == libc::EAGAIN || errno == libc::EINTR) {
-                continue;
-            }
-            // End of file: every writer has closed it. The log holds just the notice if the last
-            // read was dropped: its end goes after it.
-            write_all(stream.log, &dropped[i]);
-            polls[i].fd = -1;
-            open_streams -= 1;
+            i += 1;
         }
     }
     if !acked {
-        ends.ack();
+        ack(c);
     }
-    libc::_exit(0)
+    rawsys::exit(0)
 }
 
-unsafe fn write_all(fd: RawFd, mut data: &[u8]) {
-    while !data.is_empty() {
-        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+unsafe fn write_all(fd: RawFd, mut data: *const u8, mut len: usize) {
+    while len > 0 {
+        let n = rawsys::write(fd, data, len);
         if n > 0 {
-            data = &data[n as usize..];
-        } else if n == -1 && *libc::__errno_location() == libc::EINTR {
+            data = data.add(n as usize);
+            len -= n as usize;
+        } else if n == -(libc::EINTR as isize) {
             continue;
         } else {
             return;
@@ -437,36 +459,33 @@ unsafe fn write_all(fd: RawFd, mut data: &[u8]) {
     }
 }
 
-/// Appends `chunk` to `log`, or empties `log` to the notice when it would pass `limit`. Returns
-/// whether `chunk` was written (else the log holds just the notice).
-unsafe fn append(log: RawFd, chunk: &[u8], clears: &CString, notice: &[u8], limit: u64) -> bool {
-    let mut st: libc::stat = std::mem::zeroed();
-    let size = if libc::fstat(log, &mut st) == 0 {
-        st.st_size as u64
-    } else {
-        0
-    };
-    let after = size + chunk.len() as u64;
+/// Appends the first `n` bytes of the buffer to `log`, or empties `log` to the notice when they
+/// would take it past the limit. Returns whether they were written (else the log holds just the
+/// notice).
+unsafe fn append(c: *mut Ctx, log: RawFd, n: usize) -> bool {
+    let size = rawsys::lseek(log, 0, libc::SEEK_END).max(0) as u64;
+    let after = size + n as u64;
+    let (limit, notice_len) = ((*c).limit, (*c).notice_len);
     if after <= limit {
-        write_all(log, chunk);
+        write_all(log, (*c).buffer.as_ptr(), n);
         return true;
     }
     // A log holding just the notice is left alone (the chunk is dropped), so a command that goes
     // on writing past the cap adds no clear per read.
-    if size != notice.len() as u64 && after > notice.len() as u64 {
-        let marks = libc::open(
-            clears.as_ptr(),
+    if size != notice_len as u64 && after > notice_len as u64 {
+        let marks = rawsys::open(
+            (*c).clears.as_ptr(),
             libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC,
             0o600,
-        );
+        ) as RawFd;
         if marks >= 0 {
-            write_all(marks, b"x");
+            write_all(marks, b"x".as_ptr(), 1);
         }
-        libc::ftruncate(log, 0);
-        write_all(log, notice);
+        rawsys::ftruncate(log, 0);
+        write_all(log, (*c).notice.as_ptr(), notice_len);
         if marks >= 0 {
-            write_all(marks, b"x");
-            libc::close(marks);
+            write_all(marks, b"x".as_ptr(), 1);
+            rawsys::close(marks);
         }
     }
     false
@@ -478,7 +497,7 @@ mod tests {
     use crate::process::job::{exit_code, launch, status_text, wait_exit, Launch, LaunchSpec};
     use std::time::Duration;
 
-    fn run(dir: &Path, command: &str, combined: bool, limit: u64) -> PathBuf {
+    fn run(dir: &Path, command: &str, combined: bool, limit: u64) -> std::path::PathBuf {
         let spec = LaunchSpec {
             dir: dir.join("job"),
             cwd: dir.to_path_buf(),
@@ -512,12 +531,6 @@ mod tests {
         assert_eq!(log, format!("{}\nend\n", notice(1000)).as_bytes());
         // One stretch past the cap, one clear.
         assert_eq!(std::fs::read(job.join("log_clears")).unwrap(), b"xx");
-        let files: Vec<_> = std::fs::read_dir(&job)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".fifo"))
-            .collect();
-        assert!(files.is_empty());
     }
 
     #[test]

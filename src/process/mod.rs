@@ -16,6 +16,7 @@ pub mod group;
 pub mod job;
 pub mod logcap;
 pub mod outcome;
+pub mod rawsys;
 pub mod reaper;
 pub mod retention;
 pub mod sandbox;

@@ -316,7 +316,9 @@ fn handle_tuple(h: JobHandle) -> (i32, Option<i32>) {
 
 /// Starts a background job in `dir` (see `process::job::launch`).
 ///
-/// Returns `(pid, pgid)`, or `None` when `exclusive` and the directory already exists.
+/// Returns `(pid, pgid)`, or `None` when `exclusive` and the directory holds a job (its `handle`
+/// is there) or a launch a live launcher is still making; a claim whose launcher died before its
+/// command could start is taken over and launched afresh.
 /// Raises `CommandTooLongError` when the OS refuses `command` as too long, `OSError` for any
 /// other failure (the directory is then removed).
 ///

@@ -271,8 +271,8 @@ async def launch_local(
 ) -> Job:
     """Start `command` as a local job in `spec.directory`; see `launch`.
 
-    A call cancelled while the native launch runs loses its result, but not the job: the launch
-    writes the job's handle file before it returns, so the job is found there and stopped.
+    A call cancelled while the native launch runs loses its result, but not the job: the job's
+    handle file is written before its command starts, so the job is found there and stopped.
     """
     try:
         handle = await anyio.to_thread.run_sync(
@@ -516,7 +516,8 @@ async def launch(
     `env` is added to the workspace's environment; `log_limit` is `max_log_bytes` for its logs.
     Raises `ModelRetry` for a command too long for the OS. With `job_id` the directory is claimed
     exclusively: a second launch with the same ID attaches to the first job instead of
-    starting another (or raises `ModelRetry` while the first has not written its handle).
+    starting another, raises `ModelRetry` while a live launcher is still starting the first,
+    and starts it afresh when the first launcher died before the command could start.
     `sandbox` (local workspaces only) confines the wrapper and the command.
     """
     directory = directory if directory is not None else job_directory(base, job_id)

@@ -34,7 +34,13 @@ struct ChildArgs {
     subreaper: bool,
     /// Close-on-exec pipe the child reports a failed setup or exec to (its errno).
     report: libc::c_int,
+    /// Descriptors the shell gets as 3, 4, ... (`pass_count` of them).
+    pass: [libc::c_int; PASS_MAX],
+    pass_count: usize,
 }
+
+/// The most descriptors [`spawn_passing`] hands on beyond the standard streams.
+pub const PASS_MAX: usize = 8;
 
 /// A pipe with both ends close-on-exec: `(read, write)`.
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -176,6 +182,23 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             }
         }
         super::inherit_standard_streams_only();
+        // The passed descriptors as 3, 4, ...: those in the way first moved above the targets
+        // (close-on-exec), then each duplicated onto its number (which clears close-on-exec).
+        let first_free = 3 + a.pass_count as libc::c_int;
+        let mut pass = a.pass;
+        for fd in pass.iter_mut().take(a.pass_count) {
+            if *fd < first_free {
+                *fd = libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, first_free);
+                if *fd == -1 {
+                    fail(errno());
+                }
+            }
+        }
+        for (i, &fd) in pass.iter().take(a.pass_count).enumerate() {
+            if libc::dup2(fd, 3 + i as libc::c_int) == -1 {
+                fail(errno());
+            }
+        }
         libc::execve(a.program, a.argv.cast(), a.envp.cast());
         fail(errno())
     }
@@ -202,6 +225,27 @@ pub(crate) fn data_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 ///
 /// Errors: the setup's or exec's OS error in the child, or the clone's.
 pub fn spawn(shell: ShellArgs, stdout: Sink, stderr: Sink) -> io::Result<Raw> {
+    spawn_passing(shell, stdout, stderr, &[])
+}
+
+/// [`spawn`], with `pass` (at most [`PASS_MAX`] open descriptors of this process) handed to the
+/// shell as descriptors 3, 4, ... in that order; every other descriptor is closed on exec.
+///
+/// Errors: as [`spawn`]; `InvalidInput` for more than [`PASS_MAX`] descriptors.
+pub fn spawn_passing(
+    shell: ShellArgs,
+    stdout: Sink,
+    stderr: Sink,
+    pass: &[libc::c_int],
+) -> io::Result<Raw> {
+    if pass.len() > PASS_MAX {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "too many descriptors to pass",
+        ));
+    }
+    let mut passed = [-1; PASS_MAX];
+    passed[..pass.len()].copy_from_slice(pass);
     let file_limit = shell.file_limit.map(super::file_limit_bytes);
     let (sandbox, subreaper) = (shell.sandbox, shell.subreaper);
     let exec = Exec::new(shell.args, shell.cwd, shell.env)?;
@@ -220,6 +264,8 @@ pub fn spawn(shell: ShellArgs, stdout: Sink, stderr: Sink) -> io::Result<Raw> {
         ruleset: sandbox.map_or(-1, Prepared::raw_fd),
         subreaper,
         report: report_write.as_raw_fd(),
+        pass: passed,
+        pass_count: pass.len(),
     };
     let mut stack = vec![0u8; STACK_BYTES];
     // SAFETY: the stack top is 16-byte aligned and inside `stack`, which outlives the child's

@@ -326,6 +326,76 @@ pub fn spawn_shell(shell: ShellArgs, stdout: Sink, stderr: Sink) -> std::io::Res
     })
 }
 
+/// [`spawn_shell`], with `pass` (open descriptors of this process) handed to the shell as
+/// descriptors 3, 4, ... in that order; every other descriptor above the standard streams is
+/// closed on exec. Must run inside the supervisor runtime. Errors: the spawn's OS error.
+pub fn spawn_shell_passing(
+    shell: ShellArgs,
+    stdout: Sink,
+    stderr: Sink,
+    pass: &[std::os::fd::RawFd],
+) -> std::io::Result<Spawned> {
+    if pass.is_empty() {
+        return spawn_shell(shell, stdout, stderr);
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let (pid, out, err) = clone::spawn_passing(shell, stdout, stderr, pass)?;
+        fast::wrap(pid, out, err)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let stdio = |sink| {
+            if sink == Sink::Pipe {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            }
+        };
+        let mut cmd = shell_command(shell, stdio(stdout), stdio(stderr));
+        const MAX: usize = 8;
+        if pass.len() > MAX {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "too many descriptors to pass",
+            ));
+        }
+        let count = pass.len();
+        let mut passed = [-1; MAX];
+        passed[..count].copy_from_slice(pass);
+        // SAFETY: only fcntl and dup2 run between fork and exec, after `shell_command`'s setup
+        // (which marked every descriptor close-on-exec); dup2 clears it on the targets.
+        unsafe {
+            cmd.pre_exec(move || {
+                let first_free = 3 + count as libc::c_int;
+                let mut moved = passed;
+                for fd in moved.iter_mut().take(count) {
+                    if *fd < first_free {
+                        *fd = libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, first_free);
+                        if *fd == -1 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                }
+                for (i, &fd) in moved.iter().take(count).enumerate() {
+                    if libc::dup2(fd, 3 + i as libc::c_int) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
+        let out = child.stdout.take().map(|p| Box::new(p) as Reader);
+        let err = child.stderr.take().map(|p| Box::new(p) as Reader);
+        Ok(Spawned {
+            child: Child::Tokio(child),
+            stdout: out,
+            stderr: err,
+        })
+    }
+}
+
 /// A shell from [`clone::spawn`] as a [`Spawned`] to wait for through the runtime (its
 /// pidfd, or a blocking `waitpid` without one). Must run inside the supervisor runtime.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
