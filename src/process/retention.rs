@@ -3,7 +3,9 @@
 //! Only a job directory (a 32-hex name under the jobs directory) whose `status.json` holds an
 //! exit code is a candidate: a running job, or one whose launch is in flight, is never touched.
 //! A job's age counts from its status's last change (when it finished); its size is what its
-//! directory holds.
+//! directory holds. A launch's temporary directory (`.<job>.claim-<pid>-<n>`, or
+//! `.<job>.stale-<pid>-<n>` for a stale claim being removed) left by a launcher that died before
+//! renaming or removing it goes too, once no process has that pid.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,6 +43,27 @@ fn dir_bytes(dir: &Path) -> u64 {
     })
 }
 
+/// The pid of the launcher that made `name` when it is a launch's temporary directory
+/// (`.<job>.claim-<pid>-<n>` or `.<job>.stale-<pid>-<n>`, see `job::sibling`).
+fn temporary_owner(name: &str) -> Option<libc::pid_t> {
+    let rest = name.strip_prefix('.')?;
+    let mut parts = rest.rsplitn(3, '-');
+    let (_n, pid, head) = (parts.next()?, parts.next()?, parts.next()?);
+    let job = head
+        .strip_suffix(".claim")
+        .or_else(|| head.strip_suffix(".stale"))?;
+    if !is_job_name(job) {
+        return None;
+    }
+    pid.parse().ok().filter(|&p: &libc::pid_t| p > 0)
+}
+
+/// Whether no process has `pid` (`kill(pid, 0)` fails with `ESRCH`).
+fn gone(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    unsafe { libc::kill(pid, 0) != 0 && *libc::__errno_location() == libc::ESRCH }
+}
+
 fn finished_jobs(base: &Path) -> Vec<Finished> {
     let Ok(entries) = fs::read_dir(base) else {
         return Vec::new();
@@ -48,6 +71,13 @@ fn finished_jobs(base: &Path) -> Vec<Finished> {
     let mut jobs = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
+        if let Some(owner) = name.to_str().and_then(temporary_owner) {
+            // A dead launcher's leftover: nothing refers to it.
+            if gone(owner) {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+            continue;
+        }
         if !name.to_str().is_some_and(is_job_name) {
             continue;
         }
@@ -71,6 +101,7 @@ fn finished_jobs(base: &Path) -> Vec<Finished> {
 
 /// Removes the finished jobs under `base` that finished more than `max_age` ago, then, oldest
 /// first, finished jobs until those left hold at most `max_total_bytes`. `None` skips that rule.
+/// Dead launchers' temporary directories are removed too (not counted).
 ///
 /// Directories that cannot be removed are left (and not counted); errors are not reported.
 pub fn prune(base: &Path, max_age: Option<Duration>, max_total_bytes: Option<u64>) -> Pruned {
@@ -100,6 +131,36 @@ pub fn prune(base: &Path, max_age: Option<Duration>, max_total_bytes: Option<u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dead_launchers_temporary_directories_go_and_a_live_ones_stay() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
+        let job = format!("{:032x}", 7);
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let names = [
+            format!(".{job}.claim-{dead}-0"),
+            format!(".{job}.stale-{dead}-3"),
+            format!(".{job}.claim-{me}-1"),
+            format!(".notajob.claim-{dead}-0"),
+        ];
+        for name in &names {
+            fs::create_dir(base.join(name)).unwrap();
+            fs::write(base.join(name).join("launch.ready"), "").unwrap();
+        }
+        assert_eq!(prune(base, None, None), Pruned::default());
+        let mut left: Vec<String> = fs::read_dir(base)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut want = vec![names[2].clone(), names[3].clone()];
+        want.sort();
+        assert_eq!(left, want);
+    }
 
     fn job(base: &Path, name: &str, status: &str, log_bytes: usize) -> PathBuf {
         let dir = base.join(name);
