@@ -1,12 +1,13 @@
-//! The text a diff of one path shows: a unified diff (the event diff, `fs/change/diff.rs`)
-//! of two stored text versions, else a one-line note (created, deleted, binary, symlink,
-//! mode only, too big to keep, no longer kept).
+//! The text a diff of one path shows: a whole unified diff (`fs/change/diff.rs`'s
+//! `whole_diff`, neither bounded nor cut as the event diff is) of two stored text versions,
+//! else a one-line note (created, deleted, binary, symlink, mode only, too big to keep, no
+//! longer kept).
 
 use std::io::Read;
 
 use super::state::State;
 use super::store::Objects;
-use crate::fs::change::diff::unified_diff;
+use crate::fs::change::diff::whole_diff;
 use crate::fs::read::hash::is_binary;
 
 /// Text versions larger than this are described, not diffed.
@@ -70,7 +71,7 @@ pub fn change_text(objects: &Objects, path: &[u8], before: &State, after: &State
                 return mode.unwrap_or_default();
             }
             let body = match (text_of(objects, before), text_of(objects, after)) {
-                (Ok(a), Ok(b)) => unified_diff(Some(&a), &b, &shown_path).0,
+                (Ok(a), Ok(b)) => whole_diff(&a, &b, &shown_path),
                 (Err(note), _) | (_, Err(note)) => format!("{note}: content changed"),
             };
             match mode {

@@ -58,6 +58,34 @@ async def test_list_and_diff_give_exact_values(ws: Path) -> None:
     assert (path, diff) == ('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3')
 
 
+async def test_a_diff_is_whole_for_long_files_and_long_changes(ws: Path) -> None:
+    # The event diff's bounds (65,536 line pairs, 8,192 chars) made a one-line edit of a
+    # 256-line file show headers only, and a long change cut short without a mark.
+    old = ''.join(f'line {i}\n' for i in range(300))
+    (ws / 'long.txt').write_text(old)
+    (ws / 'wide.txt').write_text(''.join(f'old {i:04}\n' for i in range(2000)))
+    cp = Checkpoints[None]()
+    await run_tools(
+        agent_tools(ws, cp),
+        [
+            ('edit_file', {'path': 'long.txt', 'old_text': 'line 150\n', 'new_text': 'changed\n'}),
+            ('run_command', {'command': "sed -i 's/^old/new/' wide.txt"}),
+        ],
+    )
+    first, second = (c['id'] for c in cp.list())
+    assert await cp.diff(first) == [
+        (
+            'long.txt',
+            '--- a/long.txt\n+++ b/long.txt\n@@ -148,7 +148,7 @@\n line 147\n line 148\n line 149\n'
+            '-line 150\n+changed\n line 151\n line 152\n line 153',
+        )
+    ]
+    [(path, diff)] = await cp.diff(second)
+    removed = ''.join(f'\n-old {i:04}' for i in range(2000))
+    added = ''.join(f'\n+new {i:04}' for i in range(2000))
+    assert (path, diff) == ('wide.txt', f'--- a/wide.txt\n+++ b/wide.txt\n@@ -1,2000 +1,2000 @@{removed}{added}')
+
+
 async def test_a_change_by_a_person_is_refused_without_force(ws: Path) -> None:
     (ws / 'a.txt').write_text('mine\n')
     cp = Checkpoints[None]()

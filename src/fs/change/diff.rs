@@ -136,9 +136,78 @@ pub fn changed_spans(old: &str, new: &str) -> Option<Vec<(usize, usize)>> {
     Some(out)
 }
 
+/// A whole unified diff from `old` to `new` for `path`, neither cut nor bounded (a
+/// checkpoint's `diff`, whose caller bounds each side at 1 MiB): the lines equal at both ends
+/// set aside, the rest matched as [`unified_diff`] does where within its bounds
+/// ([`MAX_DIFF_LINE_PAIRS`], [`MAX_DIFF_SOURCE_CHARS`]), else in one linear pass
+/// ([`linear_opcodes`]: a true diff, paired greedily). Equal texts give `""`.
+pub fn whole_diff(old: &str, new: &str, path: &str) -> String {
+    let path = &*crate::fs::text::names::inline(path);
+    let from = quoted(&format!("a/{path}"));
+    let to = quoted(&format!("b/{path}"));
+    let (a, b) = (lines(old), lines(new));
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let room = a.len().min(b.len()) - head;
+    let tail = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (ma, mb) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    if ma.is_empty() && mb.is_empty() {
+        return String::new();
+    }
+    let bytes = |l: &[&str]| l.iter().map(|s| s.len()).sum::<usize>();
+    let middle = if (ma.len() + 1).saturating_mul(mb.len() + 1) <= MAX_DIFF_LINE_PAIRS
+        && bytes(ma).max(bytes(mb)) <= MAX_DIFF_SOURCE_CHARS
+    {
+        Matcher::new(ma, mb).opcodes()
+    } else {
+        linear_opcodes(ma, mb, usize::MAX)
+    };
+    let mut codes: Vec<Opcode> = Vec::new();
+    let mut push = |code: Opcode| {
+        let (tag, i1, i2, j1, j2) = code;
+        if i1 == i2 && j1 == j2 {
+            return;
+        }
+        match codes.last_mut() {
+            // Adjacent equal runs are one (as difflib would have found them).
+            Some(last) if tag == Tag::Equal && last.0 == Tag::Equal => {
+                (last.2, last.4) = (i2, j2);
+            }
+            _ => codes.push(code),
+        }
+    };
+    push((Tag::Equal, 0, head, 0, head));
+    for (tag, i1, i2, j1, j2) in middle {
+        push((tag, i1 + head, i2 + head, j1 + head, j2 + head));
+    }
+    push((Tag::Equal, a.len() - tail, a.len(), b.len() - tail, b.len()));
+    render_whole(&a, &b, &group_opcodes(codes, 3), &from, &to)
+}
+
 /// The unified diff of `groups` (hunks of opcodes over lines `a` and `b`) under headers `from`
 /// and `to`, cut at `MAX_EVENT_DIFF_CHARS` on a line boundary: `(diff, cut)`.
 fn render(a: &[&str], b: &[&str], groups: &[Vec<Opcode>], from: &str, to: &str) -> (String, bool) {
+    let diff = render_whole(a, b, groups, from, to);
+    if diff.chars().count() <= MAX_EVENT_DIFF_CHARS {
+        return (diff, false);
+    }
+    let limit = match diff.char_indices().nth(MAX_EVENT_DIFF_CHARS + 1) {
+        Some((i, _)) => i,
+        None => diff.len(),
+    };
+    match diff[..limit].rfind('\n') {
+        Some(cut) => (diff[..cut].to_string(), true),
+        None => (take_chars(&diff, MAX_EVENT_DIFF_CHARS).to_string(), true),
+    }
+}
+
+/// The unified diff of `groups` (see [`render`]), whole.
+fn render_whole(a: &[&str], b: &[&str], groups: &[Vec<Opcode>], from: &str, to: &str) -> String {
     let mut out: Vec<String> = Vec::new();
     if !groups.is_empty() {
         out.push(format!("--- {from}"));
@@ -179,18 +248,7 @@ fn render(a: &[&str], b: &[&str], groups: &[Vec<Opcode>], from: &str, to: &str) 
             }
         }
     }
-    let diff = out.join("\n");
-    if diff.chars().count() <= MAX_EVENT_DIFF_CHARS {
-        return (diff, false);
-    }
-    let limit = match diff.char_indices().nth(MAX_EVENT_DIFF_CHARS + 1) {
-        Some((i, _)) => i,
-        None => diff.len(),
-    };
-    match diff[..limit].rfind('\n') {
-        Some(cut) => (diff[..cut].to_string(), true),
-        None => (take_chars(&diff, MAX_EVENT_DIFF_CHARS).to_string(), true),
-    }
+    out.join("\n")
 }
 
 /// Lines looked ahead on each side, at most, for the place two texts agree again after a difference.
@@ -528,6 +586,36 @@ mod tests {
         assert!(truncated && diff.chars().count() <= MAX_EVENT_DIFF_CHARS);
         assert!(diff.starts_with("--- a/big.txt\n+++ b/big.txt\n@@ -1,"));
         assert!(diff.contains("\n-line 0\n") && diff.ends_with(|c: char| c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn a_whole_diff_is_neither_bounded_nor_cut() {
+        // 300 lines, one changed: past difflib's line-pair bound, still one hunk.
+        let old: String = (0..300).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 150\n", "changed\n");
+        assert_eq!(
+            whole_diff(&old, &new, "f.txt"),
+            "--- a/f.txt\n+++ b/f.txt\n@@ -148,7 +148,7 @@\n line 147\n line 148\n line 149\n\
+             -line 150\n+changed\n line 151\n line 152\n line 153"
+        );
+        // Every line changed, 20,000 chars a side: the whole diff, each line once.
+        let old: String = (0..2000).map(|i| format!("old {i:04}\n")).collect();
+        let new: String = (0..2000).map(|i| format!("new {i:04}\n")).collect();
+        let diff = whole_diff(&old, &new, "f.txt");
+        assert_eq!(diff.lines().filter(|l| l.starts_with('-')).count(), 2001);
+        assert!(diff.ends_with("\n+new 1999"));
+        // A big middle (linear pass): both ends kept, the change found.
+        let mut big_old: Vec<String> = (0..20_000).map(|i| format!("{i}\n")).collect();
+        let big_new_text: String = {
+            let mut b = big_old.clone();
+            b[10_000] = "x\n".into();
+            b.insert(15_000, "added\n".into());
+            b.concat()
+        };
+        big_old[0] = "0\n".into();
+        let diff = whole_diff(&big_old.concat(), &big_new_text, "f");
+        assert!(diff.contains("\n-10000\n+x\n") && diff.contains("\n+added\n"));
+        assert_eq!(whole_diff("same\n", "same\n", "f"), "");
     }
 
     #[test]
