@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pydantic_ai_harness_rs
 import pytest
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelRetry
@@ -130,7 +131,8 @@ async def test_a_launcher_killed_once_its_command_runs_leaves_a_job_the_retry_fi
         '                      workspace=Workspace(LocalWorkspaceBackend(ws)),\n'
         f'                      run_id={RUN_ID!r}, tool_call_id={CALL_ID!r})\n'
     )
-    env = {**os.environ, 'PYTHONPATH': str(Path(__file__).resolve().parents[2] / 'python')}
+    # The package this suite imports (the source tree's, or the one installed in a venv by CI).
+    env = {**os.environ, 'PYTHONPATH': str(Path(pydantic_ai_harness_rs.__file__).resolve().parents[1])}
     launcher = tmp_path / 'launcher.pid'
     command = _command(ws, f'kill -9 $(cat {launcher}); ')
     child = subprocess.Popen(
