@@ -225,8 +225,13 @@ class RootState:
                 else:
                     handle = await self.call('snapshot')
                     try:
-                        if await self.call('extend', job.checkpoint_id, handle) is None:
-                            finished = True  # its checkpoint was rewound or pruned: nothing to count against
+                        listing = await self.call('extend', job.checkpoint_id, handle)
+                        if listing is None:
+                            # Its checkpoint was rewound (or pruned) while it ran: what it changed since
+                            # is still its call's, counted as a new checkpoint of that call.
+                            listing = await self._attribute(handle, job)
+                        if listing is not None:
+                            job.checkpoint_id = listing['id']  # a later one of its call (`extend`)
                     finally:
                         await self.call('release', handle)
                 if finished:
@@ -241,19 +246,24 @@ class RootState:
             return
         job = self.jobs[0]
         with anyio.CancelScope(shield=True):
-            listing = await self.call(
-                'attribute_found',
-                handle,
-                run_id=job.run_id,
-                tool_call_id=job.tool_call_id,
-                tool_name=job.tool_name,
-                created_at=job.created_at,
-            )
-            if listing is not None and job.checkpoint_id is None:
+            listing = await self._attribute(handle, job)
+            if listing is not None:
                 job.checkpoint_id = listing['id']  # followed through `extend` from now on
                 if job.handle is not None:
                     await self.call('release', job.handle)
                     job.handle = None
+
+    async def _attribute(self, handle: int, job: OpenJob) -> dict[str, Any] | None:
+        """What snapshot `handle` found against the baseline, counted against `job`'s call
+        (`store.attribute_found`): its latest checkpoint's listing, `None` when nothing was found."""
+        return await self.call(
+            'attribute_found',
+            handle,
+            run_id=job.run_id,
+            tool_call_id=job.tool_call_id,
+            tool_name=job.tool_name,
+            created_at=job.created_at,
+        )
 
 
 def job_directory_of(root: str, run_id: str | None, tool_call_id: str | None) -> str | None:
