@@ -383,4 +383,74 @@ mod tests {
         std::fs::write(&path, r#"{"version": 99}"#).unwrap();
         assert!(Log::load(&path).is_err());
     }
+    fn call(log: &mut Log, tool_call_id: &str, changes: Vec<Change>) {
+        let id = log.new_id();
+        log.checkpoints.push(Checkpoint {
+            id,
+            run_id: Some("r".into()),
+            tool_call_id: Some(tool_call_id.into()),
+            tool_name: tool_call_id.into(),
+            created_at: 1.0,
+            changes,
+        });
+    }
+
+    fn change(path: &str, before: State, after: State) -> Change {
+        Change {
+            path: path.as_bytes().to_vec(),
+            before,
+            after,
+        }
+    }
+
+    #[test]
+    fn a_later_change_of_a_path_a_later_checkpoint_changed_gets_a_new_checkpoint_of_its_call() {
+        let mut log = Log::default();
+        call(&mut log, "job", vec![change("j", State::Absent, file("1"))]);
+        call(&mut log, "cmd", vec![change("j", file("1"), file("2"))]);
+        // `j` changed by the command since: a new checkpoint of the job's call; `k` joins the job's.
+        let added = log.add_later(
+            0,
+            vec![
+                change("j", file("2"), file("3")),
+                change("k", State::Absent, file("k")),
+            ],
+        );
+        assert_eq!(
+            added,
+            Added {
+                merged: true,
+                appended: true,
+                latest: 2
+            }
+        );
+        let shown: Vec<(&str, Vec<&[u8]>)> = log
+            .checkpoints
+            .iter()
+            .map(|c| {
+                let paths = c.changes.iter().map(|ch| ch.path.as_slice()).collect();
+                (c.tool_call_id.as_deref().unwrap(), paths)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                ("job", vec![&b"j"[..], b"k"]),
+                ("cmd", vec![b"j"]),
+                ("job", vec![b"j"])
+            ]
+        );
+        assert_eq!(log.checkpoints[0].changes[0].after, file("1"));
+        assert_eq!(log.checkpoints[2].id, "cp-000003");
+        assert_eq!(log.checkpoints[2].changes[0].before, file("2"));
+        // Added to through its first checkpoint: the latest of the call takes what no later one
+        // changed.
+        let added = log.add_later(0, vec![change("j", file("3"), file("4"))]);
+        assert_eq!(
+            (added.merged, added.appended, added.latest),
+            (true, false, 2)
+        );
+        assert_eq!(log.checkpoints[2].changes[0].after, file("4"));
+        assert_eq!(log.checkpoints.len(), 3);
+    }
 }
