@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
 import pytest
 from pydantic_ai_harness_rs import Checkpoints
+from pydantic_ai_harness_rs.checkpoints import _stores
 
 from tests.checkpoints.conftest import agent_tools, tree
 from tests.scripted import run_tools
@@ -20,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 def fifos(tmp_path: Path, *names: str) -> list[Path]:
     """FIFOs named `names` beside the workspace (a job reads each to go on)."""
-    out = []
+    out: list[Path] = []
     for name in names:
         os.mkfifo(tmp_path / name)
         out.append(tmp_path / name)
@@ -116,3 +118,40 @@ async def test_a_jobs_changes_after_its_checkpoint_was_rewound_are_counted_as_a_
     assert await cp.diff('cp-000002') == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n orig\n+2')]
     await cp.rewind(to='cp-000002')
     assert (ws / 'a.txt').read_text() == 'orig\n'
+
+
+async def test_the_rewind_tool_says_a_job_of_a_rewound_call_still_runs(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model rewinds its `start_command` while the job waits: the files are put back, and the tool's
+    result says the job still runs (its later changes recorded again) and how to stop it."""
+    (ws / 'a.txt').write_text('orig\n')
+    f0, f1 = fifos(tmp_path, 'f0', 'f1')
+    cp = Checkpoints[None](tools=['rewind'])
+    call = _stores.RootState.call
+    released: list[str] = []
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        result = await call(self, method, *args, **kwargs)
+        if method.startswith('record') and kwargs.get('tool_name') == 'start_command' and not released:
+            released.append(method)  # the job's first change lands now: the job's, seen by the next call
+            await go(f0)
+            await until(ws / 'a.txt', '1')
+        return result
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    job = f'read x < {f0}; echo 1 >> a.txt; read x < {f1}; echo 2 >> a.txt'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': job}), ('rewind', {'steps': 1})])
+    job_id = t.results[0].rsplit('ID: ', 1)[1]
+    assert t.results[1].splitlines() == [
+        'Rewound 1 change (cp-000001).',
+        'Restored: a.txt',
+        f'Still running: background command {job_id}, started by a rewound call: what it changes from now on is '
+        'recorded again. Stop it (stop_command) to keep the files as rewound.',
+    ]
+    assert (ws / 'a.txt').read_text() == 'orig\n'
+    await go(f1)
+    await until(ws / 'a.txt', '2')
+    assert [(c['id'], c['tool_name'], c['paths']) for c in await cp.list_async()] == [
+        ('cp-000002', 'start_command', ['a.txt'])
+    ]
