@@ -7,7 +7,9 @@ root take turns (`turn`): a shell command's before/after walks then see only its
 
 A background job (`start_command`, or `shell` still running when the call returns) stays open:
 what changed while it ran is counted against the checkpoint of the call that started it
-(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list`/`diff`/`rewind`).
+(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list`/`diff`/`rewind`); a
+change of a file a later checkpoint changed too goes to a new checkpoint of that call (the store's
+`extend`), and so does what it changes after its checkpoint was rewound.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ class OpenJob:
     tool_name: str
     created_at: float
     checkpoint_id: str | None = None
-    """The checkpoint its changes go to; `None` until it changed something."""
+    """A checkpoint of its call (the latest seen), whose call its changes go to; `None` until it changed
+    something."""
     handle: int | None = None
     """While `checkpoint_id` is `None`: the snapshot the job's changes are looked for against (the
     store leaves out what other calls recorded meanwhile), recorded as its checkpoint once it
