@@ -5,6 +5,12 @@
 //! with the log); any other change (an extension, pruning, a rewind) replaces the file whole
 //! through a temporary file and a rename. A kill leaves the old log, the new one, or the old
 //! one with a torn last line, which the next load drops (and rewrites the file without it).
+//!
+//! Per path, the order of the log is the order in time: the last checkpoint that changed a
+//! path holds its last recorded state, the first one from a rewind's checkpoint on its state
+//! before them. A change added to an earlier checkpoint (a background job's, found after later
+//! calls were recorded) keeps it so: [`Log::add_later`] puts a change of a path a later
+//! checkpoint changed too in a new checkpoint of the same call instead.
 
 use std::path::Path;
 
@@ -72,6 +78,17 @@ impl Checkpoint {
     }
 }
 
+/// What [`Log::add_later`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Added {
+    /// Changes went into the call's latest checkpoint (already in the log).
+    pub merged: bool,
+    /// A new checkpoint of the call was appended.
+    pub appended: bool,
+    /// The position of the call's latest checkpoint now.
+    pub latest: usize,
+}
+
 /// The checkpoints and the ids pruned so far.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Log {
@@ -93,6 +110,62 @@ impl Log {
     /// Where checkpoint `id` is in the list.
     pub fn position(&self, id: &str) -> Option<usize> {
         self.checkpoints.iter().position(|c| c.id == id)
+    }
+
+    /// Adds `more` (changes found after everything the log holds, sorted by path) to the call of
+    /// the checkpoint at `pos`: its latest checkpoint (the last with its run and tool call id;
+    /// without a tool call id, the one at `pos`) takes the changes of paths no later checkpoint
+    /// changed ([`Checkpoint::merge`]); the others go to a new checkpoint of the same call,
+    /// appended, so that the log's order per path stays the order in time (see the module doc)
+    /// and no checkpoint's diff claims what a later call changed.
+    pub fn add_later(&mut self, pos: usize, more: Vec<Change>) -> Added {
+        let call = &self.checkpoints[pos];
+        let last = match call.tool_call_id {
+            Some(_) => self
+                .checkpoints
+                .iter()
+                .rposition(|c| c.run_id == call.run_id && c.tool_call_id == call.tool_call_id)
+                .unwrap_or(pos),
+            None => pos,
+        };
+        let later: std::collections::HashSet<&[u8]> = self.checkpoints[last + 1..]
+            .iter()
+            .flat_map(|c| c.changes.iter().map(|ch| ch.path.as_slice()))
+            .collect();
+        let (after_others, own): (Vec<Change>, Vec<Change>) = more
+            .into_iter()
+            .partition(|c| later.contains(c.path.as_slice()));
+        let merged = !own.is_empty();
+        if merged {
+            self.checkpoints[last].merge(own);
+        }
+        let rest: Vec<Change> = after_others
+            .into_iter()
+            .filter(|c| !c.before.same(&c.after))
+            .collect();
+        if rest.is_empty() {
+            return Added {
+                merged,
+                appended: false,
+                latest: last,
+            };
+        }
+        let of = &self.checkpoints[last];
+        let next = Checkpoint {
+            id: String::new(),
+            run_id: of.run_id.clone(),
+            tool_call_id: of.tool_call_id.clone(),
+            tool_name: of.tool_name.clone(),
+            created_at: of.created_at,
+            changes: rest,
+        };
+        let id = self.new_id();
+        self.checkpoints.push(Checkpoint { id, ..next });
+        Added {
+            merged,
+            appended: true,
+            latest: self.checkpoints.len() - 1,
+        }
     }
 
     fn header(&self) -> Value {
@@ -309,5 +382,75 @@ mod tests {
         );
         std::fs::write(&path, r#"{"version": 99}"#).unwrap();
         assert!(Log::load(&path).is_err());
+    }
+    fn call(log: &mut Log, tool_call_id: &str, changes: Vec<Change>) {
+        let id = log.new_id();
+        log.checkpoints.push(Checkpoint {
+            id,
+            run_id: Some("r".into()),
+            tool_call_id: Some(tool_call_id.into()),
+            tool_name: tool_call_id.into(),
+            created_at: 1.0,
+            changes,
+        });
+    }
+
+    fn change(path: &str, before: State, after: State) -> Change {
+        Change {
+            path: path.as_bytes().to_vec(),
+            before,
+            after,
+        }
+    }
+
+    #[test]
+    fn a_later_change_of_a_path_a_later_checkpoint_changed_gets_a_new_checkpoint_of_its_call() {
+        let mut log = Log::default();
+        call(&mut log, "job", vec![change("j", State::Absent, file("1"))]);
+        call(&mut log, "cmd", vec![change("j", file("1"), file("2"))]);
+        // `j` changed by the command since: a new checkpoint of the job's call; `k` joins the job's.
+        let added = log.add_later(
+            0,
+            vec![
+                change("j", file("2"), file("3")),
+                change("k", State::Absent, file("k")),
+            ],
+        );
+        assert_eq!(
+            added,
+            Added {
+                merged: true,
+                appended: true,
+                latest: 2
+            }
+        );
+        let shown: Vec<(&str, Vec<&[u8]>)> = log
+            .checkpoints
+            .iter()
+            .map(|c| {
+                let paths = c.changes.iter().map(|ch| ch.path.as_slice()).collect();
+                (c.tool_call_id.as_deref().unwrap(), paths)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                ("job", vec![&b"j"[..], b"k"]),
+                ("cmd", vec![b"j"]),
+                ("job", vec![b"j"])
+            ]
+        );
+        assert_eq!(log.checkpoints[0].changes[0].after, file("1"));
+        assert_eq!(log.checkpoints[2].id, "cp-000003");
+        assert_eq!(log.checkpoints[2].changes[0].before, file("2"));
+        // Added to through its first checkpoint: the latest of the call takes what no later one
+        // changed.
+        let added = log.add_later(0, vec![change("j", file("3"), file("4"))]);
+        assert_eq!(
+            (added.merged, added.appended, added.latest),
+            (true, false, 2)
+        );
+        assert_eq!(log.checkpoints[2].changes[0].after, file("4"));
+        assert_eq!(log.checkpoints.len(), 3);
     }
 }

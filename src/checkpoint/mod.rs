@@ -166,6 +166,17 @@ pub(crate) enum LogWrite {
     Whole,
 }
 
+impl LogWrite {
+    /// How the log changes after [`Log::add_later`] did `added`.
+    pub(crate) fn of(added: log::Added) -> LogWrite {
+        match (added.merged, added.appended) {
+            (true, _) => LogWrite::Whole,
+            (false, true) => LogWrite::Append,
+            (false, false) => LogWrite::None,
+        }
+    }
+}
+
 /// A call in progress.
 enum Pending {
     /// A file tool's paths (`tops`) and the state of each path below or above them, before.
@@ -662,15 +673,14 @@ impl CheckpointStore {
         ))
     }
 
-    /// Adds `changes` to the checkpoint of `record`'s call (by run and tool call id), or
-    /// appends one for it; returns how the log changes.
+    /// Adds `changes` to the checkpoints of `record`'s call (by run and tool call id: see
+    /// [`Log::add_later`]), or appends one for it; returns how the log changes.
     fn attribute(inner: &mut Inner, record: &CallRecord, changes: Vec<Change>) -> LogWrite {
         let existing = inner.log.checkpoints.iter().position(|c| {
             c.run_id == record.run_id && c.tool_call_id.as_deref() == Some(&record.tool_call_id)
         });
         if let Some(pos) = existing {
-            inner.log.checkpoints[pos].merge(changes);
-            return LogWrite::Whole;
+            return LogWrite::of(inner.log.add_later(pos, changes));
         }
         let id = inner.log.new_id();
         inner.log.checkpoints.push(Checkpoint {
@@ -974,15 +984,20 @@ impl CheckpointStore {
     }
 
     /// A background job's changes: what snapshot `handle` found against the index (changes
-    /// made since the last look, by the job running meanwhile) is added to checkpoint
-    /// `checkpoint_id`. The handle stays open (record or release it). Returns the new listing,
-    /// or `None` when the checkpoint is gone (rewound or pruned).
+    /// made since the last look, by the job running meanwhile) is added to the call of
+    /// checkpoint `checkpoint_id` ([`Log::add_later`]: to its latest checkpoint, or, for a path
+    /// a later checkpoint changed, to a new checkpoint of the same call). The handle stays open
+    /// (record or release it). Returns the listing of the call's latest checkpoint, or `None`
+    /// when checkpoint `checkpoint_id` is gone (rewound or pruned; what the handle found is
+    /// left for [`CheckpointStore::attribute_found`]).
     ///
     /// Errors: `InvalidArgument` for an unknown handle or a keep handle.
     pub fn extend(&self, checkpoint_id: &str, handle: u64) -> Result<Option<Listing>> {
         let (_hold, mut inner) = self.begin()?;
-        let found = match inner.pending.get_mut(&handle).map(|o| &mut o.what) {
-            Some(Pending::Snapshot { found, .. }) => std::mem::take(found),
+        let pos = inner.log.position(checkpoint_id);
+        let found = match (inner.pending.get_mut(&handle).map(|o| &mut o.what), pos) {
+            (Some(Pending::Snapshot { .. }), None) => return Ok(None),
+            (Some(Pending::Snapshot { found, .. }), Some(_)) => std::mem::take(found),
             _ => {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
@@ -990,13 +1005,10 @@ impl CheckpointStore {
                 ))
             }
         };
-        let Some(pos) = inner.log.position(checkpoint_id) else {
-            return Ok(None);
-        };
-        let cp = &mut inner.log.checkpoints[pos];
-        cp.merge(found);
-        let listing = Listing::of(cp);
-        self.persist(&mut inner, LogWrite::Whole, false)?;
+        let pos = pos.expect("checked above");
+        let added = inner.log.add_later(pos, found);
+        let listing = Listing::of(&inner.log.checkpoints[added.latest]);
+        self.persist(&mut inner, LogWrite::of(added), false)?;
         Ok(Some(listing))
     }
 

@@ -2,7 +2,10 @@
 //! do, nothing changed) and its commit.
 //!
 //! For each path the checkpoints from `to` on changed, the target is its before-state in the
-//! first of them and the expected current state its after-state in the last. A path whose
+//! first of them and the expected current state its after-state in the last: the log keeps
+//! each path's changes in the order in time ([`super::log`], a background job's later change
+//! included), so these are the before-state of the earliest change undone and the last
+//! recorded state. A path whose
 //! current state is neither the target nor the expected one was changed by someone else: a
 //! conflict; so is one where a checkpoint's before-state is not the after-state of the
 //! previous checkpoint of that path (changed by someone else between two calls). A rewind is

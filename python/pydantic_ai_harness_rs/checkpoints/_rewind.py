@@ -129,6 +129,17 @@ def _changed_after(checkpoints: list[dict[str, Any]], own: list[dict[str, Any]],
     return sorted(p for p in later if _covers(p, paths))
 
 
+async def _running_jobs(state: RootState, rewound: list[dict[str, Any]]) -> list[str]:
+    """The ids of the background jobs still running that the calls of the `rewound` checkpoints started."""
+    calls = {(c['run_id'], c['tool_call_id']) for c in rewound}
+    jobs = getattr(state, 'jobs', [])  # a workspace whose files are not on this host follows no jobs
+    return [
+        posixpath.basename(job.directory)
+        for job in jobs
+        if (job.run_id, job.tool_call_id) in calls and not await job.finished()
+    ]
+
+
 def _root_relative(path: str, root: str) -> str:
     """The model's `path` as checkpoints name it: root-relative, normalized."""
     if posixpath.isabs(path):
@@ -215,7 +226,13 @@ def rewind_toolset(checkpoints: Checkpoints[Any]) -> FunctionToolset[Any]:
             result = await rewind(state, own[0]['id'], paths, ctx=ctx)
         except _core.CheckpointError as error:
             raise ModelRetry(_for_the_model(str(error))) from error
-        return _said(result, [c['id'] for c in own])
+        said = _said(result, [c['id'] for c in own])
+        if not isinstance(result, str) and (running := await _running_jobs(state, own)):
+            said += (
+                f'\nStill running: background command {", ".join(running)}, started by a rewound call: what it '
+                'changes from now on is recorded again. Stop it (stop_command) to keep the files as rewound.'
+            )
+        return said
 
     toolset.add_function(rewind_tool, name='rewind')
     return toolset

@@ -7,7 +7,9 @@ root take turns (`turn`): a shell command's before/after walks then see only its
 
 A background job (`start_command`, or `shell` still running when the call returns) stays open:
 what changed while it ran is counted against the checkpoint of the call that started it
-(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list`/`diff`/`rewind`).
+(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list`/`diff`/`rewind`); a
+change of a file a later checkpoint changed too goes to a new checkpoint of that call (the store's
+`extend`), and so does what it changes after its checkpoint was rewound.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ class OpenJob:
     tool_name: str
     created_at: float
     checkpoint_id: str | None = None
-    """The checkpoint its changes go to; `None` until it changed something."""
+    """A checkpoint of its call (the latest seen), whose call its changes go to; `None` until it changed
+    something."""
     handle: int | None = None
     """While `checkpoint_id` is `None`: the snapshot the job's changes are looked for against (the
     store leaves out what other calls recorded meanwhile), recorded as its checkpoint once it
@@ -225,8 +228,13 @@ class RootState:
                 else:
                     handle = await self.call('snapshot')
                     try:
-                        if await self.call('extend', job.checkpoint_id, handle) is None:
-                            finished = True  # its checkpoint was rewound or pruned: nothing to count against
+                        listing = await self.call('extend', job.checkpoint_id, handle)
+                        if listing is None:
+                            # Its checkpoint was rewound (or pruned) while it ran: what it changed since
+                            # is still its call's, counted as a new checkpoint of that call.
+                            listing = await self._attribute(handle, job)
+                        if listing is not None:
+                            job.checkpoint_id = listing['id']  # a later one of its call (`extend`)
                     finally:
                         await self.call('release', handle)
                 if finished:
@@ -241,19 +249,24 @@ class RootState:
             return
         job = self.jobs[0]
         with anyio.CancelScope(shield=True):
-            listing = await self.call(
-                'attribute_found',
-                handle,
-                run_id=job.run_id,
-                tool_call_id=job.tool_call_id,
-                tool_name=job.tool_name,
-                created_at=job.created_at,
-            )
-            if listing is not None and job.checkpoint_id is None:
+            listing = await self._attribute(handle, job)
+            if listing is not None:
                 job.checkpoint_id = listing['id']  # followed through `extend` from now on
                 if job.handle is not None:
                     await self.call('release', job.handle)
                     job.handle = None
+
+    async def _attribute(self, handle: int, job: OpenJob) -> dict[str, Any] | None:
+        """What snapshot `handle` found against the baseline, counted against `job`'s call
+        (`store.attribute_found`): its latest checkpoint's listing, `None` when nothing was found."""
+        return await self.call(
+            'attribute_found',
+            handle,
+            run_id=job.run_id,
+            tool_call_id=job.tool_call_id,
+            tool_name=job.tool_name,
+            created_at=job.created_at,
+        )
 
 
 def job_directory_of(root: str, run_id: str | None, tool_call_id: str | None) -> str | None:

@@ -386,7 +386,8 @@ impl RemoteStore {
     }
 
     /// Appends a checkpoint of `changes` (sorted here) when there are any (`merge`: added to
-    /// the checkpoint `call` has already, if any); prunes; writes the log.
+    /// the checkpoints `call` has already, if any, as [`super::super::log::Log::add_later`]
+    /// adds them); prunes; writes the log.
     pub(super) fn append(
         &self,
         inner: &mut Inner,
@@ -405,8 +406,8 @@ impl RemoteStore {
             if changes.is_empty() {
                 return Ok(None);
             }
-            inner.log.checkpoints[pos].merge(changes);
-            let listing = Listing::of(&inner.log.checkpoints[pos]);
+            let added = inner.log.add_later(pos, changes);
+            let listing = Listing::of(&inner.log.checkpoints[added.latest]);
             inner
                 .log
                 .save(&self.dir().join("log.jsonl"))

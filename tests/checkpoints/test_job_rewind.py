@@ -1,0 +1,157 @@
+"""Background jobs and rewind: a job's change found after a later call changed the same file, and a job
+whose checkpoint is rewound while it runs. Each job is driven through FIFOs (outside the workspace), so
+what it writes, and when, is decided by the test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+from pydantic_ai_harness_rs import Checkpoints
+from pydantic_ai_harness_rs.checkpoints import _stores
+
+from tests.checkpoints.conftest import agent_tools, tree
+from tests.scripted import run_tools
+
+pytestmark = pytest.mark.anyio
+
+
+def fifos(tmp_path: Path, *names: str) -> list[Path]:
+    """FIFOs named `names` beside the workspace (a job reads each to go on)."""
+    out: list[Path] = []
+    for name in names:
+        os.mkfifo(tmp_path / name)
+        out.append(tmp_path / name)
+    return out
+
+
+async def go(fifo: Path) -> None:
+    """Let the job reading `fifo` go on (waits until it reads)."""
+
+    def write() -> None:
+        with open(fifo, 'w') as f:
+            f.write('go\n')
+
+    await anyio.to_thread.run_sync(write)
+
+
+async def until(path: Path, text: str) -> None:
+    """Wait until `path` holds `text` (the job wrote it)."""
+    with anyio.fail_after(30):
+        while not path.exists() or text not in path.read_text():
+            await anyio.sleep(0.01)
+
+
+async def test_a_jobs_change_after_a_later_calls_change_of_the_same_file_rewinds_without_conflict(
+    ws: Path, tmp_path: Path
+) -> None:
+    """The job appends `1`; a command lets it append `2` while it runs (that command's change); the job
+    appends `3` after it. The `3` goes to a new checkpoint of the job's call: each diff is its own change
+    (the job's first checkpoint does not claim `2`), and a rewind to any of them is no one else's change."""
+    f1, f2 = fifos(tmp_path, 'f1', 'f2')
+    before = tree(ws)
+    cp = Checkpoints[None]()
+    job = f'echo 1 >> job.txt; read x < {f1}; echo 2 >> job.txt; read x < {f2}; echo 3 >> job.txt'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
+    assert t.results[0].startswith('Started background command'), t.results
+    await until(ws / 'job.txt', '1')
+    command = f'echo go > {f1}; until grep -q 2 job.txt; do sleep 0.01; done'
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': command})])
+    await go(f2)
+    await until(ws / 'job.txt', '3')
+    listed = await cp.list_async()
+    assert [(c['id'], c['tool_name'], c['tool_call_id'], c['paths']) for c in listed] == [
+        ('cp-000001', 'start_command', 'call-1', ['job.txt']),
+        ('cp-000002', 'run_command', 'call-1', ['job.txt']),
+        ('cp-000003', 'start_command', 'call-1', ['job.txt']),
+    ]
+    assert listed[2]['created_at'] == listed[0]['created_at']  # the same call
+    diffs = [await cp.diff(c['id']) for c in listed]
+    assert diffs == [
+        [('job.txt', 'created file (2 bytes)')],
+        [('job.txt', '--- a/job.txt\n+++ b/job.txt\n@@ -1 +1,2 @@\n 1\n+2')],
+        [('job.txt', '--- a/job.txt\n+++ b/job.txt\n@@ -1,2 +1,3 @@\n 1\n 2\n+3')],
+    ]
+    # Back to before the command: the file as it was before the first change undone (the job's later
+    # change to it goes with it).
+    result = await cp.rewind(to='cp-000002')
+    assert (result['restored'], result['deleted']) == (['job.txt'], [])
+    assert (ws / 'job.txt').read_text() == '1\n'
+    assert [c['id'] for c in await cp.list_async()] == ['cp-000001']
+    result = await cp.rewind(to='cp-000001')
+    assert (result['restored'], result['deleted']) == ([], ['job.txt'])
+    assert tree(ws) == before
+
+
+async def test_a_jobs_changes_after_its_checkpoint_was_rewound_are_counted_as_a_new_checkpoint(
+    ws: Path, tmp_path: Path
+) -> None:
+    """Rewinding the checkpoint of a job still running does not stop it: what it changes afterwards
+    counts against its call again, as a new checkpoint, which can be rewound in turn."""
+    (ws / 'a.txt').write_text('orig\n')
+    (f1,) = fifos(tmp_path, 'f1')
+    done = tmp_path / 'done'
+    cp = Checkpoints[None]()
+    job = f'echo 1 >> a.txt; read x < {f1}; echo 2 >> a.txt; echo > {done}'
+    await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
+    await until(ws / 'a.txt', '1')
+    [started] = await cp.list_async()
+    assert (started['id'], started['tool_name'], started['paths']) == ('cp-000001', 'start_command', ['a.txt'])
+    result = await cp.rewind(to='cp-000001')
+    assert result['restored'] == ['a.txt']
+    assert (ws / 'a.txt').read_text() == 'orig\n'
+    assert await cp.list_async() == []
+    await go(f1)  # the job goes on
+    await until(done, '')
+    await until(ws / 'a.txt', '2')
+    [again] = await cp.list_async()
+    assert (again['id'], again['tool_name'], again['tool_call_id'], again['paths']) == (
+        'cp-000002',
+        'start_command',
+        'call-1',
+        ['a.txt'],
+    )
+    assert await cp.diff('cp-000002') == [('a.txt', '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n orig\n+2')]
+    await cp.rewind(to='cp-000002')
+    assert (ws / 'a.txt').read_text() == 'orig\n'
+
+
+async def test_the_rewind_tool_says_a_job_of_a_rewound_call_still_runs(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model rewinds its `start_command` while the job waits: the files are put back, and the tool's
+    result says the job still runs (its later changes recorded again) and how to stop it."""
+    (ws / 'a.txt').write_text('orig\n')
+    f0, f1 = fifos(tmp_path, 'f0', 'f1')
+    cp = Checkpoints[None](tools=['rewind'])
+    call = _stores.RootState.call
+    released: list[str] = []
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        result = await call(self, method, *args, **kwargs)
+        if method.startswith('record') and kwargs.get('tool_name') == 'start_command' and not released:
+            released.append(method)  # the job's first change lands now: the job's, seen by the next call
+            await go(f0)
+            await until(ws / 'a.txt', '1')
+        return result
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    job = f'read x < {f0}; echo 1 >> a.txt; read x < {f1}; echo 2 >> a.txt'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': job}), ('rewind', {'steps': 1})])
+    job_id = t.results[0].rsplit('ID: ', 1)[1]
+    assert t.results[1].splitlines() == [
+        'Rewound 1 change (cp-000001).',
+        'Restored: a.txt',
+        f'Still running: background command {job_id}, started by a rewound call: what it changes from now on is '
+        'recorded again. Stop it (stop_command) to keep the files as rewound.',
+    ]
+    assert (ws / 'a.txt').read_text() == 'orig\n'
+    await go(f1)
+    await until(ws / 'a.txt', '2')
+    assert [(c['id'], c['tool_name'], c['paths']) for c in await cp.list_async()] == [
+        ('cp-000002', 'start_command', ['a.txt'])
+    ]
