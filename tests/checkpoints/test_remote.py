@@ -10,7 +10,7 @@ import pytest
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.workspaces import Workspace
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
-from pydantic_ai_harness_rs.checkpoints import CheckpointError
+from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability
 
 from tests.backends import ShellSandbox
 from tests.checkpoints.test_durable_units import attempts
@@ -189,6 +189,9 @@ async def test_the_rewind_tool_undoes_the_models_last_step(backend: MemoryWorksp
 async def test_the_store_dir_survives_a_restart(backend: MemoryWorkspace, tmp_path: Path) -> None:
     store = tmp_path / 'store'
     await run(backend, Checkpoints(store_dir=store), [('write_file', {'path': 'a.txt', 'content': 'two\n'})])
+    # As after a restart: no store of this store_dir open in this process (a live one is shared,
+    # the workspace it knows included; something of the run may still hold the first one).
+    _capability._OPEN_REMOTE.clear()  # pyright: ignore[reportPrivateUsage]
     again = Checkpoints(store_dir=store)
     [checkpoint] = again.list()
     assert checkpoint['paths'] == ['a.txt']

@@ -52,10 +52,12 @@ async def test_foreground_returns_output_then_handles(ws: Path) -> None:
     assert norm(text, ws) == 'out\nerr\n' + HANDLES + '{"pid": <pid>, "exit_code": 2}'
     assert Path(output).read_text() == 'out\nerr\n'
     assert json.loads(Path(status).read_text()) == {'pid': pid, 'exit_code': 2}
-    assert [type(e) for e in events] == [CommandStartedEvent, CommandOutputEvent, CommandFinishedEvent]
-    started, out, finished = events
+    # The output comes in one event or, as the two writes are read, two (a loaded machine).
+    started, *outs, finished = events
+    assert [type(e) for e in [started, finished]] == [CommandStartedEvent, CommandFinishedEvent]
+    assert outs and all(type(e) is CommandOutputEvent for e in outs)
     assert (started.command, started.pid, started.tool_call_id) == ('echo out; echo err >&2; exit 2', pid, 'call-0')  # type: ignore[attr-defined]
-    assert out.text == 'out\nerr\n'  # type: ignore[attr-defined]
+    assert ''.join(e.text for e in outs) == 'out\nerr\n'  # type: ignore[attr-defined]
     assert (
         finished.pid,
         finished.output_path,
