@@ -793,10 +793,14 @@ class Session:
         """
     def take_output(
         self, room: int | None = None
-    ) -> tuple[bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int], pathlib.Path | None, bool]:
+    ) -> tuple[
+        bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int], pathlib.Path | None, bool, int
+    ]:
         """`(head, tail, total_bytes, total_lines, truncated, screen, (row, col), (cols, rows), spill_path,
-        spill_cleared)` since the last read; `spill_path` holds the whole text when it was cut or is longer
-        than `room` chars (else `None`), `spill_cleared` whether `max_log_bytes` emptied it to the notice."""
+        spill_cleared, spill_held)` since the last read; `spill_path` holds the whole text when it was cut or is
+        longer than `room` chars (else `None`), `spill_cleared` whether `max_log_bytes` emptied it to the notice,
+        `spill_held` the bytes of the text's end it then holds after the notice (starting at a line's start
+        where one was within reach)."""
     def remove_files(self) -> int:
         """Remove the spill files this session's reads kept; how many were removed."""
     def stop(self, grace: float) -> bool:

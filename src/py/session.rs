@@ -13,7 +13,7 @@ use crate::py::shell::{env_pairs, sandbox_spec, seconds, PySandbox};
 use crate::py::PyCancelToken;
 
 /// `take_output()`'s result: `(head, tail, total_bytes, total_lines, truncated, screen,
-/// cursor, size, spill_path, spill_cleared)`.
+/// cursor, size, spill_path, spill_cleared, spill_held)`.
 type PyOutput<'py> = (
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,
@@ -25,6 +25,7 @@ type PyOutput<'py> = (
     (u16, u16),
     Option<PathBuf>,
     bool,
+    u64,
 );
 
 /// A program running on a pseudo-terminal in its own session; dropping the handle kills it.
@@ -208,19 +209,20 @@ impl PySession {
     }
 
     /// The output since the last read, which starts a new one: `(head, tail, total_bytes,
-    /// total_lines, truncated, screen, cursor, size, spill_path, spill_cleared)`; the
+    /// total_lines, truncated, screen, cursor, size, spill_path, spill_cleared, spill_held)`; the
     /// transcript (UTF-8 text, cleaned) is `head + tail` (bytes between them dropped when
     /// `truncated`), `screen` the screen's text while a full-screen program has the alternate
     /// screen up (else `None`), `cursor` 1-based `(row, col)`, `size` `(cols, rows)`.
     /// `spill_path` is the file holding the whole transcript when it was cut or is longer than
     /// `room` chars (else `None`; the file is removed), `spill_cleared` whether `max_log_bytes`
-    /// emptied it to the notice.
+    /// emptied it to the notice, `spill_held` the bytes of the transcript's end it holds then
+    /// (after the notice; the whole transcript otherwise).
     #[pyo3(signature = (room=None))]
     fn take_output<'py>(&self, py: Python<'py>, room: Option<usize>) -> PyOutput<'py> {
         let out = py.detach(|| self.inner.take_output(room));
-        let (spill_path, spill_cleared) = match out.spill {
-            Some(s) => (Some(s.path), s.cleared),
-            None => (None, false),
+        let (spill_path, spill_cleared, spill_held) = match out.spill {
+            Some(s) => (Some(s.path), s.cleared, s.held),
+            None => (None, false, 0),
         };
         (
             PyBytes::new(py, &out.head),
@@ -233,6 +235,7 @@ impl PySession {
             out.size,
             spill_path,
             spill_cleared,
+            spill_held,
         )
     }
 

@@ -405,7 +405,8 @@ async def test_control_characters_do_not_reach_the_model(ws: Path) -> None:
 
 _SPILL_MARKER = re.compile(
     r'\[\.\.\. output truncated: (\d+) lines, (\d+) bytes in total; '
-    r'the full output is in (\.pydantic-ai-harness/shell/output-[0-9a-f]{32}-stdout\.log) \.\.\.\]'
+    r'(?:the full output is in|its last \d+ bytes are in) (\.pydantic-ai-harness/shell/output-[0-9a-f]{32}-stdout\.log)'
+    r'(?:, earlier output was cleared by max_log_bytes=\d+)? \.\.\.\]'
 )
 
 
@@ -492,9 +493,16 @@ async def test_max_log_bytes_bounds_a_spill_file_with_the_notice(ws: Path) -> No
     data = contents[path].decode()
     assert data.startswith(notice) and len(data) <= 1000, data
     # The notice, then the output's end as far as it fits: never the notice alone, and it ends as
-    # the result does (the read that passed the cap is not dropped whole).
+    # the result does (the read that passed the cap is not dropped whole); it starts at a line's start.
     body = data[len(notice) :]
     assert _CLEANED.endswith(body) and body.endswith('1999\n2000\nend\n'), data
+    assert _CLEANED[: -len(body)].endswith('\n') and body[0].isdigit(), data
+    # The marker says what the file holds, not "the full output".
+    assert (
+        f'[... output truncated: 2002 lines, {len(_CLEANED)} bytes in total; its last {len(body)} bytes are in '
+        f'{path}, earlier output was cleared by max_log_bytes=1000 ...]'
+    ) in results[1]
+    assert 'the full output' not in results[1]
     assert '1999\n2000\nend\n' in results[1]
     [finished] = [e for e in events if isinstance(e, CommandFinishedEvent)]
     assert Path(finished.output_path).resolve() == (ws / path).resolve()
@@ -559,3 +567,48 @@ async def test_a_lost_relayed_session_found_by_a_new_worker_says_so(ws: Path, mo
         await second.read_session(ctx, '1')
     assert until_gone(pid)
     await second.end_sessions(ctx, in_workflow=True)
+
+
+async def test_start_session_cwd_stays_inside_the_workspace(ws: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp('outside')
+    (ws / 'sub').mkdir()
+    (ws / 'out').symlink_to(outside)
+    (ws / 'in').symlink_to(ws / 'sub')
+    results = await run_calls(
+        [LocalWorkspace(ws), interactive()],
+        [
+            start('pwd', cwd='../'),
+            start('pwd', cwd=str(outside)),
+            start('pwd', cwd='out'),
+            start('pwd', cwd='sub/../in'),
+            start('pwd', cwd=str(ws / 'sub')),
+        ],
+    )
+    hint = 'resolves outside the workspace; give a directory inside it, relative to the working directory.'
+    assert results[:3] == [
+        ('retry', f"cwd '../' {hint}"),
+        ('retry', f'cwd {str(outside)!r} {hint}'),
+        ('retry', f"cwd 'out' {hint}"),
+    ]
+    # Inside it (a symlink to a directory in the workspace too), the program starts there.
+    assert results[3] == ('return', f"Session 1 started: 'pwd'\n{ws / 'sub'}\n\n[session ended, exit code: 0]")
+    assert results[4] == ('return', f"Session 2 started: 'pwd'\n{ws / 'sub'}\n\n[session ended, exit code: 0]")
+
+
+async def test_the_runtime_listed_stops_when_a_session_or_command_ends(ws: Path) -> None:
+    toolset = interactive().get_toolset()
+    ctx = direct_context(ws)
+    started = await toolset.start_session(ctx, 'true')
+    assert started.endswith('[session ended, exit code: 0]'), started
+    await toolset.start_command(ctx, 'true')
+    for _ in range(200):
+        listed = await toolset.list_commands(ctx)
+        if '| finished |' in listed:
+            break
+        await anyio.sleep(0.05)
+    assert re.fullmatch(r"session 1: 'true' \| exited .*\ncommand \S+: 'true' \| finished .*", listed), listed
+    # Listed again later: the runtimes (a tenth of a second each) have not moved.
+    await anyio.sleep(0.3)
+    assert await toolset.list_commands(ctx) == listed
+    assert await toolset.list_sessions(ctx) == listed.splitlines()[0]
+    await toolset.end_sessions(ctx)

@@ -77,14 +77,29 @@ def signal_suffix(exit_code: int, signal_number: int | None) -> str:
         return ''
 
 
-def _marker(lines: int, size: int, path: str | None) -> str:
-    where = f'; the full output is in {path}' if path else ''
+def _marker(lines: int, size: int, path: str | None, capped: tuple[int, int] | None = None) -> str:
+    if path and capped is not None:
+        held, limit = capped
+        where = f'; its last {held} bytes are in {path}, earlier output was cleared by max_log_bytes={limit}'
+    else:
+        where = f'; the full output is in {path}' if path else ''
     return f'\n[... output truncated: {lines} lines, {size} bytes in total{where} ...]\n'
 
 
-def head_tail(text: str, max_chars: int, *, lines: int, size: int, path: str | None, gap: int | None = None) -> str:
+def head_tail(
+    text: str,
+    max_chars: int,
+    *,
+    lines: int,
+    size: int,
+    path: str | None,
+    gap: int | None = None,
+    capped: tuple[int, int] | None = None,
+) -> str:
     """`text` cut to at most `max_chars` chars keeping its start and its end, around a marker
-    stating the original size (`lines`, `size` bytes) and naming the file holding all of it.
+    stating the original size (`lines`, `size` bytes) and naming the file holding all of it, or,
+    with `capped=(held, max_log_bytes)`, the file holding only its last `held` bytes (after the
+    notice `max_log_bytes` left).
 
     `gap` is where bytes are already missing (the supervisor kept only both ends): the head
     comes from before it and the tail from after it. The marker counts in the cap; a cap too
@@ -93,7 +108,7 @@ def head_tail(text: str, max_chars: int, *, lines: int, size: int, path: str | N
     if gap is None and len(text) <= max_chars:
         return text
     head_src, tail_src = (text, text) if gap is None else (text[:gap], text[gap:])
-    marker = _marker(lines, size, path)
+    marker = _marker(lines, size, path, capped)
     room = max_chars - len(marker)
     if room <= 1:
         return text[-max_chars:] if max_chars > 0 else ''

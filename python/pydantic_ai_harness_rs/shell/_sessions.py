@@ -167,26 +167,36 @@ async def wait(handle: _core.Session, pattern: str | None, until_input: bool, ti
 
 
 Output = tuple[
-    bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int], os.PathLike[str] | str | None, bool
+    bytes, bytes, int, int, bool, str | None, tuple[int, int], tuple[int, int], os.PathLike[str] | str | None, bool, int
 ]
 """`_core.Session.take_output()`: `(head, tail, total_bytes, total_lines, truncated, screen, cursor, size,
-spill_path, spill_cleared)`."""
+spill_path, spill_cleared, spill_held)`."""
 
 
-def render(output: Output, max_chars: int, path: str | None = None) -> str:
+def render(output: Output, max_chars: int, path: str | None = None, *, cleared_by: int | None = None) -> str:
     """What the model reads of `take_output()`: the transcript (already cleaned by the core:
     `clean_output`'s rules, no control characters but newline and tab, backspaces applied), cut in
     the middle with `head_tail`'s marker naming `path` (the spill file) when the core kept only its
     ends or it is longer than `max_chars`; then, while a full-screen program has the alternate
-    screen up, the screen and `[screen COLSxROWS, cursor at ROW,COL]`."""
-    head, tail, size, lines, truncated, screen, (row, col), (cols, rows), *_ = output
+    screen up, the screen and `[screen COLSxROWS, cursor at ROW,COL]`.
+
+    `cleared_by` is `max_log_bytes` when it emptied the spill file: the marker then says the file
+    holds only the output's last `spill_held` bytes."""
+    head, tail, size, lines, truncated, screen, (row, col), (cols, rows), _, cleared, held = output
     text = head.decode('utf-8', errors='replace')
+    capped = (held, cleared_by) if cleared and cleared_by is not None else None
     if truncated:
         text = head_tail(
-            text + tail.decode('utf-8', errors='replace'), max_chars, lines=lines, size=size, path=path, gap=len(text)
+            text + tail.decode('utf-8', errors='replace'),
+            max_chars,
+            lines=lines,
+            size=size,
+            path=path,
+            gap=len(text),
+            capped=capped,
         )
     elif len(text) > max_chars:
-        text = head_tail(text, max_chars, lines=lines, size=size, path=path)
+        text = head_tail(text, max_chars, lines=lines, size=size, path=path, capped=capped)
     if screen is None:
         return text if text.strip() else ''
     parts = [text.rstrip('\n')] if text.strip() else []
@@ -299,11 +309,16 @@ class StartedJob:
 
     command: str
     started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    """When a listing first saw it finished (`time.monotonic()`): its runtime stops there."""
 
 
 def job_row(job_id: str, job: StartedJob, running: bool, exit_code: int | None, size: int) -> str:
-    """One background command's line of `list_commands`."""
+    """One background command's line of `list_commands`; a finished command's runtime is counted up to
+    the first listing that saw it finished (recorded in `job.ended`)."""
     state = 'running' if running else 'finished'
     code = '-' if exit_code is None else str(exit_code)
-    runtime = time.monotonic() - job.started
+    if not running and job.ended is None:
+        job.ended = time.monotonic()
+    runtime = (time.monotonic() if job.ended is None else job.ended) - job.started
     return f'command {job_id}: {job.command!r} | {state} | exit code {code} | {runtime:.1f}s | {size} bytes'

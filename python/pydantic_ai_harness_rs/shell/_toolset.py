@@ -94,6 +94,16 @@ from pydantic_ai_harness_rs.shell._sessions import wait as wait_session
 from pydantic_ai_harness_rs.shell._strict import check_strict, require_parser
 from pydantic_ai_harness_rs.shell._workspace import local_backend, metadata_dir, require_workspace, supports_commands
 
+
+async def _require_inside(ctx: RunContext[Any], root: str, directory: str, cwd: str) -> None:
+    """Raise `ModelRetry` unless `directory` (symlinks followed) is the workspace's `root` or below it."""
+    real = await ctx.workspace.realpath(directory)
+    if real != root and not real.startswith(root.rstrip('/') + '/'):
+        raise ModelRetry(
+            f'cwd {cwd!r} resolves outside the workspace; give a directory inside it, relative to the working directory.'
+        )
+
+
 _KILLED_EXIT_CODE = 128 + 9
 """Exit code of a program ended by `SIGKILL` (or reporting that its child was)."""
 
@@ -1054,7 +1064,7 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         spill_path, cleared = output[8], output[9]
         path = None if spill_path is None else os.fspath(spill_path)
         shown = None if path is None else posixpath.relpath(path, await ctx.workspace.working_dir())
-        text = render(output, room, shown)
+        text = render(output, room, shown, cleared_by=self._max_log_bytes)
         live.lines += text.count('\n')
         if text:
             await self._emit(ctx, CommandOutputEvent(text=text))
@@ -1089,7 +1099,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
             command: The command to run, e.g. `python3 -i`, `bash`, `git add -p`.
             cols: Terminal width in characters (20 to 1000).
             rows: Terminal height in lines (5 to 500).
-            cwd: Directory to start in, relative to the working directory (default: the working directory).
+            cwd: Directory to start in, inside the workspace, relative to the working directory (default: the working
+                directory).
 
         Returns:
             `Session <id> started` and the first output.
@@ -1113,6 +1124,8 @@ class ShellToolset(FunctionToolset[AgentDepsT]):
         directory = base if cwd is None else posixpath.normpath(posixpath.join(base, cwd))
         if not os.path.isdir(directory):
             raise ModelRetry(f'cwd {cwd!r} is not a directory.')
+        if cwd is not None:
+            await _require_inside(ctx, str(local._ensure_alive()), directory, cwd)  # pyright: ignore[reportPrivateUsage]
         sandbox = await self._native_sandbox(ctx, str(local._ensure_alive()))  # pyright: ignore[reportPrivateUsage]
         extra = {**(self._resolve_env() or {}), 'TERM': (self._env or {}).get('TERM', SESSION_TERM)}
         env = env_bytes(local._env, extra)  # pyright: ignore[reportPrivateUsage]

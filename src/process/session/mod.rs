@@ -114,6 +114,8 @@ struct State {
     terminal: screen::Terminal,
     /// Exit code once the program was reaped (`128 + N` for a signal).
     exit_code: Option<i32>,
+    /// When this process learned the program was over (reaped, or its relay lost).
+    ended_at: Option<Instant>,
     /// The relay of a relayed session was lost ([`Ended::RelayLost`]).
     lost: bool,
     /// The reader saw the terminal close (every slave descriptor gone).
@@ -274,6 +276,7 @@ impl Session {
             state: Mutex::new(State {
                 terminal: screen::Terminal::new(cols, rows, head_bytes, tail_bytes, spill),
                 exit_code: None,
+                ended_at: None,
                 lost: false,
                 closed: false,
                 last_output: Instant::now(),
@@ -310,6 +313,7 @@ impl Session {
                         end_program(pid, Duration::ZERO);
                     }
                     let mut state = shared.state.lock().unwrap();
+                    state.ended_at = Some(Instant::now());
                     match ended {
                         Ended::Exited(code) => state.exit_code = Some(code),
                         Ended::RelayLost => state.lost = true,
@@ -333,9 +337,13 @@ impl Session {
         self.pid
     }
 
-    /// Time since the start.
+    /// Time from the start to the program's end (reaped, or its relay lost), or to now while it
+    /// runs.
     pub fn runtime(&self) -> Duration {
-        self.started.elapsed()
+        let ended = self.shared.state.lock().unwrap().ended_at;
+        ended
+            .unwrap_or_else(Instant::now)
+            .saturating_duration_since(self.started)
     }
 
     /// The exit code once the program has exited and been reaped.
@@ -687,6 +695,18 @@ mod tests {
 
     fn text(out: &Output) -> String {
         String::from_utf8_lossy(&[&out.head[..], &out.tail].concat()).into_owned()
+    }
+
+    #[test]
+    fn the_runtime_stops_at_the_programs_end() {
+        let s = start("true");
+        assert_eq!(
+            s.wait(None, false, Duration::from_secs(5), None).unwrap(),
+            Woke::Exited
+        );
+        let at_exit = s.runtime();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(s.runtime(), at_exit);
     }
 
     #[test]

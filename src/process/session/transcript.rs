@@ -37,6 +37,8 @@ pub struct Spilled {
     pub path: PathBuf,
     /// Whether `max_log_bytes` emptied it (it then starts with the notice).
     pub cleared: bool,
+    /// Bytes of the output it holds (after the notice when `cleared`): its end.
+    pub held: u64,
 }
 
 /// The text of one window, as a read hands it over.
@@ -61,6 +63,8 @@ struct SpillFile {
     file: File,
     size: u64,
     cleared: bool,
+    /// Bytes of output it holds (`size` less the notice).
+    body: u64,
 }
 
 impl SpillFile {
@@ -85,44 +89,81 @@ impl SpillFile {
             file,
             size: 0,
             cleared: false,
+            body: 0,
         })
     }
 
     /// Appends `chunk`, or, when that would take the file past `limit`, empties it to the notice
-    /// followed by the output's end: the last `max(chunk, room / 2)` bytes of what the file held
-    /// and `chunk` (`room` being what fits under `limit` after the notice; cut at a character's
-    /// start). As a job's log is emptied and then holds what follows, except that the read which
-    /// passed the cap is not dropped whole, so the file always ends with the latest output and
-    /// holds at least half of what fits; each clear rewrites at most what the next one's input
-    /// will be, so the cost stays linear in the output.
+    /// followed by the output's end: about the last `want = max(chunk, room / 2)` bytes of what
+    /// the file held and `chunk` (`room` being what fits under `limit` after the notice),
+    /// starting at a line's start where one lies within them: the latest one keeping at least
+    /// `want` bytes and at most `1.5 * want` (and `room`), else the first one after, else a
+    /// character's start. As a job's log is emptied and then holds what follows, except that
+    /// the read which passed the cap is not dropped whole, so the file always ends with the
+    /// latest output and holds about half of what fits; each clear rewrites at most three times
+    /// what the next one's input will be, so the cost stays linear in the output.
     fn append(&mut self, chunk: &[u8], limit: Option<u64>) -> std::io::Result<()> {
         let after = self.size + chunk.len() as u64;
         let Some(limit) = limit.filter(|&l| after > l) else {
             self.file.write_all(chunk)?;
             self.size = after;
+            self.body += chunk.len() as u64;
             return Ok(());
         };
         let notice = format!("{}\n", logcap::notice(limit));
         let room = limit.saturating_sub(notice.len() as u64) as usize;
         let want = chunk.len().max(room / 2).min(room);
-        // What the file holds after its notice (if any), the end of which may precede `chunk`.
+        let most = (want + want / 2).min(room);
+        // What the file holds after its notice (if any), the end of which may precede `chunk`,
+        // with the byte before it when there is one (to tell whether it starts a line).
         let body_start = if self.cleared { notice.len() as u64 } else { 0 };
-        let earlier = want.saturating_sub(chunk.len()) as u64;
+        let earlier = most.saturating_sub(chunk.len()) as u64;
         let from = self.size.saturating_sub(earlier).max(body_start);
-        let mut kept = vec![0u8; (self.size - from) as usize];
+        let look = u64::from(from > body_start);
+        let mut kept = vec![0u8; (self.size - from + look) as usize];
         {
             use std::os::unix::fs::FileExt;
-            self.file.read_exact_at(&mut kept, from)?;
+            self.file.read_exact_at(&mut kept, from - look)?;
         }
         kept.extend_from_slice(chunk);
-        let kept = fitting_end(&kept, want);
+        // The file's first byte starts a line when nothing was cleared yet.
+        let at_line = if look == 1 {
+            kept[0] == b'\n'
+        } else {
+            !self.cleared
+        };
+        let text = &kept[look as usize..];
+        let kept = &text[end_start(text, want, most, at_line)..];
         self.file.set_len(0)?;
         self.file.write_all(notice.as_bytes())?;
         self.file.write_all(kept)?;
         self.size = (notice.len() + kept.len()) as u64;
+        self.body = kept.len() as u64;
         self.cleared = true;
         Ok(())
     }
+}
+
+/// Where the kept end of `text` starts: the latest line start leaving between `want` and
+/// `most` bytes, else the first line start after that leaves some text, else the start of the
+/// last `want` bytes moved to a character's first byte. `at_line`: whether `text[0]` starts a
+/// line.
+fn end_start(text: &[u8], want: usize, most: usize, at_line: bool) -> usize {
+    let len = text.len();
+    let (lo, hi) = (len.saturating_sub(most), len.saturating_sub(want));
+    // A line starts at `s > 0` when `text[s - 1]` is a newline.
+    if let Some(i) = memchr::memrchr(b'\n', &text[lo.saturating_sub(1)..hi]) {
+        return lo.saturating_sub(1) + i + 1;
+    }
+    if lo == 0 && at_line {
+        return 0;
+    }
+    if hi + 1 < len {
+        if let Some(i) = memchr::memchr(b'\n', &text[hi..len - 1]) {
+            return hi + i + 1;
+        }
+    }
+    len - fitting_end(text, want).len()
 }
 
 /// The last `room` bytes of `text` at most, starting at a character's first byte.
@@ -253,6 +294,7 @@ impl Transcript {
                 Some(Spilled {
                     path: file.path,
                     cleared: file.cleared,
+                    held: file.body,
                 })
             }
             Some(file) => {
@@ -391,12 +433,16 @@ mod tests {
         assert!(body.len() >= (100 - notice.len()) / 2, "{text}");
         let all: String = (0..50).map(|i| format!("line {i}\n")).collect::<String>() + "end\n";
         assert!(all.ends_with(body), "{text}");
+        // It starts at a line's start, and the result says how much of the end it holds.
+        assert!(all[..all.len() - body.len()].ends_with('\n'), "{text}");
+        assert!(body.starts_with("line "), "{text}");
+        assert_eq!(spilled.held, body.len() as u64);
     }
 
     #[test]
     fn a_read_past_the_cap_keeps_what_fits_of_its_end() {
         // One read far past the cap (the program printed a burst): the file holds the notice and
-        // as much of the read's end as fits, never the notice alone.
+        // as much of the read's end as fits from a line's start, never the notice alone.
         let dir = tempfile::tempdir().unwrap();
         let mut t = spilling(dir.path(), 32, Some(200));
         let text: String = (0..100).map(|i| format!("row {i:03}\n")).collect();
@@ -404,10 +450,8 @@ mod tests {
         let notice = format!("{}\n", logcap::notice(200));
         let spilled = t.take(Some(40)).spill.unwrap();
         let data = std::fs::read_to_string(&spilled.path).unwrap();
-        assert_eq!(
-            data,
-            format!("{notice}{}", &text[text.len() - (200 - notice.len())..])
-        );
+        let start = (text.len() - (200 - notice.len())).next_multiple_of(8);
+        assert_eq!(data, format!("{notice}{}", &text[start..]));
         // A character the cap would split is left out whole.
         let mut t = spilling(dir.path(), 32, Some(200));
         let wide = "\u{e9}".repeat(150);
@@ -415,6 +459,20 @@ mod tests {
         let data = std::fs::read(t.take(Some(40)).spill.unwrap().path).unwrap();
         let body = &data[notice.len()..];
         assert_eq!(body, "\u{e9}".repeat((200 - notice.len()) / 2).as_bytes());
+    }
+
+    #[test]
+    fn the_kept_end_starts_at_a_line_start_where_one_exists() {
+        // A line start within the window the cap keeps: the latest keeping at least `want`.
+        assert_eq!(end_start(b"aaaa\nbbbb\ncccc\n", 6, 9, false), 10);
+        assert_eq!(end_start(b"aaaa\nbbbb\ncccc\n", 11, 15, false), 5);
+        // None within it: the first one after it, leaving some text.
+        assert_eq!(end_start(b"aaaaaaaaaa\nbc", 10, 12, false), 11);
+        // The text's own start, when it starts a line.
+        assert_eq!(end_start(b"aaaaaaaaaaaaaa", 10, 14, true), 0);
+        // No line start at all (or only at the very end): the last `want` bytes, whole characters.
+        assert_eq!(end_start(b"aaaaaaaaaaaaa\n", 4, 6, false), 10);
+        assert_eq!(end_start("a\u{e9}\u{e9}".as_bytes(), 2, 2, false), 3);
     }
 
     #[test]
