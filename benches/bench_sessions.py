@@ -141,7 +141,7 @@ def flood(total: int, spill_dir: str | None = None) -> tuple[float, float, str, 
     while session.wait(None, False, 600.0) != 'exited':
         pass
     elapsed = time.perf_counter() - start
-    head, tail, size, _, _, _, _, _, spill, _ = session.take_output(49_880)
+    head, tail, size, _, _, _, _, _, spill, *_ = session.take_output(49_880)
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
     spilled = 0 if spill is None else os.path.getsize(spill)
     session.remove_files()
