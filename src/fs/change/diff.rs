@@ -99,14 +99,9 @@ pub fn event_diff(old: Option<&str>, new: &str, path: &str, big_sources: bool) -
     render(&a, &b, &groups, &from, &to)
 }
 
-/// The byte ranges of `new` whose lines (split at `\n`) differ from `old`'s, by the line
-/// matching of [`unified_diff`] after the lines equal at both ends are set aside: an added or
-/// replaced run is its byte range, a run only removed an empty range where it was. `None`
-/// when the lines left to match are over [`MAX_DIFF_LINE_PAIRS`] pairs or
-/// [`MAX_DIFF_SOURCE_CHARS`] bytes (difflib's bound on its quadratic worst case).
-pub fn changed_spans(old: &str, new: &str) -> Option<Vec<(usize, usize)>> {
-    let (a, b) = (lines(old), lines(new));
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+/// How many lines `a` and `b` share at their start, then at their end (not overlapping).
+fn equal_ends(a: &[&str], b: &[&str]) -> (usize, usize) {
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let room = a.len().min(b.len()) - head;
     let tail = a
         .iter()
@@ -115,6 +110,17 @@ pub fn changed_spans(old: &str, new: &str) -> Option<Vec<(usize, usize)>> {
         .take(room)
         .take_while(|(x, y)| x == y)
         .count();
+    (head, tail)
+}
+
+/// The byte ranges of `new` whose lines (split at `\n`) differ from `old`'s, by the line
+/// matching of [`unified_diff`] after the lines equal at both ends are set aside: an added or
+/// replaced run is its byte range, a run only removed an empty range where it was. `None`
+/// when the lines left to match are over [`MAX_DIFF_LINE_PAIRS`] pairs or
+/// [`MAX_DIFF_SOURCE_CHARS`] bytes (difflib's bound on its quadratic worst case).
+pub fn changed_spans(old: &str, new: &str) -> Option<Vec<(usize, usize)>> {
+    let (a, b) = (lines(old), lines(new));
+    let (head, tail) = equal_ends(&a, &b);
     let bytes = |l: &[&str]| l.iter().map(|s| s.len()).sum::<usize>();
     let b_tail = bytes(&b[b.len() - tail..]);
     let (a, b) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
@@ -146,15 +152,7 @@ pub fn whole_diff(old: &str, new: &str, path: &str) -> String {
     let from = quoted(&format!("a/{path}"));
     let to = quoted(&format!("b/{path}"));
     let (a, b) = (lines(old), lines(new));
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let room = a.len().min(b.len()) - head;
-    let tail = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take(room)
-        .take_while(|(x, y)| x == y)
-        .count();
+    let (head, tail) = equal_ends(&a, &b);
     let (ma, mb) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
     if ma.is_empty() && mb.is_empty() {
         return String::new();
