@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 use super::calls;
 use super::capture::parent_dir;
 use super::later::Shared;
-use super::log::{line_of, Change, Checkpoint};
+use super::log::{line_of, Change};
 use super::state::{lstat_at, Kind, Meta, State};
 use super::store::hex;
 use super::{io_error, normalize, prune, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
@@ -215,22 +215,7 @@ impl CheckpointStore {
         call: CallInfo,
         own: Option<&std::path::Path>,
     ) -> Result<Option<Listing>> {
-        let listing = if changes.is_empty() {
-            None
-        } else {
-            let id = inner.log.new_id();
-            let cp = Checkpoint {
-                id,
-                run_id: call.run_id,
-                tool_call_id: call.tool_call_id,
-                tool_name: call.tool_name,
-                created_at: call.created_at,
-                changes,
-            };
-            let listing = Listing::of(&cp);
-            inner.log.checkpoints.push(cp);
-            Some(listing)
-        };
+        let listing = super::locked::new_checkpoint(inner, changes, call);
         if inner.store_bytes() > self.settings.budget_bytes {
             // The index on disk must not name objects the pruning may remove.
             self.persist(inner, LogWrite::None, true)?;

@@ -150,17 +150,17 @@ impl Log {
                 latest: last,
             };
         }
+        let id = self.new_id();
         let of = &self.checkpoints[last];
         let next = Checkpoint {
-            id: String::new(),
+            id,
             run_id: of.run_id.clone(),
             tool_call_id: of.tool_call_id.clone(),
             tool_name: of.tool_name.clone(),
             created_at: of.created_at,
             changes: rest,
         };
-        let id = self.new_id();
-        self.checkpoints.push(Checkpoint { id, ..next });
+        self.checkpoints.push(next);
         Added {
             merged,
             appended: true,

@@ -832,22 +832,7 @@ impl CheckpointStore {
                 self.walk_changes(inner, beneath, walk, since)?
             }
         };
-        let listing = if changes.is_empty() {
-            None
-        } else {
-            let id = inner.log.new_id();
-            let cp = Checkpoint {
-                id,
-                run_id: call.run_id,
-                tool_call_id: call.tool_call_id,
-                tool_name: call.tool_name,
-                created_at: call.created_at,
-                changes,
-            };
-            let listing = Listing::of(&cp);
-            inner.log.checkpoints.push(cp);
-            Some(listing)
-        };
+        let listing = locked::new_checkpoint(inner, changes, call);
         if inner.store_bytes() > self.settings.budget_bytes {
             // The index on disk must not name objects the pruning may remove.
             self.persist(inner, LogWrite::None, true)?;
