@@ -381,7 +381,14 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
     async def list_async(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """`list` for async code: a running background job's changes counted first, then the
         checkpoints read in a worker thread (waiting for another process's call without blocking the
-        event loop). Same values and errors as `list`."""
+        event loop).
+
+        Returns the checkpoints oldest first, as `list`: `{'id', 'run_id', 'tool_call_id', 'tool_name',
+        'paths', 'created_at' (epoch seconds), 'bytes_kept' (bytes)}`; only `run_id`'s with one.
+
+        Raises:
+            UserError: no root yet (see `root`).
+        """
         state = await self._api_state_async()
         await self._sweep_all()
         return await state.call('list', run_id)
@@ -397,7 +404,12 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         return self._api_state().store.pruned()
 
     async def pruned_async(self) -> list[str]:
-        """`pruned` for async code: read in a worker thread (see `list_async`)."""
+        """`pruned` for async code, read in a worker thread (see `list_async`): the pruned ids, oldest
+        first.
+
+        Raises:
+            UserError: no root yet (see `root`).
+        """
         state = await self._api_state_async()
         return await state.call('pruned')
 
