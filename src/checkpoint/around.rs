@@ -15,12 +15,15 @@
 //! A commit that fails changed nothing (the replacement is atomic): the paths are captured as
 //! they are, and no checkpoint is appended.
 //!
-//! The checkpoint's log line is appended by the writer thread after the objects it names; the
-//! store's generation is bumped at once, and the call's hold of the store's lock is given back
-//! by the writer once the line is on disk ([`super::later`]), so another process that takes
-//! the lock reloads and finds the line and its objects. Where the log or the index must be
-//! written whole, and for a durable unit's call (whose record on disk is removed only once its
-//! line is there), everything is written before the call returns.
+//! When the call queued objects for the writer thread, the checkpoint's log line is appended by
+//! the writer after them; the store's generation is bumped at once, and the call's hold of the
+//! store's lock is given back by the writer once the line is on disk ([`super::later`]), so
+//! another process that takes the lock reloads and finds the line and its objects. When
+//! nothing is queued (the bytes on both sides were kept before: an edit undone, a file put
+//! back), the line is appended before the call returns, which costs less than a hand-off to
+//! the writer. Where the log or the index must be written whole, and for a durable unit's call
+//! (whose record on disk is removed only once its line is there), everything is written before
+//! the call returns.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -32,7 +35,7 @@ use super::later::Shared;
 use super::log::{line_of, Change};
 use super::state::{lstat_at, Kind, Meta, State};
 use super::store::hex;
-use super::{io_error, normalize, prune, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
+use super::{normalize, prune, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
 use crate::error::Result;
 use crate::fs::root::path::Beneath;
 
@@ -102,7 +105,7 @@ fn sha256_hex(data: &[u8]) -> String {
 
 impl CheckpointStore {
     /// A file tool's call in one: keeps the state of `paths` (as [`CheckpointStore::keep`]),
-    /// runs `body` (the commit), records what changed as `call`'s checkpoint (as
+    /// runs `body` (the commit, given the store's descriptor of the root), records what changed as `call`'s checkpoint (as
     /// [`CheckpointStore::record`]). `known`: the paths the commit writes with the bytes the
     /// tool holds (see the module doc); `body` may fill in their `new_hash`. `durable`: a
     /// durable unit's call, whose record is on disk while it runs (see [`calls`]; as
@@ -121,7 +124,7 @@ impl CheckpointStore {
         call: CallInfo,
         durable: bool,
         wait: bool,
-        body: impl FnOnce(&mut [Known]) -> Result<T>,
+        body: impl FnOnce(&mut [Known], &Beneath) -> Result<T>,
     ) -> Result<Option<(Result<T>, Option<Listing>)>> {
         for k in &mut known {
             k.path = normalize(&k.path)?;
@@ -167,7 +170,7 @@ impl CheckpointStore {
                 .into_iter()
                 .map(|(path, old)| s.spawn(move || (path, sha256_hex((*old).as_ref()))))
                 .collect();
-            let result = body(&mut known);
+            let result = body(&mut known, &beneath);
             for h in hashing {
                 let (path, hash) = h.join().expect("hashing does not panic");
                 hashes.insert(path, hash);
@@ -205,9 +208,12 @@ impl CheckpointStore {
     }
 
     /// Appends a checkpoint of `changes` (none: nothing) as `call`'s and prunes to the budget.
-    /// The line goes to the writer thread after the objects queued before it, with a hold of
-    /// the store's lock it gives back when done, unless the log or the index must be written
-    /// now (pruning, no log file yet, another call's record on disk, `own`: this call's).
+    /// When this call queued objects for the writer thread (or it is still writing earlier
+    /// ones), the line goes to the writer after them, with a hold of the store's lock it gives
+    /// back when done; when nothing is queued, the line is appended here (one `write` through
+    /// the log's kept descriptor: cheaper than waking the writer). The log or the index is
+    /// written now, whole where it must be, when pruning, with no log file yet, with another
+    /// call's record on disk, or for `own`, this call's.
     fn append_fused(
         &self,
         inner: &mut Inner,
@@ -222,9 +228,18 @@ impl CheckpointStore {
         }
         // A dead attempt's retry compares the tree with the index on disk (`index`: it must be
         // current); its before states' objects stay.
-        let (protect, index) = calls::objects_and_others(&self.dir, own);
+        let (protect, index) = if own.is_none() && calls::none_at(&self.calls_dir) {
+            Default::default()
+        } else {
+            calls::objects_and_others(&self.dir, own)
+        };
         let pruned = prune::prune(inner, &self.objects, self.settings.budget_bytes, &protect);
-        let later = listing.is_some() && !pruned && !index && own.is_none() && inner.log_on_disk;
+        let later = listing.is_some()
+            && !pruned
+            && !index
+            && own.is_none()
+            && inner.log_on_disk
+            && !self.objects.later_idle();
         if !later {
             let log = match (pruned, listing.is_some()) {
                 (true, _) => LogWrite::Whole,
@@ -234,16 +249,21 @@ impl CheckpointStore {
             self.persist(inner, log, index)?;
             return Ok(listing);
         }
-        if let Some(cp) = inner.log.checkpoints.last().cloned() {
-            self.objects
-                .append_later(self.dir.join("log.jsonl"), Box::new(move || line_of(&cp)));
-        }
         // Already held by this call: counted, never waits; given back after the line.
         let _ = self.coord.enter();
         let coord = std::sync::Arc::clone(&self.coord);
-        self.objects.then_later(Box::new(move || coord.leave()));
-        // Other processes see the new generation only once the writer gave the lock back.
-        inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
+        if let Some(cp) = inner.log.checkpoints.last().cloned() {
+            self.objects.append_then_later(
+                self.dir.join("log.jsonl"),
+                Box::new(move || line_of(&cp)),
+                Box::new(move || coord.leave()),
+            );
+        } else {
+            self.objects.then_later(Box::new(move || coord.leave()));
+        }
+        // Other processes see the new generation once the lock is given back (the last hold
+        // writes it: the writer's, or this call's).
+        inner.generation = self.coord.bump_by_leave();
         Ok(listing)
     }
 
@@ -335,7 +355,7 @@ mod tests {
             new_hash: None,
         }];
         let (written, listing) = store
-            .around(&[b"a.txt".to_vec()], known, call(), false, true, |_| {
+            .around(&[b"a.txt".to_vec()], known, call(), false, true, |_, _| {
                 std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
             })
             .unwrap()
@@ -421,7 +441,7 @@ mod tests {
                 call(),
                 false,
                 true,
-                |_| -> Result<()> { Err(Error::new(ErrorKind::Conflict, "changed")) },
+                |_, _| -> Result<()> { Err(Error::new(ErrorKind::Conflict, "changed")) },
             )
             .unwrap()
             .unwrap();

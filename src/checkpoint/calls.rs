@@ -189,6 +189,16 @@ pub fn objects(dir: &Path) -> HashSet<String> {
     out
 }
 
+/// Whether there is no `calls/` directory at `calls` (its path, made once): no call in progress
+/// has a record, as the directory goes with its last record ([`remove`]). One `lstat`, nothing
+/// allocated: a file tool's checkpoint asks on every call.
+pub fn none_at(calls: &std::ffi::CStr) -> bool {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: a NUL-terminated path and a buffer of the size `lstat` writes.
+    let failed = unsafe { libc::lstat(calls.as_ptr(), st.as_mut_ptr()) } != 0;
+    failed && io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT)
+}
+
 /// [`objects`] and [`any_besides`] in one read of `<dir>/calls/` (a file tool's record: one
 /// directory read, none of its records when there are none).
 pub fn objects_and_others(dir: &Path, own: Option<&Path>) -> (HashSet<String>, bool) {

@@ -16,7 +16,7 @@
 //! are on disk.
 
 use std::collections::{HashSet, VecDeque};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -100,8 +100,20 @@ impl Later {
         self.lock().pending.contains(hash)
     }
 
+    /// Whether nothing is queued or being written (a job queued now would be the writer's
+    /// only one).
+    pub fn is_idle(&self) -> bool {
+        let q = self.lock();
+        q.jobs.is_empty() && !q.busy
+    }
+
     fn push(&self, job: Job) {
-        self.lock().jobs.push_back(job);
+        self.push_all([job]);
+    }
+
+    /// Queues `jobs` in order with one wake-up of the writer.
+    fn push_all<const N: usize>(&self, jobs: [Job; N]) {
+        self.lock().jobs.extend(jobs);
         self.hub.work.notify_one();
         let mut thread = self.thread.lock().unwrap_or_else(|p| p.into_inner());
         if thread.is_none() {
@@ -127,6 +139,11 @@ impl Later {
         self.push(Job::Append(path, line));
     }
 
+    /// [`Later::queue_append`], then [`Later::queue_then`], with one wake-up of the writer.
+    pub fn queue_append_then(&self, path: PathBuf, line: Line, then: Box<dyn FnOnce() + Send>) {
+        self.push_all([Job::Append(path, line), Job::Then(then)]);
+    }
+
     /// Whether a write failed since the last flush (a flush returns the error).
     pub fn failed(&self) -> bool {
         self.lock().error.is_some()
@@ -150,14 +167,10 @@ impl Later {
     }
 }
 
-fn append(path: &Path, line: &[u8]) -> io::Result<()> {
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)?
-        .write_all(line)
-}
-
 fn run(hub: &Hub, objects: &Path, tmp: &Path, write: WriteObject) {
+    // The log's descriptor, kept from one line to the next.
+    let mut log = super::log::LogFile::default();
+    let gone = || Err(io::Error::from(io::ErrorKind::NotFound));
     let mut q = hub.queue.lock().unwrap_or_else(|p| p.into_inner());
     loop {
         if let Some(job) = q.jobs.pop_front() {
@@ -172,7 +185,7 @@ fn run(hub: &Hub, objects: &Path, tmp: &Path, write: WriteObject) {
                 // An object it names may be missing: the line is dropped (the flush that takes
                 // the error has the store reload what is on disk).
                 Job::Append(_, _) if failed => (None, Ok(())),
-                Job::Append(path, line) => (None, append(&path, &line())),
+                Job::Append(path, line) => (None, log.append(&path, &line(), gone)),
                 Job::Then(then) => {
                     then();
                     (None, Ok(()))

@@ -42,6 +42,7 @@ pub mod remote;
 pub mod rewind;
 pub mod scan;
 pub mod shown;
+pub(crate) mod sizes;
 pub mod state;
 pub mod store;
 
@@ -57,6 +58,7 @@ use coord::{Coord, Hold};
 use index::Index;
 use log::{Change, Checkpoint, Log};
 use scan::{rescan, scan, Excludes, Scanned};
+use sizes::Sizes;
 use state::{Kind, State};
 use store::Objects;
 
@@ -206,7 +208,7 @@ pub(crate) struct Inner {
     pub(crate) index: Index,
     pub(crate) log: Log,
     /// Object hash to size in bytes: everything in `objects/`.
-    pub(crate) sizes: HashMap<String, u64>,
+    pub(crate) sizes: Sizes,
     pending: HashMap<u64, Open>,
     next_handle: u64,
     index_dirty: bool,
@@ -218,6 +220,8 @@ pub(crate) struct Inner {
     recent: around::Recent,
     /// Whether `log.jsonl` was there at the last look (a line can be appended to it).
     log_on_disk: bool,
+    /// The log file's descriptor kept for appends.
+    log_file: log::LogFile,
 }
 
 impl Inner {
@@ -225,7 +229,7 @@ impl Inner {
     pub(crate) fn new(
         log: Log,
         index: Index,
-        sizes: HashMap<String, u64>,
+        sizes: Sizes,
         generation: u64,
         log_on_disk: bool,
     ) -> Inner {
@@ -240,6 +244,7 @@ impl Inner {
             generation,
             recent: around::Recent::default(),
             log_on_disk,
+            log_file: log::LogFile::default(),
         }
     }
 
@@ -251,7 +256,7 @@ impl Inner {
 
     /// Bytes in the store.
     pub(crate) fn store_bytes(&self) -> u64 {
-        self.sizes.values().sum()
+        self.sizes.total()
     }
 }
 
@@ -266,6 +271,8 @@ pub struct CheckpointStore {
     /// writes keep.
     coord: Arc<Coord>,
     inner: Mutex<Inner>,
+    /// `<dir>/calls`, for [`calls::none_at`].
+    calls_dir: std::ffi::CString,
 }
 
 /// A generation no store has: the state in memory is none yet (loaded by the next operation).
@@ -273,10 +280,7 @@ const UNSEEN: u64 = u64::MAX - 1;
 
 /// The log, the index and the object sizes stored in `dir` (a temporary file a killed process
 /// left is removed first). Errors: `Conflict` for a log this version cannot read, `Io`.
-pub(crate) fn load_state(
-    dir: &std::path::Path,
-    objects: &Objects,
-) -> Result<(Log, Index, HashMap<String, u64>)> {
+pub(crate) fn load_state(dir: &std::path::Path, objects: &Objects) -> Result<(Log, Index, Sizes)> {
     let _ = std::fs::remove_file(dir.join("log.tmp"));
     let _ = std::fs::remove_file(dir.join("index.tmp"));
     let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
@@ -345,10 +349,21 @@ impl CheckpointStore {
                 drop(hold);
                 (generation, log, index, sizes)
             }
-            None => (UNSEEN, Log::default(), Index::new(), HashMap::new()),
+            None => (UNSEEN, Log::default(), Index::new(), Sizes::default()),
         };
         let on_disk = log_on_disk(&dir);
+        // A path the file system gave holds no NUL byte.
+        let calls_dir = std::ffi::CString::new(std::os::unix::ffi::OsStringExt::into_vec(
+            dir.join("calls").into_os_string(),
+        ))
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                "The checkpoint root is not a directory.",
+            )
+        })?;
         Ok(CheckpointStore {
+            calls_dir,
             root,
             dir,
             excludes,
@@ -390,6 +405,11 @@ impl CheckpointStore {
             inner.log_on_disk = log_on_disk(&self.dir);
         }
         Ok((hold, inner))
+    }
+
+    /// The workspace root, symlinks resolved.
+    pub fn real_root(&self) -> &std::path::Path {
+        self.root.real_root()
     }
 
     fn beneath(&self) -> Result<Beneath> {
@@ -1198,7 +1218,10 @@ impl CheckpointStore {
         let mut wrote = true;
         match log {
             LogWrite::None => wrote = false,
-            LogWrite::Append => inner.log.append_last(&path).map_err(|e| io_error(&e))?,
+            LogWrite::Append => inner
+                .log
+                .append_last_to(&mut inner.log_file, &path)
+                .map_err(|e| io_error(&e))?,
             LogWrite::Whole => inner.log.save(&path).map_err(|e| io_error(&e))?,
         }
         if wrote {

@@ -191,6 +191,17 @@ impl Objects {
         self.later.queue_append(path, line);
     }
 
+    /// [`Objects::append_later`], then [`Objects::then_later`], queued together (one wake-up
+    /// of the writer thread).
+    pub fn append_then_later(&self, path: PathBuf, line: Line, then: Box<dyn FnOnce() + Send>) {
+        self.later.queue_append_then(path, line, then);
+    }
+
+    /// Whether nothing written off the call's path is queued or being written.
+    pub fn later_idle(&self) -> bool {
+        self.later.is_idle()
+    }
+
     /// Whether a write of the writer thread failed since the last flush.
     pub fn later_failed(&self) -> bool {
         self.later.failed()

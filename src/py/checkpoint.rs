@@ -225,7 +225,7 @@ impl PyCheckpointStore {
 
     /// Commits `plan` (a change plan of `core`) and records it as one call's checkpoint, in one
     /// native call: keeps `paths` (root-relative: the plan's path), commits, records
-    /// ([`CheckpointStore::around`]). Returns `(outcome, listing or None)`; the commit's errors
+    /// ([`CheckpointStore::around`]). Returns `(outcome, the new checkpoint's id or None)`; the commit's errors
     /// are raised as `core.commit` raises them, after the record. `durable`: a durable unit's
     /// call (its record on disk while it runs, as `keep` with `tool_call_id`). Without `wait`:
     /// `None` when another process holds the store's lock (nothing done; call again with
@@ -245,7 +245,7 @@ impl PyCheckpointStore {
         cancel: PyRef<'_, PyCancelToken>,
         durable: bool,
         wait: bool,
-    ) -> PyResult<Option<(PyOutcome, Option<Bound<'py, PyDict>>)>> {
+    ) -> PyResult<Option<(PyOutcome, Option<String>)>> {
         let paths = paths_of(paths)?;
         let (fs, plan, flag) = (core.inner.clone(), plan.plan.clone(), cancel.flag.clone());
         let call = CallInfo {
@@ -264,10 +264,13 @@ impl PyCheckpointStore {
                 new_hash: None,
             }],
         };
+        // The store's descriptor of the root serves the commit too when both roots are one.
+        let same_root = fs.root.real_root() == self.store.real_root();
         let done = run(py, || {
             self.store
-                .around(&paths, known, call, durable, wait, |known| {
-                    let (outcome, digest) = fs.commit_hashed(&plan, &flag)?;
+                .around(&paths, known, call, durable, wait, |known, root| {
+                    let root = same_root.then_some(root);
+                    let (outcome, digest) = fs.commit_hashed_in(&plan, &flag, root)?;
                     if let Some(k) = known.first_mut() {
                         k.new_hash = digest;
                     }
@@ -278,10 +281,7 @@ impl PyCheckpointStore {
             return Ok(None);
         };
         let outcome = outcome.map_err(PyErr::from)?;
-        Ok(Some((
-            outcome.into(),
-            l.map(|l| listing(py, &l)).transpose()?,
-        )))
+        Ok(Some((outcome.into(), l.map(|l| l.id))))
     }
 
     /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.

@@ -170,7 +170,7 @@ impl RemoteStore {
             inner: Mutex::new(Inner::new(
                 super::log::Log::default(),
                 super::index::Index::new(),
-                HashMap::new(),
+                Default::default(),
                 UNSEEN,
                 false,
             )),
