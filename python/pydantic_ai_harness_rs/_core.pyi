@@ -888,11 +888,12 @@ class CheckpointStore:
         cancel: CancelToken,
         durable: bool = False,
         wait: bool = True,
-    ) -> tuple[Outcome, dict[str, Any] | None] | None:
+    ) -> tuple[Outcome, str | None] | None:
         """`keep(paths)`, `core.commit(plan)` and `record(...)` in one call: the commit's outcome and the
-        listing (None when nothing changed). The file's new bytes (and an edit's old ones) are taken from
-        the plan, not read again; they and the checkpoint's log line reach the store from a writer thread
-        (the store's lock held until they are on disk). The commit's errors are raised as `core.commit`
+        new checkpoint's id (None when nothing changed). The file's new bytes (and an edit's old ones) are
+        taken from the plan, not read again; new objects and then the checkpoint's log line reach the store
+        from a writer thread (the store's lock held until they are on disk), or the line is appended before
+        the call returns when no object is new. The commit's errors are raised as `core.commit`
         raises them, after the record. `durable`: a durable unit's call (its record on disk while it runs,
         as `keep` with `tool_call_id`). `wait=False`: None, nothing done, when another process holds the
         store's lock."""

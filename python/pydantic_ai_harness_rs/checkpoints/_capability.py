@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -211,8 +212,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         return await anyio.to_thread.run_sync(self._open_remote, root)
 
     async def _state_for(self, root: str) -> RootState:
-        if root in self._states:
-            return self._open(root)
+        state = self._states.get(root)  # opened before: no lock needed to read it
+        if state is not None:
+            return state
         return await anyio.to_thread.run_sync(self._open, root)  # opening may recover a half-written state
 
     def _api_state(self) -> RootState:
@@ -312,7 +314,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                         listing, job_handle = await state.record_for_job(handle, recorder)
                         state.open_job(job, listing, job_handle)
                     if listing is not None:
-                        recorder.recorded.append(listing)
+                        recorder.recorded.append(listing['id'])
 
     async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
         """The store and workspace of a shell command on a workspace whose files are not on this host
@@ -476,9 +478,13 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
 def _in_workflow_code() -> bool:
     """Temporal or DBOS workflow code: no I/O here, the call's unit records (`_units.py`)."""
+    if in_workflow_sandbox():
+        return True
+    if 'dbos' not in sys.modules:  # the import below costs more than a whole check
+        return False
     from pydantic_ai_harness_rs.durable._operations import in_dbos_workflow
 
-    return in_workflow_sandbox() or in_dbos_workflow()
+    return in_dbos_workflow()
 
 
 async def shell_root(ctx: RunContext[Any]) -> str | None:

@@ -232,7 +232,7 @@ class RemoteState(RootState):
             **extra,
         )
         if listing is not None:
-            recorder.recorded.append(listing)
+            recorder.recorded.append(listing['id'])
 
     def _files(self) -> RemoteFiles:
         if self.files is None:

@@ -14,6 +14,7 @@ change of a file a later checkpoint changed too goes to a new checkpoint of that
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import posixpath
@@ -76,10 +77,29 @@ class RootState:
         self.root = root
         self.store = store
         self.jobs: list[OpenJob] = []
+        self._last_turn: tuple[weakref.ref[asyncio.AbstractEventLoop], anyio.Lock] | None = None
+        """The turn last asked for under asyncio, with its event loop (most calls ask on the loop that
+        asked last: found without anyio's run-variable lookup)."""
 
     def turn(self) -> anyio.Lock:
         """This root's turn (one per event loop), held with `async with`: checkpointed calls on it run
         one at a time."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another backend (trio)
+            loop = None
+        last = self._last_turn
+        if loop is not None and last is not None and last[0]() is loop:
+            return last[1]
+        lock = self._turn_of_run()
+        if loop is not None:
+            try:
+                self._last_turn = (weakref.ref(loop), lock)
+            except TypeError:  # a loop without weak references: looked up each time
+                pass
+        return lock
+
+    def _turn_of_run(self) -> anyio.Lock:
         try:
             turns = _TURNS.get()
         except LookupError:
