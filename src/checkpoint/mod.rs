@@ -755,25 +755,8 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
     pub fn record(&self, handle: u64, call: CallInfo) -> Result<Option<Listing>> {
-        // The handle's call holds the lock: nothing to wait for, nothing to reload.
-        let (_hold, mut inner) = self.begin()?;
-        let open = inner
-            .pending
-            .remove(&handle)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
-        let Open {
-            what,
-            record,
-            holds,
-        } = open;
-        // Whatever fails, the handle is consumed and its hold given back.
-        let result = self.beneath().and_then(|beneath| {
-            self.record_open(&mut inner, &beneath, what, call, record.as_deref())
-        });
-        // After the log: a kill before this leaves the record, and the call's next attempt
-        // finds its checkpoint.
-        self.close(record.as_deref(), holds);
-        result
+        self.record_handle(handle, call, false)
+            .map(|(listing, _)| listing)
     }
 
     /// [`CheckpointStore::record`], then, in the same locked step, the walk the record took
@@ -788,23 +771,35 @@ impl CheckpointStore {
         handle: u64,
         call: CallInfo,
     ) -> Result<(Option<Listing>, Option<u64>)> {
+        self.record_handle(handle, call, true)
+    }
+
+    /// [`CheckpointStore::record`] of `handle`; with `reopen`, as
+    /// [`CheckpointStore::record_reopen`].
+    fn record_handle(
+        &self,
+        handle: u64,
+        call: CallInfo,
+        reopen: bool,
+    ) -> Result<(Option<Listing>, Option<u64>)> {
+        // The handle's call holds the lock: nothing to wait for, nothing to reload.
         let (_hold, mut inner) = self.begin()?;
         // Before the walk after the call: an entry changed since then is looked at again.
         let since = state::now_ns() - state::RACY_NS;
-        let open = inner
-            .pending
-            .remove(&handle)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
         let Open {
             what,
             record,
             holds,
-        } = open;
-        let is_snapshot = matches!(what, Pending::Snapshot { .. });
+        } = inner
+            .pending
+            .remove(&handle)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let reopen = reopen && matches!(what, Pending::Snapshot { .. });
+        // Whatever fails, the handle is consumed and its hold given back.
         let result = self.beneath().and_then(|beneath| {
             self.record_open(&mut inner, &beneath, what, call, record.as_deref())
         });
-        let walk = match (&result, is_snapshot) {
+        let walk = match (&result, reopen) {
             (Ok(_), true) => inner.last_walk.clone(),
             _ => None,
         };
@@ -813,6 +808,8 @@ impl CheckpointStore {
             let pending = Pending::Snapshot { walk, found, since };
             self.new_handle(&mut inner, pending, For::Look, None)
         });
+        // After the log: a kill before this leaves the record, and the call's next attempt
+        // finds its checkpoint.
         self.close(record.as_deref(), holds);
         result.map(|listing| (listing, reopened))
     }
@@ -1065,13 +1062,7 @@ impl CheckpointStore {
     /// process's call on the store is in progress.
     pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
         let (_hold, inner) = self.read();
-        inner
-            .log
-            .checkpoints
-            .iter()
-            .filter(|c| run_id.is_none() || c.run_id.as_deref() == run_id)
-            .map(Listing::of)
-            .collect()
+        locked::listings(&inner.log, run_id)
     }
 
     /// The ids pruned to keep the store within its budget, oldest first (as `list`).
@@ -1085,20 +1076,7 @@ impl CheckpointStore {
     /// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
         let (_hold, inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let pos = rewind::find(&inner.log, checkpoint_id)?;
-        let cp = inner.log.checkpoints[pos].clone();
-        drop(inner); // the objects stay while the hold keeps other processes from pruning
-        Ok(cp
-            .changes
-            .iter()
-            .map(|c| {
-                (
-                    c.path.clone(),
-                    shown::change_text(&self.objects, &c.path, &c.before, &c.after),
-                )
-            })
-            .collect())
+        locked::diff(inner, &self.objects, checkpoint_id)
     }
 
     /// What rewinding to the state before checkpoint `to` (and every later one) would do;

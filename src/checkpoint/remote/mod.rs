@@ -422,13 +422,7 @@ impl RemoteStore {
     /// The checkpoints, oldest first; with `run_id`, only that run's.
     pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
         let (_hold, inner) = self.read();
-        inner
-            .log
-            .checkpoints
-            .iter()
-            .filter(|c| run_id.is_none() || c.run_id.as_deref() == run_id)
-            .map(Listing::of)
-            .collect()
+        locked::listings(&inner.log, run_id)
     }
 
     /// The ids pruned to keep the store within its budget, oldest first.
@@ -448,15 +442,7 @@ impl RemoteStore {
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
         let (_hold, inner) = self.begin()?;
-        let cp = &inner.log.checkpoints[rewind::find(&inner.log, checkpoint_id)?];
-        Ok(cp
-            .changes
-            .iter()
-            .map(|c| {
-                let text = change_text(&self.objects, &c.path, &c.before, &c.after);
-                (c.path.clone(), text)
-            })
-            .collect())
+        locked::diff(inner, &self.objects, checkpoint_id)
     }
 
     /// The bytes of object `hash`.
@@ -680,15 +666,15 @@ mod tests {
         }
     }
 
+    /// The store in `dir` for the workspace root `/ws`, default settings.
+    pub(super) fn open(dir: &Path) -> RemoteStore {
+        RemoteStore::open(dir.to_str().unwrap(), Some("/ws"), Settings::default()).unwrap()
+    }
+
     #[test]
     fn record_plan_and_steps_of_a_rewrite_and_a_new_file() {
         let dir = tempfile::tempdir().unwrap();
-        let store = RemoteStore::open(
-            dir.path().to_str().unwrap(),
-            Some("/ws"),
-            Settings::default(),
-        )
-        .unwrap();
+        let store = open(dir.path());
         let (h, paths) = store
             .keep(
                 vec![
@@ -757,10 +743,6 @@ mod tests {
             Settings::default()
         )
         .is_err());
-    }
-
-    fn open(dir: &Path) -> RemoteStore {
-        RemoteStore::open(dir.to_str().unwrap(), Some("/ws"), Settings::default()).unwrap()
     }
 
     fn write(store: &RemoteStore, path: &[u8], old: &[u8], new: &[u8], c: &str) -> Listing {
