@@ -531,11 +531,7 @@ impl CheckpointStore {
     ) -> Result<Option<PathBuf>> {
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
-            if let Some(CallRecord {
-                kept: Some((earlier_tops, earlier_before)),
-                ..
-            }) = calls::read(path).filter(|r| r.is_of(call))
-            {
+            if let Some((earlier_tops, earlier_before)) = calls::earlier_kept(path, call) {
                 before.extend(earlier_before);
                 for t in earlier_tops {
                     if !tops.contains(&t) {
@@ -1084,12 +1080,7 @@ impl CheckpointStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
-        let beneath = self.beneath()?;
-        let (_hold, inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        let (beneath, _hold, inner, paths) = self.begin_rewind(paths)?;
         rewind::plan(&inner, &beneath, &self.objects, to, paths)
     }
 
@@ -1105,12 +1096,7 @@ impl CheckpointStore {
         pinned: &[(Vec<u8>, Option<String>)],
         force: bool,
     ) -> Result<rewind::Rewound> {
-        let beneath = self.beneath()?;
-        let (_hold, mut inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        let (beneath, _hold, mut inner, paths) = self.begin_rewind(paths)?;
         let done = rewind::commit(
             &mut inner,
             &beneath,
@@ -1139,18 +1125,33 @@ impl CheckpointStore {
         paths: Option<&[Vec<u8>]>,
         force: bool,
     ) -> Result<(rewind::Plan, rewind::Rewound)> {
-        let beneath = self.beneath()?;
-        let (_hold, mut inner) = self.begin()?;
-        // The writer thread's queued objects and lines first (see `later`), as `plan_rewind`.
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        let (beneath, _hold, mut inner, paths) = self.begin_rewind(paths)?;
         let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
         let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
         Ok((plan, done))
+    }
+
+    /// What a rewind's plan or commit starts from: the root opened, a hold of the lock with the
+    /// state current, the writer thread's queued objects and lines on disk (see `later`), and
+    /// `paths` normalized.
+    ///
+    /// Errors: as [`normalize`]; `Io` when the root, the lock or a queued write fails.
+    #[allow(clippy::type_complexity)]
+    fn begin_rewind(
+        &self,
+        paths: Option<&[Vec<u8>]>,
+    ) -> Result<(
+        Beneath,
+        Hold<'_>,
+        MutexGuard<'_, Inner>,
+        Option<Vec<Vec<u8>>>,
+    )> {
+        let beneath = self.beneath()?;
+        let (hold, inner) = self.begin()?;
+        self.objects.flush().map_err(|e| io_error(&e))?;
+        Ok((beneath, hold, inner, normalize_all(paths)?))
     }
 
     /// Writes the log (with `log`) and the index (with `index`, when changed).
@@ -1250,6 +1251,15 @@ pub fn normalize(path: &[u8]) -> Result<Vec<u8>> {
         }
     }
     Ok(out)
+}
+
+/// Each of `paths` normalized ([`normalize`]).
+///
+/// Errors: as [`normalize`].
+pub fn normalize_all(paths: Option<&[Vec<u8>]>) -> Result<Option<Vec<Vec<u8>>>> {
+    paths
+        .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
+        .transpose()
 }
 
 #[cfg(test)]

@@ -39,7 +39,10 @@ use super::scan::Excludes;
 use super::shown::change_text;
 use super::state::State;
 use super::store::Objects;
-use super::{checkpoint_error, io_error, normalize, CallInfo, Inner, Listing, Settings, UNSEEN};
+use super::{
+    checkpoint_error, io_error, normalize, normalize_all, CallInfo, Inner, Listing, Settings,
+    UNSEEN,
+};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The mode recorded for every remote state: the protocol does not carry one.
@@ -345,11 +348,7 @@ impl RemoteStore {
         }
         let record = durable.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, durable) {
-            if let Some(CallRecord {
-                kept: Some((_, earlier)),
-                ..
-            }) = calls::read(path).filter(|r| r.is_of(call))
-            {
+            if let Some((_, earlier)) = calls::earlier_kept(path, call) {
                 states.extend(earlier);
             }
             let kept = Some((states.keys().cloned().collect(), states.clone()));
@@ -465,7 +464,7 @@ impl RemoteStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id; `InvalidArgument` for a bad path.
     pub fn rewind_paths(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<Vec<Vec<u8>>> {
-        let filter = normalized(paths)?;
+        let filter = normalize_all(paths)?;
         let (_hold, inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         let mut out: Vec<Vec<u8>> = inner.log.checkpoints[pos..]
@@ -491,7 +490,7 @@ impl RemoteStore {
         paths: Option<&[Vec<u8>]>,
         current: &[(Vec<u8>, Seen)],
     ) -> Result<Plan> {
-        let filter = normalized(paths)?;
+        let filter = normalize_all(paths)?;
         let (_hold, mut inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         let mut states: BTreeMap<Vec<u8>, (State, State, bool)> = BTreeMap::new();
@@ -622,7 +621,7 @@ impl RemoteStore {
     ///
     /// Errors: `Conflict` for an unknown id; `Io` for a full disk.
     pub fn finish_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<()> {
-        let filter = normalized(paths)?;
+        let filter = normalize_all(paths)?;
         let (_hold, mut inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         match &filter {
@@ -645,12 +644,6 @@ impl RemoteStore {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
-}
-
-fn normalized(paths: Option<&[Vec<u8>]>) -> Result<Option<Vec<Vec<u8>>>> {
-    paths
-        .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-        .transpose()
 }
 
 #[cfg(test)]
