@@ -17,7 +17,7 @@
 //! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
 //!   worker dies).
 //! - [`locked`]: the steps any store takes under its lock (a hold, a reload, an appended
-//!   checkpoint).
+//!   checkpoint, the listings and a checkpoint's diff).
 //! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
