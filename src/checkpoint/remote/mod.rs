@@ -34,9 +34,8 @@ use super::calls::{self, CallRecord};
 use super::coord::{Coord, Hold};
 use super::locked;
 use super::log::Change;
-use super::rewind::{self, Action, Plan, PlanFile};
+use super::rewind::{self, Action, Plan};
 use super::scan::Excludes;
-use super::shown::change_text;
 use super::state::State;
 use super::store::Objects;
 use super::{
@@ -492,60 +491,13 @@ impl RemoteStore {
     ) -> Result<Plan> {
         let filter = normalize_all(paths)?;
         let (_hold, mut inner) = self.begin()?;
-        let pos = rewind::find(&inner.log, to)?;
-        let mut states: BTreeMap<Vec<u8>, (State, State, bool)> = BTreeMap::new();
-        for cp in &inner.log.checkpoints[pos..] {
-            for c in cp
-                .changes
-                .iter()
-                .filter(|c| rewind::covered(&c.path, &filter))
-            {
-                match states.get_mut(&c.path) {
-                    Some((_, last, chained)) => {
-                        *chained &= c.before.same(last);
-                        *last = c.after.clone();
-                    }
-                    None => {
-                        states.insert(c.path.clone(), (c.before.clone(), c.after.clone(), true));
-                    }
-                }
-            }
-        }
+        let targets = rewind::targets(&inner.log, to, &filter)?;
         let now: HashMap<&[u8], &Seen> = current.iter().map(|(p, s)| (p.as_slice(), s)).collect();
-        let mut plan = Plan {
-            to: to.to_string(),
-            paths: filter,
-            files: Vec::new(),
-            conflicts: Vec::new(),
-            unrestorable: Vec::new(),
-        };
-        for (path, (target, expected, chained)) in states {
-            let seen = now.get(path.as_slice()).copied().unwrap_or(&Seen::Absent);
+        rewind::plan_of(to, filter, targets, &self.objects, |path| {
+            let seen = now.get(path).copied().unwrap_or(&Seen::Absent);
             // Kept (when small enough) so the plan's diff can show a person's change too.
-            let current = self.state_of(&mut inner, seen, true)?;
-            let Some(act) = rewind::action(&current, &target) else {
-                continue;
-            };
-            if let State::File { hash, stored, .. } = &target {
-                if !*stored || !self.objects.has(hash) {
-                    plan.unrestorable.push(path);
-                    continue;
-                }
-            }
-            if !chained || !current.same(&expected) {
-                plan.conflicts.push(path.clone());
-            }
-            plan.files.push(PlanFile {
-                diff: change_text(&self.objects, &path, &current, &target),
-                old_hash: current.shown_hash(),
-                new_hash: target.shown_hash(),
-                action: act,
-                path,
-                current,
-                target,
-            });
-        }
-        Ok(plan)
+            self.state_of(&mut inner, seen, true)
+        })
     }
 
     /// The steps of a rewind planned by [`RemoteStore::plan_rewind`]: planned again from
