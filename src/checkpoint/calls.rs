@@ -119,6 +119,12 @@ pub fn read(path: &Path) -> Option<CallRecord> {
     CallRecord::from_json(&serde_json::from_slice(&text).ok()?)
 }
 
+/// What an earlier attempt of a file tool's `call` kept, as its record at `path` says (its
+/// worker died before the record was removed); `None` without one.
+pub fn earlier_kept(path: &Path, call: &CallInfo) -> Option<Kept> {
+    read(path).filter(|r| r.is_of(call))?.kept
+}
+
 /// Removes the record at `path` (gone already is fine), and `calls/` with it when no other
 /// record is left there. The caller holds the store's lock (records are written under it).
 pub fn remove(path: &Path) {

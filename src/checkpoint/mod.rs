@@ -17,7 +17,7 @@
 //! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
 //!   worker dies).
 //! - [`locked`]: the steps any store takes under its lock (a hold, a reload, an appended
-//!   checkpoint).
+//!   checkpoint, the listings and a checkpoint's diff).
 //! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
@@ -551,11 +551,7 @@ impl CheckpointStore {
     ) -> Result<Option<PathBuf>> {
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
-            if let Some(CallRecord {
-                kept: Some((earlier_tops, earlier_before)),
-                ..
-            }) = calls::read(path).filter(|r| r.is_of(call))
-            {
+            if let Some((earlier_tops, earlier_before)) = calls::earlier_kept(path, call) {
                 before.extend(earlier_before);
                 for t in earlier_tops {
                     if !tops.contains(&t) {
@@ -775,25 +771,8 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
     pub fn record(&self, handle: u64, call: CallInfo) -> Result<Option<Listing>> {
-        // The handle's call holds the lock: nothing to wait for, nothing to reload.
-        let (_hold, mut inner) = self.begin()?;
-        let open = inner
-            .pending
-            .remove(&handle)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
-        let Open {
-            what,
-            record,
-            holds,
-        } = open;
-        // Whatever fails, the handle is consumed and its hold given back.
-        let result = self.beneath().and_then(|beneath| {
-            self.record_open(&mut inner, &beneath, what, call, record.as_deref())
-        });
-        // After the log: a kill before this leaves the record, and the call's next attempt
-        // finds its checkpoint.
-        self.close(record.as_deref(), holds);
-        result
+        self.record_handle(handle, call, false)
+            .map(|(listing, _)| listing)
     }
 
     /// [`CheckpointStore::record`], then, in the same locked step, the walk the record took
@@ -808,23 +787,35 @@ impl CheckpointStore {
         handle: u64,
         call: CallInfo,
     ) -> Result<(Option<Listing>, Option<u64>)> {
+        self.record_handle(handle, call, true)
+    }
+
+    /// [`CheckpointStore::record`] of `handle`; with `reopen`, as
+    /// [`CheckpointStore::record_reopen`].
+    fn record_handle(
+        &self,
+        handle: u64,
+        call: CallInfo,
+        reopen: bool,
+    ) -> Result<(Option<Listing>, Option<u64>)> {
+        // The handle's call holds the lock: nothing to wait for, nothing to reload.
         let (_hold, mut inner) = self.begin()?;
         // Before the walk after the call: an entry changed since then is looked at again.
         let since = state::now_ns() - state::RACY_NS;
-        let open = inner
-            .pending
-            .remove(&handle)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
         let Open {
             what,
             record,
             holds,
-        } = open;
-        let is_snapshot = matches!(what, Pending::Snapshot { .. });
+        } = inner
+            .pending
+            .remove(&handle)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let reopen = reopen && matches!(what, Pending::Snapshot { .. });
+        // Whatever fails, the handle is consumed and its hold given back.
         let result = self.beneath().and_then(|beneath| {
             self.record_open(&mut inner, &beneath, what, call, record.as_deref())
         });
-        let walk = match (&result, is_snapshot) {
+        let walk = match (&result, reopen) {
             (Ok(_), true) => inner.last_walk.clone(),
             _ => None,
         };
@@ -833,6 +824,8 @@ impl CheckpointStore {
             let pending = Pending::Snapshot { walk, found, since };
             self.new_handle(&mut inner, pending, For::Look, None)
         });
+        // After the log: a kill before this leaves the record, and the call's next attempt
+        // finds its checkpoint.
         self.close(record.as_deref(), holds);
         result.map(|listing| (listing, reopened))
     }
@@ -1085,13 +1078,7 @@ impl CheckpointStore {
     /// process's call on the store is in progress.
     pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
         let (_hold, inner) = self.read();
-        inner
-            .log
-            .checkpoints
-            .iter()
-            .filter(|c| run_id.is_none() || c.run_id.as_deref() == run_id)
-            .map(Listing::of)
-            .collect()
+        locked::listings(&inner.log, run_id)
     }
 
     /// The ids pruned to keep the store within its budget, oldest first (as `list`).
@@ -1105,20 +1092,7 @@ impl CheckpointStore {
     /// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
         let (_hold, inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let pos = rewind::find(&inner.log, checkpoint_id)?;
-        let cp = inner.log.checkpoints[pos].clone();
-        drop(inner); // the objects stay while the hold keeps other processes from pruning
-        Ok(cp
-            .changes
-            .iter()
-            .map(|c| {
-                (
-                    c.path.clone(),
-                    shown::change_text(&self.objects, &c.path, &c.before, &c.after),
-                )
-            })
-            .collect())
+        locked::diff(inner, &self.objects, checkpoint_id)
     }
 
     /// What rewinding to the state before checkpoint `to` (and every later one) would do;
@@ -1126,12 +1100,7 @@ impl CheckpointStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
-        let beneath = self.beneath()?;
-        let (_hold, inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        let (beneath, _hold, inner, paths) = self.begin_rewind(paths)?;
         rewind::plan(&inner, &beneath, &self.objects, to, paths)
     }
 
@@ -1147,12 +1116,7 @@ impl CheckpointStore {
         pinned: &[(Vec<u8>, Option<String>)],
         force: bool,
     ) -> Result<rewind::Rewound> {
-        let beneath = self.beneath()?;
-        let (_hold, mut inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        let (beneath, _hold, mut inner, paths) = self.begin_rewind(paths)?;
         let done = rewind::commit(
             &mut inner,
             &beneath,
@@ -1181,18 +1145,33 @@ impl CheckpointStore {
         paths: Option<&[Vec<u8>]>,
         force: bool,
     ) -> Result<(rewind::Plan, rewind::Rewound)> {
-        let beneath = self.beneath()?;
-        let (_hold, mut inner) = self.begin()?;
-        // The writer thread's queued objects and lines first (see `later`), as `plan_rewind`.
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        let (beneath, _hold, mut inner, paths) = self.begin_rewind(paths)?;
         let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
         let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
         Ok((plan, done))
+    }
+
+    /// What a rewind's plan or commit starts from: the root opened, a hold of the lock with the
+    /// state current, the writer thread's queued objects and lines on disk (see `later`), and
+    /// `paths` normalized.
+    ///
+    /// Errors: as [`normalize`]; `Io` when the root, the lock or a queued write fails.
+    #[allow(clippy::type_complexity)]
+    fn begin_rewind(
+        &self,
+        paths: Option<&[Vec<u8>]>,
+    ) -> Result<(
+        Beneath,
+        Hold<'_>,
+        MutexGuard<'_, Inner>,
+        Option<Vec<Vec<u8>>>,
+    )> {
+        let beneath = self.beneath()?;
+        let (hold, inner) = self.begin()?;
+        self.objects.flush().map_err(|e| io_error(&e))?;
+        Ok((beneath, hold, inner, normalize_all(paths)?))
     }
 
     /// Writes the log (with `log`) and the index (with `index`, when changed).
@@ -1295,6 +1274,15 @@ pub fn normalize(path: &[u8]) -> Result<Vec<u8>> {
         }
     }
     Ok(out)
+}
+
+/// Each of `paths` normalized ([`normalize`]).
+///
+/// Errors: as [`normalize`].
+pub fn normalize_all(paths: Option<&[Vec<u8>]>) -> Result<Option<Vec<Vec<u8>>>> {
+    paths
+        .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
+        .transpose()
 }
 
 #[cfg(test)]

@@ -85,12 +85,13 @@ pub(crate) fn py_str<'py>(py: Python<'py>, p: &[u8]) -> PyResult<Bound<'py, PySt
     }
 }
 
+/// Path bytes as `str`s (`surrogateescape`).
+pub(crate) fn py_strs<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Vec<Bound<'py, PyString>>> {
+    ps.iter().map(|p| py_str(py, p)).collect()
+}
+
 pub(crate) fn py_paths<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Bound<'py, PyList>> {
-    let items = ps
-        .iter()
-        .map(|p| py_str(py, p))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
+    PyList::new(py, py_strs(py, ps)?)
 }
 
 pub(crate) fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, PyDict>> {
@@ -103,6 +104,29 @@ pub(crate) fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, 
     d.set_item("created_at", l.created_at)?;
     d.set_item("bytes_kept", l.bytes_kept)?;
     Ok(d)
+}
+
+/// A listing as [`listing`] gives it, or `None`.
+pub(crate) fn maybe_listing<'py>(
+    py: Python<'py>,
+    l: Option<Listing>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    l.map(|l| listing(py, &l)).transpose()
+}
+
+/// Listings as [`listing`] gives them, in order.
+pub(crate) fn listings<'py>(py: Python<'py>, ls: &[Listing]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    ls.iter().map(|l| listing(py, l)).collect()
+}
+
+/// A checkpoint's diff as `[(path, diff text), ...]`.
+pub(crate) fn diffs(
+    py: Python<'_>,
+    d: Vec<(Vec<u8>, String)>,
+) -> PyResult<Vec<(Bound<'_, PyString>, String)>> {
+    d.into_iter()
+        .map(|(p, t)| Ok((py_str(py, &p)?, t)))
+        .collect()
 }
 
 pub(crate) fn plan_dict<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyDict>> {
@@ -137,6 +161,60 @@ fn rewound_dict<'py>(py: Python<'py>, r: &Rewound) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
+/// `to`, `paths` and the pinned `(path, old_hash)` of a plan dict (from `plan_rewind`).
+///
+/// Errors: `CheckpointError` for a dict that is not such a plan.
+#[allow(clippy::type_complexity)]
+pub(crate) fn plan_parts(
+    plan: &Bound<'_, PyDict>,
+) -> PyResult<(String, Option<Vec<Vec<u8>>>, Vec<(Vec<u8>, Option<String>)>)> {
+    let bad = || CheckpointError::new_err("Not a plan from plan_rewind().");
+    let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
+    let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
+        Some(p) if !p.is_none() => Some(p.extract()?),
+        _ => None,
+    };
+    let paths = paths.map(paths_of).transpose()?;
+    let mut pinned = Vec::new();
+    for f in plan.get_item("files")?.ok_or_else(bad)?.try_iter()? {
+        let f = f?;
+        let path = f.get_item("path")?;
+        pinned.push((
+            path_bytes(path.cast::<PyString>()?)?,
+            f.get_item("old_hash")?.extract()?,
+        ));
+    }
+    Ok((to, paths, pinned))
+}
+
+/// A store's settings from its constructor's arguments (`exclude`: `[".git/"]` when `None`).
+pub(crate) fn settings(
+    exclude: Option<Vec<String>>,
+    max_file_bytes: u64,
+    budget_bytes: u64,
+) -> Settings {
+    Settings {
+        exclude: exclude.unwrap_or_else(|| vec![".git/".into()]),
+        max_file_bytes,
+        budget_bytes,
+    }
+}
+
+/// The call a record is for.
+pub(crate) fn call_info(
+    run_id: Option<String>,
+    tool_call_id: Option<String>,
+    tool_name: String,
+    created_at: f64,
+) -> CallInfo {
+    CallInfo {
+        run_id,
+        tool_call_id,
+        tool_name,
+        created_at,
+    }
+}
+
 /// The call a keep or snapshot is for: `None` without a tool call id.
 pub(crate) fn call_of(
     run_id: Option<String>,
@@ -144,12 +222,9 @@ pub(crate) fn call_of(
     tool_name: String,
     created_at: f64,
 ) -> Option<CallInfo> {
-    tool_call_id.is_some().then_some(CallInfo {
-        run_id,
-        tool_call_id,
-        tool_name,
-        created_at,
-    })
+    tool_call_id
+        .is_some()
+        .then(|| call_info(run_id, tool_call_id, tool_name, created_at))
 }
 
 /// The checkpoints of one workspace root, kept in `<root>/.pydantic-ai-harness/checkpoints/`.
@@ -173,11 +248,7 @@ impl PyCheckpointStore {
         max_file_bytes: u64,
         budget_bytes: u64,
     ) -> PyResult<Self> {
-        let settings = Settings {
-            exclude: exclude.unwrap_or_else(|| vec![".git/".into()]),
-            max_file_bytes,
-            budget_bytes,
-        };
+        let settings = settings(exclude, max_file_bytes, budget_bytes);
         let store = run(py, move || CheckpointStore::open(&root, settings))?;
         Ok(PyCheckpointStore { store })
     }
@@ -248,12 +319,7 @@ impl PyCheckpointStore {
     ) -> PyResult<Option<(PyOutcome, Option<String>)>> {
         let paths = paths_of(paths)?;
         let (fs, plan, flag) = (core.inner.clone(), plan.plan.clone(), cancel.flag.clone());
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
         let known = match (plan.operation, paths.first()) {
             (Operation::CreateDirectory, _) | (_, None) => Vec::new(),
             (op, Some(path)) => vec![Known {
@@ -295,14 +361,8 @@ impl PyCheckpointStore {
         tool_name: String,
         created_at: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
-        let l = run(py, || self.store.record(handle, call))?;
-        l.map(|l| listing(py, &l)).transpose()
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
+        maybe_listing(py, run(py, || self.store.record(handle, call))?)
     }
 
     /// Records the call of `handle` (consumed) as `record` does; for a snapshot handle, the walk
@@ -318,14 +378,9 @@ impl PyCheckpointStore {
         tool_name: String,
         created_at: f64,
     ) -> PyResult<(Option<Bound<'py, PyDict>>, Option<u64>)> {
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
         let (l, reopened) = run(py, || self.store.record_reopen(handle, call))?;
-        Ok((l.map(|l| listing(py, &l)).transpose()?, reopened))
+        Ok((maybe_listing(py, l)?, reopened))
     }
 
     /// Adds what snapshot `handle` found against the index to checkpoint `checkpoint_id`.
@@ -335,8 +390,7 @@ impl PyCheckpointStore {
         checkpoint_id: String,
         handle: u64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let l = run(py, || self.store.extend(&checkpoint_id, handle))?;
-        l.map(|l| listing(py, &l)).transpose()
+        maybe_listing(py, run(py, || self.store.extend(&checkpoint_id, handle))?)
     }
 
     /// Counts what snapshot `handle` found against the index against the checkpoint of the call
@@ -352,14 +406,8 @@ impl PyCheckpointStore {
         tool_name: String,
         created_at: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
-        let l = run(py, || self.store.attribute_found(handle, &call))?;
-        l.map(|l| listing(py, &l)).transpose()
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
+        maybe_listing(py, run(py, || self.store.attribute_found(handle, &call))?)
     }
 
     /// Drops `handle` without recording.
@@ -374,8 +422,7 @@ impl PyCheckpointStore {
         py: Python<'py>,
         run_id: Option<String>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let ls = py.detach(|| self.store.list(run_id.as_deref()));
-        ls.iter().map(|l| listing(py, l)).collect()
+        listings(py, &py.detach(|| self.store.list(run_id.as_deref())))
     }
 
     /// The ids pruned to keep the store within `budget_bytes`, oldest first.
@@ -394,10 +441,7 @@ impl PyCheckpointStore {
         py: Python<'py>,
         checkpoint_id: String,
     ) -> PyResult<Vec<(Bound<'py, PyString>, String)>> {
-        let d = run(py, || self.store.diff(&checkpoint_id))?;
-        d.into_iter()
-            .map(|(p, t)| Ok((py_str(py, &p)?, t)))
-            .collect()
+        diffs(py, run(py, || self.store.diff(&checkpoint_id))?)
     }
 
     /// What rewinding to the state before `to` would do (nothing changed).
@@ -438,22 +482,7 @@ impl PyCheckpointStore {
         plan: &Bound<'py, PyDict>,
         force: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let bad = || CheckpointError::new_err("Not a plan from plan_rewind().");
-        let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
-        let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
-            Some(p) if !p.is_none() => Some(p.extract()?),
-            _ => None,
-        };
-        let paths = paths.map(paths_of).transpose()?;
-        let mut pinned = Vec::new();
-        let files = plan.get_item("files")?.ok_or_else(bad)?;
-        for f in files.try_iter()? {
-            let f = f?;
-            let path = f.get_item("path")?;
-            let path = path_bytes(path.cast::<PyString>()?)?;
-            let old: Option<String> = f.get_item("old_hash")?.extract()?;
-            pinned.push((path, old));
-        }
+        let (to, paths, pinned) = plan_parts(plan)?;
         let done = run(py, || {
             self.store
                 .commit_rewind(&to, paths.as_deref(), &pinned, force)

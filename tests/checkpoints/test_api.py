@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -196,16 +197,19 @@ async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path
     assert tree(ws) == {**before, 'trigger/1': ('file', b'', 0o644), 'trigger/2': ('file', b'', 0o644)}
 
 
-async def test_a_jobs_first_change_right_after_its_calls_record_counts(
-    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The job's first change lands right after the record of the call that started it (driven through a
-    FIFO from a hook on the store's calls): the walk of that record stays the job's open snapshot, so the
-    change is the job's, not taken into the baseline by a snapshot taken after it."""
-    (ws / 'log.txt').write_text('start\n')
+def release_the_job_at(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    at: Callable[[_stores.RootState, str, dict[str, Any]], Any],
+    *,
+    after: bool,
+) -> tuple[str, list[str]]:
+    """A background job's script that waits on a FIFO, then appends `job` to log.txt; the store's calls are
+    hooked so that the first call `at(state, method, kwargs)` picks lets the job make its change (before the
+    call, or `after` it) and waits until it has. Returns the script and the list naming that call once it came.
+    """
     fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
     os.mkfifo(fifo)
-    cp = Checkpoints[None]()
     released: list[str] = []
     call = _stores.RootState.call
 
@@ -213,18 +217,40 @@ async def test_a_jobs_first_change_right_after_its_calls_record_counts(
         with open(fifo, 'w') as f:  # waits for the job to be reading
             f.write('go\n')
 
+    async def release(method: str) -> None:
+        released.append(method)
+        await anyio.to_thread.run_sync(go)
+        with anyio.fail_after(30):
+            while not wrote.exists():
+                await anyio.sleep(0.01)
+
     async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        now = not released and at(self, method, kwargs)
+        if now and not after:
+            await release(method)
         result = await call(self, method, *args, **kwargs)
-        if method.startswith('record') and kwargs.get('tool_name') == 'start_command' and not released:
-            released.append(method)  # the call's record: the job changes log.txt now
-            await anyio.to_thread.run_sync(go)
-            with anyio.fail_after(30):
-                while not wrote.exists():
-                    await anyio.sleep(0.01)
+        if now and after:
+            await release(method)
         return result
 
     monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    return f'read x < {fifo}; echo job >> log.txt; touch {wrote}', released
+
+
+async def test_a_jobs_first_change_right_after_its_calls_record_counts(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's first change lands right after the record of the call that started it (driven through a
+    FIFO from a hook on the store's calls): the walk of that record stays the job's open snapshot, so the
+    change is the job's, not taken into the baseline by a snapshot taken after it."""
+    (ws / 'log.txt').write_text('start\n')
+    cp = Checkpoints[None]()
+    script, released = release_the_job_at(
+        tmp_path,
+        monkeypatch,
+        lambda _, method, kwargs: method.startswith('record') and kwargs.get('tool_name') == 'start_command',
+        after=True,  # the call's record: the job changes log.txt now
+    )
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     assert released
@@ -243,27 +269,14 @@ async def test_a_jobs_change_as_the_next_command_starts_counts_against_the_job(
     snapshot (driven through a FIFO from a hook on the store's calls): what the snapshot finds against the
     baseline is the job's, so it goes to the job's checkpoint, not into the baseline nor to the command."""
     (ws / 'log.txt').write_text('start\n')
-    fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
-    os.mkfifo(fifo)
     cp = Checkpoints[None]()
-    released: list[str] = []
-    call = _stores.RootState.call
-
-    def go() -> None:
-        with open(fifo, 'w') as f:  # waits for the job to be reading
-            f.write('go\n')
-
-    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
-        if method == 'snapshot' and kwargs.get('call') and self.jobs and not released:
-            released.append(method)  # the job was looked at; the command's snapshot comes next
-            await anyio.to_thread.run_sync(go)
-            with anyio.fail_after(30):
-                while not wrote.exists():
-                    await anyio.sleep(0.01)
-        return await call(self, method, *args, **kwargs)
-
-    monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    script, released = release_the_job_at(
+        tmp_path,
+        monkeypatch,
+        # The job was looked at; the command's snapshot comes next.
+        lambda state, method, kwargs: method == 'snapshot' and kwargs.get('call') and state.jobs,
+        after=False,
+    )
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo cmd > other.txt'})])

@@ -24,7 +24,18 @@ T = TypeVar('T')
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.checkpoints._remote import RemoteFiles, RemoteState
-    from pydantic_ai_harness_rs.checkpoints._stores import RootState
+    from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState
+
+
+def call_info(call: CallRecorder | OpenJob) -> dict[str, Any]:
+    """`call` as the store records it: `CheckpointStore.record`'s keywords `run_id`, `tool_call_id`,
+    `tool_name` and `created_at` (`created_at`: epoch seconds)."""
+    return {
+        'run_id': call.run_id,
+        'tool_call_id': call.tool_call_id,
+        'tool_name': call.tool_name,
+        'created_at': call.created_at,
+    }
 
 
 @dataclass
@@ -53,21 +64,11 @@ class CallRecorder:
         durable unit (the store writes the call-in-progress record), none elsewhere."""
         if not self.once or self.tool_call_id is None:
             return {}
-        return {
-            'run_id': self.run_id,
-            'tool_call_id': self.tool_call_id,
-            'tool_name': self.tool_name,
-            'created_at': self.created_at,
-        }
+        return self.call_info()
 
     def call_info(self) -> dict[str, Any]:
         """The call as the store records it (`CheckpointStore.record`'s keywords)."""
-        return {
-            'run_id': self.run_id,
-            'tool_call_id': self.tool_call_id,
-            'tool_name': self.tool_name,
-            'created_at': self.created_at,
-        }
+        return call_info(self)
 
     async def commit(
         self,

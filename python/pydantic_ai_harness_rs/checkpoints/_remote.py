@@ -225,10 +225,7 @@ class RemoteState(RootState):
             method,
             handle,
             read,
-            run_id=recorder.run_id,
-            tool_call_id=recorder.tool_call_id,
-            tool_name=recorder.tool_name,
-            created_at=recorder.created_at,
+            **recorder.call_info(),
             **extra,
         )
         if listing is not None:

@@ -27,6 +27,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs.checkpoints._recording import call_info
 
 if TYPE_CHECKING:
     from pydantic_ai.workspaces import Workspace
@@ -143,24 +144,15 @@ class RootState:
             with anyio.CancelScope(shield=True):  # an earlier attempt's checkpoint: added to (`record`)
                 listing = await self._extend_with_changes(earlier, handle)
                 return listing, None if listing is not None else await self.call('snapshot')
-        return await self._record_reopen(
-            handle, recorder.run_id, recorder.tool_call_id, recorder.tool_name, recorder.created_at
-        )
+        return await self._record_reopen(handle, recorder)
 
     async def _record_reopen(
-        self, handle: int, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+        self, handle: int, call: CallRecorder | OpenJob
     ) -> tuple[dict[str, Any] | None, int | None]:
-        """`store.record_reopen` (shielded): the listing, and the reopened handle while nothing is recorded
-        (released otherwise: a job with a checkpoint is followed through `extend`)."""
+        """`store.record_reopen` as `call`'s (shielded): the listing, and the reopened handle while
+        nothing is recorded (released otherwise: a job with a checkpoint is followed through `extend`)."""
         with anyio.CancelScope(shield=True):
-            listing, reopened = await self.call(
-                'record_reopen',
-                handle,
-                run_id=run_id,
-                tool_call_id=tool_call_id,
-                tool_name=tool_name,
-                created_at=created_at,
-            )
+            listing, reopened = await self.call('record_reopen', handle, **call_info(call))
             if listing is not None and reopened is not None:
                 await self.call('release', reopened)
                 reopened = None
@@ -181,14 +173,7 @@ class RootState:
                     await self.call('release', handle)
                     return None
                 return await self._extend_with_changes(earlier, handle)
-            listing = await self.call(
-                'record',
-                handle,
-                run_id=recorder.run_id,
-                tool_call_id=recorder.tool_call_id,
-                tool_name=recorder.tool_name,
-                created_at=recorder.created_at,
-            )
+            listing = await self.call('record', handle, **recorder.call_info())
         # A pending job's open snapshot needs nothing here: the store counts an entry only where it
         # differs from the index too, and this record brought the index up to what this call did.
         return listing
@@ -237,9 +222,7 @@ class RootState:
                     # The walk after the record stays open in the same step: a change the job makes
                     # right after it is the next look's (a snapshot taken separately would take it
                     # into the baseline).
-                    listing, job.handle = await self._record_reopen(
-                        job.handle, job.run_id, job.tool_call_id, job.tool_name, job.created_at
-                    )
+                    listing, job.handle = await self._record_reopen(job.handle, job)
                     if listing is not None:
                         job.checkpoint_id = listing['id']
                     elif finished and job.handle is not None:
@@ -279,14 +262,7 @@ class RootState:
     async def _attribute(self, handle: int, job: OpenJob) -> dict[str, Any] | None:
         """What snapshot `handle` found against the baseline, counted against `job`'s call
         (`store.attribute_found`): its latest checkpoint's listing, `None` when nothing was found."""
-        return await self.call(
-            'attribute_found',
-            handle,
-            run_id=job.run_id,
-            tool_call_id=job.tool_call_id,
-            tool_name=job.tool_name,
-            created_at=job.created_at,
-        )
+        return await self.call('attribute_found', handle, **call_info(job))
 
 
 def job_directory_of(root: str, run_id: str | None, tool_call_id: str | None) -> str | None:
