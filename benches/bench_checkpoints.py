@@ -181,19 +181,24 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
 
     rows: list[str] = []
     ctx: Any = types.SimpleNamespace(run_id='bench', workspace=None)
-    for label, lines in (('2,000 lines', 2000), ('1 MiB', 1 << 20 >> 5)):
+    cases = (
+        ('2,000 lines', 2000, '', (False, True)),
+        ('2,000 lines, three directories down', 2000, 'src/pkg/sub/', (False,)),
+        ('1 MiB', 1 << 20 >> 5, '', (False, True)),
+    )
+    for label, lines, under, people in cases:
         text = ''.join(f'line {i:05d} of the file being edited.....\n'[:31] + '\n' for i in range(lines))
         middle = text.splitlines(keepends=True)[lines // 2]
-        for person in (False, True):
+        for person in people:
             # One directory, one file each: the file system allocates both calls' new files alike
             # (ext4's inode search varies a lot from one directory to another).
-            tree = work / f'edit-{lines}-{person}'
-            tree.mkdir()
+            tree = work / f'edit-{lines}-{person}-{len(under)}'
+            (tree / under).mkdir(parents=True)
             toolset = FileSystem(root_dir=tree).get_toolset()
             files: dict[str, tuple[str, Any]] = {}
             for mode in ('alone', 'checkpoints'):
-                (tree / f'{mode}.py').write_text(text)
-                files[mode] = (f'{mode}.py', Checkpoints[None](root=tree) if mode == 'checkpoints' else None)
+                (tree / under / f'{mode}.py').write_text(text)
+                files[mode] = (f'{under}{mode}.py', Checkpoints[None](root=tree) if mode == 'checkpoints' else None)
             times: dict[str, list[float]] = {'alone': [], 'checkpoints': []}
             for n in range(2 * repeat + 2):
                 old, new = (middle, 'changed\n') if n % 2 == 0 else ('changed\n', middle)
@@ -217,7 +222,7 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
                     times[mode].append(time.perf_counter() - start)
                     assert result.startswith(f'Edited {name}.'), result
             checkpoints = files['checkpoints'][1]
-            assert [c['paths'] for c in checkpoints.list()] == [['checkpoints.py']] * (2 * repeat + 2)
+            assert [c['paths'] for c in checkpoints.list()] == [[f'{under}checkpoints.py']] * (2 * repeat + 2)
             alone, kept = times['alone'][2:], times['checkpoints'][2:]  # the first pair warms up
             ms = lambda s: f'{s * 1000:.2f} ms'  # noqa: E731
             case = 'after a change by someone else' if person else 'consecutive edits'

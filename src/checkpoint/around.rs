@@ -5,7 +5,7 @@
 //!   descriptor it writes by, that the file still holds them. So a file the index cannot vouch
 //!   for is only `lstat`ed before the commit; once the commit succeeded, its before-state is
 //!   those bytes: recognised by comparing them with the bytes a file tool wrote there last
-//!   ([`Recent`]), else hashed (beside the commit when big), and kept in the store before the
+//!   ([`Recent`]), else hashed (beside the commit, [`beside`], unless small), and kept in the store before the
 //!   checkpoint names them.
 //! - after: the bytes the commit wrote, hashed by the commit (or here), kept by the store's
 //!   writer thread ([`super::later`]). The index takes the file's metadata as racy, so the next
@@ -27,20 +27,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use sha2::{Digest, Sha256};
-
+use super::beside::{self, sha256_hex};
 use super::calls;
-use super::capture::parent_dir;
+use super::capture::{parent_dir, Deferred};
 use super::later::Shared;
 use super::log::{line_of, Change};
 use super::state::{lstat_at, Kind, Meta, State};
-use super::store::hex;
 use super::{normalize, prune, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
 use crate::error::Result;
 use crate::fs::root::path::Beneath;
 
-/// Old bytes from this size on are hashed on a second thread while the commit runs.
-const BESIDE_BYTES: usize = 1 << 20;
+/// Old bytes from this size on are hashed on a second thread while the commit runs (smaller
+/// ones cost less to hash than to hand over).
+const BESIDE_BYTES: usize = 8 << 10;
 
 /// The new bytes [`Recent`] holds at most (each shared with its plan, which also holds the
 /// edit's old bytes: about twice this in memory).
@@ -99,10 +98,6 @@ impl Recent {
     }
 }
 
-fn sha256_hex(data: &[u8]) -> String {
-    hex(&Sha256::digest(data))
-}
-
 impl CheckpointStore {
     /// A file tool's call in one: keeps the state of `paths` (as [`CheckpointStore::keep`]),
     /// runs `body` (the commit, given the store's descriptor of the root), records what changed as `call`'s checkpoint (as
@@ -152,43 +147,36 @@ impl CheckpointStore {
         let (mut tops, mut before, deferred) =
             self.keep_paths(&mut inner, &beneath, paths, &defer)?;
         let record = self.write_call_record(durable, &mut tops, &mut before)?;
-        // Old bytes not recognised (new to the store) are hashed beside the commit when big.
+        // Old bytes not recognised (new to the store) are hashed beside the commit.
         let mut hashes: HashMap<Vec<u8>, String> = HashMap::new();
-        let mut big: Vec<(Vec<u8>, Shared)> = Vec::new();
+        let mut hashing: Vec<(Vec<u8>, beside::Hashing)> = Vec::new();
         for k in &known {
             if let (true, Some(old)) = (deferred.contains_key(&k.path), &k.old) {
                 let data = (**old).as_ref();
                 if let Some(h) = inner.recent.hash_of(&k.path, data) {
                     hashes.insert(k.path.clone(), h);
                 } else if data.len() >= BESIDE_BYTES {
-                    big.push((k.path.clone(), old.clone()));
+                    hashing.push((k.path.clone(), beside::sha256_beside(old.clone())));
                 }
             }
         }
-        let result = std::thread::scope(|s| {
-            let hashing: Vec<_> = big
-                .into_iter()
-                .map(|(path, old)| s.spawn(move || (path, sha256_hex((*old).as_ref()))))
-                .collect();
-            let result = body(&mut known, &beneath);
-            for h in hashing {
-                let (path, hash) = h.join().expect("hashing does not panic");
-                hashes.insert(path, hash);
-            }
-            result
-        });
+        let result = body(&mut known, &beneath);
+        for (path, h) in hashing {
+            hashes.insert(path, h.wait());
+        }
         let mut given = BTreeMap::new();
         if result.is_ok() {
             for k in &mut known {
                 if !tops.contains(&k.path) {
                     continue; // excluded
                 }
-                if let (Some(meta), Some(old)) = (deferred.get(&k.path), &k.old) {
+                let at = deferred.get(&k.path);
+                if let (Some(d), Some(old)) = (at, &k.old) {
                     let hash = hashes.remove(&k.path);
-                    let state = self.kept_old(&mut inner, old, hash, meta.mode);
+                    let state = self.kept_old(&mut inner, old, hash, d.meta.mode);
                     before.insert(k.path.clone(), state);
                 }
-                if let Some(after) = self.written(&mut inner, &beneath, k) {
+                if let Some(after) = self.written(&mut inner, &beneath, k, at) {
                     given.insert(k.path.clone(), after);
                 }
             }
@@ -291,11 +279,23 @@ impl CheckpointStore {
     }
 
     /// The after-state of `k`'s path once its commit wrote `k.new`, from memory: `None` when
-    /// the path is not (or no longer) a regular file of that size, then it is captured.
-    fn written(&self, inner: &mut Inner, beneath: &Beneath, k: &mut Known) -> Option<State> {
+    /// the path is not (or no longer) a regular file of that size, then it is captured. `at`:
+    /// where the path was looked at before the commit (its directory still open).
+    fn written(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        k: &mut Known,
+        at: Option<&Deferred>,
+    ) -> Option<State> {
         let data = (*k.new).as_ref();
-        let (dir, name) = parent_dir(beneath, &k.path).ok()?;
-        let st = lstat_at(dir.raw(beneath), &name).ok()?;
+        let st = match at {
+            Some(d) => lstat_at(d.dir.raw(beneath), &d.name).ok()?,
+            None => {
+                let (dir, name) = parent_dir(beneath, &k.path).ok()?;
+                lstat_at(dir.raw(beneath), &name).ok()?
+            }
+        };
         let meta = Meta::of(&st)?;
         if meta.kind != Kind::File || meta.size != data.len() as u64 {
             return None;

@@ -30,6 +30,7 @@
 //! ([`coord`]), and a process taking it reloads the log and the index when another wrote them.
 
 pub mod around;
+pub mod beside;
 pub mod calls;
 pub mod capture;
 pub mod coord;
@@ -567,7 +568,8 @@ impl CheckpointStore {
 
     /// [`CheckpointStore::keep`]'s work: the tops (normalized, not excluded) and the states
     /// before. A file among `defer` that the index cannot vouch for is not read: it is returned
-    /// with its metadata instead (its bytes are known to the caller, see [`around`]).
+    /// with its metadata and its directory instead (its bytes are known to the caller, see
+    /// [`around`]).
     #[allow(clippy::type_complexity)]
     fn keep_paths(
         &self,
@@ -578,7 +580,7 @@ impl CheckpointStore {
     ) -> Result<(
         Vec<Vec<u8>>,
         BTreeMap<Vec<u8>, State>,
-        BTreeMap<Vec<u8>, state::Meta>,
+        BTreeMap<Vec<u8>, capture::Deferred>,
     )> {
         let mut tops = Vec::new();
         let mut wanted: Vec<Vec<u8>> = Vec::new();
@@ -587,9 +589,13 @@ impl CheckpointStore {
             if p.is_empty() || self.excludes.excludes_path(&p) {
                 continue;
             }
-            // Missing ancestors: a rewind removes the directories the call makes.
-            for (i, _) in p.iter().enumerate().filter(|(_, b)| **b == b'/') {
-                wanted.push(p[..i].to_vec());
+            // Missing ancestors: a rewind removes the directories the call makes. A deferred
+            // path's commit changes a file that is there (else it changes nothing): its
+            // ancestors are there too.
+            if !defer.contains(&p) {
+                for (i, _) in p.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                    wanted.push(p[..i].to_vec());
+                }
             }
             wanted.push(p.clone());
             tops.push(p);
@@ -603,8 +609,8 @@ impl CheckpointStore {
                     return true;
                 }
                 match capture::look(beneath, Some(&inner.index), rel) {
-                    capture::Looked::File(meta, ..) => {
-                        deferred.insert(rel.clone(), meta);
+                    capture::Looked::File(meta, dir, name) => {
+                        deferred.insert(rel.clone(), capture::Deferred { meta, dir, name });
                         false
                     }
                     capture::Looked::Known(_) => true,
