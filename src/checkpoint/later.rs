@@ -49,6 +49,8 @@ struct Queue {
     /// The first error since the last flush.
     error: Option<io::Error>,
     stop: bool,
+    /// How many callers wait in [`Later::flush`] (the writer signals `done` only for them).
+    flushers: usize,
 }
 
 struct Hub {
@@ -80,6 +82,7 @@ impl Later {
                     busy: false,
                     error: None,
                     stop: false,
+                    flushers: 0,
                 }),
                 work: Condvar::new(),
                 done: Condvar::new(),
@@ -115,6 +118,11 @@ impl Later {
     fn push_all<const N: usize>(&self, jobs: [Job; N]) {
         self.lock().jobs.extend(jobs);
         self.hub.work.notify_one();
+        self.start();
+    }
+
+    /// Starts the writer thread unless it runs.
+    fn start(&self) {
         let mut thread = self.thread.lock().unwrap_or_else(|p| p.into_inner());
         if thread.is_none() {
             let hub = Arc::clone(&self.hub);
@@ -124,12 +132,16 @@ impl Later {
     }
 
     /// Queues `data` to be written as object `hash`. Returns false when that object is queued
-    /// already (nothing queued).
+    /// already (nothing queued). The writer is not woken for it: the next job queued (the
+    /// checkpoint's line), or a flush, does that, so a call's objects and line cost one wake-up.
     pub fn queue_object(&self, hash: String, data: Shared) -> bool {
-        if !self.lock().pending.insert(hash.clone()) {
+        let mut q = self.lock();
+        if !q.pending.insert(hash.clone()) {
             return false;
         }
-        self.push(Job::Object(hash, data));
+        q.jobs.push_back(Job::Object(hash, data));
+        drop(q);
+        self.start();
         true
     }
 
@@ -157,9 +169,14 @@ impl Later {
     /// Waits until every queued job is done; the first error since the last flush.
     pub fn flush(&self) -> io::Result<()> {
         let mut q = self.lock();
+        if !q.jobs.is_empty() {
+            self.hub.work.notify_one(); // objects queued without a wake-up
+        }
+        q.flushers += 1;
         while !q.jobs.is_empty() || q.busy {
             q = self.hub.done.wait(q).unwrap_or_else(|p| p.into_inner());
         }
+        q.flushers -= 1;
         match q.error.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -199,7 +216,9 @@ fn run(hub: &Hub, objects: &Path, tmp: &Path, write: WriteObject) {
             if let Err(e) = result {
                 q.error.get_or_insert(e);
             }
-            hub.done.notify_all();
+            if q.flushers > 0 {
+                hub.done.notify_all();
+            }
             continue;
         }
         if q.stop {
