@@ -158,8 +158,11 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         """The store of the non-local workspace root `root` (a workspace path; `None`: the one
         `store_dir` holds), opened the first time.
 
+        With `root` `None` and nothing recorded in `store_dir` yet, its empty store (no checkpoints,
+        every id unknown), not kept: the first run names the root.
+
         Raises:
-            UserError: a second non-local root, or nothing recorded in `store_dir` yet.
+            UserError: a second non-local root.
             CheckpointError: `store_dir` holds another root's checkpoints.
         """
         with _OPENING:
@@ -187,10 +190,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                     budget_bytes=self.budget_bytes,
                 )
                 if store.root is None:
-                    raise UserError(
-                        '`Checkpoints` has no workspace root yet: `store_dir` holds no checkpoints; run the agent '
-                        'with a `FileSystem` or `Shell` first.'
-                    )
+                    return RemoteState('', store)  # no root, no files to read: nothing is recorded there
                 shared = _OPEN_REMOTE[key] = RemoteState(store.root, store)
             self._remote = shared
             return self._remote
