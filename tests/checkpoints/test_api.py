@@ -16,7 +16,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
 from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability, _stores
 
-from tests.checkpoints.conftest import agent_tools, tree
+from tests.checkpoints.conftest import agent_tools, fifo_read, go, tree
 from tests.conftest import both_backends
 from tests.scripted import run_tools
 
@@ -209,22 +209,18 @@ async def test_a_jobs_first_change_right_after_its_calls_record_counts(
     released: list[str] = []
     call = _stores.RootState.call
 
-    def go() -> None:
-        with open(fifo, 'w') as f:  # waits for the job to be reading
-            f.write('go\n')
-
     async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
         result = await call(self, method, *args, **kwargs)
         if method.startswith('record') and kwargs.get('tool_name') == 'start_command' and not released:
             released.append(method)  # the call's record: the job changes log.txt now
-            await anyio.to_thread.run_sync(go)
+            await go(fifo)  # waits for the job to be reading
             with anyio.fail_after(30):
                 while not wrote.exists():
                     await anyio.sleep(0.01)
         return result
 
     monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    script = f'{fifo_read(fifo)}; echo job >> log.txt; touch {wrote}'
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     assert released
@@ -249,21 +245,17 @@ async def test_a_jobs_change_as_the_next_command_starts_counts_against_the_job(
     released: list[str] = []
     call = _stores.RootState.call
 
-    def go() -> None:
-        with open(fifo, 'w') as f:  # waits for the job to be reading
-            f.write('go\n')
-
     async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
         if method == 'snapshot' and kwargs.get('call') and self.jobs and not released:
             released.append(method)  # the job was looked at; the command's snapshot comes next
-            await anyio.to_thread.run_sync(go)
+            await go(fifo)  # waits for the job to be reading
             with anyio.fail_after(30):
                 while not wrote.exists():
                     await anyio.sleep(0.01)
         return await call(self, method, *args, **kwargs)
 
     monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    script = f'{fifo_read(fifo)}; echo job >> log.txt; touch {wrote}'
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo cmd > other.txt'})])
