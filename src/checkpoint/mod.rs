@@ -1106,13 +1106,73 @@ impl CheckpointStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
+        self.plan_rewind_with_job(to, paths, None)
+            .map(|(plan, _)| plan)
+    }
+
+    /// [`CheckpointStore::plan_rewind`], what an open background job changed since the last look
+    /// at it counted against its call `job` first, in the same locked step
+    /// ([`CheckpointStore::count_for_job`]; `None`: no job open). Returns the plan and the
+    /// listing of the job's call's latest checkpoint when it changed something.
+    ///
+    /// Errors: as `plan_rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn plan_rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Plan, Option<Listing>)> {
         let beneath = self.beneath()?;
-        let (_hold, inner) = self.begin()?;
+        let (_hold, mut inner) = self.begin()?;
+        let counted = self.count_for_job(&mut inner, &beneath, job)?;
         self.objects.flush().map_err(|e| io_error(&e))?;
         let paths = paths
             .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
             .transpose()?;
-        rewind::plan(&inner, &beneath, &self.objects, to, paths)
+        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
+        Ok((plan, counted))
+    }
+
+    /// Within the caller's locked step (a rewind's), what an open background job changed since
+    /// the last look at it (which brought the index up to the tree): a walk, and what differs
+    /// from the index added to the checkpoints of the job's call `job` ([`Log::add_later`]: a
+    /// path a later checkpoint changed goes to a new checkpoint of the call), or appended as its
+    /// checkpoint. A change the job makes between that look and the rewind is then the call's,
+    /// not someone else's. Nothing to do for `None`. Returns the listing of the call's latest
+    /// checkpoint; `None` when nothing changed.
+    ///
+    /// Errors: `InvalidArgument` for a job without a tool call id; `Io` for a full disk.
+    fn count_for_job(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        job: Option<&CallInfo>,
+    ) -> Result<Option<Listing>> {
+        let Some(job) = job else {
+            return Ok(None);
+        };
+        if job.tool_call_id.is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "Changes are counted against a call with a tool call id.",
+            ));
+        }
+        let prev = inner.last_walk.take();
+        let walk = rescan(beneath, b"", &self.excludes, scan::threads(), prev.as_ref())?;
+        let found = self.settle_walk(inner, beneath, &walk)?;
+        inner.last_walk = Some(walk);
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let log = Self::attribute(inner, &CallRecord::of(job, None), found);
+        let listing = inner
+            .log
+            .checkpoints
+            .iter()
+            .rfind(|c| c.run_id == job.run_id && c.tool_call_id == job.tool_call_id)
+            .map(Listing::of);
+        self.persist(inner, log, true)?;
+        Ok(listing)
     }
 
     /// Commits a rewind planned by [`CheckpointStore::plan_rewind`] (`pinned`: each planned
@@ -1127,8 +1187,28 @@ impl CheckpointStore {
         pinned: &[(Vec<u8>, Option<String>)],
         force: bool,
     ) -> Result<rewind::Rewound> {
+        self.commit_rewind_with_job(to, paths, pinned, force, None)
+            .map(|(done, _)| done)
+    }
+
+    /// [`CheckpointStore::commit_rewind`], an open background job's changes since the last look
+    /// counted against its call `job` first, in the same locked step (see
+    /// [`CheckpointStore::plan_rewind_with_job`]): one on a planned path is then a recorded change
+    /// since the plan (rewind again), not someone else's. Returns what was done and the listing
+    /// of the job's call's latest checkpoint when it changed something.
+    ///
+    /// Errors: as `commit_rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn commit_rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        pinned: &[(Vec<u8>, Option<String>)],
+        force: bool,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Rewound, Option<Listing>)> {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = self.begin()?;
+        let counted = self.count_for_job(&mut inner, &beneath, job)?;
         self.objects.flush().map_err(|e| io_error(&e))?;
         let paths = paths
             .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
@@ -1144,7 +1224,7 @@ impl CheckpointStore {
         )?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok(done)
+        Ok((done, counted))
     }
 
     /// Plans and commits the rewind to the state before checkpoint `to` (and every later one)
@@ -1161,8 +1241,28 @@ impl CheckpointStore {
         paths: Option<&[Vec<u8>]>,
         force: bool,
     ) -> Result<(rewind::Plan, rewind::Rewound)> {
+        self.rewind_with_job(to, paths, force, None)
+            .map(|(plan, done, _)| (plan, done))
+    }
+
+    /// [`CheckpointStore::rewind`], an open background job's changes since the last look counted
+    /// against its call `job` first, in the same locked step (see
+    /// [`CheckpointStore::plan_rewind_with_job`]): a change it made as the rewind started is its
+    /// call's, undone with it when that call's checkpoint is rewound, never refused as someone
+    /// else's. Returns the plan, what was done, and the listing of the job's call's latest
+    /// checkpoint when it changed something (before the rewind dropped it).
+    ///
+    /// Errors: as `rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        force: bool,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Plan, rewind::Rewound, Option<Listing>)> {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = self.begin()?;
+        let counted = self.count_for_job(&mut inner, &beneath, job)?;
         // The writer thread's queued objects and lines first (see `later`), as `plan_rewind`.
         self.objects.flush().map_err(|e| io_error(&e))?;
         let paths = paths
@@ -1172,7 +1272,7 @@ impl CheckpointStore {
         let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok((plan, done))
+        Ok((plan, done, counted))
     }
 
     /// Writes the log (with `log`) and the index (with `index`, when changed).

@@ -400,44 +400,61 @@ impl PyCheckpointStore {
             .collect()
     }
 
-    /// What rewinding to the state before `to` would do (nothing changed).
-    #[pyo3(signature = (to, paths = None))]
+    /// What rewinding to the state before `to` would do (nothing changed but what `job`, an open
+    /// background job's call, changed since the last look: counted against it first, its
+    /// listing under the plan's `job` key).
+    #[pyo3(signature = (to, paths = None, *, job = None))]
     fn plan_rewind<'py>(
         &self,
         py: Python<'py>,
         to: String,
         paths: Option<Vec<Bound<'_, PyString>>>,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let paths = paths.map(paths_of).transpose()?;
-        let plan = run(py, || self.store.plan_rewind(&to, paths.as_deref()))?;
-        plan_dict(py, &plan)
+        let job = job.map(job_of).transpose()?;
+        let (plan, counted) = run(py, || {
+            self.store
+                .plan_rewind_with_job(&to, paths.as_deref(), job.as_ref())
+        })?;
+        let d = plan_dict(py, &plan)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
+        Ok(d)
     }
 
     /// Plans and commits the rewind to before `to` in one step under the store's lock: the
-    /// commit's result with the plan's `unrestorable` paths.
-    #[pyo3(signature = (to, paths = None, *, force = false))]
+    /// commit's result with the plan's `unrestorable` paths (and `job`, as `plan_rewind`).
+    #[pyo3(signature = (to, paths = None, *, force = false, job = None))]
     fn rewind<'py>(
         &self,
         py: Python<'py>,
         to: String,
         paths: Option<Vec<Bound<'_, PyString>>>,
         force: bool,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let paths = paths.map(paths_of).transpose()?;
-        let (plan, done) = run(py, || self.store.rewind(&to, paths.as_deref(), force))?;
+        let job = job.map(job_of).transpose()?;
+        let (plan, done, counted) = run(py, || {
+            self.store
+                .rewind_with_job(&to, paths.as_deref(), force, job.as_ref())
+        })?;
         let d = rewound_dict(py, &done)?;
         d.set_item("unrestorable", py_paths(py, &plan.unrestorable)?)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
         Ok(d)
     }
 
-    /// Commits a plan from `plan_rewind`.
-    #[pyo3(signature = (plan, *, force = false))]
+    /// Commits a plan from `plan_rewind` (and `job`, as `plan_rewind`).
+    #[pyo3(signature = (plan, *, force = false, job = None))]
     fn commit_rewind<'py>(
         &self,
         py: Python<'py>,
         plan: &Bound<'py, PyDict>,
         force: bool,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let job = job.map(job_of).transpose()?;
         let bad = || CheckpointError::new_err("Not a plan from plan_rewind().");
         let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
         let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
@@ -454,12 +471,46 @@ impl PyCheckpointStore {
             let old: Option<String> = f.get_item("old_hash")?.extract()?;
             pinned.push((path, old));
         }
-        let done = run(py, || {
+        let (done, counted) = run(py, || {
             self.store
-                .commit_rewind(&to, paths.as_deref(), &pinned, force)
+                .commit_rewind_with_job(&to, paths.as_deref(), &pinned, force, job.as_ref())
         })?;
-        rewound_dict(py, &done)
+        let d = rewound_dict(py, &done)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
+        Ok(d)
     }
+}
+
+/// An open background job's call, `{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`.
+fn job_of(job: &Bound<'_, PyDict>) -> PyResult<CallInfo> {
+    let item = |key: &str| {
+        job.get_item(key)?.ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!("A job names its call's {key}."))
+        })
+    };
+    Ok(CallInfo {
+        run_id: item("run_id")?.extract()?,
+        tool_call_id: Some(item("tool_call_id")?.extract()?),
+        tool_name: item("tool_name")?.extract()?,
+        created_at: item("created_at")?.extract()?,
+    })
+}
+
+/// With a job given, `d['job']`: the listing of its call's latest checkpoint when the step
+/// counted a change against it, else `None`.
+fn with_job(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    job: Option<&CallInfo>,
+    counted: Option<&Listing>,
+) -> PyResult<()> {
+    if job.is_some() {
+        match counted {
+            Some(l) => d.set_item("job", listing(py, l)?)?,
+            None => d.set_item("job", py.None())?,
+        }
+    }
+    Ok(())
 }
 
 /// Adds `CheckpointStore` and `CheckpointError` to the module.

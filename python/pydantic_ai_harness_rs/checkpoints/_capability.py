@@ -318,13 +318,13 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         """The store and workspace of a shell command on a workspace whose files are not on this host
         and that runs commands; `None` otherwise. Its root is the working directory (symlinks
         resolved), listed whole before and after the command."""
-        from pydantic_ai_harness_rs._workspace import local_backend, supports_commands
+        from pydantic_ai_harness_rs._workspace import files_on_host, supports_commands
 
         workspace = getattr(ctx, 'workspace', None)
         if workspace is None:
             return None
         workspace = beneath_durable(workspace)
-        if not supports_commands(workspace) or local_backend(workspace) is not None:
+        if not supports_commands(workspace) or files_on_host(workspace):
             return None
         cwd = posixpath.normpath(await workspace.working_dir())
         root = cwd if cwd == '/' else await workspace.realpath(cwd)
@@ -482,14 +482,15 @@ def _in_workflow_code() -> bool:
 
 
 async def shell_root(ctx: RunContext[Any]) -> str | None:
-    """The root a shell command runs in: a local workspace's working directory (`None` otherwise:
-    a command elsewhere is not covered). Under a durable engine's workspace wrapper (a Prefect flow's),
-    the workspace beneath it (its calls there only pass through)."""
-    from pydantic_ai_harness_rs._workspace import local_backend
+    """The root a shell command runs in: the working directory of a workspace whose files are on this
+    host (a `LocalWorkspaceBackend`, or a subclass reached through the protocol: its file tools record
+    into the same store), `None` otherwise (`_remote_commands`). Under a durable engine's workspace
+    wrapper (a Prefect flow's), the workspace beneath it (its calls there only pass through)."""
+    from pydantic_ai_harness_rs._workspace import files_on_host
 
     workspace = getattr(ctx, 'workspace', None)
     if workspace is not None:
         workspace = beneath_durable(workspace)
-    if workspace is None or not workspace.attached or local_backend(workspace) is None:
+    if workspace is None or not workspace.attached or not files_on_host(workspace):
         return None
     return real_root(await workspace.working_dir())
