@@ -866,10 +866,13 @@ class CheckpointStore:
         tool_call_id: str | None = None,
         tool_name: str = ...,
         created_at: float = 0.0,
+        durable: bool = True,
     ) -> int:
         """Walk the tree's metadata, keep what differs from the index. Returns a handle for
         `record`/`extend`/`release`. `call`: before a shell command (the lock held until its record
-        or release); with `tool_call_id`, what a dead earlier attempt of that call changed is its."""
+        or release); with `tool_call_id`, what a dead earlier attempt of that call changed is its
+        (`durable`), or, outside a durable unit (`durable=False`), what the command changed is recorded
+        as its checkpoint by the next process on the store should this one die mid-command."""
     def record(
         self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
     ) -> dict[str, Any] | None:

@@ -154,6 +154,11 @@ pub enum For<'a> {
     /// A durable unit's call (one an engine runs again when its worker dies): as `Call`, and
     /// the call's record on disk (see [`calls`]) while it is in progress.
     Durable(&'a CallInfo),
+    /// A shell command outside a durable unit (a snapshot's purpose): as `Call`, and the call's
+    /// record on disk while it is in progress, so that, should this process die mid-command,
+    /// the next process to take the store's lock records what the command changed as its
+    /// checkpoint (see [`calls::adoptable`]).
+    Adoptable(&'a CallInfo),
 }
 
 /// How a change reaches the log file.
@@ -343,6 +348,12 @@ impl CheckpointStore {
                 // dead attempts'.
                 calls::sweep(&dir, state::now_ns() as f64 / 1e9);
                 drop(hold);
+                // A dead shell command's record: adopted by the first operation (its reload).
+                let generation = if calls::adoptable(&dir, &[]).is_empty() {
+                    generation
+                } else {
+                    UNSEEN
+                };
                 (generation, log, index, sizes)
             }
             None => (UNSEEN, Log::default(), Index::new(), HashMap::new()),
@@ -376,7 +387,9 @@ impl CheckpointStore {
         }
     }
 
-    /// The rest of a begin, a hold taken that saw `generation`.
+    /// The rest of a begin, a hold taken that saw `generation`. A reload (another process wrote
+    /// the store, one that died mid-command included) adopts the records of shell commands whose
+    /// process died ([`CheckpointStore::adopt_dead`]).
     fn begun(&self, generation: u64) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
         let hold = Hold(&self.coord);
         let mut inner = self.lock();
@@ -388,8 +401,46 @@ impl CheckpointStore {
             inner.index_dirty = false;
             inner.generation = generation;
             inner.log_on_disk = log_on_disk(&self.dir);
+            if self.adopt_dead(&mut inner).is_err() {
+                // Left for the next operation: its reload starts from what is on disk.
+                inner.generation = UNSEEN;
+            }
         }
         Ok((hold, inner))
+    }
+
+    /// Records the shell commands whose process died mid-command (their `adopt` records in
+    /// `calls/`, not this process's calls in progress): what differs from the index on disk
+    /// (written before the record, when the command's snapshot began) is that call's change,
+    /// added to its checkpoint or appended as one, not taken into the baseline; the records
+    /// are removed. With several (one per process that died), the oldest call gets the
+    /// changes. The caller holds the store's lock, the state just loaded.
+    ///
+    /// Errors: `Io` for a walk or a write that failed (the records stay).
+    fn adopt_dead(&self, inner: &mut Inner) -> Result<()> {
+        let own: Vec<&std::path::Path> = inner
+            .pending
+            .values()
+            .filter_map(|o| o.record.as_deref())
+            .collect();
+        let dead = calls::adoptable(&self.dir, &own);
+        let Some((_, oldest)) = dead.first() else {
+            return Ok(());
+        };
+        let beneath = self.beneath()?;
+        let walk = rescan(&beneath, b"", &self.excludes, scan::threads(), None)?;
+        let found = self.settle_walk(inner, &beneath, &walk)?;
+        inner.last_walk = Some(walk);
+        let log = if found.is_empty() {
+            LogWrite::None
+        } else {
+            Self::attribute(inner, oldest, found)
+        };
+        self.persist(inner, log, true)?;
+        for (path, _) in &dead {
+            calls::remove(path);
+        }
+        Ok(())
     }
 
     fn beneath(&self) -> Result<Beneath> {
@@ -634,7 +685,9 @@ impl CheckpointStore {
     /// record that the call started is written after it (removed at its record or release). A
     /// record of the same call already there is an earlier attempt's that died mid-command:
     /// what differs from the index is that attempt's change, added to the call's checkpoint
-    /// (appended when it has none yet) instead of being taken into the baseline.
+    /// (appended when it has none yet) instead of being taken into the baseline. A shell
+    /// command outside a durable unit (`For::Adoptable`) gets the same record, marked for the
+    /// next process to adopt should this one die mid-command ([`calls::adoptable`]).
     ///
     /// Errors: `Io` for a full disk.
     pub fn snapshot_call(&self, purpose: For<'_>) -> Result<u64> {
@@ -650,20 +703,28 @@ impl CheckpointStore {
             prev.as_ref(),
         )?;
         let found = self.settle_walk(&mut inner, &beneath, &walk)?;
-        let call = match purpose {
-            For::Durable(call) => Some(call),
-            _ => None,
+        let (call, adopt) = match purpose {
+            For::Durable(call) => (Some(call), false),
+            For::Adoptable(call) => (Some(call), true),
+            _ => (None, false),
         };
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
             let earlier = calls::read(path).filter(|r| r.is_of(call) && r.kept.is_none());
             let log = match earlier {
-                Some(r) if !found.is_empty() => Self::attribute(&mut inner, &r, found.clone()),
+                Some(r) if !found.is_empty() && !adopt => {
+                    Self::attribute(&mut inner, &r, found.clone())
+                }
                 _ => LogWrite::None,
             };
             // The record says the call started from the index on disk: it must be there first.
             self.persist(&mut inner, log, true)?;
-            calls::write(path, &CallRecord::of(call, None)).map_err(|e| io_error(&e))?;
+            let record = if adopt {
+                CallRecord::adoptable(call)
+            } else {
+                CallRecord::of(call, None)
+            };
+            calls::write(path, &record).map_err(|e| io_error(&e))?;
         }
         Ok(self.new_handle(
             &mut inner,

@@ -203,8 +203,11 @@ impl PyCheckpointStore {
 
     /// Walks the tree, keeping what differs from the index; returns a handle. `call`: before a
     /// shell command (the store's lock held until its record or release); with `tool_call_id`
-    /// as well: as `keep` (see `CheckpointStore::snapshot_call`).
-    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    /// as well: the call's record on disk, as `keep` (`durable`), or, for a command outside a
+    /// durable unit, for the next process to record should this one die mid-command (see
+    /// `CheckpointStore::snapshot_call`).
+    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0, durable = true))]
+    #[allow(clippy::too_many_arguments)]
     fn snapshot(
         &self,
         py: Python<'_>,
@@ -213,10 +216,12 @@ impl PyCheckpointStore {
         tool_call_id: Option<String>,
         tool_name: String,
         created_at: f64,
+        durable: bool,
     ) -> PyResult<u64> {
-        let durable = call_of(run_id, tool_call_id, tool_name, created_at);
-        let purpose = match (&durable, call) {
-            (Some(c), _) => For::Durable(c),
+        let identity = call_of(run_id, tool_call_id, tool_name, created_at);
+        let purpose = match (&identity, call) {
+            (Some(c), _) if durable => For::Durable(c),
+            (Some(c), _) => For::Adoptable(c),
             (None, true) => For::Call,
             (None, false) => For::Look,
         };

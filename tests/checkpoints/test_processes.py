@@ -383,3 +383,56 @@ async def test_the_async_listing_waits_without_blocking_the_event_loop(ws: Path)
             safety.cancel()
     assert summary(answers[0]) == [('cp-000001', 'write_file', ['a.txt'])] and answers[1] == []
     assert answers[0] == cp.list()
+
+
+DYING_CHILD = """
+import anyio, sys
+from pathlib import Path
+from pydantic_ai_harness_rs import Checkpoints
+from tests.checkpoints.conftest import agent_tools
+from tests.scripted import run_tools
+
+ws = Path(sys.argv[1])
+cp = Checkpoints(root=ws)
+# The command kills this process (its parent) mid-call: after the snapshot, before the record.
+command = 'echo dead >> a.txt && rm b.txt && mkdir d && echo x > d/x.txt && kill -9 $PPID'
+calls = [('write_file', {'path': 'w.txt', 'content': 'w\\\\n'}), ('run_command', {'command': command})]
+anyio.run(lambda: run_tools(agent_tools(ws, cp), calls))
+"""
+
+
+@pytest.mark.parametrize('open_before', [False, True], ids=['restart', 'open-elsewhere'])
+async def test_a_command_whose_agent_process_was_killed_mid_command_is_recorded(ws: Path, open_before: bool) -> None:
+    """The agent's process is SIGKILLed while its `run_command` runs (the command kills it): no record
+    follows in that process, so what the command changed before was taken into the baseline by the next
+    look. Its call's record on disk makes the next process on the store (opened after the kill, or open
+    all along) record it as that call's checkpoint, which rewinds."""
+    (ws / 'a.txt').write_text('one\n')
+    (ws / 'b.txt').write_text('bee\n')
+    before = tree(ws)
+    cp = Checkpoints[None](root=ws) if open_before else None
+    if cp is not None:
+        assert cp.list() == []
+    child = Child(ws, code=DYING_CHILD)
+    assert child.process.wait(timeout=CHILD_SECONDS) == -9
+    assert (ws / 'a.txt').read_text() == 'one\ndead\n' and (ws / 'd' / 'x.txt').exists()
+    cp = cp or Checkpoints[None](root=ws)
+    listed = await cp.list_async()
+    assert summary(listed) == [
+        ('cp-000001', 'write_file', ['w.txt']),
+        ('cp-000002', 'run_command', ['a.txt', 'b.txt', 'd', 'd/x.txt']),
+    ]
+    assert listed[1]['tool_call_id'] == 'call-2' and listed[1]['run_id'] == listed[0]['run_id']
+    assert not (ws / '.pydantic-ai-harness' / 'checkpoints' / 'calls').exists()
+    # The next command's checkpoint is its own change only.
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo after >> a.txt'})])
+    assert summary(cp.list())[2] == ('cp-000003', 'run_command', ['a.txt'])
+    result = await cp.rewind(to='cp-000002')
+    assert (result['restored'], result['deleted'], result['removed_dirs'], result['failed']) == (
+        ['a.txt', 'b.txt'],
+        ['d/x.txt'],
+        ['d'],
+        [],
+    )
+    await cp.rewind(to='cp-000001')
+    assert tree(ws) == before

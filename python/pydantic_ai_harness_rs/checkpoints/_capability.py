@@ -296,7 +296,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         leaves running stays open against its checkpoint."""
         async with state.turn():
             await state.sweep_jobs()
-            handle = await state.call('snapshot', call=True, **recorder.identity())
+            handle = await state.call('snapshot', call=True, **recorder.command_identity())
             if not recorder.identity():  # a durable unit's snapshot may count it as its dead attempt's
                 await state.count_for_jobs(handle)  # a job's change since the look at it is the job's
             token = RECORDING.set(recorder)  # a unit the call runs in (a Prefect task) records nothing again
