@@ -60,6 +60,11 @@ def fifo_read(fifo: Path) -> str:
     return f'timeout {FIFO_SECONDS} head -n 1 {fifo} > /dev/null'
 
 
+def until_exists(path: str) -> str:
+    """A job's shell words that wait (at most `FIFO_SECONDS`) until the test makes `path`."""
+    return f"timeout {FIFO_SECONDS} sh -c 'until [ -e {path} ]; do sleep 0.01; done'"
+
+
 async def go(fifo: Path) -> None:
     """Let the job waiting on `fifo` (`fifo_read`) go on; waits until it reads, failing after
     `FIFO_SECONDS` (a non-blocking open: a blocking one in a worker thread could not be given up)."""

@@ -16,7 +16,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
 from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability, _stores
 
-from tests.checkpoints.conftest import agent_tools, fifo_read, go, tree
+from tests.checkpoints.conftest import agent_tools, fifo_read, go, tree, until_exists
 from tests.conftest import both_backends
 from tests.scripted import run_tools
 
@@ -166,8 +166,9 @@ async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path
     (ws / 'trigger').mkdir()  # excluded: the test's signals to the job are no change
     before = tree(ws)
     cp = Checkpoints[None](exclude=['.git/', 'trigger/'])
-    wait = 'while [ ! -e trigger/{0} ]; do sleep 0.01; done'
-    script = f'{wait.format(1)}; echo job >> log.txt; {wait.format(2)}; mkdir out; echo x > out/made'
+    script = (
+        f'{until_exists("trigger/1")}; echo job >> log.txt; {until_exists("trigger/2")}; mkdir out; echo x > out/made'
+    )
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     (ws / 'trigger' / '1').touch()
@@ -317,7 +318,7 @@ async def test_the_api_works_under_asyncio_and_trio(ws: Path) -> None:
 
 async def test_a_background_shell_tool_job_counts_against_its_call(ws: Path) -> None:
     cp = Checkpoints[None]()
-    script = 'while [ ! -e go ]; do sleep 0.01; done; echo done > made.txt'
+    script = f'{until_exists("go")}; echo done > made.txt'
     caps = [FileSystem(root_dir=ws), LocalWorkspace(ws), Shell(tools=['shell']), cp]
     t = await run_tools(caps, [('shell', {'command': script, 'mode': 'background'}), write('go', '')])
     assert 'PID' in t.results[0], t.results
