@@ -1,14 +1,17 @@
 """A workspace whose files are on this host but whose backend is reached through the workspace protocol
-(a `LocalWorkspaceBackend` subclass overriding a file method, or `run` too): its file tools' and its
-commands' checkpoints land in one store, the root's, in call order, and a rewind undoes both."""
+(a `LocalWorkspaceBackend` subclass overriding a file method, or `run` too, or one under a wrapper): its
+file tools' and its commands' checkpoints land in one store, the root's, in call order, and a rewind
+undoes both."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.workspaces import Workspace
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+from pydantic_ai.workspaces.authority import AuthorityWorkspace
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell
 
 from tests.backends import ProtocolLocal
@@ -25,9 +28,17 @@ class ProtocolLocalRun(ProtocolLocal):
         return await super().run(*args, **kwargs)
 
 
-@pytest.mark.parametrize('backend', [ProtocolLocal, ProtocolLocalRun])
+def under_a_wrapper(ws: Path) -> Workspace:
+    return AuthorityWorkspace(Workspace(LocalWorkspaceBackend(ws)), authority='user')
+
+
+@pytest.mark.parametrize(
+    'workspace',
+    [lambda ws: Workspace(ProtocolLocal(ws)), lambda ws: Workspace(ProtocolLocalRun(ws)), under_a_wrapper],
+    ids=['file-method', 'run-too', 'wrapper'],
+)
 async def test_file_tools_and_commands_on_a_protocol_backend_share_the_roots_store(
-    ws: Path, backend: type[ProtocolLocal]
+    ws: Path, workspace: Callable[[Path], Workspace]
 ) -> None:
     (ws / 'a.txt').write_text('one\n')
     (ws / 'b.txt').write_text('bee\n')
@@ -39,7 +50,7 @@ async def test_file_tools_and_commands_on_a_protocol_backend_share_the_roots_sto
         ('run_command', {'command': 'echo more >> a.txt && rm b.txt && mkdir d && echo c > d/c.txt'}),
         ('edit_file', {'path': 'a.txt', 'old_text': 'more', 'new_text': 'less'}),
     ]
-    t = await run_tools(capabilities, calls, workspace=Workspace(backend(ws)))
+    t = await run_tools(capabilities, calls, workspace=workspace(ws))
     assert t.results[0].startswith('Wrote 4 chars') and t.results[1] == '(no output)', t.results
     assert (ws / 'a.txt').read_text() == 'two\nless\n'
     listed = cp.list()
