@@ -725,6 +725,11 @@ impl CheckpointStore {
                 CallRecord::of(call, None)
             };
             calls::write(path, &record).map_err(|e| io_error(&e))?;
+            if adopt {
+                // A new generation, written or not: a process that has the store open reloads at
+                // its next operation, so it finds the record should this one die.
+                inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
+            }
         }
         Ok(self.new_handle(
             &mut inner,

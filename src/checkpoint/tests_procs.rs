@@ -259,10 +259,14 @@ fn a_dead_processs_command_is_recorded_by_the_next_process() {
         let r = dir.path();
         std::fs::write(r.join("a.txt"), "one").unwrap();
         let other = open_before.then(|| open(r));
-        if let Some(other) = &other {
-            assert!(other.list(None).is_empty());
-        }
         let dying = open(r);
+        // An earlier command of the dying process: the index on disk is current, so the next
+        // snapshot writes nothing but the call's record.
+        let h = dying.snapshot_call(For::Call).unwrap();
+        assert!(dying.record(h, call("earlier")).unwrap().is_none());
+        if let Some(other) = &other {
+            assert!(other.list(None).is_empty()); // seen up to here
+        }
         let _ = dying
             .snapshot_call(For::Adoptable(&call("run_command")))
             .unwrap();
