@@ -1016,13 +1016,16 @@ impl CheckpointStore {
         for ((path, before), (meta, after, added)) in differ.into_iter().zip(befores).zip(captured)
         {
             inner.add_sizes(added);
-            match meta {
-                Some(m) => inner
-                    .index
-                    .insert(path.clone(), (m.settled(settle_since), after.clone())),
-                None => inner.index.remove(&path),
+            // Dirty only when the entry changed: a file looked at again because it was racy (a
+            // file tool wrote it just before) leaves the index as the snapshot saved it.
+            let changed = match meta {
+                Some(m) => {
+                    let entry = (m.settled(settle_since), after.clone());
+                    inner.index.insert(path.clone(), entry.clone()).as_ref() != Some(&entry)
+                }
+                None => inner.index.remove(&path).is_some(),
             };
-            inner.index_dirty = true;
+            inner.index_dirty |= changed;
             if !before.same(&after) {
                 changes.push(Change {
                     path,
