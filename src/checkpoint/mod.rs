@@ -157,6 +157,11 @@ pub enum For<'a> {
     /// A durable unit's call (one an engine runs again when its worker dies): as `Call`, and
     /// the call's record on disk (see [`calls`]) while it is in progress.
     Durable(&'a CallInfo),
+    /// A shell command outside a durable unit (a snapshot's purpose): as `Call`, and the call's
+    /// record on disk while it is in progress, so that, should this process die mid-command,
+    /// the next process to take the store's lock records what the command changed as its
+    /// checkpoint (see [`calls::adoptable`]).
+    Adoptable(&'a CallInfo),
 }
 
 /// How a change reaches the log file.
@@ -348,6 +353,12 @@ impl CheckpointStore {
                 // dead attempts'.
                 calls::sweep(&dir, state::now_ns() as f64 / 1e9);
                 drop(hold);
+                // A dead shell command's record: adopted by the first operation (its reload).
+                let generation = if calls::adoptable(&dir, &[]).is_empty() {
+                    generation
+                } else {
+                    UNSEEN
+                };
                 (generation, log, index, sizes)
             }
             None => (UNSEEN, Log::default(), Index::new(), Sizes::default()),
@@ -392,7 +403,9 @@ impl CheckpointStore {
         }
     }
 
-    /// The rest of a begin, a hold taken that saw `generation`.
+    /// The rest of a begin, a hold taken that saw `generation`. A reload (another process wrote
+    /// the store, one that died mid-command included) adopts the records of shell commands whose
+    /// process died ([`CheckpointStore::adopt_dead`]).
     fn begun(&self, generation: u64) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
         let hold = Hold(&self.coord);
         let mut inner = self.lock();
@@ -404,6 +417,10 @@ impl CheckpointStore {
             inner.index_dirty = false;
             inner.generation = generation;
             inner.log_on_disk = log_on_disk(&self.dir);
+            if self.adopt_dead(&mut inner).is_err() {
+                // Left for the next operation: its reload starts from what is on disk.
+                inner.generation = UNSEEN;
+            }
         }
         Ok((hold, inner))
     }
@@ -411,6 +428,40 @@ impl CheckpointStore {
     /// The workspace root, symlinks resolved.
     pub fn real_root(&self) -> &std::path::Path {
         self.root.real_root()
+    }
+
+    /// Records the shell commands whose process died mid-command (their `adopt` records in
+    /// `calls/`, not this process's calls in progress): what differs from the index on disk
+    /// (written before the record, when the command's snapshot began) is that call's change,
+    /// added to its checkpoint or appended as one, not taken into the baseline; the records
+    /// are removed. With several (one per process that died), the oldest call gets the
+    /// changes. The caller holds the store's lock, the state just loaded.
+    ///
+    /// Errors: `Io` for a walk or a write that failed (the records stay).
+    fn adopt_dead(&self, inner: &mut Inner) -> Result<()> {
+        let own: Vec<&std::path::Path> = inner
+            .pending
+            .values()
+            .filter_map(|o| o.record.as_deref())
+            .collect();
+        let dead = calls::adoptable(&self.dir, &own);
+        let Some((_, oldest)) = dead.first() else {
+            return Ok(());
+        };
+        let beneath = self.beneath()?;
+        let walk = rescan(&beneath, b"", &self.excludes, scan::threads(), None)?;
+        let found = self.settle_walk(inner, &beneath, &walk)?;
+        inner.last_walk = Some(walk);
+        let log = if found.is_empty() {
+            LogWrite::None
+        } else {
+            Self::attribute(inner, oldest, found)
+        };
+        self.persist(inner, log, true)?;
+        for (path, _) in &dead {
+            calls::remove(path);
+        }
+        Ok(())
     }
 
     fn beneath(&self) -> Result<Beneath> {
@@ -656,7 +707,9 @@ impl CheckpointStore {
     /// record that the call started is written after it (removed at its record or release). A
     /// record of the same call already there is an earlier attempt's that died mid-command:
     /// what differs from the index is that attempt's change, added to the call's checkpoint
-    /// (appended when it has none yet) instead of being taken into the baseline.
+    /// (appended when it has none yet) instead of being taken into the baseline. A shell
+    /// command outside a durable unit (`For::Adoptable`) gets the same record, marked for the
+    /// next process to adopt should this one die mid-command ([`calls::adoptable`]).
     ///
     /// Errors: `Io` for a full disk.
     pub fn snapshot_call(&self, purpose: For<'_>) -> Result<u64> {
@@ -672,20 +725,33 @@ impl CheckpointStore {
             prev.as_ref(),
         )?;
         let found = self.settle_walk(&mut inner, &beneath, &walk)?;
-        let call = match purpose {
-            For::Durable(call) => Some(call),
-            _ => None,
+        let (call, adopt) = match purpose {
+            For::Durable(call) => (Some(call), false),
+            For::Adoptable(call) => (Some(call), true),
+            _ => (None, false),
         };
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
             let earlier = calls::read(path).filter(|r| r.is_of(call) && r.kept.is_none());
             let log = match earlier {
-                Some(r) if !found.is_empty() => Self::attribute(&mut inner, &r, found.clone()),
+                Some(r) if !found.is_empty() && !adopt => {
+                    Self::attribute(&mut inner, &r, found.clone())
+                }
                 _ => LogWrite::None,
             };
             // The record says the call started from the index on disk: it must be there first.
             self.persist(&mut inner, log, true)?;
-            calls::write(path, &CallRecord::of(call, None)).map_err(|e| io_error(&e))?;
+            let record = if adopt {
+                CallRecord::adoptable(call)
+            } else {
+                CallRecord::of(call, None)
+            };
+            calls::write(path, &record).map_err(|e| io_error(&e))?;
+            if adopt {
+                // A new generation, written or not: a process that has the store open reloads at
+                // its next operation, so it finds the record should this one die.
+                inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
+            }
         }
         Ok(self.new_handle(
             &mut inner,
@@ -969,13 +1035,16 @@ impl CheckpointStore {
         for ((path, before), (meta, after, added)) in differ.into_iter().zip(befores).zip(captured)
         {
             inner.add_sizes(added);
-            match meta {
-                Some(m) => inner
-                    .index
-                    .insert(path.clone(), (m.settled(settle_since), after.clone())),
-                None => inner.index.remove(&path),
+            // Dirty only when the entry changed: a file looked at again because it was racy (a
+            // file tool wrote it just before) leaves the index as the snapshot saved it.
+            let changed = match meta {
+                Some(m) => {
+                    let entry = (m.settled(settle_since), after.clone());
+                    inner.index.insert(path.clone(), entry.clone()).as_ref() != Some(&entry)
+                }
+                None => inner.index.remove(&path).is_some(),
             };
-            inner.index_dirty = true;
+            inner.index_dirty |= changed;
             if !before.same(&after) {
                 changes.push(Change {
                     path,
@@ -1106,8 +1175,67 @@ impl CheckpointStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
-        let (beneath, _hold, inner, paths) = self.begin_rewind(paths)?;
-        rewind::plan(&inner, &beneath, &self.objects, to, paths)
+        self.plan_rewind_with_job(to, paths, None)
+            .map(|(plan, _)| plan)
+    }
+
+    /// [`CheckpointStore::plan_rewind`], what an open background job changed since the last look
+    /// at it counted against its call `job` first, in the same locked step
+    /// ([`CheckpointStore::count_for_job`]; `None`: no job open). Returns the plan and the
+    /// listing of the job's call's latest checkpoint when it changed something.
+    ///
+    /// Errors: as `plan_rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn plan_rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Plan, Option<Listing>)> {
+        let (beneath, _hold, inner, paths, counted) = self.begin_rewind(paths, job)?;
+        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
+        Ok((plan, counted))
+    }
+
+    /// Within the caller's locked step (a rewind's), what an open background job changed since
+    /// the last look at it (which brought the index up to the tree): a walk, and what differs
+    /// from the index added to the checkpoints of the job's call `job` ([`Log::add_later`]: a
+    /// path a later checkpoint changed goes to a new checkpoint of the call), or appended as its
+    /// checkpoint. A change the job makes between that look and the rewind is then the call's,
+    /// not someone else's. Nothing to do for `None`. Returns the listing of the call's latest
+    /// checkpoint; `None` when nothing changed.
+    ///
+    /// Errors: `InvalidArgument` for a job without a tool call id; `Io` for a full disk.
+    fn count_for_job(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        job: Option<&CallInfo>,
+    ) -> Result<Option<Listing>> {
+        let Some(job) = job else {
+            return Ok(None);
+        };
+        if job.tool_call_id.is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "Changes are counted against a call with a tool call id.",
+            ));
+        }
+        let prev = inner.last_walk.take();
+        let walk = rescan(beneath, b"", &self.excludes, scan::threads(), prev.as_ref())?;
+        let found = self.settle_walk(inner, beneath, &walk)?;
+        inner.last_walk = Some(walk);
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let log = Self::attribute(inner, &CallRecord::of(job, None), found);
+        let listing = inner
+            .log
+            .checkpoints
+            .iter()
+            .rfind(|c| c.run_id == job.run_id && c.tool_call_id == job.tool_call_id)
+            .map(Listing::of);
+        self.persist(inner, log, true)?;
+        Ok(listing)
     }
 
     /// Commits a rewind planned by [`CheckpointStore::plan_rewind`] (`pinned`: each planned
@@ -1122,7 +1250,26 @@ impl CheckpointStore {
         pinned: &[(Vec<u8>, Option<String>)],
         force: bool,
     ) -> Result<rewind::Rewound> {
-        let (beneath, _hold, mut inner, paths) = self.begin_rewind(paths)?;
+        self.commit_rewind_with_job(to, paths, pinned, force, None)
+            .map(|(done, _)| done)
+    }
+
+    /// [`CheckpointStore::commit_rewind`], an open background job's changes since the last look
+    /// counted against its call `job` first, in the same locked step (see
+    /// [`CheckpointStore::plan_rewind_with_job`]): one on a planned path is then a recorded change
+    /// since the plan (rewind again), not someone else's. Returns what was done and the listing
+    /// of the job's call's latest checkpoint when it changed something.
+    ///
+    /// Errors: as `commit_rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn commit_rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        pinned: &[(Vec<u8>, Option<String>)],
+        force: bool,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Rewound, Option<Listing>)> {
+        let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
         let done = rewind::commit(
             &mut inner,
             &beneath,
@@ -1134,7 +1281,7 @@ impl CheckpointStore {
         )?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok(done)
+        Ok((done, counted))
     }
 
     /// Plans and commits the rewind to the state before checkpoint `to` (and every later one)
@@ -1151,33 +1298,58 @@ impl CheckpointStore {
         paths: Option<&[Vec<u8>]>,
         force: bool,
     ) -> Result<(rewind::Plan, rewind::Rewound)> {
-        let (beneath, _hold, mut inner, paths) = self.begin_rewind(paths)?;
+        self.rewind_with_job(to, paths, force, None)
+            .map(|(plan, done, _)| (plan, done))
+    }
+
+    /// [`CheckpointStore::rewind`], an open background job's changes since the last look counted
+    /// against its call `job` first, in the same locked step (see
+    /// [`CheckpointStore::plan_rewind_with_job`]): a change it made as the rewind started is its
+    /// call's, undone with it when that call's checkpoint is rewound, never refused as someone
+    /// else's. Returns the plan, what was done, and the listing of the job's call's latest
+    /// checkpoint when it changed something (before the rewind dropped it).
+    ///
+    /// Errors: as `rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        force: bool,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Plan, rewind::Rewound, Option<Listing>)> {
+        let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
         let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
         let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok((plan, done))
+        Ok((plan, done, counted))
     }
 
     /// What a rewind's plan or commit starts from: the root opened, a hold of the lock with the
-    /// state current, the writer thread's queued objects and lines on disk (see `later`), and
-    /// `paths` normalized.
+    /// state current, an open background job's changes counted against its call `job` (see
+    /// [`CheckpointStore::count_for_job`]; its call's latest listing when it changed something),
+    /// the writer thread's queued objects and lines on disk (see `later`), and `paths`
+    /// normalized.
     ///
-    /// Errors: as [`normalize`]; `Io` when the root, the lock or a queued write fails.
+    /// Errors: as [`normalize`]; `InvalidArgument` for a job without a tool call id; `Io` when
+    /// the root, the lock, the job's walk or a queued write fails.
     #[allow(clippy::type_complexity)]
     fn begin_rewind(
         &self,
         paths: Option<&[Vec<u8>]>,
+        job: Option<&CallInfo>,
     ) -> Result<(
         Beneath,
         Hold<'_>,
         MutexGuard<'_, Inner>,
         Option<Vec<Vec<u8>>>,
+        Option<Listing>,
     )> {
         let beneath = self.beneath()?;
-        let (hold, inner) = self.begin()?;
+        let (hold, mut inner) = self.begin()?;
+        let counted = self.count_for_job(&mut inner, &beneath, job)?;
         self.objects.flush().map_err(|e| io_error(&e))?;
-        Ok((beneath, hold, inner, normalize_all(paths)?))
+        Ok((beneath, hold, inner, normalize_all(paths)?, counted))
     }
 
     /// Writes the log (with `log`) and the index (with `index`, when changed).

@@ -274,8 +274,11 @@ impl PyCheckpointStore {
 
     /// Walks the tree, keeping what differs from the index; returns a handle. `call`: before a
     /// shell command (the store's lock held until its record or release); with `tool_call_id`
-    /// as well: as `keep` (see `CheckpointStore::snapshot_call`).
-    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    /// as well: the call's record on disk, as `keep` (`durable`), or, for a command outside a
+    /// durable unit, for the next process to record should this one die mid-command (see
+    /// `CheckpointStore::snapshot_call`).
+    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0, durable = true))]
+    #[allow(clippy::too_many_arguments)]
     fn snapshot(
         &self,
         py: Python<'_>,
@@ -284,10 +287,12 @@ impl PyCheckpointStore {
         tool_call_id: Option<String>,
         tool_name: String,
         created_at: f64,
+        durable: bool,
     ) -> PyResult<u64> {
-        let durable = call_of(run_id, tool_call_id, tool_name, created_at);
-        let purpose = match (&durable, call) {
-            (Some(c), _) => For::Durable(c),
+        let identity = call_of(run_id, tool_call_id, tool_name, created_at);
+        let purpose = match (&identity, call) {
+            (Some(c), _) if durable => For::Durable(c),
+            (Some(c), _) => For::Adoptable(c),
             (None, true) => For::Call,
             (None, false) => For::Look,
         };
@@ -444,51 +449,102 @@ impl PyCheckpointStore {
         diffs(py, run(py, || self.store.diff(&checkpoint_id))?)
     }
 
-    /// What rewinding to the state before `to` would do (nothing changed).
-    #[pyo3(signature = (to, paths = None))]
+    /// What rewinding to the state before `to` would do (nothing changed but what `job`, an open
+    /// background job's call, changed since the last look: counted against it first, its
+    /// listing under the plan's `job` key).
+    #[pyo3(signature = (to, paths = None, *, job = None))]
     fn plan_rewind<'py>(
         &self,
         py: Python<'py>,
         to: String,
         paths: Option<Vec<Bound<'_, PyString>>>,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let paths = paths.map(paths_of).transpose()?;
-        let plan = run(py, || self.store.plan_rewind(&to, paths.as_deref()))?;
-        plan_dict(py, &plan)
+        let job = job.map(job_of).transpose()?;
+        let (plan, counted) = run(py, || {
+            self.store
+                .plan_rewind_with_job(&to, paths.as_deref(), job.as_ref())
+        })?;
+        let d = plan_dict(py, &plan)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
+        Ok(d)
     }
 
     /// Plans and commits the rewind to before `to` in one step under the store's lock: the
-    /// commit's result with the plan's `unrestorable` paths.
-    #[pyo3(signature = (to, paths = None, *, force = false))]
+    /// commit's result with the plan's `unrestorable` paths (and `job`, as `plan_rewind`).
+    #[pyo3(signature = (to, paths = None, *, force = false, job = None))]
     fn rewind<'py>(
         &self,
         py: Python<'py>,
         to: String,
         paths: Option<Vec<Bound<'_, PyString>>>,
         force: bool,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let paths = paths.map(paths_of).transpose()?;
-        let (plan, done) = run(py, || self.store.rewind(&to, paths.as_deref(), force))?;
+        let job = job.map(job_of).transpose()?;
+        let (plan, done, counted) = run(py, || {
+            self.store
+                .rewind_with_job(&to, paths.as_deref(), force, job.as_ref())
+        })?;
         let d = rewound_dict(py, &done)?;
         d.set_item("unrestorable", py_paths(py, &plan.unrestorable)?)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
         Ok(d)
     }
 
-    /// Commits a plan from `plan_rewind`.
-    #[pyo3(signature = (plan, *, force = false))]
+    /// Commits a plan from `plan_rewind` (and `job`, as `plan_rewind`).
+    #[pyo3(signature = (plan, *, force = false, job = None))]
     fn commit_rewind<'py>(
         &self,
         py: Python<'py>,
         plan: &Bound<'py, PyDict>,
         force: bool,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let job = job.map(job_of).transpose()?;
         let (to, paths, pinned) = plan_parts(plan)?;
-        let done = run(py, || {
+        let (done, counted) = run(py, || {
             self.store
-                .commit_rewind(&to, paths.as_deref(), &pinned, force)
+                .commit_rewind_with_job(&to, paths.as_deref(), &pinned, force, job.as_ref())
         })?;
-        rewound_dict(py, &done)
+        let d = rewound_dict(py, &done)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
+        Ok(d)
     }
+}
+
+/// An open background job's call, `{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`.
+fn job_of(job: &Bound<'_, PyDict>) -> PyResult<CallInfo> {
+    let item = |key: &str| {
+        job.get_item(key)?.ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!("A job names its call's {key}."))
+        })
+    };
+    Ok(CallInfo {
+        run_id: item("run_id")?.extract()?,
+        tool_call_id: Some(item("tool_call_id")?.extract()?),
+        tool_name: item("tool_name")?.extract()?,
+        created_at: item("created_at")?.extract()?,
+    })
+}
+
+/// With a job given, `d['job']`: the listing of its call's latest checkpoint when the step
+/// counted a change against it, else `None`.
+fn with_job(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    job: Option<&CallInfo>,
+    counted: Option<&Listing>,
+) -> PyResult<()> {
+    if job.is_some() {
+        match counted {
+            Some(l) => d.set_item("job", listing(py, l)?)?,
+            None => d.set_item("job", py.None())?,
+        }
+    }
+    Ok(())
 }
 
 /// Adds `CheckpointStore` and `CheckpointError` to the module.

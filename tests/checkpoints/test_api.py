@@ -17,7 +17,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
 from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability, _stores
 
-from tests.checkpoints.conftest import agent_tools, tree
+from tests.checkpoints.conftest import agent_tools, fifo_read, go, tree, until_exists
 from tests.conftest import both_backends
 from tests.scripted import run_tools
 
@@ -167,8 +167,9 @@ async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path
     (ws / 'trigger').mkdir()  # excluded: the test's signals to the job are no change
     before = tree(ws)
     cp = Checkpoints[None](exclude=['.git/', 'trigger/'])
-    wait = 'while [ ! -e trigger/{0} ]; do sleep 0.01; done'
-    script = f'{wait.format(1)}; echo job >> log.txt; {wait.format(2)}; mkdir out; echo x > out/made'
+    script = (
+        f'{until_exists("trigger/1")}; echo job >> log.txt; {until_exists("trigger/2")}; mkdir out; echo x > out/made'
+    )
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     (ws / 'trigger' / '1').touch()
@@ -213,13 +214,9 @@ def release_the_job_at(
     released: list[str] = []
     call = _stores.RootState.call
 
-    def go() -> None:
-        with open(fifo, 'w') as f:  # waits for the job to be reading
-            f.write('go\n')
-
     async def release(method: str) -> None:
         released.append(method)
-        await anyio.to_thread.run_sync(go)
+        await go(fifo)  # waits for the job to be reading
         with anyio.fail_after(30):
             while not wrote.exists():
                 await anyio.sleep(0.01)
@@ -234,7 +231,7 @@ def release_the_job_at(
         return result
 
     monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    return f'read x < {fifo}; echo job >> log.txt; touch {wrote}', released
+    return f'{fifo_read(fifo)}; echo job >> log.txt; touch {wrote}', released
 
 
 async def test_a_jobs_first_change_right_after_its_calls_record_counts(
@@ -338,7 +335,7 @@ async def test_the_api_works_under_asyncio_and_trio(ws: Path) -> None:
 
 async def test_a_background_shell_tool_job_counts_against_its_call(ws: Path) -> None:
     cp = Checkpoints[None]()
-    script = 'while [ ! -e go ]; do sleep 0.01; done; echo done > made.txt'
+    script = f'{until_exists("go")}; echo done > made.txt'
     caps = [FileSystem(root_dir=ws), LocalWorkspace(ws), Shell(tools=['shell']), cp]
     t = await run_tools(caps, [('shell', {'command': script, 'mode': 'background'}), write('go', '')])
     assert 'PID' in t.results[0], t.results

@@ -159,8 +159,11 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         """The store of the non-local workspace root `root` (a workspace path; `None`: the one
         `store_dir` holds), opened the first time.
 
+        With `root` `None` and nothing recorded in `store_dir` yet, its empty store (no checkpoints,
+        every id unknown), not kept: the first run names the root.
+
         Raises:
-            UserError: a second non-local root, or nothing recorded in `store_dir` yet.
+            UserError: a second non-local root.
             CheckpointError: `store_dir` holds another root's checkpoints.
         """
         with _OPENING:
@@ -188,10 +191,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                     budget_bytes=self.budget_bytes,
                 )
                 if store.root is None:
-                    raise UserError(
-                        '`Checkpoints` has no workspace root yet: `store_dir` holds no checkpoints; run the agent '
-                        'with a `FileSystem` or `Shell` first.'
-                    )
+                    return RemoteState('', store)  # no root, no files to read: nothing is recorded there
                 shared = _OPEN_REMOTE[key] = RemoteState(store.root, store)
             self._remote = shared
             return self._remote
@@ -298,7 +298,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         leaves running stays open against its checkpoint."""
         async with state.turn():
             await state.sweep_jobs()
-            handle = await state.call('snapshot', call=True, **recorder.identity())
+            handle = await state.call('snapshot', call=True, **recorder.command_identity())
             if not recorder.identity():  # a durable unit's snapshot may count it as its dead attempt's
                 await state.count_for_jobs(handle)  # a job's change since the look at it is the job's
             token = RECORDING.set(recorder)  # a unit the call runs in (a Prefect task) records nothing again
@@ -320,13 +320,13 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         """The store and workspace of a shell command on a workspace whose files are not on this host
         and that runs commands; `None` otherwise. Its root is the working directory (symlinks
         resolved), listed whole before and after the command."""
-        from pydantic_ai_harness_rs._workspace import local_backend, supports_commands
+        from pydantic_ai_harness_rs._workspace import files_on_host, supports_commands
 
         workspace = getattr(ctx, 'workspace', None)
         if workspace is None:
             return None
         workspace = beneath_durable(workspace)
-        if not supports_commands(workspace) or local_backend(workspace) is not None:
+        if not supports_commands(workspace) or files_on_host(workspace):
             return None
         cwd = posixpath.normpath(await workspace.working_dir())
         root = cwd if cwd == '/' else await workspace.realpath(cwd)
@@ -488,14 +488,15 @@ def _in_workflow_code() -> bool:
 
 
 async def shell_root(ctx: RunContext[Any]) -> str | None:
-    """The root a shell command runs in: a local workspace's working directory (`None` otherwise:
-    a command elsewhere is not covered). Under a durable engine's workspace wrapper (a Prefect flow's),
-    the workspace beneath it (its calls there only pass through)."""
-    from pydantic_ai_harness_rs._workspace import local_backend
+    """The root a shell command runs in: the working directory of a workspace whose files are on this
+    host (a `LocalWorkspaceBackend`, or a subclass reached through the protocol: its file tools record
+    into the same store), `None` otherwise (`_remote_commands`). Under a durable engine's workspace
+    wrapper (a Prefect flow's), the workspace beneath it (its calls there only pass through)."""
+    from pydantic_ai_harness_rs._workspace import files_on_host
 
     workspace = getattr(ctx, 'workspace', None)
     if workspace is not None:
         workspace = beneath_durable(workspace)
-    if workspace is None or not workspace.attached or local_backend(workspace) is None:
+    if workspace is None or not workspace.attached or not files_on_host(workspace):
         return None
     return real_root(await workspace.working_dir())

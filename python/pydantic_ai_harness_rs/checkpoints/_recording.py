@@ -66,6 +66,15 @@ class CallRecorder:
             return {}
         return self.call_info()
 
+    def command_identity(self) -> dict[str, Any]:
+        """The keyword arguments of the store's `snapshot` before a shell command: in a durable unit,
+        `identity`; elsewhere the call's identity with `durable=False`, so that its record on disk
+        lets the next process on the store record what the command changed should this one die
+        mid-command (`CheckpointStore.snapshot`); none for a call without a tool call id."""
+        if self.once or self.tool_call_id is None:
+            return self.identity()
+        return {**self.call_info(), 'durable': False}
+
     def call_info(self) -> dict[str, Any]:
         """The call as the store records it (`CheckpointStore.record`'s keywords)."""
         return call_info(self)

@@ -122,18 +122,48 @@ class RootState:
         return await anyio.to_thread.run_sync(functools.partial(getattr(self.store, method), *args, **kwargs))
 
     async def plan_rewind(self, to: str, paths: list[str] | None) -> dict[str, Any]:
-        """What rewinding to before `to` would do (`store.plan_rewind`); nothing changed."""
-        return await self.call('plan_rewind', to, paths)
+        """What rewinding to before `to` would do (`store.plan_rewind`); nothing changed but what an
+        open job changed since the last look, counted against its call in the same step (`_job`)."""
+        return await self._counted(await self.call('plan_rewind', to, paths, job=self._job()))
 
     async def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
-        """Commit `plan` (`store.commit_rewind`)."""
-        return await self.call('commit_rewind', plan, force=force)
+        """Commit `plan` (`store.commit_rewind`), an open job's latest changes counted first (`_job`):
+        one on a planned path is a recorded change since the plan, to rewind again."""
+        return await self._counted(await self.call('commit_rewind', plan, force=force, job=self._job()))
 
     async def rewind_whole(self, to: str, paths: list[str] | None, *, force: bool = False) -> dict[str, Any]:
         """Plan and commit the rewind to before `to` in one step under the store's lock
-        (`store.rewind`): no other process's checkpointed call lands between the two. The commit's
-        result with the plan's `unrestorable` paths."""
-        return await self.call('rewind', to, paths, force=force)
+        (`store.rewind`): no other process's checkpointed call lands between the two, and what an open
+        job changed since the last look is counted against its call first (`_job`), never taken for
+        someone else's change. The commit's result with the plan's `unrestorable` paths."""
+        return await self._counted(await self.call('rewind', to, paths, force=force, job=self._job()))
+
+    def _job(self) -> dict[str, Any] | None:
+        """The call of the oldest open job (it gets the changes, as in `sweep_jobs`), for a rewind's
+        store step to count what changed since the last look against; `None` without open jobs.
+        The caller holds the turn, after `sweep_jobs`."""
+        if not self.jobs:
+            return None
+        job = self.jobs[0]
+        return {
+            'run_id': job.run_id,
+            'tool_call_id': job.tool_call_id,
+            'tool_name': job.tool_name,
+            'created_at': job.created_at,
+        }
+
+    async def _counted(self, result: dict[str, Any]) -> dict[str, Any]:
+        """`result` without its `job` key; a change that step counted against the oldest open job
+        makes its call's latest checkpoint the job's (followed through `extend` from then on)."""
+        listing = result.pop('job', None)
+        if listing is not None and self.jobs:
+            job = self.jobs[0]
+            job.checkpoint_id = listing['id']
+            if job.handle is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.call('release', job.handle)
+                job.handle = None
+        return result
 
     async def record_for_job(self, handle: int, recorder: CallRecorder) -> tuple[dict[str, Any] | None, int | None]:
         """`record` of the snapshot `handle` of a call that left a background job running: with the
