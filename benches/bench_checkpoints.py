@@ -1,6 +1,6 @@
 """Checkpoints (issue 23): the cost the core's `CheckpointStore` adds to a tool call, in one run.
 
-Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edits 100] [--only-edits]`
+Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edits 100] [--only-edits] [--gap-ms 2]`
 
 - `stdlib` (this machine's CPython standard library, copied to a temporary directory) and `gen48k`
   (`--files` generated small files, 100 to a directory): a shell command's checkpoint is a
@@ -17,8 +17,9 @@ Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edi
   through the `Checkpoints` capability's own hook (`wrap_tool_execute`, as an agent's run calls it:
   the root's turn, the recorder, the native call that keeps, commits and records), so the figure is
   what a user's agent pays. Consecutive edits of the file, the calls alone and with checkpoints
-  interleaved so both see the same machine, 2 ms apart (untimed: an agent's calls are a model turn
-  apart, so the store's writer thread has finished the last call's writes): each writing a line no version had (a new object per
+  interleaved so both see the same machine, `--gap-ms` apart (untimed, 2 ms by default: an agent's
+  calls are a model turn apart, so the store's writer thread has finished the last call's writes;
+  0: back to back, caches warm): each writing a line no version had (a new object per
   call, kept by the store's writer thread, as an agent's edits are), each undoing the previous one
   (both versions kept already), and each new after the file's first line was changed by someone
   else (untimed), so its old bytes are new to the store too (hashed and kept).
@@ -176,7 +177,7 @@ def edited(text: str, n: int) -> str:
     return ''.join(lines)
 
 
-async def edit_rows(work: Path, repeat: int) -> list[str]:
+async def edit_rows(work: Path, repeat: int, gap: float) -> list[str]:
     import types
 
     from pydantic_ai.messages import ToolCallPart
@@ -224,7 +225,8 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
                     part = ToolCallPart(tool_name='edit_file', args={}, tool_call_id=f'call-{n}')
                     # An agent's calls are a model turn apart: the writer thread is done with the
                     # last call's objects before the next call starts (untimed).
-                    await asyncio.sleep(0.002)
+                    if gap:
+                        await asyncio.sleep(gap)
                     start = time.perf_counter()
                     if checkpoints is None:
                         result = await call(None)
@@ -282,7 +284,7 @@ def file_tool_lines(options: argparse.Namespace, edits: list[str], store_line: s
     return [
         f'{FILE_TOOL_MARK} `edit_file` alone vs through the `Checkpoints` hook (`wrap_tool_execute`: keep, '
         f'commit and record in one native call), best and median of {options.repeat * 2} calls each, '
-        f'interleaved (load {os.getloadavg()[0]:.1f} at the end).',
+        f'interleaved, {options.gap_ms:g} ms apart (load {os.getloadavg()[0]:.1f} at the end).',
         '',
         '| call | alone best | with checkpoint best | added | ratio | alone median | with checkpoint median | ratio |',
         '|---|---|---|---|---|---|---|---|',
@@ -298,12 +300,15 @@ def main() -> None:
     parser.add_argument('--repeat', type=int, default=15)
     parser.add_argument('--edits', type=int, default=100)
     parser.add_argument('--only-edits', action='store_true', help='run the edit_file part only')
+    parser.add_argument(
+        '--gap-ms', type=float, default=2.0, help='untimed pause before each edit_file call (0: back to back)'
+    )
     options = parser.parse_args()
 
     if options.only_edits:
         work = Path(tempfile.mkdtemp(prefix='bench-checkpoints-'))
         try:
-            edits = asyncio.run(edit_rows(work, options.repeat))
+            edits = asyncio.run(edit_rows(work, options.repeat, options.gap_ms / 1000))
             store_line = store_after_edits(work, options.edits)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -331,7 +336,7 @@ def main() -> None:
                 f'{extra["cpu_ours"] * 1000:.1f} ms, `git status` {extra["cpu_git"] * 1000:.1f} ms '
                 f'({extra["cpu_ours"] / extra["cpu_git"]:.2f}x).'
             )
-        edits = asyncio.run(edit_rows(work, options.repeat))
+        edits = asyncio.run(edit_rows(work, options.repeat, options.gap_ms / 1000))
         store_line = store_after_edits(work, options.edits)
     finally:
         shutil.rmtree(work, ignore_errors=True)

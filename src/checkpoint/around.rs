@@ -41,6 +41,10 @@ use crate::fs::root::path::Beneath;
 /// ones cost less to hash than to hand over).
 const BESIDE_BYTES: usize = 8 << 10;
 
+/// Old bytes from this size on are compared with the bytes written there last (see [`Recent`])
+/// on that thread too.
+const COMPARE_BESIDE_BYTES: usize = 256 << 10;
+
 /// The new bytes [`Recent`] holds at most (each shared with its plan, which also holds the
 /// edit's old bytes: about twice this in memory).
 const RECENT_BYTES: u64 = 16 << 20;
@@ -91,10 +95,9 @@ impl Recent {
         self.by_path.insert(path, (hash, data));
     }
 
-    /// The hash of `data` when it is what a file tool wrote at `path` last.
-    fn hash_of(&self, path: &[u8], data: &[u8]) -> Option<String> {
-        let (hash, d) = self.by_path.get(path)?;
-        ((**d).as_ref() == data).then(|| hash.clone())
+    /// What a file tool wrote at `path` last, with its hash.
+    fn get(&self, path: &[u8]) -> Option<(String, Shared)> {
+        self.by_path.get(path).cloned()
     }
 }
 
@@ -153,10 +156,15 @@ impl CheckpointStore {
         for k in &known {
             if let (true, Some(old)) = (deferred.contains_key(&k.path), &k.old) {
                 let data = (**old).as_ref();
-                if let Some(h) = inner.recent.hash_of(&k.path, data) {
+                let recent = inner.recent.get(&k.path);
+                if data.len() >= COMPARE_BESIDE_BYTES
+                    || (recent.is_none() && data.len() >= BESIDE_BYTES)
+                {
+                    hashing.push((k.path.clone(), beside::sha256_beside(old.clone(), recent)));
+                } else if let Some((h, _)) = recent.filter(|(_, d)| (**d).as_ref() == data) {
                     hashes.insert(k.path.clone(), h);
                 } else if data.len() >= BESIDE_BYTES {
-                    hashing.push((k.path.clone(), beside::sha256_beside(old.clone())));
+                    hashing.push((k.path.clone(), beside::sha256_beside(old.clone(), None)));
                 }
             }
         }

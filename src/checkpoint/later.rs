@@ -185,6 +185,7 @@ impl Later {
 }
 
 fn run(hub: &Hub, objects: &Path, tmp: &Path, write: WriteObject) {
+    super::beside::batch_thread();
     // The log's descriptor, kept from one line to the next.
     let mut log = super::log::LogFile::default();
     let gone = || Err(io::Error::from(io::ErrorKind::NotFound));

@@ -38,7 +38,7 @@ def call_info(call: CallRecorder | OpenJob) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(slots=True)
 class CallRecorder:
     """One tool call's checkpointing: who it is, and how to reach the store of a root."""
 
