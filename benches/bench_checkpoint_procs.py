@@ -11,6 +11,10 @@ this machine's CPython standard library:
 - `snapshot+record`: a shell command's two walks (the command is `true`, not timed).
 - `durable snapshot+record` (this checkout only): the same with the call's identity, as a durable
   unit passes it: the index is written at the snapshot and the call's record written and removed.
+- `command snapshot+record`: a shell command outside a durable unit as `Checkpoints` takes it (`call=True`;
+  with `durable=False` and the call's identity where the build has it: the record a process that dies
+  mid-command leaves for the next one); `edit, then command`: the same right after a file tool's
+  record (untimed), which leaves the index unsaved, so the snapshot writes it before the record.
 
 Each time is the best (and the median) of `--repeat` calls (`keep+record`: ten times as many), in
 microseconds. Prints a table.
@@ -68,6 +72,25 @@ else:
         h = store.snapshot(call=True, **{**ident, 'tool_call_id': f'd{i}'})
         store.record(h, **{**ident, 'tool_call_id': f'd{i}'})
     timed('durable snapshot+record', durable)
+
+def command(i, edit=False):
+    if edit:  # a file tool's record first (untimed): the index left unsaved
+        h = store.keep(['bench-target.txt'])
+        with open(target, 'w') as f:
+            f.write('e' * 4096 + str(i))
+        store.record(h, run_id='r', tool_call_id=f'e{i}', tool_name='write_file', created_at=1.0)
+    call = {**ident, 'tool_call_id': f'c{i}'}
+    start = time.perf_counter()
+    try:
+        h = store.snapshot(call=True, **call, durable=False)
+    except TypeError:  # a build without it: a command's snapshot had no record
+        h = store.snapshot(call=True)
+    store.record(h, **call)
+    return time.perf_counter() - start
+
+for name, edit in (('command snapshot+record', False), ('edit, then command', True)):
+    times = [command(i, edit) for i in range(repeat)]
+    out[name] = (min(times) * 1e6, statistics.median(times) * 1e6)
 print(json.dumps(out))
 """
 
@@ -95,7 +118,13 @@ def main() -> None:
     print(f'load: {os.getloadavg()}  time: {time.strftime("%Y-%m-%d %H:%M:%S")}')
     print('| step | base best / median (us) | this best / median (us) | ratio (best) |')
     print('|---|---|---|---|')
-    for step in ('keep+record', 'snapshot+record', 'durable snapshot+record'):
+    for step in (
+        'keep+record',
+        'snapshot+record',
+        'durable snapshot+record',
+        'command snapshot+record',
+        'edit, then command',
+    ):
         base = results['base'].get(step) or results['base']['snapshot+record']
         mine = results['this'][step]
         print(f'| {step} | {base[0]:.0f} / {base[1]:.0f} | {mine[0]:.0f} / {mine[1]:.0f} | {mine[0] / base[0]:.2f}x |')

@@ -1,6 +1,6 @@
 """Checkpoints (issue 23): the cost the core's `CheckpointStore` adds to a tool call, in one run.
 
-Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edits 100] [--only-edits]`
+Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edits 100] [--only-edits] [--gap-ms 2]`
 
 - `stdlib` (this machine's CPython standard library, copied to a temporary directory) and `gen48k`
   (`--files` generated small files, 100 to a directory): a shell command's checkpoint is a
@@ -13,12 +13,16 @@ Usage: `python benches/bench_checkpoints.py [--files 48000] [--repeat 15] [--edi
   around git's) is shown too, as load does not change it much. The first snapshot (the whole tree copied into the store) is shown
   once, with the store's size, beside git's first `git add -A` of the same tree.
 - `edit_file`: one `edit_file` call (the toolset's direct method, `root_dir` given, no Agent) on a
-  file of 2,000 lines and on a 1 MiB file, alone and through the `Checkpoints` capability's own hook
-  (`wrap_tool_execute`, as an agent's run calls it: the root's turn, the recorder, the native call that
-  keeps, commits and records), so the figure is what a user's agent pays. Consecutive edits of the
-  file (each undoing the previous one), the calls alone and with checkpoints interleaved so both see
-  the same machine; a second row has the file's first line changed by someone else (untimed) before
-  each call, so its old bytes are new to the store (hashed and kept).
+  file of 2,000 lines (at the root, and three directories down) and on a 1 MiB file, alone and
+  through the `Checkpoints` capability's own hook (`wrap_tool_execute`, as an agent's run calls it:
+  the root's turn, the recorder, the native call that keeps, commits and records), so the figure is
+  what a user's agent pays. Consecutive edits of the file, the calls alone and with checkpoints
+  interleaved so both see the same machine, `--gap-ms` apart (untimed, 2 ms by default: an agent's
+  calls are a model turn apart, so the store's writer thread has finished the last call's writes;
+  0: back to back, caches warm): each writing a line no version had (a new object per
+  call, kept by the store's writer thread, as an agent's edits are), each undoing the previous one
+  (both versions kept already), and each new after the file's first line was changed by someone
+  else (untimed), so its old bytes are new to the store too (hashed and kept).
 - `store_after_edits`: `--edits` one-line edits of one 1 MiB file, each kept and recorded; the
   store's size in bytes (`store_bytes()`, and `du` of the store directory) after them.
 
@@ -173,7 +177,7 @@ def edited(text: str, n: int) -> str:
     return ''.join(lines)
 
 
-async def edit_rows(work: Path, repeat: int) -> list[str]:
+async def edit_rows(work: Path, repeat: int, gap: float) -> list[str]:
     import types
 
     from pydantic_ai.messages import ToolCallPart
@@ -181,22 +185,34 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
 
     rows: list[str] = []
     ctx: Any = types.SimpleNamespace(run_id='bench', workspace=None)
-    for label, lines in (('2,000 lines', 2000), ('1 MiB', 1 << 20 >> 5)):
+    # `new`: each edit writes a line no version had (a new object each call, as an agent's edits
+    # do); `undo`: each edit undoes the previous one (both versions kept already); `person`: as
+    # `new`, with the file's first line changed by someone else before each call.
+    cases = (
+        ('2,000 lines', 2000, '', ('new', 'undo', 'person')),
+        ('2,000 lines, three directories down', 2000, 'src/pkg/sub/', ('new',)),
+        ('1 MiB', 1 << 20 >> 5, '', ('new', 'undo', 'person')),
+    )
+    for label, lines, under, kinds in cases:
         text = ''.join(f'line {i:05d} of the file being edited.....\n'[:31] + '\n' for i in range(lines))
         middle = text.splitlines(keepends=True)[lines // 2]
-        for person in (False, True):
+        for kind in kinds:
+            person = kind == 'person'
             # One directory, one file each: the file system allocates both calls' new files alike
             # (ext4's inode search varies a lot from one directory to another).
-            tree = work / f'edit-{lines}-{person}'
-            tree.mkdir()
+            tree = work / f'edit-{lines}-{kind}-{len(under)}'
+            (tree / under).mkdir(parents=True)
             toolset = FileSystem(root_dir=tree).get_toolset()
             files: dict[str, tuple[str, Any]] = {}
             for mode in ('alone', 'checkpoints'):
-                (tree / f'{mode}.py').write_text(text)
-                files[mode] = (f'{mode}.py', Checkpoints[None](root=tree) if mode == 'checkpoints' else None)
+                (tree / under / f'{mode}.py').write_text(text)
+                files[mode] = (f'{under}{mode}.py', Checkpoints[None](root=tree) if mode == 'checkpoints' else None)
             times: dict[str, list[float]] = {'alone': [], 'checkpoints': []}
             for n in range(2 * repeat + 2):
-                old, new = (middle, 'changed\n') if n % 2 == 0 else ('changed\n', middle)
+                if kind == 'undo':
+                    old, new = (middle, 'changed\n') if n % 2 == 0 else ('changed\n', middle)
+                else:
+                    old, new = (middle if n == 0 else f'edit {n - 1}\n'), f'edit {n}\n'
                 for mode in ('alone', 'checkpoints') if n % 4 < 2 else ('checkpoints', 'alone'):
                     name, checkpoints = files[mode]
                     if person:  # someone else changes the first line before the call: old bytes new to the store
@@ -207,6 +223,10 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
                         return await toolset.edit_file(name, old, new)
 
                     part = ToolCallPart(tool_name='edit_file', args={}, tool_call_id=f'call-{n}')
+                    # An agent's calls are a model turn apart: the writer thread is done with the
+                    # last call's objects before the next call starts (untimed).
+                    if gap:
+                        await asyncio.sleep(gap)
                     start = time.perf_counter()
                     if checkpoints is None:
                         result = await call(None)
@@ -217,10 +237,14 @@ async def edit_rows(work: Path, repeat: int) -> list[str]:
                     times[mode].append(time.perf_counter() - start)
                     assert result.startswith(f'Edited {name}.'), result
             checkpoints = files['checkpoints'][1]
-            assert [c['paths'] for c in checkpoints.list()] == [['checkpoints.py']] * (2 * repeat + 2)
+            assert [c['paths'] for c in checkpoints.list()] == [[f'{under}checkpoints.py']] * (2 * repeat + 2)
             alone, kept = times['alone'][2:], times['checkpoints'][2:]  # the first pair warms up
             ms = lambda s: f'{s * 1000:.2f} ms'  # noqa: E731
-            case = 'after a change by someone else' if person else 'consecutive edits'
+            case = {
+                'new': 'consecutive edits, each new',
+                'undo': 'consecutive edits, each undoing the last',
+                'person': 'each new, after a change by someone else',
+            }[kind]
             rows.append(
                 f'| `edit_file` ({label}, {len(text):,} bytes), {case} | {ms(min(alone))} | {ms(min(kept))} | '
                 f'+{ms(min(kept) - min(alone))} | {min(kept) / min(alone):.2f}x | '
@@ -260,7 +284,7 @@ def file_tool_lines(options: argparse.Namespace, edits: list[str], store_line: s
     return [
         f'{FILE_TOOL_MARK} `edit_file` alone vs through the `Checkpoints` hook (`wrap_tool_execute`: keep, '
         f'commit and record in one native call), best and median of {options.repeat * 2} calls each, '
-        f'interleaved (load {os.getloadavg()[0]:.1f} at the end).',
+        f'interleaved, {options.gap_ms:g} ms apart (load {os.getloadavg()[0]:.1f} at the end).',
         '',
         '| call | alone best | with checkpoint best | added | ratio | alone median | with checkpoint median | ratio |',
         '|---|---|---|---|---|---|---|---|',
@@ -276,12 +300,15 @@ def main() -> None:
     parser.add_argument('--repeat', type=int, default=15)
     parser.add_argument('--edits', type=int, default=100)
     parser.add_argument('--only-edits', action='store_true', help='run the edit_file part only')
+    parser.add_argument(
+        '--gap-ms', type=float, default=2.0, help='untimed pause before each edit_file call (0: back to back)'
+    )
     options = parser.parse_args()
 
     if options.only_edits:
         work = Path(tempfile.mkdtemp(prefix='bench-checkpoints-'))
         try:
-            edits = asyncio.run(edit_rows(work, options.repeat))
+            edits = asyncio.run(edit_rows(work, options.repeat, options.gap_ms / 1000))
             store_line = store_after_edits(work, options.edits)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -309,7 +336,7 @@ def main() -> None:
                 f'{extra["cpu_ours"] * 1000:.1f} ms, `git status` {extra["cpu_git"] * 1000:.1f} ms '
                 f'({extra["cpu_ours"] / extra["cpu_git"]:.2f}x).'
             )
-        edits = asyncio.run(edit_rows(work, options.repeat))
+        edits = asyncio.run(edit_rows(work, options.repeat, options.gap_ms / 1000))
         store_line = store_after_edits(work, options.edits)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -866,10 +866,13 @@ class CheckpointStore:
         tool_call_id: str | None = None,
         tool_name: str = ...,
         created_at: float = 0.0,
+        durable: bool = True,
     ) -> int:
         """Walk the tree's metadata, keep what differs from the index. Returns a handle for
         `record`/`extend`/`release`. `call`: before a shell command (the lock held until its record
-        or release); with `tool_call_id`, what a dead earlier attempt of that call changed is its."""
+        or release); with `tool_call_id`, what a dead earlier attempt of that call changed is its
+        (`durable`), or, outside a durable unit (`durable=False`), what the command changed is recorded
+        as its checkpoint by the next process on the store should this one die mid-command."""
     def record(
         self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
     ) -> dict[str, Any] | None:
@@ -888,11 +891,12 @@ class CheckpointStore:
         cancel: CancelToken,
         durable: bool = False,
         wait: bool = True,
-    ) -> tuple[Outcome, dict[str, Any] | None] | None:
+    ) -> tuple[Outcome, str | None] | None:
         """`keep(paths)`, `core.commit(plan)` and `record(...)` in one call: the commit's outcome and the
-        listing (None when nothing changed). The file's new bytes (and an edit's old ones) are taken from
-        the plan, not read again; they and the checkpoint's log line reach the store from a writer thread
-        (the store's lock held until they are on disk). The commit's errors are raised as `core.commit`
+        new checkpoint's id (None when nothing changed). The file's new bytes (and an edit's old ones) are
+        taken from the plan, not read again; new objects and then the checkpoint's log line reach the store
+        from a writer thread (the store's lock held until they are on disk), or the line is appended before
+        the call returns when no object is new. The commit's errors are raised as `core.commit`
         raises them, after the record. `durable`: a durable unit's call (its record on disk while it runs,
         as `keep` with `tool_call_id`). `wait=False`: None, nothing done, when another process holds the
         store's lock."""
@@ -919,16 +923,30 @@ class CheckpointStore:
         """Bytes the store's objects hold."""
     def diff(self, checkpoint_id: str) -> builtins.list[tuple[str, str]]:
         """Per changed path: a unified diff of before -> after, or a one-line note."""
-    def plan_rewind(self, to: str, paths: builtins.list[str] | None = None) -> dict[str, Any]:
+    def plan_rewind(
+        self, to: str, paths: builtins.list[str] | None = None, *, job: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """`{'to', 'paths', 'files': [{'path', 'action', 'old_hash', 'new_hash', 'diff'}], 'conflicts',
-        'unrestorable'}`; changes nothing."""
-    def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
-        """Commit a plan: `{'restored', 'deleted', 'removed_dirs', 'failed'}`. Raises `CheckpointError`
-        naming the files changed by someone else (unless `force`) or since the plan."""
-    def rewind(self, to: str, paths: builtins.list[str] | None = None, *, force: bool = False) -> dict[str, Any]:
+        'unrestorable'}`; changes nothing. `job` (`{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`,
+        an open background job's call): what changed since the last look is counted against it first, in
+        the same locked step, and `'job'` is its call's latest listing (`None`: nothing changed)."""
+    def commit_rewind(
+        self, plan: dict[str, Any], *, force: bool = False, job: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Commit a plan: `{'restored', 'deleted', 'removed_dirs', 'failed'}` (and `'job'`, as
+        `plan_rewind`). Raises `CheckpointError` naming the files changed by someone else (unless `force`)
+        or since the plan."""
+    def rewind(
+        self,
+        to: str,
+        paths: builtins.list[str] | None = None,
+        *,
+        force: bool = False,
+        job: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Plan and commit in one step under the store's lock: `{'restored', 'deleted', 'removed_dirs',
-        'failed', 'unrestorable'}`. Raises `CheckpointError` for an unknown or pruned `to`, or naming the
-        files changed by someone else (unless `force`)."""
+        'failed', 'unrestorable'}` (and `'job'`, as `plan_rewind`). Raises `CheckpointError` for an
+        unknown or pruned `to`, or naming the files changed by someone else (unless `force`)."""
 
 @final
 class RemoteCheckpointStore:

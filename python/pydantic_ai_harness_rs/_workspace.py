@@ -55,6 +55,12 @@ def innermost_backend(workspace: Workspace) -> WorkspaceBackend:
     return current
 
 
+def files_on_host(workspace: Workspace) -> bool:
+    """Whether `workspace`'s files are this host's: its innermost backend is a `LocalWorkspaceBackend`,
+    a subclass (reached through the workspace protocol, see `local_backend`) included."""
+    return isinstance(innermost_backend(workspace), LocalWorkspaceBackend)
+
+
 def local_backend(workspace: WorkspaceBackend, methods: Sequence[str] = ('run',)) -> LocalWorkspaceBackend | None:
     """The `LocalWorkspaceBackend` to use natively, or `None` to go through the workspace protocol.
 

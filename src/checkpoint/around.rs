@@ -5,7 +5,7 @@
 //!   descriptor it writes by, that the file still holds them. So a file the index cannot vouch
 //!   for is only `lstat`ed before the commit; once the commit succeeded, its before-state is
 //!   those bytes: recognised by comparing them with the bytes a file tool wrote there last
-//!   ([`Recent`]), else hashed (beside the commit when big), and kept in the store before the
+//!   ([`Recent`]), else hashed (beside the commit, [`beside`], unless small), and kept in the store before the
 //!   checkpoint names them.
 //! - after: the bytes the commit wrote, hashed by the commit (or here), kept by the store's
 //!   writer thread ([`super::later`]). The index takes the file's metadata as racy, so the next
@@ -15,29 +15,35 @@
 //! A commit that fails changed nothing (the replacement is atomic): the paths are captured as
 //! they are, and no checkpoint is appended.
 //!
-//! The checkpoint's log line is appended by the writer thread after the objects it names; the
-//! store's generation is bumped at once, and the call's hold of the store's lock is given back
-//! by the writer once the line is on disk ([`super::later`]), so another process that takes
-//! the lock reloads and finds the line and its objects. Where the log or the index must be
-//! written whole, and for a durable unit's call (whose record on disk is removed only once its
-//! line is there), everything is written before the call returns.
+//! When the call queued objects for the writer thread, the checkpoint's log line is appended by
+//! the writer after them; the store's generation is bumped at once, and the call's hold of the
+//! store's lock is given back by the writer once the line is on disk ([`super::later`]), so
+//! another process that takes the lock reloads and finds the line and its objects. When
+//! nothing is queued (the bytes on both sides were kept before: an edit undone, a file put
+//! back), the line is appended before the call returns, which costs less than a hand-off to
+//! the writer. Where the log or the index must be written whole, and for a durable unit's call
+//! (whose record on disk is removed only once its line is there), everything is written before
+//! the call returns.
 
 use std::collections::{BTreeMap, HashMap};
 
-use sha2::{Digest, Sha256};
-
+use super::beside::{self, sha256_hex};
 use super::calls;
-use super::capture::parent_dir;
+use super::capture::{parent_dir, Deferred};
 use super::later::Shared;
 use super::log::{line_of, Change};
 use super::state::{lstat_at, Kind, Meta, State};
-use super::store::hex;
-use super::{io_error, normalize, prune, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
+use super::{normalize, prune, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
 use crate::error::Result;
 use crate::fs::root::path::Beneath;
 
-/// Old bytes from this size on are hashed on a second thread while the commit runs.
-const BESIDE_BYTES: usize = 1 << 20;
+/// Old bytes from this size on are hashed on a second thread while the commit runs (smaller
+/// ones cost less to hash than to hand over).
+const BESIDE_BYTES: usize = 8 << 10;
+
+/// Old bytes from this size on are compared with the bytes written there last (see [`Recent`])
+/// on that thread too.
+const COMPARE_BESIDE_BYTES: usize = 256 << 10;
 
 /// The new bytes [`Recent`] holds at most (each shared with its plan, which also holds the
 /// edit's old bytes: about twice this in memory).
@@ -89,20 +95,15 @@ impl Recent {
         self.by_path.insert(path, (hash, data));
     }
 
-    /// The hash of `data` when it is what a file tool wrote at `path` last.
-    fn hash_of(&self, path: &[u8], data: &[u8]) -> Option<String> {
-        let (hash, d) = self.by_path.get(path)?;
-        ((**d).as_ref() == data).then(|| hash.clone())
+    /// What a file tool wrote at `path` last, with its hash.
+    fn get(&self, path: &[u8]) -> Option<(String, Shared)> {
+        self.by_path.get(path).cloned()
     }
-}
-
-fn sha256_hex(data: &[u8]) -> String {
-    hex(&Sha256::digest(data))
 }
 
 impl CheckpointStore {
     /// A file tool's call in one: keeps the state of `paths` (as [`CheckpointStore::keep`]),
-    /// runs `body` (the commit), records what changed as `call`'s checkpoint (as
+    /// runs `body` (the commit, given the store's descriptor of the root), records what changed as `call`'s checkpoint (as
     /// [`CheckpointStore::record`]). `known`: the paths the commit writes with the bytes the
     /// tool holds (see the module doc); `body` may fill in their `new_hash`. `durable`: a
     /// durable unit's call, whose record is on disk while it runs (see [`calls`]; as
@@ -121,7 +122,7 @@ impl CheckpointStore {
         call: CallInfo,
         durable: bool,
         wait: bool,
-        body: impl FnOnce(&mut [Known]) -> Result<T>,
+        body: impl FnOnce(&mut [Known], &Beneath) -> Result<T>,
     ) -> Result<Option<(Result<T>, Option<Listing>)>> {
         for k in &mut known {
             k.path = normalize(&k.path)?;
@@ -149,43 +150,41 @@ impl CheckpointStore {
         let (mut tops, mut before, deferred) =
             self.keep_paths(&mut inner, &beneath, paths, &defer)?;
         let record = self.write_call_record(durable, &mut tops, &mut before)?;
-        // Old bytes not recognised (new to the store) are hashed beside the commit when big.
+        // Old bytes not recognised (new to the store) are hashed beside the commit.
         let mut hashes: HashMap<Vec<u8>, String> = HashMap::new();
-        let mut big: Vec<(Vec<u8>, Shared)> = Vec::new();
+        let mut hashing: Vec<(Vec<u8>, beside::Hashing)> = Vec::new();
         for k in &known {
             if let (true, Some(old)) = (deferred.contains_key(&k.path), &k.old) {
                 let data = (**old).as_ref();
-                if let Some(h) = inner.recent.hash_of(&k.path, data) {
+                let recent = inner.recent.get(&k.path);
+                if data.len() >= COMPARE_BESIDE_BYTES
+                    || (recent.is_none() && data.len() >= BESIDE_BYTES)
+                {
+                    hashing.push((k.path.clone(), beside::sha256_beside(old.clone(), recent)));
+                } else if let Some((h, _)) = recent.filter(|(_, d)| (**d).as_ref() == data) {
                     hashes.insert(k.path.clone(), h);
                 } else if data.len() >= BESIDE_BYTES {
-                    big.push((k.path.clone(), old.clone()));
+                    hashing.push((k.path.clone(), beside::sha256_beside(old.clone(), None)));
                 }
             }
         }
-        let result = std::thread::scope(|s| {
-            let hashing: Vec<_> = big
-                .into_iter()
-                .map(|(path, old)| s.spawn(move || (path, sha256_hex((*old).as_ref()))))
-                .collect();
-            let result = body(&mut known);
-            for h in hashing {
-                let (path, hash) = h.join().expect("hashing does not panic");
-                hashes.insert(path, hash);
-            }
-            result
-        });
+        let result = body(&mut known, &beneath);
+        for (path, h) in hashing {
+            hashes.insert(path, h.wait());
+        }
         let mut given = BTreeMap::new();
         if result.is_ok() {
             for k in &mut known {
                 if !tops.contains(&k.path) {
                     continue; // excluded
                 }
-                if let (Some(meta), Some(old)) = (deferred.get(&k.path), &k.old) {
+                let at = deferred.get(&k.path);
+                if let (Some(d), Some(old)) = (at, &k.old) {
                     let hash = hashes.remove(&k.path);
-                    let state = self.kept_old(&mut inner, old, hash, meta.mode);
+                    let state = self.kept_old(&mut inner, old, hash, d.meta.mode);
                     before.insert(k.path.clone(), state);
                 }
-                if let Some(after) = self.written(&mut inner, &beneath, k) {
+                if let Some(after) = self.written(&mut inner, &beneath, k, at) {
                     given.insert(k.path.clone(), after);
                 }
             }
@@ -205,9 +204,12 @@ impl CheckpointStore {
     }
 
     /// Appends a checkpoint of `changes` (none: nothing) as `call`'s and prunes to the budget.
-    /// The line goes to the writer thread after the objects queued before it, with a hold of
-    /// the store's lock it gives back when done, unless the log or the index must be written
-    /// now (pruning, no log file yet, another call's record on disk, `own`: this call's).
+    /// When this call queued objects for the writer thread (or it is still writing earlier
+    /// ones), the line goes to the writer after them, with a hold of the store's lock it gives
+    /// back when done; when nothing is queued, the line is appended here (one `write` through
+    /// the log's kept descriptor: cheaper than waking the writer). The log or the index is
+    /// written now, whole where it must be, when pruning, with no log file yet, with another
+    /// call's record on disk, or for `own`, this call's.
     fn append_fused(
         &self,
         inner: &mut Inner,
@@ -222,9 +224,18 @@ impl CheckpointStore {
         }
         // A dead attempt's retry compares the tree with the index on disk (`index`: it must be
         // current); its before states' objects stay.
-        let (protect, index) = calls::objects_and_others(&self.dir, own);
+        let (protect, index) = if own.is_none() && calls::none_at(&self.calls_dir) {
+            Default::default()
+        } else {
+            calls::objects_and_others(&self.dir, own)
+        };
         let pruned = prune::prune(inner, &self.objects, self.settings.budget_bytes, &protect);
-        let later = listing.is_some() && !pruned && !index && own.is_none() && inner.log_on_disk;
+        let later = listing.is_some()
+            && !pruned
+            && !index
+            && own.is_none()
+            && inner.log_on_disk
+            && !self.objects.later_idle();
         if !later {
             let log = match (pruned, listing.is_some()) {
                 (true, _) => LogWrite::Whole,
@@ -234,16 +245,21 @@ impl CheckpointStore {
             self.persist(inner, log, index)?;
             return Ok(listing);
         }
-        if let Some(cp) = inner.log.checkpoints.last().cloned() {
-            self.objects
-                .append_later(self.dir.join("log.jsonl"), Box::new(move || line_of(&cp)));
-        }
         // Already held by this call: counted, never waits; given back after the line.
         let _ = self.coord.enter();
         let coord = std::sync::Arc::clone(&self.coord);
-        self.objects.then_later(Box::new(move || coord.leave()));
-        // Other processes see the new generation only once the writer gave the lock back.
-        inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
+        if let Some(cp) = inner.log.checkpoints.last().cloned() {
+            self.objects.append_then_later(
+                self.dir.join("log.jsonl"),
+                Box::new(move || line_of(&cp)),
+                Box::new(move || coord.leave()),
+            );
+        } else {
+            self.objects.then_later(Box::new(move || coord.leave()));
+        }
+        // Other processes see the new generation once the lock is given back (the last hold
+        // writes it: the writer's, or this call's).
+        inner.generation = self.coord.bump_by_leave();
         Ok(listing)
     }
 
@@ -271,11 +287,23 @@ impl CheckpointStore {
     }
 
     /// The after-state of `k`'s path once its commit wrote `k.new`, from memory: `None` when
-    /// the path is not (or no longer) a regular file of that size, then it is captured.
-    fn written(&self, inner: &mut Inner, beneath: &Beneath, k: &mut Known) -> Option<State> {
+    /// the path is not (or no longer) a regular file of that size, then it is captured. `at`:
+    /// where the path was looked at before the commit (its directory still open).
+    fn written(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        k: &mut Known,
+        at: Option<&Deferred>,
+    ) -> Option<State> {
         let data = (*k.new).as_ref();
-        let (dir, name) = parent_dir(beneath, &k.path).ok()?;
-        let st = lstat_at(dir.raw(beneath), &name).ok()?;
+        let st = match at {
+            Some(d) => lstat_at(d.dir.raw(beneath), &d.name).ok()?,
+            None => {
+                let (dir, name) = parent_dir(beneath, &k.path).ok()?;
+                lstat_at(dir.raw(beneath), &name).ok()?
+            }
+        };
         let meta = Meta::of(&st)?;
         if meta.kind != Kind::File || meta.size != data.len() as u64 {
             return None;
@@ -335,7 +363,7 @@ mod tests {
             new_hash: None,
         }];
         let (written, listing) = store
-            .around(&[b"a.txt".to_vec()], known, call(), false, true, |_| {
+            .around(&[b"a.txt".to_vec()], known, call(), false, true, |_, _| {
                 std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
             })
             .unwrap()
@@ -421,7 +449,7 @@ mod tests {
                 call(),
                 false,
                 true,
-                |_| -> Result<()> { Err(Error::new(ErrorKind::Conflict, "changed")) },
+                |_, _| -> Result<()> { Err(Error::new(ErrorKind::Conflict, "changed")) },
             )
             .unwrap()
             .unwrap();

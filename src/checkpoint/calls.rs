@@ -1,9 +1,12 @@
 //! Calls in progress, on disk: a small record per call with a tool call id (a durable unit's
-//! call, which an engine runs again when its worker dies), written when its keep or snapshot
-//! starts and removed at its record or release, in `<store>/calls/`. A record still there when
-//! a keep or snapshot of the same call starts is an earlier attempt's that died: what that
-//! attempt changed is the call's change, not the baseline (see `CheckpointStore::snapshot_call`
-//! and `CheckpointStore::keep_call`).
+//! call, which an engine runs again when its worker dies; a shell command elsewhere), written
+//! when its keep or snapshot starts and removed at its record or release, in `<store>/calls/`.
+//! A durable unit's record still there when a keep or snapshot of the same call starts is an
+//! earlier attempt's that died: what that attempt changed is the call's change, not the
+//! baseline (see `CheckpointStore::snapshot_call` and `CheckpointStore::keep_call`). A shell
+//! command's record outside a durable unit (`adopt`) has no attempt coming back: the next
+//! process to take the store's lock finds it and records what changed since as that call's
+//! checkpoint (see [`adoptable`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::io;
@@ -33,6 +36,10 @@ pub struct CallRecord {
     /// A file tool's call: the paths it changes and the state of each before the call (its
     /// bytes in the store). `None` for a shell command (the index on disk is its before).
     pub kept: Option<Kept>,
+    /// A shell command outside a durable unit: should its process die mid-call, no attempt
+    /// comes back, and the next process to take the store's lock records what changed since
+    /// the index on disk as this call's checkpoint.
+    pub adopt: bool,
 }
 
 /// Where the record of `call` lives; `None` for a call without a tool call id.
@@ -53,6 +60,15 @@ impl CallRecord {
             tool_name: call.tool_name.clone(),
             created_at: call.created_at,
             kept,
+            adopt: false,
+        }
+    }
+
+    /// The record of `call`, a shell command outside a durable unit (see [`CallRecord::adopt`]).
+    pub fn adoptable(call: &CallInfo) -> CallRecord {
+        CallRecord {
+            adopt: true,
+            ..CallRecord::of(call, None)
         }
     }
 
@@ -68,13 +84,17 @@ impl CallRecord {
                 "before": before.iter().map(|(p, s)| json!([esc(p), s.to_json()])).collect::<Vec<_>>(),
             })
         });
-        json!({
+        let mut v = json!({
             "run_id": self.run_id,
             "tool_call_id": self.tool_call_id,
             "tool_name": self.tool_name,
             "created_at": self.created_at,
             "kept": kept,
-        })
+        });
+        if self.adopt {
+            v["adopt"] = Value::Bool(true); // absent: a durable unit's (records before it had none)
+        }
+        v
     }
 
     fn from_json(v: &Value) -> Option<CallRecord> {
@@ -101,6 +121,7 @@ impl CallRecord {
             tool_name: v.get("tool_name")?.as_str()?.to_string(),
             created_at: v.get("created_at")?.as_f64()?,
             kept,
+            adopt: v.get("adopt").and_then(Value::as_bool).unwrap_or(false),
         })
     }
 }
@@ -117,6 +138,12 @@ pub fn write(path: &Path, record: &CallRecord) -> io::Result<()> {
 pub fn read(path: &Path) -> Option<CallRecord> {
     let text = std::fs::read(path).ok()?;
     CallRecord::from_json(&serde_json::from_slice(&text).ok()?)
+}
+
+/// What an earlier attempt of a file tool's `call` kept, as its record at `path` says (its
+/// worker died before the record was removed); `None` without one.
+pub fn earlier_kept(path: &Path, call: &CallInfo) -> Option<Kept> {
+    read(path).filter(|r| r.is_of(call))?.kept
 }
 
 /// Removes the record at `path` (gone already is fine), and `calls/` with it when no other
@@ -145,13 +172,31 @@ pub fn sweep(dir: &Path, now: f64) {
     };
     for e in entries.flatten() {
         let path = e.path();
+        // An `adopt` record is not waiting for anything: the next operation records it.
         let stale = path.extension().is_some()
-            || read(&path).is_none_or(|r| now - r.created_at > ORPHAN_AFTER_SECS);
+            || read(&path).is_none_or(|r| !r.adopt && now - r.created_at > ORPHAN_AFTER_SECS);
         if stale {
             let _ = std::fs::remove_file(&path);
         }
     }
     let _ = std::fs::remove_dir(&calls);
+}
+
+/// The `adopt` records in `<dir>/calls/` other than those at `own` (this process's calls in
+/// progress), oldest call first: shell commands whose process died mid-call. The caller holds
+/// the store's lock (a live process's call holds it from its record's write to its removal).
+pub fn adoptable(dir: &Path, own: &[&Path]) -> Vec<(PathBuf, CallRecord)> {
+    let Ok(entries) = std::fs::read_dir(dir.join("calls")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, CallRecord)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_none() && !own.contains(&p.as_path()))
+        .filter_map(|p| read(&p).filter(|r| r.adopt).map(|r| (p, r)))
+        .collect();
+    out.sort_by(|a, b| a.1.created_at.total_cmp(&b.1.created_at));
+    out
 }
 
 /// Whether `<dir>/calls/` holds a record other than `own`: a call in progress elsewhere, or a
@@ -187,6 +232,16 @@ pub fn objects(dir: &Path) -> HashSet<String> {
         }
     }
     out
+}
+
+/// Whether there is no `calls/` directory at `calls` (its path, made once): no call in progress
+/// has a record, as the directory goes with its last record ([`remove`]). One `lstat`, nothing
+/// allocated: a file tool's checkpoint asks on every call.
+pub fn none_at(calls: &std::ffi::CStr) -> bool {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: a NUL-terminated path and a buffer of the size `lstat` writes.
+    let failed = unsafe { libc::lstat(calls.as_ptr(), st.as_mut_ptr()) } != 0;
+    failed && io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT)
 }
 
 /// [`objects`] and [`any_besides`] in one read of `<dir>/calls/` (a file tool's record: one
@@ -298,5 +353,38 @@ mod tests {
         assert_eq!(left, vec![path_of(dir.path(), &recent).unwrap()]);
         sweep(dir.path(), now + ORPHAN_AFTER_SECS);
         assert!(!calls.exists());
+    }
+
+    /// A dead shell command's record (`adopt`) round-trips, is listed by [`adoptable`] (not at a
+    /// path given as this process's own) and is not swept however old: it waits for no retry.
+    #[test]
+    fn adoptable_records_are_listed_and_never_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let call = CallInfo {
+            run_id: None,
+            tool_call_id: Some("c".into()),
+            tool_name: "shell".into(),
+            created_at: 1.0,
+        };
+        let durable = CallInfo {
+            tool_call_id: Some("d".into()),
+            ..call.clone()
+        };
+        let path = path_of(dir.path(), &call).unwrap();
+        write(&path, &CallRecord::adoptable(&call)).unwrap();
+        write(
+            &path_of(dir.path(), &durable).unwrap(),
+            &CallRecord::of(&durable, None),
+        )
+        .unwrap();
+        assert_eq!(read(&path), Some(CallRecord::adoptable(&call)));
+        assert_eq!(
+            adoptable(dir.path(), &[]),
+            vec![(path.clone(), CallRecord::adoptable(&call))]
+        );
+        assert!(adoptable(dir.path(), &[path.as_path()]).is_empty());
+        sweep(dir.path(), 1.0 + 2.0 * ORPHAN_AFTER_SECS);
+        assert_eq!(adoptable(dir.path(), &[]).len(), 1);
+        assert!(read(&path_of(dir.path(), &durable).unwrap()).is_none()); // swept
     }
 }

@@ -50,6 +50,17 @@ pub enum Dir {
     Open(OwnedFd),
 }
 
+/// A file a fused call's commit changes, not read before it (see `around`): its metadata then,
+/// and where it is, looked at again once the commit is done.
+pub struct Deferred {
+    /// Its metadata before the commit.
+    pub meta: Meta,
+    /// Its directory.
+    pub dir: Dir,
+    /// Its name there.
+    pub name: Vec<u8>,
+}
+
 impl Dir {
     /// Its descriptor (the root's for [`Dir::Root`]).
     pub fn raw(&self, beneath: &Beneath) -> RawFd {

@@ -19,9 +19,19 @@ use std::sync::Mutex;
 /// The lock of a store directory and the generation seen through it.
 pub struct Coord {
     file: File,
-    /// How many holds this process has (operations and open calls), and the generation read
-    /// when the lock was taken (or written since).
-    held: Mutex<(usize, u64)>,
+    held: Mutex<Held>,
+}
+
+/// What this process holds of the lock.
+#[derive(Default)]
+struct Held {
+    /// How many holds (operations and open calls).
+    holds: usize,
+    /// The generation read when the lock was taken (or written since).
+    generation: u64,
+    /// Whether `generation` is one [`Coord::bump_by_leave`] left for the last hold's
+    /// [`Coord::leave`] to write.
+    unwritten: bool,
 }
 
 fn flock(file: &File, op: libc::c_int) -> io::Result<()> {
@@ -51,11 +61,11 @@ impl Coord {
             .open(dir.join("lock"))?;
         Ok(Coord {
             file,
-            held: Mutex::new((0, 0)),
+            held: Mutex::new(Held::default()),
         })
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, (usize, u64)> {
+    fn state(&self) -> std::sync::MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -76,12 +86,12 @@ impl Coord {
     /// Errors: `flock` failed (never for a lock another process holds: that is waited for).
     pub fn enter(&self) -> io::Result<u64> {
         let mut s = self.state();
-        if s.0 == 0 {
+        if s.holds == 0 {
             flock(&self.file, libc::LOCK_EX)?;
-            s.1 = self.read_generation();
+            s.generation = self.read_generation();
         }
-        s.0 += 1;
-        Ok(s.1)
+        s.holds += 1;
+        Ok(s.generation)
     }
 
     /// Like [`Coord::enter`] without waiting: `None` when another process holds the lock (or
@@ -92,33 +102,56 @@ impl Coord {
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
-        if s.0 == 0 {
+        if s.holds == 0 {
             flock(&self.file, libc::LOCK_EX | libc::LOCK_NB).ok()?;
-            s.1 = self.read_generation();
+            s.generation = self.read_generation();
         }
-        s.0 += 1;
-        Some(s.1)
+        s.holds += 1;
+        Some(s.generation)
     }
 
-    /// Gives back a hold; the last one unlocks.
+    /// Gives back a hold; the last one writes the generation [`Coord::bump_by_leave`] left,
+    /// then unlocks.
     pub fn leave(&self) {
         let mut s = self.state();
-        s.0 = s.0.saturating_sub(1);
-        if s.0 == 0 {
+        s.holds = s.holds.saturating_sub(1);
+        if s.holds == 0 {
+            if s.unwritten {
+                // A failed write leaves other processes on the old generation (as a failed
+                // `bump` does); each later operation of this one bumps it again.
+                let _ = self.file.write_at(&s.generation.to_le_bytes(), 0);
+                s.unwritten = false;
+            }
             let _ = flock(&self.file, libc::LOCK_UN);
         }
     }
 
+    /// [`Coord::bump`] for a write whose hold is given back right after it (a file tool's
+    /// checkpoint): the next generation, written to the lock file by the last hold's
+    /// [`Coord::leave`] (nobody reads it before the lock is given back), so a hold given back
+    /// by the store's writer thread costs its caller no write. A hold must be taken.
+    pub fn bump_by_leave(&self) -> u64 {
+        let mut s = self.state();
+        debug_assert!(s.holds > 0, "bump_by_leave without a hold");
+        s.generation = s.generation.wrapping_add(1);
+        s.unwritten = true;
+        s.generation
+    }
+
     /// After a write of the log or the index (a hold taken): the next generation, written to
-    /// the lock file; returns it.
+    /// the lock file; returns it. While this process holds the lock nobody else writes the
+    /// file, so the generation it saw (or wrote) last is the file's: not read again.
     pub fn bump(&self) -> io::Result<u64> {
         let mut s = self.state();
-        let next = self
-            .read_generation()
-            .wrapping_add(1)
-            .max(s.1.wrapping_add(1));
+        let seen = if s.holds > 0 {
+            s.generation
+        } else {
+            self.read_generation()
+        };
+        let next = seen.wrapping_add(1).max(s.generation.wrapping_add(1));
         self.file.write_at(&next.to_le_bytes(), 0)?;
-        s.1 = next;
+        s.generation = next;
+        s.unwritten = false;
         Ok(next)
     }
 }
@@ -152,6 +185,25 @@ mod tests {
         assert_eq!(b.bump().unwrap(), 2);
         b.leave();
         assert_eq!(a.enter().unwrap(), 2);
+        a.leave();
+    }
+
+    #[test]
+    fn a_generation_bumped_by_leave_is_written_by_the_last_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = Coord::open(dir.path()).unwrap();
+        let b = Coord::open(dir.path()).unwrap();
+        assert_eq!(a.enter().unwrap(), 0);
+        assert_eq!(a.enter().unwrap(), 0); // the writer thread's hold
+        assert_eq!(a.bump_by_leave(), 1);
+        assert_eq!(a.bump_by_leave(), 2);
+        a.leave();
+        assert_eq!(b.try_enter(), None);
+        a.leave(); // the last hold: writes 2, then unlocks
+        assert_eq!(b.try_enter(), Some(2));
+        assert_eq!(b.bump().unwrap(), 3);
+        b.leave();
+        assert_eq!(a.enter().unwrap(), 3);
         a.leave();
     }
 

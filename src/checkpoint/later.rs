@@ -16,7 +16,7 @@
 //! are on disk.
 
 use std::collections::{HashSet, VecDeque};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -49,6 +49,8 @@ struct Queue {
     /// The first error since the last flush.
     error: Option<io::Error>,
     stop: bool,
+    /// How many callers wait in [`Later::flush`] (the writer signals `done` only for them).
+    flushers: usize,
 }
 
 struct Hub {
@@ -80,6 +82,7 @@ impl Later {
                     busy: false,
                     error: None,
                     stop: false,
+                    flushers: 0,
                 }),
                 work: Condvar::new(),
                 done: Condvar::new(),
@@ -100,9 +103,26 @@ impl Later {
         self.lock().pending.contains(hash)
     }
 
+    /// Whether nothing is queued or being written (a job queued now would be the writer's
+    /// only one).
+    pub fn is_idle(&self) -> bool {
+        let q = self.lock();
+        q.jobs.is_empty() && !q.busy
+    }
+
     fn push(&self, job: Job) {
-        self.lock().jobs.push_back(job);
+        self.push_all([job]);
+    }
+
+    /// Queues `jobs` in order with one wake-up of the writer.
+    fn push_all<const N: usize>(&self, jobs: [Job; N]) {
+        self.lock().jobs.extend(jobs);
         self.hub.work.notify_one();
+        self.start();
+    }
+
+    /// Starts the writer thread unless it runs.
+    fn start(&self) {
         let mut thread = self.thread.lock().unwrap_or_else(|p| p.into_inner());
         if thread.is_none() {
             let hub = Arc::clone(&self.hub);
@@ -112,12 +132,16 @@ impl Later {
     }
 
     /// Queues `data` to be written as object `hash`. Returns false when that object is queued
-    /// already (nothing queued).
+    /// already (nothing queued). The writer is not woken for it: the next job queued (the
+    /// checkpoint's line), or a flush, does that, so a call's objects and line cost one wake-up.
     pub fn queue_object(&self, hash: String, data: Shared) -> bool {
-        if !self.lock().pending.insert(hash.clone()) {
+        let mut q = self.lock();
+        if !q.pending.insert(hash.clone()) {
             return false;
         }
-        self.push(Job::Object(hash, data));
+        q.jobs.push_back(Job::Object(hash, data));
+        drop(q);
+        self.start();
         true
     }
 
@@ -125,6 +149,11 @@ impl Later {
     /// queued before.
     pub fn queue_append(&self, path: PathBuf, line: Line) {
         self.push(Job::Append(path, line));
+    }
+
+    /// [`Later::queue_append`], then [`Later::queue_then`], with one wake-up of the writer.
+    pub fn queue_append_then(&self, path: PathBuf, line: Line, then: Box<dyn FnOnce() + Send>) {
+        self.push_all([Job::Append(path, line), Job::Then(then)]);
     }
 
     /// Whether a write failed since the last flush (a flush returns the error).
@@ -140,9 +169,14 @@ impl Later {
     /// Waits until every queued job is done; the first error since the last flush.
     pub fn flush(&self) -> io::Result<()> {
         let mut q = self.lock();
+        if !q.jobs.is_empty() {
+            self.hub.work.notify_one(); // objects queued without a wake-up
+        }
+        q.flushers += 1;
         while !q.jobs.is_empty() || q.busy {
             q = self.hub.done.wait(q).unwrap_or_else(|p| p.into_inner());
         }
+        q.flushers -= 1;
         match q.error.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -150,14 +184,11 @@ impl Later {
     }
 }
 
-fn append(path: &Path, line: &[u8]) -> io::Result<()> {
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)?
-        .write_all(line)
-}
-
 fn run(hub: &Hub, objects: &Path, tmp: &Path, write: WriteObject) {
+    super::beside::batch_thread();
+    // The log's descriptor, kept from one line to the next.
+    let mut log = super::log::LogFile::default();
+    let gone = || Err(io::Error::from(io::ErrorKind::NotFound));
     let mut q = hub.queue.lock().unwrap_or_else(|p| p.into_inner());
     loop {
         if let Some(job) = q.jobs.pop_front() {
@@ -172,7 +203,7 @@ fn run(hub: &Hub, objects: &Path, tmp: &Path, write: WriteObject) {
                 // An object it names may be missing: the line is dropped (the flush that takes
                 // the error has the store reload what is on disk).
                 Job::Append(_, _) if failed => (None, Ok(())),
-                Job::Append(path, line) => (None, append(&path, &line())),
+                Job::Append(path, line) => (None, log.append(&path, &line(), gone)),
                 Job::Then(then) => {
                     then();
                     (None, Ok(()))
@@ -186,7 +217,9 @@ fn run(hub: &Hub, objects: &Path, tmp: &Path, write: WriteObject) {
             if let Err(e) = result {
                 q.error.get_or_insert(e);
             }
-            hub.done.notify_all();
+            if q.flushers > 0 {
+                hub.done.notify_all();
+            }
             continue;
         }
         if q.stop {

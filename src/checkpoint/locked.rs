@@ -1,17 +1,18 @@
 //! What a store does under its lock ([`super::coord`]), whichever store it is: take a hold and
 //! the state's mutex, reloading the log, the index and the object sizes when another process
-//! wrote them ([`begin`], [`read`]); append a call's checkpoint ([`new_checkpoint`]). The
-//! host-side store of a non-local workspace ([`super::remote`]) uses these; the local store's
-//! `begin` and `record` take the same steps.
+//! wrote them ([`begin`], [`read`]); append a call's checkpoint ([`new_checkpoint`]); answer
+//! the reads both stores answer alike ([`listings`], [`diff`]). The host-side store of a
+//! non-local workspace ([`super::remote`]) uses these; the local store's `begin` and `record`
+//! take the same steps, and its reads are these.
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use super::coord::{Coord, Hold};
 use super::index::Index;
-use super::log::{Change, Checkpoint};
+use super::log::{Change, Checkpoint, Log};
 use super::store::Objects;
-use super::{io_error, load_state, CallInfo, Inner, Listing};
+use super::{io_error, load_state, rewind, shown, CallInfo, Inner, Listing};
 use crate::error::Result;
 
 fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
@@ -83,4 +84,39 @@ pub(crate) fn new_checkpoint(
     let listing = Listing::of(&cp);
     inner.log.checkpoints.push(cp);
     Some(listing)
+}
+
+/// The listings of `log`'s checkpoints, oldest first; with `run_id`, only that run's.
+pub(crate) fn listings(log: &Log, run_id: Option<&str>) -> Vec<Listing> {
+    log.checkpoints
+        .iter()
+        .filter(|c| run_id.is_none() || c.run_id.as_deref() == run_id)
+        .map(Listing::of)
+        .collect()
+}
+
+/// Per path changed by checkpoint `checkpoint_id`: the path and its diff text
+/// ([`shown::change_text`]). The objects still being written are waited for first; `inner`
+/// is let go before the objects are read (the caller's hold of the lock keeps other
+/// processes from pruning them).
+///
+/// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id; `Io` when an object
+/// could not be written.
+pub(crate) fn diff(
+    inner: MutexGuard<'_, Inner>,
+    objects: &Objects,
+    checkpoint_id: &str,
+) -> Result<Vec<(Vec<u8>, String)>> {
+    objects.flush().map_err(|e| io_error(&e))?;
+    let pos = rewind::find(&inner.log, checkpoint_id)?;
+    let cp = inner.log.checkpoints[pos].clone();
+    drop(inner);
+    Ok(cp
+        .changes
+        .iter()
+        .map(|c| {
+            let text = shown::change_text(objects, &c.path, &c.before, &c.after);
+            (c.path.clone(), text)
+        })
+        .collect())
 }

@@ -242,11 +242,11 @@ impl Log {
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let mut out = self.header().to_string();
         out.push('\n');
+        let mut out = out.into_bytes();
         for cp in &self.checkpoints {
-            out.push_str(&checkpoint_to_json(cp).to_string());
-            out.push('\n');
+            out.extend_from_slice(&line_of(cp));
         }
-        write_whole(path, out.as_bytes())
+        write_whole(path, &out)
     }
 
     /// Appends the last checkpoint to the log at `path` (the whole log is written when there
@@ -263,19 +263,142 @@ impl Log {
         f.write_all(&line)
     }
 
+    /// [`Log::append_last`] through `file`, the descriptor of the log kept from the last append
+    /// (no `open` of the log's path per checkpoint).
+    pub fn append_last_to(&self, file: &mut LogFile, path: &Path) -> std::io::Result<()> {
+        match self.last_line() {
+            Some(line) => file.append(path, &line, || self.save(path)),
+            None => {
+                file.forget();
+                self.save(path)
+            }
+        }
+    }
+
     /// The last checkpoint's line as [`Log::append_last`] appends it (newline included).
     pub fn last_line(&self) -> Option<Vec<u8>> {
         Some(line_of(self.checkpoints.last()?))
     }
 }
 
-/// The line of `cp` in the log file (newline included).
-pub fn line_of(cp: &Checkpoint) -> Vec<u8> {
-    let mut line = checkpoint_to_json(cp).to_string();
-    line.push('\n');
-    line.into_bytes()
+/// A descriptor of the log file open for appending, kept from one append to the next: a
+/// file tool's checkpoint then costs one `write` (and an `fstat`), not an `open` of the log's
+/// path as well. It is used only while it still names a file in the store: a log replaced
+/// whole (a rename over it, by this process or another, even one killed before it told
+/// anybody) leaves the kept descriptor on a file with no links, and the path is opened again.
+#[derive(Default)]
+pub struct LogFile(Option<std::fs::File>);
+
+impl LogFile {
+    /// Appends `line` to the log at `path`; `whole()` writes the log whole instead when there
+    /// is no file at `path` (the first checkpoint, or a log removed by hand).
+    ///
+    /// Errors: the append or the write failed (a full disk, a read-only file system).
+    pub fn append(
+        &mut self,
+        path: &Path,
+        line: &[u8],
+        whole: impl FnOnce() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::MetadataExt;
+        if let Some(f) = &mut self.0 {
+            if f.metadata().is_ok_and(|m| m.nlink() > 0) {
+                return f.write_all(line);
+            }
+        }
+        self.0 = None;
+        match std::fs::OpenOptions::new().append(true).open(path) {
+            Ok(mut f) => {
+                f.write_all(line)?;
+                self.0 = Some(f);
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => whole(),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Drops the kept descriptor (the log was, or may have been, replaced).
+    pub fn forget(&mut self) {
+        self.0 = None;
+    }
 }
 
+/// The line of `cp` in the log file (newline included): the bytes of
+/// `checkpoint_to_json(cp)` (keys sorted, as `serde_json`'s map writes them), written
+/// straight into the buffer instead of through a `Value` tree (a file tool's checkpoint
+/// formats one per call).
+pub fn line_of(cp: &Checkpoint) -> Vec<u8> {
+    let mut out = Vec::with_capacity(160 + 240 * cp.changes.len());
+    out.extend_from_slice(b"{\"changes\":[");
+    for (i, ch) in cp.changes.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"after\":");
+        state_json(&mut out, &ch.after);
+        out.extend_from_slice(b",\"before\":");
+        state_json(&mut out, &ch.before);
+        out.extend_from_slice(b",\"path\":");
+        json_str(&mut out, &esc(&ch.path));
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"created_at\":");
+    // As a `Value` writes an f64 (`null` when not finite).
+    let _ = serde_json::to_writer(&mut out, &cp.created_at);
+    out.extend_from_slice(b",\"id\":");
+    json_str(&mut out, &cp.id);
+    out.extend_from_slice(b",\"run_id\":");
+    json_opt(&mut out, cp.run_id.as_deref());
+    out.extend_from_slice(b",\"tool_call_id\":");
+    json_opt(&mut out, cp.tool_call_id.as_deref());
+    out.extend_from_slice(b",\"tool_name\":");
+    json_str(&mut out, &cp.tool_name);
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn json_opt(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => json_str(out, s),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// [`State::to_json`]'s bytes.
+fn state_json(out: &mut Vec<u8>, state: &State) {
+    use std::io::Write;
+    let _ = match state {
+        State::Absent => write!(out, "{{\"k\":\"a\"}}"),
+        State::File {
+            hash,
+            size,
+            mode,
+            stored,
+        } => {
+            out.extend_from_slice(b"{\"h\":");
+            json_str(out, hash);
+            write!(
+                out,
+                ",\"k\":\"f\",\"m\":{mode},\"s\":{size},\"st\":{stored}}}"
+            )
+        }
+        State::Dir { mode } => write!(out, "{{\"k\":\"d\",\"m\":{mode}}}"),
+        State::Symlink { target } => {
+            out.extend_from_slice(b"{\"k\":\"l\",\"t\":");
+            json_str(out, &esc(target));
+            write!(out, "}}")
+        }
+    };
+}
+
+/// The JSON of `cp` as a `Value`: what [`line_of`] writes (the test holding them equal).
+#[cfg(test)]
 fn checkpoint_to_json(c: &Checkpoint) -> Value {
     json!({
         "id": c.id,
@@ -314,6 +437,48 @@ fn checkpoint_from_json(c: &Value) -> Option<Checkpoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_is_its_json_value_written() {
+        let states = [
+            State::Absent,
+            State::File {
+                hash: "ab\"c".into(),
+                size: u64::MAX,
+                mode: 0o100755,
+                stored: false,
+            },
+            State::Dir { mode: 0o40700 },
+            State::Symlink {
+                target: b"t\xff\n%\\\"\x7f".to_vec(),
+            },
+        ];
+        for (i, created_at) in [1.5, 0.1 + 0.2, 1e300, -0.0, f64::NAN, 1764000000.123456]
+            .into_iter()
+            .enumerate()
+        {
+            let cp = Checkpoint {
+                id: format!("cp-{i:06}"),
+                run_id: (i % 2 == 0).then(|| "r\u{e9}\t\"".to_string()),
+                tool_call_id: (i % 3 == 0).then(|| "call\u{1}".to_string()),
+                tool_name: "edit_file".into(),
+                created_at,
+                changes: states
+                    .iter()
+                    .zip(states.iter().rev())
+                    .take(i)
+                    .map(|(a, b)| Change {
+                        path: format!("d/\u{2603}{i}").into_bytes(),
+                        before: a.clone(),
+                        after: b.clone(),
+                    })
+                    .collect(),
+            };
+            let mut want = checkpoint_to_json(&cp).to_string();
+            want.push('\n');
+            assert_eq!(String::from_utf8(line_of(&cp)).unwrap(), want);
+        }
+    }
 
     fn file(h: &str) -> State {
         State::File {

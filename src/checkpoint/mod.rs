@@ -17,7 +17,7 @@
 //! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
 //!   worker dies).
 //! - [`locked`]: the steps any store takes under its lock (a hold, a reload, an appended
-//!   checkpoint).
+//!   checkpoint, the listings and a checkpoint's diff).
 //! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
 //!
 //! A file tool's call is [`CheckpointStore::keep`] (its paths, before) then
@@ -30,6 +30,7 @@
 //! ([`coord`]), and a process taking it reloads the log and the index when another wrote them.
 
 pub mod around;
+pub mod beside;
 pub mod calls;
 pub mod capture;
 pub mod coord;
@@ -42,6 +43,7 @@ pub mod remote;
 pub mod rewind;
 pub mod scan;
 pub mod shown;
+pub(crate) mod sizes;
 pub mod state;
 pub mod store;
 
@@ -57,6 +59,7 @@ use coord::{Coord, Hold};
 use index::Index;
 use log::{Change, Checkpoint, Log};
 use scan::{rescan, scan, Excludes, Scanned};
+use sizes::Sizes;
 use state::{Kind, State};
 use store::Objects;
 
@@ -154,6 +157,11 @@ pub enum For<'a> {
     /// A durable unit's call (one an engine runs again when its worker dies): as `Call`, and
     /// the call's record on disk (see [`calls`]) while it is in progress.
     Durable(&'a CallInfo),
+    /// A shell command outside a durable unit (a snapshot's purpose): as `Call`, and the call's
+    /// record on disk while it is in progress, so that, should this process die mid-command,
+    /// the next process to take the store's lock records what the command changed as its
+    /// checkpoint (see [`calls::adoptable`]).
+    Adoptable(&'a CallInfo),
 }
 
 /// How a change reaches the log file.
@@ -206,7 +214,7 @@ pub(crate) struct Inner {
     pub(crate) index: Index,
     pub(crate) log: Log,
     /// Object hash to size in bytes: everything in `objects/`.
-    pub(crate) sizes: HashMap<String, u64>,
+    pub(crate) sizes: Sizes,
     pending: HashMap<u64, Open>,
     next_handle: u64,
     index_dirty: bool,
@@ -218,6 +226,8 @@ pub(crate) struct Inner {
     recent: around::Recent,
     /// Whether `log.jsonl` was there at the last look (a line can be appended to it).
     log_on_disk: bool,
+    /// The log file's descriptor kept for appends.
+    log_file: log::LogFile,
 }
 
 impl Inner {
@@ -225,7 +235,7 @@ impl Inner {
     pub(crate) fn new(
         log: Log,
         index: Index,
-        sizes: HashMap<String, u64>,
+        sizes: Sizes,
         generation: u64,
         log_on_disk: bool,
     ) -> Inner {
@@ -240,6 +250,7 @@ impl Inner {
             generation,
             recent: around::Recent::default(),
             log_on_disk,
+            log_file: log::LogFile::default(),
         }
     }
 
@@ -251,7 +262,7 @@ impl Inner {
 
     /// Bytes in the store.
     pub(crate) fn store_bytes(&self) -> u64 {
-        self.sizes.values().sum()
+        self.sizes.total()
     }
 }
 
@@ -266,6 +277,8 @@ pub struct CheckpointStore {
     /// writes keep.
     coord: Arc<Coord>,
     inner: Mutex<Inner>,
+    /// `<dir>/calls`, for [`calls::none_at`].
+    calls_dir: std::ffi::CString,
 }
 
 /// A generation no store has: the state in memory is none yet (loaded by the next operation).
@@ -273,10 +286,7 @@ const UNSEEN: u64 = u64::MAX - 1;
 
 /// The log, the index and the object sizes stored in `dir` (a temporary file a killed process
 /// left is removed first). Errors: `Conflict` for a log this version cannot read, `Io`.
-pub(crate) fn load_state(
-    dir: &std::path::Path,
-    objects: &Objects,
-) -> Result<(Log, Index, HashMap<String, u64>)> {
+pub(crate) fn load_state(dir: &std::path::Path, objects: &Objects) -> Result<(Log, Index, Sizes)> {
     let _ = std::fs::remove_file(dir.join("log.tmp"));
     let _ = std::fs::remove_file(dir.join("index.tmp"));
     let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
@@ -343,12 +353,29 @@ impl CheckpointStore {
                 // dead attempts'.
                 calls::sweep(&dir, state::now_ns() as f64 / 1e9);
                 drop(hold);
+                // A dead shell command's record: adopted by the first operation (its reload).
+                let generation = if calls::adoptable(&dir, &[]).is_empty() {
+                    generation
+                } else {
+                    UNSEEN
+                };
                 (generation, log, index, sizes)
             }
-            None => (UNSEEN, Log::default(), Index::new(), HashMap::new()),
+            None => (UNSEEN, Log::default(), Index::new(), Sizes::default()),
         };
         let on_disk = log_on_disk(&dir);
+        // A path the file system gave holds no NUL byte.
+        let calls_dir = std::ffi::CString::new(std::os::unix::ffi::OsStringExt::into_vec(
+            dir.join("calls").into_os_string(),
+        ))
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                "The checkpoint root is not a directory.",
+            )
+        })?;
         Ok(CheckpointStore {
+            calls_dir,
             root,
             dir,
             excludes,
@@ -376,7 +403,9 @@ impl CheckpointStore {
         }
     }
 
-    /// The rest of a begin, a hold taken that saw `generation`.
+    /// The rest of a begin, a hold taken that saw `generation`. A reload (another process wrote
+    /// the store, one that died mid-command included) adopts the records of shell commands whose
+    /// process died ([`CheckpointStore::adopt_dead`]).
     fn begun(&self, generation: u64) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
         let hold = Hold(&self.coord);
         let mut inner = self.lock();
@@ -388,8 +417,51 @@ impl CheckpointStore {
             inner.index_dirty = false;
             inner.generation = generation;
             inner.log_on_disk = log_on_disk(&self.dir);
+            if self.adopt_dead(&mut inner).is_err() {
+                // Left for the next operation: its reload starts from what is on disk.
+                inner.generation = UNSEEN;
+            }
         }
         Ok((hold, inner))
+    }
+
+    /// The workspace root, symlinks resolved.
+    pub fn real_root(&self) -> &std::path::Path {
+        self.root.real_root()
+    }
+
+    /// Records the shell commands whose process died mid-command (their `adopt` records in
+    /// `calls/`, not this process's calls in progress): what differs from the index on disk
+    /// (written before the record, when the command's snapshot began) is that call's change,
+    /// added to its checkpoint or appended as one, not taken into the baseline; the records
+    /// are removed. With several (one per process that died), the oldest call gets the
+    /// changes. The caller holds the store's lock, the state just loaded.
+    ///
+    /// Errors: `Io` for a walk or a write that failed (the records stay).
+    fn adopt_dead(&self, inner: &mut Inner) -> Result<()> {
+        let own: Vec<&std::path::Path> = inner
+            .pending
+            .values()
+            .filter_map(|o| o.record.as_deref())
+            .collect();
+        let dead = calls::adoptable(&self.dir, &own);
+        let Some((_, oldest)) = dead.first() else {
+            return Ok(());
+        };
+        let beneath = self.beneath()?;
+        let walk = rescan(&beneath, b"", &self.excludes, scan::threads(), None)?;
+        let found = self.settle_walk(inner, &beneath, &walk)?;
+        inner.last_walk = Some(walk);
+        let log = if found.is_empty() {
+            LogWrite::None
+        } else {
+            Self::attribute(inner, oldest, found)
+        };
+        self.persist(inner, log, true)?;
+        for (path, _) in &dead {
+            calls::remove(path);
+        }
+        Ok(())
     }
 
     fn beneath(&self) -> Result<Beneath> {
@@ -531,11 +603,7 @@ impl CheckpointStore {
     ) -> Result<Option<PathBuf>> {
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
-            if let Some(CallRecord {
-                kept: Some((earlier_tops, earlier_before)),
-                ..
-            }) = calls::read(path).filter(|r| r.is_of(call))
-            {
+            if let Some((earlier_tops, earlier_before)) = calls::earlier_kept(path, call) {
                 before.extend(earlier_before);
                 for t in earlier_tops {
                     if !tops.contains(&t) {
@@ -551,7 +619,8 @@ impl CheckpointStore {
 
     /// [`CheckpointStore::keep`]'s work: the tops (normalized, not excluded) and the states
     /// before. A file among `defer` that the index cannot vouch for is not read: it is returned
-    /// with its metadata instead (its bytes are known to the caller, see [`around`]).
+    /// with its metadata and its directory instead (its bytes are known to the caller, see
+    /// [`around`]).
     #[allow(clippy::type_complexity)]
     fn keep_paths(
         &self,
@@ -562,7 +631,7 @@ impl CheckpointStore {
     ) -> Result<(
         Vec<Vec<u8>>,
         BTreeMap<Vec<u8>, State>,
-        BTreeMap<Vec<u8>, state::Meta>,
+        BTreeMap<Vec<u8>, capture::Deferred>,
     )> {
         let mut tops = Vec::new();
         let mut wanted: Vec<Vec<u8>> = Vec::new();
@@ -571,9 +640,13 @@ impl CheckpointStore {
             if p.is_empty() || self.excludes.excludes_path(&p) {
                 continue;
             }
-            // Missing ancestors: a rewind removes the directories the call makes.
-            for (i, _) in p.iter().enumerate().filter(|(_, b)| **b == b'/') {
-                wanted.push(p[..i].to_vec());
+            // Missing ancestors: a rewind removes the directories the call makes. A deferred
+            // path's commit changes a file that is there (else it changes nothing): its
+            // ancestors are there too.
+            if !defer.contains(&p) {
+                for (i, _) in p.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                    wanted.push(p[..i].to_vec());
+                }
             }
             wanted.push(p.clone());
             tops.push(p);
@@ -587,8 +660,8 @@ impl CheckpointStore {
                     return true;
                 }
                 match capture::look(beneath, Some(&inner.index), rel) {
-                    capture::Looked::File(meta, ..) => {
-                        deferred.insert(rel.clone(), meta);
+                    capture::Looked::File(meta, dir, name) => {
+                        deferred.insert(rel.clone(), capture::Deferred { meta, dir, name });
                         false
                     }
                     capture::Looked::Known(_) => true,
@@ -634,7 +707,9 @@ impl CheckpointStore {
     /// record that the call started is written after it (removed at its record or release). A
     /// record of the same call already there is an earlier attempt's that died mid-command:
     /// what differs from the index is that attempt's change, added to the call's checkpoint
-    /// (appended when it has none yet) instead of being taken into the baseline.
+    /// (appended when it has none yet) instead of being taken into the baseline. A shell
+    /// command outside a durable unit (`For::Adoptable`) gets the same record, marked for the
+    /// next process to adopt should this one die mid-command ([`calls::adoptable`]).
     ///
     /// Errors: `Io` for a full disk.
     pub fn snapshot_call(&self, purpose: For<'_>) -> Result<u64> {
@@ -650,20 +725,33 @@ impl CheckpointStore {
             prev.as_ref(),
         )?;
         let found = self.settle_walk(&mut inner, &beneath, &walk)?;
-        let call = match purpose {
-            For::Durable(call) => Some(call),
-            _ => None,
+        let (call, adopt) = match purpose {
+            For::Durable(call) => (Some(call), false),
+            For::Adoptable(call) => (Some(call), true),
+            _ => (None, false),
         };
         let record = call.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, call) {
             let earlier = calls::read(path).filter(|r| r.is_of(call) && r.kept.is_none());
             let log = match earlier {
-                Some(r) if !found.is_empty() => Self::attribute(&mut inner, &r, found.clone()),
+                Some(r) if !found.is_empty() && !adopt => {
+                    Self::attribute(&mut inner, &r, found.clone())
+                }
                 _ => LogWrite::None,
             };
             // The record says the call started from the index on disk: it must be there first.
             self.persist(&mut inner, log, true)?;
-            calls::write(path, &CallRecord::of(call, None)).map_err(|e| io_error(&e))?;
+            let record = if adopt {
+                CallRecord::adoptable(call)
+            } else {
+                CallRecord::of(call, None)
+            };
+            calls::write(path, &record).map_err(|e| io_error(&e))?;
+            if adopt {
+                // A new generation, written or not: a process that has the store open reloads at
+                // its next operation, so it finds the record should this one die.
+                inner.generation = self.coord.bump().map_err(|e| io_error(&e))?;
+            }
         }
         Ok(self.new_handle(
             &mut inner,
@@ -755,25 +843,8 @@ impl CheckpointStore {
     ///
     /// Errors: `InvalidArgument` for an unknown handle; `Io` for a full disk.
     pub fn record(&self, handle: u64, call: CallInfo) -> Result<Option<Listing>> {
-        // The handle's call holds the lock: nothing to wait for, nothing to reload.
-        let (_hold, mut inner) = self.begin()?;
-        let open = inner
-            .pending
-            .remove(&handle)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
-        let Open {
-            what,
-            record,
-            holds,
-        } = open;
-        // Whatever fails, the handle is consumed and its hold given back.
-        let result = self.beneath().and_then(|beneath| {
-            self.record_open(&mut inner, &beneath, what, call, record.as_deref())
-        });
-        // After the log: a kill before this leaves the record, and the call's next attempt
-        // finds its checkpoint.
-        self.close(record.as_deref(), holds);
-        result
+        self.record_handle(handle, call, false)
+            .map(|(listing, _)| listing)
     }
 
     /// [`CheckpointStore::record`], then, in the same locked step, the walk the record took
@@ -788,23 +859,35 @@ impl CheckpointStore {
         handle: u64,
         call: CallInfo,
     ) -> Result<(Option<Listing>, Option<u64>)> {
+        self.record_handle(handle, call, true)
+    }
+
+    /// [`CheckpointStore::record`] of `handle`; with `reopen`, as
+    /// [`CheckpointStore::record_reopen`].
+    fn record_handle(
+        &self,
+        handle: u64,
+        call: CallInfo,
+        reopen: bool,
+    ) -> Result<(Option<Listing>, Option<u64>)> {
+        // The handle's call holds the lock: nothing to wait for, nothing to reload.
         let (_hold, mut inner) = self.begin()?;
         // Before the walk after the call: an entry changed since then is looked at again.
         let since = state::now_ns() - state::RACY_NS;
-        let open = inner
-            .pending
-            .remove(&handle)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
         let Open {
             what,
             record,
             holds,
-        } = open;
-        let is_snapshot = matches!(what, Pending::Snapshot { .. });
+        } = inner
+            .pending
+            .remove(&handle)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "Unknown checkpoint handle."))?;
+        let reopen = reopen && matches!(what, Pending::Snapshot { .. });
+        // Whatever fails, the handle is consumed and its hold given back.
         let result = self.beneath().and_then(|beneath| {
             self.record_open(&mut inner, &beneath, what, call, record.as_deref())
         });
-        let walk = match (&result, is_snapshot) {
+        let walk = match (&result, reopen) {
             (Ok(_), true) => inner.last_walk.clone(),
             _ => None,
         };
@@ -813,6 +896,8 @@ impl CheckpointStore {
             let pending = Pending::Snapshot { walk, found, since };
             self.new_handle(&mut inner, pending, For::Look, None)
         });
+        // After the log: a kill before this leaves the record, and the call's next attempt
+        // finds its checkpoint.
         self.close(record.as_deref(), holds);
         result.map(|listing| (listing, reopened))
     }
@@ -950,13 +1035,16 @@ impl CheckpointStore {
         for ((path, before), (meta, after, added)) in differ.into_iter().zip(befores).zip(captured)
         {
             inner.add_sizes(added);
-            match meta {
-                Some(m) => inner
-                    .index
-                    .insert(path.clone(), (m.settled(settle_since), after.clone())),
-                None => inner.index.remove(&path),
+            // Dirty only when the entry changed: a file looked at again because it was racy (a
+            // file tool wrote it just before) leaves the index as the snapshot saved it.
+            let changed = match meta {
+                Some(m) => {
+                    let entry = (m.settled(settle_since), after.clone());
+                    inner.index.insert(path.clone(), entry.clone()).as_ref() != Some(&entry)
+                }
+                None => inner.index.remove(&path).is_some(),
             };
-            inner.index_dirty = true;
+            inner.index_dirty |= changed;
             if !before.same(&after) {
                 changes.push(Change {
                     path,
@@ -1065,13 +1153,7 @@ impl CheckpointStore {
     /// process's call on the store is in progress.
     pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
         let (_hold, inner) = self.read();
-        inner
-            .log
-            .checkpoints
-            .iter()
-            .filter(|c| run_id.is_none() || c.run_id.as_deref() == run_id)
-            .map(Listing::of)
-            .collect()
+        locked::listings(&inner.log, run_id)
     }
 
     /// The ids pruned to keep the store within its budget, oldest first (as `list`).
@@ -1085,20 +1167,7 @@ impl CheckpointStore {
     /// Errors: `Conflict` (a `CheckpointError`) for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
         let (_hold, inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let pos = rewind::find(&inner.log, checkpoint_id)?;
-        let cp = inner.log.checkpoints[pos].clone();
-        drop(inner); // the objects stay while the hold keeps other processes from pruning
-        Ok(cp
-            .changes
-            .iter()
-            .map(|c| {
-                (
-                    c.path.clone(),
-                    shown::change_text(&self.objects, &c.path, &c.before, &c.after),
-                )
-            })
-            .collect())
+        locked::diff(inner, &self.objects, checkpoint_id)
     }
 
     /// What rewinding to the state before checkpoint `to` (and every later one) would do;
@@ -1106,13 +1175,67 @@ impl CheckpointStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
-        let beneath = self.beneath()?;
-        let (_hold, inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
-        rewind::plan(&inner, &beneath, &self.objects, to, paths)
+        self.plan_rewind_with_job(to, paths, None)
+            .map(|(plan, _)| plan)
+    }
+
+    /// [`CheckpointStore::plan_rewind`], what an open background job changed since the last look
+    /// at it counted against its call `job` first, in the same locked step
+    /// ([`CheckpointStore::count_for_job`]; `None`: no job open). Returns the plan and the
+    /// listing of the job's call's latest checkpoint when it changed something.
+    ///
+    /// Errors: as `plan_rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn plan_rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Plan, Option<Listing>)> {
+        let (beneath, _hold, inner, paths, counted) = self.begin_rewind(paths, job)?;
+        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
+        Ok((plan, counted))
+    }
+
+    /// Within the caller's locked step (a rewind's), what an open background job changed since
+    /// the last look at it (which brought the index up to the tree): a walk, and what differs
+    /// from the index added to the checkpoints of the job's call `job` ([`Log::add_later`]: a
+    /// path a later checkpoint changed goes to a new checkpoint of the call), or appended as its
+    /// checkpoint. A change the job makes between that look and the rewind is then the call's,
+    /// not someone else's. Nothing to do for `None`. Returns the listing of the call's latest
+    /// checkpoint; `None` when nothing changed.
+    ///
+    /// Errors: `InvalidArgument` for a job without a tool call id; `Io` for a full disk.
+    fn count_for_job(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        job: Option<&CallInfo>,
+    ) -> Result<Option<Listing>> {
+        let Some(job) = job else {
+            return Ok(None);
+        };
+        if job.tool_call_id.is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "Changes are counted against a call with a tool call id.",
+            ));
+        }
+        let prev = inner.last_walk.take();
+        let walk = rescan(beneath, b"", &self.excludes, scan::threads(), prev.as_ref())?;
+        let found = self.settle_walk(inner, beneath, &walk)?;
+        inner.last_walk = Some(walk);
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let log = Self::attribute(inner, &CallRecord::of(job, None), found);
+        let listing = inner
+            .log
+            .checkpoints
+            .iter()
+            .rfind(|c| c.run_id == job.run_id && c.tool_call_id == job.tool_call_id)
+            .map(Listing::of);
+        self.persist(inner, log, true)?;
+        Ok(listing)
     }
 
     /// Commits a rewind planned by [`CheckpointStore::plan_rewind`] (`pinned`: each planned
@@ -1127,12 +1250,26 @@ impl CheckpointStore {
         pinned: &[(Vec<u8>, Option<String>)],
         force: bool,
     ) -> Result<rewind::Rewound> {
-        let beneath = self.beneath()?;
-        let (_hold, mut inner) = self.begin()?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        self.commit_rewind_with_job(to, paths, pinned, force, None)
+            .map(|(done, _)| done)
+    }
+
+    /// [`CheckpointStore::commit_rewind`], an open background job's changes since the last look
+    /// counted against its call `job` first, in the same locked step (see
+    /// [`CheckpointStore::plan_rewind_with_job`]): one on a planned path is then a recorded change
+    /// since the plan (rewind again), not someone else's. Returns what was done and the listing
+    /// of the job's call's latest checkpoint when it changed something.
+    ///
+    /// Errors: as `commit_rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn commit_rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        pinned: &[(Vec<u8>, Option<String>)],
+        force: bool,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Rewound, Option<Listing>)> {
+        let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
         let done = rewind::commit(
             &mut inner,
             &beneath,
@@ -1144,7 +1281,7 @@ impl CheckpointStore {
         )?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok(done)
+        Ok((done, counted))
     }
 
     /// Plans and commits the rewind to the state before checkpoint `to` (and every later one)
@@ -1161,18 +1298,58 @@ impl CheckpointStore {
         paths: Option<&[Vec<u8>]>,
         force: bool,
     ) -> Result<(rewind::Plan, rewind::Rewound)> {
-        let beneath = self.beneath()?;
-        let (_hold, mut inner) = self.begin()?;
-        // The writer thread's queued objects and lines first (see `later`), as `plan_rewind`.
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        let paths = paths
-            .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-            .transpose()?;
+        self.rewind_with_job(to, paths, force, None)
+            .map(|(plan, done, _)| (plan, done))
+    }
+
+    /// [`CheckpointStore::rewind`], an open background job's changes since the last look counted
+    /// against its call `job` first, in the same locked step (see
+    /// [`CheckpointStore::plan_rewind_with_job`]): a change it made as the rewind started is its
+    /// call's, undone with it when that call's checkpoint is rewound, never refused as someone
+    /// else's. Returns the plan, what was done, and the listing of the job's call's latest
+    /// checkpoint when it changed something (before the rewind dropped it).
+    ///
+    /// Errors: as `rewind`; `InvalidArgument` for a job without a tool call id.
+    pub fn rewind_with_job(
+        &self,
+        to: &str,
+        paths: Option<&[Vec<u8>]>,
+        force: bool,
+        job: Option<&CallInfo>,
+    ) -> Result<(rewind::Plan, rewind::Rewound, Option<Listing>)> {
+        let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
         let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
         let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok((plan, done))
+        Ok((plan, done, counted))
+    }
+
+    /// What a rewind's plan or commit starts from: the root opened, a hold of the lock with the
+    /// state current, an open background job's changes counted against its call `job` (see
+    /// [`CheckpointStore::count_for_job`]; its call's latest listing when it changed something),
+    /// the writer thread's queued objects and lines on disk (see `later`), and `paths`
+    /// normalized.
+    ///
+    /// Errors: as [`normalize`]; `InvalidArgument` for a job without a tool call id; `Io` when
+    /// the root, the lock, the job's walk or a queued write fails.
+    #[allow(clippy::type_complexity)]
+    fn begin_rewind(
+        &self,
+        paths: Option<&[Vec<u8>]>,
+        job: Option<&CallInfo>,
+    ) -> Result<(
+        Beneath,
+        Hold<'_>,
+        MutexGuard<'_, Inner>,
+        Option<Vec<Vec<u8>>>,
+        Option<Listing>,
+    )> {
+        let beneath = self.beneath()?;
+        let (hold, mut inner) = self.begin()?;
+        let counted = self.count_for_job(&mut inner, &beneath, job)?;
+        self.objects.flush().map_err(|e| io_error(&e))?;
+        Ok((beneath, hold, inner, normalize_all(paths)?, counted))
     }
 
     /// Writes the log (with `log`) and the index (with `index`, when changed).
@@ -1198,7 +1375,10 @@ impl CheckpointStore {
         let mut wrote = true;
         match log {
             LogWrite::None => wrote = false,
-            LogWrite::Append => inner.log.append_last(&path).map_err(|e| io_error(&e))?,
+            LogWrite::Append => inner
+                .log
+                .append_last_to(&mut inner.log_file, &path)
+                .map_err(|e| io_error(&e))?,
             LogWrite::Whole => inner.log.save(&path).map_err(|e| io_error(&e))?,
         }
         if wrote {
@@ -1272,6 +1452,15 @@ pub fn normalize(path: &[u8]) -> Result<Vec<u8>> {
         }
     }
     Ok(out)
+}
+
+/// Each of `paths` normalized ([`normalize`]).
+///
+/// Errors: as [`normalize`].
+pub fn normalize_all(paths: Option<&[Vec<u8>]>) -> Result<Option<Vec<Vec<u8>>>> {
+    paths
+        .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
+        .transpose()
 }
 
 #[cfg(test)]

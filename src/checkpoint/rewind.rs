@@ -184,20 +184,18 @@ pub(crate) fn action(current: &State, target: &State) -> Option<Action> {
     })
 }
 
-/// Makes the plan of rewinding to `to` (see the module doc).
-pub(crate) fn plan(
-    inner: &Inner,
-    beneath: &Beneath,
-    objects: &Objects,
-    to: &str,
-    paths: Option<Vec<Vec<u8>>>,
-) -> Result<Plan> {
-    let pos = find(&inner.log, to)?;
-    // Per path: the target, the last after-state, and whether each entry's before-state was
-    // the previous entry's after-state (else someone else changed the path in between).
-    let mut states: BTreeMap<Vec<u8>, (State, State, bool)> = BTreeMap::new();
-    for cp in &inner.log.checkpoints[pos..] {
-        for c in cp.changes.iter().filter(|c| covered(&c.path, &paths)) {
+/// Per path: the target, the last after-state, and whether each entry's before-state was
+/// the previous entry's after-state (else someone else changed the path in between).
+pub(crate) type Targets = BTreeMap<Vec<u8>, (State, State, bool)>;
+
+/// The [`Targets`] of rewinding `log` to `to`, limited to `paths`.
+///
+/// Errors: `Conflict` for an unknown or pruned id.
+pub(crate) fn targets(log: &Log, to: &str, paths: &Option<Vec<Vec<u8>>>) -> Result<Targets> {
+    let pos = find(log, to)?;
+    let mut states = Targets::new();
+    for cp in &log.checkpoints[pos..] {
+        for c in cp.changes.iter().filter(|c| covered(&c.path, paths)) {
             match states.get_mut(&c.path) {
                 Some((_, last, chained)) => {
                     *chained &= c.before.same(last);
@@ -209,6 +207,21 @@ pub(crate) fn plan(
             }
         }
     }
+    Ok(states)
+}
+
+/// The plan of rewinding to `to` (limited to `paths`) from its `targets`, each path's current
+/// state given by `current_of` (see the module doc). Either store plans through this: the
+/// local one reads the tree ([`plan`]), the remote one takes the states its caller read.
+///
+/// Errors: what `current_of` returns.
+pub(crate) fn plan_of(
+    to: &str,
+    paths: Option<Vec<Vec<u8>>>,
+    targets: Targets,
+    objects: &Objects,
+    mut current_of: impl FnMut(&[u8]) -> Result<State>,
+) -> Result<Plan> {
     let mut plan = Plan {
         to: to.to_string(),
         paths,
@@ -216,9 +229,8 @@ pub(crate) fn plan(
         conflicts: Vec::new(),
         unrestorable: Vec::new(),
     };
-    for (path, (target, expected, chained)) in states {
-        let (_, current, _) = capture(beneath, objects, Some(&inner.index), &path, Bytes::HashOnly)
-            .map_err(|e| checkpoint_error(format!("Cannot read {}: {}", shown(&path), e.kind())))?;
+    for (path, (target, expected, chained)) in targets {
+        let current = current_of(&path)?;
         let Some(act) = action(&current, &target) else {
             continue;
         };
@@ -242,6 +254,23 @@ pub(crate) fn plan(
         });
     }
     Ok(plan)
+}
+
+/// Makes the plan of rewinding to `to` (see the module doc), reading each path's current
+/// state beneath the root.
+pub(crate) fn plan(
+    inner: &Inner,
+    beneath: &Beneath,
+    objects: &Objects,
+    to: &str,
+    paths: Option<Vec<Vec<u8>>>,
+) -> Result<Plan> {
+    let targets = targets(&inner.log, to, &paths)?;
+    plan_of(to, paths, targets, objects, |path| {
+        let (_, current, _) = capture(beneath, objects, Some(&inner.index), path, Bytes::HashOnly)
+            .map_err(|e| checkpoint_error(format!("Cannot read {}: {}", shown(path), e.kind())))?;
+        Ok(current)
+    })
 }
 
 fn cvt(rc: libc::c_int) -> std::io::Result<()> {

@@ -171,12 +171,10 @@ impl Objects {
     }
 
     /// Keeps `data`, whose SHA-256 is `hash` (64 hex chars), off the call's path: written by the
-    /// store's writer thread ([`super::later`]). Returns the bytes this adds to the store (0 when
-    /// the object is there or queued already).
+    /// store's writer thread ([`super::later`]), which finds an object there already and leaves
+    /// it. Returns the bytes this adds to the store (0 when the object is queued already). The
+    /// caller knows the object is not among the store's (its sizes): no look at `objects/`.
     pub fn later(&self, hash: &str, data: Shared) -> u64 {
-        if self.path(hash).exists() {
-            return 0;
-        }
         let size = (*data).as_ref().len() as u64;
         if self.later.queue_object(hash.to_string(), data) {
             size
@@ -189,6 +187,17 @@ impl Objects {
     /// [`Objects::later`] is written, off the call's path (see [`super::later`]).
     pub fn append_later(&self, path: PathBuf, line: Line) {
         self.later.queue_append(path, line);
+    }
+
+    /// [`Objects::append_later`], then [`Objects::then_later`], queued together (one wake-up
+    /// of the writer thread).
+    pub fn append_then_later(&self, path: PathBuf, line: Line, then: Box<dyn FnOnce() + Send>) {
+        self.later.queue_append_then(path, line, then);
+    }
+
+    /// Whether nothing written off the call's path is queued or being written.
+    pub fn later_idle(&self) -> bool {
+        self.later.is_idle()
     }
 
     /// Whether a write of the writer thread failed since the last flush.

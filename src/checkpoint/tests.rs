@@ -531,3 +531,51 @@ fn a_jobs_looks_are_chained_and_a_snapshots_find_goes_to_it() {
     );
     assert!(store.list(None).is_empty());
 }
+
+/// A job's change made after the last look at it and before a rewind's step: counted against
+/// the job's call in that step (`rewind_with_job`), so the rewind undoes it instead of refusing
+/// it as someone else's; without the job named, the same change is a conflict.
+#[test]
+fn a_rewind_counts_a_jobs_change_since_the_last_look_against_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("log.txt"), "start\n").unwrap();
+    let store = open(r, Settings::default());
+    let job = call("start_command");
+    let h = store.snapshot_call(For::Call).unwrap();
+    std::fs::write(r.join("log.txt"), "start\n1\n").unwrap();
+    let started = store.record(h, job.clone()).unwrap().unwrap();
+    // The last look at the job (a sweep's), then its change as the rewind starts.
+    let look = store.snapshot().unwrap();
+    assert!(store.extend(&started.id, look).unwrap().is_some());
+    store.release(look).unwrap();
+    std::fs::write(r.join("log.txt"), "start\n1\n2\n").unwrap();
+    std::fs::write(r.join("new.txt"), "n").unwrap();
+    let refused = store.rewind(&started.id, None, false).unwrap_err();
+    assert!(
+        refused.message.contains("someone else: log.txt"),
+        "{}",
+        refused.message
+    );
+    let (plan, done, counted) = store
+        .rewind_with_job(&started.id, None, false, Some(&job))
+        .unwrap();
+    let counted = counted.unwrap();
+    assert_eq!(
+        (counted.id.as_str(), strs(&counted.paths)),
+        (
+            started.id.as_str(),
+            vec!["log.txt".into(), "new.txt".into()]
+        )
+    );
+    assert!(plan.conflicts.is_empty());
+    assert_eq!(
+        (strs(&done.restored), strs(&done.deleted)),
+        (vec!["log.txt".into()], vec!["new.txt".into()])
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.join("log.txt")).unwrap(),
+        "start\n"
+    );
+    assert!(store.list(None).is_empty());
+}

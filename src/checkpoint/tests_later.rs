@@ -41,7 +41,7 @@ fn fused(
         new_hash: None,
     }];
     let (written, listing) = store
-        .around(&[b"a.txt".to_vec()], known, call, durable, true, |_| {
+        .around(&[b"a.txt".to_vec()], known, call, durable, true, |_, _| {
             std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
         })
         .unwrap()
@@ -160,7 +160,7 @@ fn a_durable_fused_call_dead_after_its_commit_is_recorded_by_its_retry() {
             c.clone(),
             true,
             true,
-            |_| -> Result<()> {
+            |_, _| -> Result<()> {
                 std::fs::write(r.join("a.txt"), "two\n").unwrap();
                 panic!("the worker dies");
             },

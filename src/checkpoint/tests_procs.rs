@@ -247,3 +247,48 @@ fn records_go_with_their_calls_and_old_dead_ones_at_open() {
         vec![calls::path_of(&store.dir, &call("shell")).unwrap()]
     );
 }
+
+/// A shell command outside a durable unit whose process died mid-command (its store dropped
+/// with the handle open): the next process to take the lock records what the command changed as
+/// its checkpoint, whether it opens the store afterwards or had it open all along; a call of
+/// its own in progress is not taken for a dead one.
+#[test]
+fn a_dead_processs_command_is_recorded_by_the_next_process() {
+    for open_before in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::write(r.join("a.txt"), "one").unwrap();
+        let other = open_before.then(|| open(r));
+        let dying = open(r);
+        // An earlier command of the dying process: the index on disk is current, so the next
+        // snapshot writes nothing but the call's record.
+        let h = dying.snapshot_call(For::Call).unwrap();
+        assert!(dying.record(h, call("earlier")).unwrap().is_none());
+        if let Some(other) = &other {
+            assert!(other.list(None).is_empty()); // seen up to here
+        }
+        let _ = dying
+            .snapshot_call(For::Adoptable(&call("run_command")))
+            .unwrap();
+        assert_eq!(records(r), 1);
+        // The adopting look never counts its own call in progress as dead.
+        let own = dying.snapshot_call(For::Look).unwrap();
+        dying.release(own).unwrap();
+        std::fs::write(r.join("a.txt"), "two!").unwrap();
+        std::fs::write(r.join("c.txt"), "c").unwrap();
+        drop(dying);
+        let next = other.unwrap_or_else(|| open(r));
+        let [cp] = next.list(None).try_into().unwrap();
+        assert_eq!(
+            (cp.tool_call_id.as_deref(), strs(&cp.paths)),
+            (
+                Some("run_command-call"),
+                vec!["a.txt".into(), "c.txt".into()]
+            )
+        );
+        assert_eq!(records(r), 0);
+        rewind(&next, &cp.id);
+        assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "one");
+        assert!(!r.join("c.txt").exists());
+    }
+}

@@ -85,12 +85,13 @@ pub(crate) fn py_str<'py>(py: Python<'py>, p: &[u8]) -> PyResult<Bound<'py, PySt
     }
 }
 
+/// Path bytes as `str`s (`surrogateescape`).
+pub(crate) fn py_strs<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Vec<Bound<'py, PyString>>> {
+    ps.iter().map(|p| py_str(py, p)).collect()
+}
+
 pub(crate) fn py_paths<'py>(py: Python<'py>, ps: &[Vec<u8>]) -> PyResult<Bound<'py, PyList>> {
-    let items = ps
-        .iter()
-        .map(|p| py_str(py, p))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
+    PyList::new(py, py_strs(py, ps)?)
 }
 
 pub(crate) fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, PyDict>> {
@@ -103,6 +104,29 @@ pub(crate) fn listing<'py>(py: Python<'py>, l: &Listing) -> PyResult<Bound<'py, 
     d.set_item("created_at", l.created_at)?;
     d.set_item("bytes_kept", l.bytes_kept)?;
     Ok(d)
+}
+
+/// A listing as [`listing`] gives it, or `None`.
+pub(crate) fn maybe_listing<'py>(
+    py: Python<'py>,
+    l: Option<Listing>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    l.map(|l| listing(py, &l)).transpose()
+}
+
+/// Listings as [`listing`] gives them, in order.
+pub(crate) fn listings<'py>(py: Python<'py>, ls: &[Listing]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    ls.iter().map(|l| listing(py, l)).collect()
+}
+
+/// A checkpoint's diff as `[(path, diff text), ...]`.
+pub(crate) fn diffs(
+    py: Python<'_>,
+    d: Vec<(Vec<u8>, String)>,
+) -> PyResult<Vec<(Bound<'_, PyString>, String)>> {
+    d.into_iter()
+        .map(|(p, t)| Ok((py_str(py, &p)?, t)))
+        .collect()
 }
 
 pub(crate) fn plan_dict<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyDict>> {
@@ -137,6 +161,60 @@ fn rewound_dict<'py>(py: Python<'py>, r: &Rewound) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
+/// `to`, `paths` and the pinned `(path, old_hash)` of a plan dict (from `plan_rewind`).
+///
+/// Errors: `CheckpointError` for a dict that is not such a plan.
+#[allow(clippy::type_complexity)]
+pub(crate) fn plan_parts(
+    plan: &Bound<'_, PyDict>,
+) -> PyResult<(String, Option<Vec<Vec<u8>>>, Vec<(Vec<u8>, Option<String>)>)> {
+    let bad = || CheckpointError::new_err("Not a plan from plan_rewind().");
+    let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
+    let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
+        Some(p) if !p.is_none() => Some(p.extract()?),
+        _ => None,
+    };
+    let paths = paths.map(paths_of).transpose()?;
+    let mut pinned = Vec::new();
+    for f in plan.get_item("files")?.ok_or_else(bad)?.try_iter()? {
+        let f = f?;
+        let path = f.get_item("path")?;
+        pinned.push((
+            path_bytes(path.cast::<PyString>()?)?,
+            f.get_item("old_hash")?.extract()?,
+        ));
+    }
+    Ok((to, paths, pinned))
+}
+
+/// A store's settings from its constructor's arguments (`exclude`: `[".git/"]` when `None`).
+pub(crate) fn settings(
+    exclude: Option<Vec<String>>,
+    max_file_bytes: u64,
+    budget_bytes: u64,
+) -> Settings {
+    Settings {
+        exclude: exclude.unwrap_or_else(|| vec![".git/".into()]),
+        max_file_bytes,
+        budget_bytes,
+    }
+}
+
+/// The call a record is for.
+pub(crate) fn call_info(
+    run_id: Option<String>,
+    tool_call_id: Option<String>,
+    tool_name: String,
+    created_at: f64,
+) -> CallInfo {
+    CallInfo {
+        run_id,
+        tool_call_id,
+        tool_name,
+        created_at,
+    }
+}
+
 /// The call a keep or snapshot is for: `None` without a tool call id.
 pub(crate) fn call_of(
     run_id: Option<String>,
@@ -144,12 +222,9 @@ pub(crate) fn call_of(
     tool_name: String,
     created_at: f64,
 ) -> Option<CallInfo> {
-    tool_call_id.is_some().then_some(CallInfo {
-        run_id,
-        tool_call_id,
-        tool_name,
-        created_at,
-    })
+    tool_call_id
+        .is_some()
+        .then(|| call_info(run_id, tool_call_id, tool_name, created_at))
 }
 
 /// The checkpoints of one workspace root, kept in `<root>/.pydantic-ai-harness/checkpoints/`.
@@ -173,11 +248,7 @@ impl PyCheckpointStore {
         max_file_bytes: u64,
         budget_bytes: u64,
     ) -> PyResult<Self> {
-        let settings = Settings {
-            exclude: exclude.unwrap_or_else(|| vec![".git/".into()]),
-            max_file_bytes,
-            budget_bytes,
-        };
+        let settings = settings(exclude, max_file_bytes, budget_bytes);
         let store = run(py, move || CheckpointStore::open(&root, settings))?;
         Ok(PyCheckpointStore { store })
     }
@@ -203,8 +274,11 @@ impl PyCheckpointStore {
 
     /// Walks the tree, keeping what differs from the index; returns a handle. `call`: before a
     /// shell command (the store's lock held until its record or release); with `tool_call_id`
-    /// as well: as `keep` (see `CheckpointStore::snapshot_call`).
-    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0))]
+    /// as well: the call's record on disk, as `keep` (`durable`), or, for a command outside a
+    /// durable unit, for the next process to record should this one die mid-command (see
+    /// `CheckpointStore::snapshot_call`).
+    #[pyo3(signature = (*, call = false, run_id = None, tool_call_id = None, tool_name = String::new(), created_at = 0.0, durable = true))]
+    #[allow(clippy::too_many_arguments)]
     fn snapshot(
         &self,
         py: Python<'_>,
@@ -213,10 +287,12 @@ impl PyCheckpointStore {
         tool_call_id: Option<String>,
         tool_name: String,
         created_at: f64,
+        durable: bool,
     ) -> PyResult<u64> {
-        let durable = call_of(run_id, tool_call_id, tool_name, created_at);
-        let purpose = match (&durable, call) {
-            (Some(c), _) => For::Durable(c),
+        let identity = call_of(run_id, tool_call_id, tool_name, created_at);
+        let purpose = match (&identity, call) {
+            (Some(c), _) if durable => For::Durable(c),
+            (Some(c), _) => For::Adoptable(c),
             (None, true) => For::Call,
             (None, false) => For::Look,
         };
@@ -225,7 +301,7 @@ impl PyCheckpointStore {
 
     /// Commits `plan` (a change plan of `core`) and records it as one call's checkpoint, in one
     /// native call: keeps `paths` (root-relative: the plan's path), commits, records
-    /// ([`CheckpointStore::around`]). Returns `(outcome, listing or None)`; the commit's errors
+    /// ([`CheckpointStore::around`]). Returns `(outcome, the new checkpoint's id or None)`; the commit's errors
     /// are raised as `core.commit` raises them, after the record. `durable`: a durable unit's
     /// call (its record on disk while it runs, as `keep` with `tool_call_id`). Without `wait`:
     /// `None` when another process holds the store's lock (nothing done; call again with
@@ -245,15 +321,10 @@ impl PyCheckpointStore {
         cancel: PyRef<'_, PyCancelToken>,
         durable: bool,
         wait: bool,
-    ) -> PyResult<Option<(PyOutcome, Option<Bound<'py, PyDict>>)>> {
+    ) -> PyResult<Option<(PyOutcome, Option<String>)>> {
         let paths = paths_of(paths)?;
         let (fs, plan, flag) = (core.inner.clone(), plan.plan.clone(), cancel.flag.clone());
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
         let known = match (plan.operation, paths.first()) {
             (Operation::CreateDirectory, _) | (_, None) => Vec::new(),
             (op, Some(path)) => vec![Known {
@@ -264,10 +335,13 @@ impl PyCheckpointStore {
                 new_hash: None,
             }],
         };
+        // The store's descriptor of the root serves the commit too when both roots are one.
+        let same_root = fs.root.real_root() == self.store.real_root();
         let done = run(py, || {
             self.store
-                .around(&paths, known, call, durable, wait, |known| {
-                    let (outcome, digest) = fs.commit_hashed(&plan, &flag)?;
+                .around(&paths, known, call, durable, wait, |known, root| {
+                    let root = same_root.then_some(root);
+                    let (outcome, digest) = fs.commit_hashed_in(&plan, &flag, root)?;
                     if let Some(k) = known.first_mut() {
                         k.new_hash = digest;
                     }
@@ -278,10 +352,7 @@ impl PyCheckpointStore {
             return Ok(None);
         };
         let outcome = outcome.map_err(PyErr::from)?;
-        Ok(Some((
-            outcome.into(),
-            l.map(|l| listing(py, &l)).transpose()?,
-        )))
+        Ok(Some((outcome.into(), l.map(|l| l.id))))
     }
 
     /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.
@@ -295,14 +366,8 @@ impl PyCheckpointStore {
         tool_name: String,
         created_at: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
-        let l = run(py, || self.store.record(handle, call))?;
-        l.map(|l| listing(py, &l)).transpose()
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
+        maybe_listing(py, run(py, || self.store.record(handle, call))?)
     }
 
     /// Records the call of `handle` (consumed) as `record` does; for a snapshot handle, the walk
@@ -318,14 +383,9 @@ impl PyCheckpointStore {
         tool_name: String,
         created_at: f64,
     ) -> PyResult<(Option<Bound<'py, PyDict>>, Option<u64>)> {
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
         let (l, reopened) = run(py, || self.store.record_reopen(handle, call))?;
-        Ok((l.map(|l| listing(py, &l)).transpose()?, reopened))
+        Ok((maybe_listing(py, l)?, reopened))
     }
 
     /// Adds what snapshot `handle` found against the index to checkpoint `checkpoint_id`.
@@ -335,8 +395,7 @@ impl PyCheckpointStore {
         checkpoint_id: String,
         handle: u64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let l = run(py, || self.store.extend(&checkpoint_id, handle))?;
-        l.map(|l| listing(py, &l)).transpose()
+        maybe_listing(py, run(py, || self.store.extend(&checkpoint_id, handle))?)
     }
 
     /// Counts what snapshot `handle` found against the index against the checkpoint of the call
@@ -352,14 +411,8 @@ impl PyCheckpointStore {
         tool_name: String,
         created_at: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
-        let l = run(py, || self.store.attribute_found(handle, &call))?;
-        l.map(|l| listing(py, &l)).transpose()
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
+        maybe_listing(py, run(py, || self.store.attribute_found(handle, &call))?)
     }
 
     /// Drops `handle` without recording.
@@ -374,8 +427,7 @@ impl PyCheckpointStore {
         py: Python<'py>,
         run_id: Option<String>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let ls = py.detach(|| self.store.list(run_id.as_deref()));
-        ls.iter().map(|l| listing(py, l)).collect()
+        listings(py, &py.detach(|| self.store.list(run_id.as_deref())))
     }
 
     /// The ids pruned to keep the store within `budget_bytes`, oldest first.
@@ -394,72 +446,105 @@ impl PyCheckpointStore {
         py: Python<'py>,
         checkpoint_id: String,
     ) -> PyResult<Vec<(Bound<'py, PyString>, String)>> {
-        let d = run(py, || self.store.diff(&checkpoint_id))?;
-        d.into_iter()
-            .map(|(p, t)| Ok((py_str(py, &p)?, t)))
-            .collect()
+        diffs(py, run(py, || self.store.diff(&checkpoint_id))?)
     }
 
-    /// What rewinding to the state before `to` would do (nothing changed).
-    #[pyo3(signature = (to, paths = None))]
+    /// What rewinding to the state before `to` would do (nothing changed but what `job`, an open
+    /// background job's call, changed since the last look: counted against it first, its
+    /// listing under the plan's `job` key).
+    #[pyo3(signature = (to, paths = None, *, job = None))]
     fn plan_rewind<'py>(
         &self,
         py: Python<'py>,
         to: String,
         paths: Option<Vec<Bound<'_, PyString>>>,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let paths = paths.map(paths_of).transpose()?;
-        let plan = run(py, || self.store.plan_rewind(&to, paths.as_deref()))?;
-        plan_dict(py, &plan)
+        let job = job.map(job_of).transpose()?;
+        let (plan, counted) = run(py, || {
+            self.store
+                .plan_rewind_with_job(&to, paths.as_deref(), job.as_ref())
+        })?;
+        let d = plan_dict(py, &plan)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
+        Ok(d)
     }
 
     /// Plans and commits the rewind to before `to` in one step under the store's lock: the
-    /// commit's result with the plan's `unrestorable` paths.
-    #[pyo3(signature = (to, paths = None, *, force = false))]
+    /// commit's result with the plan's `unrestorable` paths (and `job`, as `plan_rewind`).
+    #[pyo3(signature = (to, paths = None, *, force = false, job = None))]
     fn rewind<'py>(
         &self,
         py: Python<'py>,
         to: String,
         paths: Option<Vec<Bound<'_, PyString>>>,
         force: bool,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let paths = paths.map(paths_of).transpose()?;
-        let (plan, done) = run(py, || self.store.rewind(&to, paths.as_deref(), force))?;
+        let job = job.map(job_of).transpose()?;
+        let (plan, done, counted) = run(py, || {
+            self.store
+                .rewind_with_job(&to, paths.as_deref(), force, job.as_ref())
+        })?;
         let d = rewound_dict(py, &done)?;
         d.set_item("unrestorable", py_paths(py, &plan.unrestorable)?)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
         Ok(d)
     }
 
-    /// Commits a plan from `plan_rewind`.
-    #[pyo3(signature = (plan, *, force = false))]
+    /// Commits a plan from `plan_rewind` (and `job`, as `plan_rewind`).
+    #[pyo3(signature = (plan, *, force = false, job = None))]
     fn commit_rewind<'py>(
         &self,
         py: Python<'py>,
         plan: &Bound<'py, PyDict>,
         force: bool,
+        job: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let bad = || CheckpointError::new_err("Not a plan from plan_rewind().");
-        let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
-        let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
-            Some(p) if !p.is_none() => Some(p.extract()?),
-            _ => None,
-        };
-        let paths = paths.map(paths_of).transpose()?;
-        let mut pinned = Vec::new();
-        let files = plan.get_item("files")?.ok_or_else(bad)?;
-        for f in files.try_iter()? {
-            let f = f?;
-            let path = f.get_item("path")?;
-            let path = path_bytes(path.cast::<PyString>()?)?;
-            let old: Option<String> = f.get_item("old_hash")?.extract()?;
-            pinned.push((path, old));
-        }
-        let done = run(py, || {
+        let job = job.map(job_of).transpose()?;
+        let (to, paths, pinned) = plan_parts(plan)?;
+        let (done, counted) = run(py, || {
             self.store
-                .commit_rewind(&to, paths.as_deref(), &pinned, force)
+                .commit_rewind_with_job(&to, paths.as_deref(), &pinned, force, job.as_ref())
         })?;
-        rewound_dict(py, &done)
+        let d = rewound_dict(py, &done)?;
+        with_job(py, &d, job.as_ref(), counted.as_ref())?;
+        Ok(d)
     }
+}
+
+/// An open background job's call, `{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`.
+fn job_of(job: &Bound<'_, PyDict>) -> PyResult<CallInfo> {
+    let item = |key: &str| {
+        job.get_item(key)?.ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!("A job names its call's {key}."))
+        })
+    };
+    Ok(CallInfo {
+        run_id: item("run_id")?.extract()?,
+        tool_call_id: Some(item("tool_call_id")?.extract()?),
+        tool_name: item("tool_name")?.extract()?,
+        created_at: item("created_at")?.extract()?,
+    })
+}
+
+/// With a job given, `d['job']`: the listing of its call's latest checkpoint when the step
+/// counted a change against it, else `None`.
+fn with_job(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    job: Option<&CallInfo>,
+    counted: Option<&Listing>,
+) -> PyResult<()> {
+    if job.is_some() {
+        match counted {
+            Some(l) => d.set_item("job", listing(py, l)?)?,
+            None => d.set_item("job", py.None())?,
+        }
+    }
+    Ok(())
 }
 
 /// Adds `CheckpointStore` and `CheckpointError` to the module.

@@ -8,10 +8,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
-use super::checkpoint::{call_of, listing, path_bytes, paths_of, plan_dict, py_str, run};
+use super::checkpoint::{
+    call_info, call_of, diffs, listings, maybe_listing, path_bytes, paths_of, plan_dict,
+    plan_parts, py_str, py_strs, run, settings,
+};
 use crate::checkpoint::remote::listing::LISTING_COMMAND;
 use crate::checkpoint::remote::{RemoteStore, Seen};
-use crate::checkpoint::{CallInfo, Settings};
 
 /// A state as Python gives it: `None`, `'dir'` or `bytes`.
 fn seen(value: &Bound<'_, PyAny>) -> PyResult<Seen> {
@@ -62,11 +64,7 @@ impl PyRemoteCheckpointStore {
         max_file_bytes: u64,
         budget_bytes: u64,
     ) -> PyResult<Self> {
-        let settings = Settings {
-            exclude: exclude.unwrap_or_else(|| vec![".git/".into()]),
-            max_file_bytes,
-            budget_bytes,
-        };
+        let settings = settings(exclude, max_file_bytes, budget_bytes);
         let store = run(py, move || {
             RemoteStore::open(&store_dir, root.as_deref(), settings)
         })?;
@@ -86,8 +84,7 @@ impl PyRemoteCheckpointStore {
         paths: Vec<Bound<'py, PyString>>,
     ) -> PyResult<Vec<Bound<'py, PyString>>> {
         let paths = paths_of(paths)?;
-        let out = run(py, || self.store.observed(&paths))?;
-        out.iter().map(|p| py_str(py, p)).collect()
+        py_strs(py, &run(py, || self.store.observed(&paths))?)
     }
 
     /// Before a file tool's change: `[(path, state), ...]` of the paths `observed` gave, read
@@ -107,11 +104,7 @@ impl PyRemoteCheckpointStore {
         let before = path_states(before)?;
         let durable = call_of(run_id, tool_call_id, tool_name, created_at);
         let (handle, paths) = run(py, || self.store.keep(before, durable.as_ref()))?;
-        let paths = paths
-            .iter()
-            .map(|p| py_str(py, p))
-            .collect::<PyResult<_>>()?;
-        Ok((handle, paths))
+        Ok((handle, py_strs(py, &paths)?))
     }
 
     /// Records the call of a `keep` handle (consumed) from `after`, `[(path, state), ...]` of
@@ -129,14 +122,8 @@ impl PyRemoteCheckpointStore {
         created_at: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let after = path_states(after)?;
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
-        let l = run(py, || self.store.record(handle, after, call))?;
-        l.map(|l| listing(py, &l)).transpose()
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
+        maybe_listing(py, run(py, || self.store.record(handle, after, call))?)
     }
 
     /// Takes a hold of the store's lock (no other process's call or rewind runs meanwhile)
@@ -152,8 +139,7 @@ impl PyRemoteCheckpointStore {
         py: Python<'py>,
         run_id: Option<String>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let ls = py.detach(|| self.store.list(run_id.as_deref()));
-        ls.iter().map(|l| listing(py, l)).collect()
+        listings(py, &py.detach(|| self.store.list(run_id.as_deref())))
     }
 
     /// The ids pruned to keep the store within `budget_bytes`, oldest first.
@@ -172,10 +158,7 @@ impl PyRemoteCheckpointStore {
         py: Python<'py>,
         checkpoint_id: String,
     ) -> PyResult<Vec<(Bound<'py, PyString>, String)>> {
-        let d = run(py, || self.store.diff(&checkpoint_id))?;
-        d.into_iter()
-            .map(|(p, t)| Ok((py_str(py, &p)?, t)))
-            .collect()
+        diffs(py, run(py, || self.store.diff(&checkpoint_id))?)
     }
 
     /// The kept bytes of object `hash`.
@@ -193,8 +176,10 @@ impl PyRemoteCheckpointStore {
         paths: Option<Vec<Bound<'py, PyString>>>,
     ) -> PyResult<Vec<Bound<'py, PyString>>> {
         let paths = paths.map(paths_of).transpose()?;
-        let out = run(py, || self.store.rewind_paths(&to, paths.as_deref()))?;
-        out.iter().map(|p| py_str(py, p)).collect()
+        py_strs(
+            py,
+            &run(py, || self.store.rewind_paths(&to, paths.as_deref()))?,
+        )
     }
 
     /// The rewind's plan from `current` (`[(path, state now), ...]`), as `CheckpointStore.plan_rewind`.
@@ -268,11 +253,7 @@ impl PyRemoteCheckpointStore {
     ) -> PyResult<(u64, Vec<Bound<'py, PyString>>)> {
         let durable = call_of(run_id, tool_call_id, tool_name, created_at);
         let (handle, need) = run(py, || self.store.snapshot(&listing, durable.as_ref()))?;
-        let need = need
-            .iter()
-            .map(|p| py_str(py, p))
-            .collect::<PyResult<_>>()?;
-        Ok((handle, need))
+        Ok((handle, py_strs(py, &need)?))
     }
 
     /// The files `snapshot` asked for, as read: `[(path, state), ...]`.
@@ -293,8 +274,7 @@ impl PyRemoteCheckpointStore {
         handle: u64,
         listing: Vec<u8>,
     ) -> PyResult<Vec<Bound<'py, PyString>>> {
-        let read = run(py, || self.store.changed(handle, &listing))?;
-        read.iter().map(|p| py_str(py, p)).collect()
+        py_strs(py, &run(py, || self.store.changed(handle, &listing))?)
     }
 
     /// Records the command of `handle` from the files `changed` asked for, as read. `merge`:
@@ -313,16 +293,11 @@ impl PyRemoteCheckpointStore {
         merge: bool,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let states = path_states(states)?;
-        let call = CallInfo {
-            run_id,
-            tool_call_id,
-            tool_name,
-            created_at,
-        };
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
         let l = run(py, || {
             self.store.record_command(handle, states, call, merge)
         })?;
-        l.map(|l| listing(py, &l)).transpose()
+        maybe_listing(py, l)
     }
 
     /// Drops a handle (`keep`, `snapshot`, `hold`) without recording; its hold of the lock given back.
@@ -335,30 +310,6 @@ impl PyRemoteCheckpointStore {
         let (to, paths, _) = plan_parts(plan)?;
         run(py, || self.store.finish_rewind(&to, paths.as_deref()))
     }
-}
-
-/// `to`, `paths` and the pinned `(path, old_hash)` of a plan dict.
-#[allow(clippy::type_complexity)]
-fn plan_parts(
-    plan: &Bound<'_, PyDict>,
-) -> PyResult<(String, Option<Vec<Vec<u8>>>, Vec<(Vec<u8>, Option<String>)>)> {
-    let bad = || super::checkpoint::CheckpointError::new_err("Not a plan from plan_rewind().");
-    let to: String = plan.get_item("to")?.ok_or_else(bad)?.extract()?;
-    let paths: Option<Vec<Bound<'_, PyString>>> = match plan.get_item("paths")? {
-        Some(p) if !p.is_none() => Some(p.extract()?),
-        _ => None,
-    };
-    let paths = paths.map(paths_of).transpose()?;
-    let mut pinned = Vec::new();
-    for f in plan.get_item("files")?.ok_or_else(bad)?.try_iter()? {
-        let f = f?;
-        let path = f.get_item("path")?;
-        pinned.push((
-            path_bytes(path.cast::<PyString>()?)?,
-            f.get_item("old_hash")?.extract()?,
-        ));
-    }
-    Ok((to, paths, pinned))
 }
 
 /// Adds `RemoteCheckpointStore` to the module.

@@ -66,21 +66,20 @@ impl PySession {
         spill_after: u64,
         max_log_bytes: Option<u64>,
     ) -> PyResult<PySession> {
-        let spec = SessionSpec {
-            command: command.to_vec(),
+        let spill = spill_dir.map(|dir| SpillSpec {
+            dir,
+            after: spill_after,
+            limit: max_log_bytes,
+        });
+        let spec = spec(
+            command,
             cwd,
-            env: env_pairs(env)?,
-            cols,
-            rows,
-            sandbox: sandbox_spec(sandbox),
-            head_bytes,
-            tail_bytes,
-            spill: spill_dir.map(|dir| SpillSpec {
-                dir,
-                after: spill_after,
-                limit: max_log_bytes,
-            }),
-        };
+            env,
+            (cols, rows),
+            (head_bytes, tail_bytes),
+            sandbox,
+            spill,
+        )?;
         let inner = py.detach(move || Session::start(spec))?;
         Ok(PySession::wrap(inner, String::new()))
     }
@@ -110,17 +109,8 @@ impl PySession {
         tail_bytes: usize,
         sandbox: Option<PySandbox>,
     ) -> PyResult<PySession> {
-        let spec = SessionSpec {
-            command: command.to_vec(),
-            cwd,
-            env: env_pairs(env)?,
-            cols,
-            rows,
-            sandbox: sandbox_spec(sandbox),
-            head_bytes,
-            tail_bytes,
-            spill: None,
-        };
+        let kept = (head_bytes, tail_bytes);
+        let spec = spec(command, cwd, env, (cols, rows), kept, sandbox, None)?;
         let found = py.detach(move || {
             relay::launch(&directory, &python, &core, &spec, &note)?;
             relay::attach(&directory, head_bytes, tail_bytes)
@@ -309,6 +299,33 @@ impl PySession {
         *cached = Some((pattern.to_string(), regex.clone()));
         Ok(regex)
     }
+}
+
+/// The spec `start` and `start_relayed` give: `command` on a `(cols, rows)` terminal, the
+/// transcript keeping `kept` (`(head_bytes, tail_bytes)`) between two reads.
+///
+/// Errors: `ValueError` for an environment name or value with a NUL byte, or a name that is
+/// empty or holds `=`.
+fn spec(
+    command: &[u8],
+    cwd: PathBuf,
+    env: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)>,
+    (cols, rows): (u16, u16),
+    (head_bytes, tail_bytes): (usize, usize),
+    sandbox: Option<PySandbox>,
+    spill: Option<SpillSpec>,
+) -> PyResult<SessionSpec> {
+    Ok(SessionSpec {
+        command: command.to_vec(),
+        cwd,
+        env: env_pairs(env)?,
+        cols,
+        rows,
+        sandbox: sandbox_spec(sandbox),
+        head_bytes,
+        tail_bytes,
+        spill,
+    })
 }
 
 /// A relayed session's relay process (`Session.start_relayed` starts it): serves `directory`

@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai_harness_rs import Checkpoints, FileSystem, Shell, _core
 from pydantic_ai_harness_rs.checkpoints import CheckpointError, _capability, _stores
 
-from tests.checkpoints.conftest import agent_tools, tree
+from tests.checkpoints.conftest import agent_tools, fifo_read, go, tree, until_exists
 from tests.conftest import both_backends
 from tests.scripted import run_tools
 
@@ -166,8 +167,9 @@ async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path
     (ws / 'trigger').mkdir()  # excluded: the test's signals to the job are no change
     before = tree(ws)
     cp = Checkpoints[None](exclude=['.git/', 'trigger/'])
-    wait = 'while [ ! -e trigger/{0} ]; do sleep 0.01; done'
-    script = f'{wait.format(1)}; echo job >> log.txt; {wait.format(2)}; mkdir out; echo x > out/made'
+    script = (
+        f'{until_exists("trigger/1")}; echo job >> log.txt; {until_exists("trigger/2")}; mkdir out; echo x > out/made'
+    )
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     (ws / 'trigger' / '1').touch()
@@ -196,6 +198,42 @@ async def test_a_background_job_counts_against_the_call_that_started_it(ws: Path
     assert tree(ws) == {**before, 'trigger/1': ('file', b'', 0o644), 'trigger/2': ('file', b'', 0o644)}
 
 
+def release_the_job_at(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    at: Callable[[_stores.RootState, str, dict[str, Any]], Any],
+    *,
+    after: bool,
+) -> tuple[str, list[str]]:
+    """A background job's script that waits on a FIFO, then appends `job` to log.txt; the store's calls are
+    hooked so that the first call `at(state, method, kwargs)` picks lets the job make its change (before the
+    call, or `after` it) and waits until it has. Returns the script and the list naming that call once it came.
+    """
+    fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
+    os.mkfifo(fifo)
+    released: list[str] = []
+    call = _stores.RootState.call
+
+    async def release(method: str) -> None:
+        released.append(method)
+        await go(fifo)  # waits for the job to be reading
+        with anyio.fail_after(30):
+            while not wrote.exists():
+                await anyio.sleep(0.01)
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        now = not released and at(self, method, kwargs)
+        if now and not after:
+            await release(method)
+        result = await call(self, method, *args, **kwargs)
+        if now and after:
+            await release(method)
+        return result
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    return f'{fifo_read(fifo)}; echo job >> log.txt; touch {wrote}', released
+
+
 async def test_a_jobs_first_change_right_after_its_calls_record_counts(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -203,28 +241,13 @@ async def test_a_jobs_first_change_right_after_its_calls_record_counts(
     FIFO from a hook on the store's calls): the walk of that record stays the job's open snapshot, so the
     change is the job's, not taken into the baseline by a snapshot taken after it."""
     (ws / 'log.txt').write_text('start\n')
-    fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
-    os.mkfifo(fifo)
     cp = Checkpoints[None]()
-    released: list[str] = []
-    call = _stores.RootState.call
-
-    def go() -> None:
-        with open(fifo, 'w') as f:  # waits for the job to be reading
-            f.write('go\n')
-
-    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
-        result = await call(self, method, *args, **kwargs)
-        if method.startswith('record') and kwargs.get('tool_name') == 'start_command' and not released:
-            released.append(method)  # the call's record: the job changes log.txt now
-            await anyio.to_thread.run_sync(go)
-            with anyio.fail_after(30):
-                while not wrote.exists():
-                    await anyio.sleep(0.01)
-        return result
-
-    monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    script, released = release_the_job_at(
+        tmp_path,
+        monkeypatch,
+        lambda _, method, kwargs: method.startswith('record') and kwargs.get('tool_name') == 'start_command',
+        after=True,  # the call's record: the job changes log.txt now
+    )
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     assert released
@@ -243,27 +266,14 @@ async def test_a_jobs_change_as_the_next_command_starts_counts_against_the_job(
     snapshot (driven through a FIFO from a hook on the store's calls): what the snapshot finds against the
     baseline is the job's, so it goes to the job's checkpoint, not into the baseline nor to the command."""
     (ws / 'log.txt').write_text('start\n')
-    fifo, wrote = tmp_path / 'go', tmp_path / 'wrote'
-    os.mkfifo(fifo)
     cp = Checkpoints[None]()
-    released: list[str] = []
-    call = _stores.RootState.call
-
-    def go() -> None:
-        with open(fifo, 'w') as f:  # waits for the job to be reading
-            f.write('go\n')
-
-    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
-        if method == 'snapshot' and kwargs.get('call') and self.jobs and not released:
-            released.append(method)  # the job was looked at; the command's snapshot comes next
-            await anyio.to_thread.run_sync(go)
-            with anyio.fail_after(30):
-                while not wrote.exists():
-                    await anyio.sleep(0.01)
-        return await call(self, method, *args, **kwargs)
-
-    monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    script = f'read x < {fifo}; echo job >> log.txt; touch {wrote}'
+    script, released = release_the_job_at(
+        tmp_path,
+        monkeypatch,
+        # The job was looked at; the command's snapshot comes next.
+        lambda state, method, kwargs: method == 'snapshot' and kwargs.get('call') and state.jobs,
+        after=False,
+    )
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': script})])
     assert t.results[0].startswith('Started background command'), t.results
     await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo cmd > other.txt'})])
@@ -325,7 +335,7 @@ async def test_the_api_works_under_asyncio_and_trio(ws: Path) -> None:
 
 async def test_a_background_shell_tool_job_counts_against_its_call(ws: Path) -> None:
     cp = Checkpoints[None]()
-    script = 'while [ ! -e go ]; do sleep 0.01; done; echo done > made.txt'
+    script = f'{until_exists("go")}; echo done > made.txt'
     caps = [FileSystem(root_dir=ws), LocalWorkspace(ws), Shell(tools=['shell']), cp]
     t = await run_tools(caps, [('shell', {'command': script, 'mode': 'background'}), write('go', '')])
     assert 'PID' in t.results[0], t.results

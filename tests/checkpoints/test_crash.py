@@ -67,7 +67,7 @@ async def test_a_killed_rewind_leaves_each_file_old_or_new(ws: Path) -> None:
             break  # the rewind has begun restoring
         time.sleep(0.001)
     process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL  # killed, not finished
+    assert process.wait(timeout=60) == -signal.SIGKILL  # killed, not finished
     states = []
     for i in range(FILES):
         data = (ws / f'f{i:03d}.bin').read_bytes()
@@ -107,7 +107,7 @@ async def test_a_commit_whose_worker_died_before_its_record_is_checkpointed_by_t
     (ws / 'a.txt').write_text('original\n')
     package_dir = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([package_dir, os.environ.get('PYTHONPATH', '')])}
-    process = subprocess.run([sys.executable, '-c', KEEP_THEN_DIE, str(ws)], env=env, cwd=ws, check=False)
+    process = subprocess.run([sys.executable, '-c', KEEP_THEN_DIE, str(ws)], env=env, cwd=ws, check=False, timeout=120)
     assert process.returncode == -signal.SIGKILL
     assert (ws / 'a.txt').read_text() == 'written\n'
     store = _core.CheckpointStore(str(ws))

@@ -117,7 +117,9 @@ async def test_a_kill_right_after_an_edit_leaves_a_store_that_rewinds(ws: Path, 
     shutil.copy(Path(__file__).resolve().parent.parent / 'scripted.py', helpers / 'scripted.py')
     package_dir = str(Path(pydantic_ai_harness_rs.__file__).resolve().parent.parent)
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([package_dir, str(helpers)])}
-    process = subprocess.run([sys.executable, '-c', KILLED, str(ws)], env=env, cwd=tmp_path, capture_output=True)
+    process = subprocess.run(
+        [sys.executable, '-c', KILLED, str(ws)], env=env, cwd=tmp_path, capture_output=True, timeout=120
+    )
     assert process.returncode == -signal.SIGKILL, process.stderr.decode()
     assert (ws / 'a.txt').read_text().startswith('three\n')
     # The store opens; the killed call's checkpoint is there (its old bytes kept) or lost as a whole.

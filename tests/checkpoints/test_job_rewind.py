@@ -9,34 +9,23 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.to_thread
 import pytest
 from pydantic_ai_harness_rs import Checkpoints
 from pydantic_ai_harness_rs.checkpoints import _stores
 
-from tests.checkpoints.conftest import agent_tools, tree
+from tests.checkpoints.conftest import agent_tools, fifo_read, go, tree
 from tests.scripted import run_tools
 
 pytestmark = pytest.mark.anyio
 
 
 def fifos(tmp_path: Path, *names: str) -> list[Path]:
-    """FIFOs named `names` beside the workspace (a job reads each to go on)."""
+    """FIFOs named `names` beside the workspace (a job reads each to go on: `fifo_read`, `go`)."""
     out: list[Path] = []
     for name in names:
         os.mkfifo(tmp_path / name)
         out.append(tmp_path / name)
     return out
-
-
-async def go(fifo: Path) -> None:
-    """Let the job reading `fifo` go on (waits until it reads)."""
-
-    def write() -> None:
-        with open(fifo, 'w') as f:
-            f.write('go\n')
-
-    await anyio.to_thread.run_sync(write)
 
 
 async def until(path: Path, text: str) -> None:
@@ -55,7 +44,7 @@ async def test_a_jobs_change_after_a_later_calls_change_of_the_same_file_rewinds
     f1, f2 = fifos(tmp_path, 'f1', 'f2')
     before = tree(ws)
     cp = Checkpoints[None]()
-    job = f'echo 1 >> job.txt; read x < {f1}; echo 2 >> job.txt; read x < {f2}; echo 3 >> job.txt'
+    job = f'echo 1 >> job.txt; {fifo_read(f1)}; echo 2 >> job.txt; {fifo_read(f2)}; echo 3 >> job.txt'
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
     assert t.results[0].startswith('Started background command'), t.results
     await until(ws / 'job.txt', '1')
@@ -96,7 +85,7 @@ async def test_a_jobs_changes_after_its_checkpoint_was_rewound_are_counted_as_a_
     (f1,) = fifos(tmp_path, 'f1')
     done = tmp_path / 'done'
     cp = Checkpoints[None]()
-    job = f'echo 1 >> a.txt; read x < {f1}; echo 2 >> a.txt; echo > {done}'
+    job = f'echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt; echo > {done}'
     await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
     await until(ws / 'a.txt', '1')
     [started] = await cp.list_async()
@@ -140,7 +129,7 @@ async def test_the_rewind_tool_says_a_job_of_a_rewound_call_still_runs(
         return result
 
     monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    job = f'read x < {f0}; echo 1 >> a.txt; read x < {f1}; echo 2 >> a.txt'
+    job = f'{fifo_read(f0)}; echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt'
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': job}), ('rewind', {'steps': 1})])
     job_id = t.results[0].rsplit('ID: ', 1)[1]
     assert t.results[1].splitlines() == [
@@ -155,3 +144,68 @@ async def test_the_rewind_tool_says_a_job_of_a_rewound_call_still_runs(
     assert [(c['id'], c['tool_name'], c['paths']) for c in await cp.list_async()] == [
         ('cp-000002', 'start_command', ['a.txt'])
     ]
+
+
+async def test_a_jobs_change_as_a_rewind_starts_is_the_jobs_not_someone_elses(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job changes a.txt after the look at it that starts the rewind, right before the store's rewind
+    step (driven through a FIFO from a hook on the store's calls): that step counts the change against
+    the job's call before planning, so the rewind undoes it with the rest, never refusing it as
+    someone else's."""
+    (ws / 'a.txt').write_text('orig\n')
+    (f1,) = fifos(tmp_path, 'f1')
+    done = tmp_path / 'done'
+    cp = Checkpoints[None]()
+    job = f'echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt; echo > {done}'
+    await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
+    await until(ws / 'a.txt', '1')
+    [started] = await cp.list_async()
+    assert (started['id'], started['paths']) == ('cp-000001', ['a.txt'])
+    call = _stores.RootState.call
+    released: list[str] = []
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == 'rewind' and not released:
+            released.append(method)  # the jobs were looked at; the store's step comes next
+            await go(f1)
+            await until(done, '')
+        return await call(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    result = await cp.rewind(to='cp-000001')
+    assert released
+    assert (result['restored'], result['deleted'], result['failed']) == (['a.txt'], [], [])
+    assert (ws / 'a.txt').read_text() == 'orig\n'
+    assert await cp.list_async() == []
+
+
+async def test_the_rewind_tool_counts_a_jobs_change_as_it_plans(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above through the `rewind` tool, which plans (announcing each file), then commits: the job's
+    change right before the plan's store step is counted against its call in that step, so the tool
+    rewinds it rather than retrying with someone else's change."""
+    (ws / 'a.txt').write_text('orig\n')
+    (f1,) = fifos(tmp_path, 'f1')
+    done = tmp_path / 'done'
+    cp = Checkpoints[None](tools=['rewind'])
+    call = _stores.RootState.call
+    released: list[str] = []
+
+    async def hooked(self: _stores.RootState, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == 'plan_rewind' and not released:
+            released.append(method)  # the jobs were looked at; the plan's store step comes next
+            await go(f1)
+            await until(done, '')
+        result = await call(self, method, *args, **kwargs)
+        if method.startswith('record') and kwargs.get('tool_name') == 'start_command':
+            await until(ws / 'a.txt', '1')  # the job's first change, found by the next look
+        return result
+
+    monkeypatch.setattr(_stores.RootState, 'call', hooked)
+    job = f'echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt; echo > {done}'
+    t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': job}), ('rewind', {'steps': 1})])
+    assert released
+    assert t.results[1].splitlines()[:2] == ['Rewound 1 change (cp-000001).', 'Restored: a.txt'], t.results
+    assert (ws / 'a.txt').read_text() == 'orig\n'

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -26,6 +27,9 @@ from tests.scripted import run_tools
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
+
+CHILD_SECONDS = 60
+"""How long a test waits for the child (an answer, a file it makes, its exit): a failing run fails, never hangs."""
 
 CHILD = """
 import anyio, json, sys
@@ -62,6 +66,15 @@ class Child:
             cwd=REPO,
             text=True,
         )
+        self.lines: queue.Queue[str] = queue.Queue()
+        # Read in a thread, so that a listing waits for the child at most `CHILD_SECONDS`.
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put('')  # the child exited
 
     def send(self, calls: list[Any]) -> None:
         assert self.process.stdin is not None
@@ -69,8 +82,11 @@ class Child:
         self.process.stdin.flush()
 
     def listing(self) -> list[dict[str, Any]]:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
+        try:
+            line = self.lines.get(timeout=CHILD_SECONDS)
+        except queue.Empty:
+            self.process.kill()
+            raise AssertionError(f'the child did not answer within {CHILD_SECONDS} s (killed)') from None
         assert line, f'the child exited ({self.process.wait()})'
         return json.loads(line)
 
@@ -81,7 +97,18 @@ class Child:
     def close(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
-        assert self.process.wait(timeout=60) == 0
+        try:
+            assert self.process.wait(timeout=CHILD_SECONDS) == 0
+        finally:
+            self.process.kill()  # gone already when it exited
+
+
+async def until(condition: Any, child: Child | None = None) -> None:
+    """Wait until `condition()` holds (the child, when given, still running), failing after `CHILD_SECONDS`."""
+    with anyio.fail_after(CHILD_SECONDS):
+        while not condition():
+            assert child is None or child.process.poll() is None, 'the child exited'
+            await anyio.sleep(0.001)
 
 
 def summary(listed: list[dict[str, Any]]) -> list[tuple[str, str, list[str]]]:
@@ -141,17 +168,15 @@ async def test_a_listing_waits_for_the_other_processs_command(ws: Path, tmp_path
     child = Child(ws)
     try:
         child.send([('run_command', {'command': command})])
-        while not started.exists():
-            assert child.process.poll() is None
-            await __import__('anyio').sleep(0.01)
+        await until(started.exists, child)
         listed: list[list[dict[str, Any]]] = []
-        lister = threading.Thread(target=lambda: listed.append(cp.list()))
+        lister = threading.Thread(target=lambda: listed.append(cp.list()), daemon=True)
         lister.start()
         lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
-        while lister.is_alive() and not _blocked_on(lock):
-            await __import__('anyio').sleep(0.01)
+        await until(lambda: not lister.is_alive() or _blocked_on(lock))
         go.touch()  # the command ends; the child records, then the listing goes on
-        lister.join()
+        lister.join(timeout=CHILD_SECONDS)
+        assert not lister.is_alive(), 'the listing still waits'
         assert summary(child.listing()) == [('cp-000001', 'run_command', ['mid.txt'])]
         assert summary(listed[0]) == [('cp-000001', 'run_command', ['mid.txt'])]
         assert (await cp.diff('cp-000001'))[0][1] == 'created file (4 bytes)'
@@ -207,9 +232,7 @@ async def test_a_process_killed_amid_file_tool_edits_leaves_a_consistent_store(w
     child = Child(ws)
     try:
         child.send([_edit(f'v{i}', f'v{i + 1}') for i in range(400)])
-        while not log.exists() or log.read_bytes().count(b'\n') < 41:  # the header and 40 lines
-            assert child.process.poll() is None
-            await __import__('anyio').sleep(0.001)
+        await until(lambda: log.exists() and log.read_bytes().count(b'\n') >= 41, child)  # the header and 40 lines
         child.process.kill()
         child.process.wait()
     finally:
@@ -244,8 +267,6 @@ async def test_an_edit_while_the_other_process_holds_the_store_leaves_the_event_
 ) -> None:
     # A small file's edit is checkpointed inline on the event loop; when another process holds the
     # store's lock, it waits in a worker thread instead (this loop must go on to let that process go).
-    import anyio
-
     (ws / 'a.txt').write_text('one\n')
     started, go = tmp_path / 'started', tmp_path / 'go'
     command = f'echo x > mid.txt; touch {started}; while [ ! -e {go} ]; do sleep 0.01; done'
@@ -253,9 +274,7 @@ async def test_an_edit_while_the_other_process_holds_the_store_leaves_the_event_
     child = Child(ws)
     try:
         child.send([('run_command', {'command': command})])
-        while not started.exists():
-            assert child.process.poll() is None
-            await anyio.sleep(0.01)
+        await until(started.exists, child)
         lock = ws / '.pydantic-ai-harness' / 'checkpoints' / 'lock'
         results: list[Any] = []
 
@@ -264,8 +283,7 @@ async def test_an_edit_while_the_other_process_holds_the_store_leaves_the_event_
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(edit)
-            while not _blocked_on(lock):  # runs only while the edit leaves the loop free
-                await anyio.sleep(0.01)
+            await until(lambda: _blocked_on(lock))  # runs only while the edit leaves the loop free
             go.touch()
         # The child lists after its record (the edit's checkpoint may be in by then).
         assert summary(child.listing())[0] == ('cp-000001', 'run_command', ['mid.txt'])
@@ -277,6 +295,8 @@ async def test_an_edit_while_the_other_process_holds_the_store_leaves_the_event_
     finally:
         go.touch()
         child.close()
+
+
 async def test_a_rewind_is_not_refused_for_the_other_processs_recorded_calls(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -363,3 +383,56 @@ async def test_the_async_listing_waits_without_blocking_the_event_loop(ws: Path)
             safety.cancel()
     assert summary(answers[0]) == [('cp-000001', 'write_file', ['a.txt'])] and answers[1] == []
     assert answers[0] == cp.list()
+
+
+DYING_CHILD = """
+import anyio, sys
+from pathlib import Path
+from pydantic_ai_harness_rs import Checkpoints
+from tests.checkpoints.conftest import agent_tools
+from tests.scripted import run_tools
+
+ws = Path(sys.argv[1])
+cp = Checkpoints(root=ws)
+# The command kills this process (its parent) mid-call: after the snapshot, before the record.
+command = 'echo dead >> a.txt && rm b.txt && mkdir d && echo x > d/x.txt && kill -9 $PPID'
+calls = [('write_file', {'path': 'w.txt', 'content': 'w\\\\n'}), ('run_command', {'command': command})]
+anyio.run(lambda: run_tools(agent_tools(ws, cp), calls))
+"""
+
+
+@pytest.mark.parametrize('open_before', [False, True], ids=['restart', 'open-elsewhere'])
+async def test_a_command_whose_agent_process_was_killed_mid_command_is_recorded(ws: Path, open_before: bool) -> None:
+    """The agent's process is SIGKILLed while its `run_command` runs (the command kills it): no record
+    follows in that process, so what the command changed before was taken into the baseline by the next
+    look. Its call's record on disk makes the next process on the store (opened after the kill, or open
+    all along) record it as that call's checkpoint, which rewinds."""
+    (ws / 'a.txt').write_text('one\n')
+    (ws / 'b.txt').write_text('bee\n')
+    before = tree(ws)
+    cp = Checkpoints[None](root=ws) if open_before else None
+    if cp is not None:
+        assert cp.list() == []
+    child = Child(ws, code=DYING_CHILD)
+    assert child.process.wait(timeout=CHILD_SECONDS) == -9
+    assert (ws / 'a.txt').read_text() == 'one\ndead\n' and (ws / 'd' / 'x.txt').exists()
+    cp = cp or Checkpoints[None](root=ws)
+    listed = await cp.list_async()
+    assert summary(listed) == [
+        ('cp-000001', 'write_file', ['w.txt']),
+        ('cp-000002', 'run_command', ['a.txt', 'b.txt', 'd', 'd/x.txt']),
+    ]
+    assert listed[1]['tool_call_id'] == 'call-2' and listed[1]['run_id'] == listed[0]['run_id']
+    assert not (ws / '.pydantic-ai-harness' / 'checkpoints' / 'calls').exists()
+    # The next command's checkpoint is its own change only.
+    await run_tools(agent_tools(ws, cp), [('run_command', {'command': 'echo after >> a.txt'})])
+    assert summary(cp.list())[2] == ('cp-000003', 'run_command', ['a.txt'])
+    result = await cp.rewind(to='cp-000002')
+    assert (result['restored'], result['deleted'], result['removed_dirs'], result['failed']) == (
+        ['a.txt', 'b.txt'],
+        ['d/x.txt'],
+        ['d'],
+        [],
+    )
+    await cp.rewind(to='cp-000001')
+    assert tree(ws) == before

@@ -341,9 +341,25 @@ async def test_a_second_non_local_root_is_not_checkpointed_with_a_warning(backen
     assert checkpoint['paths'] == ['a.txt'] and checkpoint['tool_call_id'] == 'call-1'
 
 
-def test_an_empty_store_dir_has_no_root_yet(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match='`store_dir` holds no checkpoints; run the agent'):
-        Checkpoints(store_dir=tmp_path / 'empty').list()
+async def test_an_empty_store_dir_lists_nothing(backend: MemoryWorkspace, tmp_path: Path) -> None:
+    """A `store_dir` nothing was recorded in yet (empty, or not made yet) holds no checkpoints: `[]`, and an
+    id is unknown there, as in any store; a run then records into it."""
+    (tmp_path / 'empty').mkdir()
+    for store_dir in (tmp_path / 'empty', tmp_path / 'not-yet'):
+        cp = Checkpoints[Any](store_dir=store_dir)
+        assert cp.list() == [] and cp.pruned() == []
+        assert await cp.list_async() == [] and await cp.pruned_async() == []
+        with pytest.raises(CheckpointError, match='No checkpoint cp-000001'):
+            await cp.diff('cp-000001')
+        with pytest.raises(CheckpointError, match='No checkpoint cp-000001'):
+            await cp.rewind(to='cp-000001')
+        with pytest.raises(CheckpointError, match='No checkpoint cp-000001'):
+            await cp.rewind(to='cp-000001', workspace=backend)
+    await run(backend, cp, [('write_file', {'path': 'a.txt', 'content': 'two\n'})])
+    [checkpoint] = cp.list()
+    assert checkpoint['paths'] == ['a.txt']
+    await cp.rewind(to=checkpoint['id'])
+    assert backend.files['/ws/a.txt'] == b'one\n'
 
 
 async def test_two_objects_on_one_store_dir_record_in_turn(backend: MemoryWorkspace, tmp_path: Path) -> None:

@@ -178,3 +178,40 @@ async def test_what_a_session_does_while_a_session_tool_waits_is_undone(ws: Path
     assert sorted(p for c in changed for p in c['paths']) == ['keep.txt', 'made', 'made/f']
     await cp.rewind(to=changed[0]['id'])
     assert tree(ws) == before
+
+
+@pytest.mark.parametrize('end', ['killed', 'timed-out', 'raised'])
+async def test_a_command_that_ends_abnormally_is_recorded_and_undone(
+    ws: Path, end: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed by a signal, stopped at its timeout, or the tool raising after it ran: what the command
+    changed before is its call's checkpoint, as for a command that exits normally."""
+    from pydantic_ai_harness_rs.shell._toolset import ShellToolset
+
+    (ws / 'a.txt').write_text('old\n')
+    before = tree(ws)
+    args: dict[str, Any] = {'command': 'echo new > a.txt && mkdir d && kill -9 $$'}
+    if end == 'timed-out':
+        args = {'command': 'echo new > a.txt && mkdir d && sleep 60', 'timeout_seconds': 1}
+    elif end == 'raised':
+        args = {'command': 'echo new > a.txt && mkdir d'}
+        run_command = ShellToolset._run_command  # pyright: ignore[reportPrivateUsage]
+
+        async def raising(self: Any, *a: Any, **k: Any) -> str:
+            await run_command(self, *a, **k)
+            raise RuntimeError('the tool failed after the command ran')
+
+        monkeypatch.setattr(ShellToolset, '_run_command', raising)
+    cp = Checkpoints[None]()
+    if end == 'raised':
+        with pytest.raises(RuntimeError, match='the tool failed'):
+            await run_tools(agent_tools(ws, cp), [rc(args['command'])])
+    else:
+        t = await run_tools(agent_tools(ws, cp), [('run_command', args)])
+        assert ('exit code: 137' if end == 'killed' else 'timed out') in t.results[0], t.results
+    assert (ws / 'a.txt').read_text() == 'new\n'
+    [checkpoint] = cp.list()
+    assert (checkpoint['tool_name'], checkpoint['paths']) == ('run_command', ['a.txt', 'd'])
+    result = await cp.rewind(to=checkpoint['id'])
+    assert (result['restored'], result['removed_dirs']) == (['a.txt'], ['d'])
+    assert tree(ws) == before

@@ -48,6 +48,17 @@ LIMIT = 600.0
 """Seconds the worker may take (the ephemeral server's start is slow on a loaded machine); a bound only."""
 
 
+def prefect_env(base: Path) -> dict[str, str]:
+    """The worker's environment: this one, with `PREFECT_HOME` in `base` and an ephemeral server."""
+    return {
+        **os.environ,
+        'PREFECT_HOME': str(base / 'prefect-home'),
+        'PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS': '300',
+        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
+        'PREFECT_API_URL': '',
+    }
+
+
 @pytest.fixture(scope='module')
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, Any]]]:
     base = tmp_path_factory.mktemp('prefect')
@@ -61,13 +72,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
             (ws / 'a.txt').write_text('a\n')
         if run.startswith('command'):
             (ws / 'go').touch()  # its commands finish at once
-    env = {
-        **os.environ,
-        'PREFECT_HOME': str(base / 'prefect-home'),
-        'PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS': '300',
-        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
-        'PREFECT_API_URL': '',
-    }
+    env = prefect_env(base)
     worker = subprocess.run(
         [sys.executable, str(WORKER), str(base), *RUNS],
         cwd=base,
@@ -184,13 +189,7 @@ def test_a_session_outlives_a_killed_flow_process(tmp_path: Path) -> None:
 
     ws = tmp_path / 'session-root_dir'
     ws.mkdir()
-    env = {
-        **os.environ,
-        'PREFECT_HOME': str(tmp_path / 'prefect-home'),
-        'PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS': '300',
-        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
-        'PREFECT_API_URL': '',
-    }
+    env = prefect_env(tmp_path)
     crashing = subprocess.Popen(
         [sys.executable, str(WORKER), str(tmp_path), 'crash', 'session:root_dir'],
         cwd=tmp_path,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -158,8 +159,11 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         """The store of the non-local workspace root `root` (a workspace path; `None`: the one
         `store_dir` holds), opened the first time.
 
+        With `root` `None` and nothing recorded in `store_dir` yet, its empty store (no checkpoints,
+        every id unknown), not kept: the first run names the root.
+
         Raises:
-            UserError: a second non-local root, or nothing recorded in `store_dir` yet.
+            UserError: a second non-local root.
             CheckpointError: `store_dir` holds another root's checkpoints.
         """
         with _OPENING:
@@ -187,10 +191,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                     budget_bytes=self.budget_bytes,
                 )
                 if store.root is None:
-                    raise UserError(
-                        '`Checkpoints` has no workspace root yet: `store_dir` holds no checkpoints; run the agent '
-                        'with a `FileSystem` or `Shell` first.'
-                    )
+                    return RemoteState('', store)  # no root, no files to read: nothing is recorded there
                 shared = _OPEN_REMOTE[key] = RemoteState(store.root, store)
             self._remote = shared
             return self._remote
@@ -211,8 +212,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         return await anyio.to_thread.run_sync(self._open_remote, root)
 
     async def _state_for(self, root: str) -> RootState:
-        if root in self._states:
-            return self._open(root)
+        state = self._states.get(root)  # opened before: no lock needed to read it
+        if state is not None:
+            return state
         return await anyio.to_thread.run_sync(self._open, root)  # opening may recover a half-written state
 
     def _api_state(self) -> RootState:
@@ -263,7 +265,10 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         (`_units.py`)."""
         if _in_workflow_code():
             return await handler(args)
-        await self._sweep_all()
+        for state in self._states.values():  # most calls have no open job: no sweep to await
+            if state.jobs:
+                await self._sweep_all()
+                break
         recorder = CallRecorder(
             self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time(), remote_for=self._remote_for
         )
@@ -296,7 +301,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         leaves running stays open against its checkpoint."""
         async with state.turn():
             await state.sweep_jobs()
-            handle = await state.call('snapshot', call=True, **recorder.identity())
+            handle = await state.call('snapshot', call=True, **recorder.command_identity())
             if not recorder.identity():  # a durable unit's snapshot may count it as its dead attempt's
                 await state.count_for_jobs(handle)  # a job's change since the look at it is the job's
             token = RECORDING.set(recorder)  # a unit the call runs in (a Prefect task) records nothing again
@@ -312,19 +317,19 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                         listing, job_handle = await state.record_for_job(handle, recorder)
                         state.open_job(job, listing, job_handle)
                     if listing is not None:
-                        recorder.recorded.append(listing)
+                        recorder.recorded.append(listing['id'])
 
     async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
         """The store and workspace of a shell command on a workspace whose files are not on this host
         and that runs commands; `None` otherwise. Its root is the working directory (symlinks
         resolved), listed whole before and after the command."""
-        from pydantic_ai_harness_rs._workspace import local_backend, supports_commands
+        from pydantic_ai_harness_rs._workspace import files_on_host, supports_commands
 
         workspace = getattr(ctx, 'workspace', None)
         if workspace is None:
             return None
         workspace = beneath_durable(workspace)
-        if not supports_commands(workspace) or local_backend(workspace) is not None:
+        if not supports_commands(workspace) or files_on_host(workspace):
             return None
         cwd = posixpath.normpath(await workspace.working_dir())
         root = cwd if cwd == '/' else await workspace.realpath(cwd)
@@ -476,20 +481,28 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
 def _in_workflow_code() -> bool:
     """Temporal or DBOS workflow code: no I/O here, the call's unit records (`_units.py`)."""
+    modules = sys.modules
+    if type(modules) is dict and 'temporalio.workflow' not in modules and 'dbos' not in modules:
+        return False  # neither engine loaded (Temporal's sandbox has a `sys.modules` of its own)
+    if in_workflow_sandbox():
+        return True
+    if 'dbos' not in modules:  # the import below costs more than a whole check
+        return False
     from pydantic_ai_harness_rs.durable._operations import in_dbos_workflow
 
-    return in_workflow_sandbox() or in_dbos_workflow()
+    return in_dbos_workflow()
 
 
 async def shell_root(ctx: RunContext[Any]) -> str | None:
-    """The root a shell command runs in: a local workspace's working directory (`None` otherwise:
-    a command elsewhere is not covered). Under a durable engine's workspace wrapper (a Prefect flow's),
-    the workspace beneath it (its calls there only pass through)."""
-    from pydantic_ai_harness_rs._workspace import local_backend
+    """The root a shell command runs in: the working directory of a workspace whose files are on this
+    host (a `LocalWorkspaceBackend`, or a subclass reached through the protocol: its file tools record
+    into the same store), `None` otherwise (`_remote_commands`). Under a durable engine's workspace
+    wrapper (a Prefect flow's), the workspace beneath it (its calls there only pass through)."""
+    from pydantic_ai_harness_rs._workspace import files_on_host
 
     workspace = getattr(ctx, 'workspace', None)
     if workspace is not None:
         workspace = beneath_durable(workspace)
-    if workspace is None or not workspace.attached or local_backend(workspace) is None:
+    if workspace is None or not workspace.attached or not files_on_host(workspace):
         return None
     return real_root(await workspace.working_dir())

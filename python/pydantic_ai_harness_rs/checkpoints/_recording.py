@@ -1,11 +1,12 @@
 """The hook the change tools call: keep what a change is about to replace, record what it made.
 
 `Checkpoints.wrap_tool_execute` makes a `CallRecorder` current (a ContextVar) for each tool call.
-`LocalEngine.commit` (`filesystem/_engine.py`) commits through `recorder.commit(root, fused, plain)`:
+`LocalEngine.commit` (`filesystem/_engine.py`) commits through `recorder.commit(root, fused, plain, now)`:
 one native call keeps the plan's path, commits and records the call's checkpoint
 (`CheckpointStore.commit`, on the event loop for a small file, as the commit alone would run),
 under the root's turn (`_stores.RootState.turn`) so that nothing another checkpointed call does in
-between is counted against this one. `commit_patch` (and a `create_directory`) runs its commit
+between is counted against this one (a call that runs inline while nobody holds the turn needs none:
+nothing else on the loop runs until it returns). `commit_patch` (and a `create_directory`) runs its commit
 inside `recorder.change(root, paths)` (`RemoteEngine`'s: `recorder.remote_change`, `_remote.py`):
 the store keeps those paths' current state (`keep`), the commit runs, the store records the
 after-states (`record`). Without `Checkpoints` the ContextVar is `None` and nothing happens.
@@ -23,10 +24,21 @@ T = TypeVar('T')
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.checkpoints._remote import RemoteFiles, RemoteState
-    from pydantic_ai_harness_rs.checkpoints._stores import RootState
+    from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState
 
 
-@dataclass
+def call_info(call: CallRecorder | OpenJob) -> dict[str, Any]:
+    """`call` as the store records it: `CheckpointStore.record`'s keywords `run_id`, `tool_call_id`,
+    `tool_name` and `created_at` (`created_at`: epoch seconds)."""
+    return {
+        'run_id': call.run_id,
+        'tool_call_id': call.tool_call_id,
+        'tool_name': call.tool_name,
+        'created_at': call.created_at,
+    }
+
+
+@dataclass(slots=True)
 class CallRecorder:
     """One tool call's checkpointing: who it is, and how to reach the store of a root."""
 
@@ -36,8 +48,8 @@ class CallRecorder:
     tool_call_id: str | None
     tool_name: str
     created_at: float
-    recorded: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    """The listings of the checkpoints this call appended."""
+    recorded: list[str] = field(default_factory=list[str])
+    """The ids of the checkpoints this call appended."""
     once: bool = False
     """Inside a durable unit (`_units.py`): an attempt of a call that already has a checkpoint (an
     earlier attempt recorded it, then its worker died) adds to that one instead of appending another;
@@ -52,46 +64,61 @@ class CallRecorder:
         durable unit (the store writes the call-in-progress record), none elsewhere."""
         if not self.once or self.tool_call_id is None:
             return {}
-        return {
-            'run_id': self.run_id,
-            'tool_call_id': self.tool_call_id,
-            'tool_name': self.tool_name,
-            'created_at': self.created_at,
-        }
+        return self.call_info()
+
+    def command_identity(self) -> dict[str, Any]:
+        """The keyword arguments of the store's `snapshot` before a shell command: in a durable unit,
+        `identity`; elsewhere the call's identity with `durable=False`, so that its record on disk
+        lets the next process on the store record what the command changed should this one die
+        mid-command (`CheckpointStore.snapshot`); none for a call without a tool call id."""
+        if self.once or self.tool_call_id is None:
+            return self.identity()
+        return {**self.call_info(), 'durable': False}
 
     def call_info(self) -> dict[str, Any]:
         """The call as the store records it (`CheckpointStore.record`'s keywords)."""
-        return {
-            'run_id': self.run_id,
-            'tool_call_id': self.tool_call_id,
-            'tool_name': self.tool_name,
-            'created_at': self.created_at,
-        }
+        return call_info(self)
 
     async def commit(
         self,
         root: str,
-        fused: Callable[[Any, dict[str, Any]], Awaitable[tuple[T, dict[str, Any] | None]]],
+        fused: Callable[[Any, dict[str, Any]], Awaitable[tuple[T, str | None]]],
         plain: Callable[[], Awaitable[T]],
+        now: Callable[[Any, dict[str, Any]], tuple[T, str | None] | None] | None = None,
     ) -> T:
         """`fused(store, call)`: the commit, kept and recorded by the store in one native call
         (`CheckpointStore.commit(..., **call)`; `call` as `call_info`, with `durable`), under the
-        root's turn; its result.
+        root's turn: its result and the id of the checkpoint it appended (`None`: nothing changed).
+
+        `now(store, call)`: the same call right here, for a small commit: `None` when it cannot run
+        inline (a big one, or another process holds the store's lock). Tried first without taking the
+        turn when nobody on this event loop holds it: with no `await` between its start and its end,
+        nothing else on the loop can run in between, so taking and giving back the turn would change
+        nothing (and costs a noticeable part of a small edit).
 
         `plain()`: the commit alone, for an attempt of a call whose checkpoint an earlier attempt
         recorded (`once`: a retried commit finds the file already written, so it changes nothing again).
         """
         state = await self.state_for(root)
-        async with state.turn():
+        turn = state.turn()
+        if now is not None and not self.once and not state.jobs and not turn.locked():
+            done = now(state.store, {**self.call_info(), 'durable': False})
+            if done is not None:
+                return self._recorded(done)
+        async with turn:
             if state.jobs:
                 await state.sweep_jobs()
             if self.once and await state.recorded_for(self) is not None:
                 return await plain()
             # A durable unit's call: the store keeps its record on disk while it runs (`identity`).
-            result, listing = await fused(state.store, {**self.call_info(), 'durable': bool(self.identity())})
-            if listing is not None:
-                self.recorded.append(listing)
-            return result
+            return self._recorded(await fused(state.store, {**self.call_info(), 'durable': bool(self.identity())}))
+
+    def _recorded(self, done: tuple[T, str | None]) -> T:
+        """A fused commit's result, the id of its checkpoint (if it appended one) kept."""
+        result, checkpoint_id = done
+        if checkpoint_id is not None:
+            self.recorded.append(checkpoint_id)
+        return result
 
     @asynccontextmanager
     async def change(self, root: str, paths: Sequence[str]) -> AsyncIterator[None]:
@@ -109,7 +136,7 @@ class CallRecorder:
             finally:
                 listing = await state.record(handle, self, kept=True)
                 if listing is not None:
-                    self.recorded.append(listing)
+                    self.recorded.append(listing['id'])
 
     @asynccontextmanager
     async def remote_change(self, root: str, files: RemoteFiles, paths: Sequence[str]) -> AsyncIterator[None]:

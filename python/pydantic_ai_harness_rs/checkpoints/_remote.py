@@ -225,14 +225,11 @@ class RemoteState(RootState):
             method,
             handle,
             read,
-            run_id=recorder.run_id,
-            tool_call_id=recorder.tool_call_id,
-            tool_name=recorder.tool_name,
-            created_at=recorder.created_at,
+            **recorder.call_info(),
             **extra,
         )
         if listing is not None:
-            recorder.recorded.append(listing)
+            recorder.recorded.append(listing['id'])
 
     def _files(self) -> RemoteFiles:
         if self.files is None:
@@ -244,8 +241,8 @@ class RemoteState(RootState):
 
     async def plan_rewind(self, to: str, paths: Sequence[str] | None) -> dict[str, Any]:
         """The rewind's plan from the current states, read through the protocol."""
-        files = self._files()
-        current = await self._states(files, await self.call('rewind_paths', to, paths))
+        relatives = await self.call('rewind_paths', to, paths)  # an unknown `to` first: no files needed
+        current = await self._states(self._files(), relatives)
         return await self.call('plan_rewind', to, paths, current)
 
     async def rewind_whole(self, to: str, paths: list[str] | None, *, force: bool = False) -> dict[str, Any]:

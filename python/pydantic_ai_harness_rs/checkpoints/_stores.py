@@ -14,6 +14,7 @@ change of a file a later checkpoint changed too goes to a new checkpoint of that
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import posixpath
@@ -26,6 +27,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from pydantic_ai_harness_rs import _core
+from pydantic_ai_harness_rs.checkpoints._recording import call_info
 
 if TYPE_CHECKING:
     from pydantic_ai.workspaces import Workspace
@@ -76,10 +78,29 @@ class RootState:
         self.root = root
         self.store = store
         self.jobs: list[OpenJob] = []
+        self._last_turn: tuple[weakref.ref[asyncio.AbstractEventLoop], anyio.Lock] | None = None
+        """The turn last asked for under asyncio, with its event loop (most calls ask on the loop that
+        asked last: found without anyio's run-variable lookup)."""
 
     def turn(self) -> anyio.Lock:
         """This root's turn (one per event loop), held with `async with`: checkpointed calls on it run
         one at a time."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another backend (trio)
+            loop = None
+        last = self._last_turn
+        if loop is not None and last is not None and last[0]() is loop:
+            return last[1]
+        lock = self._turn_of_run()
+        if loop is not None:
+            try:
+                self._last_turn = (weakref.ref(loop), lock)
+            except TypeError:  # a loop without weak references: looked up each time
+                pass
+        return lock
+
+    def _turn_of_run(self) -> anyio.Lock:
         try:
             turns = _TURNS.get()
         except LookupError:
@@ -101,18 +122,48 @@ class RootState:
         return await anyio.to_thread.run_sync(functools.partial(getattr(self.store, method), *args, **kwargs))
 
     async def plan_rewind(self, to: str, paths: list[str] | None) -> dict[str, Any]:
-        """What rewinding to before `to` would do (`store.plan_rewind`); nothing changed."""
-        return await self.call('plan_rewind', to, paths)
+        """What rewinding to before `to` would do (`store.plan_rewind`); nothing changed but what an
+        open job changed since the last look, counted against its call in the same step (`_job`)."""
+        return await self._counted(await self.call('plan_rewind', to, paths, job=self._job()))
 
     async def commit_rewind(self, plan: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
-        """Commit `plan` (`store.commit_rewind`)."""
-        return await self.call('commit_rewind', plan, force=force)
+        """Commit `plan` (`store.commit_rewind`), an open job's latest changes counted first (`_job`):
+        one on a planned path is a recorded change since the plan, to rewind again."""
+        return await self._counted(await self.call('commit_rewind', plan, force=force, job=self._job()))
 
     async def rewind_whole(self, to: str, paths: list[str] | None, *, force: bool = False) -> dict[str, Any]:
         """Plan and commit the rewind to before `to` in one step under the store's lock
-        (`store.rewind`): no other process's checkpointed call lands between the two. The commit's
-        result with the plan's `unrestorable` paths."""
-        return await self.call('rewind', to, paths, force=force)
+        (`store.rewind`): no other process's checkpointed call lands between the two, and what an open
+        job changed since the last look is counted against its call first (`_job`), never taken for
+        someone else's change. The commit's result with the plan's `unrestorable` paths."""
+        return await self._counted(await self.call('rewind', to, paths, force=force, job=self._job()))
+
+    def _job(self) -> dict[str, Any] | None:
+        """The call of the oldest open job (it gets the changes, as in `sweep_jobs`), for a rewind's
+        store step to count what changed since the last look against; `None` without open jobs.
+        The caller holds the turn, after `sweep_jobs`."""
+        if not self.jobs:
+            return None
+        job = self.jobs[0]
+        return {
+            'run_id': job.run_id,
+            'tool_call_id': job.tool_call_id,
+            'tool_name': job.tool_name,
+            'created_at': job.created_at,
+        }
+
+    async def _counted(self, result: dict[str, Any]) -> dict[str, Any]:
+        """`result` without its `job` key; a change that step counted against the oldest open job
+        makes its call's latest checkpoint the job's (followed through `extend` from then on)."""
+        listing = result.pop('job', None)
+        if listing is not None and self.jobs:
+            job = self.jobs[0]
+            job.checkpoint_id = listing['id']
+            if job.handle is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.call('release', job.handle)
+                job.handle = None
+        return result
 
     async def record_for_job(self, handle: int, recorder: CallRecorder) -> tuple[dict[str, Any] | None, int | None]:
         """`record` of the snapshot `handle` of a call that left a background job running: with the
@@ -123,24 +174,15 @@ class RootState:
             with anyio.CancelScope(shield=True):  # an earlier attempt's checkpoint: added to (`record`)
                 listing = await self._extend_with_changes(earlier, handle)
                 return listing, None if listing is not None else await self.call('snapshot')
-        return await self._record_reopen(
-            handle, recorder.run_id, recorder.tool_call_id, recorder.tool_name, recorder.created_at
-        )
+        return await self._record_reopen(handle, recorder)
 
     async def _record_reopen(
-        self, handle: int, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
+        self, handle: int, call: CallRecorder | OpenJob
     ) -> tuple[dict[str, Any] | None, int | None]:
-        """`store.record_reopen` (shielded): the listing, and the reopened handle while nothing is recorded
-        (released otherwise: a job with a checkpoint is followed through `extend`)."""
+        """`store.record_reopen` as `call`'s (shielded): the listing, and the reopened handle while
+        nothing is recorded (released otherwise: a job with a checkpoint is followed through `extend`)."""
         with anyio.CancelScope(shield=True):
-            listing, reopened = await self.call(
-                'record_reopen',
-                handle,
-                run_id=run_id,
-                tool_call_id=tool_call_id,
-                tool_name=tool_name,
-                created_at=created_at,
-            )
+            listing, reopened = await self.call('record_reopen', handle, **call_info(call))
             if listing is not None and reopened is not None:
                 await self.call('release', reopened)
                 reopened = None
@@ -161,14 +203,7 @@ class RootState:
                     await self.call('release', handle)
                     return None
                 return await self._extend_with_changes(earlier, handle)
-            listing = await self.call(
-                'record',
-                handle,
-                run_id=recorder.run_id,
-                tool_call_id=recorder.tool_call_id,
-                tool_name=recorder.tool_name,
-                created_at=recorder.created_at,
-            )
+            listing = await self.call('record', handle, **recorder.call_info())
         # A pending job's open snapshot needs nothing here: the store counts an entry only where it
         # differs from the index too, and this record brought the index up to what this call did.
         return listing
@@ -217,9 +252,7 @@ class RootState:
                     # The walk after the record stays open in the same step: a change the job makes
                     # right after it is the next look's (a snapshot taken separately would take it
                     # into the baseline).
-                    listing, job.handle = await self._record_reopen(
-                        job.handle, job.run_id, job.tool_call_id, job.tool_name, job.created_at
-                    )
+                    listing, job.handle = await self._record_reopen(job.handle, job)
                     if listing is not None:
                         job.checkpoint_id = listing['id']
                     elif finished and job.handle is not None:
@@ -259,14 +292,7 @@ class RootState:
     async def _attribute(self, handle: int, job: OpenJob) -> dict[str, Any] | None:
         """What snapshot `handle` found against the baseline, counted against `job`'s call
         (`store.attribute_found`): its latest checkpoint's listing, `None` when nothing was found."""
-        return await self.call(
-            'attribute_found',
-            handle,
-            run_id=job.run_id,
-            tool_call_id=job.tool_call_id,
-            tool_name=job.tool_name,
-            created_at=job.created_at,
-        )
+        return await self.call('attribute_found', handle, **call_info(job))
 
 
 def job_directory_of(root: str, run_id: str | None, tool_call_id: str | None) -> str | None:

@@ -252,17 +252,18 @@ class LocalEngine:
             async with recorder.change(self.core.root_dir, [plan.path]):  # `Checkpoints`
                 return await self._commit(plan)
 
-        async def fused(store: Any, call: dict[str, Any]) -> tuple[Outcome, dict[str, Any] | None]:
-            # `Checkpoints`: keep, commit and record in one native call, inline as the commit alone
-            # (unless another process holds the store's lock: that is waited for in a worker thread).
-            args = (self.core, plan.plan, [plan.path])
-            if plan.inline:
-                done = run_inline(store.commit, *args, wait=False, **call)
-                if done is not None:
-                    return done
-            return await run_native(store.commit, *args, **call)
+        # `Checkpoints`: keep, commit and record in one native call, inline as the commit alone
+        # (unless another process holds the store's lock: that is waited for in a worker thread).
+        args = (self.core, plan.plan, [plan.path])
 
-        return await recorder.commit(self.core.root_dir, fused, lambda: self._commit(plan))
+        def now(store: Any, call: dict[str, Any]) -> tuple[Outcome, str | None] | None:
+            return run_inline(store.commit, *args, wait=False, **call) if plan.inline else None
+
+        async def fused(store: Any, call: dict[str, Any]) -> tuple[Outcome, str | None]:
+            done = now(store, call)
+            return done if done is not None else await run_native(store.commit, *args, **call)
+
+        return await recorder.commit(self.core.root_dir, fused, lambda: self._commit(plan), now)
 
     async def _commit(self, plan: LocalPlan) -> Outcome:
         if plan.operation == 'create_directory':

@@ -44,7 +44,9 @@ from pydantic_ai.workspaces import (
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._errors import single_error
 from pydantic_ai_harness_rs._native import INLINE_MAX_BYTES, run_sized
+from pydantic_ai_harness_rs._workspace import files_on_host
 from pydantic_ai_harness_rs.checkpoints._recording import RECORDING
+from pydantic_ai_harness_rs.checkpoints._stores import real_root
 from pydantic_ai_harness_rs.filesystem import _ranged
 from pydantic_ai_harness_rs.filesystem._locks import storage_of
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT as ABSENT_HASH
@@ -951,13 +953,17 @@ class RemoteEngine:
         self, core: _core.RemoteCore, targets: Sequence[str]
     ) -> contextlib.AbstractAsyncContextManager[None]:
         """With `Checkpoints`, the commit of `targets` (absolute workspace paths) between reads of
-        their states through the workspace, recorded on this host (`checkpoints/_remote.py`)."""
+        their states through the workspace, recorded on this host (`checkpoints/_remote.py`); when
+        the files are this host's (a `LocalWorkspaceBackend` subclass), in the root's store, where its
+        commands are recorded too."""
         recorder = RECORDING.get()
         if recorder is None:
             return contextlib.nullcontext()
         root = core.root_dir
-        relatives = [posixpath.relpath(target, root) for target in targets]
-        return recorder.remote_change(root, self._fs, [r for r in relatives if not r.startswith('..')])
+        relatives = [r for r in (posixpath.relpath(target, root) for target in targets) if not r.startswith('..')]
+        if files_on_host(self._workspace):
+            return recorder.change(real_root(root), relatives)
+        return recorder.remote_change(root, self._fs, relatives)
 
     @_os_errors
     async def commit_patch(self, plan: _core.PatchPlan) -> str:

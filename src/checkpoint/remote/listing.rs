@@ -436,8 +436,8 @@ impl RemoteStore {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::open;
     use super::*;
-    use crate::checkpoint::Settings;
 
     fn listing(now: &str, entries: &[&str]) -> Vec<u8> {
         let mut out = format!("{now}\n").into_bytes();
@@ -449,17 +449,28 @@ mod tests {
         out
     }
 
+    /// When the tests' first listing is taken.
+    const FIRST: &str = "2000000000000000000";
+    /// A listing's entry of the file `a` (4 bytes).
+    const A: &str = "f 1 2 4 1000.5 1000.5 644 a";
+
+    /// A snapshot of a workspace holding only `a` (`one\n`), its file read and settled: the
+    /// handle.
+    fn snapshot_of_a(store: &RemoteStore, durable: Option<&CallInfo>) -> u64 {
+        let (h, need) = store.snapshot(&listing(FIRST, &[A]), durable).unwrap();
+        assert_eq!(need, vec![b"a".to_vec()]);
+        store
+            .settle(h, vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))])
+            .unwrap();
+        h
+    }
+
     #[test]
     fn a_command_between_two_listings() {
         let dir = tempfile::tempdir().unwrap();
-        let store = RemoteStore::open(
-            dir.path().to_str().unwrap(),
-            Some("/ws"),
-            Settings::default(),
-        )
-        .unwrap();
+        let store = open(dir.path());
         let first = listing(
-            "2000000000000000000",
+            FIRST,
             &[
                 "d 1 1 0 1000.5 1000.5 755 ",
                 "f 1 2 4 1000.5 1000.5 644 a b.txt",
@@ -526,32 +537,20 @@ mod tests {
     #[test]
     fn a_dead_attempts_command_is_the_calls() {
         let dir = tempfile::tempdir().unwrap();
-        let open = || {
-            RemoteStore::open(
-                dir.path().to_str().unwrap(),
-                Some("/ws"),
-                Settings::default(),
-            )
-            .unwrap()
-        };
         let call = CallInfo {
             run_id: Some("r".into()),
             tool_call_id: Some("c1".into()),
             tool_name: "run_command".into(),
             created_at: 1.0,
         };
-        let first = listing("2000000000000000000", &["f 1 2 4 1000.5 1000.5 644 a"]);
-        let dead = open();
-        let (h, need) = dead.snapshot(&first, Some(&call)).unwrap();
-        assert_eq!(need, vec![b"a".to_vec()]);
-        dead.settle(h, vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))])
-            .unwrap();
+        let dead = open(dir.path());
+        snapshot_of_a(&dead, Some(&call));
         drop(dead); // killed mid-command, after it changed `a` and made `b`
         let second = listing(
             "2000000000000000009",
             &["f 1 2 8 1001.5 1001.5 644 a", "f 1 3 2 1001.5 1001.5 644 b"],
         );
-        let store = open();
+        let store = open(dir.path());
         let (h, need) = store.snapshot(&second, Some(&call)).unwrap();
         assert_eq!(need, vec![b"a".to_vec(), b"b".to_vec()]);
         store
@@ -578,25 +577,13 @@ mod tests {
     #[test]
     fn a_reloaded_index_has_no_modes_the_protocol_does_not_carry() {
         let dir = tempfile::tempdir().unwrap();
-        let open = || {
-            RemoteStore::open(
-                dir.path().to_str().unwrap(),
-                Some("/ws"),
-                Settings::default(),
-            )
-            .unwrap()
-        };
-        let first = listing("2000000000000000000", &["f 1 2 4 1000.5 1000.5 644 a"]);
-        let store = open();
-        let (h, _) = store.snapshot(&first, None).unwrap();
-        store
-            .settle(h, vec![(b"a".to_vec(), Seen::File(b"one\n".to_vec()))])
-            .unwrap();
+        let store = open(dir.path());
+        let h = snapshot_of_a(&store, None);
         store.release(h).unwrap(); // the index written, with the listing's metadata
         drop(store);
         // Another process (a restart): a command that only touches `a` changes nothing.
-        let store = open();
-        let (h, need) = store.snapshot(&first, None).unwrap();
+        let store = open(dir.path());
+        let (h, need) = store.snapshot(&listing(FIRST, &[A]), None).unwrap();
         assert!(need.is_empty());
         let touched = listing("2000000000000000009", &["f 1 2 4 1001.5 1001.5 644 a"]);
         assert_eq!(store.changed(h, &touched).unwrap(), vec![b"a".to_vec()]);

@@ -34,12 +34,14 @@ use super::calls::{self, CallRecord};
 use super::coord::{Coord, Hold};
 use super::locked;
 use super::log::Change;
-use super::rewind::{self, Action, Plan, PlanFile};
+use super::rewind::{self, Action, Plan};
 use super::scan::Excludes;
-use super::shown::change_text;
 use super::state::State;
 use super::store::Objects;
-use super::{checkpoint_error, io_error, normalize, CallInfo, Inner, Listing, Settings, UNSEEN};
+use super::{
+    checkpoint_error, io_error, normalize, normalize_all, CallInfo, Inner, Listing, Settings,
+    UNSEEN,
+};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The mode recorded for every remote state: the protocol does not carry one.
@@ -170,7 +172,7 @@ impl RemoteStore {
             inner: Mutex::new(Inner::new(
                 super::log::Log::default(),
                 super::index::Index::new(),
-                HashMap::new(),
+                Default::default(),
                 UNSEEN,
                 false,
             )),
@@ -345,11 +347,7 @@ impl RemoteStore {
         }
         let record = durable.and_then(|c| calls::path_of(&self.dir, c));
         if let (Some(path), Some(call)) = (&record, durable) {
-            if let Some(CallRecord {
-                kept: Some((_, earlier)),
-                ..
-            }) = calls::read(path).filter(|r| r.is_of(call))
-            {
+            if let Some((_, earlier)) = calls::earlier_kept(path, call) {
                 states.extend(earlier);
             }
             let kept = Some((states.keys().cloned().collect(), states.clone()));
@@ -422,13 +420,7 @@ impl RemoteStore {
     /// The checkpoints, oldest first; with `run_id`, only that run's.
     pub fn list(&self, run_id: Option<&str>) -> Vec<Listing> {
         let (_hold, inner) = self.read();
-        inner
-            .log
-            .checkpoints
-            .iter()
-            .filter(|c| run_id.is_none() || c.run_id.as_deref() == run_id)
-            .map(Listing::of)
-            .collect()
+        locked::listings(&inner.log, run_id)
     }
 
     /// The ids pruned to keep the store within its budget, oldest first.
@@ -448,15 +440,7 @@ impl RemoteStore {
     /// Errors: `Conflict` for an unknown or pruned id.
     pub fn diff(&self, checkpoint_id: &str) -> Result<Vec<(Vec<u8>, String)>> {
         let (_hold, inner) = self.begin()?;
-        let cp = &inner.log.checkpoints[rewind::find(&inner.log, checkpoint_id)?];
-        Ok(cp
-            .changes
-            .iter()
-            .map(|c| {
-                let text = change_text(&self.objects, &c.path, &c.before, &c.after);
-                (c.path.clone(), text)
-            })
-            .collect())
+        locked::diff(inner, &self.objects, checkpoint_id)
     }
 
     /// The bytes of object `hash`.
@@ -479,7 +463,7 @@ impl RemoteStore {
     ///
     /// Errors: `Conflict` for an unknown or pruned id; `InvalidArgument` for a bad path.
     pub fn rewind_paths(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<Vec<Vec<u8>>> {
-        let filter = normalized(paths)?;
+        let filter = normalize_all(paths)?;
         let (_hold, inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         let mut out: Vec<Vec<u8>> = inner.log.checkpoints[pos..]
@@ -505,62 +489,15 @@ impl RemoteStore {
         paths: Option<&[Vec<u8>]>,
         current: &[(Vec<u8>, Seen)],
     ) -> Result<Plan> {
-        let filter = normalized(paths)?;
+        let filter = normalize_all(paths)?;
         let (_hold, mut inner) = self.begin()?;
-        let pos = rewind::find(&inner.log, to)?;
-        let mut states: BTreeMap<Vec<u8>, (State, State, bool)> = BTreeMap::new();
-        for cp in &inner.log.checkpoints[pos..] {
-            for c in cp
-                .changes
-                .iter()
-                .filter(|c| rewind::covered(&c.path, &filter))
-            {
-                match states.get_mut(&c.path) {
-                    Some((_, last, chained)) => {
-                        *chained &= c.before.same(last);
-                        *last = c.after.clone();
-                    }
-                    None => {
-                        states.insert(c.path.clone(), (c.before.clone(), c.after.clone(), true));
-                    }
-                }
-            }
-        }
+        let targets = rewind::targets(&inner.log, to, &filter)?;
         let now: HashMap<&[u8], &Seen> = current.iter().map(|(p, s)| (p.as_slice(), s)).collect();
-        let mut plan = Plan {
-            to: to.to_string(),
-            paths: filter,
-            files: Vec::new(),
-            conflicts: Vec::new(),
-            unrestorable: Vec::new(),
-        };
-        for (path, (target, expected, chained)) in states {
-            let seen = now.get(path.as_slice()).copied().unwrap_or(&Seen::Absent);
+        rewind::plan_of(to, filter, targets, &self.objects, |path| {
+            let seen = now.get(path).copied().unwrap_or(&Seen::Absent);
             // Kept (when small enough) so the plan's diff can show a person's change too.
-            let current = self.state_of(&mut inner, seen, true)?;
-            let Some(act) = rewind::action(&current, &target) else {
-                continue;
-            };
-            if let State::File { hash, stored, .. } = &target {
-                if !*stored || !self.objects.has(hash) {
-                    plan.unrestorable.push(path);
-                    continue;
-                }
-            }
-            if !chained || !current.same(&expected) {
-                plan.conflicts.push(path.clone());
-            }
-            plan.files.push(PlanFile {
-                diff: change_text(&self.objects, &path, &current, &target),
-                old_hash: current.shown_hash(),
-                new_hash: target.shown_hash(),
-                action: act,
-                path,
-                current,
-                target,
-            });
-        }
-        Ok(plan)
+            self.state_of(&mut inner, seen, true)
+        })
     }
 
     /// The steps of a rewind planned by [`RemoteStore::plan_rewind`]: planned again from
@@ -636,7 +573,7 @@ impl RemoteStore {
     ///
     /// Errors: `Conflict` for an unknown id; `Io` for a full disk.
     pub fn finish_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<()> {
-        let filter = normalized(paths)?;
+        let filter = normalize_all(paths)?;
         let (_hold, mut inner) = self.begin()?;
         let pos = rewind::find(&inner.log, to)?;
         match &filter {
@@ -661,12 +598,6 @@ impl RemoteStore {
     }
 }
 
-fn normalized(paths: Option<&[Vec<u8>]>) -> Result<Option<Vec<Vec<u8>>>> {
-    paths
-        .map(|ps| ps.iter().map(|p| normalize(p)).collect::<Result<Vec<_>>>())
-        .transpose()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -680,15 +611,15 @@ mod tests {
         }
     }
 
+    /// The store in `dir` for the workspace root `/ws`, default settings.
+    pub(super) fn open(dir: &Path) -> RemoteStore {
+        RemoteStore::open(dir.to_str().unwrap(), Some("/ws"), Settings::default()).unwrap()
+    }
+
     #[test]
     fn record_plan_and_steps_of_a_rewrite_and_a_new_file() {
         let dir = tempfile::tempdir().unwrap();
-        let store = RemoteStore::open(
-            dir.path().to_str().unwrap(),
-            Some("/ws"),
-            Settings::default(),
-        )
-        .unwrap();
+        let store = open(dir.path());
         let (h, paths) = store
             .keep(
                 vec![
@@ -757,10 +688,6 @@ mod tests {
             Settings::default()
         )
         .is_err());
-    }
-
-    fn open(dir: &Path) -> RemoteStore {
-        RemoteStore::open(dir.to_str().unwrap(), Some("/ws"), Settings::default()).unwrap()
     }
 
     fn write(store: &RemoteStore, path: &[u8], old: &[u8], new: &[u8], c: &str) -> Listing {

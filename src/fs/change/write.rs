@@ -1186,6 +1186,18 @@ impl FileSystem {
         plan: &Plan,
         cancel: &CancelFlag,
     ) -> Result<(Outcome, Option<String>)> {
+        self.commit_hashed_in(plan, cancel, None)
+    }
+
+    /// [`FileSystem::commit_hashed`] beneath `root`, a descriptor of this file system's root
+    /// the caller holds already (a checkpoint's store of the same root), instead of opening
+    /// one; `None`: opened here.
+    pub fn commit_hashed_in(
+        &self,
+        plan: &Plan,
+        cancel: &CancelFlag,
+        root: Option<&Beneath>,
+    ) -> Result<(Outcome, Option<String>)> {
         let path = plan.path.as_str();
         if plan.announced {
             let again = self.safe_resolve(path, true, true)?;
@@ -1233,15 +1245,22 @@ impl FileSystem {
                 }),
             };
         }
-        let beneath = self.root.open_root()?;
+        let opened;
+        let beneath = match root {
+            Some(b) => b,
+            None => {
+                opened = self.root.open_root()?;
+                &opened
+            }
+        };
         let contract = self.limits.contract;
         let (hash, counts, digest) = if plan.bytes().len() < PARALLEL_BYTES || plan.tally.is_some()
         {
-            self.write_content(&beneath, plan, cancel)?;
+            self.write_content(beneath, plan, cancel)?;
             written_digest(plan, contract)
         } else if plan.operation == Operation::Write {
             // A big content is hashed on a second core while it is written; both count it.
-            let write = || self.write_content(&beneath, plan, cancel);
+            let write = || self.write_content(beneath, plan, cancel);
             let (written, hash, lines) = tally::beside(&plan.content, contract, write);
             written?;
             (hash, Some((plan.content.chars(), lines)), None)
@@ -1249,7 +1268,7 @@ impl FileSystem {
             // A big edit's content is hashed on a second core while it is written.
             std::thread::scope(|s| {
                 let tally = s.spawn(|| written_digest(plan, contract));
-                let written = self.write_content(&beneath, plan, cancel);
+                let written = self.write_content(beneath, plan, cancel);
                 let tally = tally.join().expect("hashing does not panic");
                 written.map(|()| tally)
             })?

@@ -181,6 +181,19 @@ pub struct Spawned {
     pub stderr: Option<Reader>,
 }
 
+impl Spawned {
+    /// A child spawned through tokio, the read ends of its piped stdout and stderr taken.
+    fn of(mut child: tokio::process::Child) -> Spawned {
+        let stdout = child.stdout.take().map(|p| Box::new(p) as Reader);
+        let stderr = child.stderr.take().map(|p| Box::new(p) as Reader);
+        Spawned {
+            child: Child::Tokio(child),
+            stdout,
+            stderr,
+        }
+    }
+}
+
 /// A spawned process to wait for: through tokio, or a raw PID from `posix_spawn`.
 pub enum Child {
     /// Spawned by `tokio::process` (fork, `pre_exec`).
@@ -316,14 +329,9 @@ pub fn spawn_shell(shell: ShellArgs, stdout: Sink, stderr: Sink) -> std::io::Res
             Stdio::null()
         }
     };
-    let mut child = shell_command(shell, stdio(stdout), stdio(stderr)).spawn()?;
-    let out = child.stdout.take().map(|p| Box::new(p) as Reader);
-    let err = child.stderr.take().map(|p| Box::new(p) as Reader);
-    Ok(Spawned {
-        child: Child::Tokio(child),
-        stdout: out,
-        stderr: err,
-    })
+    Ok(Spawned::of(
+        shell_command(shell, stdio(stdout), stdio(stderr)).spawn()?,
+    ))
 }
 
 /// [`spawn_shell`], with `pass` (open descriptors of this process) handed to the shell as
@@ -385,14 +393,7 @@ pub fn spawn_shell_passing(
                 Ok(())
             });
         }
-        let mut child = cmd.spawn()?;
-        let out = child.stdout.take().map(|p| Box::new(p) as Reader);
-        let err = child.stderr.take().map(|p| Box::new(p) as Reader);
-        Ok(Spawned {
-            child: Child::Tokio(child),
-            stdout: out,
-            stderr: err,
-        })
+        Ok(Spawned::of(cmd.spawn()?))
     }
 }
 
