@@ -184,9 +184,8 @@ impl CheckpointStore {
                     let state = self.kept_old(&mut inner, old, hash, d.meta.mode);
                     before.insert(k.path.clone(), state);
                 }
-                if let Some(after) = self.written(&mut inner, &beneath, k, at) {
-                    given.insert(k.path.clone(), after);
-                }
+                let after = self.written(&mut inner, &beneath, k, at);
+                given.insert(k.path.clone(), after);
             }
         } else {
             // Nothing was written: the deferred paths are as they were.
@@ -286,8 +285,13 @@ impl CheckpointStore {
         }
     }
 
-    /// The after-state of `k`'s path once its commit wrote `k.new`, from memory: `None` when
-    /// the path is not (or no longer) a regular file of that size, then it is captured. `at`:
+    /// The after-state of `k`'s path once its commit wrote `k.new`: those bytes, from memory,
+    /// whatever is there by now. A file someone else changed right after the commit (another
+    /// size, another kind, gone) is then a change since the checkpoint, which a rewind refuses
+    /// (see `force`), never taken for the call's own change. The path is looked at only for
+    /// the file's mode (the commit keeps the old file's; another kind there: the mode before,
+    /// else 0644) and for the index: a regular file of that size is the commit's (racy, so the
+    /// next look reads it again), anything else is left for the next look to capture. `at`:
     /// where the path was looked at before the commit (its directory still open).
     fn written(
         &self,
@@ -295,21 +299,23 @@ impl CheckpointStore {
         beneath: &Beneath,
         k: &mut Known,
         at: Option<&Deferred>,
-    ) -> Option<State> {
+    ) -> State {
         let data = (*k.new).as_ref();
+        let size = data.len() as u64;
         let st = match at {
-            Some(d) => lstat_at(d.dir.raw(beneath), &d.name).ok()?,
-            None => {
-                let (dir, name) = parent_dir(beneath, &k.path).ok()?;
-                lstat_at(dir.raw(beneath), &name).ok()?
-            }
+            Some(d) => lstat_at(d.dir.raw(beneath), &d.name).ok(),
+            None => parent_dir(beneath, &k.path)
+                .ok()
+                .and_then(|(dir, name)| lstat_at(dir.raw(beneath), &name).ok()),
         };
-        let meta = Meta::of(&st)?;
-        if meta.kind != Kind::File || meta.size != data.len() as u64 {
-            return None;
-        }
+        let meta = st.as_ref().and_then(Meta::of);
+        let mode = match (&meta, at) {
+            (Some(m), _) if m.kind == Kind::File => m.mode,
+            (_, Some(d)) => d.meta.mode,
+            _ => 0o644,
+        };
         let hash = k.new_hash.take().unwrap_or_else(|| sha256_hex(data));
-        let stored = meta.size <= self.settings.max_file_bytes;
+        let stored = size <= self.settings.max_file_bytes;
         if stored && !inner.sizes.contains_key(&hash) {
             let added = self.objects.later(&hash, k.new.clone());
             if added > 0 {
@@ -323,18 +329,26 @@ impl CheckpointStore {
         }
         let state = State::File {
             hash,
-            size: meta.size,
-            mode: meta.mode,
+            size,
+            mode,
             stored,
         };
-        // Racy whatever its times say: the bytes are the commit's, the metadata a later look's.
-        let racy = Meta {
-            mtime_ns: i64::MIN,
-            ..meta
-        };
-        inner.index.insert(k.path.clone(), (racy, state.clone()));
+        match meta {
+            Some(meta) if meta.kind == Kind::File && meta.size == size => {
+                // Racy whatever its times say: the bytes are the commit's, the metadata a later
+                // look's.
+                let racy = Meta {
+                    mtime_ns: i64::MIN,
+                    ..meta
+                };
+                inner.index.insert(k.path.clone(), (racy, state.clone()));
+            }
+            _ => {
+                inner.index.remove(&k.path);
+            }
+        }
         inner.index_dirty = true;
-        Some(state)
+        state
     }
 }
 
@@ -428,6 +442,50 @@ mod tests {
         assert!(rewind(&store, &first.id, false).is_err());
         rewind(&store, &second.id, false).unwrap();
         assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"tw0\n");
+    }
+
+    /// Someone else replaces the file (another size) or removes it right after the commit,
+    /// before the checkpoint looks at it again: the checkpoint still holds the call's own bytes
+    /// as its after-state, so a rewind refuses the person's change instead of undoing it unseen.
+    #[test]
+    fn a_change_of_another_size_right_after_the_commit_is_not_the_calls() {
+        for person in [Some("someone else's, longer\n"), None] {
+            let dir = tempfile::tempdir().unwrap();
+            let r = dir.path();
+            std::fs::write(r.join("a.txt"), "one\n").unwrap();
+            let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+            let known = vec![Known {
+                path: b"a.txt".to_vec(),
+                old: Some(Arc::new(b"one\n".to_vec())),
+                new: Arc::new(b"two\n".to_vec()),
+                new_hash: None,
+            }];
+            let (written, listing) = store
+                .around(&[b"a.txt".to_vec()], known, call(), false, true, |_, _| {
+                    std::fs::write(r.join("a.txt"), "two\n").unwrap();
+                    match person {
+                        Some(text) => std::fs::write(r.join("a.txt"), text).unwrap(),
+                        None => std::fs::remove_file(r.join("a.txt")).unwrap(),
+                    }
+                    Ok(())
+                })
+                .unwrap()
+                .unwrap();
+            written.unwrap();
+            let first = listing.unwrap();
+            assert_eq!(
+                store.diff(&first.id).unwrap()[0].1,
+                "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two"
+            );
+            let err = rewind(&store, &first.id, false).unwrap_err();
+            assert!(
+                err.message.contains("someone else: a.txt"),
+                "{}",
+                err.message
+            );
+            let on_disk = std::fs::read_to_string(r.join("a.txt")).ok();
+            assert_eq!(on_disk.as_deref(), person);
+        }
     }
 
     #[test]

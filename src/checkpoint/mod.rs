@@ -1110,17 +1110,32 @@ impl CheckpointStore {
                 ))
             }
         };
+        self.attribute_listed(&mut inner, call, found, false)
+    }
+
+    /// `found` counted against `call` ([`CheckpointStore::attribute`]) and persisted (the index
+    /// too with `index`); the listing of the call's latest checkpoint, `None` when nothing was
+    /// found.
+    ///
+    /// Errors: `Io` for a full disk.
+    fn attribute_listed(
+        &self,
+        inner: &mut Inner,
+        call: &CallInfo,
+        found: Vec<Change>,
+        index: bool,
+    ) -> Result<Option<Listing>> {
         if found.is_empty() {
             return Ok(None);
         }
-        let log = Self::attribute(&mut inner, &CallRecord::of(call, None), found);
+        let log = Self::attribute(inner, &CallRecord::of(call, None), found);
         let listing = inner
             .log
             .checkpoints
             .iter()
             .rfind(|c| c.run_id == call.run_id && c.tool_call_id == call.tool_call_id)
             .map(Listing::of);
-        self.persist(&mut inner, log, false)?;
+        self.persist(inner, log, index)?;
         Ok(listing)
     }
 
@@ -1224,18 +1239,7 @@ impl CheckpointStore {
         let walk = rescan(beneath, b"", &self.excludes, scan::threads(), prev.as_ref())?;
         let found = self.settle_walk(inner, beneath, &walk)?;
         inner.last_walk = Some(walk);
-        if found.is_empty() {
-            return Ok(None);
-        }
-        let log = Self::attribute(inner, &CallRecord::of(job, None), found);
-        let listing = inner
-            .log
-            .checkpoints
-            .iter()
-            .rfind(|c| c.run_id == job.run_id && c.tool_call_id == job.tool_call_id)
-            .map(Listing::of);
-        self.persist(inner, log, true)?;
-        Ok(listing)
+        self.attribute_listed(inner, job, found, true)
     }
 
     /// Commits a rewind planned by [`CheckpointStore::plan_rewind`] (`pinned`: each planned

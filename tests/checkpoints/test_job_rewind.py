@@ -35,6 +35,23 @@ async def until(path: Path, text: str) -> None:
             await anyio.sleep(0.01)
 
 
+def a_job_on_a(ws: Path, tmp_path: Path) -> tuple[Path, Path, str]:
+    """`a.txt` holding `orig`, and a job's script that appends `1` to it, waits for FIFO `f1` (`go`), appends
+    `2` and writes `done`: the FIFO, the `done` path and the script."""
+    (ws / 'a.txt').write_text('orig\n')
+    (f1,) = fifos(tmp_path, 'f1')
+    done = tmp_path / 'done'
+    return f1, done, f'echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt; echo > {done}'
+
+
+async def start(ws: Path, cp: Checkpoints[None], job: str) -> dict[str, Any]:
+    """Start `job` (`a_job_on_a`'s) through `start_command`; its checkpoint once its first change is in."""
+    await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
+    await until(ws / 'a.txt', '1')
+    [started] = await cp.list_async()
+    return started
+
+
 async def test_a_jobs_change_after_a_later_calls_change_of_the_same_file_rewinds_without_conflict(
     ws: Path, tmp_path: Path
 ) -> None:
@@ -81,14 +98,9 @@ async def test_a_jobs_changes_after_its_checkpoint_was_rewound_are_counted_as_a_
 ) -> None:
     """Rewinding the checkpoint of a job still running does not stop it: what it changes afterwards
     counts against its call again, as a new checkpoint, which can be rewound in turn."""
-    (ws / 'a.txt').write_text('orig\n')
-    (f1,) = fifos(tmp_path, 'f1')
-    done = tmp_path / 'done'
+    f1, done, job = a_job_on_a(ws, tmp_path)
     cp = Checkpoints[None]()
-    job = f'echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt; echo > {done}'
-    await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
-    await until(ws / 'a.txt', '1')
-    [started] = await cp.list_async()
+    started = await start(ws, cp, job)
     assert (started['id'], started['tool_name'], started['paths']) == ('cp-000001', 'start_command', ['a.txt'])
     result = await cp.rewind(to='cp-000001')
     assert result['restored'] == ['a.txt']
@@ -153,14 +165,9 @@ async def test_a_jobs_change_as_a_rewind_starts_is_the_jobs_not_someone_elses(
     step (driven through a FIFO from a hook on the store's calls): that step counts the change against
     the job's call before planning, so the rewind undoes it with the rest, never refusing it as
     someone else's."""
-    (ws / 'a.txt').write_text('orig\n')
-    (f1,) = fifos(tmp_path, 'f1')
-    done = tmp_path / 'done'
+    f1, done, job = a_job_on_a(ws, tmp_path)
     cp = Checkpoints[None]()
-    job = f'echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt; echo > {done}'
-    await run_tools(agent_tools(ws, cp), [('start_command', {'command': job})])
-    await until(ws / 'a.txt', '1')
-    [started] = await cp.list_async()
+    started = await start(ws, cp, job)
     assert (started['id'], started['paths']) == ('cp-000001', ['a.txt'])
     call = _stores.RootState.call
     released: list[str] = []
@@ -186,9 +193,7 @@ async def test_the_rewind_tool_counts_a_jobs_change_as_it_plans(
     """As above through the `rewind` tool, which plans (announcing each file), then commits: the job's
     change right before the plan's store step is counted against its call in that step, so the tool
     rewinds it rather than retrying with someone else's change."""
-    (ws / 'a.txt').write_text('orig\n')
-    (f1,) = fifos(tmp_path, 'f1')
-    done = tmp_path / 'done'
+    f1, done, job = a_job_on_a(ws, tmp_path)
     cp = Checkpoints[None](tools=['rewind'])
     call = _stores.RootState.call
     released: list[str] = []
@@ -204,7 +209,6 @@ async def test_the_rewind_tool_counts_a_jobs_change_as_it_plans(
         return result
 
     monkeypatch.setattr(_stores.RootState, 'call', hooked)
-    job = f'echo 1 >> a.txt; {fifo_read(f1)}; echo 2 >> a.txt; echo > {done}'
     t = await run_tools(agent_tools(ws, cp), [('start_command', {'command': job}), ('rewind', {'steps': 1})])
     assert released
     assert t.results[1].splitlines()[:2] == ['Rewound 1 change (cp-000001).', 'Restored: a.txt'], t.results

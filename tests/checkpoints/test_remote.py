@@ -343,7 +343,7 @@ async def test_a_second_non_local_root_is_not_checkpointed_with_a_warning(backen
 
 async def test_an_empty_store_dir_lists_nothing(backend: MemoryWorkspace, tmp_path: Path) -> None:
     """A `store_dir` nothing was recorded in yet (empty, or not made yet) holds no checkpoints: `[]`, and an
-    id is unknown there, as in any store; a run then records into it."""
+    id is unknown there, as in any store, without making the directory; a run then records into it."""
     (tmp_path / 'empty').mkdir()
     for store_dir in (tmp_path / 'empty', tmp_path / 'not-yet'):
         cp = Checkpoints[Any](store_dir=store_dir)
@@ -355,6 +355,7 @@ async def test_an_empty_store_dir_lists_nothing(backend: MemoryWorkspace, tmp_pa
             await cp.rewind(to='cp-000001')
         with pytest.raises(CheckpointError, match='No checkpoint cp-000001'):
             await cp.rewind(to='cp-000001', workspace=backend)
+        assert store_dir.exists() == (store_dir.name == 'empty')  # asking does not make a store
     await run(backend, cp, [('write_file', {'path': 'a.txt', 'content': 'two\n'})])
     [checkpoint] = cp.list()
     assert checkpoint['paths'] == ['a.txt']

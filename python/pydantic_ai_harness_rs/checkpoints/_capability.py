@@ -14,6 +14,7 @@ opt-in `rewind` tool (`_rewind.py`) read and undo them.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import shutil
 import sys
@@ -176,6 +177,12 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                 return self._remote
             if self.store_dir is not None:
                 directory = real_root(str(self.store_dir))
+                if root is None and not os.path.isdir(directory):
+                    # Nothing recorded there, and asking does not create it: an empty store elsewhere.
+                    directory = tempfile.mkdtemp(prefix='harness-checkpoints-')
+                    store = _core.RemoteCheckpointStore(directory, root=None, exclude=list(self.exclude))
+                    shutil.rmtree(directory, ignore_errors=True)
+                    return RemoteState('', store)
             else:
                 directory = tempfile.mkdtemp(prefix='harness-checkpoints-')
                 weakref.finalize(self, shutil.rmtree, directory, ignore_errors=True)  # also at exit
