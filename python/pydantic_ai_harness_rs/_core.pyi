@@ -900,6 +900,23 @@ class CheckpointStore:
         raises them, after the record. `durable`: a durable unit's call (its record on disk while it runs,
         as `keep` with `tool_call_id`). `wait=False`: None, nothing done, when another process holds the
         store's lock."""
+    def commit_patch(
+        self,
+        core: FileSystemCore,
+        plan: PatchPlan,
+        paths: builtins.list[str],
+        *,
+        run_id: str | None,
+        tool_call_id: str | None,
+        tool_name: str,
+        created_at: float,
+        cancel: CancelToken,
+        durable: bool = False,
+    ) -> tuple[str, str | None]:
+        """`keep(paths)`, `core.commit_patch(plan)` and `record(...)` in one call, as `commit`: the result text
+        and the new checkpoint's id (None when nothing changed). Each file's new bytes (and old ones) come from
+        the plan, so a change right after the commit is never taken for the patch's. Waits for another process
+        holding the store's lock (call it in a worker thread)."""
     def record_reopen(
         self, handle: int, *, run_id: str | None, tool_call_id: str | None, tool_name: str, created_at: float
     ) -> tuple[dict[str, Any] | None, int | None]:

@@ -14,8 +14,9 @@ use crate::checkpoint::rewind::{Plan, Rewound};
 use crate::checkpoint::{CallInfo, CheckpointStore, For, Listing, Settings};
 use crate::error::{Error, ErrorKind};
 use crate::fs::change::write::{Operation, Plan as ChangePlan};
+use crate::fs::patch::PatchPlan;
 
-use super::fs::{PyChangePlan, PyFileSystemCore, PyOutcome};
+use super::fs::{PyChangePlan, PyFileSystemCore, PyOutcome, PyPatchPlan};
 use super::PyCancelToken;
 
 create_exception!(
@@ -68,6 +69,25 @@ struct OldBytes(Arc<ChangePlan>);
 impl AsRef<[u8]> for OldBytes {
     fn as_ref(&self) -> &[u8] {
         self.0.old.as_deref().unwrap_or_default()
+    }
+}
+
+/// The bytes a patch writes to its file `.1` (a file it removes: none).
+struct PatchNew(Arc<PatchPlan>, usize);
+
+impl AsRef<[u8]> for PatchNew {
+    fn as_ref(&self) -> &[u8] {
+        self.0.files[self.1].new.as_deref().unwrap_or_default()
+    }
+}
+
+/// The bytes a patch's plan read from its file `.1`, which its commit checks the file still
+/// holds.
+struct PatchOld(Arc<PatchPlan>, usize);
+
+impl AsRef<[u8]> for PatchOld {
+    fn as_ref(&self) -> &[u8] {
+        self.0.files[self.1].old.as_deref().unwrap_or_default()
     }
 }
 
@@ -353,6 +373,64 @@ impl PyCheckpointStore {
         };
         let outcome = outcome.map_err(PyErr::from)?;
         Ok(Some((outcome.into(), l.map(|l| l.id))))
+    }
+
+    /// Commits the patch `plan` (a patch plan of `core`) and records it as one call's
+    /// checkpoint in one native call, as [`PyCheckpointStore::commit`] does for one file:
+    /// keeps `paths` (root-relative: the files' event paths and the paths moves leave), commits,
+    /// records. The bytes each file gets (and the old ones its commit checks it still holds)
+    /// come from the plan, so someone else's change right after the commit is never taken for
+    /// the patch's. Returns `(the result text, the new checkpoint's id or None)`; the commit's
+    /// errors are raised as `core.commit_patch` raises them, after the record. `durable`: as
+    /// for `commit`. Waits for another process holding the store's lock (call it off the event
+    /// loop).
+    #[pyo3(signature = (core, plan, paths, *, run_id, tool_call_id, tool_name, created_at, cancel, durable = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn commit_patch(
+        &self,
+        py: Python<'_>,
+        core: PyRef<'_, PyFileSystemCore>,
+        plan: PyRef<'_, PyPatchPlan>,
+        paths: Vec<Bound<'_, PyString>>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+        cancel: PyRef<'_, PyCancelToken>,
+        durable: bool,
+    ) -> PyResult<(String, Option<String>)> {
+        let paths = paths_of(paths)?;
+        let (fs, plan, flag) = (core.inner.clone(), plan.plan.clone(), cancel.flag.clone());
+        let call = call_info(run_id, tool_call_id, tool_name, created_at);
+        let known = plan
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.new.is_some())
+            .map(|(i, f)| Known {
+                path: f.event_path.as_bytes().to_vec(),
+                old: f
+                    .old
+                    .is_some()
+                    .then(|| Arc::new(PatchOld(plan.clone(), i)) as _),
+                new: Arc::new(PatchNew(plan.clone(), i)),
+                new_hash: None,
+            })
+            .collect();
+        let done = run(py, || {
+            self.store
+                .around(&paths, known, call, durable, true, |_, _| {
+                    fs.commit_patch(&plan, &flag)
+                })
+        })?;
+        let Some((text, l)) = done else {
+            // `around` waits for the lock (`wait`): never `None`.
+            return Err(PyErr::from(Error::new(
+                ErrorKind::Conflict,
+                "The checkpoint store is busy. Retry.",
+            )));
+        };
+        Ok((text.map_err(PyErr::from)?, l.map(|l| l.id)))
     }
 
     /// Records the call of `handle` (consumed): its listing, or `None` when nothing changed.

@@ -240,8 +240,12 @@ class LocalEngine:
         for file in plan.files:
             if file.moved_from is not None:
                 paths.append(self._root_relative(await self.lock_key(file.moved_from)))
-        async with recorder.change(self.core.root_dir, paths):  # `Checkpoints`: old states kept first
-            return await run_native(self.core.commit_patch, plan)
+
+        async def fused(store: Any, call: dict[str, Any]) -> tuple[str, str | None]:
+            # `Checkpoints`: keep, commit and record in one native call; each file's new bytes from the plan.
+            return await run_native(store.commit_patch, self.core, plan, paths, **call)
+
+        return await recorder.commit(self.core.root_dir, fused, lambda: run_native(self.core.commit_patch, plan))
 
     async def commit(self, plan: Plan) -> Outcome:
         assert isinstance(plan, LocalPlan)
