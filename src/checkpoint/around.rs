@@ -235,7 +235,8 @@ impl CheckpointStore {
             && own.is_none()
             && inner.log_on_disk
             && !self.objects.later_idle();
-        if !later {
+        let last = inner.log.checkpoints.last().filter(|_| later).cloned();
+        let Some(cp) = last else {
             let log = match (pruned, listing.is_some()) {
                 (true, _) => LogWrite::Whole,
                 (false, true) => LogWrite::Append,
@@ -243,19 +244,15 @@ impl CheckpointStore {
             };
             self.persist(inner, log, index)?;
             return Ok(listing);
-        }
+        };
         // Already held by this call: counted, never waits; given back after the line.
         let _ = self.coord.enter();
         let coord = std::sync::Arc::clone(&self.coord);
-        if let Some(cp) = inner.log.checkpoints.last().cloned() {
-            self.objects.append_then_later(
-                self.dir.join("log.jsonl"),
-                Box::new(move || line_of(&cp)),
-                Box::new(move || coord.leave()),
-            );
-        } else {
-            self.objects.then_later(Box::new(move || coord.leave()));
-        }
+        self.objects.append_then_later(
+            self.dir.join("log.jsonl"),
+            Box::new(move || line_of(&cp)),
+            Box::new(move || coord.leave()),
+        );
         // Other processes see the new generation once the lock is given back (the last hold
         // writes it: the writer's, or this call's).
         inner.generation = self.coord.bump_by_leave();
@@ -368,14 +365,19 @@ mod tests {
         }
     }
 
-    /// An edit of `a.txt` from `old` to `new`, its commit a plain write.
-    fn edit(store: &CheckpointStore, root: &Path, old: &str, new: &str) -> Option<Listing> {
-        let known = vec![Known {
+    /// What an edit of `a.txt` from `old` to `new` knows.
+    fn known(old: &str, new: &str) -> Vec<Known> {
+        vec![Known {
             path: b"a.txt".to_vec(),
             old: Some(Arc::new(old.as_bytes().to_vec())),
             new: Arc::new(new.as_bytes().to_vec()),
             new_hash: None,
-        }];
+        }]
+    }
+
+    /// An edit of `a.txt` from `old` to `new`, its commit a plain write.
+    fn edit(store: &CheckpointStore, root: &Path, old: &str, new: &str) -> Option<Listing> {
+        let known = known(old, new);
         let (written, listing) = store
             .around(&[b"a.txt".to_vec()], known, call(), false, true, |_, _| {
                 std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
@@ -454,21 +456,22 @@ mod tests {
             let r = dir.path();
             std::fs::write(r.join("a.txt"), "one\n").unwrap();
             let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
-            let known = vec![Known {
-                path: b"a.txt".to_vec(),
-                old: Some(Arc::new(b"one\n".to_vec())),
-                new: Arc::new(b"two\n".to_vec()),
-                new_hash: None,
-            }];
             let (written, listing) = store
-                .around(&[b"a.txt".to_vec()], known, call(), false, true, |_, _| {
-                    std::fs::write(r.join("a.txt"), "two\n").unwrap();
-                    match person {
-                        Some(text) => std::fs::write(r.join("a.txt"), text).unwrap(),
-                        None => std::fs::remove_file(r.join("a.txt")).unwrap(),
-                    }
-                    Ok(())
-                })
+                .around(
+                    &[b"a.txt".to_vec()],
+                    known("one\n", "two\n"),
+                    call(),
+                    false,
+                    true,
+                    |_, _| {
+                        std::fs::write(r.join("a.txt"), "two\n").unwrap();
+                        match person {
+                            Some(text) => std::fs::write(r.join("a.txt"), text).unwrap(),
+                            None => std::fs::remove_file(r.join("a.txt")).unwrap(),
+                        }
+                        Ok(())
+                    },
+                )
                 .unwrap()
                 .unwrap();
             written.unwrap();
@@ -494,16 +497,10 @@ mod tests {
         let r = dir.path();
         std::fs::write(r.join("a.txt"), "one\n").unwrap();
         let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
-        let known = vec![Known {
-            path: b"a.txt".to_vec(),
-            old: Some(Arc::new(b"one\n".to_vec())),
-            new: Arc::new(b"two\n".to_vec()),
-            new_hash: None,
-        }];
         let (result, listing) = store
             .around(
                 &[b"a.txt".to_vec()],
-                known,
+                known("one\n", "two\n"),
                 call(),
                 false,
                 true,

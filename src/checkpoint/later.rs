@@ -146,12 +146,7 @@ impl Later {
     }
 
     /// Queues `line` to be appended to the file at `path` (which exists), after every job
-    /// queued before.
-    pub fn queue_append(&self, path: PathBuf, line: Line) {
-        self.push(Job::Append(path, line));
-    }
-
-    /// [`Later::queue_append`], then [`Later::queue_then`], with one wake-up of the writer.
+    /// queued before, then `then` (as [`Later::queue_then`]), with one wake-up of the writer.
     pub fn queue_append_then(&self, path: PathBuf, line: Line, then: Box<dyn FnOnce() + Send>) {
         self.push_all([Job::Append(path, line), Job::Then(then)]);
     }

@@ -438,6 +438,31 @@ fn checkpoint_from_json(c: &Value) -> Option<Checkpoint> {
 mod tests {
     use super::*;
 
+    /// The kept descriptor follows the log: a log replaced whole (by this process or another)
+    /// gets the next line, not the unlinked file; a log removed is written whole again.
+    #[test]
+    fn a_kept_log_descriptor_is_dropped_when_the_log_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let mut file = LogFile::default();
+        let whole = |text: &str| {
+            let p = path.clone();
+            let text = text.to_string();
+            move || std::fs::write(&p, text)
+        };
+        file.append(&path, b"a\n", whole("header\n")).unwrap(); // no log: written whole
+        file.append(&path, b"b\n", whole("unused")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "header\nb\n");
+        let other = dir.path().join("new");
+        std::fs::write(&other, "replaced\n").unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        file.append(&path, b"c\n", whole("unused")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "replaced\nc\n");
+        std::fs::remove_file(&path).unwrap();
+        file.append(&path, b"d\n", whole("again\n")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "again\n");
+    }
+
     #[test]
     fn a_line_is_its_json_value_written() {
         let states = [

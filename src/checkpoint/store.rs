@@ -183,14 +183,10 @@ impl Objects {
         }
     }
 
-    /// Appends the line `line()` makes to the file at `path` (existing) once everything queued before it by
-    /// [`Objects::later`] is written, off the call's path (see [`super::later`]).
-    pub fn append_later(&self, path: PathBuf, line: Line) {
-        self.later.queue_append(path, line);
-    }
-
-    /// [`Objects::append_later`], then [`Objects::then_later`], queued together (one wake-up
-    /// of the writer thread).
+    /// Appends the line `line()` makes to the file at `path` (existing) once everything queued
+    /// before it by [`Objects::later`] is written, then runs `then` (see
+    /// [`Objects::then_later`]): off the call's path, one wake-up of the writer thread (see
+    /// [`super::later`]).
     pub fn append_then_later(&self, path: PathBuf, line: Line, then: Box<dyn FnOnce() + Send>) {
         self.later.queue_append_then(path, line, then);
     }
@@ -211,7 +207,7 @@ impl Objects {
         self.later.queue_then(then);
     }
 
-    /// Waits until everything queued by [`Objects::later`] and [`Objects::append_later`] is
+    /// Waits until everything queued by [`Objects::later`] and [`Objects::append_then_later`] is
     /// written.
     ///
     /// Errors: the first write that failed since the last flush (a full disk).

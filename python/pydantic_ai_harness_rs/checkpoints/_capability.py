@@ -272,10 +272,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         (`_units.py`)."""
         if _in_workflow_code():
             return await handler(args)
-        for state in self._states.values():  # most calls have no open job: no sweep to await
-            if state.jobs:
-                await self._sweep_all()
-                break
+        await self._sweep_all()
         recorder = CallRecorder(
             self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time(), remote_for=self._remote_for
         )
@@ -488,12 +485,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
 
 def _in_workflow_code() -> bool:
     """Temporal or DBOS workflow code: no I/O here, the call's unit records (`_units.py`)."""
-    modules = sys.modules
-    if type(modules) is dict and 'temporalio.workflow' not in modules and 'dbos' not in modules:
-        return False  # neither engine loaded (Temporal's sandbox has a `sys.modules` of its own)
     if in_workflow_sandbox():
         return True
-    if 'dbos' not in modules:  # the import below costs more than a whole check
+    if 'dbos' not in sys.modules:  # the import below costs more than a whole check
         return False
     from pydantic_ai_harness_rs.durable._operations import in_dbos_workflow
 

@@ -142,15 +142,7 @@ class RootState:
         """The call of the oldest open job (it gets the changes, as in `sweep_jobs`), for a rewind's
         store step to count what changed since the last look against; `None` without open jobs.
         The caller holds the turn, after `sweep_jobs`."""
-        if not self.jobs:
-            return None
-        job = self.jobs[0]
-        return {
-            'run_id': job.run_id,
-            'tool_call_id': job.tool_call_id,
-            'tool_name': job.tool_name,
-            'created_at': job.created_at,
-        }
+        return call_info(self.jobs[0]) if self.jobs else None
 
     async def _counted(self, result: dict[str, Any]) -> dict[str, Any]:
         """`result` without its `job` key; a change that step counted against the oldest open job
