@@ -290,7 +290,10 @@ pub(crate) fn load_state(dir: &std::path::Path, objects: &Objects) -> Result<(Lo
     let _ = std::fs::remove_file(dir.join("log.tmp"));
     let _ = std::fs::remove_file(dir.join("index.tmp"));
     let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
-    let index = index::load(&dir.join("index"));
+    let (mut index, logged) = index::load_marked(&dir.join("index"));
+    if let Some(logged) = logged {
+        replay(&mut index, &log, logged);
+    }
     let mut known: HashMap<String, u64> = HashMap::new();
     let states = index.values().map(|(_, s)| s).chain(
         log.checkpoints
@@ -314,6 +317,54 @@ pub(crate) fn load_state(dir: &std::path::Path, objects: &Objects) -> Result<(Lo
         .into_iter()
         .collect();
     Ok((log, index, sizes))
+}
+
+/// Brings `index`, written when the log's sequence number was `logged`, up to `log`: a file
+/// tool's record leaves the index on disk to a later write (see `persist`), so the checkpoints
+/// numbered above `logged` may be missing from it. Their after-states are put in, in the log's
+/// order (each path's changes are in time order there), each with metadata no entry on disk
+/// has ([`unseen`]): the next walk reads those paths again and compares what it finds with the
+/// state recorded, instead of counting a recorded change as a new one (which a process taking
+/// over a background job or a dead command would attribute to that call).
+fn replay(index: &mut Index, log: &Log, logged: u64) {
+    let numbered = |c: &Checkpoint| c.id.strip_prefix("cp-").and_then(|n| n.parse::<u64>().ok());
+    for cp in log
+        .checkpoints
+        .iter()
+        .filter(|c| numbered(c).is_some_and(|n| n > logged))
+    {
+        for change in &cp.changes {
+            match unseen(&change.after) {
+                Some(meta) => {
+                    index.insert(change.path.clone(), (meta, change.after.clone()));
+                }
+                None => {
+                    index.remove(&change.path);
+                }
+            }
+        }
+    }
+}
+
+/// Metadata for an index entry of `state` that no file on disk matches (`None` for
+/// [`State::Absent`]: no entry). A directory's matches any directory of its mode, which is all
+/// a directory's state holds.
+fn unseen(state: &State) -> Option<state::Meta> {
+    let (kind, size, mode) = match state {
+        State::Absent => return None,
+        State::File { size, mode, .. } => (state::Kind::File, *size, *mode),
+        State::Dir { mode } => (state::Kind::Dir, 0, *mode),
+        State::Symlink { target } => (state::Kind::Symlink, target.len() as u64, 0o777),
+    };
+    Some(state::Meta {
+        kind,
+        dev: 0,
+        ino: 0,
+        size,
+        mtime_ns: i64::MIN,
+        ctime_ns: i64::MIN,
+        mode,
+    })
 }
 
 /// Whether the store in `dir` has a log file (a line can be appended to it).
@@ -1359,9 +1410,11 @@ impl CheckpointStore {
     /// Writes the log (with `log`) and the index (with `index`, when changed).
     ///
     /// The index is a cache of what was last seen: a file tool's record leaves it to the next
-    /// shell command's record, a rewind or the store's drop (after a kill, an older index only
-    /// makes the next snapshot read the files changed since again; every object it names is
-    /// on disk, since objects are written before anything refers to them).
+    /// shell command's record, a rewind or the store's drop. It is written with the log's
+    /// sequence number, and a load puts in the after-states of the checkpoints appended since
+    /// ([`replay`]), so after a kill (or in another process) an older index only makes the next
+    /// snapshot read those files again, never counts their recorded change as a new one; every
+    /// object it names is on disk, since objects are written before anything refers to them.
     ///
     /// The log goes first: a kill between the two leaves an older index, never an index that
     /// took a call's change into the baseline without the log holding the call. Every write
@@ -1389,7 +1442,8 @@ impl CheckpointStore {
             inner.log_on_disk = true;
         }
         if index && inner.index_dirty {
-            index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
+            index::save_marked(&self.dir.join("index"), &inner.index, Some(inner.log.next))
+                .map_err(|e| io_error(&e))?;
             inner.index_dirty = false;
             wrote = true;
         }
@@ -1419,7 +1473,8 @@ impl Drop for CheckpointStore {
         if flushed
             && inner.index_dirty
             && inner.generation == generation
-            && index::save(&self.dir.join("index"), &inner.index).is_ok()
+            && index::save_marked(&self.dir.join("index"), &inner.index, Some(inner.log.next))
+                .is_ok()
         {
             let _ = self.coord.bump();
         }

@@ -184,3 +184,33 @@ fn a_durable_fused_call_dead_after_its_commit_is_recorded_by_its_retry() {
     other.leave();
     assert_eq!(open(r).list(None), vec![cp]);
 }
+
+/// A file tool's record leaves the index on disk behind it (a cache), and a process killed then
+/// (no drop: nothing more written) leaves it so. The next store's load puts the recorded
+/// after-states in (`replay`): a look finds nothing new, so nothing recorded is counted again as
+/// a change, which a process taking over a background job would attribute to the job. What
+/// changed after the record is still found.
+#[test]
+fn a_killed_processs_recorded_edits_are_not_found_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("a.txt"), "one\n").unwrap();
+    std::fs::write(r.join("b.txt"), "bee\n").unwrap();
+    let store = open(r);
+    let h = store.snapshot().unwrap();
+    store.release(h).unwrap(); // the index on disk: the tree as it was
+    for (old, new) in [("one\n", "two\n"), ("two\n", "three\n")] {
+        fused(&store, r, Some(old), new, call("edit_file", None), false).unwrap();
+    }
+    store.objects.flush().unwrap();
+    std::mem::forget(store); // as a SIGKILL: no drop, so no index written
+    std::fs::write(r.join("b.txt"), "changed\n").unwrap();
+    let next = open(r);
+    let look = next.snapshot().unwrap();
+    let job = call("start_command", Some("job"));
+    let listing = next.attribute_found(look, &job).unwrap().unwrap();
+    assert_eq!(listing.paths, vec![b"b.txt".to_vec()]);
+    next.release(look).unwrap();
+    let ids: Vec<String> = next.list(None).into_iter().map(|l| l.id).collect();
+    assert_eq!(ids, ["cp-000001", "cp-000002", "cp-000003"]);
+}
