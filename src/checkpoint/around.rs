@@ -110,7 +110,9 @@ impl CheckpointStore {
     /// [`super::For::Durable`]). The store's lock is held throughout (and, for writes left to
     /// the writer thread, until they are done). Returns the body's result and the listing
     /// (`None`: nothing changed); `None` without `wait` when another process holds the store's
-    /// lock (nothing done: call again with `wait`, off the event loop).
+    /// lock (nothing done: call again with `wait`, off the event loop), or when a background
+    /// job is followed (by any process: its follower may be gone, and what the job changed
+    /// since the last look must be counted first; see [`super::jobs`]).
     ///
     /// Errors (the outer result): `InvalidArgument` for an absolute path or one with `..`
     /// (the body does not run); `Io` for a full disk (before the body: it does not run).
@@ -130,6 +132,8 @@ impl CheckpointStore {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = if wait {
             self.begin()?
+        } else if !self.jobs.none_at() {
+            return Ok(None);
         } else {
             match self.try_begin()? {
                 Some(begun) => begun,

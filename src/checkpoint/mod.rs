@@ -16,6 +16,8 @@
 //! - [`coord`]: the lock the processes sharing a store take turns with, and its generation;
 //! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
 //!   worker dies).
+//! - [`jobs`]: the background jobs followed, each record locked by its follower (taken over
+//!   when that process is gone).
 //! - [`locked`]: the steps any store takes under its lock (a hold, a reload, an appended
 //!   checkpoint, the listings and a checkpoint's diff).
 //! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
@@ -35,6 +37,7 @@ pub mod calls;
 pub mod capture;
 pub mod coord;
 pub mod index;
+pub mod jobs;
 pub mod later;
 pub(crate) mod locked;
 pub mod log;
@@ -133,7 +136,7 @@ impl Listing {
 }
 
 /// Who the recorded call was.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallInfo {
     /// The run id.
     pub run_id: Option<String>,
@@ -279,6 +282,8 @@ pub struct CheckpointStore {
     inner: Mutex<Inner>,
     /// `<dir>/calls`, for [`calls::none_at`].
     calls_dir: std::ffi::CString,
+    /// The background jobs this store follows (see [`jobs`]).
+    pub jobs: jobs::Followed,
 }
 
 /// A generation no store has: the state in memory is none yet (loaded by the next operation).
@@ -427,6 +432,7 @@ impl CheckpointStore {
         })?;
         Ok(CheckpointStore {
             calls_dir,
+            jobs: jobs::Followed::new(&dir),
             root,
             dir,
             excludes,

@@ -367,6 +367,13 @@ fn job_attach(py: Python<'_>, dir: PathBuf) -> Option<(i32, Option<i32>)> {
     py.detach(move || job::attach(&dir)).map(handle_tuple)
 }
 
+/// Whether the job in `dir` is over: no handle, an exit code published, or no process of it
+/// left (its wrapper killed before it could publish).
+#[pyfunction]
+fn job_ended(py: Python<'_>, dir: PathBuf) -> bool {
+    py.detach(move || job::ended(&dir))
+}
+
 /// `dir/status.json` as published (lossily decoded), or `None` before it exists.
 #[pyfunction]
 fn job_status(py: Python<'_>, dir: PathBuf) -> Option<String> {
@@ -459,6 +466,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sandbox_support, m)?)?;
     m.add_function(wrap_pyfunction!(job_attach, m)?)?;
     m.add_function(wrap_pyfunction!(job_status, m)?)?;
+    m.add_function(wrap_pyfunction!(job_ended, m)?)?;
     m.add_function(wrap_pyfunction!(job_size, m)?)?;
     m.add_function(wrap_pyfunction!(job_read, m)?)?;
     m.add_function(wrap_pyfunction!(job_tail, m)?)?;

@@ -91,7 +91,8 @@ class CallRecorder:
         root's turn: its result and the id of the checkpoint it appended (`None`: nothing changed).
 
         `now(store, call)`: the same call right here, for a small commit: `None` when it cannot run
-        inline (a big one, or another process holds the store's lock). Tried first without taking the
+        inline (a big one, another process holds the store's lock, or a background job is followed,
+        whose changes are counted first: `RootState.sweep_jobs`). Tried first without taking the
         turn when nobody on this event loop holds it: with no `await` between its start and its end,
         nothing else on the loop can run in between, so taking and giving back the turn would change
         nothing (and costs a noticeable part of a small edit).
@@ -106,8 +107,7 @@ class CallRecorder:
             if done is not None:
                 return self._recorded(done)
         async with turn:
-            if state.jobs:
-                await state.sweep_jobs()
+            await state.sweep_jobs()  # a job another process followed until it ended is taken over
             if self.once and await state.recorded_for(self) is not None:
                 return await plain()
             # A durable unit's call: the store keeps its record on disk while it runs (`identity`).

@@ -7,9 +7,12 @@ root take turns (`turn`): a shell command's before/after walks then see only its
 
 A background job (`start_command`, or `shell` still running when the call returns) stays open:
 what changed while it ran is counted against the checkpoint of the call that started it
-(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list`/`diff`/`rewind`); a
+(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list_async`/`diff`/`rewind`); a
 change of a file a later checkpoint changed too goes to a new checkpoint of that call (the store's
-`extend`), and so does what it changes after its checkpoint was rewound.
+`extend`), and so does what it changes after its checkpoint was rewound. The process following a job
+keeps a locked record of it in the store (`follow_job`); should that process end while the job runs,
+the next sweep in any process on the store takes the job over (`orphaned_jobs`), and what the job
+changed meanwhile is still its call's.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.checkpoints._recording import call_info
 
 if TYPE_CHECKING:
-    from pydantic_ai.workspaces import Workspace
-
     from pydantic_ai_harness_rs.checkpoints._recording import CallRecorder
 
 
@@ -39,10 +40,8 @@ if TYPE_CHECKING:
 class OpenJob:
     """A background job started by a checkpointed call, whose changes still count against it."""
 
-    workspace: Workspace
     directory: str
     """The job's directory (`.pydantic-ai-harness/shell/<id>`), where its status is published."""
-    combined: bool
     run_id: str | None
     tool_call_id: str | None
     tool_name: str
@@ -53,17 +52,17 @@ class OpenJob:
     handle: int | None = None
     """While `checkpoint_id` is `None`: the snapshot the job's changes are looked for against (the
     store leaves out what other calls recorded meanwhile), recorded as its checkpoint once it
-    changed something."""
+    changed something. `None` with no checkpoint either: a job taken over from a process that
+    ended (`RootState.sweep_jobs`), whose changes are what differs from the index on disk."""
 
     async def finished(self) -> bool:
-        """Whether the job has exited (or its directory is gone: stopped and cleaned up)."""
-        from pydantic_ai_harness_rs.shell._jobs import attach
+        """Whether the job is over: exited, stopped and cleaned up, or killed with nothing of it left
+        running (`_core.job_ended`)."""
+        return await anyio.to_thread.run_sync(_core.job_ended, self.directory)
 
-        job = await attach(self.workspace, self.directory, combined=self.combined, local=True)
-        if job is None:
-            return True
-        running, _ = await job.status()
-        return not running
+    def call(self) -> dict[str, Any]:
+        """Its call as the store's job methods name it (`run_id`, `tool_call_id`)."""
+        return {'run_id': self.run_id, 'tool_call_id': self.tool_call_id}
 
 
 _TURNS: anyio.lowlevel.RunVar[weakref.WeakKeyDictionary[RootState, anyio.Lock]] = anyio.lowlevel.RunVar(
@@ -150,7 +149,7 @@ class RootState:
         listing = result.pop('job', None)
         if listing is not None and self.jobs:
             job = self.jobs[0]
-            job.checkpoint_id = listing['id']
+            await self._moved(job, listing['id'])
             if job.handle is not None:
                 with anyio.CancelScope(shield=True):
                     await self.call('release', job.handle)
@@ -221,32 +220,79 @@ class RootState:
         finally:
             await self.call('release', before)
 
-    def open_job(self, job: OpenJob, listing: dict[str, Any] | None, handle: int | None) -> None:
+    async def open_job(self, job: OpenJob, listing: dict[str, Any] | None, handle: int | None) -> None:
         """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,
-        then against `handle`, the snapshot kept open by that call's record: `record_for_job`)."""
+        then against `handle`, the snapshot kept open by that call's record: `record_for_job`), and
+        keep its locked record in the store (`_follow`)."""
         if listing is not None:
             job.checkpoint_id = listing['id']
         else:
             job.handle = handle
         self.jobs.append(job)
+        await self._follow(job)
+
+    async def _follow(self, job: OpenJob) -> None:
+        """Write `job`'s record in the store, locked while this process follows it (`store.follow_job`),
+        so that another process takes it over should this one end first. A record that cannot be
+        written (a full disk) is done without: only that takeover is lost."""
+        try:
+            await self.call('follow_job', job.directory, job.checkpoint_id, **call_info(job))
+        except OSError:
+            pass
+
+    async def _moved(self, job: OpenJob, checkpoint_id: str) -> None:
+        """`checkpoint_id` is now the latest checkpoint of `job`'s call: noted, in its record too."""
+        if job.checkpoint_id != checkpoint_id:
+            job.checkpoint_id = checkpoint_id
+            await self._follow(job)
+
+    def _adopt(self) -> None:
+        """Follow the jobs whose follower's process ended while they ran (`store.orphaned_jobs`: their
+        records' locks were free): the sweep that follows counts what they changed since the index on
+        disk against their calls. Inline: without a `jobs/` directory in the store, one `lstat`."""
+        found = self.store.orphaned_jobs()
+        if found:
+            self.jobs.extend(
+                OpenJob(
+                    r['directory'],
+                    r['run_id'],
+                    r['tool_call_id'],
+                    r['tool_name'],
+                    r['created_at'],
+                    checkpoint_id=r['checkpoint_id'],
+                )
+                for r in found
+            )
+            self.jobs.sort(key=lambda job: job.created_at)
 
     async def sweep_jobs(self) -> None:
         """Count what the open jobs changed since the last look against their checkpoints; forget
         those that have finished (checked before the walk, so all a finished job did is seen).
-        The caller holds the turn. With several jobs open, the oldest one gets the changes."""
+        First, the jobs of a process that ended are taken over (`_adopt`). The caller holds the
+        turn. With several jobs open, the oldest one gets the changes."""
+        self._adopt()
         if not self.jobs:
             return
         with anyio.CancelScope(shield=True):
             for job in list(self.jobs):
                 finished = await job.finished()
-                if job.checkpoint_id is None:
+                if job.checkpoint_id is None and job.handle is None:
+                    # Taken over with no checkpoint yet: what differs from the index on disk is its.
+                    handle = await self.call('snapshot')
+                    try:
+                        listing = await self._attribute(handle, job)
+                    finally:
+                        await self.call('release', handle)
+                    if listing is not None:
+                        await self._moved(job, listing['id'])
+                elif job.checkpoint_id is None:
                     assert job.handle is not None
                     # The walk after the record stays open in the same step: a change the job makes
                     # right after it is the next look's (a snapshot taken separately would take it
                     # into the baseline).
                     listing, job.handle = await self._record_reopen(job.handle, job)
                     if listing is not None:
-                        job.checkpoint_id = listing['id']
+                        await self._moved(job, listing['id'])
                     elif finished and job.handle is not None:
                         await self.call('release', job.handle)
                         job.handle = None
@@ -259,11 +305,12 @@ class RootState:
                             # is still its call's, counted as a new checkpoint of that call.
                             listing = await self._attribute(handle, job)
                         if listing is not None:
-                            job.checkpoint_id = listing['id']  # a later one of its call (`extend`)
+                            await self._moved(job, listing['id'])  # a later one of its call (`extend`)
                     finally:
                         await self.call('release', handle)
                 if finished:
                     self.jobs.remove(job)
+                    await self.call('unfollow_job', **job.call())
 
     async def count_for_jobs(self, handle: int) -> None:
         """What the snapshot `handle` of a call starting now (taken right after `sweep_jobs`) found against
@@ -276,7 +323,7 @@ class RootState:
         with anyio.CancelScope(shield=True):
             listing = await self._attribute(handle, job)
             if listing is not None:
-                job.checkpoint_id = listing['id']  # followed through `extend` from now on
+                await self._moved(job, listing['id'])  # followed through `extend` from now on
                 if job.handle is not None:
                     await self.call('release', job.handle)
                     job.handle = None
