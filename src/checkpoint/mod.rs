@@ -286,6 +286,10 @@ pub struct CheckpointStore {
     pub jobs: jobs::Followed,
 }
 
+/// How many times a rewind with a job open reads again the paths its plan finds changed by
+/// someone else, counting what the job changed meanwhile ([`CheckpointStore::plan_with_job`]).
+const JOB_SETTLES: usize = 3;
+
 /// A generation no store has: the state in memory is none yet (loaded by the next operation).
 const UNSEEN: u64 = u64::MAX - 1;
 
@@ -1263,8 +1267,63 @@ impl CheckpointStore {
         paths: Option<&[Vec<u8>]>,
         job: Option<&CallInfo>,
     ) -> Result<(rewind::Plan, Option<Listing>)> {
-        let (beneath, _hold, inner, paths, counted) = self.begin_rewind(paths, job)?;
-        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
+        let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
+        self.plan_with_job(&mut inner, &beneath, to, paths, job, counted)
+    }
+
+    /// The plan of the rewind to before `to`, made in the caller's locked step after
+    /// [`CheckpointStore::count_for_job`] brought the index up to the tree (`counted`: what it
+    /// returned). With a job open (`job`), a path the plan finds changed since its last recorded
+    /// state and also since that look was changed by the job in the moment between the two (a
+    /// job rewriting a file every few milliseconds): it is counted against the job's call too
+    /// (only those paths read again) and the plan made again, up to [`JOB_SETTLES`] times, so it
+    /// is not refused as someone else's change. A path changed before the look (taken into the
+    /// baseline then) stays someone else's. Returns the plan and the job's call's latest listing
+    /// when anything was counted.
+    ///
+    /// Errors: as [`rewind::plan`]; `Io` when a path cannot be read or its bytes kept.
+    fn plan_with_job(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        to: &str,
+        paths: Option<Vec<Vec<u8>>>,
+        job: Option<&CallInfo>,
+        mut counted: Option<Listing>,
+    ) -> Result<(rewind::Plan, Option<Listing>)> {
+        let mut plan = rewind::plan(inner, beneath, &self.objects, to, paths.clone())?;
+        let Some(job) = job else {
+            return Ok((plan, counted));
+        };
+        for _ in 0..JOB_SETTLES {
+            if plan.conflicts.is_empty() {
+                break;
+            }
+            let mut changed = plan.conflicts.clone();
+            changed.sort();
+            let befores: Vec<State> = changed
+                .iter()
+                .map(|p| inner.index.get(p).map_or(State::Absent, |(_, s)| s.clone()))
+                .collect();
+            let afters = self.capture_into_index(inner, beneath, &changed)?;
+            let found: Vec<Change> = changed
+                .into_iter()
+                .zip(befores.into_iter().zip(afters))
+                .filter(|(_, (b, a))| !b.same(a))
+                .map(|(path, (before, after))| Change {
+                    path,
+                    before,
+                    after,
+                })
+                .collect();
+            if found.is_empty() {
+                break; // someone else's, from before the look
+            }
+            if let Some(listing) = self.attribute_listed(inner, job, found, true)? {
+                counted = Some(listing);
+            }
+            plan = rewind::plan(inner, beneath, &self.objects, to, paths.clone())?;
+        }
         Ok((plan, counted))
     }
 
@@ -1331,15 +1390,8 @@ impl CheckpointStore {
         job: Option<&CallInfo>,
     ) -> Result<(rewind::Rewound, Option<Listing>)> {
         let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
-        let done = rewind::commit(
-            &mut inner,
-            &beneath,
-            &self.objects,
-            to,
-            paths,
-            pinned,
-            force,
-        )?;
+        let (plan, counted) = self.plan_with_job(&mut inner, &beneath, to, paths, job, counted)?;
+        let done = rewind::commit(&mut inner, &beneath, &self.objects, &plan, pinned, force)?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
         Ok((done, counted))
@@ -1379,7 +1431,7 @@ impl CheckpointStore {
         job: Option<&CallInfo>,
     ) -> Result<(rewind::Plan, rewind::Rewound, Option<Listing>)> {
         let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
-        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
+        let (plan, counted) = self.plan_with_job(&mut inner, &beneath, to, paths, job, counted)?;
         let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
