@@ -272,9 +272,16 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         (`_units.py`)."""
         if _in_workflow_code():
             return await handler(args)
-        await self._sweep_all()
+        if any(state.jobs for state in self._states.values()):
+            await self._sweep_all()
         recorder = CallRecorder(
-            self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time(), remote_for=self._remote_for
+            self._state_for,
+            ctx.run_id,
+            call.tool_call_id,
+            call.tool_name,
+            time.time(),
+            remote_for=self._remote_for,
+            opened=self._states,
         )
         root = await shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
         if root is not None:

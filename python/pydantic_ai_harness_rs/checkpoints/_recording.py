@@ -14,7 +14,7 @@ after-states (`record`). Without `Checkpoints` the ContextVar is `None` and noth
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -58,6 +58,9 @@ class CallRecorder:
     remote_for: Callable[[str], Awaitable[RemoteState | None]] | None = None
     """The (opened once) store state of a non-local workspace root, by workspace path (`_remote.py`);
     `None` for a root other than the one the capability records."""
+    opened: Mapping[str, RootState] | None = None
+    """The store states `state_for` opened already, by root: a file tool's checkpoint finds its root's
+    there without a coroutine (most of a small edit's checkpoint is such overhead)."""
 
     def identity(self) -> dict[str, Any]:
         """The keyword arguments of the store's `keep`/`snapshot` for this call: its identity in a
@@ -100,10 +103,19 @@ class CallRecorder:
         `plain()`: the commit alone, for an attempt of a call whose checkpoint an earlier attempt
         recorded (`once`: a retried commit finds the file already written, so it changes nothing again).
         """
-        state = await self.state_for(root)
+        state = self.opened.get(root) if self.opened is not None else None
+        if state is None:
+            state = await self.state_for(root)
         turn = state.turn()
         if now is not None and not self.once and not state.jobs and not turn.locked():
-            done = now(state.store, {**self.call_info(), 'durable': False})
+            call = {
+                'run_id': self.run_id,
+                'tool_call_id': self.tool_call_id,
+                'tool_name': self.tool_name,
+                'created_at': self.created_at,
+                'durable': False,
+            }
+            done = now(state.store, call)
             if done is not None:
                 return self._recorded(done)
         async with turn:
