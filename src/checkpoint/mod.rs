@@ -47,7 +47,7 @@ pub mod log;
 pub mod prune;
 pub mod remote;
 pub mod rewind;
-mod rewinding;
+pub mod rewinding;
 pub mod scan;
 pub mod shown;
 pub(crate) mod sizes;

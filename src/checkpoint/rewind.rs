@@ -399,6 +399,8 @@ fn write_temp(objects: &Objects, dir: RawFd, name: &[u8], target: &State) -> std
 /// between (another process's): refused, so that nothing is done that was not announced, and
 /// said to be no one else's change.
 ///
+/// `job_open`: a background job was open (the message then names it too).
+///
 /// Errors: `Conflict` naming the files changed by someone else, or by a checkpointed call
 /// since the caller's plan (unless `force`).
 pub(crate) fn commit(
@@ -408,6 +410,7 @@ pub(crate) fn commit(
     plan: &Plan,
     pinned: &[(Vec<u8>, Option<String>)],
     force: bool,
+    job_open: bool,
 ) -> Result<Rewound> {
     let pinned: BTreeMap<&[u8], &Option<String>> =
         pinned.iter().map(|(p, h)| (p.as_slice(), h)).collect();
@@ -420,8 +423,16 @@ pub(crate) fn commit(
         .map(|f| shown(&f.path))
         .collect();
     if !force && plan.conflicts.is_empty() && !moved.is_empty() {
+        let (who, then) = if job_open {
+            (
+                "a checkpointed tool call or a running background job",
+                " (a job that keeps writing: stop it first with stop_command)",
+            )
+        } else {
+            ("a checkpointed tool call", "")
+        };
         return Err(checkpoint_error(format!(
-            "Cannot rewind: a checkpointed tool call changed {} after this rewind was planned (a recorded change, not someone else's). Nothing was rewound: rewind again.",
+            "Cannot rewind: {who} changed {} after this rewind was planned (a recorded change, not someone else's). Nothing was rewound: rewind again{then}.",
             moved.join(", ")
         )));
     }

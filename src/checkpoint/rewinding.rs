@@ -5,6 +5,7 @@
 //! same step, first (see [`super::jobs`] for who follows a job). The plan and its commit on disk
 //! are [`rewind`]'s.
 
+use std::path::PathBuf;
 use std::sync::MutexGuard;
 
 use super::coord::Hold;
@@ -15,9 +16,38 @@ use super::{io_error, normalize_all, rewind, CallInfo, CheckpointStore, Inner, L
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::root::path::Beneath;
 
+/// An open background job as a rewind's locked step sees it: its call, and what tells whether it
+/// did anything since the last look at it.
+#[derive(Debug, Clone)]
+pub struct JobLook {
+    /// The call that started the job (its checkpoints get the job's changes).
+    pub call: CallInfo,
+    /// The job's directory and the CPU time (nanoseconds) its processes had used as the last
+    /// look at it started: the same reading after this step's walk means the job ran no
+    /// instruction since, so what the walk found is someone else's, not the job's. `None`: not
+    /// known (everything found is counted against the job).
+    pub since: Option<(PathBuf, u64)>,
+}
+
+impl From<CallInfo> for JobLook {
+    fn from(call: CallInfo) -> JobLook {
+        JobLook { call, since: None }
+    }
+}
+
+impl JobLook {
+    /// Whether the job may have run since the last look (see [`JobLook::since`]).
+    fn ran(&self) -> bool {
+        match &self.since {
+            Some((dir, cpu)) => crate::process::job::cpu_ns(dir) != Some(*cpu),
+            None => true,
+        }
+    }
+}
+
 /// How many times a rewind with a job open reads again the paths its plan finds changed by
 /// someone else, counting what the job changed meanwhile ([`CheckpointStore::plan_with_job`]).
-const JOB_SETTLES: usize = 3;
+const JOB_SETTLES: usize = 8;
 
 impl CheckpointStore {
     /// What rewinding to the state before checkpoint `to` (and every later one) would do;
@@ -39,7 +69,7 @@ impl CheckpointStore {
         &self,
         to: &str,
         paths: Option<&[Vec<u8>]>,
-        job: Option<&CallInfo>,
+        job: Option<&JobLook>,
     ) -> Result<(rewind::Plan, Option<Listing>)> {
         let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
         self.plan_with_job(&mut inner, &beneath, to, paths, job, counted)
@@ -62,7 +92,7 @@ impl CheckpointStore {
         beneath: &Beneath,
         to: &str,
         paths: Option<Vec<Vec<u8>>>,
-        job: Option<&CallInfo>,
+        job: Option<&JobLook>,
         mut counted: Option<Listing>,
     ) -> Result<(rewind::Plan, Option<Listing>)> {
         let mut plan = rewind::plan(inner, beneath, &self.objects, to, paths.clone())?;
@@ -90,10 +120,10 @@ impl CheckpointStore {
                     after,
                 })
                 .collect();
-            if found.is_empty() {
-                break; // someone else's, from before the look
+            if found.is_empty() || !job.ran() {
+                break; // someone else's: from before the look, or the job did nothing since
             }
-            if let Some(listing) = self.attribute_listed(inner, job, found, true)? {
+            if let Some(listing) = self.attribute_listed(inner, &job.call, found, true)? {
                 counted = Some(listing);
             }
             plan = rewind::plan(inner, beneath, &self.objects, to, paths.clone())?;
@@ -106,20 +136,21 @@ impl CheckpointStore {
     /// from the index added to the checkpoints of the job's call `job` ([`Log::add_later`]: a
     /// path a later checkpoint changed goes to a new checkpoint of the call), or appended as its
     /// checkpoint. A change the job makes between that look and the rewind is then the call's,
-    /// not someone else's. Nothing to do for `None`. Returns the listing of the call's latest
-    /// checkpoint; `None` when nothing changed.
+    /// not someone else's; unless the job ran no instruction since that look
+    /// ([`JobLook::since`]), when what was found is someone else's. Nothing to do for `None`.
+    /// Returns the listing of the call's latest checkpoint; `None` when nothing was counted.
     ///
     /// Errors: `InvalidArgument` for a job without a tool call id; `Io` for a full disk.
     fn count_for_job(
         &self,
         inner: &mut Inner,
         beneath: &Beneath,
-        job: Option<&CallInfo>,
+        job: Option<&JobLook>,
     ) -> Result<Option<Listing>> {
         let Some(job) = job else {
             return Ok(None);
         };
-        if job.tool_call_id.is_none() {
+        if job.call.tool_call_id.is_none() {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 "Changes are counted against a call with a tool call id.",
@@ -129,7 +160,10 @@ impl CheckpointStore {
         let walk = rescan(beneath, b"", &self.excludes, scan::threads(), prev.as_ref())?;
         let found = self.settle_walk(inner, beneath, &walk)?;
         inner.last_walk = Some(walk);
-        self.attribute_listed(inner, job, found, true)
+        if !job.ran() {
+            return Ok(None); // it did nothing since the last look: what was found is the baseline's
+        }
+        self.attribute_listed(inner, &job.call, found, true)
     }
 
     /// Commits a rewind planned by [`CheckpointStore::plan_rewind`] (`pinned`: each planned
@@ -161,11 +195,19 @@ impl CheckpointStore {
         paths: Option<&[Vec<u8>]>,
         pinned: &[(Vec<u8>, Option<String>)],
         force: bool,
-        job: Option<&CallInfo>,
+        job: Option<&JobLook>,
     ) -> Result<(rewind::Rewound, Option<Listing>)> {
         let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
         let (plan, counted) = self.plan_with_job(&mut inner, &beneath, to, paths, job, counted)?;
-        let done = rewind::commit(&mut inner, &beneath, &self.objects, &plan, pinned, force)?;
+        let done = rewind::commit(
+            &mut inner,
+            &beneath,
+            &self.objects,
+            &plan,
+            pinned,
+            force,
+            job.is_some(),
+        )?;
         inner.index_dirty = true;
         self.persist(&mut inner, LogWrite::Whole, true)?;
         Ok((done, counted))
@@ -202,7 +244,7 @@ impl CheckpointStore {
         to: &str,
         paths: Option<&[Vec<u8>]>,
         force: bool,
-        job: Option<&CallInfo>,
+        job: Option<&JobLook>,
     ) -> Result<(rewind::Plan, rewind::Rewound, Option<Listing>)> {
         let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
         let (plan, counted) = self.plan_with_job(&mut inner, &beneath, to, paths, job, counted)?;
@@ -224,7 +266,7 @@ impl CheckpointStore {
     pub(super) fn begin_rewind(
         &self,
         paths: Option<&[Vec<u8>]>,
-        job: Option<&CallInfo>,
+        job: Option<&JobLook>,
     ) -> Result<(
         Beneath,
         Hold<'_>,

@@ -633,6 +633,14 @@ pub fn ended(dir: &Path) -> bool {
     }
 }
 
+/// The CPU time the job in `dir` has used so far, in nanoseconds (see
+/// [`crate::process::group::group_cpu_ns`]): the same reading twice means the job did nothing in
+/// between. `None` when it cannot be told (no handle, no process group, no `schedstat`).
+pub fn cpu_ns(dir: &Path) -> Option<u64> {
+    let handle = attach(dir)?;
+    crate::process::group::group_cpu_ns(handle.pgid?)
+}
+
 /// The size of the file at `path` in bytes; 0 when it is missing.
 pub fn size(path: &Path) -> u64 {
     fs::metadata(path).map(|m| m.len()).unwrap_or(0)

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::checkpoint::around::Known;
 use crate::checkpoint::jobs::JobRecord;
 use crate::checkpoint::rewind::{Plan, Rewound};
+use crate::checkpoint::rewinding::JobLook;
 use crate::checkpoint::{io_error, CallInfo, CheckpointStore, For, Listing, Settings};
 use crate::error::{Error, ErrorKind};
 use crate::fs::change::write::{Operation, Plan as ChangePlan};
@@ -661,18 +662,32 @@ impl PyCheckpointStore {
     }
 }
 
-/// An open background job's call, `{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`.
-fn job_of(job: &Bound<'_, PyDict>) -> PyResult<CallInfo> {
+/// An open background job: its call, `{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`,
+/// and optionally `'directory'` (its directory) with `'cpu'` (the CPU time, in nanoseconds, its
+/// processes had used as the last look at it started: see [`JobLook::since`]).
+fn job_of(job: &Bound<'_, PyDict>) -> PyResult<JobLook> {
     let item = |key: &str| {
         job.get_item(key)?.ok_or_else(|| {
             pyo3::exceptions::PyValueError::new_err(format!("A job names its call's {key}."))
         })
     };
-    Ok(CallInfo {
+    let call = CallInfo {
         run_id: item("run_id")?.extract()?,
         tool_call_id: Some(item("tool_call_id")?.extract()?),
         tool_name: item("tool_name")?.extract()?,
         created_at: item("created_at")?.extract()?,
+    };
+    let directory: Option<std::path::PathBuf> = match job.get_item("directory")? {
+        Some(d) => d.extract()?,
+        None => None,
+    };
+    let cpu: Option<u64> = match job.get_item("cpu")? {
+        Some(c) => c.extract()?,
+        None => None,
+    };
+    Ok(JobLook {
+        call,
+        since: directory.zip(cpu),
     })
 }
 
@@ -681,7 +696,7 @@ fn job_of(job: &Bound<'_, PyDict>) -> PyResult<CallInfo> {
 fn with_job(
     py: Python<'_>,
     d: &Bound<'_, PyDict>,
-    job: Option<&CallInfo>,
+    job: Option<&JobLook>,
     counted: Option<&Listing>,
 ) -> PyResult<()> {
     if job.is_some() {

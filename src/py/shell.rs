@@ -374,6 +374,13 @@ fn job_ended(py: Python<'_>, dir: PathBuf) -> bool {
     py.detach(move || job::ended(&dir))
 }
 
+/// The CPU time the job in `dir` has used so far, in nanoseconds; `None` when it cannot be told.
+/// The same reading twice means the job ran no instruction in between.
+#[pyfunction]
+fn job_cpu_ns(py: Python<'_>, dir: PathBuf) -> Option<u64> {
+    py.detach(move || job::cpu_ns(&dir))
+}
+
 /// `dir/status.json` as published (lossily decoded), or `None` before it exists.
 #[pyfunction]
 fn job_status(py: Python<'_>, dir: PathBuf) -> Option<String> {
@@ -467,6 +474,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(job_attach, m)?)?;
     m.add_function(wrap_pyfunction!(job_status, m)?)?;
     m.add_function(wrap_pyfunction!(job_ended, m)?)?;
+    m.add_function(wrap_pyfunction!(job_cpu_ns, m)?)?;
     m.add_function(wrap_pyfunction!(job_size, m)?)?;
     m.add_function(wrap_pyfunction!(job_read, m)?)?;
     m.add_function(wrap_pyfunction!(job_tail, m)?)?;

@@ -325,6 +325,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                     if job is None:
                         listing = await state.record(handle, recorder)
                     else:
+                        job.cpu = await job.cpu_now()  # before the record: what it does after is its
                         listing, job_handle = await state.record_for_job(handle, recorder)
                         await state.open_job(job, listing, job_handle)
                     if listing is not None:

@@ -54,11 +54,19 @@ class OpenJob:
     store leaves out what other calls recorded meanwhile), recorded as its checkpoint once it
     changed something. `None` with no checkpoint either: a job taken over from a process that
     ended (`RootState.sweep_jobs`), whose changes are what differs from the index on disk."""
+    cpu: int | None = None
+    """The CPU time (nanoseconds) its processes had used as the last look at it started
+    (`_core.job_cpu_ns`; `None`: not known). The same reading after a later look's walk means the job
+    ran no instruction in between: what that look found is someone else's, not the job's."""
 
     async def finished(self) -> bool:
         """Whether the job is over: exited, stopped and cleaned up, or killed with nothing of it left
         running (`_core.job_ended`)."""
         return await anyio.to_thread.run_sync(_core.job_ended, self.directory)
+
+    async def cpu_now(self) -> int | None:
+        """The CPU time (nanoseconds) its processes have used so far; `None` when it cannot be told."""
+        return await anyio.to_thread.run_sync(_core.job_cpu_ns, self.directory)
 
     def call(self) -> dict[str, Any]:
         """Its call as the store's job methods name it (`run_id`, `tool_call_id`)."""
@@ -138,10 +146,25 @@ class RootState:
         return await self._counted(await self.call('rewind', to, paths, force=force, job=self._job()))
 
     def _job(self) -> dict[str, Any] | None:
-        """The call of the oldest open job (it gets the changes, as in `sweep_jobs`), for a rewind's
-        store step to count what changed since the last look against; `None` without open jobs.
-        The caller holds the turn, after `sweep_jobs`."""
-        return call_info(self.jobs[0]) if self.jobs else None
+        """The oldest open job (it gets the changes, as in `sweep_jobs`), for a rewind's store step to
+        count what changed since the last look against; `None` without open jobs. With one job open and
+        its CPU time at that look known, its directory and that reading (`directory`, `cpu`): the store
+        step reads it again after its walk, and counts nothing against a job that ran no instruction
+        since (a person's change then is refused without `force`). The caller holds the turn, after
+        `sweep_jobs`."""
+        if not self.jobs:
+            return None
+        job = self.jobs[0]
+        found = call_info(job)
+        if len(self.jobs) == 1 and job.cpu is not None:
+            found.update(directory=job.directory, cpu=job.cpu)
+        return found
+
+    def _quiet(self, job: OpenJob, now: int | None) -> bool:
+        """Whether `job` surely ran no instruction since the last look at it started: its CPU time read
+        `now` is the one read then. Only with one job open (with several, a change is not told apart
+        by job) and when both readings are known."""
+        return len(self.jobs) == 1 and now is not None and now == job.cpu
 
     async def _counted(self, result: dict[str, Any]) -> dict[str, Any]:
         """`result` without its `job` key; a change that step counted against the oldest open job
@@ -223,7 +246,7 @@ class RootState:
     async def open_job(self, job: OpenJob, listing: dict[str, Any] | None, handle: int | None) -> None:
         """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,
         then against `handle`, the snapshot kept open by that call's record: `record_for_job`), and
-        keep its locked record in the store (`_follow`)."""
+        keep its locked record in the store (`_follow`). `job.cpu`: read before that record."""
         if listing is not None:
             job.checkpoint_id = listing['id']
         else:
@@ -276,41 +299,63 @@ class RootState:
         with anyio.CancelScope(shield=True):
             for job in list(self.jobs):
                 finished = await job.finished()
-                if job.checkpoint_id is None and job.handle is None:
-                    # Taken over with no checkpoint yet: what differs from the index on disk is its.
-                    handle = await self.call('snapshot')
-                    try:
-                        listing = await self._attribute(handle, job)
-                    finally:
-                        await self.call('release', handle)
-                    if listing is not None:
-                        await self._moved(job, listing['id'])
-                elif job.checkpoint_id is None:
-                    assert job.handle is not None
-                    # The walk after the record stays open in the same step: a change the job makes
-                    # right after it is the next look's (a snapshot taken separately would take it
-                    # into the baseline).
-                    listing, job.handle = await self._record_reopen(job.handle, job)
-                    if listing is not None:
-                        await self._moved(job, listing['id'])
-                    elif finished and job.handle is not None:
-                        await self.call('release', job.handle)
-                        job.handle = None
+                before = await job.cpu_now()  # kept for the next look: a write during this one is its
+                if job.checkpoint_id is None and job.handle is not None:
+                    if not finished and self._quiet(job, before):
+                        await self._renew(job, before)
+                    else:
+                        # The walk after the record stays open in the same step: a change the job
+                        # makes right after it is the next look's (a snapshot taken separately would
+                        # take it into the baseline).
+                        listing, job.handle = await self._record_reopen(job.handle, job)
+                        if listing is not None:
+                            await self._moved(job, listing['id'])
+                        elif finished and job.handle is not None:
+                            await self.call('release', job.handle)
+                            job.handle = None
                 else:
                     handle = await self.call('snapshot')
                     try:
-                        listing = await self.call('extend', job.checkpoint_id, handle)
-                        if listing is None:
-                            # Its checkpoint was rewound (or pruned) while it ran: what it changed since
-                            # is still its call's, counted as a new checkpoint of that call.
-                            listing = await self._attribute(handle, job)
-                        if listing is not None:
-                            await self._moved(job, listing['id'])  # a later one of its call (`extend`)
+                        # Read after the walk: a job that ran while it went counts.
+                        if finished or not self._quiet(job, await job.cpu_now()):
+                            await self._count_found(job, handle)
                     finally:
                         await self.call('release', handle)
+                job.cpu = before
                 if finished:
                     self.jobs.remove(job)
                     await self.call('unfollow_job', **job.call())
+
+    async def _count_found(self, job: OpenJob, handle: int) -> None:
+        """What snapshot `handle` found, counted against `job`'s call: added to its checkpoint
+        (`extend`), or appended as one (a job taken over with none yet, or whose checkpoint was
+        rewound or pruned while it ran: what it changed since is still its call's)."""
+        listing = None if job.checkpoint_id is None else await self.call('extend', job.checkpoint_id, handle)
+        if listing is None:
+            listing = await self._attribute(handle, job)
+        if listing is not None:
+            await self._moved(job, listing['id'])  # a later one of its call (`extend`)
+
+    async def _renew(self, job: OpenJob, before: int | None) -> None:
+        """A job with no checkpoint yet that did nothing since the last look (`_quiet`): its open
+        snapshot is replaced by a new one, so what changed meanwhile (someone else's) is the baseline
+        from now on, not its first checkpoint. Should it have run while the new snapshot walked (its
+        CPU time moved since `before`), what that walk found is counted against it after all."""
+        assert job.handle is not None
+        await self.call('release', job.handle)
+        job.handle = None
+        handle = await self.call('snapshot')
+        if await job.cpu_now() == before:
+            job.handle = handle
+            return
+        try:
+            listing = await self._attribute(handle, job)
+        finally:
+            await self.call('release', handle)
+        if listing is not None:
+            await self._moved(job, listing['id'])
+        else:
+            job.handle = await self.call('snapshot')
 
     async def count_for_jobs(self, handle: int) -> None:
         """What the snapshot `handle` of a call starting now (taken right after `sweep_jobs`) found against
@@ -320,6 +365,8 @@ class RootState:
         if not self.jobs:
             return
         job = self.jobs[0]
+        if self._quiet(job, await job.cpu_now()):
+            return  # it did nothing since the look: what the snapshot found is someone else's
         with anyio.CancelScope(shield=True):
             listing = await self._attribute(handle, job)
             if listing is not None:
