@@ -46,6 +46,8 @@ __all__ = [
     'job_launch',
     'job_attach',
     'job_status',
+    'job_ended',
+    'job_cpu_ns',
     'job_size',
     'job_read',
     'job_tail',
