@@ -46,6 +46,8 @@ __all__ = [
     'job_launch',
     'job_attach',
     'job_status',
+    'job_ended',
+    'job_cpu_ns',
     'job_size',
     'job_read',
     'job_tail',
@@ -712,6 +714,13 @@ LOG_CHECK_INTERVAL: str
 
 def job_attach(dir: str) -> tuple[int, int | None] | None: ...
 def job_status(dir: str) -> str | None: ...
+def job_ended(dir: str) -> bool:
+    """Whether the job in `dir` is over: no handle, an exit code published, or no process of it left."""
+
+def job_cpu_ns(dir: str) -> int | None:
+    """The CPU time (nanoseconds) the job in `dir` has used so far: the same reading twice means it ran no
+    instruction in between. `None` when it cannot be told."""
+
 def job_size(path: str) -> int: ...
 def job_read(path: str, offset: int, length: int) -> bytes: ...
 def job_tail(path: str, max_bytes: int) -> bytes: ...
@@ -932,6 +941,24 @@ class CheckpointStore:
         when it has none); the handle stays open. The listing, or None when nothing was found."""
     def release(self, handle: int) -> None:
         """Drop a handle without recording."""
+    def follow_job(
+        self,
+        directory: str,
+        checkpoint_id: str | None,
+        *,
+        run_id: str | None,
+        tool_call_id: str | None,
+        tool_name: str,
+        created_at: float,
+    ) -> None:
+        """Follow a background job (its record in `jobs/`, locked while this store lives), or note the
+        latest `checkpoint_id` of a followed one. Raises `OSError` (a full disk), `CheckpointError` (no
+        tool call id)."""
+    def unfollow_job(self, *, run_id: str | None, tool_call_id: str | None) -> None:
+        """Stop following a job: its record removed."""
+    def orphaned_jobs(self) -> builtins.list[dict[str, Any]]:
+        """The jobs whose follower's process is gone, followed from now on, oldest first: `{'run_id',
+        'tool_call_id', 'tool_name', 'created_at', 'directory', 'checkpoint_id'}`."""
     def list(self, run_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """Oldest first: `{'id', 'run_id', 'tool_call_id', 'tool_name', 'paths', 'created_at', 'bytes_kept'}`."""
     def pruned(self) -> builtins.list[str]:

@@ -110,7 +110,10 @@ impl CheckpointStore {
     /// [`super::For::Durable`]). The store's lock is held throughout (and, for writes left to
     /// the writer thread, until they are done). Returns the body's result and the listing
     /// (`None`: nothing changed); `None` without `wait` when another process holds the store's
-    /// lock (nothing done: call again with `wait`, off the event loop).
+    /// lock (nothing done: call again with `wait`, off the event loop), when a background job
+    /// is followed (by any process: its follower may be gone, and what the job changed since
+    /// the last look must be counted first; see [`super::jobs`]), or when `calls/` holds a
+    /// record (a dead command's is adopted with a walk: see [`super::calls`]).
     ///
     /// Errors (the outer result): `InvalidArgument` for an absolute path or one with `..`
     /// (the body does not run); `Io` for a full disk (before the body: it does not run).
@@ -130,6 +133,10 @@ impl CheckpointStore {
         let beneath = self.beneath()?;
         let (_hold, mut inner) = if wait {
             self.begin()?
+        } else if !self.jobs.none_at() || !calls::none_at(&self.calls_dir) {
+            // A job to count first, or a record in `calls/`: a dead command's, which the reload
+            // taking the lock adopts with a walk of the tree (never on the caller's event loop).
+            return Ok(None);
         } else {
             match self.try_begin()? {
                 Some(begun) => begun,

@@ -44,11 +44,16 @@ pub struct CallRecord {
 
 /// Where the record of `call` lives; `None` for a call without a tool call id.
 pub fn path_of(dir: &Path, call: &CallInfo) -> Option<PathBuf> {
+    Some(dir.join("calls").join(name_of(call)?))
+}
+
+/// The file name a record of `call` has (here, and in `jobs/`): 32 hex digits of a hash of its
+/// run id and tool call id; `None` for a call without a tool call id.
+pub fn name_of(call: &CallInfo) -> Option<String> {
     let id = call.tool_call_id.as_deref()?;
     let key = json!([call.run_id, id]).to_string();
     let hash = Sha256::digest(key.as_bytes());
-    let name: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
-    Some(dir.join("calls").join(name))
+    Some(hash[..16].iter().map(|b| format!("{b:02x}")).collect())
 }
 
 impl CallRecord {

@@ -84,24 +84,39 @@ fn parse(l: &str) -> Option<(Vec<u8>, Meta, State)> {
 
 /// The index stored at `path`; empty when there is none or it is not one this version wrote.
 pub fn load(path: &Path) -> Index {
+    load_marked(path).0
+}
+
+/// The index at `path` and the log's sequence number when it was written (see
+/// [`save_marked`]; `None`: written without one, or no index).
+pub fn load_marked(path: &Path) -> (Index, Option<u64>) {
     let Ok(text) = std::fs::read_to_string(path) else {
-        return Index::new();
+        return (Index::new(), None);
     };
     let mut lines = text.lines();
-    if lines.next() != Some(HEADER) {
-        return Index::new();
-    }
+    let logged = match lines.next().and_then(|h| h.strip_prefix(HEADER)) {
+        Some("") => None,
+        Some(rest) => match rest.strip_prefix(LOGGED).and_then(|n| n.parse().ok()) {
+            Some(n) => Some(n),
+            None => return (Index::new(), None),
+        },
+        None => return (Index::new(), None),
+    };
     let mut index = Index::new();
     for l in lines {
         match parse(l) {
             Some((p, m, s)) => {
                 index.insert(p, (m, s));
             }
-            None => return Index::new(), // torn or foreign: start over
+            None => return (Index::new(), None), // torn or foreign: start over
         }
     }
-    index
+    (index, logged)
 }
+
+/// How the header names the log's sequence number (`... index 1 logged=17`). A version that
+/// predates it reads such an index as none (its header is not the one it knows): a cache lost.
+const LOGGED: &str = " logged=";
 
 /// Writes `content` to `path` whole: a temporary file beside it, then a rename.
 pub fn write_whole(path: &Path, content: &[u8]) -> io::Result<()> {
@@ -114,8 +129,19 @@ pub fn write_whole(path: &Path, content: &[u8]) -> io::Result<()> {
 
 /// Persists `index` at `path` (crash-safe: old or new after a kill).
 pub fn save(path: &Path, index: &Index) -> io::Result<()> {
+    save_marked(path, index, None)
+}
+
+/// [`save`], with `logged`: the log's sequence number (its `next`) as of this index, so that a
+/// load can bring the index up to the checkpoints appended after it without writing it (see
+/// `load_state`'s replay).
+pub fn save_marked(path: &Path, index: &Index, logged: Option<u64>) -> io::Result<()> {
     let mut out = String::with_capacity(64 * index.len() + 64);
     out.push_str(HEADER);
+    if let Some(n) = logged {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{LOGGED}{n}");
+    }
     out.push('\n');
     for (p, (m, s)) in index {
         line(&mut out, p, m, s);
@@ -167,7 +193,12 @@ mod tests {
             ),
         );
         save(&path, &index).unwrap();
-        assert_eq!(load(&path), index);
+        assert_eq!(load_marked(&path), (index.clone(), None));
+        save_marked(&path, &index, Some(17)).unwrap();
+        assert_eq!(load_marked(&path), (index.clone(), Some(17)));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("logged=17", "logged=x")).unwrap();
+        assert_eq!(load_marked(&path), (Index::new(), None)); // a header not understood: none
         std::fs::write(&path, format!("{HEADER}\ntorn")).unwrap();
         assert!(load(&path).is_empty());
         assert!(load(&dir.path().join("none")).is_empty());

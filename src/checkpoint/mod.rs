@@ -8,14 +8,18 @@
 //! - [`scan`]: the parallel metadata walk a shell command's snapshot compares;
 //! - [`capture`]: one path's state beneath the root, its bytes kept;
 //! - [`around`]: a file tool's keep, commit and record as one call, its bytes from memory;
+//! - `loaded`: the log, the index (brought up to the log) and the object sizes read from disk;
 //! - [`later`]: the objects and log lines a writer thread puts in the store off the call's
 //!   path (the store's lock held until they are on disk);
 //! - [`rewind`]: the plan of a rewind and its crash-safe commit;
+//! - `rewinding`: a store's rewinds, each in its locked step, an open job's changes counted first;
 //! - [`prune`]: keeping the store within its byte budget, oldest checkpoints first;
 //! - [`shown`]: the per-file diff texts;
 //! - [`coord`]: the lock the processes sharing a store take turns with, and its generation;
 //! - [`calls`]: the on-disk records of calls in progress (a durable unit's, run again when its
 //!   worker dies).
+//! - [`jobs`]: the background jobs followed, each record locked by its follower (taken over
+//!   when that process is gone).
 //! - [`locked`]: the steps any store takes under its lock (a hold, a reload, an appended
 //!   checkpoint, the listings and a checkpoint's diff).
 //! - [`remote`]: the store of a workspace whose files are not on this host (bytes handed over).
@@ -35,12 +39,15 @@ pub mod calls;
 pub mod capture;
 pub mod coord;
 pub mod index;
+pub mod jobs;
 pub mod later;
+mod loaded;
 pub(crate) mod locked;
 pub mod log;
 pub mod prune;
 pub mod remote;
 pub mod rewind;
+pub mod rewinding;
 pub mod scan;
 pub mod shown;
 pub(crate) mod sizes;
@@ -57,6 +64,7 @@ use calls::CallRecord;
 use capture::{capture_all, Bytes};
 use coord::{Coord, Hold};
 use index::Index;
+use loaded::{load_state, log_on_disk};
 use log::{Change, Checkpoint, Log};
 use scan::{rescan, scan, Excludes, Scanned};
 use sizes::Sizes;
@@ -133,7 +141,7 @@ impl Listing {
 }
 
 /// Who the recorded call was.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallInfo {
     /// The run id.
     pub run_id: Option<String>,
@@ -279,47 +287,12 @@ pub struct CheckpointStore {
     inner: Mutex<Inner>,
     /// `<dir>/calls`, for [`calls::none_at`].
     calls_dir: std::ffi::CString,
+    /// The background jobs this store follows (see [`jobs`]).
+    pub jobs: jobs::Followed,
 }
 
 /// A generation no store has: the state in memory is none yet (loaded by the next operation).
 const UNSEEN: u64 = u64::MAX - 1;
-
-/// The log, the index and the object sizes stored in `dir` (a temporary file a killed process
-/// left is removed first). Errors: `Conflict` for a log this version cannot read, `Io`.
-pub(crate) fn load_state(dir: &std::path::Path, objects: &Objects) -> Result<(Log, Index, Sizes)> {
-    let _ = std::fs::remove_file(dir.join("log.tmp"));
-    let _ = std::fs::remove_file(dir.join("index.tmp"));
-    let log = Log::load(&dir.join("log.jsonl")).map_err(checkpoint_error)?;
-    let index = index::load(&dir.join("index"));
-    let mut known: HashMap<String, u64> = HashMap::new();
-    let states = index.values().map(|(_, s)| s).chain(
-        log.checkpoints
-            .iter()
-            .flat_map(|c| c.changes.iter().flat_map(|ch| [&ch.before, &ch.after])),
-    );
-    for state in states {
-        if let State::File {
-            hash,
-            size,
-            stored: true,
-            ..
-        } = state
-        {
-            known.insert(hash.clone(), *size);
-        }
-    }
-    let sizes = objects
-        .all(&known)
-        .map_err(|e| io_error(&e))?
-        .into_iter()
-        .collect();
-    Ok((log, index, sizes))
-}
-
-/// Whether the store in `dir` has a log file (a line can be appended to it).
-fn log_on_disk(dir: &std::path::Path) -> bool {
-    dir.join("log.jsonl").exists()
-}
 
 impl CheckpointStore {
     /// Opens (or creates) the store of the workspace at `root_dir` (an existing directory).
@@ -376,6 +349,7 @@ impl CheckpointStore {
         })?;
         Ok(CheckpointStore {
             calls_dir,
+            jobs: jobs::Followed::new(&dir),
             root,
             dir,
             excludes,
@@ -1185,183 +1159,14 @@ impl CheckpointStore {
         locked::diff(inner, &self.objects, checkpoint_id)
     }
 
-    /// What rewinding to the state before checkpoint `to` (and every later one) would do;
-    /// with `paths`, only those paths (a directory: everything below it). Changes nothing.
-    ///
-    /// Errors: `Conflict` for an unknown or pruned id.
-    pub fn plan_rewind(&self, to: &str, paths: Option<&[Vec<u8>]>) -> Result<rewind::Plan> {
-        self.plan_rewind_with_job(to, paths, None)
-            .map(|(plan, _)| plan)
-    }
-
-    /// [`CheckpointStore::plan_rewind`], what an open background job changed since the last look
-    /// at it counted against its call `job` first, in the same locked step
-    /// ([`CheckpointStore::count_for_job`]; `None`: no job open). Returns the plan and the
-    /// listing of the job's call's latest checkpoint when it changed something.
-    ///
-    /// Errors: as `plan_rewind`; `InvalidArgument` for a job without a tool call id.
-    pub fn plan_rewind_with_job(
-        &self,
-        to: &str,
-        paths: Option<&[Vec<u8>]>,
-        job: Option<&CallInfo>,
-    ) -> Result<(rewind::Plan, Option<Listing>)> {
-        let (beneath, _hold, inner, paths, counted) = self.begin_rewind(paths, job)?;
-        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
-        Ok((plan, counted))
-    }
-
-    /// Within the caller's locked step (a rewind's), what an open background job changed since
-    /// the last look at it (which brought the index up to the tree): a walk, and what differs
-    /// from the index added to the checkpoints of the job's call `job` ([`Log::add_later`]: a
-    /// path a later checkpoint changed goes to a new checkpoint of the call), or appended as its
-    /// checkpoint. A change the job makes between that look and the rewind is then the call's,
-    /// not someone else's. Nothing to do for `None`. Returns the listing of the call's latest
-    /// checkpoint; `None` when nothing changed.
-    ///
-    /// Errors: `InvalidArgument` for a job without a tool call id; `Io` for a full disk.
-    fn count_for_job(
-        &self,
-        inner: &mut Inner,
-        beneath: &Beneath,
-        job: Option<&CallInfo>,
-    ) -> Result<Option<Listing>> {
-        let Some(job) = job else {
-            return Ok(None);
-        };
-        if job.tool_call_id.is_none() {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                "Changes are counted against a call with a tool call id.",
-            ));
-        }
-        let prev = inner.last_walk.take();
-        let walk = rescan(beneath, b"", &self.excludes, scan::threads(), prev.as_ref())?;
-        let found = self.settle_walk(inner, beneath, &walk)?;
-        inner.last_walk = Some(walk);
-        self.attribute_listed(inner, job, found, true)
-    }
-
-    /// Commits a rewind planned by [`CheckpointStore::plan_rewind`] (`pinned`: each planned
-    /// path and the current hash the plan saw). See [`rewind::commit`].
-    ///
-    /// Errors: `Conflict` naming the files changed by someone else (unless `force`), or
-    /// changed since the plan; `Io` for a full disk.
-    pub fn commit_rewind(
-        &self,
-        to: &str,
-        paths: Option<&[Vec<u8>]>,
-        pinned: &[(Vec<u8>, Option<String>)],
-        force: bool,
-    ) -> Result<rewind::Rewound> {
-        self.commit_rewind_with_job(to, paths, pinned, force, None)
-            .map(|(done, _)| done)
-    }
-
-    /// [`CheckpointStore::commit_rewind`], an open background job's changes since the last look
-    /// counted against its call `job` first, in the same locked step (see
-    /// [`CheckpointStore::plan_rewind_with_job`]): one on a planned path is then a recorded change
-    /// since the plan (rewind again), not someone else's. Returns what was done and the listing
-    /// of the job's call's latest checkpoint when it changed something.
-    ///
-    /// Errors: as `commit_rewind`; `InvalidArgument` for a job without a tool call id.
-    pub fn commit_rewind_with_job(
-        &self,
-        to: &str,
-        paths: Option<&[Vec<u8>]>,
-        pinned: &[(Vec<u8>, Option<String>)],
-        force: bool,
-        job: Option<&CallInfo>,
-    ) -> Result<(rewind::Rewound, Option<Listing>)> {
-        let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
-        let done = rewind::commit(
-            &mut inner,
-            &beneath,
-            &self.objects,
-            to,
-            paths,
-            pinned,
-            force,
-        )?;
-        inner.index_dirty = true;
-        self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok((done, counted))
-    }
-
-    /// Plans and commits the rewind to the state before checkpoint `to` (and every later one)
-    /// in one step under the store's lock, the latest log and index loaded first: no other
-    /// process's checkpointed call lands between the plan and the commit, so a change a
-    /// checkpoint records is never taken for someone else's. `paths`: as `plan_rewind`. Returns
-    /// the plan (what was found, its `unrestorable` paths) and what was done.
-    ///
-    /// Errors: `Conflict` for an unknown or pruned id, or naming the files changed by someone
-    /// else (unless `force`); `Io` for a full disk.
-    pub fn rewind(
-        &self,
-        to: &str,
-        paths: Option<&[Vec<u8>]>,
-        force: bool,
-    ) -> Result<(rewind::Plan, rewind::Rewound)> {
-        self.rewind_with_job(to, paths, force, None)
-            .map(|(plan, done, _)| (plan, done))
-    }
-
-    /// [`CheckpointStore::rewind`], an open background job's changes since the last look counted
-    /// against its call `job` first, in the same locked step (see
-    /// [`CheckpointStore::plan_rewind_with_job`]): a change it made as the rewind started is its
-    /// call's, undone with it when that call's checkpoint is rewound, never refused as someone
-    /// else's. Returns the plan, what was done, and the listing of the job's call's latest
-    /// checkpoint when it changed something (before the rewind dropped it).
-    ///
-    /// Errors: as `rewind`; `InvalidArgument` for a job without a tool call id.
-    pub fn rewind_with_job(
-        &self,
-        to: &str,
-        paths: Option<&[Vec<u8>]>,
-        force: bool,
-        job: Option<&CallInfo>,
-    ) -> Result<(rewind::Plan, rewind::Rewound, Option<Listing>)> {
-        let (beneath, _hold, mut inner, paths, counted) = self.begin_rewind(paths, job)?;
-        let plan = rewind::plan(&inner, &beneath, &self.objects, to, paths)?;
-        let done = rewind::apply(&mut inner, &beneath, &self.objects, &plan, force)?;
-        inner.index_dirty = true;
-        self.persist(&mut inner, LogWrite::Whole, true)?;
-        Ok((plan, done, counted))
-    }
-
-    /// What a rewind's plan or commit starts from: the root opened, a hold of the lock with the
-    /// state current, an open background job's changes counted against its call `job` (see
-    /// [`CheckpointStore::count_for_job`]; its call's latest listing when it changed something),
-    /// the writer thread's queued objects and lines on disk (see `later`), and `paths`
-    /// normalized.
-    ///
-    /// Errors: as [`normalize`]; `InvalidArgument` for a job without a tool call id; `Io` when
-    /// the root, the lock, the job's walk or a queued write fails.
-    #[allow(clippy::type_complexity)]
-    fn begin_rewind(
-        &self,
-        paths: Option<&[Vec<u8>]>,
-        job: Option<&CallInfo>,
-    ) -> Result<(
-        Beneath,
-        Hold<'_>,
-        MutexGuard<'_, Inner>,
-        Option<Vec<Vec<u8>>>,
-        Option<Listing>,
-    )> {
-        let beneath = self.beneath()?;
-        let (hold, mut inner) = self.begin()?;
-        let counted = self.count_for_job(&mut inner, &beneath, job)?;
-        self.objects.flush().map_err(|e| io_error(&e))?;
-        Ok((beneath, hold, inner, normalize_all(paths)?, counted))
-    }
-
     /// Writes the log (with `log`) and the index (with `index`, when changed).
     ///
     /// The index is a cache of what was last seen: a file tool's record leaves it to the next
-    /// shell command's record, a rewind or the store's drop (after a kill, an older index only
-    /// makes the next snapshot read the files changed since again; every object it names is
-    /// on disk, since objects are written before anything refers to them).
+    /// shell command's record, a rewind or the store's drop. It is written with the log's
+    /// sequence number, and a load puts in the after-states of the checkpoints appended since
+    /// (`loaded::replay`), so after a kill (or in another process) an older index only makes the next
+    /// snapshot read those files again, never counts their recorded change as a new one; every
+    /// object it names is on disk, since objects are written before anything refers to them.
     ///
     /// The log goes first: a kill between the two leaves an older index, never an index that
     /// took a call's change into the baseline without the log holding the call. Every write
@@ -1389,7 +1194,8 @@ impl CheckpointStore {
             inner.log_on_disk = true;
         }
         if index && inner.index_dirty {
-            index::save(&self.dir.join("index"), &inner.index).map_err(|e| io_error(&e))?;
+            index::save_marked(&self.dir.join("index"), &inner.index, Some(inner.log.next))
+                .map_err(|e| io_error(&e))?;
             inner.index_dirty = false;
             wrote = true;
         }
@@ -1419,7 +1225,8 @@ impl Drop for CheckpointStore {
         if flushed
             && inner.index_dirty
             && inner.generation == generation
-            && index::save(&self.dir.join("index"), &inner.index).is_ok()
+            && index::save_marked(&self.dir.join("index"), &inner.index, Some(inner.log.next))
+                .is_ok()
         {
             let _ = self.coord.bump();
         }

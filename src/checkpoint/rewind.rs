@@ -392,26 +392,26 @@ fn write_temp(objects: &Objects, dir: RawFd, name: &[u8], target: &State) -> std
     }
 }
 
-/// Commits the rewind to `to` (see the module doc) as planned earlier, in another locked step.
-/// `pinned`: each path of the caller's plan and the current hash it saw. The plan is made again
-/// (under the lock the caller holds); a path whose current state is as the checkpoints expect
-/// but not the one the caller's plan saw was changed by a checkpointed call in between (another
-/// process's): refused, so that nothing is done that was not announced, and said to be no one
-/// else's change.
+/// Commits a rewind (see the module doc) as planned earlier, in another locked step.
+/// `pinned`: each path of the caller's plan and the current hash it saw; `plan`: the same rewind
+/// planned again by the caller under the lock it holds now. A path whose current state is as the
+/// checkpoints expect but not the one the caller's plan saw was changed by a checkpointed call in
+/// between (another process's): refused, so that nothing is done that was not announced, and
+/// said to be no one else's change.
+///
+/// `job_open`: a background job was open (the message then names it too).
 ///
 /// Errors: `Conflict` naming the files changed by someone else, or by a checkpointed call
 /// since the caller's plan (unless `force`).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn commit(
     inner: &mut Inner,
     beneath: &Beneath,
     objects: &Objects,
-    to: &str,
-    paths: Option<Vec<Vec<u8>>>,
+    plan: &Plan,
     pinned: &[(Vec<u8>, Option<String>)],
     force: bool,
+    job_open: bool,
 ) -> Result<Rewound> {
-    let plan = plan(inner, beneath, objects, to, paths)?;
     let pinned: BTreeMap<&[u8], &Option<String>> =
         pinned.iter().map(|(p, h)| (p.as_slice(), h)).collect();
     let moved: Vec<String> = plan
@@ -423,12 +423,20 @@ pub(crate) fn commit(
         .map(|f| shown(&f.path))
         .collect();
     if !force && plan.conflicts.is_empty() && !moved.is_empty() {
+        let (who, then) = if job_open {
+            (
+                "a checkpointed tool call or a running background job",
+                " (a job that keeps writing: stop it first with stop_command)",
+            )
+        } else {
+            ("a checkpointed tool call", "")
+        };
         return Err(checkpoint_error(format!(
-            "Cannot rewind: a checkpointed tool call changed {} after this rewind was planned (a recorded change, not someone else's). Nothing was rewound: rewind again.",
+            "Cannot rewind: {who} changed {} after this rewind was planned (a recorded change, not someone else's). Nothing was rewound: rewind again{then}.",
             moved.join(", ")
         )));
     }
-    apply(inner, beneath, objects, &plan, force)
+    apply(inner, beneath, objects, plan, force)
 }
 
 /// Carries out `plan`, made under the lock the caller still holds (see the module doc): refused

@@ -558,7 +558,7 @@ fn a_rewind_counts_a_jobs_change_since_the_last_look_against_its_call() {
         refused.message
     );
     let (plan, done, counted) = store
-        .rewind_with_job(&started.id, None, false, Some(&job))
+        .rewind_with_job(&started.id, None, false, Some(&job.clone().into()))
         .unwrap();
     let counted = counted.unwrap();
     assert_eq!(
@@ -578,4 +578,62 @@ fn a_rewind_counts_a_jobs_change_since_the_last_look_against_its_call() {
         "start\n"
     );
     assert!(store.list(None).is_empty());
+}
+
+/// A job's change in the moment between a rewind's look at the job and its plan (a job that
+/// rewrites a file every few milliseconds) is counted against the job's call, not refused as
+/// someone else's; a person's change from before the look (taken into the baseline) stays a
+/// conflict.
+#[test]
+fn a_jobs_change_between_the_rewinds_look_and_its_plan_is_the_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("log.txt"), "start\n").unwrap();
+    std::fs::write(r.join("other.txt"), "o\n").unwrap();
+    let store = open(r, Settings::default());
+    let job = call("start_command");
+    let h = store.snapshot_call(For::Call).unwrap();
+    std::fs::write(r.join("log.txt"), "start\n1\n").unwrap();
+    std::fs::write(r.join("other.txt"), "o2\n").unwrap();
+    let started = store.record(h, job.clone()).unwrap().unwrap();
+    let job_look = rewinding::JobLook::from(job.clone());
+    std::fs::write(r.join("other.txt"), "person\n").unwrap();
+    let look = store.snapshot().unwrap(); // a plain look: the person's change is the baseline's
+    store.release(look).unwrap();
+    // The rewind's locked step, its look at the job done; then the job writes.
+    let (beneath, hold, mut inner, paths, counted) =
+        store.begin_rewind(None, Some(&job_look)).unwrap();
+    assert!(counted.is_none());
+    std::fs::write(r.join("log.txt"), "start\n1\n2\n").unwrap();
+    let unsettled = rewind::plan(&inner, &beneath, &store.objects, &started.id, None).unwrap();
+    assert_eq!(strs(&unsettled.conflicts), ["log.txt", "other.txt"]);
+    let (plan, counted) = store
+        .plan_with_job(
+            &mut inner,
+            &beneath,
+            &started.id,
+            paths,
+            Some(&job_look),
+            None,
+        )
+        .unwrap();
+    assert_eq!(strs(&plan.conflicts), ["other.txt"]);
+    let counted = counted.unwrap();
+    assert_eq!(
+        (counted.id.as_str(), strs(&counted.paths)),
+        (
+            started.id.as_str(),
+            vec!["log.txt".into(), "other.txt".into()]
+        )
+    );
+    drop(inner);
+    drop(hold);
+    let (_, done, _) = store
+        .rewind_with_job(&started.id, None, true, Some(&job_look))
+        .unwrap();
+    assert_eq!(strs(&done.restored), ["log.txt", "other.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(r.join("log.txt")).unwrap(),
+        "start\n"
+    );
 }

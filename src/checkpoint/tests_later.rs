@@ -34,6 +34,19 @@ fn fused(
     call: CallInfo,
     durable: bool,
 ) -> Option<Listing> {
+    fused_waiting(store, root, old, new, call, durable, true).unwrap()
+}
+
+/// [`fused`], without waiting when `wait` is false: `None` when the store declines to run inline.
+fn fused_waiting(
+    store: &CheckpointStore,
+    root: &Path,
+    old: Option<&str>,
+    new: &str,
+    call: CallInfo,
+    durable: bool,
+    wait: bool,
+) -> Option<Option<Listing>> {
     let known = vec![Known {
         path: b"a.txt".to_vec(),
         old: old.map(|o| Arc::new(o.as_bytes().to_vec()) as _),
@@ -41,13 +54,12 @@ fn fused(
         new_hash: None,
     }];
     let (written, listing) = store
-        .around(&[b"a.txt".to_vec()], known, call, durable, true, |_, _| {
+        .around(&[b"a.txt".to_vec()], known, call, durable, wait, |_, _| {
             std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write"))
         })
-        .unwrap()
-        .unwrap();
+        .unwrap()?;
     written.unwrap();
-    listing
+    Some(listing)
 }
 
 /// Every stored object the log and the index on disk name is there.
@@ -183,4 +195,88 @@ fn a_durable_fused_call_dead_after_its_commit_is_recorded_by_its_retry() {
     assert!(other.try_enter().is_some());
     other.leave();
     assert_eq!(open(r).list(None), vec![cp]);
+}
+
+/// A file tool's record leaves the index on disk behind it (a cache), and a process killed then
+/// (no drop: nothing more written) leaves it so. The next store's load puts the recorded
+/// after-states in (`replay`): a look finds nothing new, so nothing recorded is counted again as
+/// a change, which a process taking over a background job would attribute to the job. What
+/// changed after the record is still found.
+#[test]
+fn a_killed_processs_recorded_edits_are_not_found_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("a.txt"), "one\n").unwrap();
+    std::fs::write(r.join("b.txt"), "bee\n").unwrap();
+    let store = open(r);
+    let h = store.snapshot().unwrap();
+    store.release(h).unwrap(); // the index on disk: the tree as it was
+    for (old, new) in [("one\n", "two\n"), ("two\n", "three\n")] {
+        fused(&store, r, Some(old), new, call("edit_file", None), false).unwrap();
+    }
+    store.objects.flush().unwrap();
+    std::mem::forget(store); // as a SIGKILL: no drop, so no index written
+    std::fs::write(r.join("b.txt"), "changed\n").unwrap();
+    let next = open(r);
+    let look = next.snapshot().unwrap();
+    let job = call("start_command", Some("job"));
+    let listing = next.attribute_found(look, &job).unwrap().unwrap();
+    assert_eq!(listing.paths, vec![b"b.txt".to_vec()]);
+    next.release(look).unwrap();
+    let ids: Vec<String> = next.list(None).into_iter().map(|l| l.id).collect();
+    assert_eq!(ids, ["cp-000001", "cp-000002", "cp-000003"]);
+}
+
+/// A dead command's record in `calls/` is adopted by the reload that takes the lock, with a walk
+/// of the tree: a file tool's inline call (on the caller's event loop) declines while one is
+/// there, and so it does while a background job is followed; the call made off the loop (with
+/// `wait`) adopts it, and inline calls go on from then.
+#[test]
+fn an_inline_call_leaves_a_dead_commands_adoption_and_a_followed_job_to_a_waiting_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    std::fs::write(r.join("a.txt"), "one\n").unwrap();
+    let dying = open(r);
+    let command = call("run_command", Some("dead"));
+    let _handle = dying.snapshot_call(For::Adoptable(&command)).unwrap();
+    std::fs::write(r.join("made.txt"), "by the command\n").unwrap();
+    drop(dying); // as if SIGKILLed mid-command: its record stays, its lock goes with it
+    let next = open(r);
+    let edit = |old, new, wait| {
+        fused_waiting(
+            &next,
+            r,
+            Some(old),
+            new,
+            call("edit_file", None),
+            false,
+            wait,
+        )
+    };
+    assert_eq!(edit("one\n", "two\n", false), None); // declined: nothing done
+    assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "one\n");
+    let listing = edit("one\n", "two\n", true).unwrap().unwrap();
+    let ids: Vec<(String, String)> = next
+        .list(None)
+        .into_iter()
+        .map(|l| (l.id, l.tool_name))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("cp-000001".to_string(), "run_command".to_string()),
+            ("cp-000002".to_string(), "edit_file".to_string())
+        ]
+    );
+    assert_eq!(listing.id, "cp-000002");
+    assert!(edit("two\n", "three\n", false).unwrap().is_some()); // inline again
+    let job = super::jobs::JobRecord {
+        call: call("start_command", Some("job")),
+        directory: "/nowhere".into(),
+        checkpoint_id: None,
+    };
+    next.jobs.follow(job.clone()).unwrap();
+    assert_eq!(edit("three\n", "four\n", false), None);
+    next.jobs.unfollow(&job.call);
+    assert!(edit("three\n", "four\n", false).unwrap().is_some());
 }

@@ -47,6 +47,81 @@ fn live_member(pgid: i32) -> Option<bool> {
     Some(false)
 }
 
+/// The CPU time the live processes of group `pgid` have used, in nanoseconds: each thread's
+/// time on a CPU (`/proc/<pid>/task/<tid>/schedstat`, nanosecond-exact) plus the children each
+/// process reaped (`cutime` and `cstime` of `/proc/<pid>/stat`, in clock ticks). A group that ran
+/// any instruction between two readings reads higher the second time, so a group that reads the
+/// same cannot have changed a file in between (a write is a system call, made on a CPU).
+/// `None` where it cannot be told (no `/proc`, or a kernel without `schedstat`).
+pub fn group_cpu_ns(pgid: i32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        if pgid <= 1 {
+            return None;
+        }
+        // SAFETY: sysconf only reads.
+        let tick_ns = match unsafe { libc::sysconf(libc::_SC_CLK_TCK) } {
+            t if t > 0 => 1_000_000_000 / t as u64,
+            _ => return None,
+        };
+        let mut total: u64 = 0;
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            // SAFETY: getpgid on any PID only reads.
+            if unsafe { libc::getpgid(pid) } != pgid {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue; // gone meanwhile
+            };
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            // After `comm`: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+            // cmajflt utime stime cutime cstime.
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            if fields.get(2).and_then(|s| s.parse::<i32>().ok()) != Some(pgid) {
+                continue;
+            }
+            let reaped: u64 = fields[13..15.min(fields.len())]
+                .iter()
+                .filter_map(|s| s.parse::<u64>().ok())
+                .sum();
+            total = total.wrapping_add(reaped.wrapping_mul(tick_ns));
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                continue;
+            };
+            for task in tasks.flatten() {
+                let path = task.path().join("schedstat");
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => {
+                        let on_cpu = text.split_whitespace().next()?.parse::<u64>().ok()?;
+                        total = total.wrapping_add(on_cpu);
+                    }
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::NotFound && path.parent()?.exists() =>
+                    {
+                        return None; // no schedstat on this kernel
+                    }
+                    Err(_) => {} // the thread ended meanwhile
+                }
+            }
+        }
+        Some(total)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pgid;
+        None
+    }
+}
+
 /// Whether `pid` is a live (not zombie) member of group `pgid`.
 #[cfg(target_os = "linux")]
 fn live_in_group(pid: i32, pgid: i32) -> bool {
@@ -178,5 +253,41 @@ mod tests {
         assert!(!group_alive(pgid));
         leader.wait().unwrap();
         assert_eq!(group_alive_after(pgid, None, 4096), Some(false));
+    }
+
+    /// A group's CPU time stays put while its processes sleep and moves once one runs: what tells
+    /// a job that did nothing between two looks from one that may have written.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_sleeping_groups_cpu_time_stays_put_and_a_running_ones_moves() {
+        use std::os::unix::process::CommandExt;
+        let mut leader = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "read line; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 5",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = leader.id() as i32;
+        std::thread::sleep(Duration::from_millis(50)); // started, now waiting for its line
+        let Some(first) = group_cpu_ns(pgid) else {
+            let _ = leader.kill();
+            let _ = leader.wait();
+            return; // no `schedstat` here: nothing to tell
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(group_cpu_ns(pgid), Some(first)); // waiting: no instruction run
+        use std::io::Write as _;
+        leader.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while group_cpu_ns(pgid) == Some(first) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(group_cpu_ns(pgid).unwrap_or(0) > first);
+        assert_eq!(group_cpu_ns(1), None);
+        let _ = signal_group(pgid, Some(Signal::SIGKILL));
+        leader.wait().unwrap();
     }
 }

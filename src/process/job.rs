@@ -613,6 +613,34 @@ pub fn exit_code(status: &str) -> Option<i64> {
     value.get("exit_code")?.as_i64()
 }
 
+/// Whether the job in `dir` is over: it has no handle (never launched, or cleaned up), it
+/// published its exit code, or nothing of it runs any more (its wrapper was killed before it
+/// could publish: no live process in its group, or no process with its pid when it has no
+/// group of its own). A follower that outlived a killed job stops following it so.
+pub fn ended(dir: &Path) -> bool {
+    let Some(handle) = attach(dir) else {
+        return true;
+    };
+    if status_text(dir).as_deref().and_then(exit_code).is_some() {
+        return true;
+    }
+    match handle.pgid {
+        Some(pgid) => !crate::process::group::group_alive(pgid),
+        None => matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(handle.pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        ),
+    }
+}
+
+/// The CPU time the job in `dir` has used so far, in nanoseconds (see
+/// [`crate::process::group::group_cpu_ns`]): the same reading twice means the job did nothing in
+/// between. `None` when it cannot be told (no handle, no process group, no `schedstat`).
+pub fn cpu_ns(dir: &Path) -> Option<u64> {
+    let handle = attach(dir)?;
+    crate::process::group::group_cpu_ns(handle.pgid?)
+}
+
 /// The size of the file at `path` in bytes; 0 when it is missing.
 pub fn size(path: &Path) -> u64 {
     fs::metadata(path).map(|m| m.len()).unwrap_or(0)

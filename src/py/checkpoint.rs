@@ -10,8 +10,10 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use std::sync::Arc;
 
 use crate::checkpoint::around::Known;
+use crate::checkpoint::jobs::JobRecord;
 use crate::checkpoint::rewind::{Plan, Rewound};
-use crate::checkpoint::{CallInfo, CheckpointStore, For, Listing, Settings};
+use crate::checkpoint::rewinding::JobLook;
+use crate::checkpoint::{io_error, CallInfo, CheckpointStore, For, Listing, Settings};
 use crate::error::{Error, ErrorKind};
 use crate::fs::change::write::{Operation, Plan as ChangePlan};
 use crate::fs::patch::PatchPlan;
@@ -498,6 +500,73 @@ impl PyCheckpointStore {
         run(py, || self.store.release(handle))
     }
 
+    /// Follows the background job of the call `tool_call_id` (of `run_id`): its record in
+    /// `<store>/jobs/`, locked for as long as this store lives, so that the next process on the
+    /// store takes the job over should this one end first ([`crate::checkpoint::jobs`]). Called
+    /// again for a job followed already: `checkpoint_id` (the latest checkpoint of its call,
+    /// `None` before it changed anything) noted. `directory`: the job's directory on this host.
+    ///
+    /// Raises `OSError` when the record cannot be written (a full disk); `CheckpointError` for
+    /// a call without a tool call id.
+    #[pyo3(signature = (directory, checkpoint_id, *, run_id, tool_call_id, tool_name, created_at))]
+    #[allow(clippy::too_many_arguments)]
+    fn follow_job(
+        &self,
+        py: Python<'_>,
+        directory: String,
+        checkpoint_id: Option<String>,
+        run_id: Option<String>,
+        tool_call_id: Option<String>,
+        tool_name: String,
+        created_at: f64,
+    ) -> PyResult<()> {
+        let record = JobRecord {
+            call: call_info(run_id, tool_call_id, tool_name, created_at),
+            directory,
+            checkpoint_id,
+        };
+        run(py, || {
+            self.store.jobs.follow(record).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidInput {
+                    Error::new(
+                        ErrorKind::InvalidArgument,
+                        "A job's call needs a tool call id.",
+                    )
+                } else {
+                    io_error(&e)
+                }
+            })
+        })
+    }
+
+    /// Stops following the job of the call `tool_call_id` (of `run_id`): its record removed.
+    #[pyo3(signature = (*, run_id, tool_call_id))]
+    fn unfollow_job(&self, py: Python<'_>, run_id: Option<String>, tool_call_id: Option<String>) {
+        let call = call_info(run_id, tool_call_id, String::new(), 0.0);
+        py.detach(|| self.store.jobs.unfollow(&call));
+    }
+
+    /// The background jobs whose follower is gone (its process ended while the job ran),
+    /// followed by this store from now on, oldest call first: each `{'run_id', 'tool_call_id',
+    /// 'tool_name', 'created_at' (epoch seconds), 'directory', 'checkpoint_id'}`.
+    /// A few file operations; none without a `jobs/` directory (one `lstat`).
+    fn orphaned_jobs<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let found = py.detach(|| self.store.jobs.orphans());
+        found
+            .into_iter()
+            .map(|r| {
+                let d = PyDict::new(py);
+                d.set_item("run_id", r.call.run_id)?;
+                d.set_item("tool_call_id", r.call.tool_call_id)?;
+                d.set_item("tool_name", r.call.tool_name)?;
+                d.set_item("created_at", r.call.created_at)?;
+                d.set_item("directory", r.directory)?;
+                d.set_item("checkpoint_id", r.checkpoint_id)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
     /// The checkpoints, oldest first (with `run_id`: that run's).
     #[pyo3(signature = (run_id = None))]
     fn list<'py>(
@@ -593,18 +662,32 @@ impl PyCheckpointStore {
     }
 }
 
-/// An open background job's call, `{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`.
-fn job_of(job: &Bound<'_, PyDict>) -> PyResult<CallInfo> {
+/// An open background job: its call, `{'run_id', 'tool_call_id', 'tool_name', 'created_at'}`,
+/// and optionally `'directory'` (its directory) with `'cpu'` (the CPU time, in nanoseconds, its
+/// processes had used as the last look at it started: see [`JobLook::since`]).
+fn job_of(job: &Bound<'_, PyDict>) -> PyResult<JobLook> {
     let item = |key: &str| {
         job.get_item(key)?.ok_or_else(|| {
             pyo3::exceptions::PyValueError::new_err(format!("A job names its call's {key}."))
         })
     };
-    Ok(CallInfo {
+    let call = CallInfo {
         run_id: item("run_id")?.extract()?,
         tool_call_id: Some(item("tool_call_id")?.extract()?),
         tool_name: item("tool_name")?.extract()?,
         created_at: item("created_at")?.extract()?,
+    };
+    let directory: Option<std::path::PathBuf> = match job.get_item("directory")? {
+        Some(d) => d.extract()?,
+        None => None,
+    };
+    let cpu: Option<u64> = match job.get_item("cpu")? {
+        Some(c) => c.extract()?,
+        None => None,
+    };
+    Ok(JobLook {
+        call,
+        since: directory.zip(cpu),
     })
 }
 
@@ -613,7 +696,7 @@ fn job_of(job: &Bound<'_, PyDict>) -> PyResult<CallInfo> {
 fn with_job(
     py: Python<'_>,
     d: &Bound<'_, PyDict>,
-    job: Option<&CallInfo>,
+    job: Option<&JobLook>,
     counted: Option<&Listing>,
 ) -> PyResult<()> {
     if job.is_some() {

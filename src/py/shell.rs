@@ -367,6 +367,20 @@ fn job_attach(py: Python<'_>, dir: PathBuf) -> Option<(i32, Option<i32>)> {
     py.detach(move || job::attach(&dir)).map(handle_tuple)
 }
 
+/// Whether the job in `dir` is over: no handle, an exit code published, or no process of it
+/// left (its wrapper killed before it could publish).
+#[pyfunction]
+fn job_ended(py: Python<'_>, dir: PathBuf) -> bool {
+    py.detach(move || job::ended(&dir))
+}
+
+/// The CPU time the job in `dir` has used so far, in nanoseconds; `None` when it cannot be told.
+/// The same reading twice means the job ran no instruction in between.
+#[pyfunction]
+fn job_cpu_ns(py: Python<'_>, dir: PathBuf) -> Option<u64> {
+    py.detach(move || job::cpu_ns(&dir))
+}
+
 /// `dir/status.json` as published (lossily decoded), or `None` before it exists.
 #[pyfunction]
 fn job_status(py: Python<'_>, dir: PathBuf) -> Option<String> {
@@ -459,6 +473,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sandbox_support, m)?)?;
     m.add_function(wrap_pyfunction!(job_attach, m)?)?;
     m.add_function(wrap_pyfunction!(job_status, m)?)?;
+    m.add_function(wrap_pyfunction!(job_ended, m)?)?;
+    m.add_function(wrap_pyfunction!(job_cpu_ns, m)?)?;
     m.add_function(wrap_pyfunction!(job_size, m)?)?;
     m.add_function(wrap_pyfunction!(job_read, m)?)?;
     m.add_function(wrap_pyfunction!(job_tail, m)?)?;

@@ -213,3 +213,39 @@ async def test_the_rewind_tool_counts_a_jobs_change_as_it_plans(
     assert released
     assert t.results[1].splitlines()[:2] == ['Rewound 1 change (cp-000001).', 'Restored: a.txt'], t.results
     assert (ws / 'a.txt').read_text() == 'orig\n'
+
+
+@pytest.mark.parametrize('job_state', ['pending', 'recorded'])
+async def test_a_persons_change_while_an_idle_job_is_open_is_refused_not_undone(
+    ws: Path, tmp_path: Path, job_state: str
+) -> None:
+    """A job stays open but does nothing (a dev server waiting, here a FIFO read), with no checkpoint yet
+    (`pending`) or after its first change was counted (`recorded`). A person then edits a file the agent
+    wrote: the job ran no instruction since the last look at it (its CPU time is unchanged), so the edit is
+    not the job's: rewinding the agent's write refuses it as someone else's change (nothing changed), and
+    `force=True` overwrites it. (Before, any change found while a job was open was counted against it, and
+    the rewind silently undid the person's edit.)"""
+    (f1,) = fifos(tmp_path, 'f1')
+    cp = Checkpoints[None](root=ws)
+    first = 'echo 1 >> a.txt; ' if job_state == 'recorded' else ''
+    await run_tools(
+        agent_tools(ws, cp),
+        [
+            ('write_file', {'path': 'p.txt', 'content': 'agent\n'}),
+            ('start_command', {'command': f'{first}{fifo_read(f1)}'}),
+        ],
+    )
+    if job_state == 'recorded':
+        await until(ws / 'a.txt', '1')
+    listed = await cp.list_async()  # a look: the job's first change counted, if any
+    expected = [('write_file', ['p.txt'])] + ([('start_command', ['a.txt'])] if job_state == 'recorded' else [])
+    assert [(c['tool_name'], c['paths']) for c in listed] == expected
+    written = listed[0]['id']
+    (ws / 'p.txt').write_text('person\n')
+    with pytest.raises(Exception, match='changed since the checkpoint by someone else: p.txt'):
+        await cp.rewind(to=written)
+    assert (ws / 'p.txt').read_text() == 'person\n'
+    assert [(c['tool_name'], c['paths']) for c in await cp.list_async()] == expected  # not the job's
+    await cp.rewind(to=written, force=True)
+    assert not (ws / 'p.txt').exists() and not (ws / 'a.txt').exists()
+    await go(f1)

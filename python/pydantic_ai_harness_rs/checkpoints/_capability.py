@@ -80,8 +80,8 @@ other processes take turns with it through the store's lock."""
 
 _OPENING = threading.Lock()
 
-_JOB_TOOLS = {'start_command': False, 'shell': True}
-"""The tools whose process may outlive the call, and whether its log is combined (the job's layout)."""
+_JOB_TOOLS = frozenset({'start_command', 'shell'})
+"""The tools whose process may outlive the call."""
 
 
 @dataclass
@@ -272,9 +272,16 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         (`_units.py`)."""
         if _in_workflow_code():
             return await handler(args)
-        await self._sweep_all()
+        if any(state.jobs for state in self._states.values()):
+            await self._sweep_all()
         recorder = CallRecorder(
-            self._state_for, ctx.run_id, call.tool_call_id, call.tool_name, time.time(), remote_for=self._remote_for
+            self._state_for,
+            ctx.run_id,
+            call.tool_call_id,
+            call.tool_name,
+            time.time(),
+            remote_for=self._remote_for,
+            opened=self._states,
         )
         root = await shell_root(ctx) if call.tool_name in SHELL_TOOL_NAMES else None
         if root is not None:
@@ -314,12 +321,13 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             finally:
                 RECORDING.reset(token)
                 with anyio.CancelScope(shield=True):
-                    job = await self._started_job(ctx, recorder, state.root)
+                    job = await self._started_job(recorder, state.root)
                     if job is None:
                         listing = await state.record(handle, recorder)
                     else:
+                        job.cpu = await job.cpu_now()  # before the record: what it does after is its
                         listing, job_handle = await state.record_for_job(handle, recorder)
-                        state.open_job(job, listing, job_handle)
+                        await state.open_job(job, listing, job_handle)
                     if listing is not None:
                         recorder.recorded.append(listing['id'])
 
@@ -343,18 +351,15 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         state = await self._remote_for(root)
         return None if state is None else (state, workspace)
 
-    async def _started_job(self, ctx: RunContext[AgentDepsT], recorder: CallRecorder, root: str) -> OpenJob | None:
+    async def _started_job(self, recorder: CallRecorder, root: str) -> OpenJob | None:
         """The background job `recorder`'s call left running, if any."""
-        combined = _JOB_TOOLS.get(recorder.tool_name)
-        if combined is None:
+        if recorder.tool_name not in _JOB_TOOLS:
             return None
         directory = job_directory_of(root, recorder.run_id, recorder.tool_call_id)
         if directory is None:
             return None
         job = OpenJob(
-            beneath_durable(ctx.workspace),
             directory,
-            combined,
             recorder.run_id,
             recorder.tool_call_id,
             recorder.tool_name,
@@ -362,10 +367,13 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         )
         return None if await job.finished() else job
 
-    async def _sweep_all(self) -> None:
-        """Count the open background jobs' changes against their checkpoints (each root in its turn)."""
+    async def _sweep_all(self, *, adopt: bool = False) -> None:
+        """Count the open background jobs' changes against their checkpoints (each root in its turn).
+        `adopt` (the API's looks): the jobs of a process that ended while they ran are taken over
+        first (`RootState.sweep_jobs`); a tool call needs no such look here, since a checkpointed
+        call sweeps its own root (a file tool's checkpoint takes that path while any job is followed)."""
         for state in list(self._states.values()):
-            if state.jobs:
+            if state.jobs or adopt:
                 async with state.turn():
                     await state.sweep_jobs()
 
@@ -399,7 +407,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             UserError: no root yet (see `root`).
         """
         state = await self._api_state_async()
-        await self._sweep_all()
+        await self._sweep_all(adopt=True)
         return await state.call('list', run_id)
 
     def pruned(self) -> list[str]:
@@ -430,7 +438,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             UserError: no root yet. CheckpointError: unknown or pruned `checkpoint_id`.
         """
         state = await self._api_state_async()
-        await self._sweep_all()
+        await self._sweep_all(adopt=True)
         return await state.call('diff', checkpoint_id)
 
     async def rewind(
@@ -467,7 +475,7 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
             from pydantic_ai_harness_rs.filesystem._sane import SaneFiles
 
             state.files = SaneFiles(workspace if isinstance(workspace, Workspace) else Workspace(workspace))
-        await self._sweep_all()
+        await self._sweep_all(adopt=True)
         result = await rewind(state, to, paths, force=force)
         assert not isinstance(result, str)  # only a listener refuses, and outside a run there is none
         return result

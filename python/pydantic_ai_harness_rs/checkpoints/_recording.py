@@ -14,7 +14,7 @@ after-states (`record`). Without `Checkpoints` the ContextVar is `None` and noth
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -58,6 +58,9 @@ class CallRecorder:
     remote_for: Callable[[str], Awaitable[RemoteState | None]] | None = None
     """The (opened once) store state of a non-local workspace root, by workspace path (`_remote.py`);
     `None` for a root other than the one the capability records."""
+    opened: Mapping[str, RootState] | None = None
+    """The store states `state_for` opened already, by root: a file tool's checkpoint finds its root's
+    there without a coroutine (most of a small edit's checkpoint is such overhead)."""
 
     def identity(self) -> dict[str, Any]:
         """The keyword arguments of the store's `keep`/`snapshot` for this call: its identity in a
@@ -91,7 +94,8 @@ class CallRecorder:
         root's turn: its result and the id of the checkpoint it appended (`None`: nothing changed).
 
         `now(store, call)`: the same call right here, for a small commit: `None` when it cannot run
-        inline (a big one, or another process holds the store's lock). Tried first without taking the
+        inline (a big one, another process holds the store's lock, or a background job is followed,
+        whose changes are counted first: `RootState.sweep_jobs`). Tried first without taking the
         turn when nobody on this event loop holds it: with no `await` between its start and its end,
         nothing else on the loop can run in between, so taking and giving back the turn would change
         nothing (and costs a noticeable part of a small edit).
@@ -99,15 +103,23 @@ class CallRecorder:
         `plain()`: the commit alone, for an attempt of a call whose checkpoint an earlier attempt
         recorded (`once`: a retried commit finds the file already written, so it changes nothing again).
         """
-        state = await self.state_for(root)
+        state = self.opened.get(root) if self.opened is not None else None
+        if state is None:
+            state = await self.state_for(root)
         turn = state.turn()
         if now is not None and not self.once and not state.jobs and not turn.locked():
-            done = now(state.store, {**self.call_info(), 'durable': False})
+            call = {
+                'run_id': self.run_id,
+                'tool_call_id': self.tool_call_id,
+                'tool_name': self.tool_name,
+                'created_at': self.created_at,
+                'durable': False,
+            }
+            done = now(state.store, call)
             if done is not None:
                 return self._recorded(done)
         async with turn:
-            if state.jobs:
-                await state.sweep_jobs()
+            await state.sweep_jobs()  # a job another process followed until it ended is taken over
             if self.once and await state.recorded_for(self) is not None:
                 return await plain()
             # A durable unit's call: the store keeps its record on disk while it runs (`identity`).

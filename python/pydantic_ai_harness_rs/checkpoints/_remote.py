@@ -90,6 +90,9 @@ class RemoteState(RootState):
         self.files: RemoteFiles | None = None
         """The files of the last run's workspace (or the one given to `Checkpoints.rewind`)."""
 
+    def _adopt(self) -> None:
+        """Nothing to take over: a workspace whose files are not on this host follows no jobs."""
+
     @asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
         """Hold the store's lock (waited for in a worker thread while another process's call or

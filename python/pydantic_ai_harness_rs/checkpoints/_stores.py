@@ -7,9 +7,12 @@ root take turns (`turn`): a shell command's before/after walks then see only its
 
 A background job (`start_command`, or `shell` still running when the call returns) stays open:
 what changed while it ran is counted against the checkpoint of the call that started it
-(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list`/`diff`/`rewind`); a
+(`sweep_jobs`, at the start of every later tool call, and in `Checkpoints.list_async`/`diff`/`rewind`); a
 change of a file a later checkpoint changed too goes to a new checkpoint of that call (the store's
-`extend`), and so does what it changes after its checkpoint was rewound.
+`extend`), and so does what it changes after its checkpoint was rewound. The process following a job
+keeps a locked record of it in the store (`follow_job`); should that process end while the job runs,
+the next sweep in any process on the store takes the job over (`orphaned_jobs`), and what the job
+changed meanwhile is still its call's.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs.checkpoints._recording import call_info
 
 if TYPE_CHECKING:
-    from pydantic_ai.workspaces import Workspace
-
     from pydantic_ai_harness_rs.checkpoints._recording import CallRecorder
 
 
@@ -39,10 +40,8 @@ if TYPE_CHECKING:
 class OpenJob:
     """A background job started by a checkpointed call, whose changes still count against it."""
 
-    workspace: Workspace
     directory: str
     """The job's directory (`.pydantic-ai-harness/shell/<id>`), where its status is published."""
-    combined: bool
     run_id: str | None
     tool_call_id: str | None
     tool_name: str
@@ -53,17 +52,25 @@ class OpenJob:
     handle: int | None = None
     """While `checkpoint_id` is `None`: the snapshot the job's changes are looked for against (the
     store leaves out what other calls recorded meanwhile), recorded as its checkpoint once it
-    changed something."""
+    changed something. `None` with no checkpoint either: a job taken over from a process that
+    ended (`RootState.sweep_jobs`), whose changes are what differs from the index on disk."""
+    cpu: int | None = None
+    """The CPU time (nanoseconds) its processes had used as the last look at it started
+    (`_core.job_cpu_ns`; `None`: not known). The same reading after a later look's walk means the job
+    ran no instruction in between: what that look found is someone else's, not the job's."""
 
     async def finished(self) -> bool:
-        """Whether the job has exited (or its directory is gone: stopped and cleaned up)."""
-        from pydantic_ai_harness_rs.shell._jobs import attach
+        """Whether the job is over: exited, stopped and cleaned up, or killed with nothing of it left
+        running (`_core.job_ended`)."""
+        return await anyio.to_thread.run_sync(_core.job_ended, self.directory)
 
-        job = await attach(self.workspace, self.directory, combined=self.combined, local=True)
-        if job is None:
-            return True
-        running, _ = await job.status()
-        return not running
+    async def cpu_now(self) -> int | None:
+        """The CPU time (nanoseconds) its processes have used so far; `None` when it cannot be told."""
+        return await anyio.to_thread.run_sync(_core.job_cpu_ns, self.directory)
+
+    def call(self) -> dict[str, Any]:
+        """Its call as the store's job methods name it (`run_id`, `tool_call_id`)."""
+        return {'run_id': self.run_id, 'tool_call_id': self.tool_call_id}
 
 
 _TURNS: anyio.lowlevel.RunVar[weakref.WeakKeyDictionary[RootState, anyio.Lock]] = anyio.lowlevel.RunVar(
@@ -139,10 +146,25 @@ class RootState:
         return await self._counted(await self.call('rewind', to, paths, force=force, job=self._job()))
 
     def _job(self) -> dict[str, Any] | None:
-        """The call of the oldest open job (it gets the changes, as in `sweep_jobs`), for a rewind's
-        store step to count what changed since the last look against; `None` without open jobs.
-        The caller holds the turn, after `sweep_jobs`."""
-        return call_info(self.jobs[0]) if self.jobs else None
+        """The oldest open job (it gets the changes, as in `sweep_jobs`), for a rewind's store step to
+        count what changed since the last look against; `None` without open jobs. With one job open and
+        its CPU time at that look known, its directory and that reading (`directory`, `cpu`): the store
+        step reads it again after its walk, and counts nothing against a job that ran no instruction
+        since (a person's change then is refused without `force`). The caller holds the turn, after
+        `sweep_jobs`."""
+        if not self.jobs:
+            return None
+        job = self.jobs[0]
+        found = call_info(job)
+        if len(self.jobs) == 1 and job.cpu is not None:
+            found.update(directory=job.directory, cpu=job.cpu)
+        return found
+
+    def _quiet(self, job: OpenJob, now: int | None) -> bool:
+        """Whether `job` surely ran no instruction since the last look at it started: its CPU time read
+        `now` is the one read then. Only with one job open (with several, a change is not told apart
+        by job) and when both readings are known."""
+        return len(self.jobs) == 1 and now is not None and now == job.cpu
 
     async def _counted(self, result: dict[str, Any]) -> dict[str, Any]:
         """`result` without its `job` key; a change that step counted against the oldest open job
@@ -150,7 +172,7 @@ class RootState:
         listing = result.pop('job', None)
         if listing is not None and self.jobs:
             job = self.jobs[0]
-            job.checkpoint_id = listing['id']
+            await self._moved(job, listing['id'])
             if job.handle is not None:
                 with anyio.CancelScope(shield=True):
                     await self.call('release', job.handle)
@@ -221,49 +243,119 @@ class RootState:
         finally:
             await self.call('release', before)
 
-    def open_job(self, job: OpenJob, listing: dict[str, Any] | None, handle: int | None) -> None:
+    async def open_job(self, job: OpenJob, listing: dict[str, Any] | None, handle: int | None) -> None:
         """Keep counting `job`'s changes against its call's checkpoint (`listing`; `None`: none yet,
-        then against `handle`, the snapshot kept open by that call's record: `record_for_job`)."""
+        then against `handle`, the snapshot kept open by that call's record: `record_for_job`), and
+        keep its locked record in the store (`_follow`). `job.cpu`: read before that record."""
         if listing is not None:
             job.checkpoint_id = listing['id']
         else:
             job.handle = handle
         self.jobs.append(job)
+        await self._follow(job)
+
+    async def _follow(self, job: OpenJob) -> None:
+        """Write `job`'s record in the store, locked while this process follows it (`store.follow_job`),
+        so that another process takes it over should this one end first. A record that cannot be
+        written (a full disk) is done without: only that takeover is lost."""
+        try:
+            await self.call('follow_job', job.directory, job.checkpoint_id, **call_info(job))
+        except OSError:
+            pass
+
+    async def _moved(self, job: OpenJob, checkpoint_id: str) -> None:
+        """`checkpoint_id` is now the latest checkpoint of `job`'s call: noted, in its record too."""
+        if job.checkpoint_id != checkpoint_id:
+            job.checkpoint_id = checkpoint_id
+            await self._follow(job)
+
+    def _adopt(self) -> None:
+        """Follow the jobs whose follower's process ended while they ran (`store.orphaned_jobs`: their
+        records' locks were free): the sweep that follows counts what they changed since the index on
+        disk against their calls. Inline: without a `jobs/` directory in the store, one `lstat`."""
+        found = self.store.orphaned_jobs()
+        if found:
+            self.jobs.extend(
+                OpenJob(
+                    r['directory'],
+                    r['run_id'],
+                    r['tool_call_id'],
+                    r['tool_name'],
+                    r['created_at'],
+                    checkpoint_id=r['checkpoint_id'],
+                )
+                for r in found
+            )
+            self.jobs.sort(key=lambda job: job.created_at)
 
     async def sweep_jobs(self) -> None:
         """Count what the open jobs changed since the last look against their checkpoints; forget
         those that have finished (checked before the walk, so all a finished job did is seen).
-        The caller holds the turn. With several jobs open, the oldest one gets the changes."""
+        First, the jobs of a process that ended are taken over (`_adopt`). The caller holds the
+        turn. With several jobs open, the oldest one gets the changes."""
+        self._adopt()
         if not self.jobs:
             return
         with anyio.CancelScope(shield=True):
             for job in list(self.jobs):
                 finished = await job.finished()
-                if job.checkpoint_id is None:
-                    assert job.handle is not None
-                    # The walk after the record stays open in the same step: a change the job makes
-                    # right after it is the next look's (a snapshot taken separately would take it
-                    # into the baseline).
-                    listing, job.handle = await self._record_reopen(job.handle, job)
-                    if listing is not None:
-                        job.checkpoint_id = listing['id']
-                    elif finished and job.handle is not None:
-                        await self.call('release', job.handle)
-                        job.handle = None
+                before = await job.cpu_now()  # kept for the next look: a write during this one is its
+                if job.checkpoint_id is None and job.handle is not None:
+                    if not finished and self._quiet(job, before):
+                        await self._renew(job, before)
+                    else:
+                        # The walk after the record stays open in the same step: a change the job
+                        # makes right after it is the next look's (a snapshot taken separately would
+                        # take it into the baseline).
+                        listing, job.handle = await self._record_reopen(job.handle, job)
+                        if listing is not None:
+                            await self._moved(job, listing['id'])
+                        elif finished and job.handle is not None:
+                            await self.call('release', job.handle)
+                            job.handle = None
                 else:
                     handle = await self.call('snapshot')
                     try:
-                        listing = await self.call('extend', job.checkpoint_id, handle)
-                        if listing is None:
-                            # Its checkpoint was rewound (or pruned) while it ran: what it changed since
-                            # is still its call's, counted as a new checkpoint of that call.
-                            listing = await self._attribute(handle, job)
-                        if listing is not None:
-                            job.checkpoint_id = listing['id']  # a later one of its call (`extend`)
+                        # Read after the walk: a job that ran while it went counts.
+                        if finished or not self._quiet(job, await job.cpu_now()):
+                            await self._count_found(job, handle)
                     finally:
                         await self.call('release', handle)
+                job.cpu = before
                 if finished:
                     self.jobs.remove(job)
+                    await self.call('unfollow_job', **job.call())
+
+    async def _count_found(self, job: OpenJob, handle: int) -> None:
+        """What snapshot `handle` found, counted against `job`'s call: added to its checkpoint
+        (`extend`), or appended as one (a job taken over with none yet, or whose checkpoint was
+        rewound or pruned while it ran: what it changed since is still its call's)."""
+        listing = None if job.checkpoint_id is None else await self.call('extend', job.checkpoint_id, handle)
+        if listing is None:
+            listing = await self._attribute(handle, job)
+        if listing is not None:
+            await self._moved(job, listing['id'])  # a later one of its call (`extend`)
+
+    async def _renew(self, job: OpenJob, before: int | None) -> None:
+        """A job with no checkpoint yet that did nothing since the last look (`_quiet`): its open
+        snapshot is replaced by a new one, so what changed meanwhile (someone else's) is the baseline
+        from now on, not its first checkpoint. Should it have run while the new snapshot walked (its
+        CPU time moved since `before`), what that walk found is counted against it after all."""
+        assert job.handle is not None
+        await self.call('release', job.handle)
+        job.handle = None
+        handle = await self.call('snapshot')
+        if await job.cpu_now() == before:
+            job.handle = handle
+            return
+        try:
+            listing = await self._attribute(handle, job)
+        finally:
+            await self.call('release', handle)
+        if listing is not None:
+            await self._moved(job, listing['id'])
+        else:
+            job.handle = await self.call('snapshot')
 
     async def count_for_jobs(self, handle: int) -> None:
         """What the snapshot `handle` of a call starting now (taken right after `sweep_jobs`) found against
@@ -273,10 +365,12 @@ class RootState:
         if not self.jobs:
             return
         job = self.jobs[0]
+        if self._quiet(job, await job.cpu_now()):
+            return  # it did nothing since the look: what the snapshot found is someone else's
         with anyio.CancelScope(shield=True):
             listing = await self._attribute(handle, job)
             if listing is not None:
-                job.checkpoint_id = listing['id']  # followed through `extend` from now on
+                await self._moved(job, listing['id'])  # followed through `extend` from now on
                 if job.handle is not None:
                     await self.call('release', job.handle)
                     job.handle = None
