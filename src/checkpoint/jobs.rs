@@ -177,12 +177,6 @@ impl Followed {
         }
     }
 
-    /// The record of `call`'s job, when this store follows it.
-    pub fn record_of(&self, call: &CallInfo) -> Option<JobRecord> {
-        let name = calls::name_of(call)?;
-        self.lock().get(&name).map(|(_, r)| r.clone())
-    }
-
     /// Stops following `call`'s job: its record removed (then `jobs/`, when it was the last).
     /// Not followed: nothing done.
     pub fn unfollow(&self, call: &CallInfo) {
@@ -301,7 +295,6 @@ mod tests {
             ..old.clone()
         };
         first.follow(moved.clone()).unwrap(); // an update: the same job's record replaced
-        assert_eq!(first.record_of(&old.call), Some(moved.clone()));
         let second = Followed::new(dir.path());
         assert!(!second.none_at());
         assert!(second.orphans().is_empty());

@@ -789,15 +789,27 @@ impl CheckpointStore {
             }
             gone.extend(idx.map(|(p, _)| p.clone()));
         }
-        let befores: Vec<State> = differ
-            .iter()
-            .chain(gone.iter())
-            .map(|p| inner.index.get(p).map_or(State::Absent, |(_, s)| s.clone()))
-            .collect();
         let mut all = differ;
         all.extend(gone);
-        let afters = self.capture_into_index(inner, beneath, &all)?;
-        let mut changes: Vec<Change> = all
+        self.read_changes(inner, beneath, all)
+    }
+
+    /// `paths` read again into the index (their bytes kept), and those whose state differs from
+    /// the one the index held: the changes since the index last saw them, sorted by path.
+    ///
+    /// Errors: `Io` when a path cannot be read or its bytes kept.
+    fn read_changes(
+        &self,
+        inner: &mut Inner,
+        beneath: &Beneath,
+        paths: Vec<Vec<u8>>,
+    ) -> Result<Vec<Change>> {
+        let befores: Vec<State> = paths
+            .iter()
+            .map(|p| inner.index.get(p).map_or(State::Absent, |(_, s)| s.clone()))
+            .collect();
+        let afters = self.capture_into_index(inner, beneath, &paths)?;
+        let mut changes: Vec<Change> = paths
             .into_iter()
             .zip(befores.into_iter().zip(afters))
             .filter(|(_, (b, a))| !b.same(a))

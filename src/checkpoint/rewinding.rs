@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::sync::MutexGuard;
 
 use super::coord::Hold;
-use super::log::Change;
 use super::scan::{self, rescan};
-use super::state::State;
 use super::{io_error, normalize_all, rewind, CallInfo, CheckpointStore, Inner, Listing, LogWrite};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fs::root::path::Beneath;
@@ -103,23 +101,7 @@ impl CheckpointStore {
             if plan.conflicts.is_empty() {
                 break;
             }
-            let mut changed = plan.conflicts.clone();
-            changed.sort();
-            let befores: Vec<State> = changed
-                .iter()
-                .map(|p| inner.index.get(p).map_or(State::Absent, |(_, s)| s.clone()))
-                .collect();
-            let afters = self.capture_into_index(inner, beneath, &changed)?;
-            let found: Vec<Change> = changed
-                .into_iter()
-                .zip(befores.into_iter().zip(afters))
-                .filter(|(_, (b, a))| !b.same(a))
-                .map(|(path, (before, after))| Change {
-                    path,
-                    before,
-                    after,
-                })
-                .collect();
+            let found = self.read_changes(inner, beneath, plan.conflicts.clone())?;
             if found.is_empty() || !job.ran() {
                 break; // someone else's: from before the look, or the job did nothing since
             }

@@ -34,17 +34,40 @@ pub fn group_alive(pgid: i32) -> bool {
 
 #[cfg(target_os = "linux")]
 fn live_member(pgid: i32) -> Option<bool> {
+    Some(members(pgid)?.any(|(_, fields)| live(&fields)))
+}
+
+/// The processes of group `pgid` as `/proc` lists them now: each PID with the fields of its
+/// `/proc/<pid>/stat` after `comm` (`state ppid pgrp session ...`, whitespace-separated; `comm`
+/// may hold spaces and parentheses, so they start after its last `)`). One `getpgid` rules out
+/// each other process; only members' `stat` is read. `None` without `/proc`.
+#[cfg(target_os = "linux")]
+pub(crate) fn members(pgid: i32) -> Option<impl Iterator<Item = (i32, String)>> {
     let entries = std::fs::read_dir("/proc").ok()?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        if live_in_group(pid, pgid) {
-            return Some(true);
-        }
+    Some(entries.flatten().filter_map(move |entry| {
+        let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+        member_stat(pid, pgid).map(|fields| (pid, fields))
+    }))
+}
+
+/// The fields of `/proc/<pid>/stat` after `comm` (see [`members`]) when `pid` is in group
+/// `pgid`; `None` otherwise, or when it is gone.
+#[cfg(target_os = "linux")]
+fn member_stat(pid: i32, pgid: i32) -> Option<String> {
+    // SAFETY: getpgid on any PID only reads.
+    if unsafe { libc::getpgid(pid) } != pgid {
+        return None;
     }
-    Some(false)
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields = &stat[stat.rfind(')')? + 1..];
+    // The group as `stat` says it (the PID may have been reused since `getpgid`).
+    (fields.split_whitespace().nth(2)?.parse::<i32>().ok()? == pgid).then(|| fields.to_string())
+}
+
+/// Whether a process whose `stat` fields (after `comm`) are `fields` is alive (not a zombie).
+#[cfg(target_os = "linux")]
+fn live(fields: &str) -> bool {
+    !matches!(fields.split_whitespace().next(), Some("Z" | "X") | None)
 }
 
 /// The CPU time the live processes of group `pgid` have used, in nanoseconds: each thread's
@@ -65,32 +88,13 @@ pub fn group_cpu_ns(pgid: i32) -> Option<u64> {
             _ => return None,
         };
         let mut total: u64 = 0;
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            // SAFETY: getpgid on any PID only reads.
-            if unsafe { libc::getpgid(pid) } != pgid {
-                continue;
-            }
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue; // gone meanwhile
-            };
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                continue;
-            };
+        for (pid, fields) in members(pgid)? {
             // After `comm`: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
             // cmajflt utime stime cutime cstime.
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            if fields.get(2).and_then(|s| s.parse::<i32>().ok()) != Some(pgid) {
-                continue;
-            }
-            let reaped: u64 = fields[13..15.min(fields.len())]
-                .iter()
+            let reaped: u64 = fields
+                .split_whitespace()
+                .skip(13)
+                .take(2)
                 .filter_map(|s| s.parse::<u64>().ok())
                 .sum();
             total = total.wrapping_add(reaped.wrapping_mul(tick_ns));
@@ -125,23 +129,7 @@ pub fn group_cpu_ns(pgid: i32) -> Option<u64> {
 /// Whether `pid` is a live (not zombie) member of group `pgid`.
 #[cfg(target_os = "linux")]
 fn live_in_group(pid: i32, pgid: i32) -> bool {
-    // One syscall rules out the other groups' processes; only members' `stat` is read.
-    // SAFETY: getpgid on any PID only reads.
-    if unsafe { libc::getpgid(pid) } != pgid {
-        return false;
-    }
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
-    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-        return false;
-    };
-    let mut fields = rest.split_whitespace();
-    let state = fields.next().unwrap_or("");
-    let _ppid = fields.next();
-    let pgrp = fields.next().and_then(|s| s.parse::<i32>().ok());
-    pgrp == Some(pgid) && state != "Z" && state != "X"
+    member_stat(pid, pgid).is_some_and(|fields| live(&fields))
 }
 
 /// The last PID the kernel allocated in this PID namespace (`/proc/sys/kernel/ns_last_pid`),

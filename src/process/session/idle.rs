@@ -20,30 +20,12 @@ pub fn waits_for_input(master: RawFd) -> bool {
     let Some(pgrp) = foreground_group(master) else {
         return false;
     };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let Some(members) = crate::process::group::members(pgrp) else {
         return false;
     };
     let mut reading = false;
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        // SAFETY: getpgid only reads.
-        if unsafe { libc::getpgid(pid) } != pgrp {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let state = stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].split_whitespace().next())
-            .unwrap_or("");
-        match state {
+    for (pid, fields) in members {
+        match fields.split_whitespace().next().unwrap_or("") {
             "Z" | "X" => continue,
             "S" => {}
             _ => return false,
