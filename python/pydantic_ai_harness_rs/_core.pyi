@@ -907,8 +907,15 @@ class CheckpointStore:
         from a writer thread (the store's lock held until they are on disk), or the line is appended before
         the call returns when no object is new. The commit's errors are raised as `core.commit`
         raises them, after the record. `durable`: a durable unit's call (its record on disk while it runs,
-        as `keep` with `tool_call_id`). `wait=False`: None, nothing done, when another process holds the
-        store's lock."""
+        as `keep` with `tool_call_id`). `wait=False` (a small commit on an event loop): None, nothing done,
+        when another process holds the store's lock, a background job is followed or `calls/` holds a
+        record; else the commit runs and its checkpoint is recorded later (the id is None): by `finish()`
+        once the call has returned, or first thing by the store's next use in this process; the store's
+        lock is held until then. A durable call is recorded before it returns."""
+    def finish(self) -> None:
+        """Record the checkpoint of the last `commit(..., wait=False)` if it is not yet (nothing
+        otherwise); call it once that tool call has returned. Raises OSError (a full disk): that
+        checkpoint is lost, as after a kill right after the commit."""
     def commit_patch(
         self,
         core: FileSystemCore,

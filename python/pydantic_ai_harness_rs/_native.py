@@ -26,7 +26,10 @@ INLINE_MAX_BYTES = 256 * 1024
 worker-thread hop (about 0.09 ms here) plus the read would cost, so tiny calls stay as fast as the
 reference's synchronous ones. Larger work always goes to a worker thread."""
 
-_NEVER_CANCELLED = CancelToken()
+NEVER_CANCELLED = CancelToken()
+"""A token never cancelled: for native work called right here (`run_inline`)."""
+
+_NEVER_CANCELLED = NEVER_CANCELLED
 
 _FILE_PASSES: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar('harness_file_passes')
 

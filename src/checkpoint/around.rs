@@ -101,6 +101,25 @@ impl Recent {
     }
 }
 
+/// A file tool's checkpoint whose commit ran: what its record needs
+/// ([`CheckpointStore::finish_with`]). Held in the store's state between a commit run
+/// on the event loop and its record ([`CheckpointStore::around_later`]).
+pub(crate) struct Unfinished {
+    beneath: Beneath,
+    known: Vec<Known>,
+    tops: Vec<Vec<u8>>,
+    before: BTreeMap<Vec<u8>, State>,
+    deferred: BTreeMap<Vec<u8>, Deferred>,
+    hashing: Vec<(Vec<u8>, beside::Hashing)>,
+    /// Whether the commit succeeded.
+    ok: bool,
+    call: CallInfo,
+    /// A durable unit's call record on disk.
+    record: Option<std::path::PathBuf>,
+    /// Whether it holds a hold of the store's lock of its own (given back once recorded).
+    holds: bool,
+}
+
 impl CheckpointStore {
     /// A file tool's call in one: keeps the state of `paths` (as [`CheckpointStore::keep`]),
     /// runs `body` (the commit, given the store's descriptor of the root), records what changed as `call`'s checkpoint (as
@@ -121,17 +140,109 @@ impl CheckpointStore {
     pub fn around<T>(
         &self,
         paths: &[Vec<u8>],
-        mut known: Vec<Known>,
+        known: Vec<Known>,
         call: CallInfo,
         durable: bool,
         wait: bool,
         body: impl FnOnce(&mut [Known], &Beneath) -> Result<T>,
     ) -> Result<Option<(Result<T>, Option<Listing>)>> {
+        let Some((_hold, mut inner, result, unfinished)) =
+            self.around_begin(paths, known, call, durable, wait, body)?
+        else {
+            return Ok(None);
+        };
+        let recorded = self.finish_with(&mut inner, unfinished);
+        Ok(Some((result, recorded?)))
+    }
+
+    /// [`CheckpointStore::around`] without waiting, for a call on an event loop: runs the
+    /// commit and returns its result; the checkpoint is recorded by the next
+    /// [`CheckpointStore::finish`] (the caller's, once its call has returned), or by whatever
+    /// uses the store next in this process, which finishes it first. Until then the call holds
+    /// the store's lock: no other process reads the store half recorded. `None` as for
+    /// `around` without `wait`. A durable call (`durable` with a tool call id) is recorded
+    /// before this returns.
+    ///
+    /// Errors: as `around`'s outer result.
+    pub fn around_later<T>(
+        &self,
+        paths: &[Vec<u8>],
+        known: Vec<Known>,
+        call: CallInfo,
+        durable: bool,
+        body: impl FnOnce(&mut [Known], &Beneath) -> Result<T>,
+    ) -> Result<Option<Result<T>>> {
+        let Some((hold, mut inner, result, mut unfinished)) =
+            self.around_begin(paths, known, call, durable, false, body)?
+        else {
+            return Ok(None);
+        };
+        if unfinished.record.is_some() {
+            self.finish_with(&mut inner, unfinished)?;
+            return Ok(Some(result));
+        }
+        // The hold goes with the record: given back once it is done.
+        std::mem::forget(hold);
+        unfinished.holds = true;
+        inner.unfinished = Some(unfinished);
+        self.unfinished
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(Some(result))
+    }
+
+    /// Records the checkpoint of a commit [`CheckpointStore::around_later`] left unrecorded, if
+    /// any (nothing otherwise).
+    ///
+    /// Errors: `Io` for a write that failed (a full disk): that checkpoint is lost, as if the
+    /// process had been killed after the commit; what is on disk is loaded next time.
+    pub fn finish(&self) -> Result<()> {
+        if !self.unfinished.load(std::sync::atomic::Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut inner = self.lock();
+        self.finish_in(&mut inner)
+    }
+
+    /// [`CheckpointStore::finish`] with the store's state locked.
+    pub(super) fn finish_in(&self, inner: &mut Inner) -> Result<()> {
+        let Some(unfinished) = inner.unfinished.take() else {
+            return Ok(());
+        };
+        self.unfinished
+            .store(false, std::sync::atomic::Ordering::Release);
+        match self.finish_with(inner, unfinished) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                inner.generation = super::UNSEEN;
+                Err(e)
+            }
+        }
+    }
+
+    /// The part of `around` up to and including the body: the hold of the store's lock, its
+    /// state locked, the body's result and what its record needs.
+    #[allow(clippy::type_complexity)]
+    fn around_begin<T>(
+        &self,
+        paths: &[Vec<u8>],
+        mut known: Vec<Known>,
+        call: CallInfo,
+        durable: bool,
+        wait: bool,
+        body: impl FnOnce(&mut [Known], &Beneath) -> Result<T>,
+    ) -> Result<
+        Option<(
+            super::coord::Hold<'_>,
+            std::sync::MutexGuard<'_, Inner>,
+            Result<T>,
+            Unfinished,
+        )>,
+    > {
         for k in &mut known {
             k.path = normalize(&k.path)?;
         }
         let beneath = self.beneath()?;
-        let (_hold, mut inner) = if wait {
+        let (hold, mut inner) = if wait {
             self.begin()?
         } else if !self.jobs.none_at() || !calls::none_at(&self.calls_dir) {
             // A job to count first, or a record in `calls/`: a dead command's, which the reload
@@ -157,8 +268,8 @@ impl CheckpointStore {
         let (mut tops, mut before, deferred) =
             self.keep_paths(&mut inner, &beneath, paths, &defer)?;
         let record = self.write_call_record(durable, &mut tops, &mut before)?;
-        // Old bytes not recognised (new to the store) are hashed beside the commit.
-        let mut hashes: HashMap<Vec<u8>, String> = HashMap::new();
+        // Old bytes not recognised (new to the store) are hashed beside the commit; those a
+        // file tool wrote there last are compared with them once it is done.
         let mut hashing: Vec<(Vec<u8>, beside::Hashing)> = Vec::new();
         for k in &known {
             if let (true, Some(old)) = (deferred.contains_key(&k.path), &k.old) {
@@ -168,45 +279,80 @@ impl CheckpointStore {
                     || (recent.is_none() && data.len() >= BESIDE_BYTES)
                 {
                     hashing.push((k.path.clone(), beside::sha256_beside(old.clone(), recent)));
-                } else if let Some((h, _)) = recent.filter(|(_, d)| (**d).as_ref() == data) {
-                    hashes.insert(k.path.clone(), h);
-                } else if data.len() >= BESIDE_BYTES {
-                    hashing.push((k.path.clone(), beside::sha256_beside(old.clone(), None)));
                 }
             }
         }
         let result = body(&mut known, &beneath);
+        let unfinished = Unfinished {
+            beneath,
+            known,
+            tops,
+            before,
+            deferred,
+            hashing,
+            ok: result.is_ok(),
+            call,
+            record,
+            holds: false,
+        };
+        Ok(Some((hold, inner, result, unfinished)))
+    }
+
+    /// Records what a commit changed (`around`'s part after the body); returns the listing
+    /// (`None`: nothing changed).
+    fn finish_with(&self, inner: &mut Inner, u: Unfinished) -> Result<Option<Listing>> {
+        let Unfinished {
+            beneath,
+            mut known,
+            tops,
+            mut before,
+            deferred,
+            hashing,
+            ok,
+            call,
+            record,
+            holds,
+        } = u;
+        let mut hashes: HashMap<Vec<u8>, String> = HashMap::new();
         for (path, h) in hashing {
             hashes.insert(path, h.wait());
         }
         let mut given = BTreeMap::new();
-        if result.is_ok() {
+        let recorded = if ok {
             for k in &mut known {
                 if !tops.contains(&k.path) {
                     continue; // excluded
                 }
                 let at = deferred.get(&k.path);
                 if let (Some(d), Some(old)) = (at, &k.old) {
-                    let hash = hashes.remove(&k.path);
-                    let state = self.kept_old(&mut inner, old, hash, d.meta.mode);
+                    let hash = hashes.remove(&k.path).or_else(|| {
+                        // Bytes a file tool wrote there last, compared (else hashed).
+                        inner
+                            .recent
+                            .get(&k.path)
+                            .filter(|(_, d)| (**d).as_ref() == (**old).as_ref())
+                            .map(|(h, _)| h)
+                    });
+                    let state = self.kept_old(inner, old, hash, d.meta.mode);
                     before.insert(k.path.clone(), state);
                 }
-                let after = self.written(&mut inner, &beneath, k, at);
+                let after = self.written(inner, &beneath, k, at);
                 given.insert(k.path.clone(), after);
             }
+            Ok(())
         } else {
             // Nothing was written: the deferred paths are as they were.
             let rels: Vec<Vec<u8>> = deferred.into_keys().collect();
-            let states = self.capture_into_index(&mut inner, &beneath, &rels)?;
-            before.extend(rels.into_iter().zip(states));
-        }
-        let recorded = self
-            .keep_changes_given(&mut inner, &beneath, tops, before, given)
-            .and_then(|changes| self.append_fused(&mut inner, changes, call, record.as_deref()));
+            self.capture_into_index(inner, &beneath, &rels)
+                .map(|states| before.extend(rels.into_iter().zip(states)))
+        };
+        let recorded = recorded
+            .and_then(|()| self.keep_changes_given(inner, &beneath, tops, before, given))
+            .and_then(|changes| self.append_fused(inner, changes, call, record.as_deref()));
         // After the log: a kill before this leaves the record, and the call's next attempt
-        // finds its checkpoint (the call's own hold is given back by `_hold`).
-        self.close(record.as_deref(), false);
-        Ok(Some((result, recorded?)))
+        // finds its checkpoint (the call's own hold is given back by `_hold`, or here).
+        self.close(record.as_deref(), holds);
+        recorded
     }
 
     /// Appends a checkpoint of `changes` (none: nothing) as `call`'s and prunes to the budget.
@@ -429,6 +575,92 @@ mod tests {
         assert_eq!(store.list(None), vec![first.clone(), second]);
         rewind(&store, &first.id, false).unwrap();
         assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"one\n");
+    }
+
+    /// An edit run by `around_later`: the file is written when it returns, its checkpoint
+    /// recorded by `finish`, by the store's next operation, or by its drop; until then the
+    /// store's lock stays held, so another process never reads the store half recorded.
+    #[test]
+    fn an_edit_recorded_later_holds_the_lock_until_it_is_recorded() {
+        let locked_by_us = |r: &Path| {
+            let other =
+                std::fs::File::open(r.join(".pydantic-ai-harness/checkpoints/lock")).unwrap();
+            // SAFETY: a valid descriptor; a non-blocking try on another open file description.
+            let free = unsafe {
+                libc::flock(
+                    std::os::fd::AsRawFd::as_raw_fd(&other),
+                    libc::LOCK_EX | libc::LOCK_NB,
+                )
+            } == 0;
+            !free
+        };
+        let later = |store: &CheckpointStore, root: &Path, old: &str, new: &str| {
+            let new_owned = new.to_string();
+            store
+                .around_later(
+                    &[b"a.txt".to_vec()],
+                    known(old, new),
+                    call(),
+                    false,
+                    |_, _| {
+                        std::fs::write(root.join("a.txt"), &new_owned)
+                            .map_err(|e| Error::io(&e, "write"))
+                    },
+                )
+                .unwrap()
+                .unwrap()
+                .unwrap();
+        };
+        for how in ["finish", "list", "edit", "drop"] {
+            let dir = tempfile::tempdir().unwrap();
+            let r = dir.path();
+            std::fs::write(r.join("a.txt"), "one\n").unwrap();
+            let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+            later(&store, r, "one\n", "two\n");
+            assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"two\n", "{how}");
+            assert!(locked_by_us(r), "{how}: the lock is held until the record");
+            if how == "drop" {
+                drop(store);
+                let store =
+                    CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+                let listed = store.list(None);
+                assert_eq!(listed.len(), 1, "{how}");
+                rewind(&store, &listed[0].id, false).unwrap();
+                assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"one\n", "{how}");
+                continue;
+            }
+            let listed = match how {
+                "finish" => {
+                    store.finish().unwrap();
+                    store.finish().unwrap(); // nothing left: nothing done
+                    store.list(None)
+                }
+                "list" => store.list(None),
+                _ => {
+                    edit(&store, r, "two\n", "three\n").unwrap();
+                    store.list(None)
+                }
+            };
+            let n = if how == "edit" { 2 } else { 1 };
+            assert_eq!(listed.len(), n, "{how}");
+            assert_eq!(listed[0].paths, vec![b"a.txt".to_vec()], "{how}");
+            store_flushed(r);
+            let again = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+            assert_eq!(again.list(None), listed, "{how}: on disk as listed");
+            drop(again);
+            rewind(&store, &listed[0].id, false).unwrap();
+            assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"one\n", "{how}");
+        }
+    }
+
+    /// Waits until the store's lock is free (the writer thread gave back the last hold).
+    fn store_flushed(r: &Path) {
+        let f = std::fs::File::open(r.join(".pydantic-ai-harness/checkpoints/lock")).unwrap();
+        // SAFETY: a valid descriptor; blocks until the lock is free, then gives it back.
+        unsafe {
+            libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX);
+            libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_UN);
+        }
     }
 
     #[test]

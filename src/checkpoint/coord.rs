@@ -110,6 +110,11 @@ impl Coord {
         Some(s.generation)
     }
 
+    /// The generation this process saw or wrote last (the store's, while it holds the lock).
+    pub fn generation(&self) -> u64 {
+        self.state().generation
+    }
+
     /// Gives back a hold; the last one writes the generation [`Coord::bump_by_leave`] left,
     /// then unlocks.
     pub fn leave(&self) {

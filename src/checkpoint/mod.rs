@@ -236,6 +236,8 @@ pub(crate) struct Inner {
     log_on_disk: bool,
     /// The log file's descriptor kept for appends.
     log_file: log::LogFile,
+    /// A file tool's commit not recorded yet ([`CheckpointStore::around_later`]).
+    unfinished: Option<around::Unfinished>,
 }
 
 impl Inner {
@@ -259,6 +261,7 @@ impl Inner {
             recent: around::Recent::default(),
             log_on_disk,
             log_file: log::LogFile::default(),
+            unfinished: None,
         }
     }
 
@@ -289,6 +292,8 @@ pub struct CheckpointStore {
     calls_dir: std::ffi::CString,
     /// The background jobs this store follows (see [`jobs`]).
     pub jobs: jobs::Followed,
+    /// Whether `Inner::unfinished` holds a commit to record (read without the mutex).
+    unfinished: std::sync::atomic::AtomicBool,
 }
 
 /// A generation no store has: the state in memory is none yet (loaded by the next operation).
@@ -357,6 +362,7 @@ impl CheckpointStore {
             objects,
             coord,
             inner: Mutex::new(Inner::new(log, index, sizes, generation, on_disk)),
+            unfinished: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -383,6 +389,14 @@ impl CheckpointStore {
     fn begun(&self, generation: u64) -> Result<(Hold<'_>, MutexGuard<'_, Inner>)> {
         let hold = Hold(&self.coord);
         let mut inner = self.lock();
+        let mut generation = generation;
+        if inner.unfinished.is_some() {
+            // This process's file tool call, recorded first (under its own hold: nobody else
+            // wrote the store since, and the generation is the one it leaves). A failure
+            // leaves the state to reload from disk.
+            let _ = self.finish_in(&mut inner);
+            generation = self.coord.generation();
+        }
         if inner.generation != generation {
             let (log, index, sizes) = load_state(&self.dir, &self.objects)?;
             inner.log = log;
@@ -1219,6 +1233,7 @@ impl CheckpointStore {
 
     /// Bytes the store's objects hold.
     pub fn store_bytes(&self) -> u64 {
+        let _ = self.finish();
         self.lock().store_bytes()
     }
 }
@@ -1228,6 +1243,8 @@ impl Drop for CheckpointStore {
     /// the store's lock or wrote the store since (the index is a cache: an older one on disk
     /// only makes the next snapshot read more).
     fn drop(&mut self) {
+        // A commit left unrecorded holds the lock: recorded now.
+        let _ = self.finish();
         let Some(generation) = self.coord.try_enter() else {
             return;
         };

@@ -17,6 +17,7 @@ use crate::checkpoint::{io_error, CallInfo, CheckpointStore, For, Listing, Setti
 use crate::error::{Error, ErrorKind};
 use crate::fs::change::write::{Operation, Plan as ChangePlan};
 use crate::fs::patch::PatchPlan;
+use crate::fs::root::path::Beneath;
 
 use super::fs::{PyChangePlan, PyFileSystemCore, PyOutcome, PyPatchPlan};
 use super::PyCancelToken;
@@ -325,9 +326,11 @@ impl PyCheckpointStore {
     /// native call: keeps `paths` (root-relative: the plan's path), commits, records
     /// ([`CheckpointStore::around`]). Returns `(outcome, the new checkpoint's id or None)`; the commit's errors
     /// are raised as `core.commit` raises them, after the record. `durable`: a durable unit's
-    /// call (its record on disk while it runs, as `keep` with `tool_call_id`). Without `wait`:
-    /// `None` when another process holds the store's lock (nothing done; call again with
-    /// `wait` off the event loop).
+    /// call (its record on disk while it runs, as `keep` with `tool_call_id`). Without `wait`
+    /// (a small commit on an event loop): `None` when another process holds the store's lock
+    /// (nothing done; call again with `wait` off the event loop); else the checkpoint is
+    /// recorded by `finish()` once the call has returned (the id is `None`), unless durable
+    /// ([`CheckpointStore::around_later`]).
     #[pyo3(signature = (core, plan, paths, *, run_id, tool_call_id, tool_name, created_at, cancel, durable = false, wait = true))]
     #[allow(clippy::too_many_arguments)]
     fn commit<'py>(
@@ -359,22 +362,44 @@ impl PyCheckpointStore {
         };
         // The store's descriptor of the root serves the commit too when both roots are one.
         let same_root = fs.root.real_root() == self.store.real_root();
-        let done = run(py, || {
-            self.store
-                .around(&paths, known, call, durable, wait, |known, root| {
-                    let root = same_root.then_some(root);
-                    let (outcome, digest) = fs.commit_hashed_in(&plan, &flag, root)?;
-                    if let Some(k) = known.first_mut() {
-                        k.new_hash = digest;
-                    }
-                    Ok(outcome)
-                })
-        })?;
-        let Some((outcome, l)) = done else {
-            return Ok(None);
+        let body = |known: &mut [Known], root: &Beneath| {
+            let root = same_root.then_some(root);
+            let (outcome, digest) = fs.commit_hashed_in(&plan, &flag, root)?;
+            if let Some(k) = known.first_mut() {
+                k.new_hash = digest;
+            }
+            Ok(outcome)
+        };
+        let (outcome, id) = if wait {
+            let done = run(py, || {
+                self.store.around(&paths, known, call, durable, true, body)
+            })?;
+            let Some((outcome, l)) = done else {
+                return Ok(None);
+            };
+            (outcome, l.map(|l| l.id))
+        } else {
+            let done = run(py, || {
+                self.store.around_later(&paths, known, call, durable, body)
+            })?;
+            let Some(outcome) = done else {
+                return Ok(None);
+            };
+            (outcome, None)
         };
         let outcome = outcome.map_err(PyErr::from)?;
-        Ok(Some((outcome.into(), l.map(|l| l.id))))
+        Ok(Some((outcome.into(), id)))
+    }
+
+    /// Records the checkpoint of the last `commit` run without `wait`, if it is not yet
+    /// (nothing otherwise): call it once that call has returned. Whatever uses the store
+    /// next in this process (a call, a listing, a rewind) records it first anyway; until then
+    /// this process holds the store's lock.
+    ///
+    /// Raises `OSError` for a write that failed (a full disk): that checkpoint is lost, as if
+    /// the process had been killed right after the commit.
+    fn finish(&self, py: Python<'_>) -> PyResult<()> {
+        run(py, || self.store.finish())
     }
 
     /// Commits the patch `plan` (a patch plan of `core`) and records it as one call's

@@ -272,8 +272,10 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         (`_units.py`)."""
         if _in_workflow_code():
             return await handler(args)
-        if any(state.jobs for state in self._states.values()):
-            await self._sweep_all()
+        for state in self._states.values():
+            if state.jobs:
+                await self._sweep_all()
+                break
         recorder = CallRecorder(
             self._state_for,
             ctx.run_id,
@@ -323,13 +325,11 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
                 with anyio.CancelScope(shield=True):
                     job = await self._started_job(recorder, state.root)
                     if job is None:
-                        listing = await state.record(handle, recorder)
+                        await state.record(handle, recorder)
                     else:
                         job.cpu = await job.cpu_now()  # before the record: what it does after is its
                         listing, job_handle = await state.record_for_job(handle, recorder)
                         await state.open_job(job, listing, job_handle)
-                    if listing is not None:
-                        recorder.recorded.append(listing['id'])
 
     async def _remote_commands(self, ctx: RunContext[AgentDepsT]) -> tuple[RemoteState, Workspace] | None:
         """The store and workspace of a shell command on a workspace whose files are not on this host

@@ -1,30 +1,60 @@
 """The hook the change tools call: keep what a change is about to replace, record what it made.
 
 `Checkpoints.wrap_tool_execute` makes a `CallRecorder` current (a ContextVar) for each tool call.
-`LocalEngine.commit` (`filesystem/_engine.py`) commits through `recorder.commit(root, fused, plain, now)`:
-one native call keeps the plan's path, commits and records the call's checkpoint
-(`CheckpointStore.commit`, on the event loop for a small file, as the commit alone would run),
-under the root's turn (`_stores.RootState.turn`) so that nothing another checkpointed call does in
-between is counted against this one (a call that runs inline while nobody holds the turn needs none:
-nothing else on the loop runs until it returns). `commit_patch` (and a `create_directory`) runs its commit
-inside `recorder.change(root, paths)` (`RemoteEngine`'s: `recorder.remote_change`, `_remote.py`):
+`LocalEngine.commit` (`filesystem/_engine.py`) commits a small change through `recorder.commit_now`:
+one native call keeps the plan's path, commits, and leaves the call's checkpoint to be recorded once
+the call has returned (`CheckpointStore.commit` without `wait`, then `finish_soon`). Otherwise (a big
+file, a durable unit's call, a background job followed, another process holding the store's lock) it
+goes through `recorder.commit(root, fused, plain)`: the same native call in a worker thread, recorded
+before it returns, under the root's turn (`_stores.RootState.turn`) so that nothing another
+checkpointed call does in between is counted against this one; `commit_patch` always goes this
+way (`CheckpointStore.commit_patch`). A `create_directory` runs its commit inside
+`recorder.change(root, paths)` (`RemoteEngine`'s commits: `recorder.remote_change`, `_remote.py`):
 the store keeps those paths' current state (`keep`), the commit runs, the store records the
-after-states (`record`). Without `Checkpoints` the ContextVar is `None` and nothing happens.
+after-states (`record`). Without `Checkpoints` the ContextVar is
+`None` and nothing happens.
 """
 
 from __future__ import annotations
 
+import asyncio
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic_ai_harness_rs._native import NEVER_CANCELLED
 
 T = TypeVar('T')
 
 if TYPE_CHECKING:
     from pydantic_ai_harness_rs.checkpoints._remote import RemoteFiles, RemoteState
     from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState
+
+
+def finish_soon(store: Any) -> None:
+    """Have `store` record the checkpoint of the commit it ran without `wait` once the tool call
+    has returned (`CheckpointStore.finish`): on an asyncio loop at its next iteration, else here.
+    Its bookkeeping is off the call's path; whatever uses the store before then records it first."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not on asyncio (trio): recorded now
+        _finish(store)
+    else:
+        loop.call_soon(_finish, store)
+
+
+def _finish(store: Any) -> None:
+    try:
+        store.finish()
+    except OSError as e:
+        warnings.warn(
+            f'Checkpoints: the last file change was made but its checkpoint was not recorded: {e}',
+            RuntimeWarning,
+            stacklevel=1,
+        )
 
 
 def call_info(call: CallRecorder | OpenJob) -> dict[str, Any]:
@@ -48,8 +78,6 @@ class CallRecorder:
     tool_call_id: str | None
     tool_name: str
     created_at: float
-    recorded: list[str] = field(default_factory=list[str])
-    """The ids of the checkpoints this call appended."""
     once: bool = False
     """Inside a durable unit (`_units.py`): an attempt of a call that already has a checkpoint (an
     earlier attempt recorded it, then its worker died) adds to that one instead of appending another;
@@ -82,55 +110,59 @@ class CallRecorder:
         """The call as the store records it (`CheckpointStore.record`'s keywords)."""
         return call_info(self)
 
+    def commit_now(self, core: Any, plan: Any, path: str) -> Any | None:
+        """A small commit of `core`'s change `plan` of `path` (root-relative), kept and recorded by
+        the store right here (`CheckpointStore.commit` without `wait`; its record made once the call
+        has returned, `finish_soon`): the commit's outcome, or `None` when it cannot run so (no store
+        open for the root yet, a durable unit's call, a background job followed, the root's turn
+        held on this event loop, another process holding the store's lock); then `commit` does it.
+
+        Without an `await` between its start and its end, nothing else on the loop can run in
+        between, so taking and giving back the turn would change nothing (and costs a noticeable
+        part of a small edit)."""
+        opened = self.opened
+        state = opened.get(core.root_dir) if opened is not None else None
+        if state is None or self.once or state.jobs or state.turn().locked():
+            return None
+        store = state.store
+        done = store.commit(
+            core,
+            plan,
+            [path],
+            run_id=self.run_id,
+            tool_call_id=self.tool_call_id,
+            tool_name=self.tool_name,
+            created_at=self.created_at,
+            cancel=NEVER_CANCELLED,
+            wait=False,
+        )
+        if done is None:
+            return None
+        finish_soon(store)
+        return done[0]
+
     async def commit(
         self,
         root: str,
         fused: Callable[[Any, dict[str, Any]], Awaitable[tuple[T, str | None]]],
         plain: Callable[[], Awaitable[T]],
-        now: Callable[[Any, dict[str, Any]], tuple[T, str | None] | None] | None = None,
     ) -> T:
         """`fused(store, call)`: the commit, kept and recorded by the store in one native call
         (`CheckpointStore.commit(..., **call)`; `call` as `call_info`, with `durable`), under the
-        root's turn: its result and the id of the checkpoint it appended (`None`: nothing changed).
-
-        `now(store, call)`: the same call right here, for a small commit: `None` when it cannot run
-        inline (a big one, another process holds the store's lock, or a background job is followed,
-        whose changes are counted first: `RootState.sweep_jobs`). Tried first without taking the
-        turn when nobody on this event loop holds it: with no `await` between its start and its end,
-        nothing else on the loop can run in between, so taking and giving back the turn would change
-        nothing (and costs a noticeable part of a small edit).
+        root's turn: its result and the id of the checkpoint it appended (`None`: nothing changed
+        or recorded later).
 
         `plain()`: the commit alone, for an attempt of a call whose checkpoint an earlier attempt
         recorded (`once`: a retried commit finds the file already written, so it changes nothing again).
         """
-        state = self.opened.get(root) if self.opened is not None else None
-        if state is None:
-            state = await self.state_for(root)
-        turn = state.turn()
-        if now is not None and not self.once and not state.jobs and not turn.locked():
-            call = {
-                'run_id': self.run_id,
-                'tool_call_id': self.tool_call_id,
-                'tool_name': self.tool_name,
-                'created_at': self.created_at,
-                'durable': False,
-            }
-            done = now(state.store, call)
-            if done is not None:
-                return self._recorded(done)
-        async with turn:
+        state = await self.state_for(root)
+        async with state.turn():
             await state.sweep_jobs()  # a job another process followed until it ended is taken over
             if self.once and await state.recorded_for(self) is not None:
                 return await plain()
             # A durable unit's call: the store keeps its record on disk while it runs (`identity`).
-            return self._recorded(await fused(state.store, {**self.call_info(), 'durable': bool(self.identity())}))
-
-    def _recorded(self, done: tuple[T, str | None]) -> T:
-        """A fused commit's result, the id of its checkpoint (if it appended one) kept."""
-        result, checkpoint_id = done
-        if checkpoint_id is not None:
-            self.recorded.append(checkpoint_id)
-        return result
+            result, _ = await fused(state.store, {**self.call_info(), 'durable': bool(self.identity())})
+            return result
 
     @asynccontextmanager
     async def change(self, root: str, paths: Sequence[str]) -> AsyncIterator[None]:
@@ -146,9 +178,7 @@ class CallRecorder:
             try:
                 yield
             finally:
-                listing = await state.record(handle, self, kept=True)
-                if listing is not None:
-                    self.recorded.append(listing['id'])
+                await state.record(handle, self, kept=True)
 
     @asynccontextmanager
     async def remote_change(self, root: str, files: RemoteFiles, paths: Sequence[str]) -> AsyncIterator[None]:

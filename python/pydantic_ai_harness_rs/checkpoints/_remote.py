@@ -224,15 +224,13 @@ class RemoteState(RootState):
         except BaseException:
             await self.call('release', handle)
             raise
-        listing = await self.call(
+        await self.call(
             method,
             handle,
             read,
             **recorder.call_info(),
             **extra,
         )
-        if listing is not None:
-            recorder.recorded.append(listing['id'])
 
     def _files(self) -> RemoteFiles:
         if self.files is None:
