@@ -113,3 +113,41 @@ async def test_a_listing_or_a_call_right_after_an_edit_finds_its_checkpoint(ws: 
     assert result['restored'] == ['a.txt']
     assert (ws / 'a.txt').read_text() == 'two\n'
     assert [c['tool_call_id'] for c in cp.list()] == ['call-1']
+
+
+TWO_STORES = """
+import asyncio, json, sys, types
+from typing import Any
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai_harness_rs import Checkpoints, FileSystem
+
+async def main() -> None:
+    root = sys.argv[1]
+    edits = Checkpoints(root=root)
+    other = Checkpoints(root=root, exclude=['.git/', 'build/'])  # other settings: a store of its own
+    toolset = FileSystem(root_dir=root).get_toolset()
+    ctx: Any = types.SimpleNamespace(run_id='run-1', workspace=None)
+    for n, (old, new) in enumerate([('one', 'two'), ('two', 'three')], 1):
+        part = ToolCallPart(tool_name='edit_file', args={}, tool_call_id=f'call-{n}')
+
+        async def handler(args: Any, old: str = old, new: str = new) -> Any:
+            return await toolset.edit_file('a.txt', old, new)
+
+        await edits.wrap_tool_execute(ctx, call=part, tool_def=Any, args={}, handler=handler)
+        if n == 1:
+            await asyncio.sleep(0.05)
+    # Right after the call, on the loop (no await): the other store's blocking listing waits for
+    # the store's lock, which this process holds until the first store records its call.
+    print(json.dumps([c['tool_call_id'] for c in other.list()]))
+
+asyncio.run(main())
+"""
+
+
+def test_a_blocking_listing_of_another_store_on_the_root_right_after_an_edit_does_not_wait_for_itself(
+    ws: Path,
+) -> None:
+    (ws / 'a.txt').write_text('one\n')
+    out = subprocess.run([sys.executable, '-c', TWO_STORES, str(ws)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == ['call-1', 'call-2']

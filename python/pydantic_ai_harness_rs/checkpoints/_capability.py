@@ -38,7 +38,7 @@ from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 
 from pydantic_ai_harness_rs import _core
 from pydantic_ai_harness_rs._sandbox import in_workflow_sandbox
-from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, CallRecorder
+from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, CallRecorder, finish_now
 from pydantic_ai_harness_rs.checkpoints._remote import RemoteState
 from pydantic_ai_harness_rs.checkpoints._stores import OpenJob, RootState, job_directory_of, real_root
 from pydantic_ai_harness_rs.durable._events import beneath_durable
@@ -393,7 +393,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Raises:
             UserError: no root yet (see `root`).
         """
-        return self._api_state().store.list(run_id)
+        state = self._api_state()
+        _finish_open_stores()
+        return state.store.list(run_id)
 
     async def list_async(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """`list` for async code: a running background job's changes counted first, then the
@@ -418,7 +420,9 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         Raises:
             UserError: no root yet (see `root`).
         """
-        return self._api_state().store.pruned()
+        state = self._api_state()
+        _finish_open_stores()
+        return state.store.pruned()
 
     async def pruned_async(self) -> list[str]:
         """`pruned` for async code, read in a worker thread (see `list_async`): the pruned ids, oldest
@@ -489,6 +493,15 @@ class Checkpoints(AbstractCapability[AgentDepsT]):
         from pydantic_ai_harness_rs.checkpoints._rewind import rewind_toolset
 
         return rewind_toolset(self)
+
+
+def _finish_open_stores() -> None:
+    """Record the file changes whose checkpoints wait for the event loop's next iteration
+    (`finish_soon`), in every store open in this process, before a call that blocks the calling
+    thread for the store's lock: another `Checkpoints` on the same root (other settings: a store
+    of its own) would otherwise wait on this thread for a lock this process holds until then."""
+    for state in list(_OPEN.values()):
+        finish_now(state.store)
 
 
 def _in_workflow_code() -> bool:

@@ -41,12 +41,14 @@ def finish_soon(store: Any) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not on asyncio (trio): recorded now
-        _finish(store)
+        finish_now(store)
     else:
-        loop.call_soon(_finish, store)
+        loop.call_soon(finish_now, store)
 
 
-def _finish(store: Any) -> None:
+def finish_now(store: Any) -> None:
+    """`store.finish()`: the checkpoint of a commit it ran without `wait` recorded now, if not yet;
+    a write that failed (a full disk) is a warning, that checkpoint lost."""
     try:
         store.finish()
     except OSError as e:
