@@ -24,6 +24,13 @@
 //! the writer. Where the log or the index must be written whole, and for a durable unit's call
 //! (whose record on disk is removed only once its line is there), everything is written before
 //! the call returns.
+//!
+//! On an event loop ([`CheckpointStore::around_later`]) the call returns once its commit is done:
+//! the rest (the after-state's `lstat`, recognising the old bytes, the checkpoint, the hand-off to
+//! the writer) is an `Unfinished` in the store's state, done by [`CheckpointStore::finish`] at
+//! the loop's next iteration, or first thing by the store's next operation in this process (and
+//! by its drop). The call's hold of the store's lock is kept until then, so other processes wait
+//! as they do for any call in progress.
 
 use std::collections::{BTreeMap, HashMap};
 
