@@ -912,10 +912,11 @@ class CheckpointStore:
         record; else the commit runs and its checkpoint is recorded later (the id is None): by `finish()`
         once the call has returned, or first thing by the store's next use in this process; the store's
         lock is held until then. A durable call is recorded before it returns."""
-    def finish(self) -> None:
+    def finish(self, *, flush: bool = False) -> None:
         """Record the checkpoint of the last `commit(..., wait=False)` if it is not yet (nothing
-        otherwise); call it once that tool call has returned. Raises OSError (a full disk): that
-        checkpoint is lost, as after a kill right after the commit."""
+        otherwise); call it once that tool call has returned. `flush`: then wait until the writer
+        thread has put everything queued on disk (a process about to exit). Raises OSError (a full
+        disk): that checkpoint is lost, as after a kill right after the commit."""
     def commit_patch(
         self,
         core: FileSystemCore,

@@ -184,7 +184,9 @@ impl CheckpointStore {
         else {
             return Ok(None);
         };
-        if unfinished.record.is_some() {
+        if unfinished.record.is_some() || !unfinished.ok {
+            // A durable call's record, or a commit that failed (its error goes to the caller, who
+            // then has nothing to finish): recorded now.
             self.finish_with(&mut inner, unfinished)?;
             return Ok(Some(result));
         }
@@ -208,6 +210,16 @@ impl CheckpointStore {
         }
         let mut inner = self.lock();
         self.finish_in(&mut inner)
+    }
+
+    /// [`CheckpointStore::finish`], then waits until the writer thread has put everything queued
+    /// on disk (and given back its hold of the store's lock): for a process about to exit, whose
+    /// writer thread would otherwise end with it.
+    ///
+    /// Errors: as `finish`, or the first write of the writer thread that failed.
+    pub fn finish_and_flush(&self) -> Result<()> {
+        self.finish()?;
+        self.objects.flush().map_err(|e| super::io_error(&e))
     }
 
     /// [`CheckpointStore::finish`] with the store's state locked.
@@ -407,14 +419,22 @@ impl CheckpointStore {
         };
         // Already held by this call: counted, never waits; given back after the line.
         let _ = self.coord.enter();
-        let coord = std::sync::Arc::clone(&self.coord);
+        let (coord, marks) = (
+            std::sync::Arc::clone(&self.coord),
+            std::sync::Arc::clone(&self.coord),
+        );
         self.objects.append_then_later(
             self.dir.join("log.jsonl"),
-            Box::new(move || line_of(&cp)),
+            Box::new(move || {
+                // The new generation reaches the lock file before the line reaches the log: a
+                // process killed with its lock held (a hold is taken again before the last is
+                // given back: calls back to back) leaves no line another process would not
+                // reload for.
+                marks.write_generation();
+                line_of(&cp)
+            }),
             Box::new(move || coord.leave()),
         );
-        // Other processes see the new generation once the lock is given back (the last hold
-        // writes it: the writer's, or this call's).
         inner.generation = self.coord.bump_by_leave();
         Ok(listing)
     }
@@ -658,6 +678,79 @@ mod tests {
             rewind(&store, &listed[0].id, false).unwrap();
             assert_eq!(std::fs::read(r.join("a.txt")).unwrap(), b"one\n", "{how}");
         }
+    }
+
+    /// A commit that fails under `around_later` leaves nothing to finish: the lock is free when it
+    /// returns (its caller gets the error and schedules no record).
+    #[test]
+    fn a_failed_commit_recorded_later_leaves_the_lock_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::write(r.join("a.txt"), "one\n").unwrap();
+        let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        let failed = store
+            .around_later(
+                &[b"a.txt".to_vec()],
+                known("one\n", "two\n"),
+                call(),
+                false,
+                |_, _| Err::<(), _>(Error::new(ErrorKind::Conflict, "changed")),
+            )
+            .unwrap()
+            .unwrap();
+        assert!(failed.is_err());
+        store_flushed(r); // would wait for ever with the lock kept
+        assert!(store.list(None).is_empty());
+    }
+
+    /// Calls back to back keep the store's lock taken from one to the next (the second takes its
+    /// hold before the writer gives back the first's). A process killed then must still leave a
+    /// generation that makes another process reload: the first call's line is on disk.
+    #[test]
+    fn a_process_killed_between_calls_back_to_back_leaves_its_lines_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::write(r.join("a.txt"), "one\n").unwrap();
+        let store = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        edit(&store, r, "zero\n", "one\n").unwrap(); // a generation other than a new store's
+        let other = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        assert_eq!(other.list(None).len(), 1); // loaded: the other process's view
+        store_flushed(r);
+        assert_eq!(store.list(None).len(), 1);
+        for (old, new) in [("one\n", "two\n"), ("two\n", "three\n")] {
+            let new_owned = new.to_string();
+            store
+                .around_later(
+                    &[b"a.txt".to_vec()],
+                    known(old, new),
+                    call(),
+                    false,
+                    |_, _| {
+                        std::fs::write(r.join("a.txt"), &new_owned)
+                            .map_err(|e| Error::io(&e, "write"))
+                    },
+                )
+                .unwrap()
+                .unwrap()
+                .unwrap();
+        }
+        // The first call's line is on disk (the second call recorded it before its commit); the
+        // second call waits for its record, its hold kept. Then the process is killed.
+        store.objects.flush().unwrap();
+        store.coord.give_up_as_if_killed();
+        std::mem::forget(store);
+        let listed = other.list(None);
+        assert_eq!(
+            listed.len(),
+            2,
+            "the other process reloads and finds the first call's line"
+        );
+        let fresh = CheckpointStore::open(r.to_str().unwrap(), Settings::default()).unwrap();
+        assert_eq!(fresh.list(None), listed);
+        // A call of the other process now gets the next id, not the lost line's.
+        let next = edit(&other, r, "three\n", "four\n").unwrap();
+        assert!(listed.iter().all(|l| l.id != next.id));
+        assert_eq!(other.list(None).len(), 3);
     }
 
     /// Waits until the store's lock is free (the writer thread gave back the last hold).

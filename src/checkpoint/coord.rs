@@ -110,6 +110,26 @@ impl Coord {
         Some(s.generation)
     }
 
+    /// Writes the generation [`Coord::bump_by_leave`] left to the lock file now, if not yet (a
+    /// hold must be taken): as [`Coord::leave`] would, for a write about to reach the store while
+    /// further holds may keep the lock taken.
+    pub fn write_generation(&self) {
+        let mut s = self.state();
+        if s.unwritten && s.holds > 0 {
+            // A failed write leaves other processes on the old generation (as a failed `bump`).
+            if self.file.write_at(&s.generation.to_le_bytes(), 0).is_ok() {
+                s.unwritten = false;
+            }
+        }
+    }
+
+    /// Gives the lock up without writing anything or counting holds, as the kernel does when the
+    /// process is killed (tests only).
+    #[cfg(test)]
+    pub fn give_up_as_if_killed(&self) {
+        let _ = flock(&self.file, libc::LOCK_UN);
+    }
+
     /// The generation this process saw or wrote last (the store's, while it holds the lock).
     pub fn generation(&self) -> u64 {
         self.state().generation
@@ -132,9 +152,10 @@ impl Coord {
     }
 
     /// [`Coord::bump`] for a write whose hold is given back right after it (a file tool's
-    /// checkpoint): the next generation, written to the lock file by the last hold's
-    /// [`Coord::leave`] (nobody reads it before the lock is given back), so a hold given back
-    /// by the store's writer thread costs its caller no write. A hold must be taken.
+    /// checkpoint): the next generation, written to the lock file by the writer thread before
+    /// the checkpoint's line ([`Coord::write_generation`]) or by the last hold's
+    /// [`Coord::leave`] (nobody reads it before the lock is given back), so the caller pays no
+    /// write. A hold must be taken.
     pub fn bump_by_leave(&self) -> u64 {
         let mut s = self.state();
         debug_assert!(s.holds > 0, "bump_by_leave without a hold");

@@ -396,10 +396,18 @@ impl PyCheckpointStore {
     /// next in this process (a call, a listing, a rewind) records it first anyway; until then
     /// this process holds the store's lock.
     ///
+    /// `flush`: then wait until the store's writer thread has put everything queued on disk
+    /// (for a process about to exit).
+    ///
     /// Raises `OSError` for a write that failed (a full disk): that checkpoint is lost, as if
     /// the process had been killed right after the commit.
-    fn finish(&self, py: Python<'_>) -> PyResult<()> {
-        run(py, || self.store.finish())
+    #[pyo3(signature = (*, flush = false))]
+    fn finish(&self, py: Python<'_>, flush: bool) -> PyResult<()> {
+        if flush {
+            run(py, || self.store.finish_and_flush())
+        } else {
+            run(py, || self.store.finish())
+        }
     }
 
     /// Commits the patch `plan` (a patch plan of `core`) and records it as one call's

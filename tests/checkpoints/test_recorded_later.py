@@ -151,3 +151,50 @@ def test_a_blocking_listing_of_another_store_on_the_root_right_after_an_edit_doe
     out = subprocess.run([sys.executable, '-c', TWO_STORES, str(ws)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == ['call-1', 'call-2']
+
+
+STOPPED_LOOP = """
+import asyncio, sys, types
+from typing import Any
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai_harness_rs import Checkpoints, FileSystem
+
+root = sys.argv[1]
+cp = Checkpoints(root=root)
+toolset = FileSystem(root_dir=root).get_toolset()
+ctx: Any = types.SimpleNamespace(run_id='run-1', workspace=None)
+
+async def edit(n: int, old: str, new: str) -> Any:
+    part = ToolCallPart(tool_name='edit_file', args={}, tool_call_id=f'call-{n}')
+
+    async def handler(args: Any) -> Any:
+        return await toolset.edit_file('a.txt', old, new)
+
+    return await cp.wrap_tool_execute(ctx, call=part, tool_def=Any, args={}, handler=handler)
+
+async def main() -> None:
+    await edit(1, 'one', 'two')
+    await asyncio.sleep(0.05)
+    await edit(2, 'two', 'three')
+    asyncio.get_running_loop().stop()  # right after the call: the loop never iterates again
+
+loop = asyncio.new_event_loop()
+loop.create_task(main())
+loop.run_forever()
+print('stopped', flush=True)
+# A normal exit, the loop never closed: the last edit's record is made at exit. (The first edit ran
+# in a worker thread of anyio's, which waits for its unclosed loop for ever: the interpreter would
+# wait for that thread at exit, with or without `Checkpoints`. Not what is tested here.)
+import threading
+with threading._shutdown_locks_lock:
+    threading._shutdown_locks.clear()
+"""
+
+
+def test_a_loop_stopped_right_after_an_edit_and_never_closed_still_records_it_at_exit(ws: Path) -> None:
+    (ws / 'a.txt').write_text('one\n')
+    out = subprocess.run([sys.executable, '-c', STOPPED_LOOP, str(ws)], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (0, 'stopped\n'), out.stderr
+    assert (ws / 'a.txt').read_text() == 'three\n'
+    assert listed_by_another_process(ws) == [['call-1', ['a.txt']], ['call-2', ['a.txt']]]
+    assert lock_is_free(ws)

@@ -14,6 +14,7 @@ opt-in `rewind` tool (`_rewind.py`) read and undo them.
 
 from __future__ import annotations
 
+import atexit
 import os
 import posixpath
 import shutil
@@ -502,6 +503,15 @@ def _finish_open_stores() -> None:
     of its own) would otherwise wait on this thread for a lock this process holds until then."""
     for state in list(_OPEN.values()):
         finish_now(state.store)
+
+
+@atexit.register
+def _finish_open_stores_at_exit() -> None:
+    """At exit, record what still waits for an event loop's next iteration (a loop stopped right
+    after an edit and never closed) and let the stores' writer threads finish: they end with the
+    process, and a store still referenced is never dropped."""
+    for state in list(_OPEN.values()):
+        finish_now(state.store, flush=True)
 
 
 def _in_workflow_code() -> bool:

@@ -46,11 +46,12 @@ def finish_soon(store: Any) -> None:
         loop.call_soon(finish_now, store)
 
 
-def finish_now(store: Any) -> None:
-    """`store.finish()`: the checkpoint of a commit it ran without `wait` recorded now, if not yet;
-    a write that failed (a full disk) is a warning, that checkpoint lost."""
+def finish_now(store: Any, *, flush: bool = False) -> None:
+    """`store.finish()`: the checkpoint of a commit it ran without `wait` recorded now, if not yet
+    (`flush`: and everything its writer thread holds put on disk); a write that failed (a full disk)
+    is a warning, that checkpoint lost."""
     try:
-        store.finish()
+        store.finish(flush=flush)
     except OSError as e:
         warnings.warn(
             f'Checkpoints: the last file change was made but its checkpoint was not recorded: {e}',
