@@ -568,6 +568,22 @@ mod tests {
         listing
     }
 
+    /// An edit of `a.txt` from `old` to `new` by `around_later` (its commit a plain write): the
+    /// file written, its checkpoint not recorded yet.
+    fn later(store: &CheckpointStore, root: &Path, old: &str, new: &str) {
+        store
+            .around_later(
+                &[b"a.txt".to_vec()],
+                known(old, new),
+                call(),
+                false,
+                |_, _| std::fs::write(root.join("a.txt"), new).map_err(|e| Error::io(&e, "write")),
+            )
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+
     fn rewind(store: &CheckpointStore, to: &str, force: bool) -> Result<()> {
         let plan = store.plan_rewind(to, None)?;
         let pinned: Vec<_> = plan
@@ -620,23 +636,6 @@ mod tests {
                 )
             } == 0;
             !free
-        };
-        let later = |store: &CheckpointStore, root: &Path, old: &str, new: &str| {
-            let new_owned = new.to_string();
-            store
-                .around_later(
-                    &[b"a.txt".to_vec()],
-                    known(old, new),
-                    call(),
-                    false,
-                    |_, _| {
-                        std::fs::write(root.join("a.txt"), &new_owned)
-                            .map_err(|e| Error::io(&e, "write"))
-                    },
-                )
-                .unwrap()
-                .unwrap()
-                .unwrap();
         };
         for how in ["finish", "list", "edit", "drop"] {
             let dir = tempfile::tempdir().unwrap();
@@ -718,21 +717,7 @@ mod tests {
         store_flushed(r);
         assert_eq!(store.list(None).len(), 1);
         for (old, new) in [("one\n", "two\n"), ("two\n", "three\n")] {
-            let new_owned = new.to_string();
-            store
-                .around_later(
-                    &[b"a.txt".to_vec()],
-                    known(old, new),
-                    call(),
-                    false,
-                    |_, _| {
-                        std::fs::write(r.join("a.txt"), &new_owned)
-                            .map_err(|e| Error::io(&e, "write"))
-                    },
-                )
-                .unwrap()
-                .unwrap()
-                .unwrap();
+            later(&store, r, old, new);
         }
         // The first call's line is on disk (the second call recorded it before its commit); the
         // second call waits for its record, its hold kept. Then the process is killed.
