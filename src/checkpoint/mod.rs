@@ -80,10 +80,16 @@ pub fn checkpoint_error(message: impl Into<String>) -> Error {
 }
 
 pub(crate) fn io_error(e: &std::io::Error) -> Error {
-    Error::io(
-        e,
-        "The checkpoint store could not be written (is the disk full?).",
-    )
+    let message = match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            "The checkpoint store could not be written (is the disk full?)."
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+            "The checkpoint store could not be written (no permission, or a read-only file system)."
+        }
+        _ => "The checkpoint store could not be written.",
+    };
+    Error::io(e, message)
 }
 
 /// The settings of a store.

@@ -132,9 +132,38 @@ fn write_object(dir: &Path, tmp: &Path, hash: &str, data: &[u8]) -> io::Result<(
     write_new(dir, tmp, hash, data).map(|_| ())
 }
 
+/// A temporary file left for good: its name's process (`<pid>-<n>`, [`temp_in`]) is gone, or it
+/// is over an hour old (a pid used again). One of this process (another store of the same
+/// directory writing it) or of another live process is being written.
+fn stale_temporary(entry: &std::fs::DirEntry) -> bool {
+    const LEFT_FOR_GOOD: std::time::Duration = std::time::Duration::from_secs(3600);
+    let old = entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| std::time::SystemTime::now().duration_since(t).ok())
+        .is_some_and(|age| age > LEFT_FOR_GOOD);
+    let name = entry.file_name();
+    let pid = name
+        .to_str()
+        .and_then(|n| n.split_once('-'))
+        .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
+        .filter(|pid| *pid > 0);
+    match pid {
+        None => true,
+        Some(pid) if pid as u32 == std::process::id() => old,
+        // SAFETY: signal 0 only checks whether the process exists.
+        Some(pid) => {
+            old || (unsafe { libc::kill(pid, 0) } != 0
+                && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH))
+        }
+    }
+}
+
 impl Objects {
     /// The store in `dir` (created, with `objects/` and `tmp/`, if missing); a leftover
-    /// temporary file of a killed process is removed.
+    /// temporary file of a killed process is removed ([`stale_temporary`]), never one another
+    /// live process is writing (opening takes no lock).
     pub fn open(dir: &Path) -> io::Result<Objects> {
         let objects = dir.join("objects");
         let tmp = dir.join("tmp");
@@ -150,7 +179,10 @@ impl Objects {
             }
         }
         for entry in std::fs::read_dir(&tmp)? {
-            let _ = std::fs::remove_file(entry?.path());
+            let entry = entry?;
+            if stale_temporary(&entry) {
+                let _ = std::fs::remove_file(entry.path());
+            }
         }
         let later = Later::new(objects.clone(), tmp.clone(), write_object);
         Ok(Objects {
@@ -504,5 +536,36 @@ mod tests {
         );
         assert_eq!(objects.remove(&k.hash), data.len() as u64);
         assert!(!objects.has(&k.hash));
+    }
+
+    /// Opening a store (another process starting, a listing) removes only what a process that
+    /// is gone left in `tmp/`: a live one's temporary file, being written into an object by its
+    /// writer thread, stays.
+    #[test]
+    fn opening_leaves_a_live_processs_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let cp = dir.path().join("cp");
+        drop(Objects::open(&cp).unwrap());
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let names = [
+            format!("{}-7", std::process::id()), // this process's (another store of the directory)
+            "1-3".to_string(),                   // init's: live
+            format!("{gone}-1"),                 // a process that ended
+            "left-by-an-older-version".to_string(),
+        ];
+        for n in &names {
+            std::fs::write(cp.join("tmp").join(n), b"x").unwrap();
+        }
+        drop(Objects::open(&cp).unwrap());
+        let mut left: Vec<String> = std::fs::read_dir(cp.join("tmp"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut expected = vec![names[0].clone(), names[1].clone()];
+        expected.sort();
+        assert_eq!(left, expected);
     }
 }
