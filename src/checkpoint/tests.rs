@@ -233,7 +233,12 @@ fn state_survives_a_restart_and_paths_rewind_alone() {
         store.record(h, call("shell")).unwrap().unwrap();
     }
     // A killed process's temporary files are cleared at open.
-    std::fs::write(r.join(".pydantic-ai-harness/checkpoints/tmp/1-1"), "x").unwrap();
+    // A temporary file a killed process left (its pid gone).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let gone = child.id();
+    child.wait().unwrap();
+    let left = r.join(format!(".pydantic-ai-harness/checkpoints/tmp/{gone}-1"));
+    std::fs::write(&left, "x").unwrap();
     std::fs::write(r.join(".pydantic-ai-harness/checkpoints/log.tmp"), "{").unwrap();
     let store = open(r, Settings::default());
     assert_eq!(store.list(Some("run")).len(), 1);
@@ -252,7 +257,7 @@ fn state_survives_a_restart_and_paths_rewind_alone() {
     assert_eq!(std::fs::read_to_string(r.join("a")).unwrap(), "a2");
     assert_eq!(std::fs::read_to_string(r.join("b")).unwrap(), "b1");
     assert_eq!(strs(&store.list(None)[0].paths), ["a"]);
-    assert!(!r.join(".pydantic-ai-harness/checkpoints/tmp/1-1").exists());
+    assert!(!left.exists());
     // Ids keep increasing after a restart.
     drop(store);
     let store = open(r, Settings::default());
