@@ -29,8 +29,6 @@ reference's synchronous ones. Larger work always goes to a worker thread."""
 NEVER_CANCELLED = CancelToken()
 """A token never cancelled: for native work called right here (`run_inline`)."""
 
-_NEVER_CANCELLED = NEVER_CANCELLED
-
 _FILE_PASSES: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar('harness_file_passes')
 
 
@@ -74,7 +72,7 @@ def is_small_file(path: str) -> bool:
 
 def run_inline(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
     """Call `fn(*args, cancel=<never cancelled>, **kwargs)` right here, for work known to be tiny."""
-    return fn(*args, cancel=_NEVER_CANCELLED, **kwargs)
+    return fn(*args, cancel=NEVER_CANCELLED, **kwargs)
 
 
 async def run_native(

@@ -419,10 +419,8 @@ impl CheckpointStore {
         };
         // Already held by this call: counted, never waits; given back after the line.
         let _ = self.coord.enter();
-        let (coord, marks) = (
-            std::sync::Arc::clone(&self.coord),
-            std::sync::Arc::clone(&self.coord),
-        );
+        let coord = std::sync::Arc::clone(&self.coord);
+        let marks = std::sync::Arc::clone(&coord);
         self.objects.append_then_later(
             self.dir.join("log.jsonl"),
             Box::new(move || {

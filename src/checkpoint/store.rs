@@ -152,11 +152,7 @@ fn stale_temporary(entry: &std::fs::DirEntry) -> bool {
     match pid {
         None => true,
         Some(pid) if pid as u32 == std::process::id() => old,
-        // SAFETY: signal 0 only checks whether the process exists.
-        Some(pid) => {
-            old || (unsafe { libc::kill(pid, 0) } != 0
-                && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH))
-        }
+        Some(pid) => old || crate::process::retention::gone(pid),
     }
 }
 

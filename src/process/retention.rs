@@ -58,8 +58,9 @@ fn temporary_owner(name: &str) -> Option<libc::pid_t> {
     pid.parse().ok().filter(|&p: &libc::pid_t| p > 0)
 }
 
-/// Whether no process has `pid` (`kill(pid, 0)` fails with `ESRCH`).
-fn gone(pid: libc::pid_t) -> bool {
+/// Whether no process has `pid` (`kill(pid, 0)` fails with `ESRCH`; a process of another user
+/// is there: `EPERM`).
+pub(crate) fn gone(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 sends nothing; it only checks that the process exists.
     unsafe { libc::kill(pid, 0) != 0 && *libc::__errno_location() == libc::ESRCH }
 }

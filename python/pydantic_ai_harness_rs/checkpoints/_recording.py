@@ -11,8 +11,7 @@ checkpointed call does in between is counted against this one; `commit_patch` al
 way (`CheckpointStore.commit_patch`). A `create_directory` runs its commit inside
 `recorder.change(root, paths)` (`RemoteEngine`'s commits: `recorder.remote_change`, `_remote.py`):
 the store keeps those paths' current state (`keep`), the commit runs, the store records the
-after-states (`record`). Without `Checkpoints` the ContextVar is
-`None` and nothing happens.
+after-states (`record`). Without `Checkpoints` the ContextVar is `None` and nothing happens.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from pydantic_ai_harness_rs._native import (
     run_native,
     run_sized,
 )
-from pydantic_ai_harness_rs.checkpoints._recording import RECORDING, finish_soon
+from pydantic_ai_harness_rs.checkpoints._recording import RECORDING
 from pydantic_ai_harness_rs.filesystem._content import guessed_type, media_content
 from pydantic_ai_harness_rs.filesystem._locks import HOST
 from pydantic_ai_harness_rs.filesystem._observe import ABSENT
@@ -257,7 +257,8 @@ class LocalEngine:
                 return await self._commit(plan)
 
         # `Checkpoints`: keep, commit and record in one native call, inline as the commit alone
-        # (unless another process holds the store's lock: that is waited for in a worker thread).
+        # for a small one (its record made once the call has returned); else, or when it cannot
+        # run so (`commit_now`), in a worker thread under the root's turn, recorded before it returns.
         if plan.inline:
             done = recorder.commit_now(self.core, plan.plan, plan.path)
             if done is not None:
@@ -265,11 +266,6 @@ class LocalEngine:
         args = (self.core, plan.plan, [plan.path])
 
         async def fused(store: Any, call: dict[str, Any]) -> tuple[Outcome, str | None]:
-            if plan.inline:
-                done = run_inline(store.commit, *args, wait=False, **call)
-                if done is not None:
-                    finish_soon(store)  # its record, once this call has returned
-                    return done
             return await run_native(store.commit, *args, **call)
 
         return await recorder.commit(self.core.root_dir, fused, lambda: self._commit(plan))
